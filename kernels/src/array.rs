@@ -1,0 +1,243 @@
+//! Dense row-major arrays: a shape and a shared, immutable buffer.
+//!
+//! Arrays are values: an operation returns a new array. The buffer is behind an
+//! `Arc`, so reshaping and copying a handle are free, and a kernel may reuse an
+//! input's buffer in place when it holds the only reference (`Arc::get_mut`).
+
+use crate::dtype::DType;
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+pub type Shape = SmallVec<[usize; 4]>;
+
+/// Typed storage. `Vec<bool>` keeps one byte per element, as NumPy does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    Bool(Vec<bool>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U32(Vec<u32>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Dispatch on a buffer's element type with the same body for each:
+/// `with_buffer!(buf, v => v.len())` binds `v: &Vec<T>`.
+#[macro_export]
+macro_rules! with_buffer {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            $crate::Buffer::Bool($v) => $body,
+            $crate::Buffer::I32($v) => $body,
+            $crate::Buffer::I64($v) => $body,
+            $crate::Buffer::U32($v) => $body,
+            $crate::Buffer::F32($v) => $body,
+            $crate::Buffer::F64($v) => $body,
+        }
+    };
+}
+
+impl Buffer {
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::Bool(_) => DType::Bool,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I64(_) => DType::I64,
+            Buffer::U32(_) => DType::U32,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        with_buffer!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A zero-filled buffer (`false` for bool).
+    pub fn zeros(dtype: DType, len: usize) -> Buffer {
+        match dtype {
+            DType::Bool => Buffer::Bool(vec![false; len]),
+            DType::I32 => Buffer::I32(vec![0; len]),
+            DType::I64 => Buffer::I64(vec![0; len]),
+            DType::U32 => Buffer::U32(vec![0; len]),
+            DType::F32 => Buffer::F32(vec![0.0; len]),
+            DType::F64 => Buffer::F64(vec![0.0; len]),
+        }
+    }
+
+    /// Element `i` as f64 (for printing and comparisons in tests).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        match self {
+            Buffer::Bool(v) => v[i] as u8 as f64,
+            Buffer::I32(v) => v[i] as f64,
+            Buffer::I64(v) => v[i] as f64,
+            Buffer::U32(v) => v[i] as f64,
+            Buffer::F32(v) => v[i] as f64,
+            Buffer::F64(v) => v[i],
+        }
+    }
+
+    /// Element `i` as i64 (floats truncate toward zero).
+    pub fn get_i64(&self, i: usize) -> i64 {
+        match self {
+            Buffer::Bool(v) => v[i] as i64,
+            Buffer::I32(v) => v[i] as i64,
+            Buffer::I64(v) => v[i],
+            Buffer::U32(v) => v[i] as i64,
+            Buffer::F32(v) => v[i] as i64,
+            Buffer::F64(v) => v[i] as i64,
+        }
+    }
+
+    /// The raw little-endian bytes (for `.npy` files).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            Buffer::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+            Buffer::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// Decode little-endian bytes; `None` if the length does not divide evenly.
+    pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> Option<Buffer> {
+        let n = dtype.size_bytes();
+        if bytes.len() % n != 0 {
+            return None;
+        }
+        let chunks = bytes.chunks_exact(n);
+        Some(match dtype {
+            DType::Bool => Buffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
+            DType::I32 => Buffer::I32(chunks.map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
+            DType::I64 => Buffer::I64(chunks.map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
+            DType::U32 => Buffer::U32(chunks.map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
+            DType::F32 => Buffer::F32(chunks.map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
+            DType::F64 => Buffer::F64(chunks.map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
+        })
+    }
+}
+
+/// An n-dimensional array: row-major, contiguous, immutable once shared.
+#[derive(Clone, Debug)]
+pub struct Array {
+    shape: Shape,
+    buf: Arc<Buffer>,
+}
+
+impl Array {
+    /// Panics if the buffer length differs from the shape's product: a caller bug.
+    pub fn new(shape: &[usize], buf: Buffer) -> Array {
+        assert_eq!(shape.iter().product::<usize>(), buf.len(), "buffer length does not match shape {shape:?}");
+        Array { shape: shape.into(), buf: Arc::new(buf) }
+    }
+
+    pub fn from_arc(shape: &[usize], buf: Arc<Buffer>) -> Array {
+        assert_eq!(shape.iter().product::<usize>(), buf.len(), "buffer length does not match shape {shape:?}");
+        Array { shape: shape.into(), buf }
+    }
+
+    pub fn scalar_f32(x: f32) -> Array {
+        Array::new(&[], Buffer::F32(vec![x]))
+    }
+
+    pub fn zeros(dtype: DType, shape: &[usize]) -> Array {
+        Array::new(shape, Buffer::zeros(dtype, shape.iter().product()))
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.buf.dtype()
+    }
+
+    pub fn buffer(&self) -> &Buffer {
+        &self.buf
+    }
+
+    pub fn buffer_arc(&self) -> &Arc<Buffer> {
+        &self.buf
+    }
+
+    /// The buffer, mutable only if no other array shares it (for in-place reuse).
+    pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
+        Arc::get_mut(&mut self.buf)
+    }
+
+    /// Whether two arrays share one buffer.
+    pub fn same_buffer(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.buf, &other.buf)
+    }
+
+    /// Same elements, new shape. Panics if the sizes differ: callers check.
+    pub fn reshape(&self, shape: &[usize]) -> Array {
+        Array::from_arc(shape, self.buf.clone())
+    }
+
+    /// Row-major strides in elements.
+    pub fn strides(&self) -> Shape {
+        strides_of(&self.shape)
+    }
+
+    pub fn get_f64(&self, i: usize) -> f64 {
+        self.buf.get_f64(i)
+    }
+
+    /// The elements of an f32 array, `None` for other dtypes.
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        match &*self.buf {
+            Buffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// All elements as f64, row-major.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        (0..self.len()).map(|i| self.get_f64(i)).collect()
+    }
+}
+
+/// Row-major strides of a shape, in elements.
+pub fn strides_of(shape: &[usize]) -> Shape {
+    let mut strides: Shape = smallvec::smallvec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    strides
+}
+
+/// NumPy broadcasting of two shapes; `None` if incompatible.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Shape> {
+    let n = a.len().max(b.len());
+    let mut out: Shape = smallvec::smallvec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}

@@ -1,0 +1,14 @@
+//! Everything that touches memory: dtypes, buffers, arrays and the CPU kernels.
+//!
+//! This crate never sees language values or primitives: callers (the runtime)
+//! check shapes and dtypes first, so a kernel's preconditions are documented
+//! and asserted, and a violation is a bug in the caller, not a user error.
+
+pub mod array;
+pub mod cpu;
+pub mod dtype;
+pub mod ops;
+
+pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
+pub use dtype::DType;
+pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

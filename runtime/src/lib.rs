@@ -1,0 +1,1 @@
+//! Values, evaluator, primitives.
