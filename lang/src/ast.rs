@@ -25,21 +25,42 @@ pub enum StmtKind {
     /// `a = b = value`: several targets, assigned left to right.
     /// A target is a `Name`, `Tuple`/`List` of targets, `Starred` inside
     /// those, `Subscript` (functional update) or `Attribute`.
-    Assign { targets: Vec<Expr>, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
     /// `target op= value`, e.g. `x += 1`.
-    AugAssign { target: Expr, op: BinOp, value: Expr },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
     FunctionDef(FunctionDef),
     Return(Option<Expr>),
     /// `if`/`elif`/`else`: an `elif` is an `If` alone in `orelse`.
-    If { test: Expr, body: Vec<Stmt>, orelse: Vec<Stmt> },
-    For { target: Expr, iter: Expr, body: Vec<Stmt> },
-    While { test: Expr, body: Vec<Stmt> },
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    For {
+        target: Expr,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
+    While {
+        test: Expr,
+        body: Vec<Stmt>,
+    },
     Break,
     Continue,
     Pass,
     Global(Vec<Ident>),
     Nonlocal(Vec<Ident>),
-    Assert { test: Expr, msg: Option<Expr> },
+    Assert {
+        test: Expr,
+        msg: Option<Expr>,
+    },
     /// `raise` or `raise expr`.
     Raise(Option<Expr>),
 }
@@ -106,24 +127,62 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     Dict(Vec<(Expr, Expr)>),
     /// `[elt for target in iter if cond ...]`
-    ListComp { elt: Box<Expr>, generators: Vec<Comprehension> },
+    ListComp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
     /// `{key: value for ...}`
-    DictComp { key: Box<Expr>, value: Box<Expr>, generators: Vec<Comprehension> },
-    Unary { op: UnaryOp, operand: Box<Expr> },
-    Binary { op: BinOp, left: Box<Expr>, right: Box<Expr> },
+    DictComp {
+        key: Box<Expr>,
+        value: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     /// `a and b and c` (short-circuit; yields an operand, as Python does).
-    BoolOp { op: BoolOpKind, values: Vec<Expr> },
+    BoolOp {
+        op: BoolOpKind,
+        values: Vec<Expr>,
+    },
     /// Chained comparison `a < b <= c`: `ops.len() == comparators.len()`.
-    Compare { left: Box<Expr>, ops: Vec<CmpOp>, comparators: Vec<Expr> },
+    Compare {
+        left: Box<Expr>,
+        ops: Vec<CmpOp>,
+        comparators: Vec<Expr>,
+    },
     /// `body if test else orelse`
-    IfExp { test: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        test: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     Lambda(Box<FunctionDef>),
-    Call { func: Box<Expr>, args: Vec<Arg> },
-    Attribute { value: Box<Expr>, attr: Ident },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
+    Attribute {
+        value: Box<Expr>,
+        attr: Ident,
+    },
     /// `value[index]`; several comma-separated indices form a `Tuple` index.
-    Subscript { value: Box<Expr>, index: Box<Expr> },
+    Subscript {
+        value: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `lower:upper:step`, only inside a subscript.
-    Slice { lower: Option<Box<Expr>>, upper: Option<Box<Expr>>, step: Option<Box<Expr>> },
+    Slice {
+        lower: Option<Box<Expr>>,
+        upper: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
     /// `*x` in an assignment target or a list/tuple display.
     Starred(Box<Expr>),
 }
@@ -132,7 +191,11 @@ pub enum ExprKind {
 pub enum FStringPart {
     Literal(String),
     /// `{expr}`, `{expr!r}`, `{expr:.3f}`; `conversion` is `'r'`, `'s'` or `'a'`.
-    Hole { expr: Expr, conversion: Option<char>, spec: Option<String> },
+    Hole {
+        expr: Expr,
+        conversion: Option<char>,
+        spec: Option<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

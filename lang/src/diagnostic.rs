@@ -10,11 +10,19 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(message: impl Into<String>, span: Span) -> Diagnostic {
-        Diagnostic { message: message.into(), span }
+        Diagnostic {
+            message: message.into(),
+            span,
+        }
     }
 
     /// `file:line:col: error: message` followed by a caret excerpt.
     pub fn render(&self, file: &SourceFile) -> String {
-        format!("{}: syntax error: {}\n{}", file.location(self.span), self.message, file.excerpt(self.span))
+        format!(
+            "{}: syntax error: {}\n{}",
+            file.location(self.span),
+            self.message,
+            file.excerpt(self.span)
+        )
     }
 }

@@ -11,12 +11,18 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -46,7 +52,11 @@ impl SourceFile {
         let text = text.into();
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
     }
 
     /// Line and column of a byte offset (clamped to the text).
@@ -54,15 +64,29 @@ impl SourceFile {
         let offset = (offset as usize).min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let col = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
-        LineCol { line: line + 1, col: col + 1 }
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        LineCol {
+            line: line + 1,
+            col: col + 1,
+        }
     }
 
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: usize) -> &str {
-        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else { return "" };
-        let end = self.line_starts.get(line).map_or(self.text.len(), |&e| e - 1);
-        self.text.get(start..end.max(start)).unwrap_or("").trim_end_matches('\r')
+        let Some(&start) = self.line_starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(line)
+            .map_or(self.text.len(), |&e| e - 1);
+        self.text
+            .get(start..end.max(start))
+            .unwrap_or("")
+            .trim_end_matches('\r')
     }
 
     /// `name:line:col` of a span's start.
@@ -79,7 +103,11 @@ impl SourceFile {
         let start = self.line_col(span.start);
         let line = self.line_text(start.line);
         let end = self.line_col(span.end.max(span.start));
-        let width = if end.line == start.line { end.col.saturating_sub(start.col).max(1) } else { line.chars().count().saturating_sub(start.col - 1).max(1) };
+        let width = if end.line == start.line {
+            end.col.saturating_sub(start.col).max(1)
+        } else {
+            line.chars().count().saturating_sub(start.col - 1).max(1)
+        };
         let gutter = start.line.to_string().len();
         format!(
             "{:>g$} |\n{} | {}\n{:>g$} | {}{}",
