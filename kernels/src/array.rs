@@ -114,11 +114,31 @@ impl Buffer {
         let chunks = bytes.chunks_exact(n);
         Some(match dtype {
             DType::Bool => Buffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
-            DType::I32 => Buffer::I32(chunks.map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
-            DType::I64 => Buffer::I64(chunks.map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect()),
-            DType::U32 => Buffer::U32(chunks.map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()),
-            DType::F32 => Buffer::F32(chunks.map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
-            DType::F64 => Buffer::F64(chunks.map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect()),
+            DType::I32 => Buffer::I32(
+                chunks
+                    .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::I64 => Buffer::I64(
+                chunks
+                    .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::U32 => Buffer::U32(
+                chunks
+                    .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::F32 => Buffer::F32(
+                chunks
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::F64 => Buffer::F64(
+                chunks
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
         })
     }
 }
@@ -133,13 +153,27 @@ pub struct Array {
 impl Array {
     /// Panics if the buffer length differs from the shape's product: a caller bug.
     pub fn new(shape: &[usize], buf: Buffer) -> Array {
-        assert_eq!(shape.iter().product::<usize>(), buf.len(), "buffer length does not match shape {shape:?}");
-        Array { shape: shape.into(), buf: Arc::new(buf) }
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            buf.len(),
+            "buffer length does not match shape {shape:?}"
+        );
+        Array {
+            shape: shape.into(),
+            buf: Arc::new(buf),
+        }
     }
 
     pub fn from_arc(shape: &[usize], buf: Arc<Buffer>) -> Array {
-        assert_eq!(shape.iter().product::<usize>(), buf.len(), "buffer length does not match shape {shape:?}");
-        Array { shape: shape.into(), buf }
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            buf.len(),
+            "buffer length does not match shape {shape:?}"
+        );
+        Array {
+            shape: shape.into(),
+            buf,
+        }
     }
 
     pub fn scalar_f32(x: f32) -> Array {
@@ -230,8 +264,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Shape> {
     let n = a.len().max(b.len());
     let mut out: Shape = smallvec::smallvec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,

@@ -13,7 +13,14 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 6] = [DType::Bool, DType::I32, DType::I64, DType::U32, DType::F32, DType::F64];
+    pub const ALL: [DType; 6] = [
+        DType::Bool,
+        DType::I32,
+        DType::I64,
+        DType::U32,
+        DType::F32,
+        DType::F64,
+    ];
 
     /// NumPy's name: `float32`, `int64`, `bool`.
     pub fn name(self) -> &'static str {

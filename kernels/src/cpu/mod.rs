@@ -3,115 +3,134 @@
 //! This is the reference semantics of every operation. Preconditions (equal
 //! dtypes, valid axes, broadcast-compatible shapes) are checked by the caller.
 
-use crate::{Array, ArgReduceOp, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};
+mod elem;
+mod elementwise;
+mod index;
+mod linalg;
+mod random;
+mod reduce;
+mod scalar;
+mod shape;
+mod sort;
+
+pub use random::threefry_block;
+pub use scalar::{erf_inv_f32, erf_inv_f64};
+
+use crate::{ArgReduceOp, Array, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};
 
 /// Elementwise `op(a)`. Dtype: same as `a`, bool for predicates.
 /// Float-only ops (exp, sin, ...) are only called on float arrays.
 /// May reuse `a`'s buffer when it is not shared.
 pub fn unary(op: UnaryOp, a: Array) -> Array {
-    todo!("{op:?} {:?}", a.shape())
+    elementwise::unary(op, a)
 }
 
 /// Elementwise `op(a, b)` with NumPy broadcasting. `a` and `b` have the same
 /// dtype; the result has it too, or bool for comparisons. May reuse an input buffer.
 pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
-    todo!("{op:?} {:?} {:?}", a.shape(), b.shape())
+    elementwise::binary(op, a, b)
 }
 
 /// `where(cond, a, b)` with broadcasting of all three; `cond` is bool, `a` and `b` share a dtype.
 pub fn select(cond: &Array, a: &Array, b: &Array) -> Array {
-    todo!("{:?} {:?} {:?}", cond.shape(), a.shape(), b.shape())
+    elementwise::select(cond, a, b)
 }
 
 /// Convert element type (float to int truncates toward zero, as NumPy's astype).
 pub fn convert(a: &Array, dtype: DType) -> Array {
-    todo!("{dtype:?} {:?}", a.shape())
+    elementwise::convert(a, dtype)
 }
 
 /// Reduce over `axes` (sorted, unique, in range), removing them from the shape.
 pub fn reduce(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
-    todo!("{op:?} {axes:?} {:?}", a.shape())
+    reduce::reduce(op, a, axes)
 }
 
 /// Index of the first max/min along `axis` (removed from the shape); result i32.
 pub fn arg_reduce(op: ArgReduceOp, a: &Array, axis: usize) -> Array {
-    todo!("{op:?} {axis} {:?}", a.shape())
+    reduce::arg_reduce(op, a, axis)
 }
 
 /// Inclusive scan along `axis`; `reverse` scans from the end.
 pub fn scan(op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
-    todo!("{op:?} {axis} {reverse} {:?}", a.shape())
+    reduce::scan(op, a, axis, reverse)
 }
 
 /// Generalised dot product. Result axes: batch, lhs free, rhs free.
 pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
-    todo!("{dims:?} {:?} {:?}", a.shape(), b.shape())
+    linalg::dot_general(a, b, dims)
 }
 
 /// Permute axes: result axis `i` is input axis `perm[i]`.
 pub fn transpose(a: &Array, perm: &[usize]) -> Array {
-    todo!("{perm:?} {:?}", a.shape())
+    shape::transpose(a, perm)
 }
 
 /// Broadcast `a` into `shape`; input axis `i` becomes output axis `dims[i]`
 /// (its size equals the output's or is 1).
 pub fn broadcast_in_dim(a: &Array, shape: &[usize], dims: &[usize]) -> Array {
-    todo!("{shape:?} {dims:?} {:?}", a.shape())
+    shape::broadcast_in_dim(a, shape, dims)
 }
 
 /// Strided slice: `start[i] <= limit[i]`, `stride[i] >= 1`, output size
 /// `ceil((limit - start) / stride)` per axis.
 pub fn slice(a: &Array, start: &[usize], limit: &[usize], stride: &[usize]) -> Array {
-    todo!("{start:?} {limit:?} {stride:?} {:?}", a.shape())
+    shape::slice(a, start, limit, stride)
 }
 
 /// Reverse the order of elements along each of `axes`.
 pub fn rev(a: &Array, axes: &[usize]) -> Array {
-    todo!("{axes:?} {:?}", a.shape())
+    shape::rev(a, axes)
 }
 
 /// Pad with `value` (a 0-d array of `a`'s dtype): `lo`/`hi` elements before and
 /// after each axis and `interior` between elements (the transpose of a strided slice).
 pub fn pad(a: &Array, value: &Array, lo: &[usize], hi: &[usize], interior: &[usize]) -> Array {
-    todo!("{lo:?} {hi:?} {interior:?} {:?} {:?}", a.shape(), value.shape())
+    shape::pad(a, value, lo, hi, interior)
 }
 
 /// Join arrays of one dtype along `axis`; other axes equal.
 pub fn concatenate(arrays: &[Array], axis: usize) -> Array {
-    todo!("{axis} {}", arrays.len())
+    shape::concatenate(arrays, axis)
 }
 
 /// `take(a, indices, axis)`: result shape `a.shape[:axis] + indices.shape + a.shape[axis+1:]`.
 /// Indices are i32 or i64, already non-negative; out-of-range ones are clamped.
 pub fn gather(a: &Array, indices: &Array, axis: usize) -> Array {
-    todo!("{axis} {:?} {:?}", a.shape(), indices.shape())
+    index::gather(a, indices, axis)
 }
 
 /// The transpose of `gather`: a copy of `a` where, for every index position,
 /// the slice `updates[..., j, ...]` is set into (or added to) `a` at `indices[j]`
 /// along `axis`. `updates.shape == a.shape[:axis] + indices.shape + a.shape[axis+1:]`.
 /// With `Set` and repeated indices the last update wins. Out-of-range indices are dropped.
-pub fn scatter(a: &Array, indices: &Array, updates: &Array, axis: usize, mode: ScatterMode) -> Array {
-    todo!("{axis} {mode:?} {:?} {:?} {:?}", a.shape(), indices.shape(), updates.shape())
+pub fn scatter(
+    a: &Array,
+    indices: &Array,
+    updates: &Array,
+    axis: usize,
+    mode: ScatterMode,
+) -> Array {
+    index::scatter(a, indices, updates, axis, mode)
 }
 
 /// `0, 1, 2, ...` along `dim`, broadcast over the other axes of `shape`.
 pub fn iota(dtype: DType, shape: &[usize], dim: usize) -> Array {
-    todo!("{dtype:?} {shape:?} {dim}")
+    shape::iota(dtype, shape, dim)
 }
 
 /// Stable ascending sort along `axis` (NaNs last).
 pub fn sort(a: &Array, axis: usize) -> Array {
-    todo!("{axis} {:?}", a.shape())
+    sort::sort(a, axis)
 }
 
 /// Indices (i32) that stably sort `a` along `axis`.
 pub fn argsort(a: &Array, axis: usize) -> Array {
-    todo!("{axis} {:?}", a.shape())
+    sort::argsort(a, axis)
 }
 
 /// The Threefry-2x32 block cipher (20 rounds, as JAX's `threefry2x32`),
 /// elementwise over u32 arrays of one shape: key `(k0, k1)`, counter `(x0, x1)`.
 pub fn threefry2x32(k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, Array) {
-    todo!("{:?} {:?} {:?} {:?}", k0.shape(), k1.shape(), x0.shape(), x1.shape())
+    random::threefry2x32(k0, k1, x0, x1)
 }

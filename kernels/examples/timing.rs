@@ -1,0 +1,103 @@
+//! Throwaway timing harness: `cargo run --release -p arr-kernels --example timing`.
+
+use arr_kernels::cpu;
+use arr_kernels::{Array, BinaryOp, Buffer, DotDims, ReduceOp, UnaryOp};
+use std::time::Instant;
+
+fn time(name: &str, reps: usize, mut f: impl FnMut()) {
+    f();
+    let mut best = f64::INFINITY;
+    let mut total = 0.0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        let dt = t.elapsed().as_secs_f64();
+        best = best.min(dt);
+        total += dt;
+    }
+    println!(
+        "{name:40} best {:9.3} ms  mean {:9.3} ms",
+        best * 1e3,
+        total / reps as f64 * 1e3
+    );
+}
+
+fn main() {
+    let n = 10_000_000;
+    let x = Array::new(
+        &[n],
+        Buffer::F32((0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3).collect()),
+    );
+    let s = Array::scalar_f32(2.0);
+    time("binary mul x*x (10M f32)", 20, || {
+        std::hint::black_box(cpu::binary(BinaryOp::Mul, x.clone(), x.clone()));
+    });
+    time("binary add t+s fresh (10M f32)", 20, || {
+        std::hint::black_box(cpu::binary(BinaryOp::Add, x.clone(), s.clone()));
+    });
+    time("binary add t+s in place (10M f32)", 20, || {
+        let t = Array::new(&[n], x.buffer().clone());
+        let t0 = Instant::now();
+        std::hint::black_box(cpu::binary(BinaryOp::Add, t, s.clone()));
+        let _ = t0;
+    });
+    time("  (copy for the in-place case)", 20, || {
+        std::hint::black_box(Array::new(&[n], x.buffer().clone()));
+    });
+    time("unary exp (10M f32)", 10, || {
+        std::hint::black_box(cpu::unary(UnaryOp::Exp, x.clone()));
+    });
+    time("reduce sum all (10M f32)", 20, || {
+        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &x, &[0]));
+    });
+    let m = x.reshape(&[10_000, 1000]);
+    time("reduce sum axis 1 [10000,1000]", 20, || {
+        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &m, &[1]));
+    });
+    time("reduce sum axis 0 [10000,1000]", 20, || {
+        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &m, &[0]));
+    });
+    time("reduce max all (10M f32)", 20, || {
+        std::hint::black_box(cpu::reduce(ReduceOp::Max, &m, &[0, 1]));
+    });
+    let m2 = x.reshape(&[2500, 4000]);
+    time("transpose [2500,4000]", 10, || {
+        std::hint::black_box(cpu::transpose(&m2, &[1, 0]));
+    });
+    let row = Array::new(&[1000], Buffer::F32(vec![1.0; 1000]));
+    time("broadcast add [10000,1000]+[1000]", 20, || {
+        std::hint::black_box(cpu::binary(BinaryOp::Add, m.clone(), row.clone()));
+    });
+    let k = 1024;
+    let a = Array::new(
+        &[k, k],
+        Buffer::F32((0..k * k).map(|i| (i % 13) as f32).collect()),
+    );
+    let dims = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+    };
+    time("sgemm 1024^2", 10, || {
+        std::hint::black_box(cpu::dot_general(&a, &a, &dims));
+    });
+    let small = Array::new(&[100], Buffer::F32(vec![1.5; 100]));
+    let reps = 1_000_000;
+    let t = Instant::now();
+    for _ in 0..reps {
+        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), small.clone()));
+    }
+    println!(
+        "binary mul 100 elems: {:.1} ns/call",
+        t.elapsed().as_secs_f64() * 1e9 / reps as f64
+    );
+    let t = Instant::now();
+    for _ in 0..reps {
+        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &small, &[0]));
+    }
+    println!(
+        "reduce sum 100 elems: {:.1} ns/call",
+        t.elapsed().as_secs_f64() * 1e9 / reps as f64
+    );
+}

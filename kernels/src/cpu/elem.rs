@@ -1,0 +1,168 @@
+//! The element trait that ties Rust scalar types to `Buffer` variants, plus
+//! output allocation and the parallel-splitting policy shared by all kernels.
+
+use crate::{Array, Buffer, DType};
+
+/// Outputs with at least this many elements are split across rayon threads.
+pub const PAR_MIN_LEN: usize = 32 * 1024;
+/// No parallel chunk is smaller than this many elements.
+pub const PAR_MIN_CHUNK: usize = 16 * 1024;
+
+/// A Rust scalar type stored in one `Buffer` variant.
+pub trait Elem: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug + 'static {
+    const DTYPE: DType;
+    /// The elements of a buffer of this type; panics on a dtype mismatch (a caller bug).
+    fn slice(buf: &Buffer) -> &[Self];
+    /// The vector of a buffer of this type, `None` on a dtype mismatch.
+    fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>>;
+    fn into_buffer(v: Vec<Self>) -> Buffer;
+    /// NaN test; always false for integers and bool.
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! impl_elem {
+    ($t:ty, $variant:ident, $nan:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = DType::$variant;
+            #[inline]
+            fn slice(buf: &Buffer) -> &[Self] {
+                match buf {
+                    Buffer::$variant(v) => v,
+                    other => panic!(
+                        "expected a {} buffer, got {}",
+                        DType::$variant,
+                        other.dtype()
+                    ),
+                }
+            }
+            #[inline]
+            fn vec_mut(buf: &mut Buffer) -> Option<&mut Vec<Self>> {
+                match buf {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline]
+            fn into_buffer(v: Vec<Self>) -> Buffer {
+                Buffer::$variant(v)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                let f: fn($t) -> bool = $nan;
+                f(self)
+            }
+        }
+    };
+}
+
+impl_elem!(bool, Bool, |_| false);
+impl_elem!(i32, I32, |_| false);
+impl_elem!(i64, I64, |_| false);
+impl_elem!(u32, U32, |_| false);
+impl_elem!(f32, F32, |x| x.is_nan());
+impl_elem!(f64, F64, |x| x.is_nan());
+
+/// Run `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// The elements of `a` as `&[T]`.
+#[inline]
+pub fn elems<T: Elem>(a: &Array) -> &[T] {
+    T::slice(a.buffer())
+}
+
+/// A fresh output of `n` default (zero) elements.
+///
+/// `vec![0; n]` becomes `calloc`, so large outputs get lazily zeroed pages that
+/// the (parallel) writers fault in. Above 4 MiB we also ask Linux for
+/// transparent huge pages, as NumPy does, which cuts page-fault cost ~500x.
+pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
+    let v = vec![T::default(); n];
+    advise_huge_pages(&v);
+    v
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages<T>(v: &[T]) {
+    const HUGE: usize = 2 << 20;
+    const MADV_HUGEPAGE: i32 = 14;
+    extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    let bytes = std::mem::size_of_val(v);
+    if bytes < 2 * HUGE {
+        return;
+    }
+    // madvise needs a page-aligned start; round inward to whole huge pages.
+    let start = v.as_ptr() as usize;
+    let aligned = start.next_multiple_of(HUGE);
+    let end = (start + bytes) & !(HUGE - 1);
+    if end > aligned {
+        // SAFETY: the range lies inside `v`'s live allocation; MADV_HUGEPAGE is
+        // only a hint and never changes the contents. Failure is harmless.
+        unsafe {
+            madvise(
+                aligned as *mut std::ffi::c_void,
+                end - aligned,
+                MADV_HUGEPAGE,
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages<T>(_v: &[T]) {}
+
+/// Chunk length for splitting `n` elements across threads, or `None` if `n`
+/// is small enough to do on the calling thread.
+#[inline]
+pub fn par_chunk(n: usize) -> Option<usize> {
+    if n < PAR_MIN_LEN {
+        return None;
+    }
+    let threads = rayon::current_num_threads().max(1);
+    if threads == 1 {
+        return None;
+    }
+    // A few chunks per thread balances load without much scheduling overhead.
+    let chunk = n.div_ceil(threads * 4).max(PAR_MIN_CHUNK);
+    Some(chunk.next_multiple_of(64))
+}
+
+/// Shape `[outer, len, inner]` of `shape` around `axis`.
+pub fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = shape[..axis].iter().product();
+    let inner = shape[axis + 1..].iter().product();
+    (outer, shape[axis], inner)
+}

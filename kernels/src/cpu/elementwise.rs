@@ -1,0 +1,618 @@
+//! Elementwise kernels: unary, binary (with broadcasting), select and convert.
+//!
+//! Broadcasting is planned once per call: size-1 axes get stride 0, adjacent
+//! axes that stay contiguous for every operand are merged, and the last merged
+//! axis becomes the inner loop, where each operand is either a contiguous run
+//! or a single repeated value. Hot loops are plain slice zips so they vectorise.
+
+use super::elem::{alloc, elems, par_chunk, Elem};
+use super::scalar::{Arith, Bits, Float};
+use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+/// How one operand reads along the inner loop: a contiguous run or one value.
+#[derive(Clone, Copy)]
+pub enum Src<'a, T> {
+    Slice(&'a [T]),
+    Scalar(T),
+}
+
+impl<'a, T: Copy> Src<'a, T> {
+    #[inline(always)]
+    fn new(data: &'a [T], off: usize, inner_stride: usize, len: usize) -> Self {
+        if inner_stride == 1 {
+            Src::Slice(&data[off..off + len])
+        } else {
+            Src::Scalar(data[off])
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> T {
+        match self {
+            Src::Slice(s) => s[i],
+            Src::Scalar(v) => *v,
+        }
+    }
+}
+
+/// A broadcast iteration plan for `K` operands over one output shape.
+pub struct Plan<const K: usize> {
+    pub len: usize,
+    /// Merged outer axes (all but the inner one) and each operand's strides there.
+    outer: SmallVec<[usize; 4]>,
+    outer_strides: SmallVec<[[usize; K]; 4]>,
+    inner: usize,
+    /// 1 if the operand is contiguous along the inner axis, 0 if broadcast.
+    inner_stride: [usize; K],
+}
+
+impl<const K: usize> Plan<K> {
+    /// Plan `inputs` (each broadcastable to `shape`) into `shape`.
+    pub fn new(shape: &[usize], inputs: [&[usize]; K]) -> Self {
+        let nd = shape.len();
+        let mut dims: SmallVec<[(usize, [usize; K]); 6]> = SmallVec::new();
+        let mut in_strides: [Shape; K] = std::array::from_fn(|k| crate::strides_of(inputs[k]));
+        for (k, s) in in_strides.iter_mut().enumerate() {
+            assert!(
+                inputs[k].len() <= nd,
+                "operand {k} has more axes than the output"
+            );
+            // Left-pad with broadcast axes.
+            let pad = nd - inputs[k].len();
+            let mut full: Shape = smallvec::smallvec![0; nd];
+            for d in 0..inputs[k].len() {
+                let size = inputs[k][d];
+                assert!(
+                    size == shape[d + pad] || size == 1,
+                    "shape {:?} does not broadcast to {shape:?}",
+                    inputs[k]
+                );
+                full[d + pad] = if size == 1 { 0 } else { s[d] };
+            }
+            *s = full;
+        }
+        for (d, &size) in shape.iter().enumerate() {
+            if size == 1 {
+                continue;
+            }
+            let strides: [usize; K] = std::array::from_fn(|k| in_strides[k][d]);
+            if let Some((psize, pstrides)) = dims.last_mut() {
+                if (0..K).all(|k| pstrides[k] == strides[k] * size) {
+                    *psize *= size;
+                    *pstrides = strides;
+                    continue;
+                }
+            }
+            dims.push((size, strides));
+        }
+        let len = shape.iter().product();
+        let (inner, inner_stride) = match dims.pop() {
+            Some((size, strides)) => (size, strides.map(|s| s.min(1))),
+            None => (1, [0; K]),
+        };
+        // Inner strides are 0 or 1 because the inputs are row-major contiguous.
+        Plan {
+            len,
+            outer: dims.iter().map(|d| d.0).collect(),
+            outer_strides: dims.iter().map(|d| d.1).collect(),
+            inner,
+            inner_stride,
+        }
+    }
+
+    /// Call `f(offsets, pos, len)` for each inner run of output range
+    /// `start..end`; operand `k`'s run starts at `offsets[k]`.
+    #[inline]
+    fn for_runs(&self, start: usize, end: usize, mut f: impl FnMut([usize; K], usize, usize)) {
+        if start >= end {
+            return;
+        }
+        let nd = self.outer.len();
+        let mut row = start / self.inner;
+        let mut col = start % self.inner;
+        // Decompose the first row once; later rows advance like an odometer.
+        let mut idx: SmallVec<[usize; 4]> = smallvec::smallvec![0; nd];
+        let mut base = [0usize; K];
+        for d in (0..nd).rev() {
+            idx[d] = row % self.outer[d];
+            row /= self.outer[d];
+            for k in 0..K {
+                base[k] += idx[d] * self.outer_strides[d][k];
+            }
+        }
+        let mut pos = start;
+        loop {
+            let len = (self.inner - col).min(end - pos);
+            let offs: [usize; K] = std::array::from_fn(|k| base[k] + col * self.inner_stride[k]);
+            f(offs, pos, len);
+            pos += len;
+            if pos >= end {
+                return;
+            }
+            col = 0;
+            for d in (0..nd).rev() {
+                idx[d] += 1;
+                for k in 0..K {
+                    base[k] += self.outer_strides[d][k];
+                }
+                if idx[d] < self.outer[d] {
+                    break;
+                }
+                for k in 0..K {
+                    base[k] -= self.outer[d] * self.outer_strides[d][k];
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// Fill `out` (of `self.len` elements) run by run, splitting across threads
+    /// for large outputs. `f(offsets, out_run)` writes one run.
+    pub fn run<O: Send>(&self, out: &mut [O], f: impl Fn([usize; K], &mut [O]) + Sync) {
+        debug_assert_eq!(out.len(), self.len);
+        match par_chunk(self.len) {
+            None => self.for_runs(0, self.len, |offs, pos, len| {
+                f(offs, &mut out[pos..pos + len])
+            }),
+            Some(chunk) => out
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .for_each(|(ci, part)| {
+                    let start = ci * chunk;
+                    self.for_runs(start, start + part.len(), |offs, pos, len| {
+                        f(offs, &mut part[pos - start..pos - start + len])
+                    })
+                }),
+        }
+    }
+
+    pub fn inner_stride(&self, k: usize) -> usize {
+        self.inner_stride[k]
+    }
+}
+
+#[inline(always)]
+fn kernel2<T: Copy, O: Copy, F: Fn(T, T) -> O>(a: Src<T>, b: Src<T>, out: &mut [O], f: &F) {
+    match (a, b) {
+        (Src::Slice(a), Src::Slice(b)) => {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Slice(a), Src::Scalar(y)) => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Slice(b)) => {
+            for (o, &y) in out.iter_mut().zip(b) {
+                *o = f(x, y);
+            }
+        }
+        (Src::Scalar(x), Src::Scalar(y)) => out.fill(f(x, y)),
+    }
+}
+
+/// `out[i] = f(out[i], b[i])` (or `f(b[i], out[i])` when `out_is_rhs`).
+#[inline(always)]
+fn kernel2_inplace<T: Copy, F: Fn(T, T) -> T>(
+    out: &mut [T],
+    other: Src<T>,
+    out_is_rhs: bool,
+    f: &F,
+) {
+    match (other, out_is_rhs) {
+        (Src::Slice(b), false) => {
+            for (o, &y) in out.iter_mut().zip(b) {
+                *o = f(*o, y);
+            }
+        }
+        (Src::Scalar(y), false) => {
+            for o in out.iter_mut() {
+                *o = f(*o, y);
+            }
+        }
+        (Src::Slice(a), true) => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = f(x, *o);
+            }
+        }
+        (Src::Scalar(x), true) => {
+            for o in out.iter_mut() {
+                *o = f(x, *o);
+            }
+        }
+    }
+}
+
+fn out_shape(a: &Array, b: &Array) -> Shape {
+    broadcast_shapes(a.shape(), b.shape()).unwrap_or_else(|| {
+        panic!(
+            "shapes {:?} and {:?} do not broadcast",
+            a.shape(),
+            b.shape()
+        )
+    })
+}
+
+/// Binary op into a fresh output of element type `O`.
+fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + Sync) -> Array {
+    let shape = out_shape(a, b);
+    let plan = Plan::new(&shape, [a.shape(), b.shape()]);
+    let (ad, bd) = (elems::<T>(a), elems::<T>(b));
+    let mut out = alloc::<O>(plan.len);
+    let (sa, sb) = (plan.inner_stride(0), plan.inner_stride(1));
+    plan.run(&mut out, |offs, o| {
+        kernel2(
+            Src::new(ad, offs[0], sa, o.len()),
+            Src::new(bd, offs[1], sb, o.len()),
+            o,
+            &f,
+        )
+    });
+    Array::new(&shape, O::into_buffer(out))
+}
+
+/// Binary op whose result has the operands' type: reuses an unshared input
+/// buffer of the output's shape instead of allocating.
+fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync) -> Array {
+    let shape = out_shape(&a, &b);
+    for out_is_rhs in [false, true] {
+        let (dst, other) = if out_is_rhs {
+            (&mut b, &a)
+        } else {
+            (&mut a, &b)
+        };
+        if dst.shape() != &shape[..] {
+            continue;
+        }
+        let plan = Plan::new(&shape, [dst.shape(), other.shape()]);
+        let od = elems::<T>(other);
+        let so = plan.inner_stride(1);
+        if let Some(v) = dst.buffer_mut().and_then(T::vec_mut) {
+            plan.run(v, |offs, o| {
+                kernel2_inplace(o, Src::new(od, offs[1], so, o.len()), out_is_rhs, &f)
+            });
+            return if out_is_rhs { b } else { a };
+        }
+    }
+    binary_fresh(&a, &b, f)
+}
+
+fn binary_cmp<T: Elem>(op: BinaryOp, a: &Array, b: &Array) -> Array {
+    match op {
+        BinaryOp::Eq => binary_fresh(a, b, |x: T, y: T| x == y),
+        BinaryOp::Ne => binary_fresh(a, b, |x: T, y: T| x != y),
+        BinaryOp::Lt => binary_fresh(a, b, |x: T, y: T| x < y),
+        BinaryOp::Le => binary_fresh(a, b, |x: T, y: T| x <= y),
+        BinaryOp::Gt => binary_fresh(a, b, |x: T, y: T| x > y),
+        BinaryOp::Ge => binary_fresh(a, b, |x: T, y: T| x >= y),
+        _ => unreachable!(),
+    }
+}
+
+/// Arithmetic shared by ints and floats; `None` for other ops.
+fn binary_arith<T: Elem + Arith>(
+    op: BinaryOp,
+    a: Array,
+    b: Array,
+) -> Result<Array, (Array, Array)> {
+    Ok(match op {
+        BinaryOp::Add => binary_same(a, b, T::add),
+        BinaryOp::Sub => binary_same(a, b, T::sub),
+        BinaryOp::Mul => binary_same(a, b, T::mul),
+        BinaryOp::Div => binary_same(a, b, T::div),
+        BinaryOp::FloorDiv => binary_same(a, b, T::floor_div),
+        BinaryOp::Mod => binary_same(a, b, T::modulo),
+        BinaryOp::Pow => binary_same(a, b, T::pow),
+        BinaryOp::Max => binary_same(a, b, T::max),
+        BinaryOp::Min => binary_same(a, b, T::min),
+        BinaryOp::Atan2 => binary_same(a, b, T::atan2),
+        _ => return Err((a, b)),
+    })
+}
+
+fn binary_int<T: Elem + Arith + Bits>(op: BinaryOp, a: Array, b: Array) -> Array {
+    match binary_arith::<T>(op, a, b) {
+        Ok(r) => r,
+        Err((a, b)) => match op {
+            BinaryOp::And => binary_same(a, b, T::and),
+            BinaryOp::Or => binary_same(a, b, T::or),
+            BinaryOp::Xor => binary_same(a, b, T::xor),
+            BinaryOp::ShiftLeft => binary_same(a, b, T::shl),
+            BinaryOp::ShiftRight => binary_same(a, b, T::shr),
+            _ => unreachable!("{op:?}"),
+        },
+    }
+}
+
+fn binary_float<T: Elem + Arith>(op: BinaryOp, a: Array, b: Array) -> Array {
+    match binary_arith::<T>(op, a, b) {
+        Ok(r) => r,
+        Err(_) => panic!("{op:?} is not defined on {}", T::DTYPE),
+    }
+}
+
+fn binary_bool(op: BinaryOp, a: Array, b: Array) -> Array {
+    match op {
+        BinaryOp::Add | BinaryOp::Or | BinaryOp::Max => binary_same(a, b, |x: bool, y: bool| x | y),
+        BinaryOp::Mul | BinaryOp::And | BinaryOp::Min => {
+            binary_same(a, b, |x: bool, y: bool| x & y)
+        }
+        BinaryOp::Xor | BinaryOp::Sub => binary_same(a, b, |x: bool, y: bool| x ^ y),
+        _ => panic!("{op:?} is not defined on bool"),
+    }
+}
+
+pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
+    assert_eq!(a.dtype(), b.dtype(), "binary {op:?} on mixed dtypes");
+    if op.is_comparison() {
+        return crate::with_dtype!(a.dtype(), T => binary_cmp::<T>(op, &a, &b));
+    }
+    match a.dtype() {
+        DType::Bool => binary_bool(op, a, b),
+        DType::I32 => binary_int::<i32>(op, a, b),
+        DType::I64 => binary_int::<i64>(op, a, b),
+        DType::U32 => binary_int::<u32>(op, a, b),
+        DType::F32 => binary_float::<f32>(op, a, b),
+        DType::F64 => binary_float::<f64>(op, a, b),
+    }
+}
+
+/// `out[i] = f(src[i])`, in parallel for large inputs.
+pub fn map_into<T: Elem, O: Elem>(src: &[T], out: &mut [O], f: impl Fn(T) -> O + Sync) {
+    match par_chunk(src.len()) {
+        None => {
+            for (o, &x) in out.iter_mut().zip(src) {
+                *o = f(x);
+            }
+        }
+        Some(chunk) => out
+            .par_chunks_mut(chunk)
+            .zip(src.par_chunks(chunk))
+            .for_each(|(o, s)| {
+                for (o, &x) in o.iter_mut().zip(s) {
+                    *o = f(x);
+                }
+            }),
+    }
+}
+
+/// A fresh array `f(a[i])`.
+pub fn map_fresh<T: Elem, O: Elem>(a: &Array, f: impl Fn(T) -> O + Sync) -> Array {
+    let src = elems::<T>(a);
+    let mut out = alloc::<O>(src.len());
+    map_into(src, &mut out, f);
+    Array::new(a.shape(), O::into_buffer(out))
+}
+
+/// `f(a[i])` into `a`'s own buffer when it is unshared.
+fn map_same<T: Elem>(mut a: Array, f: impl Fn(T) -> T + Sync) -> Array {
+    if let Some(v) = a.buffer_mut().and_then(T::vec_mut) {
+        let apply = |part: &mut [T]| {
+            for x in part.iter_mut() {
+                *x = f(*x);
+            }
+        };
+        match par_chunk(v.len()) {
+            None => apply(v),
+            Some(chunk) => v.par_chunks_mut(chunk).for_each(apply),
+        }
+        return a;
+    }
+    map_fresh(&a, f)
+}
+
+fn unary_float<T: Elem + Float>(op: UnaryOp, a: Array) -> Array {
+    match op {
+        UnaryOp::Neg => map_same(a, T::neg),
+        UnaryOp::Abs => map_same(a, T::abs),
+        UnaryOp::Sign => map_same(a, T::sign),
+        UnaryOp::Floor => map_same(a, T::floor),
+        UnaryOp::Ceil => map_same(a, T::ceil),
+        UnaryOp::Round => map_same(a, T::round),
+        UnaryOp::Exp => map_same(a, T::exp),
+        UnaryOp::Expm1 => map_same(a, T::expm1),
+        UnaryOp::Log => map_same(a, T::ln),
+        UnaryOp::Log1p => map_same(a, T::ln_1p),
+        UnaryOp::Sqrt => map_same(a, T::sqrt),
+        UnaryOp::Rsqrt => map_same(a, T::rsqrt),
+        UnaryOp::Sin => map_same(a, T::sin),
+        UnaryOp::Cos => map_same(a, T::cos),
+        UnaryOp::Tan => map_same(a, T::tan),
+        UnaryOp::Asin => map_same(a, T::asin),
+        UnaryOp::Acos => map_same(a, T::acos),
+        UnaryOp::Atan => map_same(a, T::atan),
+        UnaryOp::Sinh => map_same(a, T::sinh),
+        UnaryOp::Cosh => map_same(a, T::cosh),
+        UnaryOp::Tanh => map_same(a, T::tanh),
+        UnaryOp::Asinh => map_same(a, T::asinh),
+        UnaryOp::Acosh => map_same(a, T::acosh),
+        UnaryOp::Atanh => map_same(a, T::atanh),
+        UnaryOp::Logistic => map_same(a, T::logistic),
+        UnaryOp::Erf => map_same(a, T::erf),
+        UnaryOp::ErfInv => map_same(a, T::erf_inv),
+        UnaryOp::IsFinite => map_fresh(&a, T::is_finite),
+        UnaryOp::IsNan => map_fresh(&a, <T as Float>::is_nan),
+        UnaryOp::Not => panic!("Not is not defined on {}", T::DTYPE),
+    }
+}
+
+fn unary_int<T: Elem + Arith + Bits>(op: UnaryOp, a: Array) -> Array {
+    match op {
+        UnaryOp::Neg => map_same(a, T::neg),
+        UnaryOp::Not => map_same(a, T::not),
+        UnaryOp::Abs => map_same(a, T::abs),
+        UnaryOp::Sign => map_same(a, T::sign),
+        // Integers are already whole.
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => a,
+        UnaryOp::IsFinite => map_fresh(&a, |_: T| true),
+        UnaryOp::IsNan => map_fresh(&a, |_: T| false),
+        _ => panic!("{op:?} is only defined on floats, not {}", T::DTYPE),
+    }
+}
+
+fn unary_bool(op: UnaryOp, a: Array) -> Array {
+    match op {
+        UnaryOp::Not => map_same(a, |x: bool| !x),
+        // On {0, 1} these are the identity (negation wraps modulo 2).
+        UnaryOp::Neg
+        | UnaryOp::Abs
+        | UnaryOp::Sign
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Round => a,
+        UnaryOp::IsFinite => map_fresh(&a, |_: bool| true),
+        UnaryOp::IsNan => map_fresh(&a, |_: bool| false),
+        _ => panic!("{op:?} is only defined on floats, not bool"),
+    }
+}
+
+pub fn unary(op: UnaryOp, a: Array) -> Array {
+    match a.dtype() {
+        DType::Bool => unary_bool(op, a),
+        DType::I32 => unary_int::<i32>(op, a),
+        DType::I64 => unary_int::<i64>(op, a),
+        DType::U32 => unary_int::<u32>(op, a),
+        DType::F32 => unary_float::<f32>(op, a),
+        DType::F64 => unary_float::<f64>(op, a),
+    }
+}
+
+fn select_typed<T: Elem>(cond: &Array, a: &Array, b: &Array) -> Array {
+    let shape = broadcast_shapes(cond.shape(), a.shape())
+        .and_then(|s| broadcast_shapes(&s, b.shape()))
+        .unwrap_or_else(|| {
+            panic!(
+                "select shapes {:?} {:?} {:?} do not broadcast",
+                cond.shape(),
+                a.shape(),
+                b.shape()
+            )
+        });
+    let plan = Plan::new(&shape, [cond.shape(), a.shape(), b.shape()]);
+    let (cd, ad, bd) = (elems::<bool>(cond), elems::<T>(a), elems::<T>(b));
+    let strides = [
+        plan.inner_stride(0),
+        plan.inner_stride(1),
+        plan.inner_stride(2),
+    ];
+    let mut out = alloc::<T>(plan.len);
+    plan.run(&mut out, |offs, o| {
+        let n = o.len();
+        let (c, x, y) = (
+            Src::new(cd, offs[0], strides[0], n),
+            Src::new(ad, offs[1], strides[1], n),
+            Src::new(bd, offs[2], strides[2], n),
+        );
+        match (c, x, y) {
+            (Src::Slice(c), Src::Slice(x), Src::Slice(y)) => {
+                for (((o, &c), &x), &y) in o.iter_mut().zip(c).zip(x).zip(y) {
+                    *o = if c { x } else { y };
+                }
+            }
+            (Src::Scalar(c), x, y) => {
+                let src = if c { x } else { y };
+                match src {
+                    Src::Slice(s) => o.copy_from_slice(s),
+                    Src::Scalar(v) => o.fill(v),
+                }
+            }
+            (c, x, y) => {
+                for (i, o) in o.iter_mut().enumerate() {
+                    *o = if c.get(i) { x.get(i) } else { y.get(i) };
+                }
+            }
+        }
+    });
+    Array::new(&shape, T::into_buffer(out))
+}
+
+pub fn select(cond: &Array, a: &Array, b: &Array) -> Array {
+    assert_eq!(cond.dtype(), DType::Bool, "select condition must be bool");
+    assert_eq!(
+        a.dtype(),
+        b.dtype(),
+        "select branches have different dtypes"
+    );
+    crate::with_dtype!(a.dtype(), T => select_typed::<T>(cond, a, b))
+}
+
+/// Conversions with NumPy `astype` / Rust `as` semantics: floats truncate
+/// toward zero and saturate (NaN becomes 0), integers wrap, bool is 0/1 and
+/// anything converts to bool as `!= 0`.
+pub trait Cast: Copy {
+    fn to_bool(self) -> bool;
+    fn to_i32(self) -> i32;
+    fn to_i64(self) -> i64;
+    fn to_u32(self) -> u32;
+    fn to_f32(self) -> f32;
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! impl_cast {
+    ($($t:ty),*) => {$(
+        impl Cast for $t {
+            #[inline(always)]
+            fn to_bool(self) -> bool { self != (0 as $t) }
+            #[inline(always)]
+            fn to_i32(self) -> i32 { self as i32 }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)]
+            fn to_u32(self) -> u32 { self as u32 }
+            #[inline(always)]
+            fn to_f32(self) -> f32 { self as f32 }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+        }
+    )*};
+}
+impl_cast!(i32, i64, u32, f32, f64);
+
+impl Cast for bool {
+    #[inline(always)]
+    fn to_bool(self) -> bool {
+        self
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self as i32
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self as u8 as f32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+}
+
+fn convert_from<T: Elem + Cast>(a: &Array, dtype: DType) -> Array {
+    match dtype {
+        DType::Bool => map_fresh(a, T::to_bool),
+        DType::I32 => map_fresh(a, T::to_i32),
+        DType::I64 => map_fresh(a, T::to_i64),
+        DType::U32 => map_fresh(a, T::to_u32),
+        DType::F32 => map_fresh(a, T::to_f32),
+        DType::F64 => map_fresh(a, T::to_f64),
+    }
+}
+
+pub fn convert(a: &Array, dtype: DType) -> Array {
+    if a.dtype() == dtype {
+        return a.clone();
+    }
+    crate::with_dtype!(a.dtype(), T => convert_from::<T>(a, dtype))
+}

@@ -1,0 +1,311 @@
+//! `dot_general`: batched matrix products via `matrixmultiply` for floats and
+//! plain loops for integers.
+//!
+//! Operands are viewed as `[batch..., free..., contract...]` (lhs) and
+//! `[batch..., contract..., free...]` (rhs). When the free and contracting
+//! axes of an operand each collapse to a single strided axis, gemm reads the
+//! operand in place (transposed operands included); otherwise it is copied
+//! into that order first.
+
+use super::elem::{alloc, elems, Elem};
+use super::scalar::Arith;
+use crate::{strides_of, Array, Buffer, DType, DotDims, Shape};
+use rayon::prelude::*;
+
+/// One operand seen as `batch x rows x cols` with element strides.
+struct MatView {
+    batch_shape: Shape,
+    batch_strides: Vec<isize>,
+    row_stride: isize,
+    col_stride: isize,
+}
+
+/// The stride of a group of axes that collapses to one strided axis, if it does.
+fn group_stride(shape: &[usize], strides: &[usize], group: &[usize]) -> Option<isize> {
+    let dims: Vec<usize> = group.iter().copied().filter(|&d| shape[d] != 1).collect();
+    for w in dims.windows(2) {
+        if strides[w[0]] != strides[w[1]] * shape[w[1]] {
+            return None;
+        }
+    }
+    Some(dims.last().map_or(1, |&d| strides[d] as isize))
+}
+
+/// View `a` as `batch x (rows group) x (cols group)`, copying when the groups
+/// do not collapse. Returns the (possibly new) array and its view.
+fn mat_view(a: &Array, batch: &[usize], rows: &[usize], cols: &[usize]) -> (Array, MatView) {
+    let st = strides_of(a.shape());
+    let batch_shape: Shape = batch.iter().map(|&d| a.shape()[d]).collect();
+    if let (Some(rs), Some(cs)) = (
+        group_stride(a.shape(), &st, rows),
+        group_stride(a.shape(), &st, cols),
+    ) {
+        let batch_strides = batch.iter().map(|&d| st[d] as isize).collect();
+        return (
+            a.clone(),
+            MatView {
+                batch_shape,
+                batch_strides,
+                row_stride: rs,
+                col_stride: cs,
+            },
+        );
+    }
+    let perm: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
+    let t = super::shape::transpose(a, &perm);
+    let ncols: usize = cols.iter().map(|&d| a.shape()[d]).product();
+    let tst = strides_of(t.shape());
+    let batch_strides = (0..batch.len()).map(|i| tst[i] as isize).collect();
+    (
+        t,
+        MatView {
+            batch_shape,
+            batch_strides,
+            row_stride: ncols as isize,
+            col_stride: 1,
+        },
+    )
+}
+
+/// Element offset of batch number `b` in a view.
+fn batch_offset(v: &MatView, mut b: usize) -> isize {
+    let mut off = 0;
+    for d in (0..v.batch_shape.len()).rev() {
+        off += (b % v.batch_shape[d]) as isize * v.batch_strides[d];
+        b /= v.batch_shape[d];
+    }
+    off
+}
+
+struct Problem {
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+    out_shape: Shape,
+    lhs: (Array, MatView),
+    rhs: (Array, MatView),
+}
+
+fn plan(a: &Array, b: &Array, dims: &DotDims) -> Problem {
+    assert_eq!(
+        dims.lhs_batch.len(),
+        dims.rhs_batch.len(),
+        "dot_general batch dims differ in number"
+    );
+    assert_eq!(
+        dims.lhs_contract.len(),
+        dims.rhs_contract.len(),
+        "dot_general contracting dims differ in number"
+    );
+    for (&l, &r) in dims.lhs_batch.iter().zip(&dims.rhs_batch) {
+        assert_eq!(a.shape()[l], b.shape()[r], "dot_general batch sizes differ");
+    }
+    for (&l, &r) in dims.lhs_contract.iter().zip(&dims.rhs_contract) {
+        assert_eq!(
+            a.shape()[l],
+            b.shape()[r],
+            "dot_general contracting sizes differ"
+        );
+    }
+    let free = |arr: &Array, batch: &[usize], contract: &[usize]| -> Vec<usize> {
+        (0..arr.ndim())
+            .filter(|d| !batch.contains(d) && !contract.contains(d))
+            .collect()
+    };
+    let lf = free(a, &dims.lhs_batch, &dims.lhs_contract);
+    let rf = free(b, &dims.rhs_batch, &dims.rhs_contract);
+    let size =
+        |arr: &Array, axes: &[usize]| -> usize { axes.iter().map(|&d| arr.shape()[d]).product() };
+    let out_shape: Shape = dims
+        .lhs_batch
+        .iter()
+        .chain(&lf)
+        .map(|&d| a.shape()[d])
+        .chain(rf.iter().map(|&d| b.shape()[d]))
+        .collect();
+    Problem {
+        batch: size(a, &dims.lhs_batch),
+        m: size(a, &lf),
+        k: size(a, &dims.lhs_contract),
+        n: size(b, &rf),
+        out_shape,
+        lhs: mat_view(a, &dims.lhs_batch, &lf, &dims.lhs_contract),
+        rhs: mat_view(b, &dims.rhs_batch, &dims.rhs_contract, &rf),
+    }
+}
+
+/// Calls matrixmultiply's gemm for one element type.
+trait Gemm: Elem {
+    /// `c = a @ b` for one batch; `c` is row-major `m x n`.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[Self],
+        ao: isize,
+        ars: isize,
+        acs: isize,
+        b: &[Self],
+        bo: isize,
+        brs: isize,
+        bcs: isize,
+        c: &mut [Self],
+    );
+}
+
+macro_rules! impl_gemm {
+    ($t:ty, $f:path) => {
+        impl Gemm for $t {
+            fn gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                a: &[$t],
+                ao: isize,
+                ars: isize,
+                acs: isize,
+                b: &[$t],
+                bo: isize,
+                brs: isize,
+                bcs: isize,
+                c: &mut [$t],
+            ) {
+                assert!(c.len() == m * n);
+                // Every element the strides reach must lie inside the slices.
+                let last = |o: isize, r: usize, rs: isize, cc: usize, cs: isize| {
+                    o + (r as isize - 1) * rs.max(0) + (cc as isize - 1) * cs.max(0)
+                };
+                assert!(
+                    ao >= 0 && (last(ao, m, ars, k, acs) as usize) < a.len(),
+                    "gemm lhs view out of bounds"
+                );
+                assert!(
+                    bo >= 0 && (last(bo, k, brs, n, bcs) as usize) < b.len(),
+                    "gemm rhs view out of bounds"
+                );
+                assert!(ars >= 0 && acs >= 0 && brs >= 0 && bcs >= 0);
+                // SAFETY: the asserts above keep every strided read inside `a`
+                // and `b` (strides are non-negative, m, k, n >= 1 here), and `c`
+                // is exactly m x n row-major, written through strides (n, 1).
+                unsafe {
+                    $f(
+                        m,
+                        k,
+                        n,
+                        1.0,
+                        a.as_ptr().offset(ao),
+                        ars,
+                        acs,
+                        b.as_ptr().offset(bo),
+                        brs,
+                        bcs,
+                        0.0,
+                        c.as_mut_ptr(),
+                        n as isize,
+                        1,
+                    );
+                }
+            }
+        }
+    };
+}
+impl_gemm!(f32, matrixmultiply::sgemm);
+impl_gemm!(f64, matrixmultiply::dgemm);
+
+fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
+    let mut out = alloc::<T>(p.batch * p.m * p.n);
+    if out.is_empty() || p.k == 0 {
+        return out;
+    }
+    let (la, lv) = (&p.lhs.0, &p.lhs.1);
+    let (ra, rv) = (&p.rhs.0, &p.rhs.1);
+    let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
+    let one = |bi: usize, c: &mut [T]| {
+        T::gemm(
+            p.m,
+            p.k,
+            p.n,
+            ad,
+            batch_offset(lv, bi),
+            lv.row_stride,
+            lv.col_stride,
+            bd,
+            batch_offset(rv, bi),
+            rv.row_stride,
+            rv.col_stride,
+            c,
+        )
+    };
+    // Many small products: spread batches over threads (gemm itself only
+    // threads large products).
+    if p.batch > 1 && p.m * p.k * p.n < 128 * 128 * 128 && p.batch * p.m * p.k * p.n >= 1 << 16 {
+        out.par_chunks_mut(p.m * p.n)
+            .enumerate()
+            .for_each(|(bi, c)| one(bi, c));
+    } else {
+        for (bi, c) in out.chunks_mut(p.m * p.n).enumerate() {
+            one(bi, c);
+        }
+    }
+    out
+}
+
+/// Integer product with wrapping arithmetic: i-k-j loop order so the inner
+/// loop streams a row of the rhs and a row of the output.
+fn dot_int<T: Elem + Arith>(p: &Problem) -> Vec<T> {
+    let mut out = alloc::<T>(p.batch * p.m * p.n);
+    if out.is_empty() || p.k == 0 {
+        return out;
+    }
+    let (la, lv) = (&p.lhs.0, &p.lhs.1);
+    let (ra, rv) = (&p.rhs.0, &p.rhs.1);
+    let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
+    let one = |bi: usize, c: &mut [T]| {
+        let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
+        let mut brow: Vec<T> = vec![T::ZERO; p.n];
+        for kk in 0..p.k {
+            for (j, x) in brow.iter_mut().enumerate() {
+                *x = bd[(bo + kk as isize * rv.row_stride + j as isize * rv.col_stride) as usize];
+            }
+            for i in 0..p.m {
+                let aik =
+                    ad[(ao + i as isize * lv.row_stride + kk as isize * lv.col_stride) as usize];
+                for (o, &y) in c[i * p.n..(i + 1) * p.n].iter_mut().zip(&brow) {
+                    *o = T::add(*o, T::mul(aik, y));
+                }
+            }
+        }
+    };
+    if p.batch > 1 && p.batch * p.m * p.k * p.n >= 1 << 16 {
+        out.par_chunks_mut(p.m * p.n)
+            .enumerate()
+            .for_each(|(bi, c)| one(bi, c));
+    } else {
+        for (bi, c) in out.chunks_mut(p.m * p.n).enumerate() {
+            one(bi, c);
+        }
+    }
+    out
+}
+
+pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
+    assert_eq!(a.dtype(), b.dtype(), "dot_general on mixed dtypes");
+    if a.dtype() == DType::Bool {
+        // Logical: any(a & b) over the contracting axes.
+        let ai = super::elementwise::convert(a, DType::I32);
+        let bi = super::elementwise::convert(b, DType::I32);
+        return super::elementwise::convert(&dot_general(&ai, &bi, dims), DType::Bool);
+    }
+    let p = plan(a, b, dims);
+    let buf = match a.dtype() {
+        DType::F32 => Buffer::F32(dot_float::<f32>(&p)),
+        DType::F64 => Buffer::F64(dot_float::<f64>(&p)),
+        DType::I32 => Buffer::I32(dot_int::<i32>(&p)),
+        DType::I64 => Buffer::I64(dot_int::<i64>(&p)),
+        DType::U32 => Buffer::U32(dot_int::<u32>(&p)),
+        DType::Bool => unreachable!(),
+    };
+    Array::new(&p.out_shape, buf)
+}
