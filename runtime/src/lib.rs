@@ -1,1 +1,23 @@
-//! Values, evaluator, primitives.
+//! arr's runtime: values, the evaluator, the primitive set and `bind`, and `Session`.
+//!
+//! Data flow: source text → `arr_lang::parse` → AST → `compile` (names
+//! resolved) → `eval` (tree-walking). Every array operation is a primitive
+//! applied through `prim::bind`; `numpy` and `index` are sugar over it.
+
+pub mod builtin;
+pub mod code;
+pub mod compile;
+pub mod display;
+pub mod error;
+pub mod eval;
+pub mod index;
+pub mod numpy;
+pub mod prim;
+pub mod session;
+pub mod value;
+
+pub use builtin::{bind_args, Builtin, NativeFn};
+pub use error::{Error, ErrorKind, Result};
+pub use eval::Interp;
+pub use session::Session;
+pub use value::{Dict, Key, Value};

@@ -1,0 +1,150 @@
+//! Native functions: one definition (signature text, docstring, Rust function)
+//! drives argument binding, `help`, and completion.
+//!
+//! The signature is written as arr source (`sum(x, axis=None, keepdims=False)`)
+//! and parsed with the language's own parser, so defaults, keyword-only
+//! parameters and `*args` mean exactly what they mean for user functions.
+
+use crate::code::ParamSpec;
+use crate::error::{Error, Result};
+use crate::eval::Interp;
+use crate::value::Value;
+use arr_lang::ast::{self, ParamKind};
+use arr_lang::SourceFile;
+use indexmap::IndexMap;
+use std::fmt;
+use std::rc::Rc;
+
+/// The Rust side of a builtin: arguments arrive bound, in signature order
+/// (a `*args` parameter as a tuple, `**kwargs` as a dict).
+pub type NativeFn = fn(&mut Interp, Vec<Value>) -> Result<Value>;
+
+pub struct Builtin {
+    /// Qualified name, e.g. `random.normal`.
+    pub name: Rc<str>,
+    pub signature: String,
+    pub doc: String,
+    pub params: Vec<ParamSpec>,
+    pub defaults: Vec<Option<Value>>,
+    pub func: NativeFn,
+}
+
+impl fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<builtin {}>", self.signature)
+    }
+}
+
+impl Builtin {
+    /// Build from a signature such as `"clip(x, a_min=None, a_max=None)"`.
+    /// Panics on a malformed signature: they are written in the source, and a
+    /// test constructs every builtin.
+    pub fn new(signature: &str, doc: &str, func: NativeFn) -> Builtin {
+        let (name, params, defaults) = parse_signature(signature).unwrap_or_else(|e| panic!("bad builtin signature {signature:?}: {e}"));
+        Builtin { name: Rc::from(name.as_str()), signature: signature.to_string(), doc: doc.to_string(), params, defaults, func }
+    }
+
+    /// With a qualified name (`random.normal`), keeping the short signature.
+    pub fn qualified(mut self, module: &str) -> Builtin {
+        self.name = Rc::from(format!("{module}.{}", self.name).as_str());
+        self
+    }
+
+    /// `help(name)` text: signature, then the docstring.
+    pub fn help(&self) -> String {
+        format!("{}\n\n{}", self.signature, self.doc)
+    }
+}
+
+fn parse_signature(sig: &str) -> std::result::Result<(String, Vec<ParamSpec>, Vec<Option<Value>>), String> {
+    let src = format!("def {sig}: pass");
+    let file = SourceFile::new("<signature>", src);
+    let module = arr_lang::parse(&file).map_err(|d| d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; "))?;
+    let Some(ast::Stmt { kind: ast::StmtKind::FunctionDef(def), .. }) = module.body.first() else {
+        return Err("not a function signature".into());
+    };
+    let mut params = Vec::new();
+    let mut defaults = Vec::new();
+    for p in &def.params {
+        params.push(ParamSpec { name: Rc::from(p.name.name.as_str()), kind: p.kind, has_default: p.default.is_some() });
+        defaults.push(p.default.as_ref().map(literal).transpose()?);
+    }
+    Ok((def.name.name.clone(), params, defaults))
+}
+
+/// The value of a literal default (numbers, strings, None, bools, tuples, negation).
+fn literal(e: &ast::Expr) -> std::result::Result<Value, String> {
+    use ast::ExprKind as E;
+    Ok(match &e.kind {
+        E::Int(i) => Value::Int(*i),
+        E::Float(f) => Value::Float(*f),
+        E::Str(s) => Value::str(s),
+        E::Bool(b) => Value::Bool(*b),
+        E::None => Value::None,
+        E::Tuple(items) => Value::tuple(items.iter().map(literal).collect::<std::result::Result<_, _>>()?),
+        E::Unary { op: ast::UnaryOp::Neg, operand } => match literal(operand)? {
+            Value::Int(i) => Value::Int(-i),
+            Value::Float(f) => Value::Float(-f),
+            _ => return Err("bad negated default".into()),
+        },
+        _ => return Err("defaults of builtins must be literals".into()),
+    })
+}
+
+/// Match positional and keyword arguments to parameters, Python's way.
+/// Returns one value per parameter, in order.
+pub fn bind_args(
+    fname: &str,
+    params: &[ParamSpec],
+    defaults: &[Option<Value>],
+    args: Vec<Value>,
+    kwargs: Vec<(Rc<str>, Value)>,
+) -> Result<Vec<Value>> {
+    let mut out: Vec<Option<Value>> = vec![None; params.len()];
+    let positional: Vec<usize> = params.iter().enumerate().filter(|(_, p)| p.kind == ParamKind::Normal).map(|(i, _)| i).collect();
+    let varargs = params.iter().position(|p| p.kind == ParamKind::VarArgs);
+    let varkw = params.iter().position(|p| p.kind == ParamKind::VarKwargs);
+    let nargs = args.len();
+    let mut extra = Vec::new();
+    for (k, v) in args.into_iter().enumerate() {
+        match positional.get(k) {
+            Some(&i) => out[i] = Some(v),
+            None if varargs.is_some() => extra.push(v),
+            None => {
+                return Err(Error::type_error(format!(
+                    "{fname}() takes {} positional argument{} but {nargs} were given",
+                    positional.len(),
+                    if positional.len() == 1 { "" } else { "s" }
+                )))
+            }
+        }
+    }
+    if let Some(i) = varargs {
+        out[i] = Some(Value::tuple(extra));
+    }
+    let mut extra_kw = IndexMap::new();
+    for (name, v) in kwargs {
+        match params.iter().position(|p| *p.name == *name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly)) {
+            Some(i) if out[i].is_some() => return Err(Error::type_error(format!("{fname}() got multiple values for argument '{name}'"))),
+            Some(i) => out[i] = Some(v),
+            None if varkw.is_some() => {
+                extra_kw.insert(crate::value::Key::Str(name), v);
+            }
+            None => return Err(Error::type_error(format!("{fname}() got an unexpected keyword argument '{name}'"))),
+        }
+    }
+    if let Some(i) = varkw {
+        out[i] = Some(Value::dict(extra_kw));
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Some(v) => Ok(v),
+            None => defaults
+                .get(i)
+                .cloned()
+                .flatten()
+                .ok_or_else(|| Error::type_error(format!("{fname}() missing required argument '{}'", params[i].name))),
+        })
+        .collect()
+}

@@ -1,0 +1,140 @@
+//! Executable code: the AST with every name resolved to a local slot, a cell or a global.
+//!
+//! `compile` produces this from `arr_lang::ast`; `eval` walks it. Resolving
+//! names once, ahead of time, is what makes the interpreter loop cheap: a
+//! variable access is an index, never a string lookup.
+
+use crate::value::Value;
+use arr_lang::ast::{BinOp, BoolOpKind, CmpOp, ParamKind, UnaryOp};
+use arr_lang::{SourceFile, Span};
+use std::rc::Rc;
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Var {
+    /// A slot in the frame's locals.
+    Local(u32),
+    /// A shared cell: a local captured by an inner function, or a captured
+    /// variable of an enclosing one.
+    Cell(u32),
+    /// A module-level name (interned id), falling back to the builtins.
+    Global(u32),
+}
+
+#[derive(Debug)]
+pub struct FuncCode {
+    pub name: Rc<str>,
+    pub doc: Option<String>,
+    pub params: Vec<ParamSpec>,
+    /// Names of the local slots, for messages.
+    pub local_names: Vec<Rc<str>>,
+    /// Names of the cells: own captured locals first, then free variables.
+    pub cell_names: Vec<Rc<str>>,
+    /// Number of cells owned by this function (the rest are captured).
+    pub own_cells: usize,
+    /// Parameters that live in cells: (parameter index, cell index).
+    pub param_cells: Vec<(usize, usize)>,
+    pub body: Vec<Stmt>,
+    pub file: Rc<SourceFile>,
+    pub span: Span,
+    /// The source text of the definition, for `help` and error messages.
+    pub signature: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamSpec {
+    pub name: Rc<str>,
+    pub kind: ParamKind,
+    pub has_default: bool,
+}
+
+#[derive(Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub enum StmtKind {
+    Expr(Expr),
+    Assign(Vec<Target>, Expr),
+    Return(Option<Expr>),
+    If(Expr, Vec<Stmt>, Vec<Stmt>),
+    For(Target, Expr, Vec<Stmt>),
+    While(Expr, Vec<Stmt>),
+    Break,
+    Continue,
+    Pass,
+    Assert(Expr, Option<Expr>),
+    Raise(Option<Expr>),
+}
+
+#[derive(Debug)]
+pub enum Target {
+    Var(Var, Rc<str>),
+    /// Unpacking; the optional index is the position of a `*rest` target.
+    Unpack(Vec<Target>, Option<usize>, Span),
+    /// `obj[index] = v`: lists and dicts change in place; an array is
+    /// replaced by an updated copy, stored back through `store`.
+    Subscript { obj: Box<Expr>, store: Option<Box<Target>>, index: Box<Expr>, span: Span },
+    Attribute { obj: Box<Expr>, attr: Rc<str>, span: Span },
+}
+
+#[derive(Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub enum ExprKind {
+    Const(Value),
+    Load(Var, Rc<str>),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    Dict(Vec<(Expr, Expr)>),
+    Starred(Box<Expr>),
+    FString(Vec<FPart>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    BoolOp(BoolOpKind, Vec<Expr>),
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// Create a closure: defaults are evaluated now, `captures` are this
+    /// frame's cells handed to the new function, in its free-variable order.
+    MakeFunction { code: Rc<FuncCode>, defaults: Vec<Option<Expr>>, captures: Vec<u32>, decorators: Vec<Expr> },
+    Call(Box<Expr>, Vec<CallArg>),
+    Attribute(Box<Expr>, Rc<str>),
+    Subscript(Box<Expr>, Box<Expr>),
+    Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// The inside of a list or dict comprehension, run in its own frame.
+    Comprehension { elt: Box<Expr>, value: Option<Box<Expr>>, generators: Vec<Generator> },
+}
+
+#[derive(Debug)]
+pub struct Generator {
+    pub target: Target,
+    pub iter: Expr,
+    pub ifs: Vec<Expr>,
+}
+
+#[derive(Debug)]
+pub enum FPart {
+    Literal(String),
+    Hole { expr: Expr, conversion: Option<char>, spec: Option<String> },
+}
+
+#[derive(Debug)]
+pub enum CallArg {
+    Positional(Expr),
+    Starred(Expr),
+    Keyword(Rc<str>, Expr),
+    DoubleStarred(Expr),
+}
+
+/// Module-level code (a script, a REPL entry).
+#[derive(Debug)]
+pub struct ModuleCode {
+    pub body: Vec<Stmt>,
+    pub file: Rc<SourceFile>,
+}

@@ -1,0 +1,690 @@
+//! AST to executable code: scope analysis (Python's rules) and name resolution.
+//!
+//! Two passes. `analyze` walks every function bottom-up and records what each
+//! scope assigns, uses and declares `global`/`nonlocal`. `Lower` then walks
+//! top-down, knowing which names enclosing functions provide, and decides for
+//! each name: local slot, cell (captured by an inner function, or captured
+//! from an outer one), or global.
+
+use crate::code::*;
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::Value;
+use arr_lang::ast::{self, ParamKind};
+use arr_lang::{SourceFile, Span};
+use indexmap::{IndexMap, IndexSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::rc::Rc;
+
+/// Global names, interned to dense ids shared by globals and builtins.
+#[derive(Default, Debug)]
+pub struct Interner {
+    ids: FxHashMap<Rc<str>, u32>,
+    names: Vec<Rc<str>>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        let rc: Rc<str> = Rc::from(name);
+        self.names.push(rc.clone());
+        self.ids.insert(rc, id);
+        id
+    }
+
+    pub fn get(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    pub fn name(&self, id: u32) -> &Rc<str> {
+        &self.names[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// What pass one learned about one function or comprehension scope.
+#[derive(Default, Debug)]
+struct ScopeInfo {
+    /// Parameters first, then assigned names, in first-seen order.
+    locals: IndexSet<String>,
+    globals: FxHashSet<String>,
+    nonlocals: IndexSet<String>,
+    /// Names this scope or its children read but do not define.
+    needs: IndexSet<String>,
+    /// Own locals that inner scopes capture.
+    captured: IndexSet<String>,
+}
+
+/// Scope key: the address of the AST node that opens the scope.
+type ScopeKey = usize;
+
+fn key_of<T>(node: &T) -> ScopeKey {
+    node as *const T as usize
+}
+
+#[derive(Default)]
+struct Analyzer {
+    scopes: FxHashMap<ScopeKey, ScopeInfo>,
+}
+
+/// Names assigned, names read, and declarations within one scope (not descending into inner scopes).
+#[derive(Default)]
+struct Collect {
+    assigned: IndexSet<String>,
+    used: IndexSet<String>,
+    globals: FxHashSet<String>,
+    nonlocals: IndexSet<String>,
+    child_needs: IndexSet<String>,
+}
+
+impl Analyzer {
+    fn function(&mut self, def: &ast::FunctionDef) -> IndexSet<String> {
+        let mut c = Collect::default();
+        for s in &def.body {
+            self.stmt(s, &mut c);
+        }
+        let params: Vec<String> = def.params.iter().map(|p| p.name.name.clone()).collect();
+        self.finish(key_of(def), params, c)
+    }
+
+    fn comprehension(&mut self, node: &ast::Expr, gens: &[ast::Comprehension], elts: &[&ast::Expr]) -> IndexSet<String> {
+        let mut c = Collect::default();
+        for (i, g) in gens.iter().enumerate() {
+            self.target(&g.target, &mut c);
+            if i > 0 {
+                self.expr(&g.iter, &mut c);
+            }
+            for cond in &g.ifs {
+                self.expr(cond, &mut c);
+            }
+        }
+        for e in elts {
+            self.expr(e, &mut c);
+        }
+        self.finish(key_of(node), vec![".0".to_string()], c)
+    }
+
+    fn finish(&mut self, key: ScopeKey, params: Vec<String>, c: Collect) -> IndexSet<String> {
+        let mut info = ScopeInfo { globals: c.globals, nonlocals: c.nonlocals.clone(), ..Default::default() };
+        for p in params {
+            info.locals.insert(p);
+        }
+        for a in c.assigned {
+            if !info.globals.contains(&a) && !info.nonlocals.contains(&a) {
+                info.locals.insert(a);
+            }
+        }
+        for n in c.used.iter().chain(c.nonlocals.iter()) {
+            if !info.locals.contains(n) && !info.globals.contains(n) {
+                info.needs.insert(n.clone());
+            }
+        }
+        for n in &c.child_needs {
+            if info.locals.contains(n) {
+                info.captured.insert(n.clone());
+            } else if !info.globals.contains(n) {
+                info.needs.insert(n.clone());
+            }
+        }
+        let needs = info.needs.clone();
+        self.scopes.insert(key, info);
+        needs
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt, c: &mut Collect) {
+        use ast::StmtKind as S;
+        match &s.kind {
+            S::Expr(e) => self.expr(e, c),
+            S::Assign { targets, value } => {
+                for t in targets {
+                    self.target(t, c);
+                }
+                self.expr(value, c);
+            }
+            S::AugAssign { target, value, .. } => {
+                self.target(target, c);
+                self.expr(target, c);
+                self.expr(value, c);
+            }
+            S::FunctionDef(def) => {
+                c.assigned.insert(def.name.name.clone());
+                self.def_outer_parts(def, c);
+                let needs = self.function(def);
+                c.child_needs.extend(needs);
+            }
+            S::Return(e) | S::Raise(e) => {
+                if let Some(e) = e {
+                    self.expr(e, c)
+                }
+            }
+            S::If { test, body, orelse } => {
+                self.expr(test, c);
+                body.iter().chain(orelse).for_each(|s| self.stmt(s, c));
+            }
+            S::For { target, iter, body } => {
+                self.target(target, c);
+                self.expr(iter, c);
+                body.iter().for_each(|s| self.stmt(s, c));
+            }
+            S::While { test, body } => {
+                self.expr(test, c);
+                body.iter().for_each(|s| self.stmt(s, c));
+            }
+            S::Global(names) => c.globals.extend(names.iter().map(|n| n.name.clone())),
+            S::Nonlocal(names) => c.nonlocals.extend(names.iter().map(|n| n.name.clone())),
+            S::Assert { test, msg } => {
+                self.expr(test, c);
+                if let Some(m) = msg {
+                    self.expr(m, c);
+                }
+            }
+            S::Break | S::Continue | S::Pass => {}
+        }
+    }
+
+    /// Decorators and defaults are evaluated in the enclosing scope.
+    fn def_outer_parts(&mut self, def: &ast::FunctionDef, c: &mut Collect) {
+        for d in &def.decorators {
+            self.expr(d, c);
+        }
+        for p in &def.params {
+            if let Some(d) = &p.default {
+                self.expr(d, c);
+            }
+        }
+    }
+
+    fn target(&mut self, t: &ast::Expr, c: &mut Collect) {
+        use ast::ExprKind as E;
+        match &t.kind {
+            E::Name(n) => {
+                c.assigned.insert(n.clone());
+            }
+            E::Tuple(items) | E::List(items) => items.iter().for_each(|i| self.target(i, c)),
+            E::Starred(inner) => self.target(inner, c),
+            E::Subscript { value, index } => {
+                // `x[i] = v` rebinds `x` when it is an array.
+                self.target(value, c);
+                self.expr(value, c);
+                self.expr(index, c);
+            }
+            E::Attribute { value, .. } => self.expr(value, c),
+            _ => self.expr(t, c),
+        }
+    }
+
+    fn expr(&mut self, e: &ast::Expr, c: &mut Collect) {
+        use ast::ExprKind as E;
+        match &e.kind {
+            E::Name(n) => {
+                c.used.insert(n.clone());
+            }
+            E::Int(_) | E::Float(_) | E::Str(_) | E::Bool(_) | E::None | E::Ellipsis => {}
+            E::FString(parts) => {
+                for p in parts {
+                    if let ast::FStringPart::Hole { expr, .. } = p {
+                        self.expr(expr, c);
+                    }
+                }
+            }
+            E::List(items) | E::Tuple(items) => items.iter().for_each(|i| self.expr(i, c)),
+            E::Dict(items) => {
+                for (k, v) in items {
+                    self.expr(k, c);
+                    self.expr(v, c);
+                }
+            }
+            E::ListComp { elt, generators } => {
+                self.expr(&generators[0].iter, c);
+                let needs = self.comprehension(e, generators, &[elt]);
+                c.child_needs.extend(needs);
+            }
+            E::DictComp { key, value, generators } => {
+                self.expr(&generators[0].iter, c);
+                let needs = self.comprehension(e, generators, &[key, value]);
+                c.child_needs.extend(needs);
+            }
+            E::Unary { operand, .. } => self.expr(operand, c),
+            E::Binary { left, right, .. } => {
+                self.expr(left, c);
+                self.expr(right, c);
+            }
+            E::BoolOp { values, .. } => values.iter().for_each(|v| self.expr(v, c)),
+            E::Compare { left, comparators, .. } => {
+                self.expr(left, c);
+                comparators.iter().for_each(|v| self.expr(v, c));
+            }
+            E::IfExp { test, body, orelse } => {
+                self.expr(test, c);
+                self.expr(body, c);
+                self.expr(orelse, c);
+            }
+            E::Lambda(def) => {
+                self.def_outer_parts(def, c);
+                let needs = self.function(def);
+                c.child_needs.extend(needs);
+            }
+            E::Call { func, args } => {
+                self.expr(func, c);
+                for a in args {
+                    match a {
+                        ast::Arg::Positional(e) | ast::Arg::Starred(e) | ast::Arg::DoubleStarred(e) => self.expr(e, c),
+                        ast::Arg::Keyword(_, e) => self.expr(e, c),
+                    }
+                }
+            }
+            E::Attribute { value, .. } => self.expr(value, c),
+            E::Subscript { value, index } => {
+                self.expr(value, c);
+                self.expr(index, c);
+            }
+            E::Slice { lower, upper, step } => {
+                for p in [lower, upper, step].into_iter().flatten() {
+                    self.expr(p, c);
+                }
+            }
+            E::Starred(inner) => self.expr(inner, c),
+        }
+    }
+}
+
+/// The resolution context of the function being lowered.
+struct FnCtx {
+    is_module: bool,
+    locals: IndexMap<String, u32>,
+    /// Own captured locals first, then free variables.
+    cells: IndexMap<String, u32>,
+    globals: FxHashSet<String>,
+}
+
+struct Lower<'a> {
+    scopes: FxHashMap<ScopeKey, ScopeInfo>,
+    interner: &'a mut Interner,
+    file: Rc<SourceFile>,
+    stack: Vec<FnCtx>,
+    /// Depth of enclosing loops in the current function, for break/continue checks.
+    loop_depth: Vec<usize>,
+}
+
+fn syntax_error(file: &Rc<SourceFile>, span: Span, msg: &str) -> Error {
+    let mut e = Error::new(ErrorKind::SyntaxError, msg);
+    e.rendered = Some(format!("{}: SyntaxError: {}\n{}", file.location(span), msg, file.excerpt(span)));
+    e
+}
+
+/// Compile a parsed module. Global names are interned into `interner`.
+pub fn compile_module(module: &ast::Module, file: Rc<SourceFile>, interner: &mut Interner) -> Result<ModuleCode> {
+    let mut analyzer = Analyzer::default();
+    let mut c = Collect::default();
+    for s in &module.body {
+        analyzer.stmt(s, &mut c);
+    }
+    let mut lower = Lower { scopes: analyzer.scopes, interner, file: file.clone(), stack: Vec::new(), loop_depth: vec![0] };
+    lower.stack.push(FnCtx {
+        is_module: true,
+        locals: IndexMap::new(),
+        cells: IndexMap::new(),
+        globals: FxHashSet::default(),
+    });
+    let body = lower.block(&module.body)?;
+    Ok(ModuleCode { body, file })
+}
+
+impl Lower<'_> {
+    fn err(&self, span: Span, msg: &str) -> Error {
+        syntax_error(&self.file, span, msg)
+    }
+
+    fn ctx(&self) -> &FnCtx {
+        self.stack.last().expect("a scope is always open")
+    }
+
+    fn resolve(&mut self, name: &str) -> Var {
+        let ctx = self.ctx();
+        if !ctx.is_module && !ctx.globals.contains(name) {
+            if let Some(&i) = ctx.cells.get(name) {
+                return Var::Cell(i);
+            }
+            if let Some(&i) = ctx.locals.get(name) {
+                return Var::Local(i);
+            }
+        }
+        Var::Global(self.interner.intern(name))
+    }
+
+    /// Names that enclosing function scopes can provide to a new inner scope.
+    fn available(&self) -> FxHashSet<String> {
+        let mut out = FxHashSet::default();
+        for ctx in self.stack.iter().filter(|c| !c.is_module) {
+            out.extend(ctx.locals.keys().filter(|n| !ctx.globals.contains(*n)).cloned());
+            out.extend(ctx.cells.keys().cloned());
+        }
+        out
+    }
+
+    fn block(&mut self, stmts: &[ast::Stmt]) -> Result<Vec<Stmt>> {
+        stmts.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Result<Stmt> {
+        use ast::StmtKind as S;
+        let span = s.span;
+        let kind = match &s.kind {
+            S::Expr(e) => StmtKind::Expr(self.expr(e)?),
+            S::Assign { targets, value } => {
+                let value = self.expr(value)?;
+                let targets = targets.iter().map(|t| self.target(t)).collect::<Result<_>>()?;
+                StmtKind::Assign(targets, value)
+            }
+            S::AugAssign { target, op, value } => {
+                if matches!(target.kind, ast::ExprKind::Tuple(_) | ast::ExprKind::List(_)) {
+                    return Err(self.err(target.span, "illegal expression for augmented assignment"));
+                }
+                let load = self.expr(target)?;
+                let value = self.expr(value)?;
+                let t = self.target(target)?;
+                StmtKind::Assign(vec![t], Expr { kind: ExprKind::Binary(*op, Box::new(load), Box::new(value)), span })
+            }
+            S::FunctionDef(def) => {
+                let f = self.function(def, span)?;
+                let t = Target::Var(self.resolve(&def.name.name), Rc::from(def.name.name.as_str()));
+                StmtKind::Assign(vec![t], f)
+            }
+            S::Return(e) => {
+                if self.ctx().is_module {
+                    return Err(self.err(span, "'return' outside function"));
+                }
+                StmtKind::Return(e.as_ref().map(|e| self.expr(e)).transpose()?)
+            }
+            S::If { test, body, orelse } => StmtKind::If(self.expr(test)?, self.block(body)?, self.block(orelse)?),
+            S::For { target, iter, body } => {
+                let iter = self.expr(iter)?;
+                let target = self.target(target)?;
+                *self.loop_depth.last_mut().unwrap() += 1;
+                let body = self.block(body);
+                *self.loop_depth.last_mut().unwrap() -= 1;
+                StmtKind::For(target, iter, body?)
+            }
+            S::While { test, body } => {
+                let test = self.expr(test)?;
+                *self.loop_depth.last_mut().unwrap() += 1;
+                let body = self.block(body);
+                *self.loop_depth.last_mut().unwrap() -= 1;
+                StmtKind::While(test, body?)
+            }
+            S::Break | S::Continue => {
+                if *self.loop_depth.last().unwrap() == 0 {
+                    let word = if matches!(s.kind, S::Break) { "break" } else { "continue" };
+                    return Err(self.err(span, &format!("'{word}' outside loop")));
+                }
+                if matches!(s.kind, S::Break) {
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
+            S::Pass | S::Global(_) => StmtKind::Pass,
+            S::Nonlocal(names) => {
+                if self.ctx().is_module {
+                    return Err(self.err(span, "nonlocal declaration not allowed at module level"));
+                }
+                for n in names {
+                    if !self.ctx().cells.contains_key(&n.name) {
+                        return Err(self.err(n.span, &format!("no binding for nonlocal '{}' found", n.name)));
+                    }
+                }
+                StmtKind::Pass
+            }
+            S::Assert { test, msg } => StmtKind::Assert(self.expr(test)?, msg.as_ref().map(|m| self.expr(m)).transpose()?),
+            S::Raise(e) => StmtKind::Raise(e.as_ref().map(|e| self.expr(e)).transpose()?),
+        };
+        Ok(Stmt { kind, span })
+    }
+
+    fn target(&mut self, t: &ast::Expr) -> Result<Target> {
+        use ast::ExprKind as E;
+        Ok(match &t.kind {
+            E::Name(n) => Target::Var(self.resolve(n), Rc::from(n.as_str())),
+            E::Tuple(items) | E::List(items) => {
+                let mut star = None;
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    if let E::Starred(inner) = &item.kind {
+                        if star.is_some() {
+                            return Err(self.err(item.span, "multiple starred expressions in assignment"));
+                        }
+                        star = Some(i);
+                        out.push(self.target(inner)?);
+                    } else {
+                        out.push(self.target(item)?);
+                    }
+                }
+                Target::Unpack(out, star, t.span)
+            }
+            E::Subscript { value, index } => {
+                let store = match &value.kind {
+                    E::Name(_) | E::Subscript { .. } | E::Attribute { .. } => Some(Box::new(self.target(value)?)),
+                    _ => None,
+                };
+                Target::Subscript { obj: Box::new(self.expr(value)?), store, index: Box::new(self.expr(index)?), span: t.span }
+            }
+            E::Attribute { value, attr } => {
+                Target::Attribute { obj: Box::new(self.expr(value)?), attr: Rc::from(attr.name.as_str()), span: t.span }
+            }
+            _ => return Err(self.err(t.span, "cannot assign to expression")),
+        })
+    }
+
+    fn open_scope(&mut self, key: ScopeKey, name: &str) -> Result<(Vec<String>, usize)> {
+        let info = self.scopes.remove(&key).expect("every scope was analysed");
+        let available = self.available();
+        let mut cells = IndexMap::new();
+        for n in &info.captured {
+            let i = cells.len() as u32;
+            cells.insert(n.clone(), i);
+        }
+        let own_cells = cells.len();
+        let mut frees = Vec::new();
+        for n in &info.needs {
+            if available.contains(n) && !cells.contains_key(n) {
+                let i = cells.len() as u32;
+                cells.insert(n.clone(), i);
+                frees.push(n.clone());
+            } else if info.nonlocals.contains(n) {
+                return Err(self.err(Span::default(), &format!("no binding for nonlocal '{n}' found")));
+            }
+        }
+        let locals = info.locals.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        self.stack.push(FnCtx { is_module: false, locals, cells, globals: info.globals });
+        self.loop_depth.push(0);
+        Ok((frees, own_cells))
+    }
+
+    fn close_scope(&mut self) -> FnCtx {
+        self.loop_depth.pop();
+        self.stack.pop().expect("scope opened")
+    }
+
+    /// Captures for a new closure: the current frame's cell index of each free name.
+    fn captures(&mut self, frees: &[String]) -> Vec<u32> {
+        frees.iter().map(|n| *self.ctx().cells.get(n).expect("free variable is available in the enclosing scope")).collect()
+    }
+
+    fn function(&mut self, def: &ast::FunctionDef, span: Span) -> Result<Expr> {
+        let decorators = def.decorators.iter().map(|d| self.expr(d)).collect::<Result<Vec<_>>>()?;
+        let defaults = def.params.iter().map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose()).collect::<Result<Vec<_>>>()?;
+        let (frees, own_cells) = self.open_scope(key_of(def), &def.name.name)?;
+        let body = self.block(&def.body);
+        let ctx = self.close_scope();
+        let mut body = body?;
+        if def.name.name == "<lambda>" {
+            // A lambda's body is one return; nothing else to do.
+        } else if body.is_empty() {
+            body.push(Stmt { kind: StmtKind::Pass, span });
+        }
+        let params: Vec<ParamSpec> = def
+            .params
+            .iter()
+            .map(|p| ParamSpec { name: Rc::from(p.name.name.as_str()), kind: p.kind, has_default: p.default.is_some() })
+            .collect();
+        let param_cells = params.iter().enumerate().filter_map(|(i, p)| ctx.cells.get(&*p.name).map(|&c| (i, c as usize))).collect();
+        let code = FuncCode {
+            name: Rc::from(def.name.name.as_str()),
+            doc: def.docstring.clone(),
+            signature: signature_text(def),
+            params,
+            local_names: ctx.locals.keys().map(|k| Rc::from(k.as_str())).collect(),
+            cell_names: ctx.cells.keys().map(|k| Rc::from(k.as_str())).collect(),
+            own_cells,
+            param_cells,
+            body,
+            file: self.file.clone(),
+            span,
+        };
+        let captures = self.captures(&frees);
+        Ok(Expr { kind: ExprKind::MakeFunction { code: Rc::new(code), defaults, captures, decorators }, span })
+    }
+
+    fn comprehension(&mut self, e: &ast::Expr, gens: &[ast::Comprehension], elt: &ast::Expr, value: Option<&ast::Expr>) -> Result<Expr> {
+        let first_iter = self.expr(&gens[0].iter)?;
+        let (frees, own_cells) = self.open_scope(key_of(e), "<comprehension>")?;
+        let inner = (|| -> Result<Expr> {
+            let mut generators = Vec::new();
+            for (i, g) in gens.iter().enumerate() {
+                let iter = if i == 0 {
+                    Expr { kind: ExprKind::Load(Var::Local(0), Rc::from(".0")), span: g.iter.span }
+                } else {
+                    self.expr(&g.iter)?
+                };
+                let target = self.target(&g.target)?;
+                let ifs = g.ifs.iter().map(|c| self.expr(c)).collect::<Result<_>>()?;
+                generators.push(Generator { target, iter, ifs });
+            }
+            let elt = Box::new(self.expr(elt)?);
+            let value = value.map(|v| self.expr(v).map(Box::new)).transpose()?;
+            Ok(Expr { kind: ExprKind::Comprehension { elt, value, generators }, span: e.span })
+        })();
+        let ctx = self.close_scope();
+        let inner = inner?;
+        let code = FuncCode {
+            name: Rc::from("<comprehension>"),
+            doc: None,
+            signature: String::new(),
+            params: vec![ParamSpec { name: Rc::from(".0"), kind: ParamKind::Normal, has_default: false }],
+            local_names: ctx.locals.keys().map(|k| Rc::from(k.as_str())).collect(),
+            cell_names: ctx.cells.keys().map(|k| Rc::from(k.as_str())).collect(),
+            own_cells,
+            param_cells: Vec::new(),
+            body: vec![Stmt { kind: StmtKind::Return(Some(inner)), span: e.span }],
+            file: self.file.clone(),
+            span: e.span,
+        };
+        let captures = self.captures(&frees);
+        let make = Expr {
+            kind: ExprKind::MakeFunction { code: Rc::new(code), defaults: vec![None], captures, decorators: Vec::new() },
+            span: e.span,
+        };
+        Ok(Expr { kind: ExprKind::Call(Box::new(make), vec![CallArg::Positional(first_iter)]), span: e.span })
+    }
+
+    fn exprs(&mut self, es: &[ast::Expr]) -> Result<Vec<Expr>> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn boxed(&mut self, e: &ast::Expr) -> Result<Box<Expr>> {
+        self.expr(e).map(Box::new)
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::ExprKind as E;
+        let span = e.span;
+        let kind = match &e.kind {
+            E::Name(n) => ExprKind::Load(self.resolve(n), Rc::from(n.as_str())),
+            E::Int(i) => ExprKind::Const(Value::Int(*i)),
+            E::Float(f) => ExprKind::Const(Value::Float(*f)),
+            E::Str(s) => ExprKind::Const(Value::str(s)),
+            E::Bool(b) => ExprKind::Const(Value::Bool(*b)),
+            E::None => ExprKind::Const(Value::None),
+            E::Ellipsis => ExprKind::Const(Value::Ellipsis),
+            E::FString(parts) => {
+                let mut out = Vec::new();
+                for p in parts {
+                    out.push(match p {
+                        ast::FStringPart::Literal(s) => FPart::Literal(s.clone()),
+                        ast::FStringPart::Hole { expr, conversion, spec } => {
+                            FPart::Hole { expr: self.expr(expr)?, conversion: *conversion, spec: spec.clone() }
+                        }
+                    });
+                }
+                ExprKind::FString(out)
+            }
+            E::List(items) => ExprKind::List(self.exprs(items)?),
+            E::Tuple(items) => ExprKind::Tuple(self.exprs(items)?),
+            E::Dict(items) => {
+                ExprKind::Dict(items.iter().map(|(k, v)| Ok((self.expr(k)?, self.expr(v)?))).collect::<Result<_>>()?)
+            }
+            E::ListComp { elt, generators } => return self.comprehension(e, generators, elt, None),
+            E::DictComp { key, value, generators } => return self.comprehension(e, generators, key, Some(value)),
+            E::Unary { op, operand } => ExprKind::Unary(*op, self.boxed(operand)?),
+            E::Binary { op, left, right } => ExprKind::Binary(*op, self.boxed(left)?, self.boxed(right)?),
+            E::BoolOp { op, values } => ExprKind::BoolOp(*op, self.exprs(values)?),
+            E::Compare { left, ops, comparators } => {
+                let left = self.boxed(left)?;
+                let rest = ops.iter().zip(comparators).map(|(op, c)| Ok((*op, self.expr(c)?))).collect::<Result<_>>()?;
+                ExprKind::Compare(left, rest)
+            }
+            E::IfExp { test, body, orelse } => ExprKind::IfExp(self.boxed(test)?, self.boxed(body)?, self.boxed(orelse)?),
+            E::Lambda(def) => return self.function(def, span),
+            E::Call { func, args } => {
+                let func = self.boxed(func)?;
+                let mut out = Vec::new();
+                for a in args {
+                    out.push(match a {
+                        ast::Arg::Positional(e) => CallArg::Positional(self.expr(e)?),
+                        ast::Arg::Starred(e) => CallArg::Starred(self.expr(e)?),
+                        ast::Arg::Keyword(name, e) => CallArg::Keyword(Rc::from(name.name.as_str()), self.expr(e)?),
+                        ast::Arg::DoubleStarred(e) => CallArg::DoubleStarred(self.expr(e)?),
+                    });
+                }
+                ExprKind::Call(func, out)
+            }
+            E::Attribute { value, attr } => ExprKind::Attribute(self.boxed(value)?, Rc::from(attr.name.as_str())),
+            E::Subscript { value, index } => ExprKind::Subscript(self.boxed(value)?, self.boxed(index)?),
+            E::Slice { lower, upper, step } => {
+                let part = |s: &mut Self, p: &Option<Box<ast::Expr>>| p.as_ref().map(|e| s.boxed(e)).transpose();
+                ExprKind::Slice(part(self, lower)?, part(self, upper)?, part(self, step)?)
+            }
+            E::Starred(inner) => ExprKind::Starred(self.boxed(inner)?),
+        };
+        Ok(Expr { kind, span })
+    }
+}
+
+/// `name(a, b=1, *args)` as written, for help and error messages.
+fn signature_text(def: &ast::FunctionDef) -> String {
+    let params: Vec<String> = def
+        .params
+        .iter()
+        .map(|p| {
+            let prefix = match p.kind {
+                ParamKind::VarArgs => "*",
+                ParamKind::VarKwargs => "**",
+                _ => "",
+            };
+            match &p.default {
+                Some(_) => format!("{prefix}{}=…", p.name.name),
+                None => format!("{prefix}{}", p.name.name),
+            }
+        })
+        .collect();
+    format!("{}({})", def.name.name, params.join(", "))
+}

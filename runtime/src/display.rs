@@ -1,0 +1,509 @@
+//! Text forms of values: Python's `repr`/`str` for scalars and containers,
+//! NumPy-style array printing (aligned columns, truncation past 1000
+//! elements with 3 edge items), and f-string format specs.
+
+use crate::error::{Error, Result};
+use crate::prim::type_str;
+use crate::value::Value;
+use arr_kernels::{Array, DType};
+
+/// Arrays with more elements than this are summarised, as NumPy does.
+pub const THRESHOLD: usize = 1000;
+pub const EDGE_ITEMS: usize = 3;
+
+/// `f32[3,4]`
+pub fn type_string(a: &Array) -> String {
+    type_str(a.shape(), a.dtype())
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, exponent form
+/// outside 1e-4 <= |x| < 1e16.
+pub fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+    }
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
+    let exp: i32 = exp.parse().expect("exponent is an integer");
+    if !(-4..16).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        let m = if mantissa.contains('.') { mantissa.to_string() } else { mantissa.to_string() };
+        return format!("{m}e{sign}{:02}", exp.abs());
+    }
+    let s = format!("{x}");
+    if s.contains('.') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// `repr(v)`: what the REPL echoes.
+pub fn repr(v: &Value) -> String {
+    match v {
+        Value::Str(s) => py_str_repr(s),
+        Value::Array(a) => array_repr(a),
+        _ => str(v),
+    }
+}
+
+fn py_str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::new();
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `str(v)`: what `print` shows.
+pub fn str(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => py_float(*f),
+        Value::Str(s) => s.to_string(),
+        Value::Array(a) => array_str(a),
+        Value::List(l) => format!("[{}]", l.borrow().iter().map(repr).collect::<Vec<_>>().join(", ")),
+        Value::Tuple(t) => {
+            if t.len() == 1 {
+                format!("({},)", repr(&t[0]))
+            } else {
+                format!("({})", t.iter().map(repr).collect::<Vec<_>>().join(", "))
+            }
+        }
+        Value::Dict(d) => {
+            let items: Vec<String> = d.borrow().iter().map(|(k, v)| format!("{}: {}", repr(&k.to_value()), repr(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        Value::Function(f) => format!("<function {}>", f.code.signature),
+        Value::Builtin(b) => format!("<builtin {}>", b.name),
+        Value::BoundMethod(m) => format!("<bound method of {}>", m.0.type_name()),
+        Value::Module(m) => format!("<module '{}'>", m.name),
+        Value::DType(d) => d.name().to_string(),
+        Value::Slice(s) => {
+            let p = |x: Option<i64>| x.map_or("None".to_string(), |v| v.to_string());
+            format!("slice({}, {}, {})", p(s.start), p(s.stop), p(s.step))
+        }
+        Value::Range(a, b, s) => {
+            if *s == 1 {
+                format!("range({a}, {b})")
+            } else {
+                format!("range({a}, {b}, {s})")
+            }
+        }
+        Value::Ellipsis => "Ellipsis".into(),
+    }
+}
+
+/// The REPL form: the type, then the values.
+pub fn array_repr(a: &Array) -> String {
+    let body = array_str(a);
+    if a.ndim() == 0 {
+        format!("{} {}", type_string(a), body)
+    } else {
+        format!("{}\n{}", type_string(a), body)
+    }
+}
+
+/// NumPy's `str(array)`.
+pub fn array_str(a: &Array) -> String {
+    let summarise = a.len() > THRESHOLD;
+    let fmt = ElementFormat::new(a, summarise);
+    if a.ndim() == 0 {
+        return fmt.format(a, 0).trim().to_string();
+    }
+    let mut out = String::new();
+    write_axis(a, &fmt, 0, 0, summarise, &mut out);
+    out
+}
+
+fn write_axis(a: &Array, fmt: &ElementFormat, axis: usize, offset: usize, summarise: bool, out: &mut String) {
+    let shape = a.shape();
+    let n = shape[axis];
+    let stride: usize = shape[axis + 1..].iter().product();
+    let indices = shown_indices(n, summarise);
+    out.push('[');
+    if axis + 1 == a.ndim() {
+        let mut line_len = axis + 1;
+        for (k, i) in indices.iter().enumerate() {
+            let piece = match i {
+                Some(i) => fmt.format(a, offset + i),
+                None => "...".to_string(),
+            };
+            if k > 0 {
+                if line_len + 1 + piece.len() > 75 {
+                    out.push('\n');
+                    out.push_str(&" ".repeat(axis + 1));
+                    line_len = axis + 1;
+                } else {
+                    out.push(' ');
+                    line_len += 1;
+                }
+            }
+            out.push_str(&piece);
+            line_len += piece.len();
+        }
+    } else {
+        for (k, i) in indices.iter().enumerate() {
+            if k > 0 {
+                out.push_str(&"\n".repeat(a.ndim() - axis - 1));
+                out.push_str(&" ".repeat(axis + 1));
+            }
+            match i {
+                Some(i) => write_axis(a, fmt, axis + 1, offset + i * stride, summarise, out),
+                None => out.push_str("..."),
+            }
+        }
+    }
+    out.push(']');
+}
+
+fn shown_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
+    if summarise && n > 2 * EDGE_ITEMS {
+        (0..EDGE_ITEMS).map(Some).chain([None]).chain((n - EDGE_ITEMS..n).map(Some)).collect()
+    } else {
+        (0..n).map(Some).collect()
+    }
+}
+
+/// How every element of one array is formatted, so that columns align.
+struct ElementFormat {
+    kind: FloatMode,
+    width: usize,
+}
+
+enum FloatMode {
+    Bool,
+    Int,
+    /// Fixed notation with up to `precision` digits after the point.
+    Fixed { precision: usize, pad_right: usize },
+    Scientific { precision: usize },
+}
+
+fn shortest_digits(x: f64, dtype: DType) -> String {
+    if dtype == DType::F32 {
+        format!("{}", x as f32)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Digits after the point in the shortest round-trip form, capped at 8.
+fn fraction_digits(x: f64, dtype: DType) -> usize {
+    let s = shortest_digits(x, dtype);
+    let s = if s.contains('e') { format!("{:.8}", x) } else { s };
+    match s.split_once('.') {
+        Some((_, frac)) => frac.trim_end_matches('0').len().min(8),
+        None => 0,
+    }
+}
+
+impl ElementFormat {
+    fn new(a: &Array, summarise: bool) -> ElementFormat {
+        let dtype = a.dtype();
+        let idx = element_sample(a, summarise);
+        let mut fmt = match dtype {
+            DType::Bool => ElementFormat { kind: FloatMode::Bool, width: 0 },
+            d if d.is_int() => ElementFormat { kind: FloatMode::Int, width: 0 },
+            _ => {
+                let finite: Vec<f64> = idx.iter().map(|&i| a.get_f64(i)).filter(|x| x.is_finite()).collect();
+                let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                let min = finite.iter().filter(|x| **x != 0.0).fold(f64::INFINITY, |m, x| m.min(x.abs()));
+                let sci = max >= 1e8 || (min < 1e-4 && min.is_finite()) || (min.is_finite() && max / min > 1e3 && min < 1.0 && max > 1e3);
+                if sci {
+                    let precision = finite.iter().map(|&x| sci_digits(x, dtype)).max().unwrap_or(0);
+                    ElementFormat { kind: FloatMode::Scientific { precision }, width: 0 }
+                } else {
+                    let precision = finite.iter().map(|&x| fraction_digits(x, dtype)).max().unwrap_or(0);
+                    ElementFormat { kind: FloatMode::Fixed { precision, pad_right: 0 }, width: 0 }
+                }
+            }
+        };
+        // Widths: the widest integer part (left) and fraction (right) over the shown elements.
+        let mut width = 0;
+        let mut right = 0;
+        for &i in &idx {
+            let s = fmt.format_raw(a.get_f64(i), a, i);
+            if let FloatMode::Fixed { .. } = fmt.kind {
+                let (l, r) = s.split_once('.').map_or((s.len(), 0), |(l, r)| (l.len(), r.len()));
+                width = width.max(l);
+                right = right.max(r);
+            } else {
+                width = width.max(s.len());
+            }
+        }
+        if let FloatMode::Fixed { precision, .. } = fmt.kind {
+            fmt.kind = FloatMode::Fixed { precision, pad_right: right };
+        }
+        fmt.width = width;
+        fmt
+    }
+
+    fn format_raw(&self, x: f64, a: &Array, i: usize) -> String {
+        match self.kind {
+            FloatMode::Bool => if x != 0.0 { "True" } else { "False" }.to_string(),
+            FloatMode::Int => a.buffer().get_i64(i).to_string(),
+            FloatMode::Fixed { precision, .. } => {
+                if !x.is_finite() {
+                    return nonfinite(x);
+                }
+                let s = format!("{:.*}", precision, x);
+                // NumPy drops trailing zeros but keeps the point: `1.`, `0.5`.
+                let t = s.trim_end_matches('0');
+                t.to_string()
+            }
+            FloatMode::Scientific { precision } => {
+                if !x.is_finite() {
+                    return nonfinite(x);
+                }
+                let s = format!("{:.*e}", precision, x);
+                let (m, e) = s.split_once('e').unwrap();
+                let e: i32 = e.parse().unwrap();
+                let m = if m.contains('.') { m.trim_end_matches('0').to_string() } else { format!("{m}.") };
+                format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+            }
+        }
+    }
+
+    fn format(&self, a: &Array, i: usize) -> String {
+        let s = self.format_raw(a.get_f64(i), a, i);
+        match self.kind {
+            FloatMode::Fixed { pad_right, .. } => {
+                let (l, r) = s.split_once('.').map_or((s.as_str(), None), |(l, r)| (l, Some(r)));
+                match r {
+                    Some(r) => format!("{:>w$}.{:<p$}", l, r, w = self.width, p = pad_right),
+                    None => format!("{:>w$}{}", l, " ".repeat(pad_right + 1), w = self.width),
+                }
+            }
+            _ => format!("{:>w$}", s, w = self.width),
+        }
+    }
+}
+
+fn nonfinite(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x > 0.0 {
+        "inf".into()
+    } else {
+        "-inf".into()
+    }
+}
+
+fn sci_digits(x: f64, dtype: DType) -> usize {
+    let s = if dtype == DType::F32 { format!("{:e}", x as f32) } else { format!("{x:e}") };
+    let m = s.split_once('e').map_or(s.as_str(), |(m, _)| m);
+    m.split_once('.').map_or(0, |(_, f)| f.len()).min(8)
+}
+
+/// The flat indices of the elements that will be shown.
+fn element_sample(a: &Array, summarise: bool) -> Vec<usize> {
+    if !summarise {
+        return (0..a.len()).collect();
+    }
+    let mut out = Vec::new();
+    collect_shown(a.shape(), 0, 0, &mut out);
+    out
+}
+
+fn collect_shown(shape: &[usize], axis: usize, offset: usize, out: &mut Vec<usize>) {
+    if axis == shape.len() {
+        out.push(offset);
+        return;
+    }
+    let stride: usize = shape[axis + 1..].iter().product();
+    for i in shown_indices(shape[axis], true).into_iter().flatten() {
+        collect_shown(shape, axis + 1, offset + i * stride, out);
+    }
+}
+
+/// Python's format mini-language for one value: `[[fill]align][sign][width][,][.precision][type]`.
+pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
+    let bad = || Error::value_error(format!("invalid format specifier '{spec}' for {}", v.type_name()));
+    let chars: Vec<char> = spec.chars().collect();
+    let mut i = 0;
+    let (mut fill, mut align) = (' ', None);
+    if chars.len() >= 2 && matches!(chars[1], '<' | '>' | '^') {
+        fill = chars[0];
+        align = Some(chars[1]);
+        i = 2;
+    } else if !chars.is_empty() && matches!(chars[0], '<' | '>' | '^') {
+        align = Some(chars[0]);
+        i = 1;
+    }
+    let mut sign = '-';
+    if i < chars.len() && matches!(chars[i], '+' | '-' | ' ') {
+        sign = chars[i];
+        i += 1;
+    }
+    let mut zero_pad = false;
+    if i < chars.len() && chars[i] == '0' {
+        zero_pad = true;
+        i += 1;
+    }
+    let mut width = 0usize;
+    while i < chars.len() && chars[i].is_ascii_digit() {
+        width = width * 10 + chars[i].to_digit(10).unwrap() as usize;
+        i += 1;
+    }
+    let mut grouping = false;
+    if i < chars.len() && (chars[i] == ',' || chars[i] == '_') {
+        grouping = true;
+        i += 1;
+    }
+    let mut precision = None;
+    if i < chars.len() && chars[i] == '.' {
+        i += 1;
+        let mut p = 0usize;
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            p = p * 10 + chars[i].to_digit(10).unwrap() as usize;
+            i += 1;
+        }
+        if i == start {
+            return Err(bad());
+        }
+        precision = Some(p);
+    }
+    let ty = chars.get(i).copied();
+    if i + usize::from(ty.is_some()) != chars.len() {
+        return Err(bad());
+    }
+    let num = match v {
+        Value::Array(a) if a.len() == 1 => crate::numpy::item(a)?,
+        other => other.clone(),
+    };
+    let body = match (ty, &num) {
+        (Some('s') | None, Value::Str(s)) => s.to_string(),
+        (None, Value::Int(_) | Value::Bool(_)) | (Some('d'), Value::Int(_) | Value::Bool(_)) => {
+            let n = num.as_int().unwrap();
+            let s = n.unsigned_abs().to_string();
+            let s = if grouping { group_thousands(&s) } else { s };
+            signed(n < 0, sign, s)
+        }
+        (Some('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%'), _) | (None, Value::Float(_)) if num.as_f64().is_some() => {
+            let x = num.as_f64().unwrap();
+            let t = t_or_default(ty, precision);
+            let s = match t {
+                'f' | 'F' => format!("{:.*}", precision.unwrap_or(6), x.abs()),
+                'e' | 'E' => sci(x.abs(), precision.unwrap_or(6), t == 'E'),
+                '%' => format!("{:.*}%", precision.unwrap_or(6), x.abs() * 100.0),
+                'r' => py_float(x.abs()),
+                _ => general(x.abs(), precision.unwrap_or(6)),
+            };
+            let s = if grouping { group_float(&s) } else { s };
+            signed(x.is_sign_negative() && x != 0.0, sign, s)
+        }
+        (None, _) => str(v),
+        _ => return Err(bad()),
+    };
+    let align = align.unwrap_or(if matches!(num, Value::Str(_)) { '<' } else { '>' });
+    let len = body.chars().count();
+    if len >= width {
+        return Ok(body);
+    }
+    let pad = width - len;
+    if zero_pad && align == '>' && num.as_f64().is_some() {
+        let (sign_part, digits) = if body.starts_with(['-', '+', ' ']) { body.split_at(1) } else { ("", body.as_str()) };
+        return Ok(format!("{sign_part}{}{digits}", "0".repeat(pad)));
+    }
+    let f = fill.to_string();
+    Ok(match align {
+        '<' => format!("{body}{}", f.repeat(pad)),
+        '^' => format!("{}{body}{}", f.repeat(pad / 2), f.repeat(pad - pad / 2)),
+        _ => format!("{}{body}", f.repeat(pad)),
+    })
+}
+
+fn t_or_default(ty: Option<char>, precision: Option<usize>) -> char {
+    match ty {
+        Some(t) => t,
+        None if precision.is_some() => 'g',
+        None => 'r',
+    }
+}
+
+fn signed(negative: bool, sign: char, s: String) -> String {
+    if negative {
+        format!("-{s}")
+    } else if sign == '+' {
+        format!("+{s}")
+    } else if sign == ' ' {
+        format!(" {s}")
+    } else {
+        s
+    }
+}
+
+fn sci(x: f64, precision: usize, upper: bool) -> String {
+    let s = format!("{:.*e}", precision, x);
+    let (m, e) = s.split_once('e').unwrap();
+    let e: i32 = e.parse().unwrap();
+    let out = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    if upper {
+        out.to_uppercase()
+    } else {
+        out
+    }
+}
+
+/// Python's `g` format: significant digits, exponent form for very large or small values.
+fn general(x: f64, precision: usize) -> String {
+    let p = precision.max(1);
+    if x == 0.0 {
+        return "0".into();
+    }
+    let exp = x.abs().log10().floor() as i32;
+    if exp < -4 || exp >= p as i32 {
+        let s = sci(x, p - 1, false);
+        let (m, e) = s.split_once('e').unwrap();
+        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+        format!("{m}e{e}")
+    } else {
+        let s = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, x);
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    }
+}
+
+fn group_thousands(digits: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn group_float(s: &str) -> String {
+    match s.split_once('.') {
+        Some((int, frac)) => format!("{}.{frac}", group_thousands(int)),
+        None => group_thousands(s),
+    }
+}

@@ -1,0 +1,162 @@
+//! Runtime errors: a kind, a message, where it happened and the call stack above it.
+
+use arr_lang::{SourceFile, Span};
+use std::fmt;
+use std::rc::Rc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    SyntaxError,
+    NameError,
+    TypeError,
+    ValueError,
+    /// Shapes that do not fit together (broadcasting, matmul, reshape).
+    ShapeError,
+    IndexError,
+    KeyError,
+    ZeroDivisionError,
+    OverflowError,
+    AssertionError,
+    IOError,
+    /// Ctrl-C: the computation stopped at a safe point; nothing was lost.
+    KeyboardInterrupt,
+    RecursionError,
+    /// `raise` of a user value, and anything else.
+    RuntimeError,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::SyntaxError => "SyntaxError",
+            ErrorKind::NameError => "NameError",
+            ErrorKind::TypeError => "TypeError",
+            ErrorKind::ValueError => "ValueError",
+            ErrorKind::ShapeError => "ShapeError",
+            ErrorKind::IndexError => "IndexError",
+            ErrorKind::KeyError => "KeyError",
+            ErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            ErrorKind::OverflowError => "OverflowError",
+            ErrorKind::AssertionError => "AssertionError",
+            ErrorKind::IOError => "IOError",
+            ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
+            ErrorKind::RecursionError => "RecursionError",
+            ErrorKind::RuntimeError => "RuntimeError",
+        }
+    }
+}
+
+/// A place in the source: the file, the span, and the function it is in.
+#[derive(Clone, Debug)]
+pub struct Loc {
+    pub file: Rc<SourceFile>,
+    pub span: Span,
+    pub func: Rc<str>,
+}
+
+impl Loc {
+    pub fn line_col(&self) -> arr_lang::LineCol {
+        self.file.line_col(self.span.start)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// The innermost place the error was raised (None until the evaluator
+    /// attaches the span of the expression that failed).
+    pub loc: Option<Loc>,
+    /// Call sites, innermost first, added as the error leaves each function.
+    pub trace: Vec<Loc>,
+    /// A syntax error's rendered diagnostics (they carry their own excerpts).
+    pub rendered: Option<String>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error { kind, message: message.into(), loc: None, trace: Vec::new(), rendered: None }
+    }
+
+    pub fn type_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::TypeError, message)
+    }
+
+    pub fn value_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::ValueError, message)
+    }
+
+    pub fn shape_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::ShapeError, message)
+    }
+
+    pub fn index_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::IndexError, message)
+    }
+
+    pub fn interrupted() -> Error {
+        Error::new(ErrorKind::KeyboardInterrupt, "interrupted")
+    }
+
+    /// Attach the innermost location if none is set yet.
+    pub fn at(mut self, loc: impl FnOnce() -> Loc) -> Error {
+        if self.loc.is_none() && self.rendered.is_none() {
+            self.loc = Some(loc());
+        }
+        self
+    }
+
+    /// The message with its innermost line, as `message at line 3:9`.
+    pub fn short(&self) -> String {
+        match &self.loc {
+            Some(loc) => format!("{}: {} at line {}", self.kind.name(), self.message, loc.line_col()),
+            None => format!("{}: {}", self.kind.name(), self.message),
+        }
+    }
+
+    /// The full report: traceback (outermost first), the message, and an excerpt.
+    pub fn render(&self) -> String {
+        if let Some(r) = &self.rendered {
+            return r.clone();
+        }
+        let mut out = String::new();
+        let frames: Vec<&Loc> = self.trace.iter().rev().chain(self.loc.iter()).collect();
+        if frames.len() > 1 {
+            out.push_str("Traceback (most recent call last):\n");
+            for f in &frames {
+                let lc = f.line_col();
+                out.push_str(&format!("  {}:{} in {}\n", f.file.name, lc, f.func));
+                let text = f.file.line_text(lc.line).trim();
+                if !text.is_empty() {
+                    out.push_str(&format!("    {text}\n"));
+                }
+            }
+        }
+        match &self.loc {
+            Some(loc) => {
+                out.push_str(&format!("{}: {} at {}\n", self.kind.name(), self.message, loc.file.location(loc.span)));
+                out.push_str(&loc.file.excerpt(loc.span));
+            }
+            None => out.push_str(&format!("{}: {}", self.kind.name(), self.message)),
+        }
+        out
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for early returns: `bail!(TypeError, "bad {x}")`.
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($fmt:tt)*) => {
+        return Err($crate::Error::new($crate::ErrorKind::$kind, format!($($fmt)*)))
+    };
+}

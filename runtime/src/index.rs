@@ -1,0 +1,300 @@
+//! NumPy indexing (`x[1:, None, idx]`) and functional update (`x[i] = v`), over primitives.
+//!
+//! Basic indices (ints, slices, `None`, `...`) become `slice`/`rev`/`reshape`;
+//! advanced ones (integer or boolean arrays, lists) become one `gather` on a
+//! flattened group of axes, laid out as NumPy does. An update computes which
+//! flat positions the same index selects (by indexing an `iota`) and scatters.
+
+use crate::error::{Error, Result};
+use crate::numpy::{broadcast_to, reshape, to_array, to_array_as, transpose, ty};
+use crate::prim::{bind1, Prim};
+use crate::value::Value;
+use arr_kernels::{broadcast_shapes, Array, Buffer, DType, ScatterMode};
+
+#[derive(Clone, Debug)]
+enum Item {
+    Int(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    NewAxis,
+    Ellipsis,
+    Adv(Array),
+}
+
+fn parse_item(v: &Value) -> Result<Vec<Item>> {
+    Ok(match v {
+        Value::Int(i) => vec![Item::Int(*i)],
+        Value::Bool(_) => return Err(Error::index_error("a bool scalar is not a valid index")),
+        Value::None => vec![Item::NewAxis],
+        Value::Ellipsis => vec![Item::Ellipsis],
+        Value::Slice(s) => vec![Item::Slice(s.start, s.stop, s.step)],
+        Value::Array(a) if a.ndim() == 0 && a.dtype().is_int() => vec![Item::Int(a.buffer().get_i64(0))],
+        Value::Array(_) | Value::List(_) => {
+            let a = to_array(v)?;
+            if a.dtype() == DType::Bool {
+                nonzero(&a)?.into_iter().map(Item::Adv).collect()
+            } else if a.dtype().is_int() {
+                vec![Item::Adv(a)]
+            } else if a.is_empty() {
+                vec![Item::Adv(crate::numpy::convert(a, DType::I32)?)]
+            } else {
+                return Err(Error::index_error(format!("arrays used as indices must be of integer or bool type, got {}", ty(&a))));
+            }
+        }
+        other => {
+            return Err(Error::index_error(format!(
+                "only integers, slices, None, ..., and integer or bool arrays are valid indices, got {}",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+/// The integer coordinates of the true elements of a bool array, one i32 array per axis.
+fn nonzero(mask: &Array) -> Result<Vec<Array>> {
+    let Buffer::Bool(bits) = mask.buffer() else { unreachable!("checked bool") };
+    let strides = mask.strides();
+    let mut coords: Vec<Vec<i32>> = vec![Vec::new(); mask.ndim()];
+    for (flat, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
+        let mut rest = flat;
+        for (axis, &s) in strides.iter().enumerate() {
+            coords[axis].push((rest / s) as i32);
+            rest %= s;
+        }
+    }
+    Ok(coords.into_iter().map(|c| Array::new(&[c.len()], Buffer::I32(c))).collect())
+}
+
+/// Python's `slice.indices`: (start, count, step) for a dimension of `len`.
+fn slice_range(start: Option<i64>, stop: Option<i64>, step: Option<i64>, len: usize) -> Result<(i64, usize, i64)> {
+    let n = len as i64;
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return Err(Error::value_error("slice step cannot be zero"));
+    }
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let norm = |v: i64| if v < 0 { v + n } else { v };
+    let (start, stop) = if step > 0 {
+        (start.map_or(0, |s| clamp(norm(s), 0, n)), stop.map_or(n, |s| clamp(norm(s), 0, n)))
+    } else {
+        (start.map_or(n - 1, |s| clamp(norm(s), -1, n - 1)), stop.map_or(-1, |s| clamp(norm(s), -1, n - 1)))
+    };
+    let count = if step > 0 { (stop - start).max(0).div_euclid(1) as usize } else { (start - stop).max(0) as usize };
+    let count = count.div_ceil(step.unsigned_abs() as usize);
+    Ok((start, count, step))
+}
+
+fn normalize_int(i: i64, len: usize, axis: usize) -> Result<usize> {
+    let n = len as i64;
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 || j >= n {
+        return Err(Error::index_error(format!("index {i} is out of bounds for axis {axis} with size {len}")));
+    }
+    Ok(j as usize)
+}
+
+/// Expand `...`, insert new axes, and pad with full slices so that the
+/// result has one item per axis of the (reshaped) array.
+fn normalize(a: &Array, idx: &Value) -> Result<(Array, Vec<Item>)> {
+    let raw: Vec<Value> = match idx {
+        Value::Tuple(t) => t.to_vec(),
+        other => vec![other.clone()],
+    };
+    let mut items = Vec::new();
+    for v in &raw {
+        items.extend(parse_item(v)?);
+    }
+    let consumed = items.iter().filter(|i| !matches!(i, Item::NewAxis | Item::Ellipsis)).count();
+    if items.iter().filter(|i| matches!(i, Item::Ellipsis)).count() > 1 {
+        return Err(Error::index_error("an index can only have a single ellipsis ('...')"));
+    }
+    if consumed > a.ndim() {
+        return Err(Error::index_error(format!(
+            "too many indices for array: {} is {}-dimensional, but {consumed} were indexed",
+            ty(a),
+            a.ndim()
+        )));
+    }
+    let fill = a.ndim() - consumed;
+    let mut expanded = Vec::new();
+    let mut saw_ellipsis = false;
+    for it in items {
+        if let Item::Ellipsis = it {
+            saw_ellipsis = true;
+            expanded.extend(std::iter::repeat_n(Item::Slice(None, None, None), fill));
+        } else {
+            expanded.push(it);
+        }
+    }
+    if !saw_ellipsis {
+        expanded.extend(std::iter::repeat_n(Item::Slice(None, None, None), fill));
+    }
+    // New axes: reshape with size-1 axes and index them with full slices.
+    let mut shape = Vec::new();
+    let mut dims = a.shape().iter();
+    let mut out = Vec::new();
+    for it in expanded {
+        match it {
+            Item::NewAxis => {
+                shape.push(1);
+                out.push(Item::Slice(None, None, None));
+            }
+            other => {
+                shape.push(*dims.next().expect("counted above"));
+                out.push(other);
+            }
+        }
+    }
+    Ok((reshape(a.clone(), &shape)?, out))
+}
+
+/// Apply the slices (and, when `drop_ints`, the integer indices) of `items`;
+/// items that are advanced indices keep their whole axis.
+fn apply_basic(a: Array, items: &[Item]) -> Result<Array> {
+    let n = a.ndim();
+    let (mut start, mut limit, mut stride) = (vec![0; n], a.shape().to_vec(), vec![1; n]);
+    let mut reversed = Vec::new();
+    let mut out_shape = Vec::new();
+    for (axis, it) in items.iter().enumerate() {
+        let len = a.shape()[axis];
+        match it {
+            Item::Int(i) => {
+                let j = normalize_int(*i, len, axis)?;
+                start[axis] = j;
+                limit[axis] = j + 1;
+            }
+            Item::Slice(s, e, st) => {
+                let (first, count, step) = slice_range(*s, *e, *st, len)?;
+                if count == 0 {
+                    start[axis] = 0;
+                    limit[axis] = 0;
+                } else if step > 0 {
+                    start[axis] = first as usize;
+                    limit[axis] = first as usize + (count - 1) * step as usize + 1;
+                    stride[axis] = step as usize;
+                } else {
+                    let low = first + (count as i64 - 1) * step;
+                    start[axis] = low as usize;
+                    limit[axis] = first as usize + 1;
+                    stride[axis] = step.unsigned_abs() as usize;
+                    reversed.push(axis);
+                }
+                out_shape.push(count);
+            }
+            _ => out_shape.push(len),
+        }
+    }
+    let whole = start.iter().all(|&s| s == 0) && limit.as_slice() == a.shape() && stride.iter().all(|&s| s == 1);
+    let mut r = if whole { a } else { bind1(&Prim::Slice { start, limit, stride }, vec![a])? };
+    if !reversed.is_empty() {
+        r = bind1(&Prim::Rev(reversed), vec![r])?;
+    }
+    reshape(r, &out_shape)
+}
+
+/// `a[idx]` with NumPy semantics.
+pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
+    let (x, items) = normalize(a, idx)?;
+    if !items.iter().any(|i| matches!(i, Item::Adv(_))) {
+        return apply_basic(x, &items);
+    }
+    // Integer scalars next to arrays are advanced indices too (NumPy's rule).
+    let items: Vec<Item> =
+        items.into_iter().map(|it| if let Item::Int(i) = it { Item::Adv(Array::new(&[], Buffer::I64(vec![i]))) } else { it }).collect();
+    let adv_axes: Vec<usize> = items.iter().enumerate().filter(|(_, it)| matches!(it, Item::Adv(_))).map(|(i, _)| i).collect();
+    let sliced = apply_basic(x, &items)?;
+    let shape = sliced.shape().to_vec();
+    // Broadcast the index arrays together and flatten them into one index.
+    let mut bshape: Vec<usize> = Vec::new();
+    for it in &items {
+        if let Item::Adv(ix) = it {
+            bshape = broadcast_shapes(&bshape, ix.shape())
+                .ok_or_else(|| {
+                    Error::index_error(format!("shape mismatch: indexing arrays could not be broadcast together ({:?} and {:?})", bshape, ix.shape()))
+                })?
+                .to_vec();
+        }
+    }
+    let group: usize = adv_axes.iter().map(|&ax| shape[ax]).product();
+    let idx_dtype = if group > i32::MAX as usize { DType::I64 } else { DType::I32 };
+    let mut flat: Option<Array> = None;
+    let mut stride = 1usize;
+    for &ax in adv_axes.iter().rev() {
+        let Item::Adv(ix) = &items[ax] else { unreachable!() };
+        let checked = check_indices(ix, shape[ax], ax, idx_dtype)?;
+        let scaled = if stride == 1 { checked } else { mul_scalar(checked, stride as i64)? };
+        flat = Some(match flat {
+            None => scaled,
+            Some(f) => bind1(&Prim::Binary(arr_kernels::BinaryOp::Add), vec![f, scaled])?,
+        });
+        stride *= shape[ax];
+    }
+    let flat = broadcast_to(flat.expect("at least one advanced index"), &bshape)?;
+    // Bring the advanced axes to the front, merge them, gather.
+    let rest: Vec<usize> = (0..shape.len()).filter(|i| !adv_axes.contains(i)).collect();
+    let perm: Vec<usize> = adv_axes.iter().chain(&rest).copied().collect();
+    let moved = transpose(sliced, &perm)?;
+    let mut merged_shape = vec![group];
+    merged_shape.extend(rest.iter().map(|&i| shape[i]));
+    let merged = reshape(moved, &merged_shape)?;
+    let gathered = bind1(&Prim::Gather { axis: 0 }, vec![merged, flat])?;
+    // NumPy: consecutive advanced axes keep their place; otherwise they lead.
+    let consecutive = adv_axes.windows(2).all(|w| w[1] == w[0] + 1);
+    if consecutive && adv_axes[0] > 0 {
+        let nb = bshape.len();
+        let p = adv_axes[0];
+        let r = gathered.ndim();
+        let perm: Vec<usize> = (nb..nb + p).chain(0..nb).chain(nb + p..r).collect();
+        return transpose(gathered, &perm);
+    }
+    Ok(gathered)
+}
+
+fn mul_scalar(a: Array, k: i64) -> Result<Array> {
+    let dtype = a.dtype();
+    bind1(&Prim::Binary(arr_kernels::BinaryOp::Mul), vec![a, to_array_as(&Value::Int(k), dtype)?])
+}
+
+/// Bounds-check an index array and make negative entries count from the end.
+fn check_indices(ix: &Array, len: usize, axis: usize, dtype: DType) -> Result<Array> {
+    let n = len as i64;
+    let mut any_negative = false;
+    for i in 0..ix.len() {
+        let v = ix.buffer().get_i64(i);
+        if v < -n || v >= n {
+            return Err(Error::index_error(format!("index {v} is out of bounds for axis {axis} with size {len}")));
+        }
+        any_negative |= v < 0;
+    }
+    let ix = crate::numpy::convert(ix.clone(), dtype)?;
+    if !any_negative {
+        return Ok(ix);
+    }
+    let zero = to_array_as(&Value::Int(0), dtype)?;
+    let neg = bind1(&Prim::Binary(arr_kernels::BinaryOp::Lt), vec![ix.clone(), zero])?;
+    let wrapped = bind1(&Prim::Binary(arr_kernels::BinaryOp::Add), vec![ix.clone(), to_array_as(&Value::Int(n), dtype)?])?;
+    bind1(&Prim::Select, vec![neg, wrapped, ix])
+}
+
+/// `a[idx] = v` as a new array (arrays are immutable; the name is rebound).
+pub fn set_index(a: &Array, idx: &Value, v: &Value) -> Result<Array> {
+    let size = a.len();
+    let pos_dtype = if size > i32::MAX as usize { DType::I64 } else { DType::I32 };
+    let positions = reshape(bind1(&Prim::Iota { dtype: pos_dtype, shape: vec![size], dim: 0 }, vec![])?, a.shape())?;
+    let selected = get_index(&positions, idx)?;
+    let value = to_array_as(v, a.dtype())?;
+    if broadcast_shapes(value.shape(), selected.shape()).as_deref() != Some(selected.shape()) {
+        return Err(Error::shape_error(format!(
+            "cannot assign {} to a selection of shape {:?} of {}",
+            ty(&value),
+            selected.shape(),
+            ty(a)
+        )));
+    }
+    let value = broadcast_to(value, selected.shape())?;
+    let n = selected.len();
+    let flat = bind1(
+        &Prim::Scatter { axis: 0, mode: ScatterMode::Set },
+        vec![reshape(a.clone(), &[size])?, reshape(selected, &[n])?, reshape(value, &[n])?],
+    )?;
+    reshape(flat, a.shape())
+}

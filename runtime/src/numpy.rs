@@ -1,0 +1,389 @@
+//! NumPy semantics over the primitives: conversion to arrays, dtype promotion
+//! with weak Python scalars (as JAX), operators, axes, matmul.
+//!
+//! Everything here ends in `bind`; nothing touches buffers directly.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::prim::{bind1, type_str, Prim};
+use crate::value::Value;
+use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, ReduceOp, UnaryOp};
+
+/// The default float and int dtypes, as JAX without x64.
+pub const DEFAULT_FLOAT: DType = DType::F32;
+pub const DEFAULT_INT: DType = DType::I32;
+
+pub fn ty(a: &Array) -> String {
+    type_str(a.shape(), a.dtype())
+}
+
+/// JAX's promotion lattice for two strong dtypes: bool < ints < floats,
+/// and any int with a float gives that float.
+pub fn promote_types(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    match (a, b) {
+        (Bool, x) | (x, Bool) => x,
+        (F64, _) | (_, F64) => F64,
+        (F32, _) | (_, F32) => F32,
+        (I64, _) | (_, I64) => I64,
+        (U32, I32) | (I32, U32) => I64,
+        _ => a,
+    }
+}
+
+/// How a value takes part in promotion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Strong(DType),
+    WeakInt,
+    WeakFloat,
+}
+
+fn kind_of(v: &Value) -> Result<Kind> {
+    Ok(match v {
+        Value::Array(a) => Kind::Strong(a.dtype()),
+        Value::Bool(_) => Kind::Strong(DType::Bool),
+        Value::Int(_) => Kind::WeakInt,
+        Value::Float(_) => Kind::WeakFloat,
+        Value::List(_) | Value::Tuple(_) => Kind::Strong(to_array(v)?.dtype()),
+        other => return Err(Error::type_error(format!("expected an array or a number, got {}", other.type_name()))),
+    })
+}
+
+/// The common dtype of operands, with Python scalars weakly typed.
+pub fn result_dtype(values: &[&Value]) -> Result<DType> {
+    let kinds: Vec<Kind> = values.iter().map(|v| kind_of(v)).collect::<Result<_>>()?;
+    let strong = kinds.iter().filter_map(|k| if let Kind::Strong(d) = k { Some(*d) } else { None }).reduce(promote_types);
+    let any_float = kinds.contains(&Kind::WeakFloat);
+    let any_int = kinds.contains(&Kind::WeakInt);
+    Ok(match strong {
+        Some(d) if any_float && !d.is_float() => DEFAULT_FLOAT,
+        Some(DType::Bool) if any_int => DEFAULT_INT,
+        Some(d) => d,
+        None if any_float => DEFAULT_FLOAT,
+        None => DEFAULT_INT,
+    })
+}
+
+/// A 0-d array holding `x` converted to `dtype`.
+pub fn scalar_array(x: f64, dtype: DType) -> Array {
+    let buf = match dtype {
+        DType::Bool => Buffer::Bool(vec![x != 0.0]),
+        DType::I32 => Buffer::I32(vec![x as i32]),
+        DType::I64 => Buffer::I64(vec![x as i64]),
+        DType::U32 => Buffer::U32(vec![x as u32]),
+        DType::F32 => Buffer::F32(vec![x as f32]),
+        DType::F64 => Buffer::F64(vec![x]),
+    };
+    Array::new(&[], buf)
+}
+
+fn int_scalar_array(x: i64, dtype: DType) -> Array {
+    match dtype {
+        DType::I32 => Array::new(&[], Buffer::I32(vec![x as i32])),
+        DType::I64 => Array::new(&[], Buffer::I64(vec![x])),
+        DType::U32 => Array::new(&[], Buffer::U32(vec![x as u32])),
+        _ => scalar_array(x as f64, dtype),
+    }
+}
+
+/// Convert any array-like value (array, number, bool, nested lists/tuples) to an array.
+pub fn to_array(v: &Value) -> Result<Array> {
+    match v {
+        Value::Array(a) => Ok(a.clone()),
+        Value::Bool(b) => Ok(Array::new(&[], Buffer::Bool(vec![*b]))),
+        Value::Int(i) => {
+            if *i > i32::MAX as i64 || *i < i32::MIN as i64 {
+                Ok(Array::new(&[], Buffer::I64(vec![*i])))
+            } else {
+                Ok(Array::new(&[], Buffer::I32(vec![*i as i32])))
+            }
+        }
+        Value::Float(f) => Ok(Array::new(&[], Buffer::F32(vec![*f as f32]))),
+        Value::List(_) | Value::Tuple(_) => nested_to_array(v),
+        other => Err(Error::type_error(format!("cannot convert {} to an array", other.type_name()))),
+    }
+}
+
+/// Convert to an array of exactly `dtype` (Python scalars convert directly, without a detour through f32).
+pub fn to_array_as(v: &Value, dtype: DType) -> Result<Array> {
+    match v {
+        Value::Int(i) => Ok(int_scalar_array(*i, dtype)),
+        Value::Float(f) => Ok(scalar_array(*f, dtype)),
+        Value::Bool(b) => Ok(scalar_array(*b as u8 as f64, dtype)),
+        _ => convert(to_array(v)?, dtype),
+    }
+}
+
+fn nested_to_array(v: &Value) -> Result<Array> {
+    let mut shape = Vec::new();
+    let mut leaves = Vec::new();
+    flatten_nested(v, 0, &mut shape, &mut leaves)?;
+    let refs: Vec<&Value> = leaves.iter().collect();
+    let dtype = if leaves.is_empty() { DEFAULT_FLOAT } else { result_dtype(&refs)? };
+    let dtype = if !leaves.is_empty() && leaves.iter().all(|l| matches!(l, Value::Bool(_))) { DType::Bool } else { dtype };
+    let mut parts = Vec::with_capacity(leaves.len());
+    for l in &leaves {
+        parts.push(to_array_as(l, dtype)?);
+    }
+    let flat = if parts.is_empty() {
+        Array::zeros(dtype, &[0])
+    } else {
+        let rows: Vec<Array> = parts.iter().map(|p| p.reshape(&[1])).collect();
+        bind1(&Prim::Concatenate { axis: 0 }, rows)?
+    };
+    Ok(flat.reshape(&shape))
+}
+
+fn flatten_nested(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Result<()> {
+    let items: Vec<Value> = match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Array(a) => {
+            // An array inside a list contributes its own dimensions.
+            let dims = a.shape();
+            check_dims(depth, dims, shape)?;
+            for i in 0..a.len() {
+                out.push(match a.dtype() {
+                    DType::Bool => Value::Bool(a.get_f64(i) != 0.0),
+                    d if d.is_int() => Value::Array(int_scalar_array(a.buffer().get_i64(i), d)),
+                    d => Value::Array(scalar_array(a.get_f64(i), d)),
+                });
+            }
+            return Ok(());
+        }
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+            check_dims(depth, &[], shape)?;
+            out.push(v.clone());
+            return Ok(());
+        }
+        other => return Err(Error::type_error(format!("cannot convert a list containing {} to an array", other.type_name()))),
+    };
+    if depth == shape.len() {
+        shape.push(items.len());
+    } else if shape[depth] != items.len() {
+        return Err(Error::value_error("setting an array element with a sequence: the nested lists have different lengths"));
+    }
+    for item in &items {
+        flatten_nested(item, depth + 1, shape, out)?;
+    }
+    if items.is_empty() && shape.len() == depth + 1 {
+        return Ok(());
+    }
+    Ok(())
+}
+
+fn check_dims(depth: usize, dims: &[usize], shape: &mut Vec<usize>) -> Result<()> {
+    if shape.len() == depth {
+        shape.extend_from_slice(dims);
+        return Ok(());
+    }
+    if shape.len() != depth + dims.len() || shape[depth..] != *dims {
+        return Err(Error::value_error("setting an array element with a sequence: the nested lists have different shapes"));
+    }
+    Ok(())
+}
+
+pub fn convert(a: Array, dtype: DType) -> Result<Array> {
+    if a.dtype() == dtype {
+        return Ok(a);
+    }
+    bind1(&Prim::Convert(dtype), vec![a])
+}
+
+/// Arrays of the common dtype of `values` (weak scalars adopt it).
+pub fn promote(values: &[&Value]) -> Result<Vec<Array>> {
+    let dtype = result_dtype(values)?;
+    values.iter().map(|v| to_array_as(v, dtype)).collect()
+}
+
+/// `a op b` on arrays (or an array and a scalar), NumPy/JAX style.
+pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
+    let mut dtype = result_dtype(&[a, b])?;
+    if op == BinaryOp::Div && !dtype.is_float() {
+        dtype = DEFAULT_FLOAT;
+    }
+    if matches!(op, BinaryOp::Atan2) && !dtype.is_float() {
+        dtype = DEFAULT_FLOAT;
+    }
+    let x = to_array_as(a, dtype)?;
+    let y = to_array_as(b, dtype)?;
+    Ok(Value::Array(bind1(&Prim::Binary(op), vec![x, y])?))
+}
+
+/// Elementwise math on an array-like; ints and bools become the default float first.
+pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
+    let a = to_array(v)?;
+    let a = if a.dtype().is_float() { a } else { convert(a, DEFAULT_FLOAT)? };
+    Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
+}
+
+pub fn unary(op: UnaryOp, v: &Value) -> Result<Value> {
+    let a = to_array(v)?;
+    if op == UnaryOp::Neg && a.dtype() == DType::Bool {
+        return Err(Error::type_error("the - operator is not supported for bool arrays: use ~ (invert) instead"));
+    }
+    Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
+}
+
+/// Normalise one axis (negative counts from the end).
+pub fn normalize_axis(axis: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    let a = if axis < 0 { axis + n } else { axis };
+    if a < 0 || a >= n {
+        return Err(Error::new(ErrorKind::ValueError, format!("axis {axis} is out of bounds for an array of rank {ndim}")));
+    }
+    Ok(a as usize)
+}
+
+/// The `axis=` argument of a reduction: None (all), an int, or a tuple of ints.
+pub fn parse_axes(axis: &Value, ndim: usize) -> Result<Vec<usize>> {
+    let mut axes = match axis {
+        Value::None => (0..ndim).collect(),
+        Value::Tuple(_) | Value::List(_) => {
+            let items = sequence_items(axis)?;
+            items
+                .iter()
+                .map(|v| normalize_axis(v.as_int().ok_or_else(|| Error::type_error("axis must be an int or a tuple of ints"))?, ndim))
+                .collect::<Result<Vec<_>>>()?
+        }
+        v => vec![normalize_axis(v.as_int().ok_or_else(|| Error::type_error("axis must be an int, a tuple of ints or None"))?, ndim)?],
+    };
+    axes.sort_unstable();
+    if axes.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::value_error("repeated axis in reduction"));
+    }
+    Ok(axes)
+}
+
+/// The items of a list or tuple.
+pub fn sequence_items(v: &Value) -> Result<Vec<Value>> {
+    match v {
+        Value::List(l) => Ok(l.borrow().clone()),
+        Value::Tuple(t) => Ok(t.to_vec()),
+        other => Err(Error::type_error(format!("expected a list or tuple, got {}", other.type_name()))),
+    }
+}
+
+/// A shape argument: an int or a sequence of ints (each non-negative).
+pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
+    let items = match v {
+        Value::List(_) | Value::Tuple(_) => sequence_items(v)?,
+        other => vec![other.clone()],
+    };
+    items
+        .iter()
+        .map(|d| match d.as_int() {
+            Some(n) if n >= 0 => Ok(n as usize),
+            Some(n) => Err(Error::value_error(format!("negative dimension {n} in shape"))),
+            None => Err(Error::type_error(format!("shape entries must be ints, got {}", d.type_name()))),
+        })
+        .collect()
+}
+
+/// Reduce with NumPy's `axis`/`keepdims`.
+pub fn reduce(op: ReduceOp, a: Array, axis: &Value, keepdims: bool) -> Result<Array> {
+    let axes = parse_axes(axis, a.ndim())?;
+    let out_keep: Vec<usize> = a.shape().iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
+    let r = bind1(&Prim::Reduce { op, axes }, vec![a])?;
+    Ok(if keepdims { reshape(r, &out_keep)? } else { r })
+}
+
+pub fn reshape(a: Array, shape: &[usize]) -> Result<Array> {
+    if a.shape() == shape {
+        return Ok(a);
+    }
+    bind1(&Prim::Reshape(shape.to_vec()), vec![a])
+}
+
+/// Resolve a `-1` in a requested shape.
+pub fn infer_shape(size: usize, dims: &[i64], from: &Array) -> Result<Vec<usize>> {
+    let unknown = dims.iter().filter(|&&d| d == -1).count();
+    if unknown > 1 || dims.iter().any(|&d| d < -1) {
+        return Err(Error::value_error(format!("invalid shape {dims:?}: only one -1 is allowed")));
+    }
+    let known: usize = dims.iter().filter(|&&d| d != -1).map(|&d| d as usize).product();
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|&d| if d == -1 { if known == 0 { 0 } else { size / known } } else { d as usize })
+        .collect();
+    if shape.iter().product::<usize>() != size {
+        return Err(Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(from), dims)));
+    }
+    Ok(shape)
+}
+
+pub fn broadcast_to(a: Array, shape: &[usize]) -> Result<Array> {
+    if a.shape() == shape {
+        return Ok(a);
+    }
+    if a.ndim() > shape.len() {
+        return Err(Error::shape_error(format!("cannot broadcast {} to shape {:?}", ty(&a), shape)));
+    }
+    let dims: Vec<usize> = (shape.len() - a.ndim()..shape.len()).collect();
+    bind1(&Prim::BroadcastInDim { shape: shape.to_vec(), dims }, vec![a])
+}
+
+pub fn transpose(a: Array, perm: &[usize]) -> Result<Array> {
+    if perm.iter().enumerate().all(|(i, &p)| i == p) && perm.len() == a.ndim() {
+        return Ok(a);
+    }
+    bind1(&Prim::Transpose(perm.to_vec()), vec![a])
+}
+
+/// `a @ b` with NumPy's rules: 1-D operands are promoted and the added axis
+/// removed again; leading (batch) axes broadcast.
+pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
+    let mut ops = promote(&[a, b])?;
+    let b = ops.pop().unwrap();
+    let a = ops.pop().unwrap();
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(Error::shape_error(format!("matmul: operands must have at least one axis, got {} and {}", ty(&a), ty(&b))));
+    }
+    let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
+    let a2 = if a_vec { reshape(a.clone(), &[1, a.shape()[0]])? } else { a.clone() };
+    let b2 = if b_vec { reshape(b.clone(), &[b.shape()[0], 1])? } else { b.clone() };
+    let (ar, br) = (a2.ndim(), b2.ndim());
+    let (m, k) = (a2.shape()[ar - 2], a2.shape()[ar - 1]);
+    let (k2, n) = (b2.shape()[br - 2], b2.shape()[br - 1]);
+    if k != k2 {
+        return Err(Error::shape_error(format!(
+            "matmul: contraction dimensions differ ({k} vs {k2}) in {} @ {}",
+            ty(&a),
+            ty(&b)
+        )));
+    }
+    let batch = broadcast_shapes(&a2.shape()[..ar - 2], &b2.shape()[..br - 2])
+        .ok_or_else(|| Error::shape_error(format!("matmul: cannot broadcast batch axes of {} and {}", ty(&a), ty(&b))))?;
+    let nb = batch.len();
+    let mut ashape = batch.to_vec();
+    ashape.extend([m, k]);
+    let mut bshape = batch.to_vec();
+    bshape.extend([k, n]);
+    let a3 = broadcast_to(a2, &ashape)?;
+    let b3 = broadcast_to(b2, &bshape)?;
+    let dims = DotDims { lhs_batch: (0..nb).collect(), rhs_batch: (0..nb).collect(), lhs_contract: vec![nb + 1], rhs_contract: vec![nb] };
+    let out = bind1(&Prim::DotGeneral(dims), vec![a3, b3])?;
+    let mut shape = batch.to_vec();
+    if !a_vec {
+        shape.push(m);
+    }
+    if !b_vec {
+        shape.push(n);
+    }
+    Ok(Value::Array(reshape(out, &shape)?))
+}
+
+/// A Python-scalar view of a 0-d array, for `int(x)`, `float(x)`, formatting.
+pub fn item(a: &Array) -> Result<Value> {
+    if a.len() != 1 {
+        return Err(Error::type_error(format!("only one-element arrays can be converted to Python scalars, got {}", ty(a))));
+    }
+    Ok(match a.dtype() {
+        DType::Bool => Value::Bool(a.get_f64(0) != 0.0),
+        d if d.is_int() => Value::Int(a.buffer().get_i64(0)),
+        _ => Value::Float(a.get_f64(0)),
+    })
+}

@@ -1,0 +1,167 @@
+//! `Session`: the one evaluation API that the REPL, scripts and notebooks use.
+
+use crate::compile::compile_module;
+use crate::display;
+use crate::error::{Error, ErrorKind, Result};
+use crate::eval::{Interp, OutputSink};
+use crate::value::Value;
+use arr_lang::SourceFile;
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Interpreter state that persists across entries: variables, builtins, history of sources.
+pub struct Session {
+    pub interp: Interp,
+    entries: usize,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+/// Array attributes that are not methods, for completion.
+const ARRAY_PROPERTIES: &[&str] = &["T", "dtype", "itemsize", "nbytes", "ndim", "shape", "size"];
+
+impl Session {
+    /// A session with no builtins; `arr_stdlib::session()` gives the full one.
+    pub fn new() -> Session {
+        Session { interp: Interp::new(), entries: 0 }
+    }
+
+    /// Parse and compile `text`, reporting syntax errors with their excerpts.
+    fn compile(&mut self, name: &str, text: &str) -> Result<crate::code::ModuleCode> {
+        let file = Rc::new(SourceFile::new(name, text));
+        let module = arr_lang::parse(&file).map_err(|diags| {
+            let mut e = Error::new(ErrorKind::SyntaxError, diags.first().map_or(String::new(), |d| d.message.clone()));
+            e.rendered = Some(diags.iter().map(|d| d.render(&file)).collect::<Vec<_>>().join("\n"));
+            e
+        })?;
+        compile_module(&module, file, &mut self.interp.interner)
+    }
+
+    /// Run a whole script.
+    pub fn run_script(&mut self, name: &str, text: &str) -> Result<()> {
+        let code = self.compile(name, text)?;
+        self.interp.exec_module(&code, false).map(|_| ())
+    }
+
+    /// Run one interactive entry; returns the value of a trailing expression
+    /// (not None), which is also stored as `_`.
+    pub fn run_entry(&mut self, text: &str) -> Result<Option<Value>> {
+        self.entries += 1;
+        let code = self.compile(&format!("<entry {}>", self.entries), text)?;
+        let v = self.interp.exec_module(&code, true)?;
+        Ok(match v {
+            Some(Value::None) | None => None,
+            Some(v) => {
+                self.interp.set_global("_", v.clone());
+                Some(v)
+            }
+        })
+    }
+
+    /// The flag that Ctrl-C sets; the evaluator stops at its next safe point.
+    pub fn interrupt_handle(&self) -> Arc<AtomicBool> {
+        self.interp.interrupt.clone()
+    }
+
+    pub fn set_output(&mut self, sink: OutputSink) {
+        self.interp.out = sink;
+    }
+
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.interp.get_global(name)
+    }
+
+    pub fn set(&mut self, name: &str, value: Value) {
+        self.interp.set_global(name, value)
+    }
+
+    /// What the REPL echoes for a value.
+    pub fn repr(&self, v: &Value) -> String {
+        display::repr(v)
+    }
+
+    /// Completion candidates for the identifier (or `obj.attr`) that ends `before_cursor`.
+    /// Returns the byte offset where the completed word starts, and the candidates.
+    pub fn complete(&self, before_cursor: &str) -> (usize, Vec<String>) {
+        let word_start = before_cursor
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+            .last()
+            .map_or(before_cursor.len(), |(i, _)| i);
+        let word = &before_cursor[word_start..];
+        let head = &before_cursor[..word_start];
+        let mut candidates: Vec<String> = if let Some(base) = head.strip_suffix('.') {
+            self.attribute_names(base)
+        } else {
+            let mut names: Vec<String> = self.interp.visible_names().iter().map(|n| n.to_string()).collect();
+            names.extend(arr_lang::KEYWORDS.iter().map(|k| k.to_string()));
+            names
+        };
+        candidates.retain(|c| c.starts_with(word) && !c.starts_with('_') || (word.starts_with('_') && c.starts_with(word)));
+        candidates.sort();
+        candidates.dedup();
+        (word_start, candidates)
+    }
+
+    /// Attributes of the value named by a dotted chain such as `random` or `x`.
+    fn attribute_names(&self, base: &str) -> Vec<String> {
+        let chain_start = base
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .last()
+            .map_or(base.len(), |(i, _)| i);
+        let mut parts = base[chain_start..].split('.');
+        let Some(mut value) = parts.next().and_then(|first| self.interp.get_global(first)) else { return Vec::new() };
+        for p in parts {
+            // Only side-effect-free lookups: module members and array properties.
+            match (&value, self.interp.get_attr(&value, p)) {
+                (Value::Module(_) | Value::Array(_), Ok(v)) => value = v,
+                _ => return Vec::new(),
+            }
+        }
+        let receiver = match &value {
+            Value::Module(m) => return m.attrs.keys().cloned().collect(),
+            Value::Array(_) => {
+                let mut names: Vec<String> = ARRAY_PROPERTIES.iter().map(|s| s.to_string()).collect();
+                names.extend(self.interp.method_names("array").iter().map(|s| s.to_string()));
+                return names;
+            }
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::Str(_) => "str",
+            _ => return Vec::new(),
+        };
+        self.interp.method_names(receiver).iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `help(name)` text for an expression such as `sum` or `random.normal`.
+    pub fn help_text(&mut self, expr: &str) -> Result<String> {
+        let code = self.compile("<help>", expr.trim())?;
+        let v = self.interp.exec_module(&code, true)?.unwrap_or(Value::None);
+        Ok(help_for(&v))
+    }
+}
+
+/// The help text of a value: signature and docstring for functions, members for modules.
+pub fn help_for(v: &Value) -> String {
+    match v {
+        Value::Builtin(b) => b.help(),
+        Value::Function(f) => match &f.code.doc {
+            Some(d) => format!("{}\n\n{}", f.code.signature, d.trim()),
+            None => format!("{}\n\n(no docstring)", f.code.signature),
+        },
+        Value::BoundMethod(m) => help_for(&m.1),
+        Value::Module(m) => {
+            let names: Vec<&str> = m.attrs.keys().map(|s| s.as_str()).collect();
+            format!("module {}\n\n{}\n\nmembers: {}", m.name, m.doc, names.join(", "))
+        }
+        other => format!("{}: {}", other.type_name(), display::repr(other)),
+    }
+}

@@ -1,0 +1,199 @@
+//! Language values: Python-like scalars and containers, arrays, functions, modules.
+
+use crate::builtin::Builtin;
+use crate::code::FuncCode;
+use crate::error::{Error, Result};
+use arr_kernels::{Array, DType};
+use indexmap::IndexMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    None,
+    Bool(bool),
+    /// A Python int: weakly typed when it meets an array (`x * 2` keeps f32).
+    Int(i64),
+    /// A Python float: weakly typed like `Int`.
+    Float(f64),
+    Str(Rc<str>),
+    Array(Array),
+    List(Rc<RefCell<Vec<Value>>>),
+    Tuple(Rc<Vec<Value>>),
+    Dict(Rc<RefCell<Dict>>),
+    Function(Rc<Function>),
+    Builtin(Rc<Builtin>),
+    /// `obj.method`: the receiver is passed as the first argument.
+    BoundMethod(Rc<(Value, Value)>),
+    Module(Rc<Module>),
+    DType(DType),
+    Slice(Rc<SliceValue>),
+    /// `range(start, stop, step)`, lazily.
+    Range(i64, i64, i64),
+    Ellipsis,
+}
+
+pub type Dict = IndexMap<Key, Value>;
+
+/// A hashable value used as a dict key. Numbers that compare equal in Python
+/// (`1`, `1.0`, `True`) are the same key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    None,
+    Int(i64),
+    /// Non-integral floats, by bit pattern.
+    Float(u64),
+    Str(Rc<str>),
+    Tuple(Rc<Vec<Key>>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceValue {
+    pub start: Option<i64>,
+    pub stop: Option<i64>,
+    pub step: Option<i64>,
+}
+
+/// A user function: compiled code plus what it closed over.
+#[derive(Debug)]
+pub struct Function {
+    pub code: Rc<FuncCode>,
+    /// Default values, aligned with `code.params` (None where there is no default).
+    pub defaults: Vec<Option<Value>>,
+    /// Captured cells of enclosing functions' variables.
+    pub free_cells: Vec<Rc<RefCell<Option<Value>>>>,
+}
+
+/// A namespace such as `random`.
+#[derive(Debug)]
+pub struct Module {
+    pub name: String,
+    pub doc: String,
+    pub attrs: IndexMap<String, Value>,
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Rc::from(s))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(items))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(items)))
+    }
+
+    pub fn dict(d: Dict) -> Value {
+        Value::Dict(Rc::new(RefCell::new(d)))
+    }
+
+    /// The Python-facing type name, for error messages.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::None => "NoneType".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) => "int".into(),
+            Value::Float(_) => "float".into(),
+            Value::Str(_) => "str".into(),
+            Value::Array(a) => crate::display::type_string(a),
+            Value::List(_) => "list".into(),
+            Value::Tuple(_) => "tuple".into(),
+            Value::Dict(_) => "dict".into(),
+            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) => "function".into(),
+            Value::Module(_) => "module".into(),
+            Value::DType(_) => "dtype".into(),
+            Value::Slice(_) => "slice".into(),
+            Value::Range(..) => "range".into(),
+            Value::Ellipsis => "ellipsis".into(),
+        }
+    }
+
+    /// Python truthiness; an array is truthy only if it has one element.
+    pub fn truthy(&self) -> Result<bool> {
+        Ok(match self {
+            Value::None => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Array(a) => {
+                if a.len() != 1 {
+                    return Err(Error::value_error(format!(
+                        "the truth value of an array with {} elements is ambiguous: use any() or all(), or where(...) to select elementwise",
+                        a.len()
+                    )));
+                }
+                a.get_f64(0) != 0.0
+            }
+            Value::List(l) => !l.borrow().is_empty(),
+            Value::Tuple(t) => !t.is_empty(),
+            Value::Dict(d) => !d.borrow().is_empty(),
+            Value::Range(..) => range_len(self) > 0,
+            _ => true,
+        })
+    }
+
+    /// The dict key for this value, or a TypeError for unhashable values.
+    pub fn to_key(&self) -> Result<Key> {
+        Ok(match self {
+            Value::None => Key::None,
+            Value::Bool(b) => Key::Int(*b as i64),
+            Value::Int(i) => Key::Int(*i),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Key::Int(*f as i64),
+            Value::Float(f) => Key::Float(f.to_bits()),
+            Value::Str(s) => Key::Str(s.clone()),
+            Value::Tuple(t) => Key::Tuple(Rc::new(t.iter().map(|v| v.to_key()).collect::<Result<_>>()?)),
+            other => return Err(Error::type_error(format!("unhashable type: '{}'", other.type_name()))),
+        })
+    }
+
+    pub fn is_callable(&self) -> bool {
+        matches!(self, Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_))
+    }
+
+    /// A Python int, also from a bool or a 0-d integer array.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            Value::Array(a) if a.len() == 1 && a.ndim() == 0 && (a.dtype().is_int() || a.dtype() == DType::Bool) => {
+                Some(a.buffer().get_i64(0))
+            }
+            _ => None,
+        }
+    }
+
+    /// A Python number as f64 (int, float, bool, or a one-element array).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Bool(b) => Some(*b as u8 as f64),
+            Value::Array(a) if a.len() == 1 && a.ndim() == 0 => Some(a.get_f64(0)),
+            _ => None,
+        }
+    }
+}
+
+impl Key {
+    pub fn to_value(&self) -> Value {
+        match self {
+            Key::None => Value::None,
+            Key::Int(i) => Value::Int(*i),
+            Key::Float(b) => Value::Float(f64::from_bits(*b)),
+            Key::Str(s) => Value::Str(s.clone()),
+            Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
+        }
+    }
+}
+
+/// The number of items of a `Value::Range` (0 for anything else).
+pub fn range_len(v: &Value) -> usize {
+    match *v {
+        Value::Range(start, stop, step) if step > 0 && stop > start => ((stop - start - 1) / step + 1) as usize,
+        Value::Range(start, stop, step) if step < 0 && start > stop => ((start - stop - 1) / -step + 1) as usize,
+        _ => 0,
+    }
+}
