@@ -824,7 +824,15 @@ impl<'a> Lexer<'a> {
                 match c {
                     '\n' | '\r' if !triple => return Err(j),
                     c if c == quote && !triple => return Err(j),
-                    '{' => depth += 1,
+                    '{' => {
+                        // The AST keeps the spec as text, so a hole inside it
+                        // could not be evaluated: refuse it rather than print it.
+                        if depth == 0 {
+                            let message = "f-string: nested replacement fields in a format spec are not supported";
+                            self.error(message, j, j + 1);
+                        }
+                        depth += 1;
+                    }
                     '}' if depth == 0 => break,
                     '}' => depth -= 1,
                     _ => {}

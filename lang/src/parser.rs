@@ -1395,7 +1395,13 @@ impl<'a> Parser<'a> {
                 range,
             ));
         }
-        let expr = parser.star_expressions()?;
+        let expr = parser.star_expressions().map_err(|error| {
+            if parser.at_eof() {
+                Diagnostic::new("f-string: expecting an expression before '}'", error.span)
+            } else {
+                error
+            }
+        })?;
         if !parser.at_eof() {
             return Err(parser.unexpected());
         }

@@ -63,12 +63,12 @@ r"raw\n"
 fn fstrings() {
     check(
         r#"f"a {x} b {y!r:>8.3f} {{c}} {f(1, k=2)}"
-f'{a}' 'plain' f"{b:{width}}"
+f'{a}' 'plain' f"{b:08d}"
 f"{x + 1!s}"
 "#,
         expect![[r#"
             (expr (fstring (lit "a ") (hole (name x)) (lit " b ") (hole (name y) (conv r) (spec ">8.3f")) (lit " {c} ") (hole (call (name f) (int 1) (kw k (int 2))))))
-            (expr (fstring (hole (name a)) (lit "plain") (hole (name b) (spec "{width}"))))
+            (expr (fstring (hole (name a)) (lit "plain") (hole (name b) (spec "08d"))))
             (expr (fstring (hole (binop + (name x) (int 1)) (conv s))))
         "#]],
     );
@@ -355,4 +355,60 @@ w = shard(random.normal(k2, (512, 512)), m, P(None, "model"))
             (assign (name w) (call (name shard) (call (attr (name random) normal) (name k2) (tuple (int 512) (int 512))) (name m) (call (name P) (none) (str "model"))))
         "#]],
     );
+}
+
+#[test]
+fn trailing_commas_and_bare_tuples() {
+    check(
+        "a, b\na, b,\nx = 1,\ndef f(a, b=1,):\n    return a,\nlambda a, *r,: a\nf(*a, **k,)\nfor i, in xs: pass\n",
+        expect![[r#"
+            (expr (tuple (name a) (name b)))
+            (expr (tuple (name a) (name b)))
+            (assign (name x) (tuple (int 1)))
+            (def f (params (param a) (param b (default (int 1))))
+              (return (tuple (name a))))
+            (expr (lambda (params (param a) (param r varargs)) (return (name a))))
+            (expr (call (name f) (star (name a)) (dstar (name k))))
+            (for (tuple (name i)) (name xs)
+              (pass))
+        "#]],
+    );
+}
+
+#[test]
+fn fstring_corners() {
+    check(
+        "f\"{d['k']}\"\nf'''{\n  x\n}'''\nrf'\\d{n}'\nf'{a, b}'\nf'{x:8.3}'\nf'{a != b}'\n",
+        expect![[r#"
+            (expr (fstring (hole (subscript (name d) (str "k")))))
+            (expr (fstring (hole (name x))))
+            (expr (fstring (lit "\\d") (hole (name n))))
+            (expr (fstring (hole (tuple (name a) (name b)))))
+            (expr (fstring (hole (name x) (spec "8.3"))))
+            (expr (fstring (hole (compare (name a) != (name b)))))
+        "#]],
+    );
+}
+
+#[test]
+fn windows_line_endings_and_tabs() {
+    check(
+        "if x:\r\n\ty = 1\r\n\tz = 2\r\nw = 3\r\n",
+        expect![[r#"
+        (if (name x)
+          (assign (name y) (int 1))
+          (assign (name z) (int 2)))
+        (assign (name w) (int 3))
+    "#]],
+    );
+}
+
+#[test]
+fn with_spans_helper() {
+    let file = SourceFile::new("test.arr", "x = f(1)\n");
+    let module = parse(&file).expect("parses");
+    expect![[r#"
+        (assign (name x)@0..1 (call (name f)@4..5 (int 1)@6..7)@4..8)@0..8
+    "#]]
+    .assert_eq(&pretty::module_to_string_with_spans(&module));
 }

@@ -1,0 +1,396 @@
+//! Snapshot tests of rendered syntax errors: message, `file:line:col` and caret excerpt.
+
+use arr_lang::{parse, SourceFile};
+use expect_test::{expect, Expect};
+
+fn check_error(src: &str, expected: Expect) {
+    let file = SourceFile::new("test.arr", src);
+    let actual = match parse(&file) {
+        Ok(_) => "parsed without errors".to_string(),
+        Err(diagnostics) => {
+            let rendered: Vec<String> = diagnostics.iter().map(|d| d.render(&file)).collect();
+            rendered.join("\n")
+        }
+    };
+    expected.assert_eq(&actual);
+}
+
+#[test]
+fn unclosed_paren_in_call() {
+    check_error(
+        "foo(1 2)\n",
+        expect![[r#"
+        test.arr:1:7: syntax error: expected ')' to close '(' at 1:4
+          |
+        1 | foo(1 2)
+          |       ^"#]],
+    );
+}
+
+#[test]
+fn mismatched_bracket() {
+    check_error(
+        "x = [1,\n     2)\n",
+        expect![[r#"
+        test.arr:2:7: syntax error: expected ']' to close '[' at 1:5
+          |
+        2 |      2)
+          |       ^"#]],
+    );
+}
+
+#[test]
+fn never_closed() {
+    check_error(
+        "y = 1\nfoo(bar[1,\n",
+        expect![[r#"
+        test.arr:2:8: syntax error: '[' was never closed
+          |
+        2 | foo(bar[1,
+          |        ^"#]],
+    );
+}
+
+#[test]
+fn unmatched_closer() {
+    check_error(
+        "x = )\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: unmatched ')'
+          |
+        1 | x = )
+          |     ^"#]],
+    );
+}
+
+#[test]
+fn unexpected_indent() {
+    check_error(
+        "x = 1\n    y = 2\n",
+        expect![[r#"
+        test.arr:2:1: syntax error: unexpected indent
+          |
+        2 |     y = 2
+          | ^^^^"#]],
+    );
+}
+
+#[test]
+fn inconsistent_dedent() {
+    check_error(
+        "if x:\n        a = 1\n    b = 2\n",
+        expect![[r#"
+        test.arr:3:1: syntax error: unindent does not match any outer indentation level
+          |
+        3 |     b = 2
+          | ^^^^"#]],
+    );
+}
+
+#[test]
+fn missing_indented_block() {
+    check_error(
+        "def f(x):\nreturn x\n",
+        expect![[r#"
+        test.arr:2:1: syntax error: expected an indented block after function definition on line 1
+          |
+        2 | return x
+          | ^^^^^^"#]],
+    );
+}
+
+#[test]
+fn unexpected_colon() {
+    check_error(
+        "x = 1:\n",
+        expect![[r#"
+        test.arr:1:6: syntax error: invalid syntax: unexpected ':'
+          |
+        1 | x = 1:
+          |      ^"#]],
+    );
+}
+
+#[test]
+fn unterminated_string() {
+    check_error(
+        "s = 'abc\nt = 1\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: unterminated string literal
+          |
+        1 | s = 'abc
+          |     ^^^^"#]],
+    );
+}
+
+#[test]
+fn unterminated_triple_quoted_string() {
+    check_error(
+        "s = 1\nt = \"\"\"abc\n\n",
+        expect![[r#"
+        test.arr:2:5: syntax error: unterminated triple-quoted string literal
+          |
+        2 | t = """abc
+          |     ^^^^^^"#]],
+    );
+}
+
+#[test]
+fn invalid_assignment_targets() {
+    check_error(
+        "f() = 1\n",
+        expect![[r#"
+        test.arr:1:1: syntax error: cannot assign to function call
+          |
+        1 | f() = 1
+          | ^^^"#]],
+    );
+    check_error(
+        "1 = x\n",
+        expect![[r#"
+        test.arr:1:1: syntax error: cannot assign to literal
+          |
+        1 | 1 = x
+          | ^"#]],
+    );
+    check_error(
+        "a + b += 1\n",
+        expect![[r#"
+        test.arr:1:1: syntax error: cannot assign to expression
+          |
+        1 | a + b += 1
+          | ^^^^^"#]],
+    );
+    check_error(
+        "a, f() = 1, 2\n",
+        expect![[r#"
+        test.arr:1:4: syntax error: cannot assign to function call
+          |
+        1 | a, f() = 1, 2
+          |    ^^^"#]],
+    );
+    check_error(
+        "for f() in xs: pass\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: cannot assign to function call
+          |
+        1 | for f() in xs: pass
+          |     ^^^"#]],
+    );
+}
+
+#[test]
+fn def_without_name() {
+    check_error(
+        "def (x):\n    pass\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: expected a function name after 'def', found '('
+          |
+        1 | def (x):
+          |     ^"#]],
+    );
+}
+
+#[test]
+fn integer_too_large() {
+    check_error(
+        "x = 99999999999999999999\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: integer literal is too large
+          |
+        1 | x = 99999999999999999999
+          |     ^^^^^^^^^^^^^^^^^^^^"#]],
+    );
+}
+
+#[test]
+fn bad_number_literals() {
+    check_error(
+        "a = 1__0\nb = 0x\nc = 012\nd = 1abc\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: invalid decimal literal
+          |
+        1 | a = 1__0
+          |     ^^^^
+        test.arr:2:5: syntax error: invalid hexadecimal literal
+          |
+        2 | b = 0x
+          |     ^^
+        test.arr:3:5: syntax error: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers
+          |
+        3 | c = 012
+          |     ^^^
+        test.arr:4:5: syntax error: invalid decimal literal
+          |
+        4 | d = 1abc
+          |     ^^^^"#]],
+    );
+}
+
+#[test]
+fn invalid_character() {
+    check_error(
+        "x = 1 $ 2\n",
+        expect![[r#"
+        test.arr:1:7: syntax error: invalid character '$' (U+0024)
+          |
+        1 | x = 1 $ 2
+          |       ^"#]],
+    );
+}
+
+#[test]
+fn non_ascii_columns() {
+    // Columns count characters, so the caret lines up after the accented name.
+    check_error(
+        "é = (1,\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: '(' was never closed
+          |
+        1 | é = (1,
+          |     ^"#]],
+    );
+    check_error(
+        "s = 'é' +\n",
+        expect![[r#"
+        test.arr:1:10: syntax error: invalid syntax: unexpected end of line
+          |
+        1 | s = 'é' +
+          |          ^"#]],
+    );
+}
+
+#[test]
+fn fstring_errors() {
+    check_error(
+        "f'{}'\n",
+        expect![[r#"
+        test.arr:1:3: syntax error: f-string: empty expression not allowed
+          |
+        1 | f'{}'
+          |   ^^"#]],
+    );
+    check_error(
+        "f'{x!z}'\n",
+        expect![[r#"
+        test.arr:1:6: syntax error: f-string: invalid conversion character: expected 's', 'r', or 'a'
+          |
+        1 | f'{x!z}'
+          |      ^"#]],
+    );
+    check_error(
+        "f'a } b'\n",
+        expect![[r#"
+        test.arr:1:5: syntax error: f-string: single '}' is not allowed
+          |
+        1 | f'a } b'
+          |     ^"#]],
+    );
+    check_error(
+        "f'{x:{w}}'\n",
+        expect![[r#"
+        test.arr:1:6: syntax error: f-string: nested replacement fields in a format spec are not supported
+          |
+        1 | f'{x:{w}}'
+          |      ^"#]],
+    );
+    check_error(
+        "x = f'{1 +}'\n",
+        expect![[r#"
+            test.arr:1:11: syntax error: f-string: expecting an expression before '}'
+              |
+            1 | x = f'{1 +}'
+              |           ^"#]],
+    );
+}
+
+#[test]
+fn parameter_errors() {
+    check_error(
+        "def f(a=1, b):\n    pass\n",
+        expect![[r#"
+        test.arr:1:12: syntax error: parameter without a default follows parameter with a default
+          |
+        1 | def f(a=1, b):
+          |            ^"#]],
+    );
+    check_error(
+        "def f(*, **kw):\n    pass\n",
+        expect![[r#"
+        test.arr:1:7: syntax error: named arguments must follow bare *
+          |
+        1 | def f(*, **kw):
+          |       ^"#]],
+    );
+    check_error(
+        "def f(a, a):\n    pass\n",
+        expect![[r#"
+        test.arr:1:10: syntax error: duplicate argument 'a' in function definition
+          |
+        1 | def f(a, a):
+          |          ^"#]],
+    );
+}
+
+#[test]
+fn misc_syntax_errors() {
+    check_error(
+        "else:\n    pass\n",
+        expect![[r#"
+        test.arr:1:1: syntax error: invalid syntax: unexpected 'else'
+          |
+        1 | else:
+          | ^^^^"#]],
+    );
+    check_error(
+        "x = 1 if y\n",
+        expect![[r#"
+        test.arr:1:11: syntax error: expected 'else' after 'if' expression, found end of line
+          |
+        1 | x = 1 if y
+          |           ^"#]],
+    );
+    check_error(
+        "f(x for x in xs, 1)\n",
+        expect![[r#"
+        test.arr:1:3: syntax error: generator expression must be parenthesized
+          |
+        1 | f(x for x in xs, 1)
+          |   ^^^^^^^^^^^^^"#]],
+    );
+    check_error(
+        "f(a=1, 2)\n",
+        expect![[r#"
+        test.arr:1:8: syntax error: positional argument follows keyword argument
+          |
+        1 | f(a=1, 2)
+          |        ^"#]],
+    );
+    check_error(
+        "x = {1, 2}\n",
+        expect![[r#"
+        test.arr:1:7: syntax error: set displays are not supported; expected ':' after the dict key
+          |
+        1 | x = {1, 2}
+          |       ^"#]],
+    );
+    check_error(
+        "*a\n",
+        expect![[r#"
+        test.arr:1:1: syntax error: cannot use starred expression here
+          |
+        1 | *a
+          | ^^"#]],
+    );
+}
+
+#[test]
+fn too_deeply_nested() {
+    let src = format!("x = {}1{}\n", "(".repeat(500), ")".repeat(500));
+    let file = SourceFile::new("deep.arr", src.as_str());
+    let diagnostics = parse(&file).expect_err("nesting should be refused");
+    assert_eq!(diagnostics[0].message, "too deeply nested");
+    let src = format!("x = {}1\n", "-".repeat(100_000));
+    let diagnostics = parse(&SourceFile::new("deep.arr", src.as_str())).expect_err("refused");
+    assert_eq!(diagnostics[0].message, "too deeply nested");
+}
