@@ -108,7 +108,7 @@ impl Buffer {
     /// Decode little-endian bytes; `None` if the length does not divide evenly.
     pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> Option<Buffer> {
         let n = dtype.size_bytes();
-        if bytes.len() % n != 0 {
+        if !bytes.len().is_multiple_of(n) {
             return None;
         }
         let chunks = bytes.chunks_exact(n);

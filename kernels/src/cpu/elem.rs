@@ -18,10 +18,12 @@ pub trait Elem: Copy + Send + Sync + PartialOrd + Default + std::fmt::Debug + 's
     fn into_buffer(v: Vec<Self>) -> Buffer;
     /// NaN test; always false for integers and bool.
     fn is_nan(self) -> bool;
+    /// NaN for floats; the default value for other types (never used there).
+    fn nan() -> Self;
 }
 
 macro_rules! impl_elem {
-    ($t:ty, $variant:ident, $nan:expr) => {
+    ($t:ty, $variant:ident, $nan:expr, $nan_value:expr) => {
         impl Elem for $t {
             const DTYPE: DType = DType::$variant;
             #[inline]
@@ -51,16 +53,20 @@ macro_rules! impl_elem {
                 let f: fn($t) -> bool = $nan;
                 f(self)
             }
+            #[inline(always)]
+            fn nan() -> Self {
+                $nan_value
+            }
         }
     };
 }
 
-impl_elem!(bool, Bool, |_| false);
-impl_elem!(i32, I32, |_| false);
-impl_elem!(i64, I64, |_| false);
-impl_elem!(u32, U32, |_| false);
-impl_elem!(f32, F32, |x| x.is_nan());
-impl_elem!(f64, F64, |x| x.is_nan());
+impl_elem!(bool, Bool, |_| false, false);
+impl_elem!(i32, I32, |_| false, 0);
+impl_elem!(i64, I64, |_| false, 0);
+impl_elem!(u32, U32, |_| false, 0);
+impl_elem!(f32, F32, |x| x.is_nan(), f32::NAN);
+impl_elem!(f64, F64, |x| x.is_nan(), f64::NAN);
 
 /// Run `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
 #[macro_export]

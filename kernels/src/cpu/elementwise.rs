@@ -102,6 +102,18 @@ impl<const K: usize> Plan<K> {
         }
     }
 
+    /// A plan over one flat axis of `len` elements (same-shape operands, or
+    /// single elements with inner stride 0).
+    pub fn flat(len: usize, inner_stride: [usize; K]) -> Self {
+        Plan {
+            len,
+            outer: SmallVec::new(),
+            outer_strides: SmallVec::new(),
+            inner: len.max(1),
+            inner_stride,
+        }
+    }
+
     /// Call `f(offsets, pos, len)` for each inner run of output range
     /// `start..end`; operand `k`'s run starts at `offsets[k]`.
     #[inline]
@@ -118,8 +130,8 @@ impl<const K: usize> Plan<K> {
         for d in (0..nd).rev() {
             idx[d] = row % self.outer[d];
             row /= self.outer[d];
-            for k in 0..K {
-                base[k] += idx[d] * self.outer_strides[d][k];
+            for (b, s) in base.iter_mut().zip(self.outer_strides[d]) {
+                *b += idx[d] * s;
             }
         }
         let mut pos = start;
@@ -134,14 +146,14 @@ impl<const K: usize> Plan<K> {
             col = 0;
             for d in (0..nd).rev() {
                 idx[d] += 1;
-                for k in 0..K {
-                    base[k] += self.outer_strides[d][k];
+                for (b, s) in base.iter_mut().zip(self.outer_strides[d]) {
+                    *b += s;
                 }
                 if idx[d] < self.outer[d] {
                     break;
                 }
-                for k in 0..K {
-                    base[k] -= self.outer[d] * self.outer_strides[d][k];
+                for (b, s) in base.iter_mut().zip(self.outer_strides[d]) {
+                    *b -= self.outer[d] * s;
                 }
                 idx[d] = 0;
             }
@@ -228,6 +240,9 @@ fn kernel2_inplace<T: Copy, F: Fn(T, T) -> T>(
 }
 
 fn out_shape(a: &Array, b: &Array) -> Shape {
+    if a.shape() == b.shape() {
+        return a.shape().into();
+    }
     broadcast_shapes(a.shape(), b.shape()).unwrap_or_else(|| {
         panic!(
             "shapes {:?} and {:?} do not broadcast",
@@ -237,10 +252,24 @@ fn out_shape(a: &Array, b: &Array) -> Shape {
     })
 }
 
+/// The plan for two operands, with shortcuts for the common cheap cases.
+fn plan2(shape: &[usize], a: &Array, b: &Array) -> Plan<2> {
+    let n = shape.iter().product::<usize>();
+    if a.len() == n && b.len() == n {
+        Plan::flat(n, [1, 1])
+    } else if a.len() == n && b.len() == 1 {
+        Plan::flat(n, [1, 0])
+    } else if a.len() == 1 && b.len() == n {
+        Plan::flat(n, [0, 1])
+    } else {
+        Plan::new(shape, [a.shape(), b.shape()])
+    }
+}
+
 /// Binary op into a fresh output of element type `O`.
 fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + Sync) -> Array {
     let shape = out_shape(a, b);
-    let plan = Plan::new(&shape, [a.shape(), b.shape()]);
+    let plan = plan2(&shape, a, b);
     let (ad, bd) = (elems::<T>(a), elems::<T>(b));
     let mut out = alloc::<O>(plan.len);
     let (sa, sb) = (plan.inner_stride(0), plan.inner_stride(1));
@@ -255,30 +284,42 @@ fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + 
     Array::new(&shape, O::into_buffer(out))
 }
 
+/// Whether `a` has `shape` and a buffer of `T` that no other array shares.
+fn reusable<T: Elem>(a: &mut Array, shape: &[usize]) -> bool {
+    a.shape() == shape && a.buffer_mut().and_then(T::vec_mut).is_some()
+}
+
 /// Binary op whose result has the operands' type: reuses an unshared input
 /// buffer of the output's shape instead of allocating.
 fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync) -> Array {
     let shape = out_shape(&a, &b);
-    for out_is_rhs in [false, true] {
-        let (dst, other) = if out_is_rhs {
-            (&mut b, &a)
-        } else {
-            (&mut a, &b)
-        };
-        if dst.shape() != &shape[..] {
-            continue;
-        }
-        let plan = Plan::new(&shape, [dst.shape(), other.shape()]);
-        let od = elems::<T>(other);
-        let so = plan.inner_stride(1);
-        if let Some(v) = dst.buffer_mut().and_then(T::vec_mut) {
-            plan.run(v, |offs, o| {
-                kernel2_inplace(o, Src::new(od, offs[1], so, o.len()), out_is_rhs, &f)
-            });
-            return if out_is_rhs { b } else { a };
-        }
+    let out_is_rhs = if reusable::<T>(&mut a, &shape) {
+        false
+    } else if reusable::<T>(&mut b, &shape) {
+        true
+    } else {
+        return binary_fresh(&a, &b, f);
+    };
+    let plan = plan2(&shape, &a, &b);
+    let (dst, other, k) = if out_is_rhs {
+        (&mut b, &a, 0)
+    } else {
+        (&mut a, &b, 1)
+    };
+    let od = elems::<T>(other);
+    let so = plan.inner_stride(k);
+    let v = dst
+        .buffer_mut()
+        .and_then(T::vec_mut)
+        .expect("checked by reusable");
+    plan.run(v, |offs, o| {
+        kernel2_inplace(o, Src::new(od, offs[k], so, o.len()), out_is_rhs, &f)
+    });
+    if out_is_rhs {
+        b
+    } else {
+        a
     }
-    binary_fresh(&a, &b, f)
 }
 
 fn binary_cmp<T: Elem>(op: BinaryOp, a: &Array, b: &Array) -> Array {

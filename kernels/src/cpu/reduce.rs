@@ -10,6 +10,7 @@ use super::elem::{alloc, elems, par_chunk, split_at_axis, Elem, PAR_MIN_CHUNK, P
 use super::scalar::Arith;
 use crate::{ArgReduceOp, Array, DType, ReduceOp, ScanOp, Shape};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 /// Independent accumulators per contiguous fold: enough for two AVX registers
 /// of f32 and to hide add latency.
@@ -139,7 +140,7 @@ impl<T: Elem, F: Fn(T, T) -> T + Sync, G: Fn(&[T]) -> T + Sync> Reducer<T, F, G>
 /// Group the axes of `shape` as `[outer, red, inner]` if the reduced axes
 /// (ignoring size-1 axes) form one contiguous run; `None` otherwise.
 fn as_three_groups(shape: &[usize], axes: &[usize]) -> Option<(usize, usize, usize)> {
-    let mut groups: Vec<(bool, usize)> = Vec::new();
+    let mut groups: SmallVec<[(bool, usize); 6]> = SmallVec::new();
     for (d, &size) in shape.iter().enumerate() {
         if size == 1 {
             continue;
@@ -150,10 +151,7 @@ fn as_three_groups(shape: &[usize], axes: &[usize]) -> Option<(usize, usize, usi
             _ => groups.push((reduced, size)),
         }
     }
-    let sizes =
-        |want: bool| -> Vec<usize> { groups.iter().filter(|g| g.0 == want).map(|g| g.1).collect() };
-    let red = sizes(true);
-    if red.len() > 1 {
+    if groups.iter().filter(|g| g.0).count() > 1 {
         return None;
     }
     let red_pos = groups.iter().position(|g| g.0);
@@ -166,7 +164,8 @@ fn as_three_groups(shape: &[usize], axes: &[usize]) -> Option<(usize, usize, usi
         Some(p) => groups[p + 1..].iter().map(|g| g.1).product(),
         None => 1,
     };
-    Some((outer, red.first().copied().unwrap_or(1), inner))
+    let red = red_pos.map_or(1, |p| groups[p].1);
+    Some((outer, red, inner))
 }
 
 fn reduce_with<T: Elem, F, G>(a: &Array, axes: &[usize], r: Reducer<T, F, G>) -> Array
@@ -209,10 +208,59 @@ macro_rules! reducer {
     }};
 }
 
+/// Float max/min fold: plain compares vectorise (like maxps), and NaNs are
+/// tracked on the side so that any NaN makes the result NaN.
+#[inline(always)]
+fn fold_minmax_float<T: Elem + Arith>(x: &[T], max: bool) -> T {
+    let init = if max { T::LOWEST } else { T::HIGHEST };
+    let mut acc = [init; LANES];
+    let mut nan = [false; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            let v = c[i];
+            let better = if max { v > acc[i] } else { v < acc[i] };
+            acc[i] = if better { v } else { acc[i] };
+            // `v != v` is the NaN test in a form LLVM vectorises.
+            #[allow(clippy::eq_op)]
+            let is_nan = v != v;
+            nan[i] |= is_nan;
+        }
+    }
+    let f = if max { T::max } else { T::min };
+    let mut r = rest.iter().fold(init, |r, &v| f(r, v));
+    for i in 0..LANES {
+        if nan[i] {
+            return T::nan();
+        }
+        r = f(r, acc[i]);
+    }
+    r
+}
+
 fn reduce_num<T: Elem + Arith>(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
     match op {
         ReduceOp::Sum => reduce_with(a, axes, reducer!(T::ZERO, T::add)),
         ReduceOp::Prod => reduce_with(a, axes, reducer!(T::ONE, T::mul)),
+        ReduceOp::Max if T::DTYPE.is_float() => reduce_with(
+            a,
+            axes,
+            Reducer {
+                init: T::LOWEST,
+                f: T::max,
+                fold: |x: &[T]| fold_minmax_float(x, true),
+            },
+        ),
+        ReduceOp::Min if T::DTYPE.is_float() => reduce_with(
+            a,
+            axes,
+            Reducer {
+                init: T::HIGHEST,
+                f: T::min,
+                fold: |x: &[T]| fold_minmax_float(x, false),
+            },
+        ),
         ReduceOp::Max => reduce_with(a, axes, reducer!(T::LOWEST, T::max)),
         ReduceOp::Min => reduce_with(a, axes, reducer!(T::HIGHEST, T::min)),
         ReduceOp::All | ReduceOp::Any => {

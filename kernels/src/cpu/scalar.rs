@@ -473,17 +473,23 @@ macro_rules! float_impl {
             fn tanh(a: $t) -> $t {
                 a.tanh()
             }
+            /// Evaluated in f64: std's f32 version is composed of other
+            /// functions and loses up to ~5 ulp.
             #[inline]
             fn asinh(a: $t) -> $t {
-                a.asinh()
+                (a as f64).asinh() as $t
             }
+            /// Evaluated in f64: std's f32 version is composed of other
+            /// functions and loses up to ~5 ulp.
             #[inline]
             fn acosh(a: $t) -> $t {
-                a.acosh()
+                (a as f64).acosh() as $t
             }
+            /// Evaluated in f64: std's f32 version is composed of other
+            /// functions and loses up to ~5 ulp.
             #[inline]
             fn atanh(a: $t) -> $t {
-                a.atanh()
+                (a as f64).atanh() as $t
             }
             /// Uses exp of a non-positive argument only, so it never overflows.
             #[inline]
@@ -590,7 +596,7 @@ pub fn erf_inv_f32(x: f32) -> f32 {
         p = p.mul_add(w, 0.005_739_507_7);
         p = p.mul_add(w, -0.007_622_461_3);
         p = p.mul_add(w, 0.009_438_870_5);
-        p = p.mul_add(w, 1.001_674_1);
+        p = p.mul_add(w, 1.001_674);
         p.mul_add(w, 2.832_976_8)
     };
     p * x
@@ -612,22 +618,26 @@ pub fn erf_inv_f64(x: f64) -> f64 {
         // ax rounds to 1 in f32; start from the largest finite f32 estimate.
         y = erf_inv_f32(0.999_999_94) as f64;
     }
-    // Residual erf(y) - ax; near 1 it is computed as (1 - ax) - erfc(y), where
-    // 1 - ax is exact, so the tail keeps full relative precision.
+    // Near 1 solve ln(erfc(y)) = ln(1 - ax) instead (1 - ax is exact there):
+    // it keeps full relative precision in the tail and is nearly linear in y^2,
+    // so Newton converges fast even from a poor start.
     let tail = 1.0 - ax;
-    // d/dy erf(y) = 2/sqrt(pi) * exp(-y^2).
     const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
-    for _ in 0..3 {
-        let err = if ax > 0.5 {
-            tail - libm::erfc(y)
+    for _ in 0..8 {
+        let step = if ax > 0.5 {
+            let c = libm::erfc(y);
+            let deriv = -TWO_OVER_SQRT_PI * (-y * y).exp() / c;
+            (c.ln() - tail.ln()) / deriv
         } else {
-            libm::erf(y) - ax
+            (libm::erf(y) - ax) / (TWO_OVER_SQRT_PI * (-y * y).exp())
         };
-        let deriv = TWO_OVER_SQRT_PI * (-y * y).exp();
-        if deriv == 0.0 {
+        if !step.is_finite() {
             break;
         }
-        y -= err / deriv;
+        y -= step;
+        if step.abs() <= 1e-17 * y.abs() {
+            break;
+        }
     }
     y.copysign(x)
 }

@@ -257,7 +257,7 @@ pub fn slice(a: &Array, start: &[usize], limit: &[usize], stride: &[usize]) -> A
         shape.push(size);
         strides.push(st[d] * stride[d] as isize);
     }
-    if shape.iter().any(|&s| s == 0) {
+    if shape.contains(&0) {
         offset = 0;
     }
     view_any(a, offset, &shape, &strides)

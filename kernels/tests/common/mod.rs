@@ -1,0 +1,159 @@
+//! Shared helpers for the kernel tests: multi-index arithmetic and test data.
+#![allow(dead_code)]
+
+use arr_kernels::{Array, Buffer, DType};
+
+/// Multi-index of flat position `i` in `shape` (row-major).
+pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = i % shape[d];
+        i /= shape[d];
+    }
+    idx
+}
+
+/// Flat position of a multi-index in `shape` (row-major).
+pub fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
+}
+
+pub fn size(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Deterministic pseudo-random numbers (a 64-bit LCG, high bits).
+pub struct Lcg(u64);
+
+impl Lcg {
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407))
+    }
+    pub fn next_u32(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 32) as u32
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.next_u32() as f64 / 4294967296.0
+    }
+}
+
+pub fn f32_array(shape: &[usize], seed: u64) -> Array {
+    let mut r = Lcg::new(seed);
+    Array::new(
+        shape,
+        Buffer::F32(
+            (0..size(shape))
+                .map(|_| (r.uniform() * 20.0 - 10.0) as f32)
+                .collect(),
+        ),
+    )
+}
+
+pub fn f64_array(shape: &[usize], seed: u64) -> Array {
+    let mut r = Lcg::new(seed);
+    Array::new(
+        shape,
+        Buffer::F64(
+            (0..size(shape))
+                .map(|_| r.uniform() * 20.0 - 10.0)
+                .collect(),
+        ),
+    )
+}
+
+pub fn i32_array(shape: &[usize], seed: u64, lo: i32, hi: i32) -> Array {
+    let mut r = Lcg::new(seed);
+    let span = (hi as i64 - lo as i64 + 1) as u64;
+    Array::new(
+        shape,
+        Buffer::I32(
+            (0..size(shape))
+                .map(|_| (lo as i64 + (r.next_u32() as u64 % span) as i64) as i32)
+                .collect(),
+        ),
+    )
+}
+
+pub fn i64_array(shape: &[usize], seed: u64, lo: i64, hi: i64) -> Array {
+    let mut r = Lcg::new(seed);
+    let span = (hi - lo + 1) as u64;
+    Array::new(
+        shape,
+        Buffer::I64(
+            (0..size(shape))
+                .map(|_| lo + (r.next_u32() as u64 % span) as i64)
+                .collect(),
+        ),
+    )
+}
+
+pub fn u32_array(shape: &[usize], seed: u64, hi: u32) -> Array {
+    let mut r = Lcg::new(seed);
+    Array::new(
+        shape,
+        Buffer::U32((0..size(shape)).map(|_| r.next_u32() % (hi + 1)).collect()),
+    )
+}
+
+pub fn bool_array(shape: &[usize], seed: u64) -> Array {
+    let mut r = Lcg::new(seed);
+    Array::new(
+        shape,
+        Buffer::Bool((0..size(shape)).map(|_| r.next_u32() & 1 == 1).collect()),
+    )
+}
+
+/// An array of `dtype` with small values (exact in every dtype).
+pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
+    match dtype {
+        DType::Bool => bool_array(shape, seed),
+        DType::I32 => i32_array(shape, seed, -9, 9),
+        DType::I64 => i64_array(shape, seed, -9, 9),
+        DType::U32 => u32_array(shape, seed, 9),
+        DType::F32 => arr_kernels::cpu::convert(&i32_array(shape, seed, -9, 9), DType::F32),
+        DType::F64 => arr_kernels::cpu::convert(&i32_array(shape, seed, -9, 9), DType::F64),
+    }
+}
+
+pub fn f32s(a: &Array) -> &[f32] {
+    match a.buffer() {
+        Buffer::F32(v) => v,
+        b => panic!("expected f32, got {}", b.dtype()),
+    }
+}
+
+pub fn i32s(a: &Array) -> &[i32] {
+    match a.buffer() {
+        Buffer::I32(v) => v,
+        b => panic!("expected i32, got {}", b.dtype()),
+    }
+}
+
+pub fn bools(a: &Array) -> &[bool] {
+    match a.buffer() {
+        Buffer::Bool(v) => v,
+        b => panic!("expected bool, got {}", b.dtype()),
+    }
+}
+
+/// Element `i` as an exact value for comparisons across dtypes (NaN-aware equality via bits).
+pub fn same(a: &Array, b: &Array) -> bool {
+    a.shape() == b.shape()
+        && a.dtype() == b.dtype()
+        && (0..a.len()).all(|i| {
+            let (x, y) = (a.get_f64(i), b.get_f64(i));
+            x == y || (x.is_nan() && y.is_nan())
+        })
+}
+
+/// Copy an array so its buffer is unshared (exercises in-place reuse).
+pub fn fresh(a: &Array) -> Array {
+    Array::new(a.shape(), a.buffer().clone())
+}

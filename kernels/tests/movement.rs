@@ -1,0 +1,343 @@
+//! Data movement, dot_general, gather/scatter, sort and threefry against naive references.
+
+mod common;
+
+use arr_kernels::cpu;
+use arr_kernels::{Array, Buffer, DType, DotDims, ScatterMode};
+use common::*;
+use proptest::prelude::*;
+
+fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(0usize..5, 0..5)
+}
+
+/// A random permutation of 0..n from a seed.
+fn permutation(n: usize, seed: u64) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    let mut r = Lcg::new(seed);
+    for i in (1..n).rev() {
+        p.swap(i, r.next_u32() as usize % (i + 1));
+    }
+    p
+}
+
+proptest! {
+    #[test]
+    fn transpose_matches_naive(shape in shape_strategy(), seed in 0u64..1000) {
+        let a = i32_array(&shape, seed, -100, 100);
+        let perm = permutation(shape.len(), seed);
+        let got = cpu::transpose(&a, &perm);
+        let oshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        prop_assert_eq!(got.shape(), &oshape[..]);
+        for i in 0..got.len() {
+            let oidx = unravel(i, &oshape);
+            let mut idx = vec![0; shape.len()];
+            for (k, &p) in perm.iter().enumerate() {
+                idx[p] = oidx[k];
+            }
+            prop_assert_eq!(got.get_f64(i), a.get_f64(ravel(&idx, &shape)));
+        }
+    }
+
+    #[test]
+    fn slice_and_rev_match_naive(shape in shape_strategy(), seed in 0u64..1000) {
+        let a = f32_array(&shape, seed);
+        let mut r = Lcg::new(seed);
+        let mut start = vec![];
+        let mut limit = vec![];
+        let mut stride = vec![];
+        for &n in &shape {
+            let s = r.next_u32() as usize % (n + 1);
+            let l = s + r.next_u32() as usize % (n - s + 1);
+            start.push(s);
+            limit.push(l);
+            stride.push(1 + r.next_u32() as usize % 3);
+        }
+        let got = cpu::slice(&a, &start, &limit, &stride);
+        let oshape: Vec<usize> = (0..shape.len()).map(|d| (limit[d] - start[d]).div_ceil(stride[d])).collect();
+        prop_assert_eq!(got.shape(), &oshape[..]);
+        for i in 0..got.len() {
+            let idx: Vec<usize> = unravel(i, &oshape).iter().enumerate().map(|(d, &k)| start[d] + k * stride[d]).collect();
+            prop_assert_eq!(got.get_f64(i), a.get_f64(ravel(&idx, &shape)));
+        }
+        let axes: Vec<usize> = (0..shape.len()).filter(|_| r.next_u32() & 1 == 1).collect();
+        let got = cpu::rev(&a, &axes);
+        prop_assert_eq!(got.shape(), &shape[..]);
+        for i in 0..got.len() {
+            let mut idx = unravel(i, &shape);
+            for &d in &axes {
+                idx[d] = shape[d] - 1 - idx[d];
+            }
+            prop_assert_eq!(got.get_f64(i), a.get_f64(ravel(&idx, &shape)));
+        }
+    }
+
+    #[test]
+    fn broadcast_pad_concat_match_naive(shape in prop::collection::vec(0usize..4, 1..4), seed in 0u64..1000) {
+        let mut r = Lcg::new(seed);
+        // broadcast_in_dim: put the input axes at increasing output positions, some as size 1.
+        let small: Vec<usize> = shape.iter().map(|&n| if r.next_u32() & 1 == 1 { 1 } else { n }).collect();
+        let a = i32_array(&small, seed, -9, 9);
+        let out_shape: Vec<usize> = [2].iter().copied().chain(shape.iter().copied()).collect();
+        let dims: Vec<usize> = (1..=shape.len()).collect();
+        let got = cpu::broadcast_in_dim(&a, &out_shape, &dims);
+        prop_assert_eq!(got.shape(), &out_shape[..]);
+        for i in 0..got.len() {
+            let oidx = unravel(i, &out_shape);
+            let idx: Vec<usize> = (0..small.len()).map(|d| if small[d] == 1 { 0 } else { oidx[d + 1] }).collect();
+            prop_assert_eq!(got.get_f64(i), a.get_f64(ravel(&idx, &small)));
+        }
+        // pad
+        let b = i32_array(&shape, seed + 1, -9, 9);
+        let lo: Vec<usize> = shape.iter().map(|_| r.next_u32() as usize % 3).collect();
+        let hi: Vec<usize> = shape.iter().map(|_| r.next_u32() as usize % 3).collect();
+        let interior: Vec<usize> = shape.iter().map(|_| r.next_u32() as usize % 3).collect();
+        let value = Array::new(&[], Buffer::I32(vec![100]));
+        let got = cpu::pad(&b, &value, &lo, &hi, &interior);
+        let pshape: Vec<usize> = (0..shape.len()).map(|d| lo[d] + hi[d] + shape[d] + shape[d].saturating_sub(1) * interior[d]).collect();
+        prop_assert_eq!(got.shape(), &pshape[..]);
+        let mut want = vec![100.0; size(&pshape)];
+        for i in 0..b.len() {
+            let idx = unravel(i, &shape);
+            let p: Vec<usize> = (0..shape.len()).map(|d| lo[d] + idx[d] * (interior[d] + 1)).collect();
+            want[ravel(&p, &pshape)] = b.get_f64(i);
+        }
+        prop_assert_eq!(got.to_f64_vec(), want);
+        // concatenate along a random axis
+        let axis = r.next_u32() as usize % shape.len();
+        let mut s2 = shape.clone();
+        s2[axis] = r.next_u32() as usize % 3;
+        let c = i32_array(&s2, seed + 2, -9, 9);
+        let got = cpu::concatenate(&[b.clone(), c.clone()], axis);
+        let mut cshape = shape.clone();
+        cshape[axis] += s2[axis];
+        prop_assert_eq!(got.shape(), &cshape[..]);
+        for i in 0..got.len() {
+            let mut idx = unravel(i, &cshape);
+            let v = if idx[axis] < shape[axis] { b.get_f64(ravel(&idx, &shape)) } else { idx[axis] -= shape[axis]; c.get_f64(ravel(&idx, &s2)) };
+            prop_assert_eq!(got.get_f64(i), v);
+        }
+    }
+
+    #[test]
+    fn dot_general_matches_naive(nb in 0usize..3, nm in 0usize..3, nk in 0usize..3, nn in 0usize..3, seed in 0u64..1000) {
+        let mut r = Lcg::new(seed);
+        let mut dim = || 1 + r.next_u32() as usize % 3;
+        let batch: Vec<usize> = (0..nb.min(1)).map(|_| dim()).collect();
+        let m: Vec<usize> = (0..nm).map(|_| dim()).collect();
+        let k: Vec<usize> = (0..nk).map(|_| dim()).collect();
+        let n: Vec<usize> = (0..nn).map(|_| dim()).collect();
+        // Canonical layouts [batch, m, k] and [batch, k, n], then permuted.
+        let lshape: Vec<usize> = batch.iter().chain(&m).chain(&k).copied().collect();
+        let rshape: Vec<usize> = batch.iter().chain(&k).chain(&n).copied().collect();
+        let lperm = permutation(lshape.len(), seed);
+        let rperm = permutation(rshape.len(), seed + 1);
+        let inv = |perm: &[usize]| { let mut v = vec![0; perm.len()]; for (i, &p) in perm.iter().enumerate() { v[p] = i; } v };
+        let (linv, rinv) = (inv(&lperm), inv(&rperm));
+        for dtype in [DType::F32, DType::F64, DType::I32] {
+            let lc = cpu::convert(&i32_array(&lshape, seed + 2, -4, 4), dtype);
+            let rc = cpu::convert(&i32_array(&rshape, seed + 3, -4, 4), dtype);
+            let l = cpu::transpose(&lc, &lperm);
+            let rr = cpu::transpose(&rc, &rperm);
+            let nbt = batch.len();
+            let dims = DotDims {
+                lhs_batch: (0..nbt).map(|d| linv[d]).collect(),
+                rhs_batch: (0..nbt).map(|d| rinv[d]).collect(),
+                lhs_contract: (0..k.len()).map(|d| linv[nbt + m.len() + d]).collect(),
+                rhs_contract: (0..k.len()).map(|d| rinv[nbt + d]).collect(),
+            };
+            let got = cpu::dot_general(&l, &rr, &dims);
+            // Free axes keep their order in the permuted operand.
+            let mut lfree: Vec<usize> = (0..m.len()).map(|d| linv[nbt + d]).collect();
+            lfree.sort();
+            let mut rfree: Vec<usize> = (0..n.len()).map(|d| rinv[nbt + k.len() + d]).collect();
+            rfree.sort();
+            let oshape: Vec<usize> = batch.iter().copied().chain(lfree.iter().map(|&d| l.shape()[d])).chain(rfree.iter().map(|&d| rr.shape()[d])).collect();
+            prop_assert_eq!(got.shape(), &oshape[..]);
+            for i in 0..got.len() {
+                let oidx = unravel(i, &oshape);
+                let mut want = 0.0;
+                for kk in 0..size(&k) {
+                    let kidx = unravel(kk, &k);
+                    let mut li = vec![0; l.ndim()];
+                    let mut ri = vec![0; rr.ndim()];
+                    for d in 0..nbt { li[dims.lhs_batch[d]] = oidx[d]; ri[dims.rhs_batch[d]] = oidx[d]; }
+                    for (j, &d) in lfree.iter().enumerate() { li[d] = oidx[nbt + j]; }
+                    for (j, &d) in rfree.iter().enumerate() { ri[d] = oidx[nbt + lfree.len() + j]; }
+                    for d in 0..k.len() { li[dims.lhs_contract[d]] = kidx[d]; ri[dims.rhs_contract[d]] = kidx[d]; }
+                    want += l.get_f64(ravel(&li, l.shape())) * rr.get_f64(ravel(&ri, rr.shape()));
+                }
+                prop_assert_eq!(got.get_f64(i), want, "{} at {}", dtype, i);
+            }
+        }
+    }
+
+    #[test]
+    fn gather_scatter_match_naive(shape in prop::collection::vec(0usize..4, 1..4), ishape in prop::collection::vec(0usize..3, 0..3), axis_pick in 0usize..3, seed in 0u64..1000, wide in any::<bool>()) {
+        let axis = axis_pick % shape.len();
+        let a = i32_array(&shape, seed, -9, 9);
+        let n = shape[axis];
+        // Include out-of-range indices to exercise clamping and dropping.
+        let idx = if wide { i64_array(&ishape, seed + 1, 0, n as i64 + 1) } else { i32_array(&ishape, seed + 1, 0, n as i32 + 1) };
+        let oshape: Vec<usize> = shape[..axis].iter().chain(&ishape).chain(&shape[axis + 1..]).copied().collect();
+        let got = cpu::gather(&a, &idx, axis);
+        prop_assert_eq!(got.shape(), &oshape[..]);
+        let k = ishape.len();
+        for i in 0..got.len() {
+            let oidx = unravel(i, &oshape);
+            let j = ravel(&oidx[axis..axis + k], &ishape);
+            let t = (idx.buffer().get_i64(j) as usize).min(n.saturating_sub(1));
+            let mut src: Vec<usize> = oidx[..axis].to_vec();
+            src.push(t);
+            src.extend_from_slice(&oidx[axis + k..]);
+            let want = if n == 0 { 0.0 } else { a.get_f64(ravel(&src, &shape)) };
+            prop_assert_eq!(got.get_f64(i), want);
+        }
+        let upd = i32_array(&oshape, seed + 2, -9, 9);
+        for mode in [ScatterMode::Set, ScatterMode::Add] {
+            let got = cpu::scatter(&a, &idx, &upd, axis, mode);
+            let mut want = a.to_f64_vec();
+            for i in 0..upd.len() {
+                let oidx = unravel(i, &oshape);
+                let j = ravel(&oidx[axis..axis + k], &ishape);
+                let t = idx.buffer().get_i64(j) as usize;
+                if t >= n { continue; }
+                let mut dst: Vec<usize> = oidx[..axis].to_vec();
+                dst.push(t);
+                dst.extend_from_slice(&oidx[axis + k..]);
+                let p = ravel(&dst, &shape);
+                want[p] = if mode == ScatterMode::Set { upd.get_f64(i) } else { want[p] + upd.get_f64(i) };
+            }
+            prop_assert_eq!(got.to_f64_vec(), want);
+        }
+    }
+
+    #[test]
+    fn sort_and_argsort(shape in prop::collection::vec(0usize..6, 1..4), axis_pick in 0usize..3, seed in 0u64..1000) {
+        let axis = axis_pick % shape.len();
+        let mut a = f32_array(&shape, seed);
+        // Ties and NaNs.
+        let v: Vec<f32> = (0..a.len()).map(|i| if i % 7 == 3 { f32::NAN } else { a.get_f64(i).round() as f32 }).collect();
+        a = Array::new(&shape, Buffer::F32(v));
+        let s = cpu::sort(&a, axis);
+        let order = cpu::argsort(&a, axis);
+        prop_assert_eq!(order.dtype(), DType::I32);
+        let mut lane_shape = shape.clone();
+        lane_shape[axis] = 1;
+        for o in 0..size(&lane_shape) {
+            let base = unravel(o, &lane_shape);
+            let at = |k: usize| { let mut i = base.clone(); i[axis] = k; ravel(&i, &shape) };
+            let mut lane: Vec<(f64, usize)> = (0..shape[axis]).map(|k| (a.get_f64(at(k)), k)).collect();
+            lane.sort_by(|x, y| match (x.0.is_nan(), y.0.is_nan()) {
+                (true, true) => std::cmp::Ordering::Equal,
+                (true, false) => std::cmp::Ordering::Greater,
+                (false, true) => std::cmp::Ordering::Less,
+                _ => x.0.partial_cmp(&y.0).unwrap(),
+            });
+            for (k, &(v, src)) in lane.iter().enumerate() {
+                let got = s.get_f64(at(k));
+                prop_assert!(got == v || (got.is_nan() && v.is_nan()));
+                prop_assert_eq!(order.get_f64(at(k)), src as f64);
+            }
+        }
+    }
+}
+
+#[test]
+fn big_transpose_and_sgemm() {
+    let a = f32_array(&[70, 90], 1);
+    let t = cpu::transpose(&a, &[1, 0]);
+    for i in 0..70 {
+        for j in 0..90 {
+            assert_eq!(t.get_f64(j * 70 + i), a.get_f64(i * 90 + j));
+        }
+    }
+    let b = f32_array(&[90, 40], 2);
+    let dims = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+    };
+    let c = cpu::dot_general(&a, &b, &dims);
+    assert_eq!(c.shape(), &[70, 40]);
+    for i in 0..70 {
+        for j in 0..40 {
+            let want: f64 = (0..90)
+                .map(|k| a.get_f64(i * 90 + k) * b.get_f64(k * 40 + j))
+                .sum();
+            assert!((c.get_f64(i * 40 + j) - want).abs() < 1e-3);
+        }
+    }
+    // Zero-size contraction gives zeros; zero-size free axes give empty results.
+    let e1 = Array::new(&[3, 0], Buffer::F32(vec![]));
+    let e2 = Array::new(&[0, 2], Buffer::F32(vec![]));
+    assert_eq!(cpu::dot_general(&e1, &e2, &dims).to_f64_vec(), [0.0; 6]);
+    let bd = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![0],
+        rhs_contract: vec![0],
+    };
+    let v = Array::new(&[3], Buffer::Bool(vec![true, false, true]));
+    let w = Array::new(&[3], Buffer::Bool(vec![false, false, true]));
+    assert_eq!(bools(&cpu::dot_general(&v, &w, &bd)), &[true]);
+}
+
+#[test]
+fn iota_and_zero_d() {
+    let i = cpu::iota(DType::I32, &[2, 3], 1);
+    assert_eq!(i32s(&i), &[0, 1, 2, 0, 1, 2]);
+    let f = cpu::iota(DType::F32, &[3, 2], 0);
+    assert_eq!(f32s(&f), &[0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
+    let s = Array::scalar_f32(5.0);
+    assert_eq!(cpu::transpose(&s, &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::rev(&s, &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::slice(&s, &[], &[], &[]).to_f64_vec(), [5.0]);
+    assert_eq!(
+        cpu::broadcast_in_dim(&s, &[2, 2], &[]).to_f64_vec(),
+        [5.0; 4]
+    );
+    let zero = Array::scalar_f32(0.0);
+    assert_eq!(cpu::pad(&s, &zero, &[], &[], &[]).to_f64_vec(), [5.0]);
+    let d = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![],
+        rhs_contract: vec![],
+    };
+    assert_eq!(cpu::dot_general(&s, &s, &d).to_f64_vec(), [25.0]);
+}
+
+#[test]
+fn threefry_known_answers() {
+    let u = |x: u32| Array::new(&[], Buffer::U32(vec![x]));
+    for (k0, k1, x0, x1, y0, y1) in [
+        (0, 0, 0, 0, 0x6b200159u32, 0x99ba4efeu32),
+        (
+            0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x1cb996fc, 0xbb002be7,
+        ),
+        (
+            0x13198a2e, 0x03707344, 0x243f6a88, 0x85a308d3, 0xc4923a9c, 0x483df7a0,
+        ),
+    ] {
+        let (a, b) = cpu::threefry2x32(&u(k0), &u(k1), &u(x0), &u(x1));
+        assert_eq!(
+            (a.buffer().get_i64(0) as u32, b.buffer().get_i64(0) as u32),
+            (y0, y1)
+        );
+        assert_eq!(cpu::threefry_block(k0, k1, x0, x1), (y0, y1));
+    }
+    // Elementwise over arrays (large enough to go parallel), keys broadcast.
+    let n = 100_000u32;
+    let x0 = Array::new(&[n as usize], Buffer::U32((0..n).collect()));
+    let x1 = Array::new(&[n as usize], Buffer::U32((0..n).map(|i| i * 3).collect()));
+    let (a, b) = cpu::threefry2x32(&u(7), &u(9), &x0, &x1);
+    for i in [0usize, 1, 4097, 99_999] {
+        let want = cpu::threefry_block(7, 9, i as u32, i as u32 * 3);
+        assert_eq!(
+            (a.buffer().get_i64(i) as u32, b.buffer().get_i64(i) as u32),
+            want
+        );
+    }
+}
