@@ -17,8 +17,9 @@ const MAX_DEPTH: usize = 100;
 type PResult<T> = Result<T, Diagnostic>;
 
 pub(crate) fn parse_module(text: &str) -> Result<Module, Vec<Diagnostic>> {
-    let lexed = lexer::tokenize(text);
-    let (result, _) = parse_tokens(text, lexed.tokens.clone());
+    let mut lexed = lexer::tokenize(text);
+    let tokens = std::mem::take(&mut lexed.tokens);
+    let (result, _) = parse_tokens(text, tokens);
     merge_diagnostics(result, lexed)
 }
 
@@ -54,12 +55,13 @@ pub(crate) fn check_complete(text: &str) -> Completeness {
     if text.trim().is_empty() {
         return Completeness::Complete;
     }
-    let lexed = lexer::tokenize(text);
+    let mut lexed = lexer::tokenize(text);
     let block_indent = " ".repeat(lexed.indent_at_end);
     if !lexed.errors.is_empty() {
         return Completeness::Invalid(lexed.errors);
     }
-    let (result, wants_more) = parse_tokens(text, lexed.tokens.clone());
+    let tokens = std::mem::take(&mut lexed.tokens);
+    let (result, wants_more) = parse_tokens(text, tokens);
     if !lexed.eof_errors.is_empty() {
         // The text stops inside a bracket, a triple-quoted string or after a
         // backslash. More lines can help unless a syntax error comes before
