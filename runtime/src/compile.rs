@@ -484,7 +484,7 @@ impl Lower<'_> {
         })
     }
 
-    fn open_scope(&mut self, key: ScopeKey, name: &str) -> Result<(Vec<String>, usize)> {
+    fn open_scope(&mut self, key: ScopeKey) -> Result<(Vec<String>, usize)> {
         let info = self.scopes.remove(&key).expect("every scope was analysed");
         let available = self.available();
         let mut cells = IndexMap::new();
@@ -522,7 +522,7 @@ impl Lower<'_> {
     fn function(&mut self, def: &ast::FunctionDef, span: Span) -> Result<Expr> {
         let decorators = def.decorators.iter().map(|d| self.expr(d)).collect::<Result<Vec<_>>>()?;
         let defaults = def.params.iter().map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose()).collect::<Result<Vec<_>>>()?;
-        let (frees, own_cells) = self.open_scope(key_of(def), &def.name.name)?;
+        let (frees, own_cells) = self.open_scope(key_of(def))?;
         let body = self.block(&def.body);
         let ctx = self.close_scope();
         let mut body = body?;
@@ -556,7 +556,7 @@ impl Lower<'_> {
 
     fn comprehension(&mut self, e: &ast::Expr, gens: &[ast::Comprehension], elt: &ast::Expr, value: Option<&ast::Expr>) -> Result<Expr> {
         let first_iter = self.expr(&gens[0].iter)?;
-        let (frees, own_cells) = self.open_scope(key_of(e), "<comprehension>")?;
+        let (frees, own_cells) = self.open_scope(key_of(e))?;
         let inner = (|| -> Result<Expr> {
             let mut generators = Vec::new();
             for (i, g) in gens.iter().enumerate() {

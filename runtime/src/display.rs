@@ -268,10 +268,13 @@ impl ElementFormat {
                 if !x.is_finite() {
                     return nonfinite(x);
                 }
-                let s = format!("{:.*}", precision, x);
                 // NumPy drops trailing zeros but keeps the point: `1.`, `0.5`.
-                let t = s.trim_end_matches('0');
-                t.to_string()
+                let s = format!("{:.*}", precision, x);
+                if precision == 0 {
+                    format!("{s}.")
+                } else {
+                    s.trim_end_matches('0').to_string()
+                }
             }
             FloatMode::Scientific { precision } => {
                 if !x.is_finite() {

@@ -1,1 +1,110 @@
-//! Builtins.
+//! The NumPy-like surface of arr: builtins over the runtime's primitives,
+//! the prelude written in arr itself, and the one table that drives help and completion.
+//!
+//! Each module registers its builtins through `Registry`; `session()` builds a
+//! ready `Session` with all of them and the prelude loaded.
+
+mod args;
+mod creation;
+mod io;
+mod math;
+mod python;
+mod random;
+mod reduce;
+mod shape;
+mod tree;
+
+use arr_runtime::{Builtin, Interp, NativeFn, Session, Value};
+use std::rc::Rc;
+
+pub use args::*;
+
+/// The prelude: functions that are most natural in arr itself.
+const PRELUDE: &str = include_str!("prelude.arr");
+
+/// Where builtins are registered: globals, methods, and modules.
+pub struct Registry<'a> {
+    pub interp: &'a mut Interp,
+}
+
+impl Registry<'_> {
+    /// A global function.
+    pub fn func(&mut self, signature: &str, doc: &str, f: NativeFn) -> Value {
+        let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));
+        let name = b_name(&b);
+        self.interp.set_builtin(&name, b.clone());
+        b
+    }
+
+    /// A global function that is also a method of arrays (`x.sum()` is `sum(x)`).
+    pub fn array_func(&mut self, signature: &str, doc: &str, f: NativeFn) {
+        let b = self.func(signature, doc, f);
+        let name = b_name(&b);
+        self.interp.add_method("array", &name, b);
+    }
+
+    /// A method only (the receiver is the first parameter).
+    pub fn method(&mut self, receiver: &'static str, signature: &str, doc: &str, f: NativeFn) {
+        let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));
+        let name = b_name(&b);
+        self.interp.add_method(receiver, &name, b);
+    }
+
+    /// A module such as `random`, from (signature, doc, fn) triples.
+    pub fn module(&mut self, name: &str, doc: &str, members: &[(&str, &str, NativeFn)]) {
+        let members = members
+            .iter()
+            .map(|(sig, d, f)| {
+                let b = Builtin::new(sig, d, *f).qualified(name);
+                let short = b.name.rsplit('.').next().unwrap_or_default().to_string();
+                (short, Value::Builtin(Rc::new(b)))
+            })
+            .collect();
+        self.interp.set_builtin(name, Interp::make_module(name, doc, members));
+    }
+
+    pub fn value(&mut self, name: &str, v: Value) {
+        self.interp.set_builtin(name, v);
+    }
+}
+
+fn b_name(v: &Value) -> String {
+    match v {
+        Value::Builtin(b) => b.name.to_string(),
+        _ => unreachable!("registered values are builtins"),
+    }
+}
+
+/// Register every builtin into `interp` (without the prelude).
+pub fn register_all(interp: &mut Interp) {
+    let mut r = Registry { interp };
+    python::register(&mut r);
+    creation::register(&mut r);
+    math::register(&mut r);
+    reduce::register(&mut r);
+    shape::register(&mut r);
+    tree::register(&mut r);
+    random::register(&mut r);
+    io::register(&mut r);
+}
+
+/// A session with every builtin and the prelude loaded.
+pub fn session() -> Session {
+    let mut s = Session::new();
+    register_all(&mut s.interp);
+    s.run_script("<prelude>", PRELUDE).unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
+    // Prelude definitions are builtins: users may shadow them, `help` lists them.
+    let names: Vec<(usize, Value)> =
+        s.interp.globals.iter_mut().enumerate().filter_map(|(i, v)| v.take().map(|v| (i, v))).collect();
+    for (id, v) in names {
+        let name = s.interp.interner.name(id as u32).to_string();
+        s.interp.set_builtin(&name, v.clone());
+        if PRELUDE_METHODS.contains(&name.as_str()) {
+            s.interp.add_method("array", &name, v);
+        }
+    }
+    s
+}
+
+/// Prelude functions that are also array methods.
+const PRELUDE_METHODS: &[&str] = &["var", "std"];

@@ -1,0 +1,150 @@
+//! The interactive `arr>` prompt: multi-line entries decided by the parser,
+//! history, completion, `?name`, `:time`, Ctrl-C and Ctrl-D.
+
+use crate::editor::ArrHelper;
+use crate::runner::{guarded, new_session};
+use arr_lang::Completeness;
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{Config, Editor};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+const PROMPT: &str = "arr> ";
+const CONTINUATION: &str = "...> ";
+
+fn history_path() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("ARR_HISTORY") {
+        return Some(p.into());
+    }
+    std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".arr_history"))
+}
+
+pub fn run() -> std::process::ExitCode {
+    let session = Rc::new(RefCell::new(new_session()));
+    let config = Config::builder().auto_add_history(false).max_history_size(10_000).map(|b| b.build()).unwrap_or_default();
+    let mut editor: Editor<ArrHelper, DefaultHistory> = match Editor::with_config(config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("arr: cannot start the line editor: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let color = std::env::var_os("NO_COLOR").is_none();
+    editor.set_helper(Some(ArrHelper { session: session.clone(), color }));
+    let history = history_path();
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    println!("arr {} — type help(name) or ?name for documentation, :quit or Ctrl-D to leave", env!("CARGO_PKG_VERSION"));
+    loop {
+        let Some(entry) = read_entry(&mut editor) else { break };
+        if entry.trim().is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(entry.trim_end());
+        if let Some(h) = &history {
+            let _ = editor.save_history(h);
+        }
+        if !handle(&session, entry.trim_end()) {
+            break;
+        }
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// Read one entry, asking for more lines while the parser says it is incomplete.
+/// None means Ctrl-D (end of input).
+fn read_entry(editor: &mut Editor<ArrHelper, DefaultHistory>) -> Option<String> {
+    let mut entry = String::new();
+    let mut indent = String::new();
+    loop {
+        let prompt = if entry.is_empty() { PROMPT } else { CONTINUATION };
+        match editor.readline_with_initial(prompt, (&indent, "")) {
+            Ok(line) => {
+                entry.push_str(&line);
+                entry.push('\n');
+                if entry.starts_with(':') || entry.starts_with('?') {
+                    return Some(entry);
+                }
+                match arr_lang::check_complete(&entry) {
+                    Completeness::Incomplete { indent: next } => indent = next,
+                    _ => return Some(entry),
+                }
+            }
+            Err(ReadlineError::Interrupted) => {
+                // Ctrl-C at the prompt discards the entry being typed.
+                entry.clear();
+                indent.clear();
+            }
+            Err(ReadlineError::Eof) => {
+                if entry.is_empty() {
+                    return None;
+                }
+                return Some(entry);
+            }
+            Err(e) => {
+                eprintln!("arr: {e}");
+                return None;
+            }
+        }
+    }
+}
+
+/// Run one entry; returns false to leave the REPL.
+fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
+    let mut s = session.borrow_mut();
+    s.interrupt_handle().store(false, Ordering::Relaxed);
+    if let Some(name) = entry.strip_prefix('?') {
+        match guarded(|| s.help_text(name)) {
+            Ok(text) => println!("{text}"),
+            Err(msg) => eprintln!("{msg}"),
+        }
+        return true;
+    }
+    if let Some(command) = entry.strip_prefix(':') {
+        let (word, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+        match word {
+            "q" | "quit" | "exit" => return false,
+            "time" => {
+                let start = Instant::now();
+                let result = guarded(|| s.run_entry(rest));
+                let elapsed = start.elapsed();
+                match result {
+                    Ok(Some(v)) => println!("{}", s.repr(&v)),
+                    Ok(None) => {}
+                    Err(msg) => eprintln!("{msg}"),
+                }
+                println!("time: {}", format_duration(elapsed.as_secs_f64()));
+            }
+            "help" | "h" => println!("{}", HELP),
+            other => eprintln!("unknown command :{other} (try :help)"),
+        }
+        return true;
+    }
+    match guarded(|| s.run_entry(entry)) {
+        Ok(Some(v)) => println!("{}", s.repr(&v)),
+        Ok(None) => {}
+        Err(msg) => eprintln!("{msg}"),
+    }
+    true
+}
+
+fn format_duration(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:.1} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.2} ms", secs * 1e3)
+    } else {
+        format!("{secs:.3} s")
+    }
+}
+
+const HELP: &str = "\
+help(name), ?name    documentation of a function or module
+:time EXPR           run EXPR and show how long it took
+:quit, :q, Ctrl-D    leave
+Ctrl-C               interrupt a running computation (variables are kept), or clear the line
+Tab                  complete names, and attributes after '.'";

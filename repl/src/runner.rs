@@ -1,0 +1,132 @@
+//! Non-interactive ways in: a script file, `-e CODE`, and statements piped on stdin.
+
+use arr_runtime::{Session, Value};
+use std::io::BufRead;
+use std::process::ExitCode;
+
+/// A session whose Ctrl-C interrupts the running code instead of killing the process.
+pub fn new_session() -> Session {
+    let session = arr_stdlib::session();
+    let flag = session.interrupt_handle();
+    // Errors here mean a handler is already installed (tests); the flag still works.
+    let _ = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed));
+    session
+}
+
+/// Run `f` on the session, turning a panic in a builtin into an error message.
+pub fn guarded<T>(f: impl FnOnce() -> arr_runtime::Result<T>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.render()),
+        Err(panic) => {
+            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            Err(format!("internal error (a bug in arr, please report it): {}", msg.unwrap_or_default()))
+        }
+    }
+}
+
+pub fn run_file(path: &str, args: &[String]) -> ExitCode {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("arr: cannot read '{path}': {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut session = new_session();
+    let argv = std::iter::once(path.to_string()).chain(args.iter().cloned()).map(|a| Value::str(&a)).collect();
+    session.set("argv", Value::list(argv));
+    match guarded(|| session.run_script(path, &text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run_code(code: &str) -> ExitCode {
+    let mut session = new_session();
+    match guarded(|| session.run_entry(code)) {
+        Ok(Some(v)) => {
+            println!("{}", session.repr(&v));
+            ExitCode::SUCCESS
+        }
+        Ok(None) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Statements from a pipe, run entry by entry as the REPL would: values of
+/// expressions are echoed, and an error is reported before going on.
+pub fn run_stdin() -> ExitCode {
+    let mut session = new_session();
+    let mut failed = false;
+    let mut entry = String::new();
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    loop {
+        let line = match lines.next() {
+            Some(Ok(l)) => Some(l),
+            Some(Err(e)) => {
+                eprintln!("arr: cannot read stdin: {e}");
+                return ExitCode::FAILURE;
+            }
+            None => None,
+        };
+        let at_end = line.is_none();
+        if let Some(l) = &line {
+            // A new unindented statement ends a pending block, as a blank line would.
+            let starts_statement = !l.starts_with([' ', '\t']) && !l.trim().is_empty() && !is_continuation_keyword(l);
+            if starts_statement && ends_in_block(&entry) {
+                failed |= !run_one(&mut session, &entry);
+                entry.clear();
+            }
+            entry.push_str(l);
+            entry.push('\n');
+        }
+        let complete = matches!(arr_lang::check_complete(&entry), arr_lang::Completeness::Complete);
+        if (at_end || (complete && !ends_in_block(&entry))) && !entry.trim().is_empty() {
+            failed |= !run_one(&mut session, &entry);
+            entry.clear();
+        }
+        if at_end {
+            break;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn is_continuation_keyword(line: &str) -> bool {
+    ["else", "elif", "except", "finally"].iter().any(|k| line.starts_with(k) && !line[k.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+/// Whether the entry ends inside an indented block (more lines may follow).
+fn ends_in_block(entry: &str) -> bool {
+    if entry.ends_with("\n\n") {
+        return false;
+    }
+    entry.lines().rev().find(|l| !l.trim().is_empty()).is_some_and(|l| l.starts_with([' ', '\t']) || l.trim_end().ends_with(':'))
+}
+
+fn run_one(session: &mut Session, entry: &str) -> bool {
+    session.interrupt_handle().store(false, std::sync::atomic::Ordering::Relaxed);
+    match guarded(|| session.run_entry(entry)) {
+        Ok(Some(v)) => {
+            println!("{}", session.repr(&v));
+            true
+        }
+        Ok(None) => true,
+        Err(msg) => {
+            eprintln!("{msg}");
+            false
+        }
+    }
+}

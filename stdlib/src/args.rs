@@ -1,0 +1,68 @@
+//! Argument helpers shared by the builtins: conversions with clear errors.
+
+use arr_kernels::{Array, DType};
+use arr_runtime::numpy;
+use arr_runtime::{Error, Result, Value};
+
+/// Any array-like argument as an array.
+pub fn array_arg(v: &Value) -> Result<Array> {
+    numpy::to_array(v)
+}
+
+/// An array-like argument as a float array (ints and bools become float32).
+pub fn float_arg(v: &Value) -> Result<Array> {
+    let a = numpy::to_array(v)?;
+    if a.dtype().is_float() {
+        Ok(a)
+    } else {
+        numpy::convert(a, numpy::DEFAULT_FLOAT)
+    }
+}
+
+pub fn int_arg(name: &str, v: &Value) -> Result<i64> {
+    v.as_int().ok_or_else(|| Error::type_error(format!("{name} must be an int, got {}", v.type_name())))
+}
+
+pub fn opt_int_arg(name: &str, v: &Value) -> Result<Option<i64>> {
+    match v {
+        Value::None => Ok(None),
+        v => int_arg(name, v).map(Some),
+    }
+}
+
+pub fn f64_arg(name: &str, v: &Value) -> Result<f64> {
+    v.as_f64().ok_or_else(|| Error::type_error(format!("{name} must be a number, got {}", v.type_name())))
+}
+
+pub fn bool_arg(v: &Value) -> Result<bool> {
+    v.truthy()
+}
+
+pub fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str> {
+    match v {
+        Value::Str(s) => Ok(s),
+        other => Err(Error::type_error(format!("{name} must be a string, got {}", other.type_name()))),
+    }
+}
+
+/// A `dtype=` argument: a dtype value, a name such as `"float32"`, the
+/// builtins `float`/`int`/`bool`, or None.
+pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
+    Ok(match v {
+        Value::None => None,
+        Value::DType(d) => Some(*d),
+        Value::Str(s) => Some(DType::from_name(s).ok_or_else(|| Error::type_error(format!("unknown dtype '{s}'")))?),
+        Value::Builtin(b) => Some(match &*b.name {
+            "float" => numpy::DEFAULT_FLOAT,
+            "int" => numpy::DEFAULT_INT,
+            "bool" => DType::Bool,
+            other => return Err(Error::type_error(format!("{other} is not a dtype"))),
+        }),
+        other => return Err(Error::type_error(format!("expected a dtype, got {}", other.type_name()))),
+    })
+}
+
+/// Wrap an array result.
+pub fn ok(a: Array) -> Result<Value> {
+    Ok(Value::Array(a))
+}

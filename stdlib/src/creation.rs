@@ -1,0 +1,184 @@
+//! Array creation: array/asarray, zeros/ones/full/empty (and `_like`), arange, eye, dtypes.
+
+use crate::args::*;
+use crate::Registry;
+use arr_kernels::{Array, Buffer, DType};
+use arr_runtime::numpy::{self, parse_shape};
+use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::{Error, Interp, Result, Value};
+
+pub(crate) fn register(r: &mut Registry) {
+    for d in DType::ALL {
+        if d != DType::Bool {
+            r.value(d.name(), Value::DType(d));
+        }
+    }
+    r.value("bool_", Value::DType(DType::Bool));
+    r.value("inf", Value::Float(f64::INFINITY));
+    r.value("nan", Value::Float(f64::NAN));
+    r.value("pi", Value::Float(std::f64::consts::PI));
+    r.value("e", Value::Float(std::f64::consts::E));
+    r.value("newaxis", Value::None);
+    r.func("array(x, dtype=None)", "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).", array);
+    r.func("asarray(x, dtype=None)", "x as an array (no copy if it already is one of that dtype).", array);
+    r.func("zeros(shape, dtype=None)", "An array of zeros (float32 unless dtype is given).", zeros);
+    r.func("ones(shape, dtype=None)", "An array of ones (float32 unless dtype is given).", ones);
+    r.func("empty(shape, dtype=None)", "An array of the given shape (filled with zeros).", zeros);
+    r.func("full(shape, fill_value, dtype=None)", "An array filled with fill_value (its dtype unless given).", full);
+    r.func("zeros_like(x, dtype=None)", "Zeros with the shape and dtype of x.", zeros_like);
+    r.func("ones_like(x, dtype=None)", "Ones with the shape and dtype of x.", ones_like);
+    r.func("empty_like(x, dtype=None)", "An array with the shape and dtype of x (zeros).", zeros_like);
+    r.func("full_like(x, fill_value, dtype=None)", "fill_value with the shape and dtype of x.", full_like);
+    r.func(
+        "arange(start, stop=None, step=None, dtype=None)",
+        "Evenly spaced values in [start, stop): int32 for int arguments, float32 if any is a float.",
+        arange,
+    );
+    r.func("eye(N, M=None, k=0, dtype=None)", "A 2-D array with ones on the k-th diagonal.", eye);
+    r.func("identity(n, dtype=None)", "The n x n identity matrix.", identity);
+    r.func("iota(dtype, shape, dimension=0)", "Indices 0, 1, 2, ... along one dimension of shape (lax.iota).", iota);
+    r.method("array", "astype(self, dtype)", "The array converted to dtype.", astype);
+    r.method("array", "copy(self)", "The same values (arrays are immutable, so no copy is needed).", |_, a| Ok(a[0].clone()));
+    r.method("array", "item(self)", "The value of a one-element array as a Python scalar.", item);
+    r.method("array", "tolist(self)", "The array as nested Python lists of scalars.", tolist);
+}
+
+fn array(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    match dtype_arg(&a[1])? {
+        Some(d) => match &a[0] {
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => ok(numpy::to_array_as(&a[0], d)?),
+            _ => ok(numpy::convert(x, d)?),
+        },
+        None => ok(x),
+    }
+}
+
+/// `x` repeated into `shape` as an array of `dtype`.
+pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Array> {
+    let scalar = numpy::to_array_as(x, dtype)?;
+    if scalar.ndim() != 0 {
+        return numpy::broadcast_to(scalar, shape);
+    }
+    let n: usize = shape.iter().product();
+    let buf = match scalar.buffer() {
+        Buffer::Bool(v) => Buffer::Bool(vec![v[0]; n]),
+        Buffer::I32(v) => Buffer::I32(vec![v[0]; n]),
+        Buffer::I64(v) => Buffer::I64(vec![v[0]; n]),
+        Buffer::U32(v) => Buffer::U32(vec![v[0]; n]),
+        Buffer::F32(v) => Buffer::F32(vec![v[0]; n]),
+        Buffer::F64(v) => Buffer::F64(vec![v[0]; n]),
+    };
+    Ok(Array::new(shape, buf))
+}
+
+fn zeros(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    ok(Array::zeros(dtype, &parse_shape(&a[0])?))
+}
+
+fn ones(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    ok(filled(&parse_shape(&a[0])?, &Value::Int(1), dtype)?)
+}
+
+fn full(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let dtype = match dtype_arg(&a[2])? {
+        Some(d) => d,
+        None => numpy::result_dtype(&[&a[1]])?,
+    };
+    ok(filled(&parse_shape(&a[0])?, &a[1], dtype)?)
+}
+
+fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    ok(Array::zeros(dtype_arg(&a[1])?.unwrap_or(x.dtype()), x.shape()))
+}
+
+fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    ok(filled(x.shape(), &Value::Int(1), dtype_arg(&a[1])?.unwrap_or(x.dtype()))?)
+}
+
+fn full_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    ok(filled(x.shape(), &a[1], dtype_arg(&a[2])?.unwrap_or(x.dtype()))?)
+}
+
+fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let (start, stop) = match &a[1] {
+        Value::None => (Value::Int(0), a[0].clone()),
+        stop => (a[0].clone(), stop.clone()),
+    };
+    let step = if matches!(a[2], Value::None) { Value::Int(1) } else { a[2].clone() };
+    let all_int = [&start, &stop, &step].iter().all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
+    let dtype = match dtype_arg(&a[3])? {
+        Some(d) => d,
+        None if all_int => numpy::DEFAULT_INT,
+        None => numpy::DEFAULT_FLOAT,
+    };
+    let (x0, x1, dx) = (f64_arg("start", &start)?, f64_arg("stop", &stop)?, f64_arg("step", &step)?);
+    if dx == 0.0 {
+        return Err(Error::value_error("arange: step must not be zero"));
+    }
+    let n = ((x1 - x0) / dx).ceil().max(0.0) as usize;
+    if all_int {
+        let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
+        let ints: Vec<i64> = (0..n as i64).map(|k| i0 + k * di).collect();
+        return ok(numpy::convert(Array::new(&[n], Buffer::I64(ints)), dtype)?);
+    }
+    // As NumPy: computed in float64, then converted.
+    let vals: Vec<f64> = (0..n).map(|k| x0 + k as f64 * dx).collect();
+    ok(numpy::convert(Array::new(&[n], Buffer::F64(vals)), dtype)?)
+}
+
+fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let n = int_arg("N", &a[0])?.max(0) as usize;
+    let m = opt_int_arg("M", &a[1])?.map_or(n, |m| m.max(0) as usize);
+    let k = int_arg("k", &a[2])?;
+    let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    let mut vals = vec![0.0f64; n * m];
+    for i in 0..n {
+        let j = i as i64 + k;
+        if j >= 0 && (j as usize) < m {
+            vals[i * m + j as usize] = 1.0;
+        }
+    }
+    ok(numpy::convert(Array::new(&[n, m], Buffer::F64(vals)), dtype)?)
+}
+
+fn identity(i: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    eye(i, vec![a[0].clone(), Value::None, Value::Int(0), a[1].clone()])
+}
+
+fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let dtype = dtype_arg(&a[0])?.unwrap_or(numpy::DEFAULT_INT);
+    let shape = parse_shape(&a[1])?;
+    let dim = numpy::normalize_axis(int_arg("dimension", &a[2])?, shape.len())?;
+    ok(bind1(&Prim::Iota { dtype, shape, dim }, vec![])?)
+}
+
+fn astype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let d = dtype_arg(&a[1])?.ok_or_else(|| Error::type_error("astype needs a dtype"))?;
+    ok(numpy::convert(array_arg(&a[0])?, d)?)
+}
+
+fn item(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    numpy::item(&array_arg(&a[0])?)
+}
+
+fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    fn build(x: &Array, axis: usize, offset: usize) -> Value {
+        if axis == x.ndim() {
+            return match x.dtype() {
+                DType::Bool => Value::Bool(x.get_f64(offset) != 0.0),
+                d if d.is_int() => Value::Int(x.buffer().get_i64(offset)),
+                _ => Value::Float(x.get_f64(offset)),
+            };
+        }
+        let stride: usize = x.shape()[axis + 1..].iter().product();
+        Value::list((0..x.shape()[axis]).map(|i| build(x, axis + 1, offset + i * stride)).collect())
+    }
+    Ok(build(&x, 0, 0))
+}

@@ -1,0 +1,96 @@
+# The prelude: NumPy and jax.nn functions written in arr itself.
+# Everything defined here becomes a builtin (users may shadow it).
+
+def relu(x):
+    """Rectified linear unit: max(x, 0), elementwise."""
+    return maximum(x, 0.0)
+
+def sigmoid(x):
+    """Logistic sigmoid 1 / (1 + exp(-x)), computed stably."""
+    return logistic(x)
+
+def gelu(x, approximate=True):
+    """Gaussian error linear unit (tanh approximation by default, as jax.nn.gelu)."""
+    if approximate:
+        return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + erf(x / 1.4142135623730951))
+
+def softplus(x):
+    """log(1 + exp(x)), computed stably."""
+    return logaddexp(x, 0.0)
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow."""
+    m = maximum(a, b)
+    return m + log1p(exp(-abs(a - b)))
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) along axis, shifted by the maximum for stability."""
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    m = where(isfinite(m), m, 0.0)
+    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+    if keepdims:
+        return out
+    return squeeze(out, axis=axis)
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along axis, shifted by the maximum for stability."""
+    e = exp(x - stop_gradient(max(x, axis=axis, keepdims=True)))
+    return e / sum(e, axis=axis, keepdims=True)
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along axis."""
+    shifted = x - stop_gradient(max(x, axis=axis, keepdims=True))
+    return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    """Variance along axis: mean of squared deviations (ddof: delta degrees of freedom)."""
+    x = asarray(x)
+    m = mean(x, axis=axis, keepdims=True)
+    d = x - m
+    n = size(x) / size(m)
+    return sum(d * d, axis=axis, keepdims=keepdims) / (n - ddof)
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    """Standard deviation along axis: sqrt(var(x))."""
+    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
+
+def one_hot(x, num_classes, dtype=float32):
+    """One-hot encoding of integer labels: result shape x.shape + (num_classes,)."""
+    return (asarray(x)[..., None] == arange(num_classes)).astype(dtype)
+
+def outer(a, b):
+    """Outer product of two vectors (flattened first)."""
+    return ravel(a)[:, None] * ravel(b)[None, :]
+
+def allclose(a, b, rtol=1e-05, atol=1e-08):
+    """True if every |a - b| <= atol + rtol * |b|."""
+    return bool(all(isclose(a, b, rtol=rtol, atol=atol)))
+
+def isclose(a, b, rtol=1e-05, atol=1e-08):
+    """Elementwise |a - b| <= atol + rtol * |b|."""
+    return abs(a - b) <= atol + rtol * abs(b)
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """num evenly spaced values from start to stop (inclusive if endpoint), as jax.numpy.linspace."""
+    div = (num - 1) if endpoint else num
+    if num == 0:
+        out = zeros((0,))
+    elif div > 0:
+        step = arange(num, dtype=float32) / div
+        out = start * (1.0 - step) + stop * step
+        if endpoint:
+            out[-1] = stop
+    else:
+        out = full((num,), start, dtype=float32)
+    if dtype is not None:
+        out = out.astype(dtype)
+    return out
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Euclidean (Frobenius) norm along axis, or ord=1 / ord=inf for vectors."""
+    if ord is None or ord == 2:
+        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+    if ord == 1:
+        return sum(abs(x), axis=axis, keepdims=keepdims)
+    return max(abs(x), axis=axis, keepdims=keepdims)

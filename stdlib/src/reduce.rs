@@ -1,0 +1,198 @@
+//! Reductions (sum, mean, max, ...) with `axis`/`keepdims`, arg-reductions and
+//! cumulative scans. `sum`, `max`, `min`, `any` and `all` also keep their
+//! Python meaning on plain lists and several scalar arguments.
+
+use crate::args::*;
+use crate::Registry;
+use arr_kernels::{ArgReduceOp, DType, ReduceOp, ScanOp};
+use arr_runtime::eval::{binary_op, compare_values, iter_items};
+use arr_runtime::numpy::{self, normalize_axis, ty};
+use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::{Error, Interp, Result, Value};
+use arr_lang::ast::BinOp;
+use std::cmp::Ordering;
+
+pub(crate) fn register(r: &mut Registry) {
+    r.array_func(
+        "sum(x, axis=None, keepdims=False, dtype=None, start=0)",
+        "Sum of array elements over axis (None: all axes). On a list or tuple, Python's sum (start + items).",
+        sum,
+    );
+    r.array_func("prod(x, axis=None, keepdims=False)", "Product of array elements over axis.", |_, a| {
+        reduce_numeric(ReduceOp::Prod, &a[0], &a[1], &a[2])
+    });
+    r.array_func("mean(x, axis=None, keepdims=False)", "Arithmetic mean over axis (float32 for integer input).", mean);
+    r.array_func(
+        "max(*args, axis=None, keepdims=False, key=None)",
+        "Maximum of an array over axis; with several arguments or a list of numbers, Python's max.",
+        |i, a| extremum(i, a, ReduceOp::Max),
+    );
+    r.array_func(
+        "min(*args, axis=None, keepdims=False, key=None)",
+        "Minimum of an array over axis; with several arguments or a list of numbers, Python's min.",
+        |i, a| extremum(i, a, ReduceOp::Min),
+    );
+    r.array_func("all(x, axis=None, keepdims=False)", "Whether every element is true (over axis).", |_, a| logical(ReduceOp::All, &a));
+    r.array_func("any(x, axis=None, keepdims=False)", "Whether any element is true (over axis).", |_, a| logical(ReduceOp::Any, &a));
+    r.array_func("argmax(x, axis=None, keepdims=False)", "Index of the first maximum (of the flattened array if axis is None).", |_, a| {
+        arg_reduce(ArgReduceOp::ArgMax, &a)
+    });
+    r.array_func("argmin(x, axis=None, keepdims=False)", "Index of the first minimum (of the flattened array if axis is None).", |_, a| {
+        arg_reduce(ArgReduceOp::ArgMin, &a)
+    });
+    r.array_func("cumsum(x, axis=None, dtype=None)", "Cumulative sum along axis (of the flattened array if None).", |_, a| {
+        scan(ScanOp::Sum, &a)
+    });
+    r.array_func("cumprod(x, axis=None, dtype=None)", "Cumulative product along axis (of the flattened array if None).", |_, a| {
+        scan(ScanOp::Prod, &a)
+    });
+    r.func("count_nonzero(x, axis=None, keepdims=False)", "Number of non-zero elements over axis.", count_nonzero);
+    r.func("size(x)", "Number of elements of an array.", |_, a| Ok(Value::Int(array_arg(&a[0])?.len() as i64)));
+    r.func("ndim(x)", "Number of axes of an array.", |_, a| Ok(Value::Int(array_arg(&a[0])?.ndim() as i64)));
+    r.func("shape(x)", "The shape of an array, as a tuple.", |_, a| {
+        Ok(Value::tuple(array_arg(&a[0])?.shape().iter().map(|&d| Value::Int(d as i64)).collect()))
+    });
+}
+
+/// Sums of bools and small ints accumulate in int32, as JAX.
+fn sum_input(v: &Value, dtype: &Value) -> Result<arr_kernels::Array> {
+    let x = array_arg(v)?;
+    let x = match dtype_arg(dtype)? {
+        Some(d) => numpy::convert(x, d)?,
+        None if x.dtype() == DType::Bool => numpy::convert(x, numpy::DEFAULT_INT)?,
+        None => x,
+    };
+    Ok(x)
+}
+
+fn sum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..)) && matches!(a[1], Value::None) {
+        let mut acc = a[4].clone();
+        for item in iter_items(&a[0])? {
+            acc = binary_op(BinOp::Add, acc, item)?;
+        }
+        return Ok(acc);
+    }
+    let x = sum_input(&a[0], &a[3])?;
+    ok(numpy::reduce(ReduceOp::Sum, x, &a[1], a[2].truthy()?)?)
+}
+
+fn reduce_numeric(op: ReduceOp, x: &Value, axis: &Value, keepdims: &Value) -> Result<Value> {
+    let x = sum_input(x, &Value::None)?;
+    ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
+}
+
+fn mean(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = float_arg(&a[0])?;
+    let axes = numpy::parse_axes(&a[1], x.ndim())?;
+    let n: usize = axes.iter().map(|&i| x.shape()[i]).product();
+    let s = numpy::reduce(ReduceOp::Sum, x, &a[1], a[2].truthy()?)?;
+    numpy::binary(arr_kernels::BinaryOp::Div, &Value::Array(s), &Value::Float(n as f64))
+}
+
+fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
+    let args = numpy::sequence_items(&a[0])?;
+    let (axis, keepdims, key) = (&a[1], &a[2], &a[3]);
+    let python = |items: Vec<Value>, interp: &mut Interp| -> Result<Value> {
+        if items.is_empty() {
+            return Err(Error::value_error("max()/min() arg is an empty sequence"));
+        }
+        let keys: Vec<Value> = match key {
+            Value::None => items.clone(),
+            f => items.iter().map(|x| interp.call(f, vec![x.clone()], Vec::new())).collect::<Result<_>>()?,
+        };
+        let mut best = 0;
+        for i in 1..items.len() {
+            let ord = compare_values(&keys[i], &keys[best])?;
+            if (op == ReduceOp::Max && ord == Ordering::Greater) || (op == ReduceOp::Min && ord == Ordering::Less) {
+                best = i;
+            }
+        }
+        Ok(items[best].clone())
+    };
+    match args.as_slice() {
+        [] => Err(Error::type_error("max()/min() expected at least 1 argument")),
+        [one] => match one {
+            Value::Array(_) => {
+                let x = array_arg(one)?;
+                if x.is_empty() && matches!(axis, Value::None) {
+                    return Err(Error::value_error(format!("zero-size array {} to reduction operation max/min which has no identity", ty(&x))));
+                }
+                let op = if x.dtype() == DType::Bool { if op == ReduceOp::Max { ReduceOp::Any } else { ReduceOp::All } } else { op };
+                ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
+            }
+            seq @ (Value::List(_) | Value::Tuple(_) | Value::Range(..)) if matches!(axis, Value::None) => {
+                let items = iter_items(seq)?;
+                if items.iter().any(|v| matches!(v, Value::Array(_))) {
+                    let x = array_arg(seq)?;
+                    return ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?);
+                }
+                python(items, interp)
+            }
+            other => ok(numpy::reduce(op, array_arg(other)?, axis, keepdims.truthy()?)?),
+        },
+        many => {
+            if many.iter().any(|v| matches!(v, Value::Array(_))) {
+                return Err(Error::type_error("max()/min() of several arrays: use maximum(a, b) / minimum(a, b) for elementwise"));
+            }
+            python(many.to_vec(), interp)
+        }
+    }
+}
+
+fn logical(op: ReduceOp, a: &[Value]) -> Result<Value> {
+    if let (Value::List(_) | Value::Tuple(_), Value::None) = (&a[0], &a[1]) {
+        let items = iter_items(&a[0])?;
+        if !items.iter().any(|v| matches!(v, Value::Array(_))) {
+            let mut out = op == ReduceOp::All;
+            for v in items {
+                let t = v.truthy()?;
+                if op == ReduceOp::All { out &= t } else { out |= t }
+            }
+            return Ok(Value::Bool(out));
+        }
+    }
+    let x = numpy::convert(array_arg(&a[0])?, DType::Bool)?;
+    ok(numpy::reduce(op, x, &a[1], a[2].truthy()?)?)
+}
+
+fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
+    let mut x = array_arg(&a[0])?;
+    let keepdims = a[2].truthy()?;
+    let keep_shape: Vec<usize>;
+    let axis = match &a[1] {
+        Value::None => {
+            keep_shape = vec![1; x.ndim()];
+            x = numpy::reshape(x.clone(), &[x.len()])?;
+            0
+        }
+        v => {
+            let ax = normalize_axis(int_arg("axis", v)?, x.ndim())?;
+            keep_shape = x.shape().iter().enumerate().map(|(i, &d)| if i == ax { 1 } else { d }).collect();
+            ax
+        }
+    };
+    if x.dtype() == DType::Bool {
+        x = numpy::convert(x, DType::I32)?;
+    }
+    let r = bind1(&Prim::ArgReduce { op, axis }, vec![x])?;
+    ok(if keepdims { numpy::reshape(r, &keep_shape)? } else { r })
+}
+
+fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
+    let mut x = sum_input(&a[0], &a[2])?;
+    let axis = match &a[1] {
+        Value::None => {
+            x = numpy::reshape(x.clone(), &[x.len()])?;
+            0
+        }
+        v => normalize_axis(int_arg("axis", v)?, x.ndim())?,
+    };
+    ok(bind1(&Prim::Scan { op, axis, reverse: false }, vec![x])?)
+}
+
+fn count_nonzero(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let x = numpy::convert(array_arg(&a[0])?, DType::Bool)?;
+    let x = numpy::convert(x, numpy::DEFAULT_INT)?;
+    ok(numpy::reduce(ReduceOp::Sum, x, &a[1], a[2].truthy()?)?)
+}
