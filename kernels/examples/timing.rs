@@ -81,21 +81,32 @@ fn main() {
         std::hint::black_box(cpu::dot_general(&a, &a, &dims));
     });
     let small = Array::new(&[100], Buffer::F32(vec![1.5; 100]));
+    per_call("binary mul 100 elems", || {
+        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), small.clone()));
+    });
+    let two = Array::scalar_f32(2.0);
+    per_call("binary mul 100 elems by scalar", || {
+        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), two.clone()));
+    });
+    per_call("reduce sum 100 elems", || {
+        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &small, &[0]));
+    });
+    per_call("unary neg 100 elems", || {
+        std::hint::black_box(cpu::unary(UnaryOp::Neg, small.clone()));
+    });
+    per_call("Array::new 100 elems (baseline)", || {
+        std::hint::black_box(Array::new(&[100], Buffer::F32(vec![0.0; 100])));
+    });
+}
+
+fn per_call(name: &str, mut f: impl FnMut()) {
     let reps = 1_000_000;
     let t = Instant::now();
     for _ in 0..reps {
-        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), small.clone()));
+        f();
     }
     println!(
-        "binary mul 100 elems: {:.1} ns/call",
-        t.elapsed().as_secs_f64() * 1e9 / reps as f64
-    );
-    let t = Instant::now();
-    for _ in 0..reps {
-        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &small, &[0]));
-    }
-    println!(
-        "reduce sum 100 elems: {:.1} ns/call",
+        "{name:40} {:9.1} ns/call",
         t.elapsed().as_secs_f64() * 1e9 / reps as f64
     );
 }

@@ -341,3 +341,66 @@ fn threefry_known_answers() {
         );
     }
 }
+
+#[test]
+fn large_inputs_take_the_parallel_paths() {
+    use arr_kernels::{ReduceOp, ScanOp};
+    let a = i32_array(&[200, 300], 11, -5, 5);
+    for axis in [0, 1] {
+        for reverse in [false, true] {
+            let got = cpu::scan(ScanOp::Sum, &a, axis, reverse);
+            for i in (0..a.len()).step_by(997) {
+                let idx = unravel(i, a.shape());
+                let range: Vec<usize> = if reverse {
+                    (idx[axis]..a.shape()[axis]).collect()
+                } else {
+                    (0..=idx[axis]).collect()
+                };
+                let want: f64 = range
+                    .iter()
+                    .map(|&k| {
+                        let mut j = idx.clone();
+                        j[axis] = k;
+                        a.get_f64(ravel(&j, a.shape()))
+                    })
+                    .sum();
+                assert_eq!(got.get_f64(i), want);
+            }
+        }
+    }
+    let idx = i32_array(&[500], 12, 0, 199);
+    let g = cpu::gather(&a, &idx, 0);
+    assert_eq!(g.shape(), &[500, 300]);
+    for (j, &r) in i32s(&idx).iter().enumerate().step_by(37) {
+        assert_eq!(g.get_f64(j * 300 + 7), a.get_f64(r as usize * 300 + 7));
+    }
+    let upd = i32_array(&[200, 500], 13, 1, 1);
+    let cols = i32_array(&[500], 14, 0, 299);
+    let s = cpu::scatter(&a, &cols, &upd, 1, ScatterMode::Add);
+    let total =
+        |x: &Array| cpu::reduce(ReduceOp::Sum, &cpu::convert(x, DType::I64), &[0, 1]).get_f64(0);
+    assert_eq!(total(&s), total(&a) + 200.0 * 500.0);
+    let sorted = cpu::sort(&a, 0);
+    let order = cpu::argsort(&a, 0);
+    for c in (0..300).step_by(29) {
+        for r in 1..200 {
+            assert!(sorted.get_f64(r * 300 + c) >= sorted.get_f64((r - 1) * 300 + c));
+            let src = order.get_f64(r * 300 + c) as usize;
+            assert_eq!(sorted.get_f64(r * 300 + c), a.get_f64(src * 300 + c));
+        }
+    }
+    let cond = bool_array(&[200, 300], 15);
+    let sel = cpu::select(&cond, &a, &Array::new(&[300], Buffer::I32(vec![-100; 300])));
+    for i in (0..a.len()).step_by(101) {
+        assert_eq!(
+            sel.get_f64(i),
+            if bools(&cond)[i] {
+                a.get_f64(i)
+            } else {
+                -100.0
+            }
+        );
+    }
+    let f = cpu::convert(&a, DType::F64);
+    assert_eq!(f.to_f64_vec(), a.to_f64_vec());
+}

@@ -393,6 +393,19 @@ fn scan_with<T: Elem>(
     let block = len * inner;
     if block > 0 {
         let do_block = |blk: &mut [T]| {
+            if inner == 1 {
+                // One contiguous lane: each element folds in its predecessor.
+                if reverse {
+                    for i in (1..len).rev() {
+                        blk[i - 1] = f(blk[i], blk[i - 1]);
+                    }
+                } else {
+                    for i in 1..len {
+                        blk[i] = f(blk[i - 1], blk[i]);
+                    }
+                }
+                return;
+            }
             for step in 1..len {
                 let (prev, cur) = if reverse {
                     (len - step, len - step - 1)
