@@ -19,6 +19,15 @@ pub fn type_string(a: &Array) -> String {
 /// Python's `repr(float)`: shortest round-trip digits, exponent form
 /// outside 1e-4 <= |x| < 1e16.
 pub fn py_float(x: f64) -> String {
+    py_float_digits(x, format!("{x:e}"), format!("{x}"))
+}
+
+/// Like `py_float`, with the shortest digits that identify a float32.
+pub fn py_float32(x: f32) -> String {
+    py_float_digits(x as f64, format!("{x:e}"), format!("{x}"))
+}
+
+fn py_float_digits(x: f64, sci: String, plain: String) -> String {
     if x.is_nan() {
         return "nan".into();
     }
@@ -28,19 +37,16 @@ pub fn py_float(x: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
-    let sci = format!("{x:e}");
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("exponent is an integer");
     if !(-4..16).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
-        let m = if mantissa.contains('.') { mantissa.to_string() } else { mantissa.to_string() };
-        return format!("{m}e{sign}{:02}", exp.abs());
+        return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
-    let s = format!("{x}");
-    if s.contains('.') {
-        s
+    if plain.contains('.') {
+        plain
     } else {
-        format!("{s}.0")
+        format!("{plain}.0")
     }
 }
 
@@ -131,7 +137,12 @@ pub fn array_str(a: &Array) -> String {
     let summarise = a.len() > THRESHOLD;
     let fmt = ElementFormat::new(a, summarise);
     if a.ndim() == 0 {
-        return fmt.format(a, 0).trim().to_string();
+        // A 0-d array prints like the scalar it holds, as NumPy does.
+        return match a.buffer() {
+            arr_kernels::Buffer::F32(v) => py_float32(v[0]),
+            arr_kernels::Buffer::F64(v) => py_float(v[0]),
+            _ => fmt.format(a, 0).trim().to_string(),
+        };
     }
     let mut out = String::new();
     write_axis(a, &fmt, 0, 0, summarise, &mut out);

@@ -1,0 +1,42 @@
+//! Every `examples/*.arr` script runs with its output checked against
+//! `examples/NAME.out` (regenerate with `UPDATE_EXAMPLES=1` after reviewing).
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn examples_produce_their_recorded_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = root.join("examples");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "arr"))
+        .collect();
+    scripts.sort();
+    assert!(scripts.len() >= 3, "expected at least three example scripts");
+    let work = tempfile::tempdir().unwrap();
+    let mut mismatches = Vec::new();
+    for script in &scripts {
+        let name = script.file_stem().unwrap().to_string_lossy().to_string();
+        let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+            .arg("run")
+            .arg(script)
+            .arg(work.path().join(&name))
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        let expected_path = dir.join(format!("{name}.out"));
+        if std::env::var_os("UPDATE_EXAMPLES").is_some() {
+            std::fs::write(&expected_path, &stdout).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
+        if stdout != expected {
+            mismatches.push(format!("{name}:\n--- expected\n{expected}\n--- got\n{stdout}"));
+        }
+    }
+    assert!(mismatches.is_empty(), "examples whose output changed:\n{}", mismatches.join("\n"));
+}
