@@ -64,8 +64,13 @@ fn read_entry(editor: &mut Editor<ArrHelper, DefaultHistory>) -> Option<String> 
         let prompt = if entry.is_empty() { PROMPT } else { CONTINUATION };
         match editor.readline_with_initial(prompt, (&indent, "")) {
             Ok(line) => {
+                // Lines are joined without a trailing newline: to the parser a
+                // final "\n" is an empty last line, which closes an indented
+                // block, and only an empty (or indent-only) line should do that.
+                if !entry.is_empty() {
+                    entry.push('\n');
+                }
                 entry.push_str(&line);
-                entry.push('\n');
                 if entry.starts_with(':') || entry.starts_with('?') {
                     return Some(entry);
                 }

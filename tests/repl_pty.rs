@@ -1,0 +1,306 @@
+//! End-to-end tests of the interactive `arr` REPL, driven through a pseudo-terminal
+//! (rexpect): multi-line entries, tab completion, errors, Ctrl-C, Ctrl-D, help and history.
+#![cfg(unix)]
+
+use rexpect::process::WaitStatus;
+use rexpect::session::{spawn_with_options, Options, PtySession};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// Every wait for output gives up after this long (the test machines are slow and shared).
+const TIMEOUT_MS: u64 = 10_000;
+const PROMPT: &str = "arr> ";
+const CONTINUATION: &str = "...> ";
+
+struct Repl {
+    session: PtySession,
+    /// Holds the history file, unless the test gave its own.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Repl {
+    /// The REPL without colours, with a fresh history file; escape codes are
+    /// stripped from what it prints.
+    fn start() -> Repl {
+        Repl::start_with(false, None)
+    }
+
+    /// With `color`, the escape codes are kept in what the tests read.
+    fn start_with(color: bool, history: Option<PathBuf>) -> Repl {
+        let (dir, history) = match history {
+            Some(h) => (None, h),
+            None => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let h = dir.path().join("history");
+                (Some(dir), h)
+            }
+        };
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arr"));
+        cmd.env("ARR_HISTORY", &history).env("TERM", "xterm");
+        if color {
+            cmd.env_remove("NO_COLOR");
+        } else {
+            cmd.env("NO_COLOR", "1");
+        }
+        let options = Options::new()
+            .timeout_ms(Some(TIMEOUT_MS))
+            .strip_ansi_escape_codes(!color);
+        let session = spawn_with_options(cmd, options).expect("spawn arr in a pty");
+        let mut repl = Repl { session, _dir: dir };
+        let banner = repl.expect(PROMPT);
+        assert!(
+            banner.contains(&format!("arr {}", env!("CARGO_PKG_VERSION"))),
+            "no banner: {banner:?}"
+        );
+        repl
+    }
+
+    /// Wait for `needle`; returns what came before it.
+    fn expect(&mut self, needle: &str) -> String {
+        match self.session.exp_string(needle) {
+            Ok(before) => before,
+            Err(e) => panic!("waiting for {needle:?}: {e}"),
+        }
+    }
+
+    /// Type `text` without pressing Enter.
+    fn type_text(&mut self, text: &str) {
+        self.session.send(text).expect("write to the pty");
+        self.session.flush().expect("flush the pty");
+    }
+
+    fn control(&mut self, c: char) {
+        self.session.send_control(c).expect("write to the pty");
+    }
+
+    /// Type `line` and Enter at the main prompt; returns what the entry printed
+    /// (without the echo of the line itself) up to the next main prompt.
+    fn enter(&mut self, line: &str) -> String {
+        self.type_text(&format!("{line}\r"));
+        printed(&self.expect(PROMPT))
+    }
+
+    /// Type `line` and Enter where a continuation prompt must follow.
+    fn enter_more(&mut self, line: &str) {
+        self.type_text(&format!("{line}\r"));
+        let before = self.expect(CONTINUATION);
+        assert!(
+            !before.contains(PROMPT),
+            "the entry ended early: {before:?}"
+        );
+    }
+
+    /// Ctrl-D at an empty prompt; the REPL must exit with status 0.
+    fn exit_with_ctrl_d(mut self) {
+        self.control('d');
+        self.session.exp_eof().expect("arr closes the terminal");
+        match self.session.process().wait() {
+            Ok(WaitStatus::Exited(_, code)) => assert_eq!(code, 0, "exit status after Ctrl-D"),
+            other => panic!("arr did not exit normally: {other:?}"),
+        }
+    }
+}
+
+/// What an entry printed: drop the echoed input line, and turn the terminal's
+/// "\r\n" line ends into "\n".
+fn printed(raw: &str) -> String {
+    let after_echo = raw.split_once('\n').map_or("", |(_, rest)| rest);
+    after_echo.replace('\r', "")
+}
+
+#[test]
+fn multi_line_def_then_call() {
+    let mut r = Repl::start();
+    r.enter_more("def f(x):");
+    // The continuation line starts auto-indented: the body is typed without indentation.
+    r.enter_more("y = x * 2");
+    r.enter_more("return y + 1");
+    // An empty line (only the auto-indent) ends the block; defining prints nothing.
+    assert_eq!(r.enter(""), "");
+    assert_eq!(r.enter("f(20)"), "41\n");
+    assert_eq!(r.enter("f(arange(3.0))"), "f32[3]\n[1. 3. 5.]\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn nested_blocks_and_brackets_continue() {
+    let mut r = Repl::start();
+    r.enter_more("for i in range(3):");
+    r.enter_more("if i > 0:");
+    // Inside the `if`, the auto-indent is two levels; an empty line at that
+    // depth still ends the whole entry.
+    r.enter_more("print(i * 10)");
+    assert_eq!(r.enter(""), "10\n20\n");
+    r.enter_more("xs = [1,");
+    assert_eq!(r.enter("2, 3]"), "");
+    assert_eq!(r.enter("len(xs)"), "3\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn tab_completes_global_names_and_attributes() {
+    let mut r = Repl::start();
+    r.type_text("lins\t");
+    r.expect("linspace");
+    // The completion is in the line itself, not only on the screen.
+    assert_eq!(r.enter("(0, 1, 5)"), "f32[5]\n[0.   0.25 0.5  0.75 1.  ]\n");
+
+    assert_eq!(r.enter("x = arange(6)"), "");
+    r.type_text("x.res\t");
+    r.expect("x.reshape");
+    assert_eq!(r.enter("(2, 3)"), "i32[2,3]\n[[0 1 2]\n [3 4 5]]\n");
+
+    r.type_text("random.nor\t");
+    r.expect("random.normal");
+    assert_eq!(r.enter("(random.key(0), (2, 5)).shape"), "(2, 5)\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn an_error_does_not_end_the_session() {
+    let mut r = Repl::start();
+    assert_eq!(r.enter("a = ones(2) * 3"), "");
+    let err = r.enter("zeros(3) + ones(4)");
+    assert!(err.starts_with("ShapeError"), "{err}");
+    assert!(err.contains("f32[3]") && err.contains("f32[4]"), "{err}");
+    assert!(
+        err.contains("zeros(3) + ones(4)"),
+        "no source line in the report: {err}"
+    );
+    let err = r.enter("undefined_name + 1");
+    assert!(err.starts_with("NameError"), "{err}");
+    let err = r.enter("b = = 1");
+    assert!(err.contains("syntax error"), "{err}");
+    // Later entries still run, and earlier variables survive.
+    assert_eq!(r.enter("6 * 7"), "42\n");
+    assert_eq!(r.enter("a"), "f32[2]\n[3. 3.]\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn ctrl_c_interrupts_a_computation_and_keeps_the_variables() {
+    let mut r = Repl::start();
+    assert_eq!(r.enter("i = 0"), "");
+    assert_eq!(r.enter("keep = arange(4)"), "");
+    r.enter_more("while True:");
+    r.enter_more("i = i + 1");
+    // The empty line starts the loop; give the editor time to leave raw mode,
+    // so that 0x03 becomes SIGINT instead of a key press.
+    r.type_text("\r");
+    r.expect("\n");
+    std::thread::sleep(Duration::from_millis(1000));
+    r.control('c');
+    let report = r.expect(PROMPT).replace('\r', "");
+    assert!(
+        report.trim_start().starts_with("KeyboardInterrupt"),
+        "{report}"
+    );
+    assert!(
+        report.contains("while True:"),
+        "no source line in the report: {report}"
+    );
+    assert_eq!(r.enter("i > 0"), "True\n");
+    assert_eq!(r.enter("len(keep)"), "4\n");
+    // The interrupt flag was reset: the next computation runs to its end.
+    r.enter_more("for k in range(1000):");
+    r.enter_more("i = i + 1");
+    assert_eq!(r.enter(""), "");
+    assert_eq!(r.enter("1 + 1"), "2\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_clears_the_line() {
+    let mut r = Repl::start();
+    r.type_text("zzz_undefined");
+    r.control('c');
+    r.expect(PROMPT);
+    // Had the half-typed text stayed, this would be a NameError.
+    assert_eq!(r.enter("6 * 7"), "42\n");
+    // In a continuation, Ctrl-C drops the whole entry and goes back to the main prompt.
+    r.enter_more("def g():");
+    r.type_text("return 1");
+    r.control('c');
+    r.expect(PROMPT);
+    let err = r.enter("g()");
+    assert!(err.starts_with("NameError"), "{err}");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn ctrl_d_exits_with_status_zero() {
+    let r = Repl::start();
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn quit_command_exits_with_status_zero() {
+    let mut r = Repl::start();
+    r.type_text(":quit\r");
+    r.session.exp_eof().expect("arr closes the terminal");
+    match r.session.process().wait() {
+        Ok(WaitStatus::Exited(_, code)) => assert_eq!(code, 0),
+        other => panic!("arr did not exit normally: {other:?}"),
+    }
+}
+
+#[test]
+fn help_and_time_commands() {
+    let mut r = Repl::start();
+    let doc = r.enter("?linspace");
+    assert!(doc.starts_with("linspace(start, stop"), "{doc}");
+    let doc = r.enter("help(zeros)");
+    assert!(doc.starts_with("zeros(shape"), "{doc}");
+    assert!(doc.contains("zeros"), "{doc}");
+    let timed = r.enter(":time 6 * 7");
+    let mut lines = timed.lines();
+    assert_eq!(lines.next(), Some("42"), "{timed}");
+    assert!(
+        lines.next().is_some_and(|l| l.starts_with("time: ")),
+        "{timed}"
+    );
+    let help = r.enter(":help");
+    assert!(help.contains(":time") && help.contains("Ctrl-C"), "{help}");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn entries_are_saved_to_the_history_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history");
+    let mut r = Repl::start_with(false, Some(history.clone()));
+    assert_eq!(r.enter("hist_probe = 41"), "");
+    assert_eq!(r.enter("hist_probe + 1"), "42\n");
+    r.exit_with_ctrl_d();
+    let text = std::fs::read_to_string(&history).expect("history file written");
+    assert!(
+        text.contains("hist_probe = 41") && text.contains("hist_probe + 1"),
+        "{text}"
+    );
+
+    // A new session recalls the previous one's entries with the Up arrow.
+    let mut r = Repl::start_with(false, Some(history));
+    r.type_text("\x1b[A\x1b[A");
+    r.expect("hist_probe = 41");
+    assert_eq!(r.enter(""), "");
+    assert_eq!(r.enter("hist_probe + 1"), "42\n");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn colours_on_still_show_the_text() {
+    let mut r = Repl::start_with(true, None);
+    r.type_text("6 * 7\r");
+    let raw = r.expect("\n42\r\n");
+    // The echoed input is coloured (numbers in cyan), the value is plain text.
+    assert!(
+        raw.contains("\x1b[36m6\x1b[0m"),
+        "no highlighting in {raw:?}"
+    );
+    r.expect(PROMPT);
+    r.type_text("zeros(3) + ones(4)\r");
+    r.expect("ShapeError: cannot broadcast f32[3] with f32[4]");
+    r.expect(PROMPT);
+    r.exit_with_ctrl_d();
+}
