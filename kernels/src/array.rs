@@ -250,6 +250,19 @@ impl Array {
     }
 }
 
+/// A large buffer whose last array goes away is offered to the CPU kernels'
+/// buffer pool, so the next large output reuses its pages instead of faulting
+/// in fresh zeroed ones.
+impl Drop for Array {
+    fn drop(&mut self) {
+        if crate::cpu::elem::worth_recycling(&self.buf) {
+            if let Some(buf) = Arc::get_mut(&mut self.buf) {
+                crate::cpu::elem::recycle(buf);
+            }
+        }
+    }
+}
+
 /// Row-major strides of a shape, in elements.
 pub fn strides_of(shape: &[usize]) -> Shape {
     let mut strides: Shape = smallvec::smallvec![1; shape.len()];

@@ -404,3 +404,58 @@ fn large_inputs_take_the_parallel_paths() {
     let f = cpu::convert(&a, DType::F64);
     assert_eq!(f.to_f64_vec(), a.to_f64_vec());
 }
+
+/// Large outputs may reuse the storage of dropped arrays: every kernel that
+/// does so must overwrite every element.
+#[test]
+fn recycled_buffers_are_fully_overwritten() {
+    let n = 1 << 21;
+    let poison_len = |len: usize| {
+        for _ in 0..4 {
+            drop(Array::new(&[len], Buffer::F32(vec![f32::NAN; len])));
+        }
+    };
+    let poison = || poison_len(n);
+    let x = f32_array(&[n / 512, 512], 21);
+    let row = f32_array(&[512], 22);
+    poison();
+    let y = cpu::binary(arr_kernels::BinaryOp::Add, x.clone(), row.clone());
+    for i in 0..n {
+        assert_eq!(
+            y.get_f64(i),
+            (x.get_f64(i) as f32 + row.get_f64(i % 512) as f32) as f64
+        );
+    }
+    poison();
+    let r = cpu::rev(&x, &[0, 1]);
+    assert!((0..n).all(|i| r.get_f64(i) == x.get_f64(n - 1 - i)));
+    poison();
+    let t = cpu::transpose(&x, &[1, 0]);
+    assert_eq!(cpu::transpose(&t, &[1, 0]).to_f64_vec(), x.to_f64_vec());
+    poison();
+    let e = cpu::unary(arr_kernels::UnaryOp::Neg, x.clone());
+    assert!((0..n).all(|i| e.get_f64(i) == -x.get_f64(i)));
+    poison();
+    let idx = Array::new(
+        &[n / 512],
+        Buffer::I32((0..(n / 512) as i32).rev().collect()),
+    );
+    let g = cpu::gather(&x, &idx, 0);
+    assert_eq!(g.to_f64_vec(), cpu::rev(&x, &[0]).to_f64_vec());
+    poison_len(n / 2);
+    let ones = Array::new(&[512, 1], Buffer::F32(vec![1.0; 512]));
+    let dims = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+    };
+    let big = cpu::dot_general(
+        &cpu::transpose(&x, &[1, 0]),
+        &Array::new(&[n / 512, 2048], Buffer::F32(vec![0.0; n * 4])),
+        &dims,
+    );
+    assert!(big.to_f64_vec().iter().all(|&v| v == 0.0));
+    let s = cpu::dot_general(&x, &ones, &dims);
+    assert!(s.to_f64_vec().iter().all(|v| v.is_finite()));
+}

@@ -2,6 +2,7 @@
 //! output allocation and the parallel-splitting policy shared by all kernels.
 
 use crate::{Array, Buffer, DType};
+use std::sync::Mutex;
 
 /// Outputs with at least this many elements are split across rayon threads.
 pub const PAR_MIN_LEN: usize = 32 * 1024;
@@ -117,6 +118,69 @@ pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
     let v = vec![T::default(); n];
     advise_huge_pages(&v);
     v
+}
+
+/// Large buffers of dropped arrays, kept for reuse by `alloc_overwrite`.
+///
+/// A fresh large output costs the kernel a zeroing page fault per page; a
+/// recycled one costs nothing, so chains of temporaries (`x * 2 + y`) and loops
+/// run at memory speed. Bounded to a few buffers and `POOL_MAX_BYTES` in all.
+static POOL: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
+const POOL_MIN_BYTES: usize = 4 << 20;
+const POOL_MAX_BYTES: usize = 256 << 20;
+const POOL_MAX_BUFFERS: usize = 4;
+
+fn byte_len(b: &Buffer) -> usize {
+    b.len() * b.dtype().size_bytes()
+}
+
+/// Whether a buffer this large is worth offering to the pool (cheap check
+/// done before taking ownership in `Array::drop`).
+pub(crate) fn worth_recycling(b: &Buffer) -> bool {
+    (POOL_MIN_BYTES..=POOL_MAX_BYTES).contains(&byte_len(b))
+}
+
+/// Keep `buf`'s storage for reuse (leaving an empty buffer behind). The
+/// oldest pooled buffers are freed to stay within the bounds.
+pub(crate) fn recycle(buf: &mut Buffer) {
+    if !worth_recycling(buf) {
+        return;
+    }
+    // Never block a drop: if another thread holds the pool, just free.
+    let Ok(mut pool) = POOL.try_lock() else {
+        return;
+    };
+    let bytes = byte_len(buf);
+    while !pool.is_empty()
+        && (pool.len() >= POOL_MAX_BUFFERS
+            || pool.iter().map(byte_len).sum::<usize>() + bytes > POOL_MAX_BYTES)
+    {
+        pool.remove(0);
+    }
+    pool.push(std::mem::replace(buf, Buffer::Bool(Vec::new())));
+}
+
+/// An output of `n` elements whose contents are unspecified (stale values
+/// from a recycled buffer, or zeros): only for kernels that write every element.
+pub fn alloc_overwrite<T: Elem>(n: usize) -> Vec<T> {
+    if n * std::mem::size_of::<T>() >= POOL_MIN_BYTES {
+        if let Ok(mut pool) = POOL.try_lock() {
+            // Accept up to 50% slack so similar sizes share buffers.
+            if let Some(i) = pool
+                .iter()
+                .position(|b| b.dtype() == T::DTYPE && b.len() >= n && b.len() <= n + n / 2)
+            {
+                let mut buf = pool.remove(i);
+                drop(pool);
+                if let Some(v) = T::vec_mut(&mut buf) {
+                    let mut v = std::mem::take(v);
+                    v.truncate(n);
+                    return v;
+                }
+            }
+        }
+    }
+    alloc(n)
 }
 
 #[cfg(target_os = "linux")]

@@ -5,7 +5,7 @@
 //! axis becomes the inner loop, where each operand is either a contiguous run
 //! or a single repeated value. Hot loops are plain slice zips so they vectorise.
 
-use super::elem::{alloc, elems, par_chunk, Elem};
+use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
 use super::scalar::{Arith, Bits, Float};
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 use rayon::prelude::*;
@@ -271,7 +271,7 @@ fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + 
     let shape = out_shape(a, b);
     let plan = plan2(&shape, a, b);
     let (ad, bd) = (elems::<T>(a), elems::<T>(b));
-    let mut out = alloc::<O>(plan.len);
+    let mut out = alloc_overwrite::<O>(plan.len);
     let (sa, sb) = (plan.inner_stride(0), plan.inner_stride(1));
     plan.run(&mut out, |offs, o| {
         kernel2(
@@ -424,7 +424,7 @@ pub fn map_into<T: Elem, O: Elem>(src: &[T], out: &mut [O], f: impl Fn(T) -> O +
 /// A fresh array `f(a[i])`.
 pub fn map_fresh<T: Elem, O: Elem>(a: &Array, f: impl Fn(T) -> O + Sync) -> Array {
     let src = elems::<T>(a);
-    let mut out = alloc::<O>(src.len());
+    let mut out = alloc_overwrite::<O>(src.len());
     map_into(src, &mut out, f);
     Array::new(a.shape(), O::into_buffer(out))
 }
@@ -540,7 +540,7 @@ fn select_typed<T: Elem>(cond: &Array, a: &Array, b: &Array) -> Array {
         plan.inner_stride(1),
         plan.inner_stride(2),
     ];
-    let mut out = alloc::<T>(plan.len);
+    let mut out = alloc_overwrite::<T>(plan.len);
     plan.run(&mut out, |offs, o| {
         let n = o.len();
         let (c, x, y) = (

@@ -3,7 +3,7 @@
 //! Both see `a` as `[outer, len, inner]` around the axis and move whole
 //! `inner`-element rows, so the work per index is a memcpy or an add loop.
 
-use super::elem::{alloc, elems, par_chunk, split_at_axis, Elem};
+use super::elem::{alloc, alloc_overwrite, elems, par_chunk, split_at_axis, Elem};
 use super::scalar::Arith;
 use crate::{Array, DType, ScatterMode, Shape};
 use rayon::prelude::*;
@@ -32,8 +32,11 @@ fn gather_typed<T: Elem>(a: &Array, idx: &[usize], axis: usize, shape: &[usize])
     let (outer, len, inner) = split_at_axis(a.shape(), axis);
     let src = elems::<T>(a);
     let j = idx.len();
-    let mut out = alloc::<T>(outer * j * inner);
-    if out.is_empty() || len == 0 {
+    if len == 0 {
+        return Array::new(shape, T::into_buffer(alloc::<T>(outer * j * inner)));
+    }
+    let mut out = alloc_overwrite::<T>(outer * j * inner);
+    if out.is_empty() {
         // Nothing to take from: an empty source axis leaves zeros.
         return Array::new(shape, T::into_buffer(out));
     }

@@ -7,7 +7,7 @@
 //! operand in place (transposed operands included); otherwise it is copied
 //! into that order first.
 
-use super::elem::{alloc, elems, Elem};
+use super::elem::{alloc, alloc_overwrite, elems, Elem};
 use super::scalar::Arith;
 use crate::{strides_of, Array, Buffer, DType, DotDims, Shape};
 use rayon::prelude::*;
@@ -215,8 +215,12 @@ impl_gemm!(f32, matrixmultiply::sgemm);
 impl_gemm!(f64, matrixmultiply::dgemm);
 
 fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
-    let mut out = alloc::<T>(p.batch * p.m * p.n);
-    if out.is_empty() || p.k == 0 {
+    if p.k == 0 {
+        return alloc::<T>(p.batch * p.m * p.n);
+    }
+    // gemm with beta = 0 never reads the output, so stale contents are fine.
+    let mut out = alloc_overwrite::<T>(p.batch * p.m * p.n);
+    if out.is_empty() {
         return out;
     }
     let (la, lv) = (&p.lhs.0, &p.lhs.1);

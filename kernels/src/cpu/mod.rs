@@ -3,7 +3,7 @@
 //! This is the reference semantics of every operation. Preconditions (equal
 //! dtypes, valid axes, broadcast-compatible shapes) are checked by the caller.
 
-mod elem;
+pub(crate) mod elem;
 mod elementwise;
 mod index;
 mod linalg;

@@ -1,6 +1,6 @@
 //! The Threefry-2x32 block cipher that JAX's PRNG is built on.
 
-use super::elem::{alloc, elems, par_chunk};
+use super::elem::{alloc_overwrite, elems, par_chunk};
 use crate::{Array, Buffer, DType};
 use rayon::prelude::*;
 
@@ -45,8 +45,8 @@ pub fn threefry2x32(k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, A
     }
     let data: [&[u32]; 4] = inputs.map(elems::<u32>);
     let at = |d: &[u32], i: usize| if d.len() == 1 { d[0] } else { d[i] };
-    let mut y0 = alloc::<u32>(n);
-    let mut y1 = alloc::<u32>(n);
+    let mut y0 = alloc_overwrite::<u32>(n);
+    let mut y1 = alloc_overwrite::<u32>(n);
     let fill = |start: usize, o0: &mut [u32], o1: &mut [u32]| {
         for (i, (a, b)) in o0.iter_mut().zip(o1.iter_mut()).enumerate() {
             let j = start + i;

@@ -5,7 +5,7 @@
 //! broadcast, negative to reverse). Axes are merged where possible so the inner
 //! loop is a memcpy, a fill, or one strided walk.
 
-use super::elem::{alloc, elems, par_chunk, split_at_axis, Elem};
+use super::elem::{alloc_overwrite, elems, par_chunk, split_at_axis, Elem};
 use crate::{strides_of, Array, Buffer, DType, Shape};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -144,7 +144,7 @@ pub fn strided_copy<T: Elem>(
     strides: &[isize],
 ) -> Vec<T> {
     let n: usize = shape.iter().product();
-    let mut out = alloc::<T>(n);
+    let mut out = alloc_overwrite::<T>(n);
     if n == 0 {
         return out;
     }
