@@ -27,6 +27,14 @@ pub fn unary(op: UnaryOp, a: Array) -> Array {
 
 /// Elementwise `op(a, b)` with NumPy broadcasting. `a` and `b` have the same
 /// dtype; the result has it too, or bool for comparisons. May reuse an input buffer.
+///
+/// Integer conventions (never a panic): add/sub/mul/pow wrap; `Div` truncates
+/// and `x / 0` is -1 (signed) or `u32::MAX`; `FloorDiv` floors with the same
+/// `x // 0`; `Mod` takes the divisor's sign and `x % 0 == x`; negative powers
+/// are 0 except for bases 1 and -1; shifts by a negative amount or at least
+/// the bit width give 0 (-1 for an arithmetic right shift of a negative).
+/// Floats follow NumPy (`Mod`/`FloorDiv` via `npy_divmod`, NaN-propagating
+/// `Max`/`Min`). On bool, Add/Max/Or are `or`, Mul/Min/And are `and`, Sub/Xor `xor`.
 pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
     elementwise::binary(op, a, b)
 }
@@ -42,11 +50,14 @@ pub fn convert(a: &Array, dtype: DType) -> Array {
 }
 
 /// Reduce over `axes` (sorted, unique, in range), removing them from the shape.
+/// Empty reductions give the identity (0, 1, -inf/MIN, +inf/MAX, true, false).
+/// On bool, Sum/Max act as Any and Prod/Min as All; All/Any on numbers test `!= 0`.
 pub fn reduce(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
     reduce::reduce(op, a, axes)
 }
 
 /// Index of the first max/min along `axis` (removed from the shape); result i32.
+/// The first NaN counts as both (as NumPy); an empty axis gives index 0.
 pub fn arg_reduce(op: ArgReduceOp, a: &Array, axis: usize) -> Array {
     reduce::arg_reduce(op, a, axis)
 }
@@ -96,6 +107,7 @@ pub fn concatenate(arrays: &[Array], axis: usize) -> Array {
 
 /// `take(a, indices, axis)`: result shape `a.shape[:axis] + indices.shape + a.shape[axis+1:]`.
 /// Indices are i32 or i64, already non-negative; out-of-range ones are clamped.
+/// Taking from an empty axis gives zeros.
 pub fn gather(a: &Array, indices: &Array, axis: usize) -> Array {
     index::gather(a, indices, axis)
 }
@@ -131,6 +143,7 @@ pub fn argsort(a: &Array, axis: usize) -> Array {
 
 /// The Threefry-2x32 block cipher (20 rounds, as JAX's `threefry2x32`),
 /// elementwise over u32 arrays of one shape: key `(k0, k1)`, counter `(x0, x1)`.
+/// Single-element inputs are also accepted and used at every position.
 pub fn threefry2x32(k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, Array) {
     random::threefry2x32(k0, k1, x0, x1)
 }

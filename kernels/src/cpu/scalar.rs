@@ -566,6 +566,8 @@ fn erf_inv_t<T: FloatHelpers>(a: T) -> T {
 
 /// Giles' single-precision erfinv ("Approximating the erfinv function", 2010),
 /// the approximation XLA and JAX use for f32. erfinv(±1) = ±inf, |x| > 1 is NaN.
+/// `w = -ln((1 - x)(1 + x))` rather than XLA's `-log1p(-x * x)`: the factored
+/// form is exact near |x| = 1, so results may differ from XLA's in the last ulp.
 pub fn erf_inv_f32(x: f32) -> f32 {
     let ax = x.abs();
     if ax >= 1.0 {
