@@ -47,7 +47,7 @@ pub fn run_file(path: &str, args: &[String]) -> ExitCode {
 
 pub fn run_code(code: &str) -> ExitCode {
     let mut session = new_session();
-    match guarded(|| session.run_entry(code)) {
+    match guarded(|| session.run_entry_named("<-e>", code)) {
         Ok(Some(v)) => {
             println!("{}", session.repr(&v));
             ExitCode::SUCCESS

@@ -241,7 +241,9 @@ impl ElementFormat {
                 let finite: Vec<f64> = idx.iter().map(|&i| a.get_f64(i)).filter(|x| x.is_finite()).collect();
                 let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
                 let min = finite.iter().filter(|x| **x != 0.0).fold(f64::INFINITY, |m, x| m.min(x.abs()));
-                let sci = max >= 1e8 || (min < 1e-4 && min.is_finite()) || (min.is_finite() && max / min > 1e3 && min < 1.0 && max > 1e3);
+                // NumPy's rule (FloatingFormat): exponent form for very large values,
+                // or when the non-zero magnitudes are tiny or span more than 1e3.
+                let sci = max >= 1e8 || (min.is_finite() && (min < 1e-4 || max / min > 1e3));
                 if sci {
                     let precision = finite.iter().map(|&x| sci_digits(x, dtype)).max().unwrap_or(0);
                     ElementFormat { kind: FloatMode::Scientific { precision }, width: 0 }
@@ -291,10 +293,11 @@ impl ElementFormat {
                 if !x.is_finite() {
                     return nonfinite(x);
                 }
+                // Every mantissa gets the same number of digits, as NumPy pads them.
                 let s = format!("{:.*e}", precision, x);
                 let (m, e) = s.split_once('e').unwrap();
                 let e: i32 = e.parse().unwrap();
-                let m = if m.contains('.') { m.trim_end_matches('0').to_string() } else { format!("{m}.") };
+                let m = if m.contains('.') { m.to_string() } else { format!("{m}.") };
                 format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
             }
         }

@@ -125,13 +125,23 @@ impl Error {
         let frames: Vec<&Loc> = self.trace.iter().rev().chain(self.loc.iter()).collect();
         if frames.len() > 1 {
             out.push_str("Traceback (most recent call last):\n");
-            for f in &frames {
-                let lc = f.line_col();
-                out.push_str(&format!("  {}:{} in {}\n", f.file.name, lc, f.func));
-                let text = f.file.line_text(lc.line).trim();
-                if !text.is_empty() {
-                    out.push_str(&format!("    {text}\n"));
+            // As Python does, a frame repeated many times (deep recursion) is shown three times.
+            let mut i = 0;
+            while i < frames.len() {
+                let f = frames[i];
+                let run = frames[i..].iter().take_while(|g| g.span == f.span && Rc::ptr_eq(&g.file, &f.file)).count();
+                for _ in 0..run.min(3) {
+                    let lc = f.line_col();
+                    out.push_str(&format!("  {}:{} in {}\n", f.file.name, lc, f.func));
+                    let text = f.file.line_text(lc.line).trim();
+                    if !text.is_empty() {
+                        out.push_str(&format!("    {text}\n"));
+                    }
                 }
+                if run > 3 {
+                    out.push_str(&format!("  [previous frame repeated {} more times]\n", run - 3));
+                }
+                i += run;
             }
         }
         match &self.loc {

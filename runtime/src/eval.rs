@@ -20,6 +20,10 @@ use std::sync::Arc;
 
 /// Maximum depth of nested arr calls before a RecursionError.
 const MAX_DEPTH: usize = 2000;
+/// Grow the stack when less than this is left before an arr call...
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// ...by segments of this size.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 /// Where `print` and friends write. The REPL uses stdout; a notebook kernel captures.
 pub type OutputSink = Box<dyn FnMut(&str)>;
@@ -631,7 +635,9 @@ impl Interp {
         }
         let mut frame = Frame { locals, cells, file: code.file.clone(), func: code.name.clone() };
         self.depth += 1;
-        let r = self.exec_block(&code.body, &mut frame);
+        // Deep arr recursion must not overflow the Rust stack of whatever
+        // thread runs the session: grow it on the heap when it runs low.
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_block(&code.body, &mut frame));
         self.depth -= 1;
         match r? {
             Flow::Return(v) => Ok(v),

@@ -52,7 +52,13 @@ impl Session {
     /// (not None), which is also stored as `_`.
     pub fn run_entry(&mut self, text: &str) -> Result<Option<Value>> {
         self.entries += 1;
-        let code = self.compile(&format!("<entry {}>", self.entries), text)?;
+        let name = format!("<entry {}>", self.entries);
+        self.run_entry_named(&name, text)
+    }
+
+    /// `run_entry` with the name its source is reported under (e.g. `<-e>`).
+    pub fn run_entry_named(&mut self, name: &str, text: &str) -> Result<Option<Value>> {
+        let code = self.compile(name, text)?;
         let v = self.interp.exec_module(&code, true)?;
         Ok(match v {
             Some(Value::None) | None => None,

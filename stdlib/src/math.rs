@@ -184,9 +184,12 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Float(f) => {
             return Ok(match digits {
                 None => Value::Int(f.round_ties_even() as i64),
+                // Python rounds the exact binary value (2.675 is below 2.675 and
+                // rounds down); formatting with d digits does exactly that.
+                Some(d) if d >= 0 => Value::Float(format!("{:.*}", d as usize, f).parse().unwrap_or(*f)),
                 Some(d) => {
-                    let scale = 10f64.powi(d as i32);
-                    Value::Float((f * scale).round_ties_even() / scale)
+                    let scale = 10f64.powi((-d) as i32);
+                    Value::Float((f / scale).round_ties_even() * scale)
                 }
             })
         }

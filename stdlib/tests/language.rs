@@ -1,0 +1,366 @@
+//! The language end to end through `Session`: scoping and closures, calls,
+//! assignment forms, control flow, containers, NumPy semantics and display,
+//! and the exact text of error messages (with their line:col).
+
+use arr_runtime::Session;
+use expect_test::{expect, Expect};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Run `src` as a script; return what it printed, or the rendered error after what it printed.
+fn run(src: &str) -> String {
+    let mut s = arr_stdlib::session();
+    let out = Rc::new(RefCell::new(String::new()));
+    let sink = out.clone();
+    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
+    let result = s.run_script("test.arr", src);
+    let mut text = out.borrow().clone();
+    if let Err(e) = result {
+        text.push_str(&e.render());
+        text.push('\n');
+    }
+    text
+}
+
+fn check(src: &str, expect: Expect) {
+    expect.assert_eq(&run(src));
+}
+
+/// The REPL echo of the last expression of `src`.
+fn echo(src: &str) -> String {
+    let mut s: Session = arr_stdlib::session();
+    match s.run_entry(src) {
+        Ok(Some(v)) => s.repr(&v),
+        Ok(None) => "None".into(),
+        Err(e) => e.render(),
+    }
+}
+
+#[test]
+fn closures_and_scopes() {
+    check(
+        r#"
+def counter():
+    n = 0
+    def inc(by=1):
+        nonlocal n
+        n += by
+        return n
+    return inc
+c = counter()
+c(); c(); print(c(10))
+total = 0
+def add(x):
+    global total
+    total = total + x
+add(5); add(6); print(total)
+fs = [lambda x, i=i: x + i for i in range(3)]
+print([f(10) for f in fs])
+i = 100
+squares = [i * i for i in range(4)]
+print(i, squares)
+def outer():
+    x = 1
+    def mid():
+        def inner():
+            return x + 1
+        return inner()
+    return mid()
+print(outer())
+"#,
+        expect![[r#"
+            12
+            11
+            [10, 11, 12]
+            100 [0, 1, 4, 9]
+            2
+        "#]],
+    );
+}
+
+#[test]
+fn calls_and_arguments() {
+    check(
+        r#"
+def f(a, b=2, *rest, c=3, **kw):
+    """Doc of f."""
+    return (a, b, rest, c, sorted(kw.items()))
+print(f(1))
+print(f(1, 5, 6, 7, c=0, z=9, y=8))
+print(f(*[1, 2, 3], **{"c": 4}))
+def deco(fn):
+    return lambda *a: fn(*a) * 10
+@deco
+def g(x):
+    return x + 1
+print(g(1), f.__doc__)
+def fact(n):
+    return 1 if n <= 1 else n * fact(n - 1)
+print(fact(20))
+"#,
+        expect![[r#"
+            (1, 2, (), 3, [])
+            (1, 5, (6, 7), 0, [('y', 8), ('z', 9)])
+            (1, 2, (3,), 4, [])
+            20 Doc of f.
+            2432902008176640000
+        "#]],
+    );
+}
+
+#[test]
+fn assignment_forms_and_control_flow() {
+    check(
+        r#"
+a, (b, c) = 1, (2, 3)
+first, *middle, last = range(6)
+print(a, b, c, first, middle, last)
+x = [1, 2, 3]
+y = x
+y.append(4)
+x[0] = 10
+print(x, y)
+d = {"b": 1, "a": 2}
+d["c"] = 3
+print(d, list(d), d.get("z", 0))
+n = 0
+while True:
+    n += 1
+    if n < 3:
+        continue
+    if n == 5:
+        break
+print(n, 1 < 2 < 3, 1 < 2 > 3, not [], 0 or "x", 2 and 3)
+for i, v in enumerate("ab"):
+    print(i, v, end="; ")
+print()
+s = "pi is about"
+print(f"{s} {3.14159:.2f} {42:>5} {'left':<6}| {1234567:,} {0.5:%} {2.5e-5}")
+"#,
+        expect![[r#"
+            1 2 3 0 [1, 2, 3, 4] 5
+            [10, 2, 3, 4] [10, 2, 3, 4]
+            {'b': 1, 'a': 2, 'c': 3} ['b', 'a', 'c'] 0
+            5 True False True x 3
+            0 a; 1 b; 
+            pi is about 3.14    42 left  | 1,234,567 50.000000% 2.5e-05
+        "#]],
+    );
+}
+
+#[test]
+fn python_numbers() {
+    check(
+        r#"
+print(7 // 2, -7 // 2, 7 % -3, -7 % 3, 2 ** 10, 2 ** -1, 7 / 2, 0.1 + 0.2, 1e16, 1e-5, 1 / 3)
+print(int(3.9), int(-3.9), float("inf"), round(2.5), round(3.5), round(2.675, 2), abs(-3), True + True)
+"#,
+        expect![[r#"
+            3 -4 -2 2 1024 0.5 3.5 0.30000000000000004 1e+16 1e-05 0.3333333333333333
+            3 -3 inf 2 4 2.67 3 2
+        "#]],
+    );
+}
+
+#[test]
+fn arrays_are_values_and_update_functionally() {
+    check(
+        r#"
+x = zeros((2, 3))
+y = x
+x[0, 1:] = 5.0
+x[1] += arange(3.0)
+print(x)
+print(y)
+m = arange(6).reshape(2, 3)
+m[m > 2] = 0
+print(m, m.dtype)
+"#,
+        expect![[r#"
+            [[0. 5. 5.]
+             [0. 1. 2.]]
+            [[0. 0. 0.]
+             [0. 0. 0.]]
+            [[0 1 2]
+             [0 0 0]] int32
+        "#]],
+    );
+}
+
+#[test]
+fn promotion_follows_jax() {
+    check(
+        r#"
+f = ones(2)
+i = arange(2)
+print((f * 2).dtype, (f * 2.5).dtype, (i * 2).dtype, (i * 2.5).dtype, (i / 2).dtype)
+print((i + arange(2, dtype=int64)).dtype, (f + ones(2, dtype=float64)).dtype, (i + f).dtype)
+print((array([True]) + 1).dtype, (array([True]) & array([False])).dtype, (i > 0).dtype)
+print(array([1, 2]).dtype, array([1.0, 2]).dtype, array([[True, False]]).dtype, array(3).dtype)
+"#,
+        expect![[r#"
+            float32 float32 int32 float32 float32
+            int64 float64 float32
+            int32 bool bool
+            int32 float32 bool int32
+        "#]],
+    );
+}
+
+#[test]
+fn indexing_matches_numpy() {
+    check(
+        r#"
+x = arange(24).reshape(2, 3, 4)
+print(x[1, -1], x[:, 1, ::-2], x[..., 0].shape, x[None, :, None].shape)
+print(x[0, [0, 2], 1], x[:, [0, 2], :].shape, x[[0, 1], :, [1, 2]].shape, x[:, [[0], [1]], [1, 2]].shape)
+print(x[x % 5 == 0], x[1:, 1:, 1:].sum(), x[::-1, ::-1, ::-1][0, 0, 0])
+print(take(x, array([3, -1]), axis=2).shape, take_along_axis(x, argmax(x, axis=2, keepdims=True), axis=2).ravel())
+"#,
+        expect![[r#"
+            [20 21 22 23] [[ 7  5]
+             [19 17]] (2, 3) (1, 2, 1, 3, 4)
+            [1 9] (2, 2, 4) (2, 3) (2, 2, 2)
+            [ 0  5 10 15 20] 120 23
+            (2, 3, 2) [ 3  7 11 15 19 23]
+        "#]],
+    );
+}
+
+#[test]
+fn array_display() {
+    expect![[r#"
+        f32[2,3]
+        [[ 5.00e-01 -1.00e+00  3.25e+00]
+         [ 1.00e+03  0.00e+00  0.00e+00]]"#]]
+    .assert_eq(&echo("array([[0.5, -1.0, 3.25], [1000.0, 0, 0]])"));
+    expect![[r#"
+        f32[3]
+        [1.e-05 1.e+00 1.e+05]"#]]
+    .assert_eq(&echo("array([1e-5, 1.0, 1e5])"));
+    expect![[r#"
+        bool[2,2]
+        [[ True False]
+         [False  True]]"#]]
+    .assert_eq(&echo("eye(2) > 0"));
+    expect!["f32[] 0.5"].assert_eq(&echo("mean(array([0.0, 1.0]))"));
+    expect!["42"].assert_eq(&echo("6 * 7"));
+    expect![[r#""it's""#]].assert_eq(&echo("'it' + \"'s\""));
+    expect![[r#"
+        i32[2,1000]
+        [[   0    1    2 ...  997  998  999]
+         [1000 1001 1002 ... 1997 1998 1999]]"#]]
+    .assert_eq(&echo("arange(2000).reshape(2, 1000)"));
+}
+
+#[test]
+fn errors_name_shapes_and_lines() {
+    check(
+        "x = ones((3, 4))\ny = ones(5)\nz = 1 + (x + y)\n",
+        expect![[r#"
+            ShapeError: cannot broadcast f32[3,4] with f32[5] at test.arr:3:10
+              |
+            3 | z = 1 + (x + y)
+              |          ^^^^^
+        "#]],
+    );
+    check(
+        "def inner(a):\n    return a @ ones((2, 2))\ndef outer():\n    return inner(ones((3, 3)))\nouter()\n",
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:5:1 in <module>
+                outer()
+              test.arr:4:12 in outer
+                return inner(ones((3, 3)))
+              test.arr:2:12 in inner
+                return a @ ones((2, 2))
+            ShapeError: matmul: contraction dimensions differ (3 vs 2) in f32[3,3] @ f32[2,2] at test.arr:2:12
+              |
+            2 |     return a @ ones((2, 2))
+              |            ^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        "print(1)\nprint(undefined + 1)\n",
+        expect![[r#"
+            1
+            NameError: name 'undefined' is not defined at test.arr:2:7
+              |
+            2 | print(undefined + 1)
+              |       ^^^^^^^^^
+        "#]],
+    );
+    check(
+        "x = ones(3)\nif x > 0:\n    pass\n",
+        expect![[r#"
+            ValueError: the truth value of an array with 3 elements is ambiguous: use any() or all(), or where(...) to select elementwise at test.arr:2:4
+              |
+            2 | if x > 0:
+              |    ^^^^^
+        "#]],
+    );
+    check(
+        "sum(ones(3), axis=2)\n",
+        expect![[r#"
+            ValueError: axis 2 is out of bounds for an array of rank 1 at test.arr:1:1
+              |
+            1 | sum(ones(3), axis=2)
+              | ^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        "zeros(2)[5]\n",
+        expect![[r#"
+            IndexError: index 5 is out of bounds for axis 0 with size 2 at test.arr:1:1
+              |
+            1 | zeros(2)[5]
+              | ^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        "x = (1 +\n",
+        expect![[r#"
+            test.arr:1:5: syntax error: '(' was never closed
+              |
+            1 | x = (1 +
+              |     ^
+        "#]],
+    );
+    check(
+        "f(1, 2 3)\n",
+        expect![[r#"
+            test.arr:1:8: syntax error: expected ')' to close '(' at 1:2
+              |
+            1 | f(1, 2 3)
+              |        ^
+        "#]],
+    );
+    check(
+        "def f():\n    return f()\nf()\n",
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                f()
+              test.arr:2:12 in f
+                return f()
+              test.arr:2:12 in f
+                return f()
+              test.arr:2:12 in f
+                return f()
+              [previous frame repeated 1997 more times]
+            RecursionError: maximum recursion depth exceeded at test.arr:2:12
+              |
+            2 |     return f()
+              |            ^^^
+        "#]],
+    );
+    check(
+        "1 // 0\n",
+        expect![[r#"
+            ZeroDivisionError: integer division by zero at test.arr:1:1
+              |
+            1 | 1 // 0
+              | ^^^^^^
+        "#]],
+    );
+}
