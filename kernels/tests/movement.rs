@@ -459,3 +459,30 @@ fn recycled_buffers_are_fully_overwritten() {
     let s = cpu::dot_general(&x, &ones, &dims);
     assert!(s.to_f64_vec().iter().all(|v| v.is_finite()));
 }
+
+#[test]
+fn batched_and_large_transposes() {
+    for (shape, perm) in [
+        (vec![3, 40, 50], vec![0, 2, 1]),
+        (vec![40, 3, 50], vec![1, 2, 0]),
+        (vec![9, 70], vec![1, 0]),
+        (vec![2, 3, 33, 17], vec![1, 0, 3, 2]),
+        (vec![300, 200], vec![1, 0]),
+    ] {
+        let a = i32_array(&shape, 5, -1000, 1000);
+        let got = cpu::transpose(&a, &perm);
+        let oshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        for i in 0..got.len() {
+            let oidx = unravel(i, &oshape);
+            let mut idx = vec![0; shape.len()];
+            for (k, &p) in perm.iter().enumerate() {
+                idx[p] = oidx[k];
+            }
+            assert_eq!(
+                got.get_f64(i),
+                a.get_f64(ravel(&idx, &shape)),
+                "{shape:?} {perm:?}"
+            );
+        }
+    }
+}

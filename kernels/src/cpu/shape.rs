@@ -150,15 +150,27 @@ pub fn strided_copy<T: Elem>(
     }
     let (shape, strides) = coalesce(shape, strides);
     let nd = shape.len();
-    // A plain 2-D transpose takes the tiled path: its naive inner loop would
-    // stride by a whole row per element.
-    if nd == 2
-        && strides[1] == shape[0] as isize
-        && strides[0] == 1
-        && offset == 0
-        && shape[0] >= TILE
+    // When the last two axes read a contiguous block transposed, copy block by
+    // block through the tiled path: the naive inner loop would stride by a
+    // whole row per element.
+    if nd >= 2
+        && strides[nd - 2] == 1
+        && strides[nd - 1] == shape[nd - 2] as isize
+        && shape[nd - 2] >= 8
     {
-        transpose_2d(src, shape[0], shape[1], &mut out);
+        let (rows, cols) = (shape[nd - 2], shape[nd - 1]);
+        let block = rows * cols;
+        let (outer_shape, outer_strides) = (&shape[..nd - 2], &strides[..nd - 2]);
+        for (b, part) in out.chunks_mut(block).enumerate() {
+            let mut base = offset;
+            let mut rest = b;
+            for d in (0..outer_shape.len()).rev() {
+                base += (rest % outer_shape[d]) as isize * outer_strides[d];
+                rest /= outer_shape[d];
+            }
+            let base = base as usize;
+            transpose_2d(&src[base..base + block], rows, cols, part);
+        }
         return out;
     }
     match par_chunk(n) {
