@@ -1,1 +1,169 @@
-fn main() {}
+//! The benchmark program: runs arr's workloads (ids from the shared ANCHORS.md)
+//! and the same workloads in NumPy / CPython in the same run, and prints
+//! medians and ratios. Performance claims come from here, never from tests.
+//!
+//! Usage: `bench/run.sh` (builds release, finds a Python with NumPy), or
+//! `target/release/arr-bench [--repeat N] [--python PATH]`.
+
+use arr_runtime::Session;
+use std::process::Command;
+use std::time::Instant;
+
+struct Row {
+    id: &'static str,
+    what: &'static str,
+    arr_ms: f64,
+    anchor: &'static str,
+    target: f64,
+    /// The floor: bytes moved over bandwidth, or another bound, as text.
+    floor: &'static str,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Median milliseconds of calling the arr function named `f` (no arguments).
+fn time_arr(session: &mut Session, f: &str, repeat: usize) -> f64 {
+    let func = session.get(f).unwrap_or_else(|| panic!("no function {f}"));
+    // One warm-up call, as the anchors' allocators are warm too.
+    session.interp.call(&func, vec![], vec![]).unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
+    let times = (0..repeat)
+        .map(|_| {
+            let t = Instant::now();
+            let r = session.interp.call(&func, vec![], vec![]).unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
+            let elapsed = t.elapsed().as_secs_f64() * 1e3;
+            drop(r);
+            elapsed
+        })
+        .collect();
+    median(times)
+}
+
+const WORKLOADS: &str = r#"
+x = random.normal(random.key(0), (10_000_000,))
+def w1():
+    return sin(x) * 2.0 + x * x - 1.0
+def w1b():
+    return x * 2.0 + x * x - 1.0
+def w2():
+    return sum(x * x)
+def w8():
+    s = 0.0
+    for i in range(1_000_000):
+        s = s + i * 0.5
+    return s
+b = ones(100)
+def w9():
+    y = zeros(100)
+    for _ in range(100_000):
+        y = y * 0.99 + b
+    return y
+"#;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let repeat: usize = flag("--repeat").and_then(|r| r.parse().ok()).unwrap_or(7);
+    let python = flag("--python").or_else(|| std::env::var("ARR_PYTHON").ok()).unwrap_or_else(|| "python3".into());
+
+    eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
+    let mut session = arr_stdlib::session();
+    session.run_script("<bench>", WORKLOADS).expect("workloads load");
+    let mut rows = vec![
+        Row { id: "w1", what: "sin(x)*2+x*x-1, f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: f64::NAN, floor: "compute-bound (sin); #4 vectorises it" },
+        Row { id: "w1b", what: "x*2+x*x-1, f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: 1.0, floor: "80 MB moved at least" },
+        Row { id: "w2", what: "sum(x*x), f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: 1.0, floor: "40 MB read at least" },
+        Row { id: "w8", what: "s = s + i*0.5, 1M iterations", arr_ms: 0.0, anchor: "CPython", target: 1.0, floor: "interpreter dispatch" },
+        Row { id: "w9", what: "x = x*0.99 + b, 100k times, f32[100]", arr_ms: 0.0, anchor: "NumPy", target: 0.5, floor: "per-op dispatch" },
+    ];
+    for row in rows.iter_mut() {
+        row.arr_ms = time_arr(&mut session, row.id, repeat);
+        eprintln!("  arr {:<4} {:>9.2} ms", row.id, row.arr_ms);
+    }
+    drop(session);
+
+    // w7: a whole fresh process computing ones(3).sum().
+    let exe = std::env::current_exe().expect("own path").with_file_name("arr");
+    let w7 = median(
+        (0..repeat.max(5))
+            .map(|_| {
+                let t = Instant::now();
+                let status = Command::new(&exe).args(["-e", "ones(3).sum()"]).output().expect("run arr -e");
+                assert!(status.status.success(), "arr -e failed: {}", String::from_utf8_lossy(&status.stderr));
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    );
+    rows.push(Row { id: "w7", what: "fresh process: ones(3).sum()", arr_ms: w7, anchor: "python+numpy", target: f64::NAN, floor: "target: under 20 ms" });
+
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eager_anchors.py");
+    eprintln!("anchors: {python} {}", script.display());
+    let out = Command::new(&python).arg(&script).arg(repeat.to_string()).output();
+    let anchors: std::collections::HashMap<String, serde_like::Num> = match out {
+        Ok(o) if o.status.success() => serde_like::parse(&String::from_utf8_lossy(&o.stdout)),
+        Ok(o) => {
+            eprintln!("anchor script failed:\n{}", String::from_utf8_lossy(&o.stderr));
+            Default::default()
+        }
+        Err(e) => {
+            eprintln!("cannot run {python}: {e}");
+            Default::default()
+        }
+    };
+
+    println!("| id | workload | arr ms | anchor | anchor ms | ratio arr/anchor | target | floor |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let a = anchors.get(r.id).map(|n| n.0);
+        let ratio = a.map(|a| r.arr_ms / a);
+        let target = if r.id == "w7" {
+            if r.arr_ms < 20.0 { "< 20 ms: met".to_string() } else { "< 20 ms: MISSED".to_string() }
+        } else if r.target.is_nan() {
+            "reported".to_string()
+        } else {
+            match ratio {
+                Some(x) if x <= r.target => format!("≤ {}: met", r.target),
+                Some(_) => format!("≤ {}: MISSED", r.target),
+                None => format!("≤ {}", r.target),
+            }
+        };
+        println!(
+            "| {} | {} | {:.2} | {} | {} | {} | {} | {} |",
+            r.id,
+            r.what,
+            r.arr_ms,
+            r.anchor,
+            a.map_or("n/a".into(), |a| format!("{a:.2}")),
+            ratio.map_or("n/a".into(), |x| format!("{x:.2}")),
+            target,
+            r.floor
+        );
+    }
+}
+
+/// The anchor script prints one flat JSON object of numbers (and a version
+/// string); reading it needs no JSON library.
+mod serde_like {
+    use std::collections::HashMap;
+
+    pub struct Num(pub f64);
+
+    pub fn parse(text: &str) -> HashMap<String, Num> {
+        let body = text.trim().trim_start_matches('{').trim_end_matches('}');
+        body.split(',')
+            .filter_map(|kv| {
+                let (k, v) = kv.split_once(':')?;
+                let v: f64 = v.trim().parse().ok()?;
+                Some((k.trim().trim_matches('"').to_string(), Num(v)))
+            })
+            .collect()
+    }
+}
+

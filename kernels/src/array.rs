@@ -144,8 +144,17 @@ impl Buffer {
 }
 
 /// An n-dimensional array: row-major, contiguous, immutable once shared.
+///
+/// One pointer wide, so that language values holding arrays stay small
+/// (the interpreter moves values constantly). The shape sits beside a shared
+/// buffer, so a reshape shares the elements.
 #[derive(Clone, Debug)]
 pub struct Array {
+    inner: Arc<ArrayInner>,
+}
+
+#[derive(Debug)]
+struct ArrayInner {
     shape: Shape,
     buf: Arc<Buffer>,
 }
@@ -153,15 +162,7 @@ pub struct Array {
 impl Array {
     /// Panics if the buffer length differs from the shape's product: a caller bug.
     pub fn new(shape: &[usize], buf: Buffer) -> Array {
-        assert_eq!(
-            shape.iter().product::<usize>(),
-            buf.len(),
-            "buffer length does not match shape {shape:?}"
-        );
-        Array {
-            shape: shape.into(),
-            buf: Arc::new(buf),
-        }
+        Array::from_arc(shape, Arc::new(buf))
     }
 
     pub fn from_arc(shape: &[usize], buf: Arc<Buffer>) -> Array {
@@ -171,8 +172,10 @@ impl Array {
             "buffer length does not match shape {shape:?}"
         );
         Array {
-            shape: shape.into(),
-            buf,
+            inner: Arc::new(ArrayInner {
+                shape: shape.into(),
+                buf,
+            }),
         }
     }
 
@@ -185,60 +188,60 @@ impl Array {
     }
 
     pub fn shape(&self) -> &[usize] {
-        &self.shape
+        &self.inner.shape
     }
 
     pub fn ndim(&self) -> usize {
-        self.shape.len()
+        self.inner.shape.len()
     }
 
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.inner.buf.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
+        self.inner.buf.is_empty()
     }
 
     pub fn dtype(&self) -> DType {
-        self.buf.dtype()
+        self.inner.buf.dtype()
     }
 
     pub fn buffer(&self) -> &Buffer {
-        &self.buf
+        &self.inner.buf
     }
 
     pub fn buffer_arc(&self) -> &Arc<Buffer> {
-        &self.buf
+        &self.inner.buf
     }
 
     /// The buffer, mutable only if no other array shares it (for in-place reuse).
     pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
-        Arc::get_mut(&mut self.buf)
+        Arc::get_mut(&mut self.inner).and_then(|inner| Arc::get_mut(&mut inner.buf))
     }
 
     /// Whether two arrays share one buffer.
     pub fn same_buffer(&self, other: &Array) -> bool {
-        Arc::ptr_eq(&self.buf, &other.buf)
+        Arc::ptr_eq(&self.inner.buf, &other.inner.buf)
     }
 
     /// Same elements, new shape. Panics if the sizes differ: callers check.
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        Array::from_arc(shape, self.buf.clone())
+        Array::from_arc(shape, self.inner.buf.clone())
     }
 
     /// Row-major strides in elements.
     pub fn strides(&self) -> Shape {
-        strides_of(&self.shape)
+        strides_of(&self.inner.shape)
     }
 
     pub fn get_f64(&self, i: usize) -> f64 {
-        self.buf.get_f64(i)
+        self.inner.buf.get_f64(i)
     }
 
     /// The elements of an f32 array, `None` for other dtypes.
     pub fn as_f32(&self) -> Option<&[f32]> {
-        match &*self.buf {
+        match &*self.inner.buf {
             Buffer::F32(v) => Some(v),
             _ => None,
         }
@@ -253,7 +256,7 @@ impl Array {
 /// A large buffer whose last array goes away is offered to the CPU kernels'
 /// buffer pool, so the next large output reuses its pages instead of faulting
 /// in fresh zeroed ones.
-impl Drop for Array {
+impl Drop for ArrayInner {
     fn drop(&mut self) {
         if crate::cpu::elem::worth_recycling(&self.buf) {
             if let Some(buf) = Arc::get_mut(&mut self.buf) {
@@ -274,6 +277,13 @@ pub fn strides_of(shape: &[usize]) -> Shape {
 
 /// NumPy broadcasting of two shapes; `None` if incompatible.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Shape> {
+    // The common cases first: equal shapes, or a scalar operand.
+    if a == b || b.is_empty() {
+        return Some(a.into());
+    }
+    if a.is_empty() {
+        return Some(b.into());
+    }
     let n = a.len().max(b.len());
     let mut out: Shape = smallvec::smallvec![0; n];
     for i in 0..n {

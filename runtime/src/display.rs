@@ -111,11 +111,11 @@ pub fn str(v: &Value) -> String {
             let p = |x: Option<i64>| x.map_or("None".to_string(), |v| v.to_string());
             format!("slice({}, {}, {})", p(s.start), p(s.stop), p(s.step))
         }
-        Value::Range(a, b, s) => {
-            if *s == 1 {
-                format!("range({a}, {b})")
+        Value::Range(r) => {
+            if r.step == 1 {
+                format!("range({}, {})", r.start, r.stop)
             } else {
-                format!("range({a}, {b}, {s})")
+                format!("range({}, {}, {})", r.start, r.stop, r.step)
             }
         }
         Value::Ellipsis => "Ellipsis".into(),

@@ -60,8 +60,13 @@ impl Loc {
     }
 }
 
+/// An error. Boxed, so that `Result<Value>` stays as small as a `Value`:
+/// the evaluator's hot paths move results around constantly.
 #[derive(Clone, Debug)]
-pub struct Error {
+pub struct Error(Box<ErrorInfo>);
+
+#[derive(Clone, Debug)]
+pub struct ErrorInfo {
     pub kind: ErrorKind,
     pub message: String,
     /// The innermost place the error was raised (None until the evaluator
@@ -77,7 +82,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), loc: None, trace: Vec::new(), rendered: None }
+        Error(Box::new(ErrorInfo { kind, message: message.into(), loc: None, trace: Vec::new(), rendered: None }))
     }
 
     pub fn type_error(message: impl Into<String>) -> Error {
@@ -152,6 +157,19 @@ impl Error {
             None => out.push_str(&format!("{}: {}", self.kind.name(), self.message)),
         }
         out
+    }
+}
+
+impl std::ops::Deref for Error {
+    type Target = ErrorInfo;
+    fn deref(&self) -> &ErrorInfo {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Error {
+    fn deref_mut(&mut self) -> &mut ErrorInfo {
+        &mut self.0
     }
 }
 

@@ -201,6 +201,7 @@ impl Interp {
         Ok(Flow::Normal)
     }
 
+    #[inline]
     fn exec(&mut self, s: &Stmt, f: &mut Frame) -> Result<Flow> {
         match &s.kind {
             StmtKind::Expr(e) => {
@@ -208,7 +209,9 @@ impl Interp {
             }
             StmtKind::Assign(targets, value) => {
                 let v = self.eval(value, f)?;
-                if let [t] = targets.as_slice() {
+                if let [Target::Var(Var::Local(i), _)] = targets.as_slice() {
+                    f.locals[*i as usize] = Some(v);
+                } else if let [t] = targets.as_slice() {
                     self.assign(t, v, f)?;
                 } else {
                     for t in targets {
@@ -216,6 +219,17 @@ impl Interp {
                     }
                 }
             }
+            _ => return self.exec_other(s, f),
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Statements other than expressions and assignments (kept out of `exec`'s
+    /// hot path so that it stays small).
+    #[inline(never)]
+    fn exec_other(&mut self, s: &Stmt, f: &mut Frame) -> Result<Flow> {
+        match &s.kind {
+            StmtKind::Expr(_) | StmtKind::Assign(..) => return self.exec(s, f),
             StmtKind::Return(e) => {
                 let v = match e {
                     Some(e) => self.eval(e, f)?,
@@ -276,11 +290,23 @@ impl Interp {
         Ok(Flow::Normal)
     }
 
+    /// Store into a target. Plain variables are handled here, small enough to
+    /// inline into the loops; unpacking and subscripts go to `assign_complex`.
+    #[inline]
     fn assign(&mut self, t: &Target, v: Value, f: &mut Frame) -> Result<()> {
         match t {
             Target::Var(Var::Local(i), _) => f.locals[*i as usize] = Some(v),
             Target::Var(Var::Cell(i), _) => *f.cells[*i as usize].borrow_mut() = Some(v),
             Target::Var(Var::Global(id), _) => self.store_global(*id as usize, v),
+            _ => return self.assign_complex(t, v, f),
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn assign_complex(&mut self, t: &Target, v: Value, f: &mut Frame) -> Result<()> {
+        match t {
+            Target::Var(..) => return self.assign(t, v, f),
             Target::Unpack(targets, star, span) => {
                 let items: Vec<Value> = self.iterate(&v).map_err(|e| e.at(|| f.loc(*span)))?.collect();
                 match star {
@@ -362,6 +388,17 @@ impl Interp {
             ExprKind::Binary(op, l, r) => {
                 let a = self.eval(l, f)?;
                 let b = self.eval(r, f)?;
+                // Python numbers in the interpreter's inner loops, without a call.
+                let fast = match (&a, &b) {
+                    (Value::Float(x), Value::Float(y)) => float_fast(*op, *x, *y),
+                    (Value::Int(x), Value::Float(y)) => float_fast(*op, *x as f64, *y),
+                    (Value::Float(x), Value::Int(y)) => float_fast(*op, *x, *y as f64),
+                    (Value::Int(x), Value::Int(y)) => int_fast(*op, *x, *y),
+                    _ => None,
+                };
+                if let Some(v) = fast {
+                    return Ok(v);
+                }
                 binary_op(*op, a, b).map_err(|err| err.at(|| f.loc(e.span)))
             }
             _ => self.eval_other(e, f).map_err(|err| err.at(|| f.loc(e.span))),
@@ -371,9 +408,13 @@ impl Interp {
     #[inline]
     fn load(&self, var: Var, name: &str, f: &Frame) -> Result<Value> {
         match var {
-            Var::Local(i) => f.locals[i as usize]
-                .clone()
-                .ok_or_else(|| Error::new(ErrorKind::NameError, format!("local variable '{name}' referenced before assignment"))),
+            Var::Local(i) => match &f.locals[i as usize] {
+                // Numbers are copied without the out-of-line `Value::clone`.
+                Some(Value::Float(x)) => Ok(Value::Float(*x)),
+                Some(Value::Int(x)) => Ok(Value::Int(*x)),
+                Some(v) => Ok(v.clone()),
+                None => Err(Error::new(ErrorKind::NameError, format!("local variable '{name}' referenced before assignment"))),
+            },
             Var::Cell(i) => f.cells[i as usize]
                 .borrow()
                 .clone()
@@ -704,7 +745,7 @@ impl Interp {
     /// The items of an iterable value.
     fn iterate(&self, v: &Value) -> Result<Iter> {
         Ok(match v {
-            Value::Range(start, stop, step) => Iter::Range { next: *start, stop: *stop, step: *step },
+            Value::Range(r) => Iter::Range { next: r.start, stop: r.stop, step: r.step },
             other => Iter::Items { items: iter_items(other)?, pos: 0 },
         })
     }
@@ -749,9 +790,9 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
         Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
         Value::Range(..) => {
             let mut out = Vec::with_capacity(range_len(v));
-            if let Value::Range(start, _, step) = *v {
-                for k in 0..range_len(v) as i64 {
-                    out.push(Value::Int(start + k * step));
+            if let Value::Range(r) = v {
+                for k in 0..r.len() as i64 {
+                    out.push(Value::Int(r.start + k * r.step));
                 }
             }
             out
@@ -819,7 +860,7 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
             let chars: Vec<char> = s.chars().collect();
             Ok(Value::str(&chars[seq_index(i, chars.len())?].to_string()))
         }
-        (Value::Range(start, _, step), _) => Ok(Value::Int(start + step * seq_index(i, range_len(o))? as i64)),
+        (Value::Range(r), _) => Ok(Value::Int(r.start + r.step * seq_index(i, range_len(o))? as i64)),
         (Value::Dict(d), _) => {
             let k = i.to_key()?;
             d.borrow().get(&k).cloned().ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
@@ -886,7 +927,7 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
             return numpy::matmul(&a, &b);
         }
         let k = kernel_op(op).expect("matmul handled");
-        return numpy::binary(k, &a, &b);
+        return numpy::binary_owned(k, a, b);
     }
     match (op, &a, &b) {
         (BinOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
@@ -907,6 +948,28 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
         }
         _ => Err(unsupported(op.symbol(), &a, &b)),
     }
+}
+
+/// The float operations that cannot fail; the rest go through `float_op`.
+#[inline(always)]
+fn float_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
+    Some(Value::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        _ => return None,
+    }))
+}
+
+/// Integer operations that did not overflow; the rest go through `int_op`.
+#[inline(always)]
+fn int_fast(op: BinOp, x: i64, y: i64) -> Option<Value> {
+    Some(Value::Int(match op {
+        BinOp::Add => x.checked_add(y)?,
+        BinOp::Sub => x.checked_sub(y)?,
+        BinOp::Mul => x.checked_mul(y)?,
+        _ => return None,
+    }))
 }
 
 fn zero_division(what: &str) -> Error {
@@ -1039,7 +1102,7 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
         }
         (Value::DType(x), Value::DType(y)) => x == y,
-        (Value::Range(..), Value::Range(..)) => iter_items(a).ok().map(|x| x.len()) == iter_items(b).ok().map(|y| y.len()) && format!("{a:?}") == format!("{b:?}"),
+        (Value::Range(x), Value::Range(y)) => x == y,
         (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Array(x), Value::Array(y)) => x.same_buffer(y) && x.shape() == y.shape(),
@@ -1105,7 +1168,7 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
         CmpOp::In | CmpOp::NotIn => {
             let found = match b {
                 Value::Str(s) => match a {
-                    Value::Str(sub) => s.contains(&**sub),
+                    Value::Str(sub) => s.contains(sub.as_str()),
                     _ => return Err(Error::type_error("'in <string>' requires a string on the left")),
                 },
                 Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),

@@ -54,7 +54,16 @@ fn kind_of(v: &Value) -> Result<Kind> {
 
 /// The common dtype of operands, with Python scalars weakly typed.
 pub fn result_dtype(values: &[&Value]) -> Result<DType> {
-    let kinds: Vec<Kind> = values.iter().map(|v| kind_of(v)).collect::<Result<_>>()?;
+    // The common case, an array with an array or a Python scalar, without allocating.
+    if let [a, b] = values {
+        match (a, b) {
+            (Value::Array(x), Value::Array(y)) if x.dtype() == y.dtype() => return Ok(x.dtype()),
+            (Value::Array(x), Value::Float(_)) | (Value::Float(_), Value::Array(x)) if x.dtype().is_float() => return Ok(x.dtype()),
+            (Value::Array(x), Value::Int(_)) | (Value::Int(_), Value::Array(x)) if x.dtype() != DType::Bool => return Ok(x.dtype()),
+            _ => {}
+        }
+    }
+    let kinds: smallvec::SmallVec<[Kind; 4]> = values.iter().map(|v| kind_of(v)).collect::<Result<_>>()?;
     let strong = kinds.iter().filter_map(|k| if let Kind::Strong(d) = k { Some(*d) } else { None }).reduce(promote_types);
     let any_float = kinds.contains(&Kind::WeakFloat);
     let any_int = kinds.contains(&Kind::WeakInt);
@@ -69,6 +78,41 @@ pub fn result_dtype(values: &[&Value]) -> Result<DType> {
 
 /// A 0-d array holding `x` converted to `dtype`.
 pub fn scalar_array(x: f64, dtype: DType) -> Array {
+    cached_scalar((false, x.to_bits()), dtype, || make_scalar_array(x, dtype))
+}
+
+/// The last few Python scalars turned into 0-d arrays. A loop such as
+/// `y = y * 0.99 + b` would otherwise allocate the same constant on every
+/// iteration. Sharing is safe: arrays are immutable, and a cached one is
+/// never uniquely owned, so no kernel reuses its buffer in place.
+const SCALAR_CACHE: usize = 8;
+
+thread_local! {
+    static SCALARS: std::cell::RefCell<(usize, Vec<(ScalarKey, DType, Array)>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
+/// (is an integer, bits): ints and floats with equal bit patterns stay apart.
+type ScalarKey = (bool, u64);
+
+fn cached_scalar(bits: ScalarKey, dtype: DType, make: impl FnOnce() -> Array) -> Array {
+    SCALARS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((_, _, a)) = cache.1.iter().find(|(b, d, _)| *b == bits && *d == dtype) {
+            return a.clone();
+        }
+        let a = make();
+        let (next, entries) = &mut *cache;
+        if entries.len() < SCALAR_CACHE {
+            entries.push((bits, dtype, a.clone()));
+        } else {
+            entries[*next] = (bits, dtype, a.clone());
+            *next = (*next + 1) % SCALAR_CACHE;
+        }
+        a
+    })
+}
+
+fn make_scalar_array(x: f64, dtype: DType) -> Array {
     let buf = match dtype {
         DType::Bool => Buffer::Bool(vec![x != 0.0]),
         DType::I32 => Buffer::I32(vec![x as i32]),
@@ -82,9 +126,9 @@ pub fn scalar_array(x: f64, dtype: DType) -> Array {
 
 fn int_scalar_array(x: i64, dtype: DType) -> Array {
     match dtype {
-        DType::I32 => Array::new(&[], Buffer::I32(vec![x as i32])),
-        DType::I64 => Array::new(&[], Buffer::I64(vec![x])),
-        DType::U32 => Array::new(&[], Buffer::U32(vec![x as u32])),
+        DType::I32 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::I32(vec![x as i32]))),
+        DType::I64 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::I64(vec![x]))),
+        DType::U32 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::U32(vec![x as u32]))),
         _ => scalar_array(x as f64, dtype),
     }
 }
@@ -201,16 +245,33 @@ pub fn promote(values: &[&Value]) -> Result<Vec<Array>> {
 
 /// `a op b` on arrays (or an array and a scalar), NumPy/JAX style.
 pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
-    let mut dtype = result_dtype(&[a, b])?;
+    binary_owned(op, a.clone(), b.clone())
+}
+
+/// `binary` taking its operands by value, so that a temporary's buffer can be
+/// reused for the result (`x * 2.0 + 1.0` allocates once).
+pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
+    let mut dtype = result_dtype(&[&a, &b])?;
     if op == BinaryOp::Div && !dtype.is_float() {
         dtype = DEFAULT_FLOAT;
     }
     if matches!(op, BinaryOp::Atan2) && !dtype.is_float() {
         dtype = DEFAULT_FLOAT;
     }
-    let x = to_array_as(a, dtype)?;
-    let y = to_array_as(b, dtype)?;
-    Ok(Value::Array(bind1(&Prim::Binary(op), vec![x, y])?))
+    // Arithmetic on bools counts in integers, as NumPy does.
+    if dtype == DType::Bool && matches!(op, BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::ShiftLeft | BinaryOp::ShiftRight) {
+        dtype = DEFAULT_INT;
+    }
+    let x = into_array_as(a, dtype)?;
+    let y = into_array_as(b, dtype)?;
+    Ok(Value::Array(bind1(&Prim::Binary(op), smallvec::smallvec![x, y])?))
+}
+
+fn into_array_as(v: Value, dtype: DType) -> Result<Array> {
+    match v {
+        Value::Array(a) => convert(a, dtype),
+        other => to_array_as(&other, dtype),
+    }
 }
 
 /// Elementwise math on an array-like; ints and bools become the default float first.

@@ -6,6 +6,7 @@
 //! used for eager checks now and for abstract evaluation under tracing.
 
 use crate::error::{Error, Result};
+use smallvec::{smallvec, SmallVec};
 use arr_kernels::{broadcast_shapes, cpu, Array, ArgReduceOp, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, Shape, UnaryOp};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +39,13 @@ pub enum Prim {
     /// Operands: k0, k1, x0, x1 (u32, one shape); two outputs.
     Threefry2x32,
 }
+
+/// Operands of one primitive application (no heap allocation for up to four).
+pub type Args = SmallVec<[Array; 4]>;
+/// Results of one primitive application.
+pub type Outs = SmallVec<[Array; 2]>;
+/// Output types from a shape rule.
+pub type Avals = SmallVec<[Aval; 2]>;
 
 /// An abstract value: what the shape rules see.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,13 +124,13 @@ impl Prim {
     }
 
     /// The output types for these input types, or an error naming the shapes.
-    pub fn shape_rule(&self, args: &[Aval]) -> Result<Vec<Aval>> {
+    pub fn shape_rule(&self, args: &[Aval]) -> Result<Avals> {
         if let Some(n) = self.arity() {
             if args.len() != n {
                 return Err(Error::type_error(format!("{} takes {n} operands, got {}", self.name(), args.len())));
             }
         }
-        let one = |shape: Shape, dtype: DType| Ok(vec![Aval { shape, dtype }]);
+        let one = |shape: Shape, dtype: DType| Ok(smallvec![Aval { shape, dtype }]);
         match self {
             Prim::Unary(op) => {
                 let a = &args[0];
@@ -137,10 +145,21 @@ impl Prim {
             }
             Prim::Binary(op) => {
                 let (a, b) = (&args[0], &args[1]);
-                let shape = broadcast_shapes(&a.shape, &b.shape)
-                    .ok_or_else(|| Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b))))?;
-                let dtype = same_dtype(&format!("{op:?}"), args)?;
+                let shape = if a.shape == b.shape {
+                    a.shape.clone()
+                } else {
+                    broadcast_shapes(&a.shape, &b.shape)
+                        .ok_or_else(|| Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b))))?
+                };
+                let dtype = if a.dtype == b.dtype { a.dtype } else { same_dtype(&format!("{op:?}"), args)? };
                 let bitwise = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRight);
+                let bool_ok = matches!(
+                    op,
+                    BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor
+                ) || op.is_comparison();
+                if dtype == DType::Bool && !bool_ok {
+                    return Err(Error::type_error(format!("{op:?} is not defined on bool operands ({} and {})", ty(a), ty(b))));
+                }
                 if bitwise && dtype.is_float() {
                     return Err(Error::type_error(format!("{op:?} needs bool or integer operands, got {} and {}", ty(a), ty(b))));
                 }
@@ -326,13 +345,13 @@ impl Prim {
                     return Err(Error::type_error("threefry2x32 needs four u32 arrays of one shape"));
                 }
                 let out = Aval { shape: args[0].shape.clone(), dtype: DType::U32 };
-                Ok(vec![out.clone(), out])
+                Ok(smallvec![out.clone(), out])
             }
         }
     }
 
     /// Run on concrete arrays (already checked by `shape_rule`).
-    fn eval(&self, mut args: Vec<Array>) -> Vec<Array> {
+    fn eval(&self, mut args: Args) -> Outs {
         let out = match self {
             Prim::Unary(op) => cpu::unary(*op, args.pop().unwrap()),
             Prim::Binary(op) => {
@@ -366,22 +385,23 @@ impl Prim {
             Prim::Argsort { axis } => cpu::argsort(&args[0], *axis),
             Prim::Threefry2x32 => {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
-                return vec![a, b];
+                return smallvec![a, b];
             }
         };
-        vec![out]
+        smallvec![out]
     }
 }
 
 /// Apply a primitive: check its shape rule, then evaluate (eagerly, on the CPU).
 /// The one entry point of every array operation.
-pub fn bind(prim: &Prim, args: Vec<Array>) -> Result<Vec<Array>> {
-    let avals: Vec<Aval> = args.iter().map(Aval::of).collect();
+pub fn bind(prim: &Prim, args: impl Into<Args>) -> Result<Outs> {
+    let args = args.into();
+    let avals: SmallVec<[Aval; 4]> = args.iter().map(Aval::of).collect();
     prim.shape_rule(&avals)?;
     Ok(prim.eval(args))
 }
 
 /// `bind` for primitives with one output.
-pub fn bind1(prim: &Prim, args: Vec<Array>) -> Result<Array> {
+pub fn bind1(prim: &Prim, args: impl Into<Args>) -> Result<Array> {
     Ok(bind(prim, args)?.swap_remove(0))
 }

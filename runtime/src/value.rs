@@ -16,7 +16,8 @@ pub enum Value {
     Int(i64),
     /// A Python float: weakly typed like `Int`.
     Float(f64),
-    Str(Rc<str>),
+    /// A string; `Rc<String>` rather than `Rc<str>` keeps values two words wide.
+    Str(Rc<String>),
     Array(Array),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
@@ -29,7 +30,7 @@ pub enum Value {
     DType(DType),
     Slice(Rc<SliceValue>),
     /// `range(start, stop, step)`, lazily.
-    Range(i64, i64, i64),
+    Range(Rc<RangeValue>),
     Ellipsis,
 }
 
@@ -45,6 +46,13 @@ pub enum Key {
     Float(u64),
     Str(Rc<str>),
     Tuple(Rc<Vec<Key>>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RangeValue {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +82,7 @@ pub struct Module {
 
 impl Value {
     pub fn str(s: &str) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(Rc::new(s.to_string()))
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
@@ -143,7 +151,7 @@ impl Value {
             Value::Int(i) => Key::Int(*i),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Key::Int(*f as i64),
             Value::Float(f) => Key::Float(f.to_bits()),
-            Value::Str(s) => Key::Str(s.clone()),
+            Value::Str(s) => Key::Str(Rc::from(s.as_str())),
             Value::Tuple(t) => Key::Tuple(Rc::new(t.iter().map(|v| v.to_key()).collect::<Result<_>>()?)),
             other => return Err(Error::type_error(format!("unhashable type: '{}'", other.type_name()))),
         })
@@ -183,7 +191,7 @@ impl Key {
             Key::None => Value::None,
             Key::Int(i) => Value::Int(*i),
             Key::Float(b) => Value::Float(f64::from_bits(*b)),
-            Key::Str(s) => Value::Str(s.clone()),
+            Key::Str(s) => Value::str(s),
             Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
         }
     }
@@ -191,9 +199,29 @@ impl Key {
 
 /// The number of items of a `Value::Range` (0 for anything else).
 pub fn range_len(v: &Value) -> usize {
-    match *v {
-        Value::Range(start, stop, step) if step > 0 && stop > start => ((stop - start - 1) / step + 1) as usize,
-        Value::Range(start, stop, step) if step < 0 && start > stop => ((start - stop - 1) / -step + 1) as usize,
+    match v {
+        Value::Range(r) => r.len(),
         _ => 0,
     }
 }
+
+impl RangeValue {
+    pub fn len(&self) -> usize {
+        let RangeValue { start, stop, step } = *self;
+        if step > 0 && stop > start {
+            ((stop - start - 1) / step + 1) as usize
+        } else if step < 0 && start > stop {
+            ((start - stop - 1) / -step + 1) as usize
+        } else {
+            0
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+// The evaluator moves values constantly: keep them two words wide, so that
+// a `Result<Value>` travels in registers.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);

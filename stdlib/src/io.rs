@@ -518,7 +518,7 @@ fn parse_npy(bytes: &[u8]) -> std::result::Result<Array, String> {
         // Column-major data is the row-major data of the transposed array.
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();
         let perm: Vec<usize> = (0..shape.len()).rev().collect();
-        numpy::transpose(Array::new(&reversed, buf), &perm).map_err(|e| e.message)
+        numpy::transpose(Array::new(&reversed, buf), &perm).map_err(|e| e.message.clone())
     } else {
         Ok(Array::new(&shape, buf))
     }

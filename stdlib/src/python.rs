@@ -111,7 +111,7 @@ fn range(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if step == 0 {
         return Err(Error::value_error("range() arg 3 must not be zero"));
     }
-    Ok(Value::Range(start, stop, step))
+    Ok(Value::Range(std::rc::Rc::new(arr_runtime::value::RangeValue { start, stop, step })))
 }
 
 fn enumerate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

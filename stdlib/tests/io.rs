@@ -43,7 +43,7 @@ fn load_err(s: &mut Session, path: &Path) -> (ErrorKind, String) {
     s.set("path", Value::str(&path_str(path)));
     match s.run_entry("load(path)") {
         Ok(v) => panic!("load({}) should fail, gave {v:?}", path.display()),
-        Err(e) => (e.kind, e.message),
+        Err(e) => (e.kind, e.message.clone()),
     }
 }
 
@@ -230,7 +230,7 @@ fn load_bytes(s: &mut Session, dir: &Path, bytes: &[u8]) -> Result<Value, (Error
     s.set("path", Value::str(&path_str(&p)));
     s.run_entry("load(path)")
         .map(|v| v.expect("a value"))
-        .map_err(|e| (e.kind, e.message))
+        .map_err(|e| (e.kind, e.message.clone()))
 }
 
 fn load_bytes_array(s: &mut Session, dir: &Path, bytes: &[u8]) -> Array {

@@ -39,7 +39,7 @@ fn i64s(a: &Array) -> Vec<i64> {
 fn err_kind_msg(s: &mut Session, src: &str) -> (ErrorKind, String) {
     match s.run_entry(src) {
         Ok(v) => panic!("{src} should fail, gave {v:?}"),
-        Err(e) => (e.kind, e.message),
+        Err(e) => (e.kind, e.message.clone()),
     }
 }
 
