@@ -173,7 +173,8 @@ impl Array {
         );
         Array {
             inner: Arc::new(ArrayInner {
-                shape: shape.into(),
+                // `from_slice` copies; `into()` would go through the generic extend.
+                shape: Shape::from_slice(shape),
                 buf,
             }),
         }
@@ -279,10 +280,10 @@ pub fn strides_of(shape: &[usize]) -> Shape {
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Shape> {
     // The common cases first: equal shapes, or a scalar operand.
     if a == b || b.is_empty() {
-        return Some(a.into());
+        return Some(Shape::from_slice(a));
     }
     if a.is_empty() {
-        return Some(b.into());
+        return Some(Shape::from_slice(b));
     }
     let n = a.len().max(b.len());
     let mut out: Shape = smallvec::smallvec![0; n];

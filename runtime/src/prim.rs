@@ -56,7 +56,7 @@ pub struct Aval {
 
 impl Aval {
     pub fn of(a: &Array) -> Aval {
-        Aval { shape: a.shape().into(), dtype: a.dtype() }
+        Aval { shape: Shape::from_slice(a.shape()), dtype: a.dtype() }
     }
 }
 
@@ -396,7 +396,10 @@ impl Prim {
 /// The one entry point of every array operation.
 pub fn bind(prim: &Prim, args: impl Into<Args>) -> Result<Outs> {
     let args = args.into();
-    let avals: SmallVec<[Aval; 4]> = args.iter().map(Aval::of).collect();
+    let mut avals: SmallVec<[Aval; 4]> = SmallVec::new();
+    for a in &args {
+        avals.push(Aval::of(a));
+    }
     prim.shape_rule(&avals)?;
     Ok(prim.eval(args))
 }
