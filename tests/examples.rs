@@ -14,7 +14,10 @@ fn examples_produce_their_recorded_output() {
         .filter(|p| p.extension().is_some_and(|e| e == "arr"))
         .collect();
     scripts.sort();
-    assert!(scripts.len() >= 3, "expected at least three example scripts");
+    assert!(
+        scripts.len() >= 3,
+        "expected at least three example scripts"
+    );
     let work = tempfile::tempdir().unwrap();
     let mut mismatches = Vec::new();
     for script in &scripts {
@@ -27,16 +30,27 @@ fn examples_produce_their_recorded_output() {
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(out.status.success(), "{name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{name} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let expected_path = dir.join(format!("{name}.out"));
         if std::env::var_os("UPDATE_EXAMPLES").is_some() {
             std::fs::write(&expected_path, &stdout).unwrap();
             continue;
         }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
+        let expected = std::fs::read_to_string(&expected_path)
+            .unwrap_or_else(|_| panic!("missing {}", expected_path.display()));
         if stdout != expected {
-            mismatches.push(format!("{name}:\n--- expected\n{expected}\n--- got\n{stdout}"));
+            mismatches.push(format!(
+                "{name}:\n--- expected\n{expected}\n--- got\n{stdout}"
+            ));
         }
     }
-    assert!(mismatches.is_empty(), "examples whose output changed:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "examples whose output changed:\n{}",
+        mismatches.join("\n")
+    );
 }

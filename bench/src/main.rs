@@ -33,11 +33,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn time_arr(session: &mut Session, f: &str, repeat: usize) -> f64 {
     let func = session.get(f).unwrap_or_else(|| panic!("no function {f}"));
     // One warm-up call, as the anchors' allocators are warm too.
-    session.interp.call(&func, vec![], vec![]).unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
+    session
+        .interp
+        .call(&func, vec![], vec![])
+        .unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
     let times = (0..repeat)
         .map(|_| {
             let t = Instant::now();
-            let r = session.interp.call(&func, vec![], vec![]).unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
+            let r = session
+                .interp
+                .call(&func, vec![], vec![])
+                .unwrap_or_else(|e| panic!("{f} failed:\n{e}"));
             let elapsed = t.elapsed().as_secs_f64() * 1e3;
             drop(r);
             elapsed
@@ -69,19 +75,63 @@ def w9():
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let repeat: usize = flag("--repeat").and_then(|r| r.parse().ok()).unwrap_or(7);
-    let python = flag("--python").or_else(|| std::env::var("ARR_PYTHON").ok()).unwrap_or_else(|| "python3".into());
+    let python = flag("--python")
+        .or_else(|| std::env::var("ARR_PYTHON").ok())
+        .unwrap_or_else(|| "python3".into());
 
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
     let mut session = arr_stdlib::session();
-    session.run_script("<bench>", WORKLOADS).expect("workloads load");
+    session
+        .run_script("<bench>", WORKLOADS)
+        .expect("workloads load");
     let mut rows = vec![
-        Row { id: "w1", what: "sin(x)*2+x*x-1, f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: f64::NAN, floor: "compute-bound (sin); #4 vectorises it" },
-        Row { id: "w1b", what: "x*2+x*x-1, f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: 1.0, floor: "80 MB moved at least" },
-        Row { id: "w2", what: "sum(x*x), f32[10M], eager", arr_ms: 0.0, anchor: "NumPy", target: 1.0, floor: "40 MB read at least" },
-        Row { id: "w8", what: "s = s + i*0.5, 1M iterations", arr_ms: 0.0, anchor: "CPython", target: 1.0, floor: "interpreter dispatch" },
-        Row { id: "w9", what: "x = x*0.99 + b, 100k times, f32[100]", arr_ms: 0.0, anchor: "NumPy", target: 0.5, floor: "per-op dispatch" },
+        Row {
+            id: "w1",
+            what: "sin(x)*2+x*x-1, f32[10M], eager",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            target: f64::NAN,
+            floor: "compute-bound (sin); #4 vectorises it",
+        },
+        Row {
+            id: "w1b",
+            what: "x*2+x*x-1, f32[10M], eager",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            target: 1.0,
+            floor: "80 MB moved at least",
+        },
+        Row {
+            id: "w2",
+            what: "sum(x*x), f32[10M], eager",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            target: 1.0,
+            floor: "40 MB read at least",
+        },
+        Row {
+            id: "w8",
+            what: "s = s + i*0.5, 1M iterations",
+            arr_ms: 0.0,
+            anchor: "CPython",
+            target: 1.0,
+            floor: "interpreter dispatch",
+        },
+        Row {
+            id: "w9",
+            what: "x = x*0.99 + b, 100k times, f32[100]",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            target: 0.5,
+            floor: "per-op dispatch",
+        },
     ];
     for row in rows.iter_mut() {
         row.arr_ms = time_arr(&mut session, row.id, repeat);
@@ -90,18 +140,34 @@ fn main() {
     drop(session);
 
     // w7: a whole fresh process computing ones(3).sum().
-    let exe = std::env::current_exe().expect("own path").with_file_name("arr");
+    let exe = std::env::current_exe()
+        .expect("own path")
+        .with_file_name("arr");
     let w7 = median(
         (0..repeat.max(5))
             .map(|_| {
                 let t = Instant::now();
-                let status = Command::new(&exe).args(["-e", "ones(3).sum()"]).output().expect("run arr -e");
-                assert!(status.status.success(), "arr -e failed: {}", String::from_utf8_lossy(&status.stderr));
+                let status = Command::new(&exe)
+                    .args(["-e", "ones(3).sum()"])
+                    .output()
+                    .expect("run arr -e");
+                assert!(
+                    status.status.success(),
+                    "arr -e failed: {}",
+                    String::from_utf8_lossy(&status.stderr)
+                );
                 t.elapsed().as_secs_f64() * 1e3
             })
             .collect(),
     );
-    rows.push(Row { id: "w7", what: "fresh process: ones(3).sum()", arr_ms: w7, anchor: "python+numpy", target: f64::NAN, floor: "target: under 20 ms" });
+    rows.push(Row {
+        id: "w7",
+        what: "fresh process: ones(3).sum()",
+        arr_ms: w7,
+        anchor: "python+numpy",
+        target: f64::NAN,
+        floor: "target: under 20 ms",
+    });
 
     // The anchors run twice, before and after arr's own workloads were timed
     // above, and the faster of the two medians counts: on a shared machine
@@ -110,11 +176,17 @@ fn main() {
     eprintln!("anchors: {python} {}", script.display());
     let mut anchors: std::collections::HashMap<String, serde_like::Num> = Default::default();
     for round in 0..2 {
-        let out = Command::new(&python).arg(&script).arg(repeat.to_string()).output();
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(repeat.to_string())
+            .output();
         let parsed = match out {
             Ok(o) if o.status.success() => serde_like::parse(&String::from_utf8_lossy(&o.stdout)),
             Ok(o) => {
-                eprintln!("anchor script failed:\n{}", String::from_utf8_lossy(&o.stderr));
+                eprintln!(
+                    "anchor script failed:\n{}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
                 break;
             }
             Err(e) => {
@@ -129,7 +201,9 @@ fn main() {
         if round == 0 {
             // Re-time arr between the two anchor rounds, keeping its faster median too.
             let mut session = arr_stdlib::session();
-            session.run_script("<bench>", WORKLOADS).expect("workloads load");
+            session
+                .run_script("<bench>", WORKLOADS)
+                .expect("workloads load");
             for row in rows.iter_mut().filter(|r| r.id != "w7") {
                 row.arr_ms = row.arr_ms.min(time_arr(&mut session, row.id, repeat));
             }
@@ -142,7 +216,11 @@ fn main() {
         let a = anchors.get(r.id).map(|n| n.0);
         let ratio = a.map(|a| r.arr_ms / a);
         let target = if r.id == "w7" {
-            if r.arr_ms < 20.0 { "< 20 ms: met".to_string() } else { "< 20 ms: MISSED".to_string() }
+            if r.arr_ms < 20.0 {
+                "< 20 ms: met".to_string()
+            } else {
+                "< 20 ms: MISSED".to_string()
+            }
         } else if r.target.is_nan() {
             "reported".to_string()
         } else {
@@ -184,4 +262,3 @@ mod serde_like {
             .collect()
     }
 }
-

@@ -19,16 +19,29 @@ pub struct ArrHelper {
 impl Completer for ArrHelper {
     type Candidate = Pair;
 
-    fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let before = &line[..pos];
         // `?name` and `:time expr` complete like plain code.
         let (offset, code) = match before.strip_prefix('?') {
             Some(rest) => (1, rest),
             None => (0, before),
         };
-        let Ok(session) = self.session.try_borrow() else { return Ok((pos, Vec::new())) };
+        let Ok(session) = self.session.try_borrow() else {
+            return Ok((pos, Vec::new()));
+        };
         let (start, names) = session.complete(code);
-        let pairs = names.into_iter().map(|n| Pair { display: n.clone(), replacement: n }).collect();
+        let pairs = names
+            .into_iter()
+            .map(|n| Pair {
+                display: n.clone(),
+                replacement: n,
+            })
+            .collect();
         Ok((start + offset, pairs))
     }
 }
@@ -58,7 +71,8 @@ impl Highlighter for ArrHelper {
         let mut last = 0;
         for (span, class) in arr_lang::highlight(line) {
             let (s, e) = (span.start as usize, span.end as usize);
-            if s < last || e > line.len() || !line.is_char_boundary(s) || !line.is_char_boundary(e) {
+            if s < last || e > line.len() || !line.is_char_boundary(s) || !line.is_char_boundary(e)
+            {
                 continue;
             }
             out.push_str(&line[last..s]);

@@ -36,7 +36,9 @@ const EVAL_STACK_BYTES: usize = 512 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let worker = std::thread::Builder::new().stack_size(EVAL_STACK_BYTES).spawn(move || run(cli));
+    let worker = std::thread::Builder::new()
+        .stack_size(EVAL_STACK_BYTES)
+        .spawn(move || run(cli));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {

@@ -24,7 +24,11 @@ fn history_path() -> Option<std::path::PathBuf> {
 
 pub fn run() -> std::process::ExitCode {
     let session = Rc::new(RefCell::new(new_session()));
-    let config = Config::builder().auto_add_history(false).max_history_size(10_000).map(|b| b.build()).unwrap_or_default();
+    let config = Config::builder()
+        .auto_add_history(false)
+        .max_history_size(10_000)
+        .map(|b| b.build())
+        .unwrap_or_default();
     let mut editor: Editor<ArrHelper, DefaultHistory> = match Editor::with_config(config) {
         Ok(e) => e,
         Err(e) => {
@@ -33,14 +37,19 @@ pub fn run() -> std::process::ExitCode {
         }
     };
     let color = std::env::var_os("NO_COLOR").is_none();
-    editor.set_helper(Some(ArrHelper { session: session.clone(), color }));
+    editor.set_helper(Some(ArrHelper {
+        session: session.clone(),
+        color,
+    }));
     let history = history_path();
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
-    println!("arr {} — type help(name) or ?name for documentation, :quit or Ctrl-D to leave", env!("CARGO_PKG_VERSION"));
-    loop {
-        let Some(entry) = read_entry(&mut editor) else { break };
+    println!(
+        "arr {} — type help(name) or ?name for documentation, :quit or Ctrl-D to leave",
+        env!("CARGO_PKG_VERSION")
+    );
+    while let Some(entry) = read_entry(&mut editor) {
         if entry.trim().is_empty() {
             continue;
         }
@@ -61,7 +70,11 @@ fn read_entry(editor: &mut Editor<ArrHelper, DefaultHistory>) -> Option<String> 
     let mut entry = String::new();
     let mut indent = String::new();
     loop {
-        let prompt = if entry.is_empty() { PROMPT } else { CONTINUATION };
+        let prompt = if entry.is_empty() {
+            PROMPT
+        } else {
+            CONTINUATION
+        };
         match editor.readline_with_initial(prompt, (&indent, "")) {
             Ok(line) => {
                 // Lines are joined without a trailing newline: to the parser a
@@ -110,7 +123,9 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         return true;
     }
     if let Some(command) = entry.strip_prefix(':') {
-        let (word, rest) = command.split_once(char::is_whitespace).unwrap_or((command, ""));
+        let (word, rest) = command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, ""));
         match word {
             "q" | "quit" | "exit" => return false,
             "time" => {

@@ -19,8 +19,14 @@ pub fn guarded<T>(f: impl FnOnce() -> arr_runtime::Result<T>) -> Result<T, Strin
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(e.render()),
         Err(panic) => {
-            let msg = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
-            Err(format!("internal error (a bug in arr, please report it): {}", msg.unwrap_or_default()))
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            Err(format!(
+                "internal error (a bug in arr, please report it): {}",
+                msg.unwrap_or_default()
+            ))
         }
     }
 }
@@ -34,7 +40,10 @@ pub fn run_file(path: &str, args: &[String]) -> ExitCode {
         }
     };
     let mut session = new_session();
-    let argv = std::iter::once(path.to_string()).chain(args.iter().cloned()).map(|a| Value::str(&a)).collect();
+    let argv = std::iter::once(path.to_string())
+        .chain(args.iter().cloned())
+        .map(|a| Value::str(&a))
+        .collect();
     session.set("argv", Value::list(argv));
     match guarded(|| session.run_script(path, &text)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -80,7 +89,8 @@ pub fn run_stdin() -> ExitCode {
         let at_end = line.is_none();
         if let Some(l) = &line {
             // A new unindented statement ends a pending block, as a blank line would.
-            let starts_statement = !l.starts_with([' ', '\t']) && !l.trim().is_empty() && !is_continuation_keyword(l);
+            let starts_statement =
+                !l.starts_with([' ', '\t']) && !l.trim().is_empty() && !is_continuation_keyword(l);
             if starts_statement && ends_in_block(&entry) {
                 failed |= !run_one(&mut session, &entry);
                 entry.clear();
@@ -88,7 +98,10 @@ pub fn run_stdin() -> ExitCode {
             entry.push_str(l);
             entry.push('\n');
         }
-        let complete = matches!(arr_lang::check_complete(&entry), arr_lang::Completeness::Complete);
+        let complete = matches!(
+            arr_lang::check_complete(&entry),
+            arr_lang::Completeness::Complete
+        );
         if (at_end || (complete && !ends_in_block(&entry))) && !entry.trim().is_empty() {
             failed |= !run_one(&mut session, &entry);
             entry.clear();
@@ -105,7 +118,10 @@ pub fn run_stdin() -> ExitCode {
 }
 
 fn is_continuation_keyword(line: &str) -> bool {
-    ["else", "elif", "except", "finally"].iter().any(|k| line.starts_with(k) && !line[k.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    ["else", "elif", "except", "finally"].iter().any(|k| {
+        line.starts_with(k)
+            && !line[k.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// Whether the entry ends inside an indented block (more lines may follow).
@@ -113,11 +129,17 @@ fn ends_in_block(entry: &str) -> bool {
     if entry.ends_with("\n\n") {
         return false;
     }
-    entry.lines().rev().find(|l| !l.trim().is_empty()).is_some_and(|l| l.starts_with([' ', '\t']) || l.trim_end().ends_with(':'))
+    entry
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.starts_with([' ', '\t']) || l.trim_end().ends_with(':'))
 }
 
 fn run_one(session: &mut Session, entry: &str) -> bool {
-    session.interrupt_handle().store(false, std::sync::atomic::Ordering::Relaxed);
+    session
+        .interrupt_handle()
+        .store(false, std::sync::atomic::Ordering::Relaxed);
     match guarded(|| session.run_entry(entry)) {
         Ok(Some(v)) => {
             println!("{}", session.repr(&v));

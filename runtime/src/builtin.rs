@@ -40,8 +40,16 @@ impl Builtin {
     /// Panics on a malformed signature: they are written in the source, and a
     /// test constructs every builtin.
     pub fn new(signature: &str, doc: &str, func: NativeFn) -> Builtin {
-        let (name, params, defaults) = parse_signature(signature).unwrap_or_else(|e| panic!("bad builtin signature {signature:?}: {e}"));
-        Builtin { name: Rc::from(name.as_str()), signature: signature.to_string(), doc: doc.to_string(), params, defaults, func }
+        let (name, params, defaults) = parse_signature(signature)
+            .unwrap_or_else(|e| panic!("bad builtin signature {signature:?}: {e}"));
+        Builtin {
+            name: Rc::from(name.as_str()),
+            signature: signature.to_string(),
+            doc: doc.to_string(),
+            params,
+            defaults,
+            func,
+        }
     }
 
     /// With a qualified name (`random.normal`), keeping the short signature.
@@ -56,17 +64,33 @@ impl Builtin {
     }
 }
 
-fn parse_signature(sig: &str) -> std::result::Result<(String, Vec<ParamSpec>, Vec<Option<Value>>), String> {
+/// A parsed signature: name, parameters, and their default values.
+type Signature = (String, Vec<ParamSpec>, Vec<Option<Value>>);
+
+fn parse_signature(sig: &str) -> std::result::Result<Signature, String> {
     let src = format!("def {sig}: pass");
     let file = SourceFile::new("<signature>", src);
-    let module = arr_lang::parse(&file).map_err(|d| d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; "))?;
-    let Some(ast::Stmt { kind: ast::StmtKind::FunctionDef(def), .. }) = module.body.first() else {
+    let module = arr_lang::parse(&file).map_err(|d| {
+        d.iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    let Some(ast::Stmt {
+        kind: ast::StmtKind::FunctionDef(def),
+        ..
+    }) = module.body.first()
+    else {
         return Err("not a function signature".into());
     };
     let mut params = Vec::new();
     let mut defaults = Vec::new();
     for p in &def.params {
-        params.push(ParamSpec { name: Rc::from(p.name.name.as_str()), kind: p.kind, has_default: p.default.is_some() });
+        params.push(ParamSpec {
+            name: Rc::from(p.name.name.as_str()),
+            kind: p.kind,
+            has_default: p.default.is_some(),
+        });
         defaults.push(p.default.as_ref().map(literal).transpose()?);
     }
     Ok((def.name.name.clone(), params, defaults))
@@ -81,8 +105,16 @@ fn literal(e: &ast::Expr) -> std::result::Result<Value, String> {
         E::Str(s) => Value::str(s),
         E::Bool(b) => Value::Bool(*b),
         E::None => Value::None,
-        E::Tuple(items) => Value::tuple(items.iter().map(literal).collect::<std::result::Result<_, _>>()?),
-        E::Unary { op: ast::UnaryOp::Neg, operand } => match literal(operand)? {
+        E::Tuple(items) => Value::tuple(
+            items
+                .iter()
+                .map(literal)
+                .collect::<std::result::Result<_, _>>()?,
+        ),
+        E::Unary {
+            op: ast::UnaryOp::Neg,
+            operand,
+        } => match literal(operand)? {
             Value::Int(i) => Value::Int(-i),
             Value::Float(f) => Value::Float(-f),
             _ => return Err("bad negated default".into()),
@@ -101,7 +133,12 @@ pub fn bind_args(
     kwargs: Vec<(Rc<str>, Value)>,
 ) -> Result<Vec<Value>> {
     let mut out: Vec<Option<Value>> = vec![None; params.len()];
-    let positional: Vec<usize> = params.iter().enumerate().filter(|(_, p)| p.kind == ParamKind::Normal).map(|(i, _)| i).collect();
+    let positional: Vec<usize> = params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.kind == ParamKind::Normal)
+        .map(|(i, _)| i)
+        .collect();
     let varargs = params.iter().position(|p| p.kind == ParamKind::VarArgs);
     let varkw = params.iter().position(|p| p.kind == ParamKind::VarKwargs);
     let nargs = args.len();
@@ -124,13 +161,23 @@ pub fn bind_args(
     }
     let mut extra_kw = IndexMap::new();
     for (name, v) in kwargs {
-        match params.iter().position(|p| *p.name == *name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly)) {
-            Some(i) if out[i].is_some() => return Err(Error::type_error(format!("{fname}() got multiple values for argument '{name}'"))),
+        match params.iter().position(|p| {
+            *p.name == *name && matches!(p.kind, ParamKind::Normal | ParamKind::KeywordOnly)
+        }) {
+            Some(i) if out[i].is_some() => {
+                return Err(Error::type_error(format!(
+                    "{fname}() got multiple values for argument '{name}'"
+                )))
+            }
             Some(i) => out[i] = Some(v),
             None if varkw.is_some() => {
                 extra_kw.insert(crate::value::Key::Str(name), v);
             }
-            None => return Err(Error::type_error(format!("{fname}() got an unexpected keyword argument '{name}'"))),
+            None => {
+                return Err(Error::type_error(format!(
+                    "{fname}() got an unexpected keyword argument '{name}'"
+                )))
+            }
         }
     }
     if let Some(i) = varkw {
@@ -140,11 +187,12 @@ pub fn bind_args(
         .enumerate()
         .map(|(i, v)| match v {
             Some(v) => Ok(v),
-            None => defaults
-                .get(i)
-                .cloned()
-                .flatten()
-                .ok_or_else(|| Error::type_error(format!("{fname}() missing required argument '{}'", params[i].name))),
+            None => defaults.get(i).cloned().flatten().ok_or_else(|| {
+                Error::type_error(format!(
+                    "{fname}() missing required argument '{}'",
+                    params[i].name
+                ))
+            }),
         })
         .collect()
 }

@@ -76,8 +76,17 @@ pub enum Target {
     Unpack(Vec<Target>, Option<usize>, Span),
     /// `obj[index] = v`: lists and dicts change in place; an array is
     /// replaced by an updated copy, stored back through `store`.
-    Subscript { obj: Box<Expr>, store: Option<Box<Target>>, index: Box<Expr>, span: Span },
-    Attribute { obj: Box<Expr>, attr: Rc<str>, span: Span },
+    Subscript {
+        obj: Box<Expr>,
+        store: Option<Box<Target>>,
+        index: Box<Expr>,
+        span: Span,
+    },
+    Attribute {
+        obj: Box<Expr>,
+        attr: Rc<str>,
+        span: Span,
+    },
 }
 
 #[derive(Debug)]
@@ -102,13 +111,22 @@ pub enum ExprKind {
     IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
     /// Create a closure: defaults are evaluated now, `captures` are this
     /// frame's cells handed to the new function, in its free-variable order.
-    MakeFunction { code: Rc<FuncCode>, defaults: Vec<Option<Expr>>, captures: Vec<u32>, decorators: Vec<Expr> },
+    MakeFunction {
+        code: Rc<FuncCode>,
+        defaults: Vec<Option<Expr>>,
+        captures: Vec<u32>,
+        decorators: Vec<Expr>,
+    },
     Call(Box<Expr>, Vec<CallArg>),
     Attribute(Box<Expr>, Rc<str>),
     Subscript(Box<Expr>, Box<Expr>),
     Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
     /// The inside of a list or dict comprehension, run in its own frame.
-    Comprehension { elt: Box<Expr>, value: Option<Box<Expr>>, generators: Vec<Generator> },
+    Comprehension {
+        elt: Box<Expr>,
+        value: Option<Box<Expr>>,
+        generators: Vec<Generator>,
+    },
 }
 
 #[derive(Debug)]
@@ -121,7 +139,11 @@ pub struct Generator {
 #[derive(Debug)]
 pub enum FPart {
     Literal(String),
-    Hole { expr: Expr, conversion: Option<char>, spec: Option<String> },
+    Hole {
+        expr: Expr,
+        conversion: Option<char>,
+        spec: Option<String>,
+    },
 }
 
 #[derive(Debug)]

@@ -96,7 +96,12 @@ impl Analyzer {
         self.finish(key_of(def), params, c)
     }
 
-    fn comprehension(&mut self, node: &ast::Expr, gens: &[ast::Comprehension], elts: &[&ast::Expr]) -> IndexSet<String> {
+    fn comprehension(
+        &mut self,
+        node: &ast::Expr,
+        gens: &[ast::Comprehension],
+        elts: &[&ast::Expr],
+    ) -> IndexSet<String> {
         let mut c = Collect::default();
         for (i, g) in gens.iter().enumerate() {
             self.target(&g.target, &mut c);
@@ -114,7 +119,11 @@ impl Analyzer {
     }
 
     fn finish(&mut self, key: ScopeKey, params: Vec<String>, c: Collect) -> IndexSet<String> {
-        let mut info = ScopeInfo { globals: c.globals, nonlocals: c.nonlocals.clone(), ..Default::default() };
+        let mut info = ScopeInfo {
+            globals: c.globals,
+            nonlocals: c.nonlocals.clone(),
+            ..Default::default()
+        };
         for p in params {
             info.locals.insert(p);
         }
@@ -248,7 +257,11 @@ impl Analyzer {
                 let needs = self.comprehension(e, generators, &[elt]);
                 c.child_needs.extend(needs);
             }
-            E::DictComp { key, value, generators } => {
+            E::DictComp {
+                key,
+                value,
+                generators,
+            } => {
                 self.expr(&generators[0].iter, c);
                 let needs = self.comprehension(e, generators, &[key, value]);
                 c.child_needs.extend(needs);
@@ -259,7 +272,9 @@ impl Analyzer {
                 self.expr(right, c);
             }
             E::BoolOp { values, .. } => values.iter().for_each(|v| self.expr(v, c)),
-            E::Compare { left, comparators, .. } => {
+            E::Compare {
+                left, comparators, ..
+            } => {
                 self.expr(left, c);
                 comparators.iter().for_each(|v| self.expr(v, c));
             }
@@ -277,7 +292,9 @@ impl Analyzer {
                 self.expr(func, c);
                 for a in args {
                     match a {
-                        ast::Arg::Positional(e) | ast::Arg::Starred(e) | ast::Arg::DoubleStarred(e) => self.expr(e, c),
+                        ast::Arg::Positional(e)
+                        | ast::Arg::Starred(e)
+                        | ast::Arg::DoubleStarred(e) => self.expr(e, c),
                         ast::Arg::Keyword(_, e) => self.expr(e, c),
                     }
                 }
@@ -317,18 +334,33 @@ struct Lower<'a> {
 
 fn syntax_error(file: &Rc<SourceFile>, span: Span, msg: &str) -> Error {
     let mut e = Error::new(ErrorKind::SyntaxError, msg);
-    e.rendered = Some(format!("{}: SyntaxError: {}\n{}", file.location(span), msg, file.excerpt(span)));
+    e.rendered = Some(format!(
+        "{}: SyntaxError: {}\n{}",
+        file.location(span),
+        msg,
+        file.excerpt(span)
+    ));
     e
 }
 
 /// Compile a parsed module. Global names are interned into `interner`.
-pub fn compile_module(module: &ast::Module, file: Rc<SourceFile>, interner: &mut Interner) -> Result<ModuleCode> {
+pub fn compile_module(
+    module: &ast::Module,
+    file: Rc<SourceFile>,
+    interner: &mut Interner,
+) -> Result<ModuleCode> {
     let mut analyzer = Analyzer::default();
     let mut c = Collect::default();
     for s in &module.body {
         analyzer.stmt(s, &mut c);
     }
-    let mut lower = Lower { scopes: analyzer.scopes, interner, file: file.clone(), stack: Vec::new(), loop_depth: vec![0] };
+    let mut lower = Lower {
+        scopes: analyzer.scopes,
+        interner,
+        file: file.clone(),
+        stack: Vec::new(),
+        loop_depth: vec![0],
+    };
     lower.stack.push(FnCtx {
         is_module: true,
         locals: IndexMap::new(),
@@ -365,7 +397,12 @@ impl Lower<'_> {
     fn available(&self) -> FxHashSet<String> {
         let mut out = FxHashSet::default();
         for ctx in self.stack.iter().filter(|c| !c.is_module) {
-            out.extend(ctx.locals.keys().filter(|n| !ctx.globals.contains(*n)).cloned());
+            out.extend(
+                ctx.locals
+                    .keys()
+                    .filter(|n| !ctx.globals.contains(*n))
+                    .cloned(),
+            );
             out.extend(ctx.cells.keys().cloned());
         }
         out
@@ -382,21 +419,38 @@ impl Lower<'_> {
             S::Expr(e) => StmtKind::Expr(self.expr(e)?),
             S::Assign { targets, value } => {
                 let value = self.expr(value)?;
-                let targets = targets.iter().map(|t| self.target(t)).collect::<Result<_>>()?;
+                let targets = targets
+                    .iter()
+                    .map(|t| self.target(t))
+                    .collect::<Result<_>>()?;
                 StmtKind::Assign(targets, value)
             }
             S::AugAssign { target, op, value } => {
-                if matches!(target.kind, ast::ExprKind::Tuple(_) | ast::ExprKind::List(_)) {
-                    return Err(self.err(target.span, "illegal expression for augmented assignment"));
+                if matches!(
+                    target.kind,
+                    ast::ExprKind::Tuple(_) | ast::ExprKind::List(_)
+                ) {
+                    return Err(
+                        self.err(target.span, "illegal expression for augmented assignment")
+                    );
                 }
                 let load = self.expr(target)?;
                 let value = self.expr(value)?;
                 let t = self.target(target)?;
-                StmtKind::Assign(vec![t], Expr { kind: ExprKind::Binary(*op, Box::new(load), Box::new(value)), span })
+                StmtKind::Assign(
+                    vec![t],
+                    Expr {
+                        kind: ExprKind::Binary(*op, Box::new(load), Box::new(value)),
+                        span,
+                    },
+                )
             }
             S::FunctionDef(def) => {
                 let f = self.function(def, span)?;
-                let t = Target::Var(self.resolve(&def.name.name), Rc::from(def.name.name.as_str()));
+                let t = Target::Var(
+                    self.resolve(&def.name.name),
+                    Rc::from(def.name.name.as_str()),
+                );
                 StmtKind::Assign(vec![t], f)
             }
             S::Return(e) => {
@@ -405,7 +459,9 @@ impl Lower<'_> {
                 }
                 StmtKind::Return(e.as_ref().map(|e| self.expr(e)).transpose()?)
             }
-            S::If { test, body, orelse } => StmtKind::If(self.expr(test)?, self.block(body)?, self.block(orelse)?),
+            S::If { test, body, orelse } => {
+                StmtKind::If(self.expr(test)?, self.block(body)?, self.block(orelse)?)
+            }
             S::For { target, iter, body } => {
                 let iter = self.expr(iter)?;
                 let target = self.target(target)?;
@@ -423,7 +479,11 @@ impl Lower<'_> {
             }
             S::Break | S::Continue => {
                 if *self.loop_depth.last().unwrap() == 0 {
-                    let word = if matches!(s.kind, S::Break) { "break" } else { "continue" };
+                    let word = if matches!(s.kind, S::Break) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     return Err(self.err(span, &format!("'{word}' outside loop")));
                 }
                 if matches!(s.kind, S::Break) {
@@ -439,12 +499,18 @@ impl Lower<'_> {
                 }
                 for n in names {
                     if !self.ctx().cells.contains_key(&n.name) {
-                        return Err(self.err(n.span, &format!("no binding for nonlocal '{}' found", n.name)));
+                        return Err(self.err(
+                            n.span,
+                            &format!("no binding for nonlocal '{}' found", n.name),
+                        ));
                     }
                 }
                 StmtKind::Pass
             }
-            S::Assert { test, msg } => StmtKind::Assert(self.expr(test)?, msg.as_ref().map(|m| self.expr(m)).transpose()?),
+            S::Assert { test, msg } => StmtKind::Assert(
+                self.expr(test)?,
+                msg.as_ref().map(|m| self.expr(m)).transpose()?,
+            ),
             S::Raise(e) => StmtKind::Raise(e.as_ref().map(|e| self.expr(e)).transpose()?),
         };
         Ok(Stmt { kind, span })
@@ -460,7 +526,9 @@ impl Lower<'_> {
                 for (i, item) in items.iter().enumerate() {
                     if let E::Starred(inner) = &item.kind {
                         if star.is_some() {
-                            return Err(self.err(item.span, "multiple starred expressions in assignment"));
+                            return Err(
+                                self.err(item.span, "multiple starred expressions in assignment")
+                            );
                         }
                         star = Some(i);
                         out.push(self.target(inner)?);
@@ -472,14 +540,23 @@ impl Lower<'_> {
             }
             E::Subscript { value, index } => {
                 let store = match &value.kind {
-                    E::Name(_) | E::Subscript { .. } | E::Attribute { .. } => Some(Box::new(self.target(value)?)),
+                    E::Name(_) | E::Subscript { .. } | E::Attribute { .. } => {
+                        Some(Box::new(self.target(value)?))
+                    }
                     _ => None,
                 };
-                Target::Subscript { obj: Box::new(self.expr(value)?), store, index: Box::new(self.expr(index)?), span: t.span }
+                Target::Subscript {
+                    obj: Box::new(self.expr(value)?),
+                    store,
+                    index: Box::new(self.expr(index)?),
+                    span: t.span,
+                }
             }
-            E::Attribute { value, attr } => {
-                Target::Attribute { obj: Box::new(self.expr(value)?), attr: Rc::from(attr.name.as_str()), span: t.span }
-            }
+            E::Attribute { value, attr } => Target::Attribute {
+                obj: Box::new(self.expr(value)?),
+                attr: Rc::from(attr.name.as_str()),
+                span: t.span,
+            },
             _ => return Err(self.err(t.span, "cannot assign to expression")),
         })
     }
@@ -500,11 +577,24 @@ impl Lower<'_> {
                 cells.insert(n.clone(), i);
                 frees.push(n.clone());
             } else if info.nonlocals.contains(n) {
-                return Err(self.err(Span::default(), &format!("no binding for nonlocal '{n}' found")));
+                return Err(self.err(
+                    Span::default(),
+                    &format!("no binding for nonlocal '{n}' found"),
+                ));
             }
         }
-        let locals = info.locals.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
-        self.stack.push(FnCtx { is_module: false, locals, cells, globals: info.globals });
+        let locals = info
+            .locals
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
+        self.stack.push(FnCtx {
+            is_module: false,
+            locals,
+            cells,
+            globals: info.globals,
+        });
         self.loop_depth.push(0);
         Ok((frees, own_cells))
     }
@@ -516,12 +606,29 @@ impl Lower<'_> {
 
     /// Captures for a new closure: the current frame's cell index of each free name.
     fn captures(&mut self, frees: &[String]) -> Vec<u32> {
-        frees.iter().map(|n| *self.ctx().cells.get(n).expect("free variable is available in the enclosing scope")).collect()
+        frees
+            .iter()
+            .map(|n| {
+                *self
+                    .ctx()
+                    .cells
+                    .get(n)
+                    .expect("free variable is available in the enclosing scope")
+            })
+            .collect()
     }
 
     fn function(&mut self, def: &ast::FunctionDef, span: Span) -> Result<Expr> {
-        let decorators = def.decorators.iter().map(|d| self.expr(d)).collect::<Result<Vec<_>>>()?;
-        let defaults = def.params.iter().map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose()).collect::<Result<Vec<_>>>()?;
+        let decorators = def
+            .decorators
+            .iter()
+            .map(|d| self.expr(d))
+            .collect::<Result<Vec<_>>>()?;
+        let defaults = def
+            .params
+            .iter()
+            .map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose())
+            .collect::<Result<Vec<_>>>()?;
         let (frees, own_cells) = self.open_scope(key_of(def))?;
         let body = self.block(&def.body);
         let ctx = self.close_scope();
@@ -529,14 +636,25 @@ impl Lower<'_> {
         if def.name.name == "<lambda>" {
             // A lambda's body is one return; nothing else to do.
         } else if body.is_empty() {
-            body.push(Stmt { kind: StmtKind::Pass, span });
+            body.push(Stmt {
+                kind: StmtKind::Pass,
+                span,
+            });
         }
         let params: Vec<ParamSpec> = def
             .params
             .iter()
-            .map(|p| ParamSpec { name: Rc::from(p.name.name.as_str()), kind: p.kind, has_default: p.default.is_some() })
+            .map(|p| ParamSpec {
+                name: Rc::from(p.name.name.as_str()),
+                kind: p.kind,
+                has_default: p.default.is_some(),
+            })
             .collect();
-        let param_cells = params.iter().enumerate().filter_map(|(i, p)| ctx.cells.get(&*p.name).map(|&c| (i, c as usize))).collect();
+        let param_cells = params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| ctx.cells.get(&*p.name).map(|&c| (i, c as usize)))
+            .collect();
         let code = FuncCode {
             name: Rc::from(def.name.name.as_str()),
             doc: def.docstring.clone(),
@@ -551,17 +669,34 @@ impl Lower<'_> {
             span,
         };
         let captures = self.captures(&frees);
-        Ok(Expr { kind: ExprKind::MakeFunction { code: Rc::new(code), defaults, captures, decorators }, span })
+        Ok(Expr {
+            kind: ExprKind::MakeFunction {
+                code: Rc::new(code),
+                defaults,
+                captures,
+                decorators,
+            },
+            span,
+        })
     }
 
-    fn comprehension(&mut self, e: &ast::Expr, gens: &[ast::Comprehension], elt: &ast::Expr, value: Option<&ast::Expr>) -> Result<Expr> {
+    fn comprehension(
+        &mut self,
+        e: &ast::Expr,
+        gens: &[ast::Comprehension],
+        elt: &ast::Expr,
+        value: Option<&ast::Expr>,
+    ) -> Result<Expr> {
         let first_iter = self.expr(&gens[0].iter)?;
         let (frees, own_cells) = self.open_scope(key_of(e))?;
         let inner = (|| -> Result<Expr> {
             let mut generators = Vec::new();
             for (i, g) in gens.iter().enumerate() {
                 let iter = if i == 0 {
-                    Expr { kind: ExprKind::Load(Var::Local(0), Rc::from(".0")), span: g.iter.span }
+                    Expr {
+                        kind: ExprKind::Load(Var::Local(0), Rc::from(".0")),
+                        span: g.iter.span,
+                    }
                 } else {
                     self.expr(&g.iter)?
                 };
@@ -571,7 +706,14 @@ impl Lower<'_> {
             }
             let elt = Box::new(self.expr(elt)?);
             let value = value.map(|v| self.expr(v).map(Box::new)).transpose()?;
-            Ok(Expr { kind: ExprKind::Comprehension { elt, value, generators }, span: e.span })
+            Ok(Expr {
+                kind: ExprKind::Comprehension {
+                    elt,
+                    value,
+                    generators,
+                },
+                span: e.span,
+            })
         })();
         let ctx = self.close_scope();
         let inner = inner?;
@@ -579,21 +721,36 @@ impl Lower<'_> {
             name: Rc::from("<comprehension>"),
             doc: None,
             signature: String::new(),
-            params: vec![ParamSpec { name: Rc::from(".0"), kind: ParamKind::Normal, has_default: false }],
+            params: vec![ParamSpec {
+                name: Rc::from(".0"),
+                kind: ParamKind::Normal,
+                has_default: false,
+            }],
             local_names: ctx.locals.keys().map(|k| Rc::from(k.as_str())).collect(),
             cell_names: ctx.cells.keys().map(|k| Rc::from(k.as_str())).collect(),
             own_cells,
             param_cells: Vec::new(),
-            body: vec![Stmt { kind: StmtKind::Return(Some(inner)), span: e.span }],
+            body: vec![Stmt {
+                kind: StmtKind::Return(Some(inner)),
+                span: e.span,
+            }],
             file: self.file.clone(),
             span: e.span,
         };
         let captures = self.captures(&frees);
         let make = Expr {
-            kind: ExprKind::MakeFunction { code: Rc::new(code), defaults: vec![None], captures, decorators: Vec::new() },
+            kind: ExprKind::MakeFunction {
+                code: Rc::new(code),
+                defaults: vec![None],
+                captures,
+                decorators: Vec::new(),
+            },
             span: e.span,
         };
-        Ok(Expr { kind: ExprKind::Call(Box::new(make), vec![CallArg::Positional(first_iter)]), span: e.span })
+        Ok(Expr {
+            kind: ExprKind::Call(Box::new(make), vec![CallArg::Positional(first_iter)]),
+            span: e.span,
+        })
     }
 
     fn exprs(&mut self, es: &[ast::Expr]) -> Result<Vec<Expr>> {
@@ -620,29 +777,54 @@ impl Lower<'_> {
                 for p in parts {
                     out.push(match p {
                         ast::FStringPart::Literal(s) => FPart::Literal(s.clone()),
-                        ast::FStringPart::Hole { expr, conversion, spec } => {
-                            FPart::Hole { expr: self.expr(expr)?, conversion: *conversion, spec: spec.clone() }
-                        }
+                        ast::FStringPart::Hole {
+                            expr,
+                            conversion,
+                            spec,
+                        } => FPart::Hole {
+                            expr: self.expr(expr)?,
+                            conversion: *conversion,
+                            spec: spec.clone(),
+                        },
                     });
                 }
                 ExprKind::FString(out)
             }
             E::List(items) => ExprKind::List(self.exprs(items)?),
             E::Tuple(items) => ExprKind::Tuple(self.exprs(items)?),
-            E::Dict(items) => {
-                ExprKind::Dict(items.iter().map(|(k, v)| Ok((self.expr(k)?, self.expr(v)?))).collect::<Result<_>>()?)
-            }
+            E::Dict(items) => ExprKind::Dict(
+                items
+                    .iter()
+                    .map(|(k, v)| Ok((self.expr(k)?, self.expr(v)?)))
+                    .collect::<Result<_>>()?,
+            ),
             E::ListComp { elt, generators } => return self.comprehension(e, generators, elt, None),
-            E::DictComp { key, value, generators } => return self.comprehension(e, generators, key, Some(value)),
+            E::DictComp {
+                key,
+                value,
+                generators,
+            } => return self.comprehension(e, generators, key, Some(value)),
             E::Unary { op, operand } => ExprKind::Unary(*op, self.boxed(operand)?),
-            E::Binary { op, left, right } => ExprKind::Binary(*op, self.boxed(left)?, self.boxed(right)?),
+            E::Binary { op, left, right } => {
+                ExprKind::Binary(*op, self.boxed(left)?, self.boxed(right)?)
+            }
             E::BoolOp { op, values } => ExprKind::BoolOp(*op, self.exprs(values)?),
-            E::Compare { left, ops, comparators } => {
+            E::Compare {
+                left,
+                ops,
+                comparators,
+            } => {
                 let left = self.boxed(left)?;
-                let rest = ops.iter().zip(comparators).map(|(op, c)| Ok((*op, self.expr(c)?))).collect::<Result<_>>()?;
+                let rest = ops
+                    .iter()
+                    .zip(comparators)
+                    .map(|(op, c)| Ok((*op, self.expr(c)?)))
+                    .collect::<Result<_>>()?;
                 ExprKind::Compare(left, rest)
             }
-            E::IfExp { test, body, orelse } => ExprKind::IfExp(self.boxed(test)?, self.boxed(body)?, self.boxed(orelse)?),
+            E::IfExp { test, body, orelse } => {
+                ExprKind::IfExp(self.boxed(test)?, self.boxed(body)?, self.boxed(orelse)?)
+            }
             E::Lambda(def) => return self.function(def, span),
             E::Call { func, args } => {
                 let func = self.boxed(func)?;
@@ -651,16 +833,24 @@ impl Lower<'_> {
                     out.push(match a {
                         ast::Arg::Positional(e) => CallArg::Positional(self.expr(e)?),
                         ast::Arg::Starred(e) => CallArg::Starred(self.expr(e)?),
-                        ast::Arg::Keyword(name, e) => CallArg::Keyword(Rc::from(name.name.as_str()), self.expr(e)?),
+                        ast::Arg::Keyword(name, e) => {
+                            CallArg::Keyword(Rc::from(name.name.as_str()), self.expr(e)?)
+                        }
                         ast::Arg::DoubleStarred(e) => CallArg::DoubleStarred(self.expr(e)?),
                     });
                 }
                 ExprKind::Call(func, out)
             }
-            E::Attribute { value, attr } => ExprKind::Attribute(self.boxed(value)?, Rc::from(attr.name.as_str())),
-            E::Subscript { value, index } => ExprKind::Subscript(self.boxed(value)?, self.boxed(index)?),
+            E::Attribute { value, attr } => {
+                ExprKind::Attribute(self.boxed(value)?, Rc::from(attr.name.as_str()))
+            }
+            E::Subscript { value, index } => {
+                ExprKind::Subscript(self.boxed(value)?, self.boxed(index)?)
+            }
             E::Slice { lower, upper, step } => {
-                let part = |s: &mut Self, p: &Option<Box<ast::Expr>>| p.as_ref().map(|e| s.boxed(e)).transpose();
+                let part = |s: &mut Self, p: &Option<Box<ast::Expr>>| {
+                    p.as_ref().map(|e| s.boxed(e)).transpose()
+                };
                 ExprKind::Slice(part(self, lower)?, part(self, upper)?, part(self, step)?)
             }
             E::Starred(inner) => ExprKind::Starred(self.boxed(inner)?),

@@ -35,7 +35,11 @@ fn py_float_digits(x: f64, sci: String, plain: String) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("exponent is an integer");
@@ -60,7 +64,11 @@ pub fn repr(v: &Value) -> String {
 }
 
 fn py_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::new();
     out.push(quote);
     for c in s.chars() {
@@ -90,7 +98,10 @@ pub fn str(v: &Value) -> String {
         Value::Float(f) => py_float(*f),
         Value::Str(s) => s.to_string(),
         Value::Array(a) => array_str(a),
-        Value::List(l) => format!("[{}]", l.borrow().iter().map(repr).collect::<Vec<_>>().join(", ")),
+        Value::List(l) => format!(
+            "[{}]",
+            l.borrow().iter().map(repr).collect::<Vec<_>>().join(", ")
+        ),
         Value::Tuple(t) => {
             if t.len() == 1 {
                 format!("({},)", repr(&t[0]))
@@ -99,7 +110,11 @@ pub fn str(v: &Value) -> String {
             }
         }
         Value::Dict(d) => {
-            let items: Vec<String> = d.borrow().iter().map(|(k, v)| format!("{}: {}", repr(&k.to_value()), repr(v))).collect();
+            let items: Vec<String> = d
+                .borrow()
+                .iter()
+                .map(|(k, v)| format!("{}: {}", repr(&k.to_value()), repr(v)))
+                .collect();
             format!("{{{}}}", items.join(", "))
         }
         Value::Function(f) => format!("<function {}>", f.code.signature),
@@ -149,7 +164,14 @@ pub fn array_str(a: &Array) -> String {
     out
 }
 
-fn write_axis(a: &Array, fmt: &ElementFormat, axis: usize, offset: usize, summarise: bool, out: &mut String) {
+fn write_axis(
+    a: &Array,
+    fmt: &ElementFormat,
+    axis: usize,
+    offset: usize,
+    summarise: bool,
+    out: &mut String,
+) {
     let shape = a.shape();
     let n = shape[axis];
     let stride: usize = shape[axis + 1..].iter().product();
@@ -192,7 +214,11 @@ fn write_axis(a: &Array, fmt: &ElementFormat, axis: usize, offset: usize, summar
 
 fn shown_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
     if summarise && n > 2 * EDGE_ITEMS {
-        (0..EDGE_ITEMS).map(Some).chain([None]).chain((n - EDGE_ITEMS..n).map(Some)).collect()
+        (0..EDGE_ITEMS)
+            .map(Some)
+            .chain([None])
+            .chain((n - EDGE_ITEMS..n).map(Some))
+            .collect()
     } else {
         (0..n).map(Some).collect()
     }
@@ -208,8 +234,13 @@ enum FloatMode {
     Bool,
     Int,
     /// Fixed notation with up to `precision` digits after the point.
-    Fixed { precision: usize, pad_right: usize },
-    Scientific { precision: usize },
+    Fixed {
+        precision: usize,
+        pad_right: usize,
+    },
+    Scientific {
+        precision: usize,
+    },
 }
 
 fn shortest_digits(x: f64, dtype: DType) -> String {
@@ -223,7 +254,11 @@ fn shortest_digits(x: f64, dtype: DType) -> String {
 /// Digits after the point in the shortest round-trip form, capped at 8.
 fn fraction_digits(x: f64, dtype: DType) -> usize {
     let s = shortest_digits(x, dtype);
-    let s = if s.contains('e') { format!("{:.8}", x) } else { s };
+    let s = if s.contains('e') {
+        format!("{:.8}", x)
+    } else {
+        s
+    };
     match s.split_once('.') {
         Some((_, frac)) => frac.trim_end_matches('0').len().min(8),
         None => 0,
@@ -235,21 +270,51 @@ impl ElementFormat {
         let dtype = a.dtype();
         let idx = element_sample(a, summarise);
         let mut fmt = match dtype {
-            DType::Bool => ElementFormat { kind: FloatMode::Bool, width: 0 },
-            d if d.is_int() => ElementFormat { kind: FloatMode::Int, width: 0 },
+            DType::Bool => ElementFormat {
+                kind: FloatMode::Bool,
+                width: 0,
+            },
+            d if d.is_int() => ElementFormat {
+                kind: FloatMode::Int,
+                width: 0,
+            },
             _ => {
-                let finite: Vec<f64> = idx.iter().map(|&i| a.get_f64(i)).filter(|x| x.is_finite()).collect();
+                let finite: Vec<f64> = idx
+                    .iter()
+                    .map(|&i| a.get_f64(i))
+                    .filter(|x| x.is_finite())
+                    .collect();
                 let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-                let min = finite.iter().filter(|x| **x != 0.0).fold(f64::INFINITY, |m, x| m.min(x.abs()));
+                let min = finite
+                    .iter()
+                    .filter(|x| **x != 0.0)
+                    .fold(f64::INFINITY, |m, x| m.min(x.abs()));
                 // NumPy's rule (FloatingFormat): exponent form for very large values,
                 // or when the non-zero magnitudes are tiny or span more than 1e3.
                 let sci = max >= 1e8 || (min.is_finite() && (min < 1e-4 || max / min > 1e3));
                 if sci {
-                    let precision = finite.iter().map(|&x| sci_digits(x, dtype)).max().unwrap_or(0);
-                    ElementFormat { kind: FloatMode::Scientific { precision }, width: 0 }
+                    let precision = finite
+                        .iter()
+                        .map(|&x| sci_digits(x, dtype))
+                        .max()
+                        .unwrap_or(0);
+                    ElementFormat {
+                        kind: FloatMode::Scientific { precision },
+                        width: 0,
+                    }
                 } else {
-                    let precision = finite.iter().map(|&x| fraction_digits(x, dtype)).max().unwrap_or(0);
-                    ElementFormat { kind: FloatMode::Fixed { precision, pad_right: 0 }, width: 0 }
+                    let precision = finite
+                        .iter()
+                        .map(|&x| fraction_digits(x, dtype))
+                        .max()
+                        .unwrap_or(0);
+                    ElementFormat {
+                        kind: FloatMode::Fixed {
+                            precision,
+                            pad_right: 0,
+                        },
+                        width: 0,
+                    }
                 }
             }
         };
@@ -259,7 +324,9 @@ impl ElementFormat {
         for &i in &idx {
             let s = fmt.format_raw(a.get_f64(i), a, i);
             if let FloatMode::Fixed { .. } = fmt.kind {
-                let (l, r) = s.split_once('.').map_or((s.len(), 0), |(l, r)| (l.len(), r.len()));
+                let (l, r) = s
+                    .split_once('.')
+                    .map_or((s.len(), 0), |(l, r)| (l.len(), r.len()));
                 width = width.max(l);
                 right = right.max(r);
             } else {
@@ -267,7 +334,10 @@ impl ElementFormat {
             }
         }
         if let FloatMode::Fixed { precision, .. } = fmt.kind {
-            fmt.kind = FloatMode::Fixed { precision, pad_right: right };
+            fmt.kind = FloatMode::Fixed {
+                precision,
+                pad_right: right,
+            };
         }
         fmt.width = width;
         fmt
@@ -297,7 +367,11 @@ impl ElementFormat {
                 let s = format!("{:.*e}", precision, x);
                 let (m, e) = s.split_once('e').unwrap();
                 let e: i32 = e.parse().unwrap();
-                let m = if m.contains('.') { m.to_string() } else { format!("{m}.") };
+                let m = if m.contains('.') {
+                    m.to_string()
+                } else {
+                    format!("{m}.")
+                };
                 format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
             }
         }
@@ -307,7 +381,9 @@ impl ElementFormat {
         let s = self.format_raw(a.get_f64(i), a, i);
         match self.kind {
             FloatMode::Fixed { pad_right, .. } => {
-                let (l, r) = s.split_once('.').map_or((s.as_str(), None), |(l, r)| (l, Some(r)));
+                let (l, r) = s
+                    .split_once('.')
+                    .map_or((s.as_str(), None), |(l, r)| (l, Some(r)));
                 match r {
                     Some(r) => format!("{:>w$}.{:<p$}", l, r, w = self.width, p = pad_right),
                     None => format!("{:>w$}{}", l, " ".repeat(pad_right + 1), w = self.width),
@@ -329,7 +405,11 @@ fn nonfinite(x: f64) -> String {
 }
 
 fn sci_digits(x: f64, dtype: DType) -> usize {
-    let s = if dtype == DType::F32 { format!("{:e}", x as f32) } else { format!("{x:e}") };
+    let s = if dtype == DType::F32 {
+        format!("{:e}", x as f32)
+    } else {
+        format!("{x:e}")
+    };
     let m = s.split_once('e').map_or(s.as_str(), |(m, _)| m);
     m.split_once('.').map_or(0, |(_, f)| f.len()).min(8)
 }
@@ -357,7 +437,12 @@ fn collect_shown(shape: &[usize], axis: usize, offset: usize, out: &mut Vec<usiz
 
 /// Python's format mini-language for one value: `[[fill]align][sign][width][,][.precision][type]`.
 pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
-    let bad = || Error::value_error(format!("invalid format specifier '{spec}' for {}", v.type_name()));
+    let bad = || {
+        Error::value_error(format!(
+            "invalid format specifier '{spec}' for {}",
+            v.type_name()
+        ))
+    };
     let chars: Vec<char> = spec.chars().collect();
     let mut i = 0;
     let (mut fill, mut align) = (' ', None);
@@ -419,7 +504,9 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
             let s = if grouping { group_thousands(&s) } else { s };
             signed(n < 0, sign, s)
         }
-        (Some('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%'), _) | (None, Value::Float(_)) if num.as_f64().is_some() => {
+        (Some('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%'), _) | (None, Value::Float(_))
+            if num.as_f64().is_some() =>
+        {
             let x = num.as_f64().unwrap();
             let t = t_or_default(ty, precision);
             let s = match t {
@@ -435,14 +522,22 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         (None, _) => str(v),
         _ => return Err(bad()),
     };
-    let align = align.unwrap_or(if matches!(num, Value::Str(_)) { '<' } else { '>' });
+    let align = align.unwrap_or(if matches!(num, Value::Str(_)) {
+        '<'
+    } else {
+        '>'
+    });
     let len = body.chars().count();
     if len >= width {
         return Ok(body);
     }
     let pad = width - len;
     if zero_pad && align == '>' && num.as_f64().is_some() {
-        let (sign_part, digits) = if body.starts_with(['-', '+', ' ']) { body.split_at(1) } else { ("", body.as_str()) };
+        let (sign_part, digits) = if body.starts_with(['-', '+', ' ']) {
+            body.split_at(1)
+        } else {
+            ("", body.as_str())
+        };
         return Ok(format!("{sign_part}{}{digits}", "0".repeat(pad)));
     }
     let f = fill.to_string();
@@ -495,7 +590,11 @@ fn general(x: f64, precision: usize) -> String {
     if exp < -4 || exp >= p as i32 {
         let s = sci(x, p - 1, false);
         let (m, e) = s.split_once('e').unwrap();
-        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+        let m = if m.contains('.') {
+            m.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            m
+        };
         format!("{m}e{e}")
     } else {
         let s = format!("{:.*}", (p as i32 - 1 - exp).max(0) as usize, x);
@@ -510,7 +609,7 @@ fn general(x: f64, precision: usize) -> String {
 fn group_thousands(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -82,7 +82,13 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error(Box::new(ErrorInfo { kind, message: message.into(), loc: None, trace: Vec::new(), rendered: None }))
+        Error(Box::new(ErrorInfo {
+            kind,
+            message: message.into(),
+            loc: None,
+            trace: Vec::new(),
+            rendered: None,
+        }))
     }
 
     pub fn type_error(message: impl Into<String>) -> Error {
@@ -116,7 +122,12 @@ impl Error {
     /// The message with its innermost line, as `message at line 3:9`.
     pub fn short(&self) -> String {
         match &self.loc {
-            Some(loc) => format!("{}: {} at line {}", self.kind.name(), self.message, loc.line_col()),
+            Some(loc) => format!(
+                "{}: {} at line {}",
+                self.kind.name(),
+                self.message,
+                loc.line_col()
+            ),
             None => format!("{}: {}", self.kind.name(), self.message),
         }
     }
@@ -134,7 +145,10 @@ impl Error {
             let mut i = 0;
             while i < frames.len() {
                 let f = frames[i];
-                let run = frames[i..].iter().take_while(|g| g.span == f.span && Rc::ptr_eq(&g.file, &f.file)).count();
+                let run = frames[i..]
+                    .iter()
+                    .take_while(|g| g.span == f.span && Rc::ptr_eq(&g.file, &f.file))
+                    .count();
                 for _ in 0..run.min(3) {
                     let lc = f.line_col();
                     out.push_str(&format!("  {}:{} in {}\n", f.file.name, lc, f.func));
@@ -144,14 +158,22 @@ impl Error {
                     }
                 }
                 if run > 3 {
-                    out.push_str(&format!("  [previous frame repeated {} more times]\n", run - 3));
+                    out.push_str(&format!(
+                        "  [previous frame repeated {} more times]\n",
+                        run - 3
+                    ));
                 }
                 i += run;
             }
         }
         match &self.loc {
             Some(loc) => {
-                out.push_str(&format!("{}: {} at {}\n", self.kind.name(), self.message, loc.file.location(loc.span)));
+                out.push_str(&format!(
+                    "{}: {} at {}\n",
+                    self.kind.name(),
+                    self.message,
+                    loc.file.location(loc.span)
+                ));
                 out.push_str(&loc.file.excerpt(loc.span));
             }
             None => out.push_str(&format!("{}: {}", self.kind.name(), self.message)),

@@ -59,7 +59,11 @@ pub(crate) struct Frame {
 
 impl Frame {
     fn loc(&self, span: arr_lang::Span) -> Loc {
-        Loc { file: self.file.clone(), span, func: self.func.clone() }
+        Loc {
+            file: self.file.clone(),
+            span,
+            func: self.func.clone(),
+        }
     }
 }
 
@@ -78,7 +82,10 @@ fn at_call(mut err: Error, loc: Loc) -> Error {
 }
 
 fn name_error(name: &str) -> Error {
-    Error::new(ErrorKind::NameError, format!("name '{name}' is not defined"))
+    Error::new(
+        ErrorKind::NameError,
+        format!("name '{name}' is not defined"),
+    )
 }
 
 /// Iteration over a value, without materialising ranges.
@@ -163,7 +170,11 @@ impl Interp {
 
     pub fn get_global(&self, name: &str) -> Option<Value> {
         let id = self.interner.get(name)? as usize;
-        self.globals.get(id).cloned().flatten().or_else(|| self.builtins.get(id).cloned().flatten())
+        self.globals
+            .get(id)
+            .cloned()
+            .flatten()
+            .or_else(|| self.builtins.get(id).cloned().flatten())
     }
 
     pub fn add_method(&mut self, receiver: &'static str, name: &str, value: Value) {
@@ -173,7 +184,12 @@ impl Interp {
     /// Run module code. In interactive mode the value of a trailing expression
     /// statement is returned (for echoing) instead of discarded.
     pub fn exec_module(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
-        let mut frame = Frame { locals: Vec::new(), cells: Vec::new(), file: code.file.clone(), func: Rc::from("<module>") };
+        let mut frame = Frame {
+            locals: Vec::new(),
+            cells: Vec::new(),
+            file: code.file.clone(),
+            func: Rc::from("<module>"),
+        };
         self.depth = 0;
         let n = code.body.len();
         for (i, stmt) in code.body.iter().enumerate() {
@@ -185,7 +201,9 @@ impl Interp {
             }
             match self.exec(stmt, &mut frame)? {
                 Flow::Normal => {}
-                _ => unreachable!("break/continue/return outside their context are rejected by the compiler"),
+                _ => unreachable!(
+                    "break/continue/return outside their context are rejected by the compiler"
+                ),
             }
         }
         Ok(None)
@@ -271,7 +289,11 @@ impl Interp {
             StmtKind::Continue => return Ok(Flow::Continue),
             StmtKind::Pass => {}
             StmtKind::Assert(test, msg) => {
-                if !self.eval(test, f)?.truthy().map_err(|e| e.at(|| f.loc(test.span)))? {
+                if !self
+                    .eval(test, f)?
+                    .truthy()
+                    .map_err(|e| e.at(|| f.loc(test.span)))?
+                {
                     let m = match msg {
                         Some(m) => display::str(&self.eval(m, f)?),
                         None => String::new(),
@@ -308,14 +330,21 @@ impl Interp {
         match t {
             Target::Var(..) => return self.assign(t, v, f),
             Target::Unpack(targets, star, span) => {
-                let items: Vec<Value> = self.iterate(&v).map_err(|e| e.at(|| f.loc(*span)))?.collect();
+                let items: Vec<Value> = self
+                    .iterate(&v)
+                    .map_err(|e| e.at(|| f.loc(*span)))?
+                    .collect();
                 match star {
                     None => {
                         if items.len() != targets.len() {
                             let msg = if items.len() > targets.len() {
                                 format!("too many values to unpack (expected {})", targets.len())
                             } else {
-                                format!("not enough values to unpack (expected {}, got {})", targets.len(), items.len())
+                                format!(
+                                    "not enough values to unpack (expected {}, got {})",
+                                    targets.len(),
+                                    items.len()
+                                )
                             };
                             return Err(Error::value_error(msg).at(|| f.loc(*span)));
                         }
@@ -346,7 +375,12 @@ impl Interp {
                     }
                 }
             }
-            Target::Subscript { obj, store, index, span } => {
+            Target::Subscript {
+                obj,
+                store,
+                index,
+                span,
+            } => {
                 let container = self.eval(obj, f)?;
                 let idx = self.eval(index, f)?;
                 let loc = || f.loc(*span);
@@ -364,17 +398,30 @@ impl Interp {
                         let updated = index::set_index(a, &idx, &v).map_err(|e| e.at(loc))?;
                         match store {
                             Some(t) => self.assign(t, Value::Array(updated), f)?,
-                            None => return Err(Error::type_error("cannot update an array that is not stored in a variable").at(loc)),
+                            None => {
+                                return Err(Error::type_error(
+                                    "cannot update an array that is not stored in a variable",
+                                )
+                                .at(loc))
+                            }
                         }
                     }
                     other => {
-                        return Err(Error::type_error(format!("'{}' object does not support item assignment", other.type_name())).at(loc))
+                        return Err(Error::type_error(format!(
+                            "'{}' object does not support item assignment",
+                            other.type_name()
+                        ))
+                        .at(loc))
                     }
                 }
             }
             Target::Attribute { obj, attr, span } => {
                 let o = self.eval(obj, f)?;
-                return Err(Error::type_error(format!("cannot set attribute '{attr}' of {}", o.type_name())).at(|| f.loc(*span)));
+                return Err(Error::type_error(format!(
+                    "cannot set attribute '{attr}' of {}",
+                    o.type_name()
+                ))
+                .at(|| f.loc(*span)));
             }
         }
         Ok(())
@@ -384,7 +431,9 @@ impl Interp {
         match &e.kind {
             // The hot cases first, without any wrapping.
             ExprKind::Const(v) => Ok(v.clone()),
-            ExprKind::Load(var, name) => self.load(*var, name, f).map_err(|err| err.at(|| f.loc(e.span))),
+            ExprKind::Load(var, name) => self
+                .load(*var, name, f)
+                .map_err(|err| err.at(|| f.loc(e.span))),
             ExprKind::Binary(op, l, r) => {
                 let a = self.eval(l, f)?;
                 let b = self.eval(r, f)?;
@@ -401,7 +450,9 @@ impl Interp {
                 }
                 binary_op(*op, a, b).map_err(|err| err.at(|| f.loc(e.span)))
             }
-            _ => self.eval_other(e, f).map_err(|err| err.at(|| f.loc(e.span))),
+            _ => self
+                .eval_other(e, f)
+                .map_err(|err| err.at(|| f.loc(e.span))),
         }
     }
 
@@ -413,12 +464,17 @@ impl Interp {
                 Some(Value::Float(x)) => Ok(Value::Float(*x)),
                 Some(Value::Int(x)) => Ok(Value::Int(*x)),
                 Some(v) => Ok(v.clone()),
-                None => Err(Error::new(ErrorKind::NameError, format!("local variable '{name}' referenced before assignment"))),
+                None => Err(Error::new(
+                    ErrorKind::NameError,
+                    format!("local variable '{name}' referenced before assignment"),
+                )),
             },
-            Var::Cell(i) => f.cells[i as usize]
-                .borrow()
-                .clone()
-                .ok_or_else(|| Error::new(ErrorKind::NameError, format!("free variable '{name}' referenced before assignment"))),
+            Var::Cell(i) => f.cells[i as usize].borrow().clone().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NameError,
+                    format!("free variable '{name}' referenced before assignment"),
+                )
+            }),
             Var::Global(id) => {
                 let id = id as usize;
                 if let Some(Some(v)) = self.globals.get(id) {
@@ -447,30 +503,45 @@ impl Interp {
 
     fn eval_other(&mut self, e: &Expr, f: &mut Frame) -> Result<Value> {
         Ok(match &e.kind {
-            ExprKind::Const(_) | ExprKind::Load(..) | ExprKind::Binary(..) => unreachable!("handled in eval"),
+            ExprKind::Const(_) | ExprKind::Load(..) | ExprKind::Binary(..) => {
+                unreachable!("handled in eval")
+            }
             ExprKind::List(items) => Value::list(self.eval_all(items, f)?),
             ExprKind::Tuple(items) => Value::tuple(self.eval_all(items, f)?),
             ExprKind::Dict(items) => {
                 let mut d = Dict::default();
                 for (k, v) in items {
-                    let key = self.eval(k, f)?.to_key().map_err(|err| err.at(|| f.loc(k.span)))?;
+                    let key = self
+                        .eval(k, f)?
+                        .to_key()
+                        .map_err(|err| err.at(|| f.loc(k.span)))?;
                     let value = self.eval(v, f)?;
                     d.insert(key, value);
                 }
                 Value::dict(d)
             }
-            ExprKind::Starred(_) => return Err(Error::new(ErrorKind::SyntaxError, "can't use starred expression here")),
+            ExprKind::Starred(_) => {
+                return Err(Error::new(
+                    ErrorKind::SyntaxError,
+                    "can't use starred expression here",
+                ))
+            }
             ExprKind::FString(parts) => {
                 let mut s = String::new();
                 for p in parts {
                     match p {
                         FPart::Literal(l) => s.push_str(l),
-                        FPart::Hole { expr, conversion, spec } => {
+                        FPart::Hole {
+                            expr,
+                            conversion,
+                            spec,
+                        } => {
                             let v = self.eval(expr, f)?;
                             let text = match conversion {
                                 Some('r') => display::repr(&v),
                                 _ => match spec {
-                                    Some(spec) => display::format_spec(&v, spec).map_err(|err| err.at(|| f.loc(expr.span)))?,
+                                    Some(spec) => display::format_spec(&v, spec)
+                                        .map_err(|err| err.at(|| f.loc(expr.span)))?,
                                     None => display::str(&v),
                                 },
                             };
@@ -518,7 +589,12 @@ impl Interp {
                     self.eval(orelse, f)?
                 }
             }
-            ExprKind::MakeFunction { code, defaults, captures, decorators } => {
+            ExprKind::MakeFunction {
+                code,
+                defaults,
+                captures,
+                decorators,
+            } => {
                 let decos = self.eval_all(decorators, f)?;
                 let mut dvals = Vec::with_capacity(defaults.len());
                 for d in defaults {
@@ -527,10 +603,19 @@ impl Interp {
                         None => None,
                     });
                 }
-                let free_cells = captures.iter().map(|&c| f.cells[c as usize].clone()).collect();
-                let mut v = Value::Function(Rc::new(Function { code: code.clone(), defaults: dvals, free_cells }));
+                let free_cells = captures
+                    .iter()
+                    .map(|&c| f.cells[c as usize].clone())
+                    .collect();
+                let mut v = Value::Function(Rc::new(Function {
+                    code: code.clone(),
+                    defaults: dvals,
+                    free_cells,
+                }));
                 for d in decos.iter().rev() {
-                    v = self.call(d, vec![v], Vec::new()).map_err(|err| at_call(err, f.loc(e.span)))?;
+                    v = self
+                        .call(d, vec![v], Vec::new())
+                        .map_err(|err| at_call(err, f.loc(e.span)))?;
                 }
                 v
             }
@@ -551,15 +636,26 @@ impl Interp {
                                 for (k, v) in d.borrow().iter() {
                                     match k {
                                         Key::Str(s) => kw.push((s.clone(), v.clone())),
-                                        _ => return Err(Error::type_error("keywords must be strings")),
+                                        _ => {
+                                            return Err(Error::type_error(
+                                                "keywords must be strings",
+                                            ))
+                                        }
                                     }
                                 }
                             }
-                            other => return Err(Error::type_error(format!("argument after ** must be a dict, not {}", other.type_name()))),
+                            other => {
+                                return Err(Error::type_error(format!(
+                                    "argument after ** must be a dict, not {}",
+                                    other.type_name()
+                                )))
+                            }
                         },
                     }
                 }
-                return self.call(&fv, pos, kw).map_err(|err| at_call(err, f.loc(e.span)));
+                return self
+                    .call(&fv, pos, kw)
+                    .map_err(|err| at_call(err, f.loc(e.span)));
             }
             ExprKind::Attribute(obj, attr) => {
                 let o = self.eval(obj, f)?;
@@ -576,17 +672,30 @@ impl Interp {
                         None => Ok(None),
                         Some(x) => match self.eval(x, f)? {
                             Value::None => Ok(None),
-                            v => v.as_int().map(Some).ok_or_else(|| Error::type_error("slice indices must be integers or None")),
+                            v => v.as_int().map(Some).ok_or_else(|| {
+                                Error::type_error("slice indices must be integers or None")
+                            }),
                         },
                     }
                 };
                 let (start, stop, step) = (part(a)?, part(b)?, part(c)?);
                 Value::Slice(Rc::new(SliceValue { start, stop, step }))
             }
-            ExprKind::Comprehension { elt, value, generators } => {
+            ExprKind::Comprehension {
+                elt,
+                value,
+                generators,
+            } => {
                 let mut out_list = Vec::new();
                 let mut out_dict = Dict::default();
-                self.comprehend(generators, elt, value.as_deref(), f, &mut out_list, &mut out_dict)?;
+                self.comprehend(
+                    generators,
+                    elt,
+                    value.as_deref(),
+                    f,
+                    &mut out_list,
+                    &mut out_dict,
+                )?;
                 if value.is_some() {
                     Value::dict(out_dict)
                 } else {
@@ -632,7 +741,12 @@ impl Interp {
     }
 
     /// Call any callable value with positional and keyword arguments.
-    pub fn call(&mut self, fv: &Value, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> Result<Value> {
+    pub fn call(
+        &mut self,
+        fv: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
         self.check_interrupt()?;
         match fv {
             Value::Function(func) => self.call_function(func, args, kwargs),
@@ -646,27 +760,48 @@ impl Interp {
             }
             Value::DType(d) => {
                 if args.len() != 1 || !kwargs.is_empty() {
-                    return Err(Error::type_error(format!("{}() takes one argument", d.name())));
+                    return Err(Error::type_error(format!(
+                        "{}() takes one argument",
+                        d.name()
+                    )));
                 }
                 Ok(Value::Array(numpy::to_array_as(&args[0], *d)?))
             }
-            other => Err(Error::type_error(format!("'{}' object is not callable", other.type_name()))),
+            other => Err(Error::type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            ))),
         }
     }
 
-    pub fn call_builtin(&mut self, b: &Builtin, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> Result<Value> {
+    pub fn call_builtin(
+        &mut self,
+        b: &Builtin,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
         let bound = bind_args(&b.name, &b.params, &b.defaults, args, kwargs)?;
         (b.func)(self, bound)
     }
 
-    fn call_function(&mut self, func: &Function, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>) -> Result<Value> {
+    fn call_function(
+        &mut self,
+        func: &Function,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
         let code = &func.code;
         let bound = bind_args(&code.name, &code.params, &func.defaults, args, kwargs)?;
         if self.depth >= MAX_DEPTH {
-            return Err(Error::new(ErrorKind::RecursionError, "maximum recursion depth exceeded"));
+            return Err(Error::new(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded",
+            ));
         }
         let mut locals = vec![None; code.local_names.len()];
-        let mut cells: Vec<Cell> = (0..code.own_cells).map(|_| Rc::new(RefCell::new(None))).collect();
+        let mut cells: Vec<Cell> = (0..code.own_cells)
+            .map(|_| Rc::new(RefCell::new(None)))
+            .collect();
         cells.extend(func.free_cells.iter().cloned());
         for (i, v) in bound.into_iter().enumerate() {
             locals[i] = Some(v);
@@ -674,11 +809,18 @@ impl Interp {
         for &(p, c) in &code.param_cells {
             *cells[c].borrow_mut() = locals[p].take();
         }
-        let mut frame = Frame { locals, cells, file: code.file.clone(), func: code.name.clone() };
+        let mut frame = Frame {
+            locals,
+            cells,
+            file: code.file.clone(),
+            func: code.name.clone(),
+        };
         self.depth += 1;
         // Deep arr recursion must not overflow the Rust stack of whatever
         // thread runs the session: grow it on the heap when it runs low.
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.exec_block(&code.body, &mut frame));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.exec_block(&code.body, &mut frame)
+        });
         self.depth -= 1;
         match r? {
             Flow::Return(v) => Ok(v),
@@ -689,45 +831,56 @@ impl Interp {
     /// Attribute access: array properties, module members, methods.
     pub fn get_attr(&self, o: &Value, attr: &str) -> Result<Value> {
         let receiver = match o {
-            Value::Array(a) => {
-                match attr {
-                    "shape" => return Ok(Value::tuple(a.shape().iter().map(|&d| Value::Int(d as i64)).collect())),
-                    "ndim" => return Ok(Value::Int(a.ndim() as i64)),
-                    "size" => return Ok(Value::Int(a.len() as i64)),
-                    "dtype" => return Ok(Value::DType(a.dtype())),
-                    "T" => {
-                        let perm: Vec<usize> = (0..a.ndim()).rev().collect();
-                        return Ok(Value::Array(numpy::transpose(a.clone(), &perm)?));
-                    }
-                    "itemsize" => return Ok(Value::Int(a.dtype().size_bytes() as i64)),
-                    "nbytes" => return Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
-                    _ => "array",
+            Value::Array(a) => match attr {
+                "shape" => {
+                    return Ok(Value::tuple(
+                        a.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
+                    ))
                 }
-            }
+                "ndim" => return Ok(Value::Int(a.ndim() as i64)),
+                "size" => return Ok(Value::Int(a.len() as i64)),
+                "dtype" => return Ok(Value::DType(a.dtype())),
+                "T" => {
+                    let perm: Vec<usize> = (0..a.ndim()).rev().collect();
+                    return Ok(Value::Array(numpy::transpose(a.clone(), &perm)?));
+                }
+                "itemsize" => return Ok(Value::Int(a.dtype().size_bytes() as i64)),
+                "nbytes" => return Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
+                _ => "array",
+            },
             Value::Module(m) => {
                 return m.attrs.get(attr).cloned().ok_or_else(|| {
-                    Error::new(ErrorKind::NameError, format!("module '{}' has no attribute '{attr}'", m.name))
+                    Error::new(
+                        ErrorKind::NameError,
+                        format!("module '{}' has no attribute '{attr}'", m.name),
+                    )
                 })
             }
             Value::DType(d) => {
                 return match attr {
                     "name" => Ok(Value::str(d.name())),
                     "itemsize" => Ok(Value::Int(d.size_bytes() as i64)),
-                    _ => Err(Error::type_error(format!("dtype has no attribute '{attr}'"))),
+                    _ => Err(Error::type_error(format!(
+                        "dtype has no attribute '{attr}'"
+                    ))),
                 }
             }
             Value::Function(func) => {
                 return match attr {
                     "__name__" => Ok(Value::str(&func.code.name)),
                     "__doc__" => Ok(func.code.doc.as_deref().map_or(Value::None, Value::str)),
-                    _ => Err(Error::type_error(format!("function has no attribute '{attr}'"))),
+                    _ => Err(Error::type_error(format!(
+                        "function has no attribute '{attr}'"
+                    ))),
                 }
             }
             Value::Builtin(b) => {
                 return match attr {
                     "__name__" => Ok(Value::str(&b.name)),
                     "__doc__" => Ok(Value::str(&b.doc)),
-                    _ => Err(Error::type_error(format!("function has no attribute '{attr}'"))),
+                    _ => Err(Error::type_error(format!(
+                        "function has no attribute '{attr}'"
+                    ))),
                 }
             }
             Value::List(_) => "list",
@@ -738,22 +891,37 @@ impl Interp {
         };
         match self.methods.get(&(receiver, Rc::from(attr))) {
             Some(m) => Ok(Value::BoundMethod(Rc::new((o.clone(), m.clone())))),
-            None => Err(Error::type_error(format!("'{}' object has no attribute '{attr}'", o.type_name()))),
+            None => Err(Error::type_error(format!(
+                "'{}' object has no attribute '{attr}'",
+                o.type_name()
+            ))),
         }
     }
 
     /// The items of an iterable value.
     fn iterate(&self, v: &Value) -> Result<Iter> {
         Ok(match v {
-            Value::Range(r) => Iter::Range { next: r.start, stop: r.stop, step: r.step },
-            other => Iter::Items { items: iter_items(other)?, pos: 0 },
+            Value::Range(r) => Iter::Range {
+                next: r.start,
+                stop: r.stop,
+                step: r.step,
+            },
+            other => Iter::Items {
+                items: iter_items(other)?,
+                pos: 0,
+            },
         })
     }
 
     /// Names visible at top level: globals, then builtins (for completion).
     pub fn visible_names(&self) -> Vec<Rc<str>> {
         let mut out = Vec::new();
-        for (id, v) in self.globals.iter().enumerate().chain(self.builtins.iter().enumerate()) {
+        for (id, v) in self
+            .globals
+            .iter()
+            .enumerate()
+            .chain(self.builtins.iter().enumerate())
+        {
             if v.is_some() {
                 out.push(self.interner.name(id as u32).clone());
             }
@@ -765,13 +933,22 @@ impl Interp {
 
     /// Method names for a receiver type, for completion after `.`.
     pub fn method_names(&self, receiver: &str) -> Vec<Rc<str>> {
-        let mut out: Vec<Rc<str>> = self.methods.keys().filter(|(r, _)| *r == receiver).map(|(_, n)| n.clone()).collect();
+        let mut out: Vec<Rc<str>> = self
+            .methods
+            .keys()
+            .filter(|(r, _)| *r == receiver)
+            .map(|(_, n)| n.clone())
+            .collect();
         out.sort();
         out
     }
 
     pub fn make_module(name: &str, doc: &str, members: Vec<(String, Value)>) -> Value {
-        Value::Module(Rc::new(Module { name: name.to_string(), doc: doc.to_string(), attrs: members.into_iter().collect() }))
+        Value::Module(Rc::new(Module {
+            name: name.to_string(),
+            doc: doc.to_string(),
+            attrs: members.into_iter().collect(),
+        }))
     }
 }
 
@@ -787,7 +964,10 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
         Value::Dict(d) => d.borrow().keys().map(|k| k.to_value()).collect(),
-        Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
+        Value::Str(s) => s
+            .chars()
+            .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+            .collect(),
         Value::Range(..) => {
             let mut out = Vec::with_capacity(range_len(v));
             if let Value::Range(r) = v {
@@ -801,18 +981,32 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
             if a.ndim() == 0 {
                 return Err(Error::type_error("iteration over a 0-d array"));
             }
-            (0..a.shape()[0]).map(|i| index::get_index(a, &Value::Int(i as i64)).map(Value::Array)).collect::<Result<_>>()?
+            (0..a.shape()[0])
+                .map(|i| index::get_index(a, &Value::Int(i as i64)).map(Value::Array))
+                .collect::<Result<_>>()?
         }
-        other => return Err(Error::type_error(format!("'{}' object is not iterable", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "'{}' object is not iterable",
+                other.type_name()
+            )))
+        }
     })
 }
 
 /// A Python sequence index (negative from the end), bounds-checked.
 pub fn seq_index(idx: &Value, len: usize) -> Result<usize> {
-    let i = idx.as_int().ok_or_else(|| Error::type_error(format!("indices must be integers or slices, not {}", idx.type_name())))?;
+    let i = idx.as_int().ok_or_else(|| {
+        Error::type_error(format!(
+            "indices must be integers or slices, not {}",
+            idx.type_name()
+        ))
+    })?;
     let j = if i < 0 { i + len as i64 } else { i };
     if j < 0 || j >= len as i64 {
-        return Err(Error::index_error(format!("index {i} out of range for length {len}")));
+        return Err(Error::index_error(format!(
+            "index {i} out of range for length {len}"
+        )));
     }
     Ok(j as usize)
 }
@@ -826,13 +1020,19 @@ fn slice_items<T: Clone>(items: &[T], s: &SliceValue) -> Result<Vec<T>> {
     let norm = |v: i64, lo: i64, hi: i64| (if v < 0 { v + n } else { v }).clamp(lo, hi);
     let mut out = Vec::new();
     if step > 0 {
-        let (mut i, stop) = (s.start.map_or(0, |v| norm(v, 0, n)), s.stop.map_or(n, |v| norm(v, 0, n)));
+        let (mut i, stop) = (
+            s.start.map_or(0, |v| norm(v, 0, n)),
+            s.stop.map_or(n, |v| norm(v, 0, n)),
+        );
         while i < stop {
             out.push(items[i as usize].clone());
             i += step;
         }
     } else {
-        let (mut i, stop) = (s.start.map_or(n - 1, |v| norm(v, -1, n - 1)), s.stop.map_or(-1, |v| norm(v, -1, n - 1)));
+        let (mut i, stop) = (
+            s.start.map_or(n - 1, |v| norm(v, -1, n - 1)),
+            s.stop.map_or(-1, |v| norm(v, -1, n - 1)),
+        );
         while i > stop {
             out.push(items[i as usize].clone());
             i += step;
@@ -849,7 +1049,9 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
         (Value::Tuple(t), Value::Slice(s)) => Ok(Value::tuple(slice_items(t, s)?)),
         (Value::Str(st), Value::Slice(s)) => {
             let chars: Vec<char> = st.chars().collect();
-            Ok(Value::str(&slice_items(&chars, s)?.into_iter().collect::<String>()))
+            Ok(Value::str(
+                &slice_items(&chars, s)?.into_iter().collect::<String>(),
+            ))
         }
         (Value::List(l), _) => {
             let l = l.borrow();
@@ -860,12 +1062,20 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
             let chars: Vec<char> = s.chars().collect();
             Ok(Value::str(&chars[seq_index(i, chars.len())?].to_string()))
         }
-        (Value::Range(r), _) => Ok(Value::Int(r.start + r.step * seq_index(i, range_len(o))? as i64)),
+        (Value::Range(r), _) => Ok(Value::Int(
+            r.start + r.step * seq_index(i, range_len(o))? as i64,
+        )),
         (Value::Dict(d), _) => {
             let k = i.to_key()?;
-            d.borrow().get(&k).cloned().ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
+            d.borrow()
+                .get(&k)
+                .cloned()
+                .ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
         }
-        _ => Err(Error::type_error(format!("'{}' object is not subscriptable", o.type_name()))),
+        _ => Err(Error::type_error(format!(
+            "'{}' object is not subscriptable",
+            o.type_name()
+        ))),
     }
 }
 
@@ -892,7 +1102,11 @@ fn kernel_op(op: BinOp) -> Option<BinaryOp> {
 }
 
 fn unsupported(op: &str, a: &Value, b: &Value) -> Error {
-    Error::type_error(format!("unsupported operand types for {op}: {} and {}", a.type_name(), b.type_name()))
+    Error::type_error(format!(
+        "unsupported operand types for {op}: {} and {}",
+        a.type_name(),
+        b.type_name()
+    ))
 }
 
 /// `a op b` for every pair of values.
@@ -931,16 +1145,32 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
     }
     match (op, &a, &b) {
         (BinOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
-        (BinOp::Mul, Value::Str(s), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Str(s)) => Ok(Value::str(&s.repeat((*n).max(0) as usize))),
-        (BinOp::Add, Value::List(x), Value::List(y)) => Ok(Value::list(x.borrow().iter().chain(y.borrow().iter()).cloned().collect())),
-        (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => Ok(Value::tuple(x.iter().chain(y.iter()).cloned().collect())),
-        (BinOp::Mul, Value::List(l), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::List(l)) => {
+        (BinOp::Mul, Value::Str(s), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Str(s)) => {
+            Ok(Value::str(&s.repeat((*n).max(0) as usize)))
+        }
+        (BinOp::Add, Value::List(x), Value::List(y)) => Ok(Value::list(
+            x.borrow()
+                .iter()
+                .chain(y.borrow().iter())
+                .cloned()
+                .collect(),
+        )),
+        (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
+            Ok(Value::tuple(x.iter().chain(y.iter()).cloned().collect()))
+        }
+        (BinOp::Mul, Value::List(l), Value::Int(n))
+        | (BinOp::Mul, Value::Int(n), Value::List(l)) => {
             let items = l.borrow();
-            Ok(Value::list((0..(*n).max(0)).flat_map(|_| items.iter().cloned()).collect()))
+            Ok(Value::list(
+                (0..(*n).max(0))
+                    .flat_map(|_| items.iter().cloned())
+                    .collect(),
+            ))
         }
-        (BinOp::Mul, Value::Tuple(t), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Tuple(t)) => {
-            Ok(Value::tuple((0..(*n).max(0)).flat_map(|_| t.iter().cloned()).collect()))
-        }
+        (BinOp::Mul, Value::Tuple(t), Value::Int(n))
+        | (BinOp::Mul, Value::Int(n), Value::Tuple(t)) => Ok(Value::tuple(
+            (0..(*n).max(0)).flat_map(|_| t.iter().cloned()).collect(),
+        )),
         (BinOp::BitOr, Value::Dict(x), Value::Dict(y)) => {
             let mut d = x.borrow().clone();
             d.extend(y.borrow().iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -977,7 +1207,12 @@ fn zero_division(what: &str) -> Error {
 }
 
 fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
-    let overflow = || Error::new(ErrorKind::OverflowError, format!("integer overflow in {x} {} {y}", op.symbol()));
+    let overflow = || {
+        Error::new(
+            ErrorKind::OverflowError,
+            format!("integer overflow in {x} {} {y}", op.symbol()),
+        )
+    };
     Ok(Value::Int(match op {
         BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
         BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
@@ -1015,7 +1250,8 @@ fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
             if y < 0 {
                 return Ok(Value::Float((x as f64).powf(y as f64)));
             }
-            x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?
+            x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
+                .ok_or_else(overflow)?
         }
         BinOp::BitAnd => x & y,
         BinOp::BitOr => x | y,
@@ -1024,7 +1260,9 @@ fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
             if !(0..64).contains(&y) {
                 return Err(Error::value_error("shift count out of range"));
             }
-            x.checked_shl(y as u32).filter(|r| r >> y == x).ok_or_else(overflow)?
+            x.checked_shl(y as u32)
+                .filter(|r| r >> y == x)
+                .ok_or_else(overflow)?
         }
         BinOp::RShift => {
             if y < 0 {
@@ -1072,7 +1310,11 @@ fn float_op(op: BinOp, x: f64, y: f64) -> Result<Value> {
 pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
     match (op, &v) {
         (AstUnary::Not, _) => Ok(Value::Bool(!v.truthy()?)),
-        (AstUnary::Neg, Value::Int(i)) => Ok(Value::Int(i.checked_neg().ok_or_else(|| Error::new(ErrorKind::OverflowError, "integer overflow"))?)),
+        (AstUnary::Neg, Value::Int(i)) => {
+            Ok(Value::Int(i.checked_neg().ok_or_else(|| {
+                Error::new(ErrorKind::OverflowError, "integer overflow")
+            })?))
+        }
         (AstUnary::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
         (AstUnary::Neg, Value::Bool(b)) => Ok(Value::Int(-(*b as i64))),
         (AstUnary::Pos, Value::Int(_) | Value::Float(_)) => Ok(v),
@@ -1082,7 +1324,11 @@ pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
         (AstUnary::Neg, Value::Array(_)) => numpy::unary(UnaryOp::Neg, &v),
         (AstUnary::Pos, Value::Array(_)) => Ok(v),
         (AstUnary::Invert, Value::Array(_)) => numpy::unary(UnaryOp::Not, &v),
-        _ => Err(Error::type_error(format!("bad operand type for unary {}: {}", op.symbol(), v.type_name()))),
+        _ => Err(Error::type_error(format!(
+            "bad operand type for unary {}: {}",
+            op.symbol(),
+            v.type_name()
+        ))),
     }
 }
 
@@ -1096,10 +1342,14 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             let (x, y) = (x.borrow(), y.borrow());
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
         }
-        (Value::Tuple(x), Value::Tuple(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q)),
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
+        }
         (Value::Dict(x), Value::Dict(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
         }
         (Value::DType(x), Value::DType(y)) => x == y,
         (Value::Range(x), Value::Range(y)) => x == y,
@@ -1107,7 +1357,9 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Array(x), Value::Array(y)) => x.same_buffer(y) && x.shape() == y.shape(),
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
-        (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => DType::from_name(s) == Some(*d),
+        (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
+            DType::from_name(s) == Some(*d)
+        }
         _ => false,
     }
 }
@@ -1119,7 +1371,8 @@ fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
             if let (Value::Int(i), Value::Int(j)) = (a, b) {
                 return Ok(i.cmp(j));
             }
-            x.partial_cmp(&y).ok_or_else(|| Error::value_error("comparison with NaN"))
+            x.partial_cmp(&y)
+                .ok_or_else(|| Error::value_error("comparison with NaN"))
         }
         (Value::Str(x), Value::Str(y)) => Ok(x.cmp(y)),
         (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
@@ -1131,7 +1384,11 @@ fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
             }
             Ok(x.len().cmp(&y.len()))
         }
-        _ => Err(Error::type_error(format!("'<' not supported between {} and {}", a.type_name(), b.type_name()))),
+        _ => Err(Error::type_error(format!(
+            "'<' not supported between {} and {}",
+            a.type_name(),
+            b.type_name()
+        ))),
     }
 }
 
@@ -1169,7 +1426,11 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
             let found = match b {
                 Value::Str(s) => match a {
                     Value::Str(sub) => s.contains(sub.as_str()),
-                    _ => return Err(Error::type_error("'in <string>' requires a string on the left")),
+                    _ => {
+                        return Err(Error::type_error(
+                            "'in <string>' requires a string on the left",
+                        ))
+                    }
                 },
                 Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),
                 _ => iter_items(b)?.iter().any(|x| values_equal(a, x)),

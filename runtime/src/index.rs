@@ -51,7 +51,9 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
 
 /// The integer coordinates of the true elements of a bool array, one i32 array per axis.
 fn nonzero(mask: &Array) -> Result<Vec<Array>> {
-    let Buffer::Bool(bits) = mask.buffer() else { unreachable!("checked bool") };
+    let Buffer::Bool(bits) = mask.buffer() else {
+        unreachable!("checked bool")
+    };
     let strides = mask.strides();
     let mut coords: Vec<Vec<i32>> = vec![Vec::new(); mask.ndim()];
     for (flat, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
@@ -61,11 +63,19 @@ fn nonzero(mask: &Array) -> Result<Vec<Array>> {
             rest %= s;
         }
     }
-    Ok(coords.into_iter().map(|c| Array::new(&[c.len()], Buffer::I32(c))).collect())
+    Ok(coords
+        .into_iter()
+        .map(|c| Array::new(&[c.len()], Buffer::I32(c)))
+        .collect())
 }
 
 /// Python's `slice.indices`: (start, count, step) for a dimension of `len`.
-fn slice_range(start: Option<i64>, stop: Option<i64>, step: Option<i64>, len: usize) -> Result<(i64, usize, i64)> {
+fn slice_range(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+    len: usize,
+) -> Result<(i64, usize, i64)> {
     let n = len as i64;
     let step = step.unwrap_or(1);
     if step == 0 {
@@ -74,11 +84,21 @@ fn slice_range(start: Option<i64>, stop: Option<i64>, step: Option<i64>, len: us
     let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
     let norm = |v: i64| if v < 0 { v + n } else { v };
     let (start, stop) = if step > 0 {
-        (start.map_or(0, |s| clamp(norm(s), 0, n)), stop.map_or(n, |s| clamp(norm(s), 0, n)))
+        (
+            start.map_or(0, |s| clamp(norm(s), 0, n)),
+            stop.map_or(n, |s| clamp(norm(s), 0, n)),
+        )
     } else {
-        (start.map_or(n - 1, |s| clamp(norm(s), -1, n - 1)), stop.map_or(-1, |s| clamp(norm(s), -1, n - 1)))
+        (
+            start.map_or(n - 1, |s| clamp(norm(s), -1, n - 1)),
+            stop.map_or(-1, |s| clamp(norm(s), -1, n - 1)),
+        )
     };
-    let count = if step > 0 { (stop - start).max(0).div_euclid(1) as usize } else { (start - stop).max(0) as usize };
+    let count = if step > 0 {
+        (stop - start).max(0).div_euclid(1) as usize
+    } else {
+        (start - stop).max(0) as usize
+    };
     let count = count.div_ceil(step.unsigned_abs() as usize);
     Ok((start, count, step))
 }
@@ -87,7 +107,9 @@ fn normalize_int(i: i64, len: usize, axis: usize) -> Result<usize> {
     let n = len as i64;
     let j = if i < 0 { i + n } else { i };
     if j < 0 || j >= n {
-        return Err(Error::index_error(format!("index {i} is out of bounds for axis {axis} with size {len}")));
+        return Err(Error::index_error(format!(
+            "index {i} is out of bounds for axis {axis} with size {len}"
+        )));
     }
     Ok(j as usize)
 }
@@ -103,9 +125,14 @@ fn normalize(a: &Array, idx: &Value) -> Result<(Array, Vec<Item>)> {
     for v in &raw {
         items.extend(parse_item(v)?);
     }
-    let consumed = items.iter().filter(|i| !matches!(i, Item::NewAxis | Item::Ellipsis)).count();
+    let consumed = items
+        .iter()
+        .filter(|i| !matches!(i, Item::NewAxis | Item::Ellipsis))
+        .count();
     if items.iter().filter(|i| matches!(i, Item::Ellipsis)).count() > 1 {
-        return Err(Error::index_error("an index can only have a single ellipsis ('...')"));
+        return Err(Error::index_error(
+            "an index can only have a single ellipsis ('...')",
+        ));
     }
     if consumed > a.ndim() {
         return Err(Error::index_error(format!(
@@ -183,8 +210,21 @@ fn apply_basic(a: Array, items: &[Item]) -> Result<Array> {
             _ => out_shape.push(len),
         }
     }
-    let whole = start.iter().all(|&s| s == 0) && limit.as_slice() == a.shape() && stride.iter().all(|&s| s == 1);
-    let mut r = if whole { a } else { bind1(&Prim::Slice { start, limit, stride }, vec![a])? };
+    let whole = start.iter().all(|&s| s == 0)
+        && limit.as_slice() == a.shape()
+        && stride.iter().all(|&s| s == 1);
+    let mut r = if whole {
+        a
+    } else {
+        bind1(
+            &Prim::Slice {
+                start,
+                limit,
+                stride,
+            },
+            vec![a],
+        )?
+    };
     if !reversed.is_empty() {
         r = bind1(&Prim::Rev(reversed), vec![r])?;
     }
@@ -198,9 +238,22 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
         return apply_basic(x, &items);
     }
     // Integer scalars next to arrays are advanced indices too (NumPy's rule).
-    let items: Vec<Item> =
-        items.into_iter().map(|it| if let Item::Int(i) = it { Item::Adv(Array::new(&[], Buffer::I64(vec![i]))) } else { it }).collect();
-    let adv_axes: Vec<usize> = items.iter().enumerate().filter(|(_, it)| matches!(it, Item::Adv(_))).map(|(i, _)| i).collect();
+    let items: Vec<Item> = items
+        .into_iter()
+        .map(|it| {
+            if let Item::Int(i) = it {
+                Item::Adv(Array::new(&[], Buffer::I64(vec![i])))
+            } else {
+                it
+            }
+        })
+        .collect();
+    let adv_axes: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| matches!(it, Item::Adv(_)))
+        .map(|(i, _)| i)
+        .collect();
     let sliced = apply_basic(x, &items)?;
     let shape = sliced.shape().to_vec();
     // Broadcast the index arrays together and flatten them into one index.
@@ -215,13 +268,23 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
         }
     }
     let group: usize = adv_axes.iter().map(|&ax| shape[ax]).product();
-    let idx_dtype = if group > i32::MAX as usize { DType::I64 } else { DType::I32 };
+    let idx_dtype = if group > i32::MAX as usize {
+        DType::I64
+    } else {
+        DType::I32
+    };
     let mut flat: Option<Array> = None;
     let mut stride = 1usize;
     for &ax in adv_axes.iter().rev() {
-        let Item::Adv(ix) = &items[ax] else { unreachable!() };
+        let Item::Adv(ix) = &items[ax] else {
+            unreachable!()
+        };
         let checked = check_indices(ix, shape[ax], ax, idx_dtype)?;
-        let scaled = if stride == 1 { checked } else { mul_scalar(checked, stride as i64)? };
+        let scaled = if stride == 1 {
+            checked
+        } else {
+            mul_scalar(checked, stride as i64)?
+        };
         flat = Some(match flat {
             None => scaled,
             Some(f) => bind1(&Prim::Binary(arr_kernels::BinaryOp::Add), vec![f, scaled])?,
@@ -251,7 +314,10 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
 
 fn mul_scalar(a: Array, k: i64) -> Result<Array> {
     let dtype = a.dtype();
-    bind1(&Prim::Binary(arr_kernels::BinaryOp::Mul), vec![a, to_array_as(&Value::Int(k), dtype)?])
+    bind1(
+        &Prim::Binary(arr_kernels::BinaryOp::Mul),
+        vec![a, to_array_as(&Value::Int(k), dtype)?],
+    )
 }
 
 /// Bounds-check an index array and make negative entries count from the end.
@@ -261,7 +327,9 @@ fn check_indices(ix: &Array, len: usize, axis: usize, dtype: DType) -> Result<Ar
     for i in 0..ix.len() {
         let v = ix.buffer().get_i64(i);
         if v < -n || v >= n {
-            return Err(Error::index_error(format!("index {v} is out of bounds for axis {axis} with size {len}")));
+            return Err(Error::index_error(format!(
+                "index {v} is out of bounds for axis {axis} with size {len}"
+            )));
         }
         any_negative |= v < 0;
     }
@@ -270,16 +338,36 @@ fn check_indices(ix: &Array, len: usize, axis: usize, dtype: DType) -> Result<Ar
         return Ok(ix);
     }
     let zero = to_array_as(&Value::Int(0), dtype)?;
-    let neg = bind1(&Prim::Binary(arr_kernels::BinaryOp::Lt), vec![ix.clone(), zero])?;
-    let wrapped = bind1(&Prim::Binary(arr_kernels::BinaryOp::Add), vec![ix.clone(), to_array_as(&Value::Int(n), dtype)?])?;
+    let neg = bind1(
+        &Prim::Binary(arr_kernels::BinaryOp::Lt),
+        vec![ix.clone(), zero],
+    )?;
+    let wrapped = bind1(
+        &Prim::Binary(arr_kernels::BinaryOp::Add),
+        vec![ix.clone(), to_array_as(&Value::Int(n), dtype)?],
+    )?;
     bind1(&Prim::Select, vec![neg, wrapped, ix])
 }
 
 /// `a[idx] = v` as a new array (arrays are immutable; the name is rebound).
 pub fn set_index(a: &Array, idx: &Value, v: &Value) -> Result<Array> {
     let size = a.len();
-    let pos_dtype = if size > i32::MAX as usize { DType::I64 } else { DType::I32 };
-    let positions = reshape(bind1(&Prim::Iota { dtype: pos_dtype, shape: vec![size], dim: 0 }, vec![])?, a.shape())?;
+    let pos_dtype = if size > i32::MAX as usize {
+        DType::I64
+    } else {
+        DType::I32
+    };
+    let positions = reshape(
+        bind1(
+            &Prim::Iota {
+                dtype: pos_dtype,
+                shape: vec![size],
+                dim: 0,
+            },
+            vec![],
+        )?,
+        a.shape(),
+    )?;
     let selected = get_index(&positions, idx)?;
     let value = to_array_as(v, a.dtype())?;
     if broadcast_shapes(value.shape(), selected.shape()).as_deref() != Some(selected.shape()) {
@@ -293,8 +381,15 @@ pub fn set_index(a: &Array, idx: &Value, v: &Value) -> Result<Array> {
     let value = broadcast_to(value, selected.shape())?;
     let n = selected.len();
     let flat = bind1(
-        &Prim::Scatter { axis: 0, mode: ScatterMode::Set },
-        vec![reshape(a.clone(), &[size])?, reshape(selected, &[n])?, reshape(value, &[n])?],
+        &Prim::Scatter {
+            axis: 0,
+            mode: ScatterMode::Set,
+        },
+        vec![
+            reshape(a.clone(), &[size])?,
+            reshape(selected, &[n])?,
+            reshape(value, &[n])?,
+        ],
     )?;
     reshape(flat, a.shape())
 }

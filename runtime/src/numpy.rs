@@ -48,7 +48,12 @@ fn kind_of(v: &Value) -> Result<Kind> {
         Value::Int(_) => Kind::WeakInt,
         Value::Float(_) => Kind::WeakFloat,
         Value::List(_) | Value::Tuple(_) => Kind::Strong(to_array(v)?.dtype()),
-        other => return Err(Error::type_error(format!("expected an array or a number, got {}", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "expected an array or a number, got {}",
+                other.type_name()
+            )))
+        }
     })
 }
 
@@ -58,13 +63,31 @@ pub fn result_dtype(values: &[&Value]) -> Result<DType> {
     if let [a, b] = values {
         match (a, b) {
             (Value::Array(x), Value::Array(y)) if x.dtype() == y.dtype() => return Ok(x.dtype()),
-            (Value::Array(x), Value::Float(_)) | (Value::Float(_), Value::Array(x)) if x.dtype().is_float() => return Ok(x.dtype()),
-            (Value::Array(x), Value::Int(_)) | (Value::Int(_), Value::Array(x)) if x.dtype() != DType::Bool => return Ok(x.dtype()),
+            (Value::Array(x), Value::Float(_)) | (Value::Float(_), Value::Array(x))
+                if x.dtype().is_float() =>
+            {
+                return Ok(x.dtype())
+            }
+            (Value::Array(x), Value::Int(_)) | (Value::Int(_), Value::Array(x))
+                if x.dtype() != DType::Bool =>
+            {
+                return Ok(x.dtype())
+            }
             _ => {}
         }
     }
-    let kinds: smallvec::SmallVec<[Kind; 4]> = values.iter().map(|v| kind_of(v)).collect::<Result<_>>()?;
-    let strong = kinds.iter().filter_map(|k| if let Kind::Strong(d) = k { Some(*d) } else { None }).reduce(promote_types);
+    let kinds: smallvec::SmallVec<[Kind; 4]> =
+        values.iter().map(|v| kind_of(v)).collect::<Result<_>>()?;
+    let strong = kinds
+        .iter()
+        .filter_map(|k| {
+            if let Kind::Strong(d) = k {
+                Some(*d)
+            } else {
+                None
+            }
+        })
+        .reduce(promote_types);
     let any_float = kinds.contains(&Kind::WeakFloat);
     let any_int = kinds.contains(&Kind::WeakInt);
     Ok(match strong {
@@ -87,8 +110,11 @@ pub fn scalar_array(x: f64, dtype: DType) -> Array {
 /// never uniquely owned, so no kernel reuses its buffer in place.
 const SCALAR_CACHE: usize = 8;
 
+/// The cache: the next slot to replace, and the entries.
+type ScalarCache = (usize, Vec<(ScalarKey, DType, Array)>);
+
 thread_local! {
-    static SCALARS: std::cell::RefCell<(usize, Vec<(ScalarKey, DType, Array)>)> = const { std::cell::RefCell::new((0, Vec::new())) };
+    static SCALARS: std::cell::RefCell<ScalarCache> = const { std::cell::RefCell::new((0, Vec::new())) };
 }
 
 /// (is an integer, bits): ints and floats with equal bit patterns stay apart.
@@ -126,9 +152,15 @@ fn make_scalar_array(x: f64, dtype: DType) -> Array {
 
 fn int_scalar_array(x: i64, dtype: DType) -> Array {
     match dtype {
-        DType::I32 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::I32(vec![x as i32]))),
-        DType::I64 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::I64(vec![x]))),
-        DType::U32 => cached_scalar((true, x as u64), dtype, || Array::new(&[], Buffer::U32(vec![x as u32]))),
+        DType::I32 => cached_scalar((true, x as u64), dtype, || {
+            Array::new(&[], Buffer::I32(vec![x as i32]))
+        }),
+        DType::I64 => cached_scalar((true, x as u64), dtype, || {
+            Array::new(&[], Buffer::I64(vec![x]))
+        }),
+        DType::U32 => cached_scalar((true, x as u64), dtype, || {
+            Array::new(&[], Buffer::U32(vec![x as u32]))
+        }),
         _ => scalar_array(x as f64, dtype),
     }
 }
@@ -147,7 +179,10 @@ pub fn to_array(v: &Value) -> Result<Array> {
         }
         Value::Float(f) => Ok(Array::new(&[], Buffer::F32(vec![*f as f32]))),
         Value::List(_) | Value::Tuple(_) => nested_to_array(v),
-        other => Err(Error::type_error(format!("cannot convert {} to an array", other.type_name()))),
+        other => Err(Error::type_error(format!(
+            "cannot convert {} to an array",
+            other.type_name()
+        ))),
     }
 }
 
@@ -166,8 +201,16 @@ fn nested_to_array(v: &Value) -> Result<Array> {
     let mut leaves = Vec::new();
     flatten_nested(v, 0, &mut shape, &mut leaves)?;
     let refs: Vec<&Value> = leaves.iter().collect();
-    let dtype = if leaves.is_empty() { DEFAULT_FLOAT } else { result_dtype(&refs)? };
-    let dtype = if !leaves.is_empty() && leaves.iter().all(|l| matches!(l, Value::Bool(_))) { DType::Bool } else { dtype };
+    let dtype = if leaves.is_empty() {
+        DEFAULT_FLOAT
+    } else {
+        result_dtype(&refs)?
+    };
+    let dtype = if !leaves.is_empty() && leaves.iter().all(|l| matches!(l, Value::Bool(_))) {
+        DType::Bool
+    } else {
+        dtype
+    };
     let mut parts = Vec::with_capacity(leaves.len());
     for l in &leaves {
         parts.push(to_array_as(l, dtype)?);
@@ -181,7 +224,12 @@ fn nested_to_array(v: &Value) -> Result<Array> {
     Ok(flat.reshape(&shape))
 }
 
-fn flatten_nested(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec<Value>) -> Result<()> {
+fn flatten_nested(
+    v: &Value,
+    depth: usize,
+    shape: &mut Vec<usize>,
+    out: &mut Vec<Value>,
+) -> Result<()> {
     let items: Vec<Value> = match v {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
@@ -203,12 +251,19 @@ fn flatten_nested(v: &Value, depth: usize, shape: &mut Vec<usize>, out: &mut Vec
             out.push(v.clone());
             return Ok(());
         }
-        other => return Err(Error::type_error(format!("cannot convert a list containing {} to an array", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "cannot convert a list containing {} to an array",
+                other.type_name()
+            )))
+        }
     };
     if depth == shape.len() {
         shape.push(items.len());
     } else if shape[depth] != items.len() {
-        return Err(Error::value_error("setting an array element with a sequence: the nested lists have different lengths"));
+        return Err(Error::value_error(
+            "setting an array element with a sequence: the nested lists have different lengths",
+        ));
     }
     for item in &items {
         flatten_nested(item, depth + 1, shape, out)?;
@@ -225,7 +280,9 @@ fn check_dims(depth: usize, dims: &[usize], shape: &mut Vec<usize>) -> Result<()
         return Ok(());
     }
     if shape.len() != depth + dims.len() || shape[depth..] != *dims {
-        return Err(Error::value_error("setting an array element with a sequence: the nested lists have different shapes"));
+        return Err(Error::value_error(
+            "setting an array element with a sequence: the nested lists have different shapes",
+        ));
     }
     Ok(())
 }
@@ -259,12 +316,24 @@ pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
         dtype = DEFAULT_FLOAT;
     }
     // Arithmetic on bools counts in integers, as NumPy does.
-    if dtype == DType::Bool && matches!(op, BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::ShiftLeft | BinaryOp::ShiftRight) {
+    if dtype == DType::Bool
+        && matches!(
+            op,
+            BinaryOp::Pow
+                | BinaryOp::FloorDiv
+                | BinaryOp::Mod
+                | BinaryOp::ShiftLeft
+                | BinaryOp::ShiftRight
+        )
+    {
         dtype = DEFAULT_INT;
     }
     let x = into_array_as(a, dtype)?;
     let y = into_array_as(b, dtype)?;
-    Ok(Value::Array(bind1(&Prim::Binary(op), smallvec::smallvec![x, y])?))
+    Ok(Value::Array(bind1(
+        &Prim::Binary(op),
+        smallvec::smallvec![x, y],
+    )?))
 }
 
 fn into_array_as(v: Value, dtype: DType) -> Result<Array> {
@@ -277,14 +346,20 @@ fn into_array_as(v: Value, dtype: DType) -> Result<Array> {
 /// Elementwise math on an array-like; ints and bools become the default float first.
 pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
     let a = to_array(v)?;
-    let a = if a.dtype().is_float() { a } else { convert(a, DEFAULT_FLOAT)? };
+    let a = if a.dtype().is_float() {
+        a
+    } else {
+        convert(a, DEFAULT_FLOAT)?
+    };
     Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
 }
 
 pub fn unary(op: UnaryOp, v: &Value) -> Result<Value> {
     let a = to_array(v)?;
     if op == UnaryOp::Neg && a.dtype() == DType::Bool {
-        return Err(Error::type_error("the - operator is not supported for bool arrays: use ~ (invert) instead"));
+        return Err(Error::type_error(
+            "the - operator is not supported for bool arrays: use ~ (invert) instead",
+        ));
     }
     Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
 }
@@ -294,7 +369,10 @@ pub fn normalize_axis(axis: i64, ndim: usize) -> Result<usize> {
     let n = ndim as i64;
     let a = if axis < 0 { axis + n } else { axis };
     if a < 0 || a >= n {
-        return Err(Error::new(ErrorKind::ValueError, format!("axis {axis} is out of bounds for an array of rank {ndim}")));
+        return Err(Error::new(
+            ErrorKind::ValueError,
+            format!("axis {axis} is out of bounds for an array of rank {ndim}"),
+        ));
     }
     Ok(a as usize)
 }
@@ -307,10 +385,21 @@ pub fn parse_axes(axis: &Value, ndim: usize) -> Result<Vec<usize>> {
             let items = sequence_items(axis)?;
             items
                 .iter()
-                .map(|v| normalize_axis(v.as_int().ok_or_else(|| Error::type_error("axis must be an int or a tuple of ints"))?, ndim))
+                .map(|v| {
+                    normalize_axis(
+                        v.as_int().ok_or_else(|| {
+                            Error::type_error("axis must be an int or a tuple of ints")
+                        })?,
+                        ndim,
+                    )
+                })
                 .collect::<Result<Vec<_>>>()?
         }
-        v => vec![normalize_axis(v.as_int().ok_or_else(|| Error::type_error("axis must be an int, a tuple of ints or None"))?, ndim)?],
+        v => vec![normalize_axis(
+            v.as_int()
+                .ok_or_else(|| Error::type_error("axis must be an int, a tuple of ints or None"))?,
+            ndim,
+        )?],
     };
     axes.sort_unstable();
     if axes.windows(2).any(|w| w[0] == w[1]) {
@@ -324,7 +413,10 @@ pub fn sequence_items(v: &Value) -> Result<Vec<Value>> {
     match v {
         Value::List(l) => Ok(l.borrow().clone()),
         Value::Tuple(t) => Ok(t.to_vec()),
-        other => Err(Error::type_error(format!("expected a list or tuple, got {}", other.type_name()))),
+        other => Err(Error::type_error(format!(
+            "expected a list or tuple, got {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -338,8 +430,13 @@ pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
         .iter()
         .map(|d| match d.as_int() {
             Some(n) if n >= 0 => Ok(n as usize),
-            Some(n) => Err(Error::value_error(format!("negative dimension {n} in shape"))),
-            None => Err(Error::type_error(format!("shape entries must be ints, got {}", d.type_name()))),
+            Some(n) => Err(Error::value_error(format!(
+                "negative dimension {n} in shape"
+            ))),
+            None => Err(Error::type_error(format!(
+                "shape entries must be ints, got {}",
+                d.type_name()
+            ))),
         })
         .collect()
 }
@@ -347,7 +444,12 @@ pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
 /// Reduce with NumPy's `axis`/`keepdims`.
 pub fn reduce(op: ReduceOp, a: Array, axis: &Value, keepdims: bool) -> Result<Array> {
     let axes = parse_axes(axis, a.ndim())?;
-    let out_keep: Vec<usize> = a.shape().iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
+    let out_keep: Vec<usize> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if axes.contains(&i) { 1 } else { d })
+        .collect();
     let r = bind1(&Prim::Reduce { op, axes }, vec![a])?;
     Ok(if keepdims { reshape(r, &out_keep)? } else { r })
 }
@@ -363,15 +465,31 @@ pub fn reshape(a: Array, shape: &[usize]) -> Result<Array> {
 pub fn infer_shape(size: usize, dims: &[i64], from: &Array) -> Result<Vec<usize>> {
     let unknown = dims.iter().filter(|&&d| d == -1).count();
     if unknown > 1 || dims.iter().any(|&d| d < -1) {
-        return Err(Error::value_error(format!("invalid shape {dims:?}: only one -1 is allowed")));
+        return Err(Error::value_error(format!(
+            "invalid shape {dims:?}: only one -1 is allowed"
+        )));
     }
-    let known: usize = dims.iter().filter(|&&d| d != -1).map(|&d| d as usize).product();
+    let known: usize = dims
+        .iter()
+        .filter(|&&d| d != -1)
+        .map(|&d| d as usize)
+        .product();
     let shape: Vec<usize> = dims
         .iter()
-        .map(|&d| if d == -1 { if known == 0 { 0 } else { size / known } } else { d as usize })
+        .map(|&d| {
+            if d == -1 {
+                size.checked_div(known).unwrap_or(0)
+            } else {
+                d as usize
+            }
+        })
         .collect();
     if shape.iter().product::<usize>() != size {
-        return Err(Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(from), dims)));
+        return Err(Error::shape_error(format!(
+            "cannot reshape {} into shape {:?}",
+            ty(from),
+            dims
+        )));
     }
     Ok(shape)
 }
@@ -381,10 +499,20 @@ pub fn broadcast_to(a: Array, shape: &[usize]) -> Result<Array> {
         return Ok(a);
     }
     if a.ndim() > shape.len() {
-        return Err(Error::shape_error(format!("cannot broadcast {} to shape {:?}", ty(&a), shape)));
+        return Err(Error::shape_error(format!(
+            "cannot broadcast {} to shape {:?}",
+            ty(&a),
+            shape
+        )));
     }
     let dims: Vec<usize> = (shape.len() - a.ndim()..shape.len()).collect();
-    bind1(&Prim::BroadcastInDim { shape: shape.to_vec(), dims }, vec![a])
+    bind1(
+        &Prim::BroadcastInDim {
+            shape: shape.to_vec(),
+            dims,
+        },
+        vec![a],
+    )
 }
 
 pub fn transpose(a: Array, perm: &[usize]) -> Result<Array> {
@@ -401,11 +529,23 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
     let b = ops.pop().unwrap();
     let a = ops.pop().unwrap();
     if a.ndim() == 0 || b.ndim() == 0 {
-        return Err(Error::shape_error(format!("matmul: operands must have at least one axis, got {} and {}", ty(&a), ty(&b))));
+        return Err(Error::shape_error(format!(
+            "matmul: operands must have at least one axis, got {} and {}",
+            ty(&a),
+            ty(&b)
+        )));
     }
     let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
-    let a2 = if a_vec { reshape(a.clone(), &[1, a.shape()[0]])? } else { a.clone() };
-    let b2 = if b_vec { reshape(b.clone(), &[b.shape()[0], 1])? } else { b.clone() };
+    let a2 = if a_vec {
+        reshape(a.clone(), &[1, a.shape()[0]])?
+    } else {
+        a.clone()
+    };
+    let b2 = if b_vec {
+        reshape(b.clone(), &[b.shape()[0], 1])?
+    } else {
+        b.clone()
+    };
     let (ar, br) = (a2.ndim(), b2.ndim());
     let (m, k) = (a2.shape()[ar - 2], a2.shape()[ar - 1]);
     let (k2, n) = (b2.shape()[br - 2], b2.shape()[br - 1]);
@@ -416,8 +556,14 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
             ty(&b)
         )));
     }
-    let batch = broadcast_shapes(&a2.shape()[..ar - 2], &b2.shape()[..br - 2])
-        .ok_or_else(|| Error::shape_error(format!("matmul: cannot broadcast batch axes of {} and {}", ty(&a), ty(&b))))?;
+    let batch =
+        broadcast_shapes(&a2.shape()[..ar - 2], &b2.shape()[..br - 2]).ok_or_else(|| {
+            Error::shape_error(format!(
+                "matmul: cannot broadcast batch axes of {} and {}",
+                ty(&a),
+                ty(&b)
+            ))
+        })?;
     let nb = batch.len();
     let mut ashape = batch.to_vec();
     ashape.extend([m, k]);
@@ -425,7 +571,12 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
     bshape.extend([k, n]);
     let a3 = broadcast_to(a2, &ashape)?;
     let b3 = broadcast_to(b2, &bshape)?;
-    let dims = DotDims { lhs_batch: (0..nb).collect(), rhs_batch: (0..nb).collect(), lhs_contract: vec![nb + 1], rhs_contract: vec![nb] };
+    let dims = DotDims {
+        lhs_batch: (0..nb).collect(),
+        rhs_batch: (0..nb).collect(),
+        lhs_contract: vec![nb + 1],
+        rhs_contract: vec![nb],
+    };
     let out = bind1(&Prim::DotGeneral(dims), vec![a3, b3])?;
     let mut shape = batch.to_vec();
     if !a_vec {
@@ -440,7 +591,10 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
 /// A Python-scalar view of a 0-d array, for `int(x)`, `float(x)`, formatting.
 pub fn item(a: &Array) -> Result<Value> {
     if a.len() != 1 {
-        return Err(Error::type_error(format!("only one-element arrays can be converted to Python scalars, got {}", ty(a))));
+        return Err(Error::type_error(format!(
+            "only one-element arrays can be converted to Python scalars, got {}",
+            ty(a)
+        )));
     }
     Ok(match a.dtype() {
         DType::Bool => Value::Bool(a.get_f64(0) != 0.0),

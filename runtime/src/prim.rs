@@ -6,8 +6,11 @@
 //! used for eager checks now and for abstract evaluation under tracing.
 
 use crate::error::{Error, Result};
+use arr_kernels::{
+    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, ReduceOp, ScanOp,
+    ScatterMode, Shape, UnaryOp,
+};
 use smallvec::{smallvec, SmallVec};
-use arr_kernels::{broadcast_shapes, cpu, Array, ArgReduceOp, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, Shape, UnaryOp};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prim {
@@ -17,25 +20,61 @@ pub enum Prim {
     /// `select(cond, a, b)` with broadcasting.
     Select,
     Convert(DType),
-    Reduce { op: ReduceOp, axes: Vec<usize> },
-    ArgReduce { op: ArgReduceOp, axis: usize },
-    Scan { op: ScanOp, axis: usize, reverse: bool },
+    Reduce {
+        op: ReduceOp,
+        axes: Vec<usize>,
+    },
+    ArgReduce {
+        op: ArgReduceOp,
+        axis: usize,
+    },
+    Scan {
+        op: ScanOp,
+        axis: usize,
+        reverse: bool,
+    },
     DotGeneral(DotDims),
     Transpose(Vec<usize>),
-    BroadcastInDim { shape: Vec<usize>, dims: Vec<usize> },
+    BroadcastInDim {
+        shape: Vec<usize>,
+        dims: Vec<usize>,
+    },
     Reshape(Vec<usize>),
-    Slice { start: Vec<usize>, limit: Vec<usize>, stride: Vec<usize> },
+    Slice {
+        start: Vec<usize>,
+        limit: Vec<usize>,
+        stride: Vec<usize>,
+    },
     Rev(Vec<usize>),
     /// Operands: array, 0-d padding value.
-    Pad { lo: Vec<usize>, hi: Vec<usize>, interior: Vec<usize> },
-    Concatenate { axis: usize },
+    Pad {
+        lo: Vec<usize>,
+        hi: Vec<usize>,
+        interior: Vec<usize>,
+    },
+    Concatenate {
+        axis: usize,
+    },
     /// Operands: array, indices.
-    Gather { axis: usize },
+    Gather {
+        axis: usize,
+    },
     /// Operands: array, indices, updates.
-    Scatter { axis: usize, mode: ScatterMode },
-    Iota { dtype: DType, shape: Vec<usize>, dim: usize },
-    Sort { axis: usize },
-    Argsort { axis: usize },
+    Scatter {
+        axis: usize,
+        mode: ScatterMode,
+    },
+    Iota {
+        dtype: DType,
+        shape: Vec<usize>,
+        dim: usize,
+    },
+    Sort {
+        axis: usize,
+    },
+    Argsort {
+        axis: usize,
+    },
     /// Operands: k0, k1, x0, x1 (u32, one shape); two outputs.
     Threefry2x32,
 }
@@ -56,7 +95,10 @@ pub struct Aval {
 
 impl Aval {
     pub fn of(a: &Array) -> Aval {
-        Aval { shape: Shape::from_slice(a.shape()), dtype: a.dtype() }
+        Aval {
+            shape: Shape::from_slice(a.shape()),
+            dtype: a.dtype(),
+        }
     }
 }
 
@@ -73,14 +115,20 @@ fn ty(a: &Aval) -> String {
 fn same_dtype(name: &str, args: &[Aval]) -> Result<DType> {
     let d = args[0].dtype;
     if let Some(b) = args.iter().find(|a| a.dtype != d) {
-        return Err(Error::type_error(format!("{name}: operands must share a dtype, got {} and {}", ty(&args[0]), ty(b))));
+        return Err(Error::type_error(format!(
+            "{name}: operands must share a dtype, got {} and {}",
+            ty(&args[0]),
+            ty(b)
+        )));
     }
     Ok(d)
 }
 
 fn check_axis(name: &str, axis: usize, ndim: usize) -> Result<()> {
     if axis >= ndim {
-        return Err(Error::value_error(format!("{name}: axis {axis} is out of bounds for an array of rank {ndim}")));
+        return Err(Error::value_error(format!(
+            "{name}: axis {axis} is out of bounds for an array of rank {ndim}"
+        )));
     }
     Ok(())
 }
@@ -127,53 +175,120 @@ impl Prim {
     pub fn shape_rule(&self, args: &[Aval]) -> Result<Avals> {
         if let Some(n) = self.arity() {
             if args.len() != n {
-                return Err(Error::type_error(format!("{} takes {n} operands, got {}", self.name(), args.len())));
+                return Err(Error::type_error(format!(
+                    "{} takes {n} operands, got {}",
+                    self.name(),
+                    args.len()
+                )));
             }
         }
         let one = |shape: Shape, dtype: DType| Ok(smallvec![Aval { shape, dtype }]);
         match self {
             Prim::Unary(op) => {
                 let a = &args[0];
-                let float_only = !matches!(op, UnaryOp::Neg | UnaryOp::Not | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::IsFinite | UnaryOp::IsNan);
+                let float_only = !matches!(
+                    op,
+                    UnaryOp::Neg
+                        | UnaryOp::Not
+                        | UnaryOp::Abs
+                        | UnaryOp::Sign
+                        | UnaryOp::IsFinite
+                        | UnaryOp::IsNan
+                );
                 if float_only && !a.dtype.is_float() {
-                    return Err(Error::type_error(format!("{op:?} needs a float array, got {}", ty(a))));
+                    return Err(Error::type_error(format!(
+                        "{op:?} needs a float array, got {}",
+                        ty(a)
+                    )));
                 }
                 if *op == UnaryOp::Not && a.dtype.is_float() {
-                    return Err(Error::type_error(format!("~ needs a bool or integer array, got {}", ty(a))));
+                    return Err(Error::type_error(format!(
+                        "~ needs a bool or integer array, got {}",
+                        ty(a)
+                    )));
                 }
-                one(a.shape.clone(), if op.is_predicate() { DType::Bool } else { a.dtype })
+                one(
+                    a.shape.clone(),
+                    if op.is_predicate() {
+                        DType::Bool
+                    } else {
+                        a.dtype
+                    },
+                )
             }
             Prim::Binary(op) => {
                 let (a, b) = (&args[0], &args[1]);
                 let shape = if a.shape == b.shape {
                     a.shape.clone()
                 } else {
-                    broadcast_shapes(&a.shape, &b.shape)
-                        .ok_or_else(|| Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b))))?
+                    broadcast_shapes(&a.shape, &b.shape).ok_or_else(|| {
+                        Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b)))
+                    })?
                 };
-                let dtype = if a.dtype == b.dtype { a.dtype } else { same_dtype(&format!("{op:?}"), args)? };
-                let bitwise = matches!(op, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRight);
+                let dtype = if a.dtype == b.dtype {
+                    a.dtype
+                } else {
+                    same_dtype(&format!("{op:?}"), args)?
+                };
+                let bitwise = matches!(
+                    op,
+                    BinaryOp::And
+                        | BinaryOp::Or
+                        | BinaryOp::Xor
+                        | BinaryOp::ShiftLeft
+                        | BinaryOp::ShiftRight
+                );
                 let bool_ok = matches!(
                     op,
-                    BinaryOp::Add | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor
+                    BinaryOp::Add
+                        | BinaryOp::Mul
+                        | BinaryOp::Max
+                        | BinaryOp::Min
+                        | BinaryOp::And
+                        | BinaryOp::Or
+                        | BinaryOp::Xor
                 ) || op.is_comparison();
                 if dtype == DType::Bool && !bool_ok {
-                    return Err(Error::type_error(format!("{op:?} is not defined on bool operands ({} and {})", ty(a), ty(b))));
+                    return Err(Error::type_error(format!(
+                        "{op:?} is not defined on bool operands ({} and {})",
+                        ty(a),
+                        ty(b)
+                    )));
                 }
                 if bitwise && dtype.is_float() {
-                    return Err(Error::type_error(format!("{op:?} needs bool or integer operands, got {} and {}", ty(a), ty(b))));
+                    return Err(Error::type_error(format!(
+                        "{op:?} needs bool or integer operands, got {} and {}",
+                        ty(a),
+                        ty(b)
+                    )));
                 }
-                one(shape, if op.is_comparison() { DType::Bool } else { dtype })
+                one(
+                    shape,
+                    if op.is_comparison() {
+                        DType::Bool
+                    } else {
+                        dtype
+                    },
+                )
             }
             Prim::Select => {
                 let (c, a, b) = (&args[0], &args[1], &args[2]);
                 if c.dtype != DType::Bool {
-                    return Err(Error::type_error(format!("where: the condition must be bool, got {}", ty(c))));
+                    return Err(Error::type_error(format!(
+                        "where: the condition must be bool, got {}",
+                        ty(c)
+                    )));
                 }
-                let ab = broadcast_shapes(&a.shape, &b.shape)
-                    .ok_or_else(|| Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b))))?;
-                let shape = broadcast_shapes(&c.shape, &ab)
-                    .ok_or_else(|| Error::shape_error(format!("cannot broadcast condition {} with {}", ty(c), type_str(&ab, a.dtype))))?;
+                let ab = broadcast_shapes(&a.shape, &b.shape).ok_or_else(|| {
+                    Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b)))
+                })?;
+                let shape = broadcast_shapes(&c.shape, &ab).ok_or_else(|| {
+                    Error::shape_error(format!(
+                        "cannot broadcast condition {} with {}",
+                        ty(c),
+                        type_str(&ab, a.dtype)
+                    ))
+                })?;
                 one(shape, same_dtype("where", &args[1..])?)
             }
             Prim::Convert(d) => one(args[0].shape.clone(), *d),
@@ -183,16 +298,27 @@ impl Prim {
                     check_axis("reduce", ax, a.shape.len())?;
                 }
                 if matches!(op, ReduceOp::All | ReduceOp::Any) && a.dtype != DType::Bool {
-                    return Err(Error::type_error(format!("all/any need a bool array, got {}", ty(a))));
+                    return Err(Error::type_error(format!(
+                        "all/any need a bool array, got {}",
+                        ty(a)
+                    )));
                 }
-                let shape = a.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect();
+                let shape = a
+                    .shape
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !axes.contains(i))
+                    .map(|(_, &d)| d)
+                    .collect();
                 one(shape, a.dtype)
             }
             Prim::ArgReduce { axis, .. } => {
                 let a = &args[0];
                 check_axis("argmax", *axis, a.shape.len())?;
                 if a.shape[*axis] == 0 {
-                    return Err(Error::value_error("attempt to get argmax/argmin of an empty sequence"));
+                    return Err(Error::value_error(
+                        "attempt to get argmax/argmin of an empty sequence",
+                    ));
                 }
                 let mut shape = a.shape.clone();
                 shape.remove(*axis);
@@ -205,18 +331,30 @@ impl Prim {
             Prim::DotGeneral(d) => {
                 let (a, b) = (&args[0], &args[1]);
                 let dtype = same_dtype("dot", args)?;
-                let bad = || Error::shape_error(format!("dot: incompatible shapes {} and {}", ty(a), ty(b)));
-                for (&i, &j) in d.lhs_batch.iter().zip(&d.rhs_batch).chain(d.lhs_contract.iter().zip(&d.rhs_contract)) {
+                let bad = || {
+                    Error::shape_error(format!("dot: incompatible shapes {} and {}", ty(a), ty(b)))
+                };
+                for (&i, &j) in d
+                    .lhs_batch
+                    .iter()
+                    .zip(&d.rhs_batch)
+                    .chain(d.lhs_contract.iter().zip(&d.rhs_contract))
+                {
                     if i >= a.shape.len() || j >= b.shape.len() || a.shape[i] != b.shape[j] {
                         return Err(bad());
                     }
                 }
-                if d.lhs_batch.len() != d.rhs_batch.len() || d.lhs_contract.len() != d.rhs_contract.len() {
+                if d.lhs_batch.len() != d.rhs_batch.len()
+                    || d.lhs_contract.len() != d.rhs_contract.len()
+                {
                     return Err(bad());
                 }
                 let mut shape: Shape = d.lhs_batch.iter().map(|&i| a.shape[i]).collect();
                 let free = |s: &Shape, batch: &[usize], contract: &[usize]| -> Vec<usize> {
-                    (0..s.len()).filter(|i| !batch.contains(i) && !contract.contains(i)).map(|i| s[i]).collect()
+                    (0..s.len())
+                        .filter(|i| !batch.contains(i) && !contract.contains(i))
+                        .map(|i| s[i])
+                        .collect()
                 };
                 shape.extend(free(&a.shape, &d.lhs_batch, &d.lhs_contract));
                 shape.extend(free(&b.shape, &d.rhs_batch, &d.rhs_contract));
@@ -225,8 +363,15 @@ impl Prim {
             Prim::Transpose(perm) => {
                 let a = &args[0];
                 let mut seen = vec![false; a.shape.len()];
-                if perm.len() != a.shape.len() || perm.iter().any(|&p| p >= seen.len() || std::mem::replace(&mut seen[p], true)) {
-                    return Err(Error::value_error(format!("transpose: {perm:?} is not a permutation of the axes of {}", ty(a))));
+                if perm.len() != a.shape.len()
+                    || perm
+                        .iter()
+                        .any(|&p| p >= seen.len() || std::mem::replace(&mut seen[p], true))
+                {
+                    return Err(Error::value_error(format!(
+                        "transpose: {perm:?} is not a permutation of the axes of {}",
+                        ty(a)
+                    )));
                 }
                 one(perm.iter().map(|&p| a.shape[p]).collect(), a.dtype)
             }
@@ -234,29 +379,53 @@ impl Prim {
                 let a = &args[0];
                 let ok = dims.len() == a.shape.len()
                     && dims.windows(2).all(|w| w[0] < w[1])
-                    && dims.iter().zip(&a.shape).all(|(&d, &s)| d < shape.len() && (s == 1 || s == shape[d]));
+                    && dims
+                        .iter()
+                        .zip(&a.shape)
+                        .all(|(&d, &s)| d < shape.len() && (s == 1 || s == shape[d]));
                 if !ok {
-                    return Err(Error::shape_error(format!("cannot broadcast {} to shape {:?}", ty(a), shape)));
+                    return Err(Error::shape_error(format!(
+                        "cannot broadcast {} to shape {:?}",
+                        ty(a),
+                        shape
+                    )));
                 }
                 one(shape.as_slice().into(), a.dtype)
             }
             Prim::Reshape(shape) => {
                 let a = &args[0];
                 if shape.iter().product::<usize>() != a.shape.iter().product::<usize>() {
-                    return Err(Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(a), shape)));
+                    return Err(Error::shape_error(format!(
+                        "cannot reshape {} into shape {:?}",
+                        ty(a),
+                        shape
+                    )));
                 }
                 one(shape.as_slice().into(), a.dtype)
             }
-            Prim::Slice { start, limit, stride } => {
+            Prim::Slice {
+                start,
+                limit,
+                stride,
+            } => {
                 let a = &args[0];
                 let n = a.shape.len();
                 if start.len() != n || limit.len() != n || stride.len() != n {
-                    return Err(Error::index_error(format!("slice of {} needs {n} bounds", ty(a))));
+                    return Err(Error::index_error(format!(
+                        "slice of {} needs {n} bounds",
+                        ty(a)
+                    )));
                 }
                 let mut shape = Shape::new();
                 for i in 0..n {
                     if start[i] > limit[i] || limit[i] > a.shape[i] || stride[i] == 0 {
-                        return Err(Error::index_error(format!("slice {}:{}:{} out of bounds for axis {i} of {}", start[i], limit[i], stride[i], ty(a))));
+                        return Err(Error::index_error(format!(
+                            "slice {}:{}:{} out of bounds for axis {i} of {}",
+                            start[i],
+                            limit[i],
+                            stride[i],
+                            ty(a)
+                        )));
                     }
                     shape.push((limit[i] - start[i]).div_ceil(stride[i]));
                 }
@@ -271,11 +440,22 @@ impl Prim {
             Prim::Pad { lo, hi, interior } => {
                 let a = &args[0];
                 let n = a.shape.len();
-                if lo.len() != n || hi.len() != n || interior.len() != n || !args[1].shape.is_empty() {
-                    return Err(Error::shape_error(format!("pad: bad padding for {}", ty(a))));
+                if lo.len() != n
+                    || hi.len() != n
+                    || interior.len() != n
+                    || !args[1].shape.is_empty()
+                {
+                    return Err(Error::shape_error(format!(
+                        "pad: bad padding for {}",
+                        ty(a)
+                    )));
                 }
                 same_dtype("pad", args)?;
-                let shape = (0..n).map(|i| lo[i] + hi[i] + a.shape[i] + a.shape[i].saturating_sub(1) * interior[i]).collect();
+                let shape = (0..n)
+                    .map(|i| {
+                        lo[i] + hi[i] + a.shape[i] + a.shape[i].saturating_sub(1) * interior[i]
+                    })
+                    .collect();
                 one(shape, a.dtype)
             }
             Prim::Concatenate { axis } => {
@@ -305,7 +485,10 @@ impl Prim {
                 let (a, idx) = (&args[0], &args[1]);
                 check_axis("take", *axis, a.shape.len())?;
                 if !idx.dtype.is_int() {
-                    return Err(Error::type_error(format!("indices must be integers, got {}", ty(idx))));
+                    return Err(Error::type_error(format!(
+                        "indices must be integers, got {}",
+                        ty(idx)
+                    )));
                 }
                 let mut shape: Shape = a.shape[..*axis].into();
                 shape.extend_from_slice(&idx.shape);
@@ -341,10 +524,18 @@ impl Prim {
                 one(args[0].shape.clone(), DType::I32)
             }
             Prim::Threefry2x32 => {
-                if args.iter().any(|a| a.dtype != DType::U32 || a.shape != args[0].shape) {
-                    return Err(Error::type_error("threefry2x32 needs four u32 arrays of one shape"));
+                if args
+                    .iter()
+                    .any(|a| a.dtype != DType::U32 || a.shape != args[0].shape)
+                {
+                    return Err(Error::type_error(
+                        "threefry2x32 needs four u32 arrays of one shape",
+                    ));
                 }
-                let out = Aval { shape: args[0].shape.clone(), dtype: DType::U32 };
+                let out = Aval {
+                    shape: args[0].shape.clone(),
+                    dtype: DType::U32,
+                };
                 Ok(smallvec![out.clone(), out])
             }
         }
@@ -374,12 +565,18 @@ impl Prim {
             Prim::Transpose(perm) => cpu::transpose(&args[0], perm),
             Prim::BroadcastInDim { shape, dims } => cpu::broadcast_in_dim(&args[0], shape, dims),
             Prim::Reshape(shape) => args[0].reshape(shape),
-            Prim::Slice { start, limit, stride } => cpu::slice(&args[0], start, limit, stride),
+            Prim::Slice {
+                start,
+                limit,
+                stride,
+            } => cpu::slice(&args[0], start, limit, stride),
             Prim::Rev(axes) => cpu::rev(&args[0], axes),
             Prim::Pad { lo, hi, interior } => cpu::pad(&args[0], &args[1], lo, hi, interior),
             Prim::Concatenate { axis } => cpu::concatenate(&args, *axis),
             Prim::Gather { axis } => cpu::gather(&args[0], &args[1], *axis),
-            Prim::Scatter { axis, mode } => cpu::scatter(&args[0], &args[1], &args[2], *axis, *mode),
+            Prim::Scatter { axis, mode } => {
+                cpu::scatter(&args[0], &args[1], &args[2], *axis, *mode)
+            }
             Prim::Iota { dtype, shape, dim } => cpu::iota(*dtype, shape, *dim),
             Prim::Sort { axis } => cpu::sort(&args[0], *axis),
             Prim::Argsort { axis } => cpu::argsort(&args[0], *axis),

@@ -28,15 +28,27 @@ const ARRAY_PROPERTIES: &[&str] = &["T", "dtype", "itemsize", "nbytes", "ndim", 
 impl Session {
     /// A session with no builtins; `arr_stdlib::session()` gives the full one.
     pub fn new() -> Session {
-        Session { interp: Interp::new(), entries: 0 }
+        Session {
+            interp: Interp::new(),
+            entries: 0,
+        }
     }
 
     /// Parse and compile `text`, reporting syntax errors with their excerpts.
     fn compile(&mut self, name: &str, text: &str) -> Result<crate::code::ModuleCode> {
         let file = Rc::new(SourceFile::new(name, text));
         let module = arr_lang::parse(&file).map_err(|diags| {
-            let mut e = Error::new(ErrorKind::SyntaxError, diags.first().map_or(String::new(), |d| d.message.clone()));
-            e.rendered = Some(diags.iter().map(|d| d.render(&file)).collect::<Vec<_>>().join("\n"));
+            let mut e = Error::new(
+                ErrorKind::SyntaxError,
+                diags.first().map_or(String::new(), |d| d.message.clone()),
+            );
+            e.rendered = Some(
+                diags
+                    .iter()
+                    .map(|d| d.render(&file))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
             e
         })?;
         compile_module(&module, file, &mut self.interp.interner)
@@ -105,11 +117,19 @@ impl Session {
         let mut candidates: Vec<String> = if let Some(base) = head.strip_suffix('.') {
             self.attribute_names(base)
         } else {
-            let mut names: Vec<String> = self.interp.visible_names().iter().map(|n| n.to_string()).collect();
+            let mut names: Vec<String> = self
+                .interp
+                .visible_names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect();
             names.extend(arr_lang::KEYWORDS.iter().map(|k| k.to_string()));
             names
         };
-        candidates.retain(|c| c.starts_with(word) && !c.starts_with('_') || (word.starts_with('_') && c.starts_with(word)));
+        candidates.retain(|c| {
+            c.starts_with(word) && !c.starts_with('_')
+                || (word.starts_with('_') && c.starts_with(word))
+        });
         candidates.sort();
         candidates.dedup();
         (word_start, candidates)
@@ -124,7 +144,9 @@ impl Session {
             .last()
             .map_or(base.len(), |(i, _)| i);
         let mut parts = base[chain_start..].split('.');
-        let Some(mut value) = parts.next().and_then(|first| self.interp.get_global(first)) else { return Vec::new() };
+        let Some(mut value) = parts.next().and_then(|first| self.interp.get_global(first)) else {
+            return Vec::new();
+        };
         for p in parts {
             // Only side-effect-free lookups: module members and array properties.
             match (&value, self.interp.get_attr(&value, p)) {
@@ -135,8 +157,14 @@ impl Session {
         let receiver = match &value {
             Value::Module(m) => return m.attrs.keys().cloned().collect(),
             Value::Array(_) => {
-                let mut names: Vec<String> = ARRAY_PROPERTIES.iter().map(|s| s.to_string()).collect();
-                names.extend(self.interp.method_names("array").iter().map(|s| s.to_string()));
+                let mut names: Vec<String> =
+                    ARRAY_PROPERTIES.iter().map(|s| s.to_string()).collect();
+                names.extend(
+                    self.interp
+                        .method_names("array")
+                        .iter()
+                        .map(|s| s.to_string()),
+                );
                 return names;
             }
             Value::List(_) => "list",
@@ -144,7 +172,11 @@ impl Session {
             Value::Str(_) => "str",
             _ => return Vec::new(),
         };
-        self.interp.method_names(receiver).iter().map(|s| s.to_string()).collect()
+        self.interp
+            .method_names(receiver)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     /// `help(name)` text for an expression such as `sum` or `random.normal`.
@@ -166,7 +198,12 @@ pub fn help_for(v: &Value) -> String {
         Value::BoundMethod(m) => help_for(&m.1),
         Value::Module(m) => {
             let names: Vec<&str> = m.attrs.keys().map(|s| s.as_str()).collect();
-            format!("module {}\n\n{}\n\nmembers: {}", m.name, m.doc, names.join(", "))
+            format!(
+                "module {}\n\n{}\n\nmembers: {}",
+                m.name,
+                m.doc,
+                names.join(", ")
+            )
         }
         other => format!("{}: {}", other.type_name(), display::repr(other)),
     }

@@ -152,13 +152,23 @@ impl Value {
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Key::Int(*f as i64),
             Value::Float(f) => Key::Float(f.to_bits()),
             Value::Str(s) => Key::Str(Rc::from(s.as_str())),
-            Value::Tuple(t) => Key::Tuple(Rc::new(t.iter().map(|v| v.to_key()).collect::<Result<_>>()?)),
-            other => return Err(Error::type_error(format!("unhashable type: '{}'", other.type_name()))),
+            Value::Tuple(t) => Key::Tuple(Rc::new(
+                t.iter().map(|v| v.to_key()).collect::<Result<_>>()?,
+            )),
+            other => {
+                return Err(Error::type_error(format!(
+                    "unhashable type: '{}'",
+                    other.type_name()
+                )))
+            }
         })
     }
 
     pub fn is_callable(&self) -> bool {
-        matches!(self, Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_))
+        matches!(
+            self,
+            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_)
+        )
     }
 
     /// A Python int, also from a bool or a 0-d integer array.
@@ -166,7 +176,11 @@ impl Value {
         match self {
             Value::Int(i) => Some(*i),
             Value::Bool(b) => Some(*b as i64),
-            Value::Array(a) if a.len() == 1 && a.ndim() == 0 && (a.dtype().is_int() || a.dtype() == DType::Bool) => {
+            Value::Array(a)
+                if a.len() == 1
+                    && a.ndim() == 0
+                    && (a.dtype().is_int() || a.dtype() == DType::Bool) =>
+            {
                 Some(a.buffer().get_i64(0))
             }
             _ => None,

@@ -20,7 +20,8 @@ pub fn float_arg(v: &Value) -> Result<Array> {
 }
 
 pub fn int_arg(name: &str, v: &Value) -> Result<i64> {
-    v.as_int().ok_or_else(|| Error::type_error(format!("{name} must be an int, got {}", v.type_name())))
+    v.as_int()
+        .ok_or_else(|| Error::type_error(format!("{name} must be an int, got {}", v.type_name())))
 }
 
 pub fn opt_int_arg(name: &str, v: &Value) -> Result<Option<i64>> {
@@ -31,7 +32,8 @@ pub fn opt_int_arg(name: &str, v: &Value) -> Result<Option<i64>> {
 }
 
 pub fn f64_arg(name: &str, v: &Value) -> Result<f64> {
-    v.as_f64().ok_or_else(|| Error::type_error(format!("{name} must be a number, got {}", v.type_name())))
+    v.as_f64()
+        .ok_or_else(|| Error::type_error(format!("{name} must be a number, got {}", v.type_name())))
 }
 
 pub fn bool_arg(v: &Value) -> Result<bool> {
@@ -41,7 +43,10 @@ pub fn bool_arg(v: &Value) -> Result<bool> {
 pub fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str> {
     match v {
         Value::Str(s) => Ok(s),
-        other => Err(Error::type_error(format!("{name} must be a string, got {}", other.type_name()))),
+        other => Err(Error::type_error(format!(
+            "{name} must be a string, got {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -51,14 +56,21 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
     Ok(match v {
         Value::None => None,
         Value::DType(d) => Some(*d),
-        Value::Str(s) => Some(DType::from_name(s).ok_or_else(|| Error::type_error(format!("unknown dtype '{s}'")))?),
+        Value::Str(s) => Some(
+            DType::from_name(s).ok_or_else(|| Error::type_error(format!("unknown dtype '{s}'")))?,
+        ),
         Value::Builtin(b) => Some(match &*b.name {
             "float" => numpy::DEFAULT_FLOAT,
             "int" => numpy::DEFAULT_INT,
             "bool" => DType::Bool,
             other => return Err(Error::type_error(format!("{other} is not a dtype"))),
         }),
-        other => return Err(Error::type_error(format!("expected a dtype, got {}", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "expected a dtype, got {}",
+                other.type_name()
+            )))
+        }
     })
 }
 

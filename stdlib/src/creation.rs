@@ -20,27 +20,95 @@ pub(crate) fn register(r: &mut Registry) {
     r.value("e", Value::Float(std::f64::consts::E));
     r.value("newaxis", Value::None);
     r.func("array(x, dtype=None)", "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).", array);
-    r.func("asarray(x, dtype=None)", "x as an array (no copy if it already is one of that dtype).", array);
-    r.func("zeros(shape, dtype=None)", "An array of zeros (float32 unless dtype is given).", zeros);
-    r.func("ones(shape, dtype=None)", "An array of ones (float32 unless dtype is given).", ones);
-    r.func("empty(shape, dtype=None)", "An array of the given shape (filled with zeros).", zeros);
-    r.func("full(shape, fill_value, dtype=None)", "An array filled with fill_value (its dtype unless given).", full);
-    r.func("zeros_like(x, dtype=None)", "Zeros with the shape and dtype of x.", zeros_like);
-    r.func("ones_like(x, dtype=None)", "Ones with the shape and dtype of x.", ones_like);
-    r.func("empty_like(x, dtype=None)", "An array with the shape and dtype of x (zeros).", zeros_like);
-    r.func("full_like(x, fill_value, dtype=None)", "fill_value with the shape and dtype of x.", full_like);
+    r.func(
+        "asarray(x, dtype=None)",
+        "x as an array (no copy if it already is one of that dtype).",
+        array,
+    );
+    r.func(
+        "zeros(shape, dtype=None)",
+        "An array of zeros (float32 unless dtype is given).",
+        zeros,
+    );
+    r.func(
+        "ones(shape, dtype=None)",
+        "An array of ones (float32 unless dtype is given).",
+        ones,
+    );
+    r.func(
+        "empty(shape, dtype=None)",
+        "An array of the given shape (filled with zeros).",
+        zeros,
+    );
+    r.func(
+        "full(shape, fill_value, dtype=None)",
+        "An array filled with fill_value (its dtype unless given).",
+        full,
+    );
+    r.func(
+        "zeros_like(x, dtype=None)",
+        "Zeros with the shape and dtype of x.",
+        zeros_like,
+    );
+    r.func(
+        "ones_like(x, dtype=None)",
+        "Ones with the shape and dtype of x.",
+        ones_like,
+    );
+    r.func(
+        "empty_like(x, dtype=None)",
+        "An array with the shape and dtype of x (zeros).",
+        zeros_like,
+    );
+    r.func(
+        "full_like(x, fill_value, dtype=None)",
+        "fill_value with the shape and dtype of x.",
+        full_like,
+    );
     r.func(
         "arange(start, stop=None, step=None, dtype=None)",
         "Evenly spaced values in [start, stop): int32 for int arguments, float32 if any is a float.",
         arange,
     );
-    r.func("eye(N, M=None, k=0, dtype=None)", "A 2-D array with ones on the k-th diagonal.", eye);
-    r.func("identity(n, dtype=None)", "The n x n identity matrix.", identity);
-    r.func("iota(dtype, shape, dimension=0)", "Indices 0, 1, 2, ... along one dimension of shape (lax.iota).", iota);
-    r.method("array", "astype(self, dtype)", "The array converted to dtype.", astype);
-    r.method("array", "copy(self)", "The same values (arrays are immutable, so no copy is needed).", |_, a| Ok(a[0].clone()));
-    r.method("array", "item(self)", "The value of a one-element array as a Python scalar.", item);
-    r.method("array", "tolist(self)", "The array as nested Python lists of scalars.", tolist);
+    r.func(
+        "eye(N, M=None, k=0, dtype=None)",
+        "A 2-D array with ones on the k-th diagonal.",
+        eye,
+    );
+    r.func(
+        "identity(n, dtype=None)",
+        "The n x n identity matrix.",
+        identity,
+    );
+    r.func(
+        "iota(dtype, shape, dimension=0)",
+        "Indices 0, 1, 2, ... along one dimension of shape (lax.iota).",
+        iota,
+    );
+    r.method(
+        "array",
+        "astype(self, dtype)",
+        "The array converted to dtype.",
+        astype,
+    );
+    r.method(
+        "array",
+        "copy(self)",
+        "The same values (arrays are immutable, so no copy is needed).",
+        |_, a| Ok(a[0].clone()),
+    );
+    r.method(
+        "array",
+        "item(self)",
+        "The value of a one-element array as a Python scalar.",
+        item,
+    );
+    r.method(
+        "array",
+        "tolist(self)",
+        "The array as nested Python lists of scalars.",
+        tolist,
+    );
 }
 
 fn array(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -92,17 +160,28 @@ fn full(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(Array::zeros(dtype_arg(&a[1])?.unwrap_or(x.dtype()), x.shape()))
+    ok(Array::zeros(
+        dtype_arg(&a[1])?.unwrap_or(x.dtype()),
+        x.shape(),
+    ))
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(filled(x.shape(), &Value::Int(1), dtype_arg(&a[1])?.unwrap_or(x.dtype()))?)
+    ok(filled(
+        x.shape(),
+        &Value::Int(1),
+        dtype_arg(&a[1])?.unwrap_or(x.dtype()),
+    )?)
 }
 
 fn full_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(filled(x.shape(), &a[1], dtype_arg(&a[2])?.unwrap_or(x.dtype()))?)
+    ok(filled(
+        x.shape(),
+        &a[1],
+        dtype_arg(&a[2])?.unwrap_or(x.dtype()),
+    )?)
 }
 
 fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -110,14 +189,24 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::None => (Value::Int(0), a[0].clone()),
         stop => (a[0].clone(), stop.clone()),
     };
-    let step = if matches!(a[2], Value::None) { Value::Int(1) } else { a[2].clone() };
-    let all_int = [&start, &stop, &step].iter().all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
+    let step = if matches!(a[2], Value::None) {
+        Value::Int(1)
+    } else {
+        a[2].clone()
+    };
+    let all_int = [&start, &stop, &step]
+        .iter()
+        .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
     let dtype = match dtype_arg(&a[3])? {
         Some(d) => d,
         None if all_int => numpy::DEFAULT_INT,
         None => numpy::DEFAULT_FLOAT,
     };
-    let (x0, x1, dx) = (f64_arg("start", &start)?, f64_arg("stop", &stop)?, f64_arg("step", &step)?);
+    let (x0, x1, dx) = (
+        f64_arg("start", &start)?,
+        f64_arg("stop", &stop)?,
+        f64_arg("step", &step)?,
+    );
     if dx == 0.0 {
         return Err(Error::value_error("arange: step must not be zero"));
     }
@@ -144,11 +233,17 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             vals[i * m + j as usize] = 1.0;
         }
     }
-    ok(numpy::convert(Array::new(&[n, m], Buffer::F64(vals)), dtype)?)
+    ok(numpy::convert(
+        Array::new(&[n, m], Buffer::F64(vals)),
+        dtype,
+    )?)
 }
 
 fn identity(i: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    eye(i, vec![a[0].clone(), Value::None, Value::Int(0), a[1].clone()])
+    eye(
+        i,
+        vec![a[0].clone(), Value::None, Value::Int(0), a[1].clone()],
+    )
 }
 
 fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -178,7 +273,11 @@ fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             };
         }
         let stride: usize = x.shape()[axis + 1..].iter().product();
-        Value::list((0..x.shape()[axis]).map(|i| build(x, axis + 1, offset + i * stride)).collect())
+        Value::list(
+            (0..x.shape()[axis])
+                .map(|i| build(x, axis + 1, offset + i * stride))
+                .collect(),
+        )
     }
     Ok(build(&x, 0, 0))
 }

@@ -60,7 +60,8 @@ impl Registry<'_> {
                 (short, Value::Builtin(Rc::new(b)))
             })
             .collect();
-        self.interp.set_builtin(name, Interp::make_module(name, doc, members));
+        self.interp
+            .set_builtin(name, Interp::make_module(name, doc, members));
     }
 
     pub fn value(&mut self, name: &str, v: Value) {
@@ -92,10 +93,16 @@ pub fn register_all(interp: &mut Interp) {
 pub fn session() -> Session {
     let mut s = Session::new();
     register_all(&mut s.interp);
-    s.run_script("<prelude>", PRELUDE).unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
+    s.run_script("<prelude>", PRELUDE)
+        .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
-    let names: Vec<(usize, Value)> =
-        s.interp.globals.iter_mut().enumerate().filter_map(|(i, v)| v.take().map(|v| (i, v))).collect();
+    let names: Vec<(usize, Value)> = s
+        .interp
+        .globals
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, v)| v.take().map(|v| (i, v)))
+        .collect();
     for (id, v) in names {
         let name = s.interp.interner.name(id as u32).to_string();
         s.interp.set_builtin(&name, v.clone());

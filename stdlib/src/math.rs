@@ -47,32 +47,92 @@ pub(crate) fn register(r: &mut Registry) {
         "ceil" => Ceil: "Smallest integer not less than x, elementwise.",
     );
     for (name, doc, f) in [
-        ("log2(x)", "Base-2 logarithm, elementwise.", log2 as NativeFn),
+        (
+            "log2(x)",
+            "Base-2 logarithm, elementwise.",
+            log2 as NativeFn,
+        ),
         ("log10(x)", "Base-10 logarithm, elementwise.", log10),
         ("exp2(x)", "2 to the power x, elementwise.", exp2),
         ("sign(x)", "-1, 0 or 1 by the sign of x, elementwise.", sign),
-        ("negative(x)", "-x, elementwise.", |_, a| numpy::unary(UnaryOp::Neg, &a[0])),
-        ("square(x)", "x * x, elementwise.", |_, a| numpy::binary(BinaryOp::Mul, &a[0], &a[0])),
-        ("reciprocal(x)", "1 / x, elementwise.", |_, a| numpy::binary(BinaryOp::Div, &Value::Float(1.0), &a[0])),
-        ("isnan(x)", "Whether each element is NaN.", |_, a| predicate(UnaryOp::IsNan, &a[0])),
-        ("isfinite(x)", "Whether each element is finite.", |_, a| predicate(UnaryOp::IsFinite, &a[0])),
+        ("negative(x)", "-x, elementwise.", |_, a| {
+            numpy::unary(UnaryOp::Neg, &a[0])
+        }),
+        ("square(x)", "x * x, elementwise.", |_, a| {
+            numpy::binary(BinaryOp::Mul, &a[0], &a[0])
+        }),
+        ("reciprocal(x)", "1 / x, elementwise.", |_, a| {
+            numpy::binary(BinaryOp::Div, &Value::Float(1.0), &a[0])
+        }),
+        ("isnan(x)", "Whether each element is NaN.", |_, a| {
+            predicate(UnaryOp::IsNan, &a[0])
+        }),
+        ("isfinite(x)", "Whether each element is finite.", |_, a| {
+            predicate(UnaryOp::IsFinite, &a[0])
+        }),
         ("isinf(x)", "Whether each element is +inf or -inf.", isinf),
         ("logical_not(x)", "Elementwise not, as bool.", logical_not),
-        ("invert(x)", "Bitwise (or logical, for bool) not.", |_, a| numpy::unary(UnaryOp::Not, &a[0])),
-        ("stop_gradient(x)", "x, treated as a constant by differentiation.", |_, a| Ok(a[0].clone())),
-        ("where(condition, x=None, y=None)", "Elements of x where condition is true, else of y (broadcast together).", where_),
-        ("clip(x, a_min=None, a_max=None)", "x limited to [a_min, a_max], elementwise.", clip),
-        ("dot(a, b)", "Dot product: matrix product for 2-D, sum over the last/second-to-last axes otherwise.", dot),
-        ("matmul(a, b)", "Matrix product with NumPy's broadcasting rules (the @ operator).", |_, a| numpy::matmul(&a[0], &a[1])),
+        (
+            "invert(x)",
+            "Bitwise (or logical, for bool) not.",
+            |_, a| numpy::unary(UnaryOp::Not, &a[0]),
+        ),
+        (
+            "stop_gradient(x)",
+            "x, treated as a constant by differentiation.",
+            |_, a| Ok(a[0].clone()),
+        ),
+        (
+            "where(condition, x=None, y=None)",
+            "Elements of x where condition is true, else of y (broadcast together).",
+            where_,
+        ),
+        (
+            "clip(x, a_min=None, a_max=None)",
+            "x limited to [a_min, a_max], elementwise.",
+            clip,
+        ),
+        (
+            "dot(a, b)",
+            "Dot product: matrix product for 2-D, sum over the last/second-to-last axes otherwise.",
+            dot,
+        ),
+        (
+            "matmul(a, b)",
+            "Matrix product with NumPy's broadcasting rules (the @ operator).",
+            |_, a| numpy::matmul(&a[0], &a[1]),
+        ),
         ("vdot(a, b)", "Dot product of the flattened arrays.", vdot),
-        ("einsum(subscripts, *operands)", "Einstein summation, e.g. einsum('bij,bjk->bik', a, b).", einsum),
-        ("round(x, ndigits=None)", "Round half to even (arrays) or Python rounding (numbers).", round),
-        ("abs(x)", "Absolute value (Python numbers stay numbers).", abs),
+        (
+            "einsum(subscripts, *operands)",
+            "Einstein summation, e.g. einsum('bij,bjk->bik', a, b).",
+            einsum,
+        ),
+        (
+            "round(x, ndigits=None)",
+            "Round half to even (arrays) or Python rounding (numbers).",
+            round,
+        ),
+        (
+            "abs(x)",
+            "Absolute value (Python numbers stay numbers).",
+            abs,
+        ),
     ] {
         r.func(name, doc, f);
     }
-    r.method("array", "round(self, decimals=0)", "Round half to even to the given decimals.", round);
-    r.method("array", "clip(self, a_min=None, a_max=None)", "Limit values to [a_min, a_max].", clip);
+    r.method(
+        "array",
+        "round(self, decimals=0)",
+        "Round half to even to the given decimals.",
+        round,
+    );
+    r.method(
+        "array",
+        "clip(self, a_min=None, a_max=None)",
+        "Limit values to [a_min, a_max].",
+        clip,
+    );
     r.method("array", "dot(self, b)", "Dot product with b.", dot);
     binary!(r,
         "add" => Add: "x + y, elementwise.",
@@ -97,13 +157,21 @@ pub(crate) fn register(r: &mut Registry) {
         "bitwise_or" => Or: "x | y, elementwise.",
         "bitwise_xor" => Xor: "x ^ y, elementwise.",
     );
-    for (name, op) in [("logical_and", BinaryOp::And), ("logical_or", BinaryOp::Or), ("logical_xor", BinaryOp::Xor)] {
+    for (name, op) in [
+        ("logical_and", BinaryOp::And),
+        ("logical_or", BinaryOp::Or),
+        ("logical_xor", BinaryOp::Xor),
+    ] {
         let f: NativeFn = match op {
             BinaryOp::And => |_, a| logical(BinaryOp::And, &a[0], &a[1]),
             BinaryOp::Or => |_, a| logical(BinaryOp::Or, &a[0], &a[1]),
             _ => |_, a| logical(BinaryOp::Xor, &a[0], &a[1]),
         };
-        r.func(&format!("{name}(x, y)"), "Elementwise logical operation, as bool.", f);
+        r.func(
+            &format!("{name}(x, y)"),
+            "Elementwise logical operation, as bool.",
+            f,
+        );
     }
 }
 
@@ -112,7 +180,11 @@ fn predicate(op: UnaryOp, v: &Value) -> Result<Value> {
     if !a.dtype().is_float() {
         // Integers and bools are always finite and never NaN.
         let truth = op == UnaryOp::IsFinite;
-        return ok(crate::creation::filled(a.shape(), &Value::Bool(truth), DType::Bool)?);
+        return ok(crate::creation::filled(
+            a.shape(),
+            &Value::Bool(truth),
+            DType::Bool,
+        )?);
     }
     ok(bind1(&Prim::Unary(op), vec![a])?)
 }
@@ -161,7 +233,11 @@ fn sign(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn abs(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     match &a[0] {
-        Value::Int(i) => Ok(Value::Int(i.checked_abs().ok_or_else(|| Error::value_error("integer overflow in abs"))?)),
+        Value::Int(i) => {
+            Ok(Value::Int(i.checked_abs().ok_or_else(|| {
+                Error::value_error("integer overflow in abs")
+            })?))
+        }
         Value::Float(f) => Ok(Value::Float(f.abs())),
         Value::Bool(b) => Ok(Value::Int(*b as i64)),
         v => {
@@ -186,12 +262,14 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 None => Value::Int(f.round_ties_even() as i64),
                 // Python rounds the exact binary value (2.675 is below 2.675 and
                 // rounds down); formatting with d digits does exactly that.
-                Some(d) if d >= 0 => Value::Float(format!("{:.*}", d as usize, f).parse().unwrap_or(*f)),
+                Some(d) if d >= 0 => {
+                    Value::Float(format!("{:.*}", d as usize, f).parse().unwrap_or(*f))
+                }
                 Some(d) => {
                     let scale = 10f64.powi((-d) as i32);
                     Value::Float((f / scale).round_ties_even() * scale)
                 }
-            })
+            });
         }
         _ => {}
     }
@@ -211,7 +289,9 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn where_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if matches!(a[1], Value::None) || matches!(a[2], Value::None) {
-        return Err(Error::type_error("where(condition) with one argument is not supported: pass x and y"));
+        return Err(Error::type_error(
+            "where(condition) with one argument is not supported: pass x and y",
+        ));
     }
     let c = numpy::convert(array_arg(&a[0])?, DType::Bool)?;
     let mut xy = numpy::promote(&[&a[1], &a[2]])?;
@@ -243,7 +323,12 @@ fn dot(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let mut ops = numpy::promote(&[&a[0], &a[1]])?;
     let y = ops.pop().unwrap();
     let x = ops.pop().unwrap();
-    let dims = DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![x.ndim() - 1], rhs_contract: vec![y.ndim() - 2] };
+    let dims = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![x.ndim() - 1],
+        rhs_contract: vec![y.ndim() - 2],
+    };
     ok(bind1(&Prim::DotGeneral(dims), vec![x, y])?)
 }
 
@@ -253,15 +338,30 @@ fn vdot(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = ops.pop().unwrap();
     let (nx, ny) = (x.len(), y.len());
     if nx != ny {
-        return Err(Error::shape_error(format!("vdot: {} and {} have different sizes", ty(&x), ty(&y))));
+        return Err(Error::shape_error(format!(
+            "vdot: {} and {} have different sizes",
+            ty(&x),
+            ty(&y)
+        )));
     }
-    let dims = DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![0], rhs_contract: vec![0] };
-    ok(bind1(&Prim::DotGeneral(dims), vec![numpy::reshape(x, &[nx])?, numpy::reshape(y, &[ny])?])?)
+    let dims = DotDims {
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+        lhs_contract: vec![0],
+        rhs_contract: vec![0],
+    };
+    ok(bind1(
+        &Prim::DotGeneral(dims),
+        vec![numpy::reshape(x, &[nx])?, numpy::reshape(y, &[ny])?],
+    )?)
 }
 
 /// `einsum` over one or two operands (more are contracted left to right).
 fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let spec: String = str_arg("subscripts", &a[0])?.chars().filter(|c| !c.is_whitespace()).collect();
+    let spec: String = str_arg("subscripts", &a[0])?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
     let operands = numpy::sequence_items(&a[1])?;
     let (inputs, output) = match spec.split_once("->") {
         Some((i, o)) => (i.to_string(), Some(o.to_string())),
@@ -269,16 +369,27 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     let terms: Vec<Vec<char>> = inputs.split(',').map(|t| t.chars().collect()).collect();
     if terms.len() != operands.len() {
-        return Err(Error::value_error(format!("einsum: '{spec}' names {} operands, got {}", terms.len(), operands.len())));
+        return Err(Error::value_error(format!(
+            "einsum: '{spec}' names {} operands, got {}",
+            terms.len(),
+            operands.len()
+        )));
     }
     if spec.contains('.') {
-        return Err(Error::value_error("einsum: ellipsis ('...') subscripts are not supported yet"));
+        return Err(Error::value_error(
+            "einsum: ellipsis ('...') subscripts are not supported yet",
+        ));
     }
     let output: Vec<char> = match output {
         Some(o) => o.chars().collect(),
         None => {
             // Implicit mode: indices that appear once, in alphabetical order.
-            let mut once: Vec<char> = terms.iter().flatten().copied().filter(|c| terms.iter().flatten().filter(|d| *d == c).count() == 1).collect();
+            let mut once: Vec<char> = terms
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|c| terms.iter().flatten().filter(|d| *d == c).count() == 1)
+                .collect();
             once.sort();
             once
         }
@@ -289,7 +400,12 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let all_terms = terms.clone();
     for (k, (x, t)) in arrays.into_iter().zip(terms).enumerate() {
         if t.len() != x.ndim() {
-            return Err(Error::shape_error(format!("einsum: operand {k} is {} but its subscripts '{}' name {} axes", ty(&x), t.iter().collect::<String>(), t.len())));
+            return Err(Error::shape_error(format!(
+                "einsum: operand {k} is {} but its subscripts '{}' name {} axes",
+                ty(&x),
+                t.iter().collect::<String>(),
+                t.len()
+            )));
         }
         if t.iter().enumerate().any(|(i, c)| t[..i].contains(c)) {
             return Err(Error::value_error("einsum: repeated subscripts within one operand (traces, diagonals) are not supported yet"));
@@ -308,10 +424,26 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     // Sum out what the output does not name, then order the axes.
     let sum_axes: Vec<usize> = (0..t.len()).filter(|&i| !output.contains(&t[i])).collect();
     let kept: Vec<char> = t.iter().copied().filter(|c| output.contains(c)).collect();
-    let x = if sum_axes.is_empty() { x } else { bind1(&Prim::Reduce { op: arr_kernels::ReduceOp::Sum, axes: sum_axes }, vec![x])? };
+    let x = if sum_axes.is_empty() {
+        x
+    } else {
+        bind1(
+            &Prim::Reduce {
+                op: arr_kernels::ReduceOp::Sum,
+                axes: sum_axes,
+            },
+            vec![x],
+        )?
+    };
     let perm: Vec<usize> = output
         .iter()
-        .map(|c| kept.iter().position(|d| d == c).ok_or_else(|| Error::value_error(format!("einsum: output subscript '{c}' does not appear in the inputs"))))
+        .map(|c| {
+            kept.iter().position(|d| d == c).ok_or_else(|| {
+                Error::value_error(format!(
+                    "einsum: output subscript '{c}' does not appear in the inputs"
+                ))
+            })
+        })
         .collect::<Result<_>>()?;
     ok(numpy::transpose(x, &perm)?)
 }
@@ -330,7 +462,11 @@ fn contract_pair(
     let pos = |t: &[char], c: char| t.iter().position(|&d| d == c).expect("index present");
     for &c in &shared {
         if lhs.shape()[pos(lt, c)] != rhs.shape()[pos(rt, c)] {
-            return Err(Error::shape_error(format!("einsum: index '{c}' has sizes {} and {}", lhs.shape()[pos(lt, c)], rhs.shape()[pos(rt, c)])));
+            return Err(Error::shape_error(format!(
+                "einsum: index '{c}' has sizes {} and {}",
+                lhs.shape()[pos(lt, c)],
+                rhs.shape()[pos(rt, c)]
+            )));
         }
     }
     let dims = DotDims {

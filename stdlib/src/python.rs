@@ -12,67 +12,270 @@ use std::cmp::Ordering;
 use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
-    r.func("print(*args, sep=' ', end='\\n')", "Print values separated by sep and followed by end.", print);
-    r.func("len(x)", "Number of items of a sequence, dict or string; the first axis of an array.", len);
-    r.func("range(start, stop=None, step=1)", "The integers from start (default 0) up to stop, by step.", range);
-    r.func("enumerate(xs, start=0)", "Pairs (i, x) for the items of xs, counting from start.", enumerate);
-    r.func("zip(*iterables)", "Tuples of corresponding items, as long as the shortest input.", zip);
+    r.func(
+        "print(*args, sep=' ', end='\\n')",
+        "Print values separated by sep and followed by end.",
+        print,
+    );
+    r.func(
+        "len(x)",
+        "Number of items of a sequence, dict or string; the first axis of an array.",
+        len,
+    );
+    r.func(
+        "range(start, stop=None, step=1)",
+        "The integers from start (default 0) up to stop, by step.",
+        range,
+    );
+    r.func(
+        "enumerate(xs, start=0)",
+        "Pairs (i, x) for the items of xs, counting from start.",
+        enumerate,
+    );
+    r.func(
+        "zip(*iterables)",
+        "Tuples of corresponding items, as long as the shortest input.",
+        zip,
+    );
     r.func("list(xs=())", "A new list of the items of xs.", list);
     r.func("tuple(xs=())", "A tuple of the items of xs.", tuple);
-    r.func("dict(pairs=None, **kwargs)", "A new dict from (key, value) pairs or another dict, plus keyword entries.", dict);
-    r.func("str(x='')", "The string form of x (what print shows).", str_);
-    r.func("repr(x)", "The printable representation of x (what the REPL shows).", repr);
-    r.func("int(x=0)", "x as a Python int (truncates floats; parses strings).", int);
-    r.func("float(x=0.0)", "x as a Python float (parses strings such as 'inf').", float);
+    r.func(
+        "dict(pairs=None, **kwargs)",
+        "A new dict from (key, value) pairs or another dict, plus keyword entries.",
+        dict,
+    );
+    r.func(
+        "str(x='')",
+        "The string form of x (what print shows).",
+        str_,
+    );
+    r.func(
+        "repr(x)",
+        "The printable representation of x (what the REPL shows).",
+        repr,
+    );
+    r.func(
+        "int(x=0)",
+        "x as a Python int (truncates floats; parses strings).",
+        int,
+    );
+    r.func(
+        "float(x=0.0)",
+        "x as a Python float (parses strings such as 'inf').",
+        float,
+    );
     r.func("bool(x=False)", "The truth value of x.", bool_);
-    r.func("sorted(xs, key=None, reverse=False)", "A new sorted list of the items of xs.", sorted);
-    r.func("reversed(xs)", "The items of xs in reverse order, as a list.", reversed);
-    r.func("map(f, *iterables)", "A list of f applied to corresponding items.", map);
-    r.func("filter(f, xs)", "A list of the items of xs for which f is true (truthy items if f is None).", filter);
+    r.func(
+        "sorted(xs, key=None, reverse=False)",
+        "A new sorted list of the items of xs.",
+        sorted,
+    );
+    r.func(
+        "reversed(xs)",
+        "The items of xs in reverse order, as a list.",
+        reversed,
+    );
+    r.func(
+        "map(f, *iterables)",
+        "A list of f applied to corresponding items.",
+        map,
+    );
+    r.func(
+        "filter(f, xs)",
+        "A list of the items of xs for which f is true (truthy items if f is None).",
+        filter,
+    );
     r.func("isinstance(x, types)", "Whether x is of one of the given types (int, float, str, list, tuple, dict, bool, ndarray).", isinstance);
-    r.func("type(x)", "The type name of x, e.g. 'int' or 'f32[3,4]'.", type_);
+    r.func(
+        "type(x)",
+        "The type name of x, e.g. 'int' or 'f32[3,4]'.",
+        type_,
+    );
     r.func("callable(x)", "Whether x can be called.", callable);
-    r.func("help(x)", "Show the signature and documentation of x.", help);
-    r.func("format(x, spec='')", "Format x with a format spec such as '.3f'.", format);
-    r.func("perf_counter()", "Seconds from a monotonic clock, for timing.", perf_counter);
+    r.func(
+        "help(x)",
+        "Show the signature and documentation of x.",
+        help,
+    );
+    r.func(
+        "format(x, spec='')",
+        "Format x with a format spec such as '.3f'.",
+        format,
+    );
+    r.func(
+        "perf_counter()",
+        "Seconds from a monotonic clock, for timing.",
+        perf_counter,
+    );
     r.func(
         "timeit(f, number=None, repeat=5)",
         "Time f() and return the best seconds per call over `repeat` runs of `number` calls (number chosen automatically if None).",
         timeit,
     );
-    r.func("block_until_ready(x)", "Wait until every array in the pytree x is computed and return x.", block_until_ready);
-    r.method("array", "block_until_ready(self)", "Wait until the array is computed and return it.", block_until_ready);
+    r.func(
+        "block_until_ready(x)",
+        "Wait until every array in the pytree x is computed and return x.",
+        block_until_ready,
+    );
+    r.method(
+        "array",
+        "block_until_ready(self)",
+        "Wait until the array is computed and return it.",
+        block_until_ready,
+    );
 
-    r.method("list", "append(self, x)", "Add x at the end of the list.", list_append);
-    r.method("list", "extend(self, xs)", "Add the items of xs at the end of the list.", list_extend);
-    r.method("list", "pop(self, i=-1)", "Remove and return the item at i (default the last).", list_pop);
-    r.method("list", "insert(self, i, x)", "Insert x before position i.", list_insert);
-    r.method("list", "index(self, x)", "The position of the first item equal to x.", list_index);
-    r.method("list", "count(self, x)", "How many items equal x.", list_count);
-    r.method("list", "copy(self)", "A shallow copy of the list.", list_copy);
-    r.method("list", "reverse(self)", "Reverse the list in place.", list_reverse);
-    r.method("list", "sort(self, key=None, reverse=False)", "Sort the list in place.", list_sort);
-    r.method("list", "remove(self, x)", "Remove the first item equal to x.", list_remove);
+    r.method(
+        "list",
+        "append(self, x)",
+        "Add x at the end of the list.",
+        list_append,
+    );
+    r.method(
+        "list",
+        "extend(self, xs)",
+        "Add the items of xs at the end of the list.",
+        list_extend,
+    );
+    r.method(
+        "list",
+        "pop(self, i=-1)",
+        "Remove and return the item at i (default the last).",
+        list_pop,
+    );
+    r.method(
+        "list",
+        "insert(self, i, x)",
+        "Insert x before position i.",
+        list_insert,
+    );
+    r.method(
+        "list",
+        "index(self, x)",
+        "The position of the first item equal to x.",
+        list_index,
+    );
+    r.method(
+        "list",
+        "count(self, x)",
+        "How many items equal x.",
+        list_count,
+    );
+    r.method(
+        "list",
+        "copy(self)",
+        "A shallow copy of the list.",
+        list_copy,
+    );
+    r.method(
+        "list",
+        "reverse(self)",
+        "Reverse the list in place.",
+        list_reverse,
+    );
+    r.method(
+        "list",
+        "sort(self, key=None, reverse=False)",
+        "Sort the list in place.",
+        list_sort,
+    );
+    r.method(
+        "list",
+        "remove(self, x)",
+        "Remove the first item equal to x.",
+        list_remove,
+    );
     r.method("list", "clear(self)", "Remove every item.", list_clear);
     r.method("dict", "keys(self)", "The keys, as a list.", dict_keys);
-    r.method("dict", "values(self)", "The values, as a list.", dict_values);
-    r.method("dict", "items(self)", "The (key, value) pairs, as a list.", dict_items);
-    r.method("dict", "get(self, key, default=None)", "The value for key, or default.", dict_get);
-    r.method("dict", "update(self, other)", "Insert every entry of other.", dict_update);
-    r.method("dict", "pop(self, key, default=None)", "Remove key and return its value (or default).", dict_pop);
-    r.method("dict", "copy(self)", "A shallow copy of the dict.", dict_copy);
-    r.method("dict", "setdefault(self, key, default=None)", "The value for key, inserting default first if missing.", dict_setdefault);
-    r.method("str", "join(self, xs)", "The strings of xs joined by this string.", str_join);
-    r.method("str", "split(self, sep=None)", "The words of the string (split at sep, or at whitespace).", str_split);
-    r.method("str", "upper(self)", "Upper-case copy.", |_, a| Ok(Value::str(&s(&a[0])?.to_uppercase())));
-    r.method("str", "lower(self)", "Lower-case copy.", |_, a| Ok(Value::str(&s(&a[0])?.to_lowercase())));
-    r.method("str", "strip(self)", "Copy without leading and trailing whitespace.", |_, a| Ok(Value::str(s(&a[0])?.trim())));
-    r.method("str", "replace(self, old, new)", "Copy with every old replaced by new.", str_replace);
-    r.method("str", "startswith(self, prefix)", "Whether the string starts with prefix.", |_, a| {
-        Ok(Value::Bool(s(&a[0])?.starts_with(s(&a[1])?)))
+    r.method(
+        "dict",
+        "values(self)",
+        "The values, as a list.",
+        dict_values,
+    );
+    r.method(
+        "dict",
+        "items(self)",
+        "The (key, value) pairs, as a list.",
+        dict_items,
+    );
+    r.method(
+        "dict",
+        "get(self, key, default=None)",
+        "The value for key, or default.",
+        dict_get,
+    );
+    r.method(
+        "dict",
+        "update(self, other)",
+        "Insert every entry of other.",
+        dict_update,
+    );
+    r.method(
+        "dict",
+        "pop(self, key, default=None)",
+        "Remove key and return its value (or default).",
+        dict_pop,
+    );
+    r.method(
+        "dict",
+        "copy(self)",
+        "A shallow copy of the dict.",
+        dict_copy,
+    );
+    r.method(
+        "dict",
+        "setdefault(self, key, default=None)",
+        "The value for key, inserting default first if missing.",
+        dict_setdefault,
+    );
+    r.method(
+        "str",
+        "join(self, xs)",
+        "The strings of xs joined by this string.",
+        str_join,
+    );
+    r.method(
+        "str",
+        "split(self, sep=None)",
+        "The words of the string (split at sep, or at whitespace).",
+        str_split,
+    );
+    r.method("str", "upper(self)", "Upper-case copy.", |_, a| {
+        Ok(Value::str(&s(&a[0])?.to_uppercase()))
     });
-    r.method("str", "endswith(self, suffix)", "Whether the string ends with suffix.", |_, a| Ok(Value::Bool(s(&a[0])?.ends_with(s(&a[1])?))));
-    r.method("str", "format(self, *args, **kwargs)", "Replace {} / {0} / {name} fields (with optional :spec).", str_format);
+    r.method("str", "lower(self)", "Lower-case copy.", |_, a| {
+        Ok(Value::str(&s(&a[0])?.to_lowercase()))
+    });
+    r.method(
+        "str",
+        "strip(self)",
+        "Copy without leading and trailing whitespace.",
+        |_, a| Ok(Value::str(s(&a[0])?.trim())),
+    );
+    r.method(
+        "str",
+        "replace(self, old, new)",
+        "Copy with every old replaced by new.",
+        str_replace,
+    );
+    r.method(
+        "str",
+        "startswith(self, prefix)",
+        "Whether the string starts with prefix.",
+        |_, a| Ok(Value::Bool(s(&a[0])?.starts_with(s(&a[1])?))),
+    );
+    r.method(
+        "str",
+        "endswith(self, suffix)",
+        "Whether the string ends with suffix.",
+        |_, a| Ok(Value::Bool(s(&a[0])?.ends_with(s(&a[1])?))),
+    );
+    r.method(
+        "str",
+        "format(self, *args, **kwargs)",
+        "Replace {} / {0} / {name} fields (with optional :spec).",
+        str_format,
+    );
 }
 
 fn s(v: &Value) -> Result<&str> {
@@ -83,7 +286,11 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let items = numpy::sequence_items(&a[0])?;
     let sep = display::str(&a[1]);
     let end = display::str(&a[2]);
-    let mut out = items.iter().map(display::str).collect::<Vec<_>>().join(&sep);
+    let mut out = items
+        .iter()
+        .map(display::str)
+        .collect::<Vec<_>>()
+        .join(&sep);
     out.push_str(&end);
     interp.write_out(&out);
     Ok(Value::None)
@@ -98,7 +305,12 @@ fn len(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::List(l) => l.borrow().len() as i64,
         Value::Tuple(t) => t.len() as i64,
         v @ Value::Range(..) => arr_runtime::value::range_len(v) as i64,
-        other => return Err(Error::type_error(format!("object of type '{}' has no len()", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "object of type '{}' has no len()",
+                other.type_name()
+            )))
+        }
     }))
 }
 
@@ -111,18 +323,33 @@ fn range(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if step == 0 {
         return Err(Error::value_error("range() arg 3 must not be zero"));
     }
-    Ok(Value::Range(std::rc::Rc::new(arr_runtime::value::RangeValue { start, stop, step })))
+    Ok(Value::Range(std::rc::Rc::new(
+        arr_runtime::value::RangeValue { start, stop, step },
+    )))
 }
 
 fn enumerate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let start = int_arg("start", &a[1])?;
-    Ok(Value::list(iter_items(&a[0])?.into_iter().enumerate().map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v])).collect()))
+    Ok(Value::list(
+        iter_items(&a[0])?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
+            .collect(),
+    ))
 }
 
 fn zip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[0])?.iter().map(iter_items).collect::<Result<_>>()?;
+    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[0])?
+        .iter()
+        .map(iter_items)
+        .collect::<Result<_>>()?;
     let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
-    Ok(Value::list((0..n).map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()))
+    Ok(Value::list(
+        (0..n)
+            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+            .collect(),
+    ))
 }
 
 fn list(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -168,20 +395,29 @@ fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Bool(b) => *b as i64,
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(Error::value_error(format!("cannot convert float {} to integer", display::py_float(*f))));
+                return Err(Error::value_error(format!(
+                    "cannot convert float {} to integer",
+                    display::py_float(*f)
+                )));
             }
             f.trunc() as i64
         }
-        Value::Str(st) => st
-            .trim()
-            .replace('_', "")
-            .parse()
-            .map_err(|_| Error::value_error(format!("invalid literal for int(): {}", display::repr(&a[0]))))?,
+        Value::Str(st) => st.trim().replace('_', "").parse().map_err(|_| {
+            Error::value_error(format!(
+                "invalid literal for int(): {}",
+                display::repr(&a[0])
+            ))
+        })?,
         Value::Array(x) => match numpy::item(x)? {
             Value::Float(f) => f.trunc() as i64,
             v => v.as_int().unwrap_or(0),
         },
-        other => return Err(Error::type_error(format!("int() argument must be a number or string, not {}", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "int() argument must be a number or string, not {}",
+                other.type_name()
+            )))
+        }
     }))
 }
 
@@ -193,11 +429,21 @@ fn float(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 "inf" | "+inf" | "infinity" => f64::INFINITY,
                 "-inf" | "-infinity" => f64::NEG_INFINITY,
                 "nan" => f64::NAN,
-                _ => t.parse().map_err(|_| Error::value_error(format!("could not convert string to float: {}", display::repr(&a[0]))))?,
+                _ => t.parse().map_err(|_| {
+                    Error::value_error(format!(
+                        "could not convert string to float: {}",
+                        display::repr(&a[0])
+                    ))
+                })?,
             }
         }
         Value::Array(x) => numpy::item(x)?.as_f64().unwrap_or(f64::NAN),
-        v => v.as_f64().ok_or_else(|| Error::type_error(format!("float() argument must be a number or string, not {}", v.type_name())))?,
+        v => v.as_f64().ok_or_else(|| {
+            Error::type_error(format!(
+                "float() argument must be a number or string, not {}",
+                v.type_name()
+            ))
+        })?,
     }))
 }
 
@@ -206,10 +452,18 @@ fn bool_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// Sort values with an optional key function, Python's way (stable).
-pub(crate) fn sort_values(interp: &mut Interp, items: Vec<Value>, key: &Value, reverse: bool) -> Result<Vec<Value>> {
+pub(crate) fn sort_values(
+    interp: &mut Interp,
+    items: Vec<Value>,
+    key: &Value,
+    reverse: bool,
+) -> Result<Vec<Value>> {
     let keys: Vec<Value> = match key {
         Value::None => items.clone(),
-        f => items.iter().map(|x| interp.call(f, vec![x.clone()], Vec::new())).collect::<Result<_>>()?,
+        f => items
+            .iter()
+            .map(|x| interp.call(f, vec![x.clone()], Vec::new()))
+            .collect::<Result<_>>()?,
     };
     let mut order: Vec<usize> = (0..items.len()).collect();
     let mut error = None;
@@ -232,7 +486,12 @@ pub(crate) fn sort_values(interp: &mut Interp, items: Vec<Value>, key: &Value, r
 
 fn sorted(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let items = iter_items(&a[0])?;
-    Ok(Value::list(sort_values(interp, items, &a[1], a[2].truthy()?)?))
+    Ok(Value::list(sort_values(
+        interp,
+        items,
+        &a[1],
+        a[2].truthy()?,
+    )?))
 }
 
 fn reversed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -242,11 +501,18 @@ fn reversed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[1])?.iter().map(iter_items).collect::<Result<_>>()?;
+    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[1])?
+        .iter()
+        .map(iter_items)
+        .collect::<Result<_>>()?;
     let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        out.push(interp.call(&a[0], lists.iter().map(|l| l[i].clone()).collect(), Vec::new())?);
+        out.push(interp.call(
+            &a[0],
+            lists.iter().map(|l| l[i].clone()).collect(),
+            Vec::new(),
+        )?);
     }
     Ok(Value::list(out))
 }
@@ -277,7 +543,12 @@ fn type_matches(x: &Value, t: &Value) -> Result<bool> {
             return Ok(false);
         }
         Value::DType(d) => return Ok(matches!(x, Value::Array(a) if a.dtype() == *d)),
-        other => return Err(Error::type_error(format!("isinstance() arg 2 must be a type, not {}", other.type_name()))),
+        other => {
+            return Err(Error::type_error(format!(
+                "isinstance() arg 2 must be a type, not {}",
+                other.type_name()
+            )))
+        }
     };
     Ok(match name.as_str() {
         "int" => matches!(x, Value::Int(_) | Value::Bool(_)),
@@ -289,7 +560,11 @@ fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "dict" => matches!(x, Value::Dict(_)),
         "array" | "asarray" => matches!(x, Value::Array(_)),
         "range" => matches!(x, Value::Range(..)),
-        other => return Err(Error::type_error(format!("isinstance() arg 2: {other} is not a type"))),
+        other => {
+            return Err(Error::type_error(format!(
+                "isinstance() arg 2: {other} is not a type"
+            )))
+        }
     })
 }
 
@@ -302,7 +577,9 @@ fn type_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn callable(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::Bool(a[0].is_callable() || matches!(a[0], Value::DType(_))))
+    Ok(Value::Bool(
+        a[0].is_callable() || matches!(a[0], Value::DType(_)),
+    ))
 }
 
 fn help(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -312,7 +589,10 @@ fn help(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::str(&display::format_spec(&a[0], str_arg("spec", &a[1])?)?))
+    Ok(Value::str(&display::format_spec(
+        &a[0],
+        str_arg("spec", &a[1])?,
+    )?))
 }
 
 thread_local! {
@@ -320,7 +600,9 @@ thread_local! {
 }
 
 fn perf_counter(_: &mut Interp, _: Vec<Value>) -> Result<Value> {
-    Ok(Value::Float(CLOCK_START.with(|s| s.elapsed().as_secs_f64())))
+    Ok(Value::Float(
+        CLOCK_START.with(|s| s.elapsed().as_secs_f64()),
+    ))
 }
 
 fn timeit(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -413,7 +695,13 @@ fn list_index(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn list_count(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::Int(the_list(&a[0]).borrow().iter().filter(|x| values_equal(x, &a[1])).count() as i64))
+    Ok(Value::Int(
+        the_list(&a[0])
+            .borrow()
+            .iter()
+            .filter(|x| values_equal(x, &a[1]))
+            .count() as i64,
+    ))
 }
 
 fn list_copy(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -450,25 +738,48 @@ fn list_clear(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn dict_keys(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::list(the_dict(&a[0]).borrow().keys().map(Key::to_value).collect()))
+    Ok(Value::list(
+        the_dict(&a[0]).borrow().keys().map(Key::to_value).collect(),
+    ))
 }
 
 fn dict_values(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::list(the_dict(&a[0]).borrow().values().cloned().collect()))
+    Ok(Value::list(
+        the_dict(&a[0]).borrow().values().cloned().collect(),
+    ))
 }
 
 fn dict_items(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::list(the_dict(&a[0]).borrow().iter().map(|(k, v)| Value::tuple(vec![k.to_value(), v.clone()])).collect()))
+    Ok(Value::list(
+        the_dict(&a[0])
+            .borrow()
+            .iter()
+            .map(|(k, v)| Value::tuple(vec![k.to_value(), v.clone()]))
+            .collect(),
+    ))
 }
 
 fn dict_get(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(the_dict(&a[0]).borrow().get(&a[1].to_key()?).cloned().unwrap_or_else(|| a[2].clone()))
+    Ok(the_dict(&a[0])
+        .borrow()
+        .get(&a[1].to_key()?)
+        .cloned()
+        .unwrap_or_else(|| a[2].clone()))
 }
 
 fn dict_update(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let other: Vec<(Key, Value)> = match &a[1] {
-        Value::Dict(o) => o.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        other => return Err(Error::type_error(format!("update() needs a dict, got {}", other.type_name()))),
+        Value::Dict(o) => o
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        other => {
+            return Err(Error::type_error(format!(
+                "update() needs a dict, got {}",
+                other.type_name()
+            )))
+        }
     };
     the_dict(&a[0]).borrow_mut().extend(other);
     Ok(Value::None)
@@ -489,7 +800,11 @@ fn dict_copy(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn dict_setdefault(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let k = a[1].to_key()?;
-    Ok(the_dict(&a[0]).borrow_mut().entry(k).or_insert_with(|| a[2].clone()).clone())
+    Ok(the_dict(&a[0])
+        .borrow_mut()
+        .entry(k)
+        .or_insert_with(|| a[2].clone())
+        .clone())
 }
 
 fn str_join(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -497,7 +812,10 @@ fn str_join(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .iter()
         .map(|v| match v {
             Value::Str(x) => Ok(x.to_string()),
-            other => Err(Error::type_error(format!("join() expects strings, found {}", other.type_name()))),
+            other => Err(Error::type_error(format!(
+                "join() expects strings, found {}",
+                other.type_name()
+            ))),
         })
         .collect::<Result<_>>()?;
     Ok(Value::str(&parts.join(s(&a[0])?)))
@@ -553,8 +871,14 @@ fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 } else {
                     kwargs.get(&Key::Str(name.into())).cloned()
                 };
-                let v = v.ok_or_else(|| Error::index_error(format!("format: no argument for field '{{{field}}}'")))?;
-                out.push_str(&if spec.is_empty() { display::str(&v) } else { display::format_spec(&v, spec)? });
+                let v = v.ok_or_else(|| {
+                    Error::index_error(format!("format: no argument for field '{{{field}}}'"))
+                })?;
+                out.push_str(&if spec.is_empty() {
+                    display::str(&v)
+                } else {
+                    display::format_spec(&v, spec)?
+                });
             }
             c => out.push(c),
         }

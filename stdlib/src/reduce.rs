@@ -5,11 +5,11 @@
 use crate::args::*;
 use crate::Registry;
 use arr_kernels::{ArgReduceOp, DType, ReduceOp, ScanOp};
+use arr_lang::ast::BinOp;
 use arr_runtime::eval::{binary_op, compare_values, iter_items};
 use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::{Error, Interp, Result, Value};
-use arr_lang::ast::BinOp;
 use std::cmp::Ordering;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -18,10 +18,16 @@ pub(crate) fn register(r: &mut Registry) {
         "Sum of array elements over axis (None: all axes). On a list or tuple, Python's sum (start + items).",
         sum,
     );
-    r.array_func("prod(x, axis=None, keepdims=False)", "Product of array elements over axis.", |_, a| {
-        reduce_numeric(ReduceOp::Prod, &a[0], &a[1], &a[2])
-    });
-    r.array_func("mean(x, axis=None, keepdims=False)", "Arithmetic mean over axis (float32 for integer input).", mean);
+    r.array_func(
+        "prod(x, axis=None, keepdims=False)",
+        "Product of array elements over axis.",
+        |_, a| reduce_numeric(ReduceOp::Prod, &a[0], &a[1], &a[2]),
+    );
+    r.array_func(
+        "mean(x, axis=None, keepdims=False)",
+        "Arithmetic mean over axis (float32 for integer input).",
+        mean,
+    );
     r.array_func(
         "max(*args, axis=None, keepdims=False, key=None)",
         "Maximum of an array over axis; with several arguments or a list of numbers, Python's max.",
@@ -32,25 +38,55 @@ pub(crate) fn register(r: &mut Registry) {
         "Minimum of an array over axis; with several arguments or a list of numbers, Python's min.",
         |i, a| extremum(i, a, ReduceOp::Min),
     );
-    r.array_func("all(x, axis=None, keepdims=False)", "Whether every element is true (over axis).", |_, a| logical(ReduceOp::All, &a));
-    r.array_func("any(x, axis=None, keepdims=False)", "Whether any element is true (over axis).", |_, a| logical(ReduceOp::Any, &a));
-    r.array_func("argmax(x, axis=None, keepdims=False)", "Index of the first maximum (of the flattened array if axis is None).", |_, a| {
-        arg_reduce(ArgReduceOp::ArgMax, &a)
+    r.array_func(
+        "all(x, axis=None, keepdims=False)",
+        "Whether every element is true (over axis).",
+        |_, a| logical(ReduceOp::All, &a),
+    );
+    r.array_func(
+        "any(x, axis=None, keepdims=False)",
+        "Whether any element is true (over axis).",
+        |_, a| logical(ReduceOp::Any, &a),
+    );
+    r.array_func(
+        "argmax(x, axis=None, keepdims=False)",
+        "Index of the first maximum (of the flattened array if axis is None).",
+        |_, a| arg_reduce(ArgReduceOp::ArgMax, &a),
+    );
+    r.array_func(
+        "argmin(x, axis=None, keepdims=False)",
+        "Index of the first minimum (of the flattened array if axis is None).",
+        |_, a| arg_reduce(ArgReduceOp::ArgMin, &a),
+    );
+    r.array_func(
+        "cumsum(x, axis=None, dtype=None)",
+        "Cumulative sum along axis (of the flattened array if None).",
+        |_, a| scan(ScanOp::Sum, &a),
+    );
+    r.array_func(
+        "cumprod(x, axis=None, dtype=None)",
+        "Cumulative product along axis (of the flattened array if None).",
+        |_, a| scan(ScanOp::Prod, &a),
+    );
+    r.func(
+        "count_nonzero(x, axis=None, keepdims=False)",
+        "Number of non-zero elements over axis.",
+        count_nonzero,
+    );
+    r.func("size(x)", "Number of elements of an array.", |_, a| {
+        Ok(Value::Int(array_arg(&a[0])?.len() as i64))
     });
-    r.array_func("argmin(x, axis=None, keepdims=False)", "Index of the first minimum (of the flattened array if axis is None).", |_, a| {
-        arg_reduce(ArgReduceOp::ArgMin, &a)
+    r.func("ndim(x)", "Number of axes of an array.", |_, a| {
+        Ok(Value::Int(array_arg(&a[0])?.ndim() as i64))
     });
-    r.array_func("cumsum(x, axis=None, dtype=None)", "Cumulative sum along axis (of the flattened array if None).", |_, a| {
-        scan(ScanOp::Sum, &a)
-    });
-    r.array_func("cumprod(x, axis=None, dtype=None)", "Cumulative product along axis (of the flattened array if None).", |_, a| {
-        scan(ScanOp::Prod, &a)
-    });
-    r.func("count_nonzero(x, axis=None, keepdims=False)", "Number of non-zero elements over axis.", count_nonzero);
-    r.func("size(x)", "Number of elements of an array.", |_, a| Ok(Value::Int(array_arg(&a[0])?.len() as i64)));
-    r.func("ndim(x)", "Number of axes of an array.", |_, a| Ok(Value::Int(array_arg(&a[0])?.ndim() as i64)));
     r.func("shape(x)", "The shape of an array, as a tuple.", |_, a| {
-        Ok(Value::tuple(array_arg(&a[0])?.shape().iter().map(|&d| Value::Int(d as i64)).collect()))
+        Ok(Value::tuple(
+            array_arg(&a[0])?
+                .shape()
+                .iter()
+                .map(|&d| Value::Int(d as i64))
+                .collect(),
+        ))
     });
 }
 
@@ -66,7 +102,9 @@ fn sum_input(v: &Value, dtype: &Value) -> Result<arr_kernels::Array> {
 }
 
 fn sum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..)) && matches!(a[1], Value::None) {
+    if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..))
+        && matches!(a[1], Value::None)
+    {
         let mut acc = a[4].clone();
         for item in iter_items(&a[0])? {
             acc = binary_op(BinOp::Add, acc, item)?;
@@ -87,7 +125,11 @@ fn mean(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let axes = numpy::parse_axes(&a[1], x.ndim())?;
     let n: usize = axes.iter().map(|&i| x.shape()[i]).product();
     let s = numpy::reduce(ReduceOp::Sum, x, &a[1], a[2].truthy()?)?;
-    numpy::binary(arr_kernels::BinaryOp::Div, &Value::Array(s), &Value::Float(n as f64))
+    numpy::binary(
+        arr_kernels::BinaryOp::Div,
+        &Value::Array(s),
+        &Value::Float(n as f64),
+    )
 }
 
 fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
@@ -99,38 +141,62 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
         }
         let keys: Vec<Value> = match key {
             Value::None => items.clone(),
-            f => items.iter().map(|x| interp.call(f, vec![x.clone()], Vec::new())).collect::<Result<_>>()?,
+            f => items
+                .iter()
+                .map(|x| interp.call(f, vec![x.clone()], Vec::new()))
+                .collect::<Result<_>>()?,
         };
         let mut best = 0;
         for i in 1..items.len() {
             let ord = compare_values(&keys[i], &keys[best])?;
-            if (op == ReduceOp::Max && ord == Ordering::Greater) || (op == ReduceOp::Min && ord == Ordering::Less) {
+            if (op == ReduceOp::Max && ord == Ordering::Greater)
+                || (op == ReduceOp::Min && ord == Ordering::Less)
+            {
                 best = i;
             }
         }
         Ok(items[best].clone())
     };
     match args.as_slice() {
-        [] => Err(Error::type_error("max()/min() expected at least 1 argument")),
-        [one] => match one {
-            Value::Array(_) => {
-                let x = array_arg(one)?;
-                if x.is_empty() && matches!(axis, Value::None) {
-                    return Err(Error::value_error(format!("zero-size array {} to reduction operation max/min which has no identity", ty(&x))));
+        [] => Err(Error::type_error(
+            "max()/min() expected at least 1 argument",
+        )),
+        [one] => {
+            match one {
+                Value::Array(_) => {
+                    let x = array_arg(one)?;
+                    if x.is_empty() && matches!(axis, Value::None) {
+                        return Err(Error::value_error(format!("zero-size array {} to reduction operation max/min which has no identity", ty(&x))));
+                    }
+                    let op = if x.dtype() == DType::Bool {
+                        if op == ReduceOp::Max {
+                            ReduceOp::Any
+                        } else {
+                            ReduceOp::All
+                        }
+                    } else {
+                        op
+                    };
+                    ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
                 }
-                let op = if x.dtype() == DType::Bool { if op == ReduceOp::Max { ReduceOp::Any } else { ReduceOp::All } } else { op };
-                ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
-            }
-            seq @ (Value::List(_) | Value::Tuple(_) | Value::Range(..)) if matches!(axis, Value::None) => {
-                let items = iter_items(seq)?;
-                if items.iter().any(|v| matches!(v, Value::Array(_))) {
-                    let x = array_arg(seq)?;
-                    return ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?);
+                seq @ (Value::List(_) | Value::Tuple(_) | Value::Range(..))
+                    if matches!(axis, Value::None) =>
+                {
+                    let items = iter_items(seq)?;
+                    if items.iter().any(|v| matches!(v, Value::Array(_))) {
+                        let x = array_arg(seq)?;
+                        return ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?);
+                    }
+                    python(items, interp)
                 }
-                python(items, interp)
+                other => ok(numpy::reduce(
+                    op,
+                    array_arg(other)?,
+                    axis,
+                    keepdims.truthy()?,
+                )?),
             }
-            other => ok(numpy::reduce(op, array_arg(other)?, axis, keepdims.truthy()?)?),
-        },
+        }
         many => {
             if many.iter().any(|v| matches!(v, Value::Array(_))) {
                 return Err(Error::type_error("max()/min() of several arrays: use maximum(a, b) / minimum(a, b) for elementwise"));
@@ -147,7 +213,11 @@ fn logical(op: ReduceOp, a: &[Value]) -> Result<Value> {
             let mut out = op == ReduceOp::All;
             for v in items {
                 let t = v.truthy()?;
-                if op == ReduceOp::All { out &= t } else { out |= t }
+                if op == ReduceOp::All {
+                    out &= t
+                } else {
+                    out |= t
+                }
             }
             return Ok(Value::Bool(out));
         }
@@ -168,7 +238,12 @@ fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
         }
         v => {
             let ax = normalize_axis(int_arg("axis", v)?, x.ndim())?;
-            keep_shape = x.shape().iter().enumerate().map(|(i, &d)| if i == ax { 1 } else { d }).collect();
+            keep_shape = x
+                .shape()
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| if i == ax { 1 } else { d })
+                .collect();
             ax
         }
     };
@@ -176,7 +251,11 @@ fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
         x = numpy::convert(x, DType::I32)?;
     }
     let r = bind1(&Prim::ArgReduce { op, axis }, vec![x])?;
-    ok(if keepdims { numpy::reshape(r, &keep_shape)? } else { r })
+    ok(if keepdims {
+        numpy::reshape(r, &keep_shape)?
+    } else {
+        r
+    })
 }
 
 fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
@@ -188,7 +267,14 @@ fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
         }
         v => normalize_axis(int_arg("axis", v)?, x.ndim())?,
     };
-    ok(bind1(&Prim::Scan { op, axis, reverse: false }, vec![x])?)
+    ok(bind1(
+        &Prim::Scan {
+            op,
+            axis,
+            reverse: false,
+        },
+        vec![x],
+    )?)
 }
 
 fn count_nonzero(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -13,44 +13,178 @@ use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
     for (sig, doc, f) in [
-        ("reshape(x, shape)", "The elements of x in a new shape (one entry may be -1).", reshape as NativeFn),
-        ("transpose(x, axes=None)", "Permute the axes (reverse them if axes is None).", transpose),
+        (
+            "reshape(x, shape)",
+            "The elements of x in a new shape (one entry may be -1).",
+            reshape as NativeFn,
+        ),
+        (
+            "transpose(x, axes=None)",
+            "Permute the axes (reverse them if axes is None).",
+            transpose,
+        ),
         ("swapaxes(x, axis1, axis2)", "Exchange two axes.", swapaxes),
-        ("moveaxis(x, source, destination)", "Move one axis to a new position.", moveaxis),
-        ("expand_dims(x, axis)", "Insert a size-1 axis at position axis.", expand_dims),
-        ("squeeze(x, axis=None)", "Remove size-1 axes (all, or the given ones).", squeeze),
+        (
+            "moveaxis(x, source, destination)",
+            "Move one axis to a new position.",
+            moveaxis,
+        ),
+        (
+            "expand_dims(x, axis)",
+            "Insert a size-1 axis at position axis.",
+            expand_dims,
+        ),
+        (
+            "squeeze(x, axis=None)",
+            "Remove size-1 axes (all, or the given ones).",
+            squeeze,
+        ),
         ("ravel(x)", "The elements as a 1-D array.", ravel),
-        ("broadcast_to(x, shape)", "x broadcast to shape.", broadcast_to),
-        ("concatenate(arrays, axis=0)", "Join arrays along an existing axis.", concatenate),
-        ("stack(arrays, axis=0)", "Join arrays along a new axis.", stack),
+        (
+            "broadcast_to(x, shape)",
+            "x broadcast to shape.",
+            broadcast_to,
+        ),
+        (
+            "concatenate(arrays, axis=0)",
+            "Join arrays along an existing axis.",
+            concatenate,
+        ),
+        (
+            "stack(arrays, axis=0)",
+            "Join arrays along a new axis.",
+            stack,
+        ),
         ("vstack(arrays)", "Stack arrays vertically (rows).", vstack),
-        ("hstack(arrays)", "Stack arrays horizontally (columns).", hstack),
-        ("split(x, indices_or_sections, axis=0)", "Split into equal sections or at the given indices.", split),
-        ("tile(x, reps)", "Repeat the whole array reps times along each axis.", tile),
-        ("repeat(x, repeats, axis=None)", "Repeat each element repeats times (flattened if axis is None).", repeat),
-        ("flip(x, axis=None)", "Reverse the order of elements along axis (all axes if None).", flip),
-        ("roll(x, shift, axis=None)", "Shift elements cyclically along axis (flattened if None).", roll),
-        ("take(x, indices, axis=None)", "Elements at indices along axis (of the flattened array if None).", take),
-        ("take_along_axis(arr, indices, axis)", "Pick values with an index array that matches arr's shape along axis.", take_along_axis),
-        ("sort(x, axis=-1)", "Sorted copy along axis (NaNs last).", sort),
-        ("argsort(x, axis=-1)", "Indices that sort x along axis (stable).", argsort),
-        ("diag(v, k=0)", "The k-th diagonal of a matrix, or a matrix with v on its k-th diagonal.", diag),
-        ("tril(x, k=0)", "Lower triangle: zeros above the k-th diagonal.", |_, a| triangle(&a, true)),
-        ("triu(x, k=0)", "Upper triangle: zeros below the k-th diagonal.", |_, a| triangle(&a, false)),
+        (
+            "hstack(arrays)",
+            "Stack arrays horizontally (columns).",
+            hstack,
+        ),
+        (
+            "split(x, indices_or_sections, axis=0)",
+            "Split into equal sections or at the given indices.",
+            split,
+        ),
+        (
+            "tile(x, reps)",
+            "Repeat the whole array reps times along each axis.",
+            tile,
+        ),
+        (
+            "repeat(x, repeats, axis=None)",
+            "Repeat each element repeats times (flattened if axis is None).",
+            repeat,
+        ),
+        (
+            "flip(x, axis=None)",
+            "Reverse the order of elements along axis (all axes if None).",
+            flip,
+        ),
+        (
+            "roll(x, shift, axis=None)",
+            "Shift elements cyclically along axis (flattened if None).",
+            roll,
+        ),
+        (
+            "take(x, indices, axis=None)",
+            "Elements at indices along axis (of the flattened array if None).",
+            take,
+        ),
+        (
+            "take_along_axis(arr, indices, axis)",
+            "Pick values with an index array that matches arr's shape along axis.",
+            take_along_axis,
+        ),
+        (
+            "sort(x, axis=-1)",
+            "Sorted copy along axis (NaNs last).",
+            sort,
+        ),
+        (
+            "argsort(x, axis=-1)",
+            "Indices that sort x along axis (stable).",
+            argsort,
+        ),
+        (
+            "diag(v, k=0)",
+            "The k-th diagonal of a matrix, or a matrix with v on its k-th diagonal.",
+            diag,
+        ),
+        (
+            "tril(x, k=0)",
+            "Lower triangle: zeros above the k-th diagonal.",
+            |_, a| triangle(&a, true),
+        ),
+        (
+            "triu(x, k=0)",
+            "Upper triangle: zeros below the k-th diagonal.",
+            |_, a| triangle(&a, false),
+        ),
         ("trace(x)", "Sum of the main diagonal.", trace),
     ] {
         r.func(sig, doc, f);
     }
-    r.method("array", "reshape(self, *shape)", "The elements in a new shape: x.reshape(2, 3) or x.reshape((2, 3)).", reshape_method);
-    r.method("array", "transpose(self, *axes)", "Permute the axes: x.transpose(1, 0).", transpose_method);
-    r.method("array", "flatten(self)", "The elements as a 1-D array.", ravel);
-    r.method("array", "ravel(self)", "The elements as a 1-D array.", ravel);
-    r.method("array", "squeeze(self, axis=None)", "Remove size-1 axes.", squeeze);
-    r.method("array", "swapaxes(self, axis1, axis2)", "Exchange two axes.", swapaxes);
-    r.method("array", "take(self, indices, axis=None)", "Elements at indices along axis.", take);
-    r.method("array", "sort(self, axis=-1)", "Sorted copy along axis.", sort);
-    r.method("array", "argsort(self, axis=-1)", "Indices that sort along axis.", argsort);
-    r.method("array", "repeat(self, repeats, axis=None)", "Repeat each element.", repeat);
+    r.method(
+        "array",
+        "reshape(self, *shape)",
+        "The elements in a new shape: x.reshape(2, 3) or x.reshape((2, 3)).",
+        reshape_method,
+    );
+    r.method(
+        "array",
+        "transpose(self, *axes)",
+        "Permute the axes: x.transpose(1, 0).",
+        transpose_method,
+    );
+    r.method(
+        "array",
+        "flatten(self)",
+        "The elements as a 1-D array.",
+        ravel,
+    );
+    r.method(
+        "array",
+        "ravel(self)",
+        "The elements as a 1-D array.",
+        ravel,
+    );
+    r.method(
+        "array",
+        "squeeze(self, axis=None)",
+        "Remove size-1 axes.",
+        squeeze,
+    );
+    r.method(
+        "array",
+        "swapaxes(self, axis1, axis2)",
+        "Exchange two axes.",
+        swapaxes,
+    );
+    r.method(
+        "array",
+        "take(self, indices, axis=None)",
+        "Elements at indices along axis.",
+        take,
+    );
+    r.method(
+        "array",
+        "sort(self, axis=-1)",
+        "Sorted copy along axis.",
+        sort,
+    );
+    r.method(
+        "array",
+        "argsort(self, axis=-1)",
+        "Indices that sort along axis.",
+        argsort,
+    );
+    r.method(
+        "array",
+        "repeat(self, repeats, axis=None)",
+        "Repeat each element.",
+        repeat,
+    );
 }
 
 fn axis_arg(v: &Value, ndim: usize) -> Result<usize> {
@@ -58,7 +192,10 @@ fn axis_arg(v: &Value, ndim: usize) -> Result<usize> {
 }
 
 fn do_reshape(x: Array, dims: &[Value]) -> Result<Value> {
-    let dims: Vec<i64> = dims.iter().map(|d| int_arg("shape entry", d)).collect::<Result<_>>()?;
+    let dims: Vec<i64> = dims
+        .iter()
+        .map(|d| int_arg("shape entry", d))
+        .collect::<Result<_>>()?;
     let shape = numpy::infer_shape(x.len(), &dims, &x)?;
     ok(numpy::reshape(x, &shape)?)
 }
@@ -82,7 +219,10 @@ fn reshape_method(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn do_transpose(x: Array, axes: Option<Vec<Value>>) -> Result<Value> {
     let perm: Vec<usize> = match axes {
         None => (0..x.ndim()).rev().collect(),
-        Some(axes) => axes.iter().map(|v| axis_arg(v, x.ndim())).collect::<Result<_>>()?,
+        Some(axes) => axes
+            .iter()
+            .map(|v| axis_arg(v, x.ndim()))
+            .collect::<Result<_>>()?,
     };
     ok(numpy::transpose(x, &perm)?)
 }
@@ -100,7 +240,10 @@ fn transpose_method(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if let [one @ (Value::List(_) | Value::Tuple(_))] = axes.as_slice() {
         axes = numpy::sequence_items(one)?;
     }
-    do_transpose(array_arg(&a[0])?, if axes.is_empty() { None } else { Some(axes) })
+    do_transpose(
+        array_arg(&a[0])?,
+        if axes.is_empty() { None } else { Some(axes) },
+    )
 }
 
 fn swapaxes(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -126,7 +269,10 @@ fn expand_dims(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         v => vec![v.clone()],
     };
     let out_ndim = x.ndim() + axes.len();
-    let mut axes: Vec<usize> = axes.iter().map(|v| axis_arg(v, out_ndim)).collect::<Result<_>>()?;
+    let mut axes: Vec<usize> = axes
+        .iter()
+        .map(|v| axis_arg(v, out_ndim))
+        .collect::<Result<_>>()?;
     axes.sort_unstable();
     let mut shape: Vec<usize> = x.shape().to_vec();
     for ax in axes {
@@ -143,10 +289,16 @@ fn squeeze(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     for &ax in &axes {
         if x.shape()[ax] != 1 {
-            return Err(Error::shape_error(format!("cannot squeeze axis {ax} of {}: its size is not 1", ty(&x))));
+            return Err(Error::shape_error(format!(
+                "cannot squeeze axis {ax} of {}: its size is not 1",
+                ty(&x)
+            )));
         }
     }
-    let shape: Vec<usize> = (0..x.ndim()).filter(|i| !axes.contains(i)).map(|i| x.shape()[i]).collect();
+    let shape: Vec<usize> = (0..x.ndim())
+        .filter(|i| !axes.contains(i))
+        .map(|i| x.shape()[i])
+        .collect();
     ok(numpy::reshape(x, &shape)?)
 }
 
@@ -157,13 +309,16 @@ fn ravel(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn broadcast_to(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    ok(numpy::broadcast_to(array_arg(&a[0])?, &numpy::parse_shape(&a[1])?)?)
+    ok(numpy::broadcast_to(
+        array_arg(&a[0])?,
+        &numpy::parse_shape(&a[1])?,
+    )?)
 }
 
 /// The items of a sequence of array-likes, promoted to one dtype.
 fn array_list(v: &Value) -> Result<Vec<Array>> {
     let items = match v {
-        Value::Array(x) if x.ndim() > 0 => arr_runtime::eval::iter_items(v)?.into_iter().map(|i| i).collect(),
+        Value::Array(x) if x.ndim() > 0 => arr_runtime::eval::iter_items(v)?,
         _ => numpy::sequence_items(v)?,
     };
     if items.is_empty() {
@@ -183,11 +338,19 @@ fn concat(arrays: Vec<Array>, axis: usize) -> Result<Array> {
 fn concatenate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let arrays = array_list(&a[0])?;
     if arrays[0].ndim() == 0 {
-        return Err(Error::shape_error("zero-dimensional arrays cannot be concatenated"));
+        return Err(Error::shape_error(
+            "zero-dimensional arrays cannot be concatenated",
+        ));
     }
     let axis = match &a[1] {
         Value::None => {
-            let flat = arrays.into_iter().map(|x| { let n = x.len(); numpy::reshape(x, &[n]) }).collect::<Result<_>>()?;
+            let flat = arrays
+                .into_iter()
+                .map(|x| {
+                    let n = x.len();
+                    numpy::reshape(x, &[n])
+                })
+                .collect::<Result<_>>()?;
             return ok(concat(flat, 0)?);
         }
         v => axis_arg(v, arrays[0].ndim())?,
@@ -198,12 +361,19 @@ fn concatenate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn stack_arrays(arrays: Vec<Array>, axis: &Value) -> Result<Array> {
     let first = arrays[0].shape().to_vec();
     if let Some(bad) = arrays.iter().find(|x| x.shape() != first.as_slice()) {
-        return Err(Error::shape_error(format!("stack: all arrays must have the same shape, got {} and {}", ty(&arrays[0]), ty(bad))));
+        return Err(Error::shape_error(format!(
+            "stack: all arrays must have the same shape, got {} and {}",
+            ty(&arrays[0]),
+            ty(bad)
+        )));
     }
     let axis = normalize_axis(int_arg("axis", axis)?, first.len() + 1)?;
     let mut shape = first.clone();
     shape.insert(axis, 1);
-    let expanded = arrays.into_iter().map(|x| numpy::reshape(x, &shape)).collect::<Result<_>>()?;
+    let expanded = arrays
+        .into_iter()
+        .map(|x| numpy::reshape(x, &shape))
+        .collect::<Result<_>>()?;
     concat(expanded, axis)
 }
 
@@ -224,20 +394,37 @@ fn at_least(x: Array, n: usize) -> Result<Array> {
 }
 
 fn vstack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let arrays = array_list(&a[0])?.into_iter().map(|x| at_least(x, 2)).collect::<Result<_>>()?;
+    let arrays = array_list(&a[0])?
+        .into_iter()
+        .map(|x| at_least(x, 2))
+        .collect::<Result<_>>()?;
     ok(concat(arrays, 0)?)
 }
 
 fn hstack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let arrays: Vec<Array> = array_list(&a[0])?.into_iter().map(|x| at_least(x, 1)).collect::<Result<_>>()?;
+    let arrays: Vec<Array> = array_list(&a[0])?
+        .into_iter()
+        .map(|x| at_least(x, 1))
+        .collect::<Result<_>>()?;
     let axis = if arrays[0].ndim() == 1 { 0 } else { 1 };
     ok(concat(arrays, axis)?)
 }
 
 /// `x[start:stop]` along one axis.
 fn slice_axis(x: &Array, axis: usize, start: usize, stop: usize) -> Result<Array> {
-    let mut idx: Vec<Value> = vec![Value::Slice(Rc::new(SliceValue { start: None, stop: None, step: None })); x.ndim()];
-    idx[axis] = Value::Slice(Rc::new(SliceValue { start: Some(start as i64), stop: Some(stop as i64), step: None }));
+    let mut idx: Vec<Value> = vec![
+        Value::Slice(Rc::new(SliceValue {
+            start: None,
+            stop: None,
+            step: None
+        }));
+        x.ndim()
+    ];
+    idx[axis] = Value::Slice(Rc::new(SliceValue {
+        start: Some(start as i64),
+        stop: Some(stop as i64),
+        step: None,
+    }));
     get_index(x, &Value::tuple(idx))
 }
 
@@ -257,12 +444,17 @@ fn split(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         v => {
             let k = int_arg("sections", v)?;
             if k <= 0 || n % k as usize != 0 {
-                return Err(Error::shape_error(format!("array split does not result in an equal division: {n} into {k}")));
+                return Err(Error::shape_error(format!(
+                    "array split does not result in an equal division: {n} into {k}"
+                )));
             }
             (0..=k as usize).map(|i| i * n / k as usize).collect()
         }
     };
-    let parts = bounds.windows(2).map(|w| slice_axis(&x, axis, w[0], w[1].max(w[0])).map(Value::Array)).collect::<Result<_>>()?;
+    let parts = bounds
+        .windows(2)
+        .map(|w| slice_axis(&x, axis, w[0], w[1].max(w[0])).map(Value::Array))
+        .collect::<Result<_>>()?;
     Ok(Value::list(parts))
 }
 
@@ -302,12 +494,21 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         v => {
             let c = array_arg(v)?;
             if c.len() != n {
-                return Err(Error::shape_error(format!("repeat: {} repeats for an axis of size {n}", c.len())));
+                return Err(Error::shape_error(format!(
+                    "repeat: {} repeats for an axis of size {n}",
+                    c.len()
+                )));
             }
-            (0..n).map(|i| c.buffer().get_i64(i).max(0) as usize).collect()
+            (0..n)
+                .map(|i| c.buffer().get_i64(i).max(0) as usize)
+                .collect()
         }
     };
-    let idx: Vec<i32> = counts.iter().enumerate().flat_map(|(i, &c)| std::iter::repeat_n(i as i32, c)).collect();
+    let idx: Vec<i32> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &c)| std::iter::repeat_n(i as i32, c))
+        .collect();
     let idx = Array::new(&[idx.len()], arr_kernels::Buffer::I32(idx));
     ok(bind1(&Prim::Gather { axis }, vec![x, idx])?)
 }
@@ -336,7 +537,17 @@ fn roll(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return ok(numpy::reshape(y, &shape)?);
     }
     let k = int_arg("shift", &a[1])?.rem_euclid(n as i64) as usize;
-    let rolled = if k == 0 { y } else { concat(vec![slice_axis(&y, axis, n - k, n)?, slice_axis(&y, axis, 0, n - k)?], axis)? };
+    let rolled = if k == 0 {
+        y
+    } else {
+        concat(
+            vec![
+                slice_axis(&y, axis, n - k, n)?,
+                slice_axis(&y, axis, 0, n - k)?,
+            ],
+            axis,
+        )?
+    };
     ok(numpy::reshape(rolled, &shape)?)
 }
 
@@ -352,14 +563,20 @@ fn take(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     let idx = array_arg(&a[1])?;
     if !idx.dtype().is_int() {
-        return Err(Error::type_error(format!("take: indices must be integers, got {}", ty(&idx))));
+        return Err(Error::type_error(format!(
+            "take: indices must be integers, got {}",
+            ty(&idx)
+        )));
     }
     // Negative indices count from the end; the rest is clamped by the gather.
     let n = Value::Int(x.shape()[axis] as i64);
     let idx_v = Value::Array(idx);
     let neg = numpy::binary(arr_kernels::BinaryOp::Lt, &idx_v, &Value::Int(0))?;
     let wrapped = numpy::binary(arr_kernels::BinaryOp::Add, &idx_v, &n)?;
-    let fixed = bind1(&Prim::Select, vec![array_arg(&neg)?, array_arg(&wrapped)?, array_arg(&idx_v)?])?;
+    let fixed = bind1(
+        &Prim::Select,
+        vec![array_arg(&neg)?, array_arg(&wrapped)?, array_arg(&idx_v)?],
+    )?;
     ok(bind1(&Prim::Gather { axis }, vec![x, fixed])?)
 }
 
@@ -367,7 +584,11 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let idx = array_arg(&a[1])?;
     if idx.ndim() != x.ndim() {
-        return Err(Error::shape_error(format!("take_along_axis: indices {} and array {} must have the same rank", ty(&idx), ty(&x))));
+        return Err(Error::shape_error(format!(
+            "take_along_axis: indices {} and array {} must have the same rank",
+            ty(&idx),
+            ty(&x)
+        )));
     }
     let axis = axis_arg(&a[2], x.ndim())?;
     // Index every other axis with a broadcastable iota: x[i0, i1, idx, i3...].
@@ -378,7 +599,14 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         } else {
             let mut shape = vec![1; x.ndim()];
             shape[d] = x.shape()[d];
-            let iota = bind1(&Prim::Iota { dtype: DType::I32, shape: shape.clone(), dim: d }, vec![])?;
+            let iota = bind1(
+                &Prim::Iota {
+                    dtype: DType::I32,
+                    shape: shape.clone(),
+                    dim: d,
+                },
+                vec![],
+            )?;
             items.push(Value::Array(iota));
         }
     }
@@ -397,7 +625,11 @@ fn sort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn argsort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let axis = axis_arg(&a[1], x.ndim().max(1))?;
-    let x = if x.ndim() == 0 { numpy::reshape(x, &[1])? } else { x };
+    let x = if x.ndim() == 0 {
+        numpy::reshape(x, &[1])?
+    } else {
+        x
+    };
     ok(bind1(&Prim::Argsort { axis }, vec![x])?)
 }
 
@@ -407,13 +639,18 @@ fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     match v.ndim() {
         1 => {
             let n = v.len() + k.unsigned_abs() as usize;
-            let (rows, cols): (Vec<i32>, Vec<i32>) =
-                (0..v.len() as i64).map(|i| ((i - k.min(0)) as i32, (i + k.max(0)) as i32)).unzip();
+            let (rows, cols): (Vec<i32>, Vec<i32>) = (0..v.len() as i64)
+                .map(|i| ((i - k.min(0)) as i32, (i + k.max(0)) as i32))
+                .unzip();
             let zeros = Array::zeros(v.dtype(), &[n, n]);
             let rows = Array::new(&[rows.len()], arr_kernels::Buffer::I32(rows));
             let cols = Array::new(&[cols.len()], arr_kernels::Buffer::I32(cols));
             let idx = Value::tuple(vec![Value::Array(rows), Value::Array(cols)]);
-            ok(arr_runtime::index::set_index(&zeros, &idx, &Value::Array(v))?)
+            ok(arr_runtime::index::set_index(
+                &zeros,
+                &idx,
+                &Value::Array(v),
+            )?)
         }
         2 => {
             let (n, m) = (v.shape()[0] as i64, v.shape()[1] as i64);
@@ -427,22 +664,46 @@ fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ]);
             ok(get_index(&v, &idx)?)
         }
-        _ => Err(Error::shape_error(format!("diag needs a 1-D or 2-D array, got {}", ty(&v)))),
+        _ => Err(Error::shape_error(format!(
+            "diag needs a 1-D or 2-D array, got {}",
+            ty(&v)
+        ))),
     }
 }
 
 fn triangle(a: &[Value], lower: bool) -> Result<Value> {
     let x = array_arg(&a[0])?;
     if x.ndim() < 2 {
-        return Err(Error::shape_error(format!("tril/triu need at least 2 axes, got {}", ty(&x))));
+        return Err(Error::shape_error(format!(
+            "tril/triu need at least 2 axes, got {}",
+            ty(&x)
+        )));
     }
     let k = int_arg("k", &a[1])?;
     let nd = x.ndim();
     let (n, m) = (x.shape()[nd - 2], x.shape()[nd - 1]);
-    let rows = Value::Array(bind1(&Prim::Iota { dtype: DType::I32, shape: vec![n, m], dim: 0 }, vec![])?);
-    let cols = Value::Array(bind1(&Prim::Iota { dtype: DType::I32, shape: vec![n, m], dim: 1 }, vec![])?);
+    let rows = Value::Array(bind1(
+        &Prim::Iota {
+            dtype: DType::I32,
+            shape: vec![n, m],
+            dim: 0,
+        },
+        vec![],
+    )?);
+    let cols = Value::Array(bind1(
+        &Prim::Iota {
+            dtype: DType::I32,
+            shape: vec![n, m],
+            dim: 1,
+        },
+        vec![],
+    )?);
     let shifted = numpy::binary(arr_kernels::BinaryOp::Add, &rows, &Value::Int(k))?;
-    let op = if lower { arr_kernels::BinaryOp::Le } else { arr_kernels::BinaryOp::Ge };
+    let op = if lower {
+        arr_kernels::BinaryOp::Le
+    } else {
+        arr_kernels::BinaryOp::Ge
+    };
     let mask = array_arg(&numpy::binary(op, &cols, &shifted)?)?;
     let zero = numpy::to_array_as(&Value::Int(0), x.dtype())?;
     ok(bind1(&Prim::Select, vec![mask, x, zero])?)
@@ -450,5 +711,10 @@ fn triangle(a: &[Value], lower: bool) -> Result<Value> {
 
 fn trace(i: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let d = diag(i, vec![a[0].clone(), Value::Int(0)])?;
-    ok(numpy::reduce(arr_kernels::ReduceOp::Sum, array_arg(&d)?, &Value::None, false)?)
+    ok(numpy::reduce(
+        arr_kernels::ReduceOp::Sum,
+        array_arg(&d)?,
+        &Value::None,
+        false,
+    )?)
 }
