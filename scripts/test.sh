@@ -26,4 +26,14 @@ ARR_PYTHON="$(python_with_numpy)"
 export ARR_PYTHON
 export PYTHONPATH="${PYTHONPATH:-}${PYTHONPATH:+:}$PWD/.venv/site"
 echo "numpy for the interop tests: $("$ARR_PYTHON" -c 'import numpy; print(numpy.__version__)')"
-cargo test --workspace "$@"
+# Keep cargo's own output, and close with one line that totals every test
+# binary (cargo prints a result line per binary, the last often a doc-test one).
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"

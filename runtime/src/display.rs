@@ -91,6 +91,26 @@ fn py_str_repr(s: &str) -> String {
 
 /// `str(v)`: what `print` shows.
 pub fn str(v: &Value) -> String {
+    // Containers can hold themselves (`l.append(l)`); print `[...]` past a
+    // depth instead of recursing until the stack runs out.
+    thread_local! {
+        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    let container = matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_));
+    if container && DEPTH.with(|d| d.get()) > 100 {
+        return match v {
+            Value::Dict(_) => "{...}".into(),
+            Value::Tuple(_) => "(...)".into(),
+            _ => "[...]".into(),
+        };
+    }
+    DEPTH.with(|d| d.set(d.get() + 1));
+    let out = str_inner(v);
+    DEPTH.with(|d| d.set(d.get() - 1));
+    out
+}
+
+fn str_inner(v: &Value) -> String {
     match v {
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),

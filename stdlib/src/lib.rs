@@ -110,6 +110,27 @@ pub fn session() -> Session {
             s.interp.add_method("array", &name, v);
         }
     }
+    // `np.zeros`, `jnp.sum`: JAX and NumPy users' habits, resolved to the same builtins.
+    let mut members: Vec<(String, Value)> = s
+        .interp
+        .builtins
+        .iter()
+        .enumerate()
+        .filter_map(|(id, v)| {
+            v.clone()
+                .map(|v| (s.interp.interner.name(id as u32).to_string(), v))
+        })
+        .filter(|(name, v)| !matches!(v, Value::Module(_)) && !name.starts_with('_'))
+        .collect();
+    members.sort_by(|a, b| a.0.cmp(&b.0));
+    for alias in ["np", "jnp"] {
+        let module = Interp::make_module(
+            alias,
+            "NumPy names (the same functions as the globals).",
+            members.clone(),
+        );
+        s.interp.set_builtin(alias, module);
+    }
     s
 }
 

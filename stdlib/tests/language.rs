@@ -364,3 +364,23 @@ fn errors_name_shapes_and_lines() {
         "#]],
     );
 }
+
+#[test]
+fn numpy_and_jax_module_aliases() {
+    check(
+        "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.softmax is softmax)\n",
+        expect![[r#"
+            3.0 float32 float32 True
+        "#]],
+    );
+}
+
+#[test]
+fn self_referential_containers_do_not_crash() {
+    check(
+        "l = [1]\nl.append(l)\nprint(len(str(l)) > 0, l == l)\n",
+        expect![[r#"
+            True True
+        "#]],
+    );
+}
