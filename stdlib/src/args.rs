@@ -78,3 +78,33 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
 pub fn ok(a: Array) -> Result<Value> {
     Ok(Value::Array(a))
 }
+
+/// NumPy's `axis=None` convention for functions of one axis: None means
+/// "flatten first, then axis 0". Returns the array to work on and the axis.
+pub fn flatten_or_axis(x: Array, axis: &Value) -> Result<(Array, usize)> {
+    match axis {
+        Value::None => {
+            let n = x.len();
+            Ok((numpy::reshape(x, &[n])?, 0))
+        }
+        v => {
+            let ax = numpy::normalize_axis(int_arg("axis", v)?, x.ndim())?;
+            Ok((x, ax))
+        }
+    }
+}
+
+/// The sort keys of `items`: the items themselves, or `key(item)` for each.
+pub fn key_values(
+    interp: &mut arr_runtime::Interp,
+    items: &[Value],
+    key: &Value,
+) -> Result<Vec<Value>> {
+    match key {
+        Value::None => Ok(items.to_vec()),
+        f => items
+            .iter()
+            .map(|x| interp.call(f, vec![x.clone()], Vec::new()))
+            .collect(),
+    }
+}

@@ -458,13 +458,7 @@ pub(crate) fn sort_values(
     key: &Value,
     reverse: bool,
 ) -> Result<Vec<Value>> {
-    let keys: Vec<Value> = match key {
-        Value::None => items.clone(),
-        f => items
-            .iter()
-            .map(|x| interp.call(f, vec![x.clone()], Vec::new()))
-            .collect::<Result<_>>()?,
-    };
+    let keys = key_values(interp, &items, key)?;
     let mut order: Vec<usize> = (0..items.len()).collect();
     let mut error = None;
     order.sort_by(|&i, &j| {

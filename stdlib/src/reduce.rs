@@ -139,13 +139,7 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
         if items.is_empty() {
             return Err(Error::value_error("max()/min() arg is an empty sequence"));
         }
-        let keys: Vec<Value> = match key {
-            Value::None => items.clone(),
-            f => items
-                .iter()
-                .map(|x| interp.call(f, vec![x.clone()], Vec::new()))
-                .collect::<Result<_>>()?,
-        };
+        let keys = key_values(interp, &items, key)?;
         let mut best = 0;
         for i in 1..items.len() {
             let ord = compare_values(&keys[i], &keys[best])?;
@@ -259,14 +253,7 @@ fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
 }
 
 fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
-    let mut x = sum_input(&a[0], &a[2])?;
-    let axis = match &a[1] {
-        Value::None => {
-            x = numpy::reshape(x.clone(), &[x.len()])?;
-            0
-        }
-        v => normalize_axis(int_arg("axis", v)?, x.ndim())?,
-    };
+    let (x, axis) = flatten_or_axis(sum_input(&a[0], &a[2])?, &a[1])?;
     ok(bind1(
         &Prim::Scan {
             op,

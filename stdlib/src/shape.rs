@@ -479,15 +479,7 @@ fn tile(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let mut x = array_arg(&a[0])?;
-    let axis = match &a[2] {
-        Value::None => {
-            let n = x.len();
-            x = numpy::reshape(x, &[n])?;
-            0
-        }
-        v => axis_arg(v, x.ndim())?,
-    };
+    let (x, axis) = flatten_or_axis(array_arg(&a[0])?, &a[2])?;
     let n = x.shape()[axis];
     let counts: Vec<usize> = match &a[1] {
         Value::Int(k) => vec![(*k).max(0) as usize; n],
@@ -522,16 +514,7 @@ fn flip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn roll(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let shape = x.shape().to_vec();
-    let (y, axis) = match &a[2] {
-        Value::None => {
-            let n = x.len();
-            (numpy::reshape(x, &[n])?, 0)
-        }
-        v => {
-            let ax = axis_arg(v, x.ndim())?;
-            (x, ax)
-        }
-    };
+    let (y, axis) = flatten_or_axis(x, &a[2])?;
     let n = y.shape()[axis];
     if n == 0 {
         return ok(numpy::reshape(y, &shape)?);
@@ -552,15 +535,7 @@ fn roll(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn take(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let mut x = array_arg(&a[0])?;
-    let axis = match &a[2] {
-        Value::None => {
-            let n = x.len();
-            x = numpy::reshape(x, &[n])?;
-            0
-        }
-        v => axis_arg(v, x.ndim())?,
-    };
+    let (x, axis) = flatten_or_axis(array_arg(&a[0])?, &a[2])?;
     let idx = array_arg(&a[1])?;
     if !idx.dtype().is_int() {
         return Err(Error::type_error(format!(

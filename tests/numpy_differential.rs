@@ -1,0 +1,33 @@
+//! Differential test against the real NumPy package: the expressions of
+//! `numpy_differential.txt` must give NumPy's values. Runs when a Python with
+//! numpy is available (`ARR_PYTHON`, as the test script provides), and says
+//! so clearly when it is skipped.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn agrees_with_numpy() {
+    let python = std::env::var("ARR_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_numpy = Command::new(&python)
+        .args(["-c", "import numpy"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_numpy {
+        println!("skipping: numpy not available to {python} (scripts/test.sh installs it)");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/numpy_differential.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_arr"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert!(
+        out.status.success(),
+        "arr disagrees with NumPy:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
