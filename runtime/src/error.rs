@@ -21,6 +21,8 @@ pub enum ErrorKind {
     /// Ctrl-C: the computation stopped at a safe point; nothing was lost.
     KeyboardInterrupt,
     RecursionError,
+    /// An array too large for the memory available.
+    MemoryError,
     /// `raise` of a user value, and anything else.
     RuntimeError,
 }
@@ -41,6 +43,7 @@ impl ErrorKind {
             ErrorKind::IOError => "IOError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::RecursionError => "RecursionError",
+            ErrorKind::MemoryError => "MemoryError",
             ErrorKind::RuntimeError => "RuntimeError",
         }
     }

@@ -589,6 +589,30 @@ impl Prim {
     }
 }
 
+/// Fail cleanly, instead of aborting the process, when an array of this type
+/// cannot be allocated: sizes that overflow, or more than the system will give.
+pub fn check_alloc(shape: &[usize], dtype: DType) -> Result<()> {
+    let too_big = || {
+        Error::new(
+            crate::ErrorKind::MemoryError,
+            format!(
+                "cannot allocate an array of type {}",
+                type_str(shape, dtype)
+            ),
+        )
+    };
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.size_bytes(), |acc, &d| acc.checked_mul(d))
+        .ok_or_else(too_big)?;
+    // Small arrays always fit; for large ones, ask the allocator first
+    // (nothing is touched, so this costs one mapping and unmapping).
+    if bytes > 1 << 30 && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+        return Err(too_big());
+    }
+    Ok(())
+}
+
 /// Apply a primitive: check its shape rule, then evaluate (eagerly, on the CPU).
 /// The one entry point of every array operation.
 pub fn bind(prim: &Prim, args: impl Into<Args>) -> Result<Outs> {
@@ -597,7 +621,9 @@ pub fn bind(prim: &Prim, args: impl Into<Args>) -> Result<Outs> {
     for a in &args {
         avals.push(Aval::of(a));
     }
-    prim.shape_rule(&avals)?;
+    for out in prim.shape_rule(&avals)? {
+        check_alloc(&out.shape, out.dtype)?;
+    }
     Ok(prim.eval(args))
 }
 

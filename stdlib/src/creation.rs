@@ -4,7 +4,7 @@ use crate::args::*;
 use crate::Registry;
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::numpy::{self, parse_shape};
-use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::prim::{bind1, check_alloc, Prim};
 use arr_runtime::{Error, Interp, Result, Value};
 
 pub(crate) fn register(r: &mut Registry) {
@@ -124,6 +124,7 @@ fn array(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 /// `x` repeated into `shape` as an array of `dtype`.
 pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Array> {
+    check_alloc(shape, dtype)?;
     let scalar = numpy::to_array_as(x, dtype)?;
     if scalar.ndim() != 0 {
         return numpy::broadcast_to(scalar, shape);
@@ -142,7 +143,9 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Array> 
 
 fn zeros(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
-    ok(Array::zeros(dtype, &parse_shape(&a[0])?))
+    let shape = parse_shape(&a[0])?;
+    check_alloc(&shape, dtype)?;
+    ok(Array::zeros(dtype, &shape))
 }
 
 fn ones(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -160,10 +163,9 @@ fn full(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(Array::zeros(
-        dtype_arg(&a[1])?.unwrap_or(x.dtype()),
-        x.shape(),
-    ))
+    let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
+    check_alloc(x.shape(), dtype)?;
+    ok(Array::zeros(dtype, x.shape()))
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -211,6 +213,7 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return Err(Error::value_error("arange: step must not be zero"));
     }
     let n = ((x1 - x0) / dx).ceil().max(0.0) as usize;
+    check_alloc(&[n], DType::F64)?;
     if all_int {
         let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
         let ints: Vec<i64> = (0..n as i64).map(|k| i0 + k * di).collect();
@@ -226,6 +229,7 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let m = opt_int_arg("M", &a[1])?.map_or(n, |m| m.max(0) as usize);
     let k = int_arg("k", &a[2])?;
     let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    check_alloc(&[n, m], DType::F64)?;
     let mut vals = vec![0.0f64; n * m];
     for i in 0..n {
         let j = i as i64 + k;
