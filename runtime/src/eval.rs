@@ -435,8 +435,8 @@ impl Interp {
                 .load(*var, name, f)
                 .map_err(|err| err.at(|| f.loc(e.span))),
             ExprKind::Binary(op, l, r) => {
-                let a = self.eval(l, f)?;
-                let b = self.eval(r, f)?;
+                let a = self.eval_operand(l, f)?;
+                let b = self.eval_operand(r, f)?;
                 // Python numbers in the interpreter's inner loops, without a call.
                 let fast = match (&a, &b) {
                     (Value::Float(x), Value::Float(y)) => float_fast(*op, *x, *y),
@@ -453,6 +453,22 @@ impl Interp {
             _ => self
                 .eval_other(e, f)
                 .map_err(|err| err.at(|| f.loc(e.span))),
+        }
+    }
+
+    /// An operand of an operator: constants and local numbers are read here,
+    /// without a recursive `eval` call (the common leaves of arithmetic).
+    #[inline(always)]
+    fn eval_operand(&mut self, e: &Expr, f: &mut Frame) -> Result<Value> {
+        match &e.kind {
+            ExprKind::Const(Value::Float(x)) => Ok(Value::Float(*x)),
+            ExprKind::Const(Value::Int(x)) => Ok(Value::Int(*x)),
+            ExprKind::Load(Var::Local(i), _) => match &f.locals[*i as usize] {
+                Some(Value::Float(x)) => Ok(Value::Float(*x)),
+                Some(Value::Int(x)) => Ok(Value::Int(*x)),
+                _ => self.eval(e, f),
+            },
+            _ => self.eval(e, f),
         }
     }
 
