@@ -120,7 +120,7 @@ fn e_syntax_error_exits_nonzero_with_a_caret() {
     assert_no_panic(&o);
     assert_eq!(stdout(&o), "", "nothing runs when the code does not parse");
     let err = stderr(&o);
-    assert!(err.contains("syntax error"), "{err}");
+    assert!(err.contains("SyntaxError"), "{err}");
     assert!(err.contains(":2:5"), "no line:col 2:5 in:\n{err}");
     assert!(err.contains("y = = 2"), "no source line in:\n{err}");
     // The caret stands under column 5 of the excerpt's source line.

@@ -16,12 +16,13 @@ impl Diagnostic {
         }
     }
 
-    /// `file:line:col: error: message` followed by a caret excerpt.
+    /// `SyntaxError: message at file:line:col` followed by a caret excerpt,
+    /// in the same form as the runtime's errors.
     pub fn render(&self, file: &SourceFile) -> String {
         format!(
-            "{}: syntax error: {}\n{}",
-            file.location(self.span),
+            "SyntaxError: {} at {}\n{}",
             self.message,
+            file.location(self.span),
             file.excerpt(self.span)
         )
     }

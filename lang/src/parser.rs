@@ -409,7 +409,7 @@ impl<'a> Parser<'a> {
             return Ok(self.advance());
         }
         let at = SourceFile::new("", self.text).line_col(open_span.start);
-        let message = format!("expected '{closer}' to close '{opener}' at {at}");
+        let message = format!("expected '{closer}' to close the '{opener}' opened at {at}");
         Err(Diagnostic::new(message, self.peek_span()))
     }
 

@@ -20,10 +20,10 @@ fn unclosed_paren_in_call() {
     check_error(
         "foo(1 2)\n",
         expect![[r#"
-        test.arr:1:7: syntax error: expected ')' to close '(' at 1:4
-          |
-        1 | foo(1 2)
-          |       ^"#]],
+            SyntaxError: expected ')' to close the '(' opened at 1:4 at test.arr:1:7
+              |
+            1 | foo(1 2)
+              |       ^"#]],
     );
 }
 
@@ -32,10 +32,10 @@ fn mismatched_bracket() {
     check_error(
         "x = [1,\n     2)\n",
         expect![[r#"
-        test.arr:2:7: syntax error: expected ']' to close '[' at 1:5
-          |
-        2 |      2)
-          |       ^"#]],
+            SyntaxError: expected ']' to close the '[' opened at 1:5 at test.arr:2:7
+              |
+            2 |      2)
+              |       ^"#]],
     );
 }
 
@@ -44,10 +44,10 @@ fn never_closed() {
     check_error(
         "y = 1\nfoo(bar[1,\n",
         expect![[r#"
-        test.arr:2:8: syntax error: '[' was never closed
-          |
-        2 | foo(bar[1,
-          |        ^"#]],
+            SyntaxError: '[' was never closed at test.arr:2:8
+              |
+            2 | foo(bar[1,
+              |        ^"#]],
     );
 }
 
@@ -56,10 +56,10 @@ fn unmatched_closer() {
     check_error(
         "x = )\n",
         expect![[r#"
-        test.arr:1:5: syntax error: unmatched ')'
-          |
-        1 | x = )
-          |     ^"#]],
+            SyntaxError: unmatched ')' at test.arr:1:5
+              |
+            1 | x = )
+              |     ^"#]],
     );
 }
 
@@ -68,10 +68,10 @@ fn unexpected_indent() {
     check_error(
         "x = 1\n    y = 2\n",
         expect![[r#"
-        test.arr:2:1: syntax error: unexpected indent
-          |
-        2 |     y = 2
-          | ^^^^"#]],
+            SyntaxError: unexpected indent at test.arr:2:1
+              |
+            2 |     y = 2
+              | ^^^^"#]],
     );
 }
 
@@ -80,10 +80,10 @@ fn inconsistent_dedent() {
     check_error(
         "if x:\n        a = 1\n    b = 2\n",
         expect![[r#"
-        test.arr:3:1: syntax error: unindent does not match any outer indentation level
-          |
-        3 |     b = 2
-          | ^^^^"#]],
+            SyntaxError: unindent does not match any outer indentation level at test.arr:3:1
+              |
+            3 |     b = 2
+              | ^^^^"#]],
     );
 }
 
@@ -92,10 +92,10 @@ fn missing_indented_block() {
     check_error(
         "def f(x):\nreturn x\n",
         expect![[r#"
-        test.arr:2:1: syntax error: expected an indented block after function definition on line 1
-          |
-        2 | return x
-          | ^^^^^^"#]],
+            SyntaxError: expected an indented block after function definition on line 1 at test.arr:2:1
+              |
+            2 | return x
+              | ^^^^^^"#]],
     );
 }
 
@@ -104,10 +104,10 @@ fn unexpected_colon() {
     check_error(
         "x = 1:\n",
         expect![[r#"
-        test.arr:1:6: syntax error: invalid syntax: unexpected ':'
-          |
-        1 | x = 1:
-          |      ^"#]],
+            SyntaxError: invalid syntax: unexpected ':' at test.arr:1:6
+              |
+            1 | x = 1:
+              |      ^"#]],
     );
 }
 
@@ -116,10 +116,10 @@ fn unterminated_string() {
     check_error(
         "s = 'abc\nt = 1\n",
         expect![[r#"
-        test.arr:1:5: syntax error: unterminated string literal
-          |
-        1 | s = 'abc
-          |     ^^^^"#]],
+            SyntaxError: unterminated string literal at test.arr:1:5
+              |
+            1 | s = 'abc
+              |     ^^^^"#]],
     );
 }
 
@@ -128,10 +128,10 @@ fn unterminated_triple_quoted_string() {
     check_error(
         "s = 1\nt = \"\"\"abc\n\n",
         expect![[r#"
-        test.arr:2:5: syntax error: unterminated triple-quoted string literal
-          |
-        2 | t = """abc
-          |     ^^^^^^"#]],
+            SyntaxError: unterminated triple-quoted string literal at test.arr:2:5
+              |
+            2 | t = """abc
+              |     ^^^^^^"#]],
     );
 }
 
@@ -140,42 +140,42 @@ fn invalid_assignment_targets() {
     check_error(
         "f() = 1\n",
         expect![[r#"
-        test.arr:1:1: syntax error: cannot assign to function call
-          |
-        1 | f() = 1
-          | ^^^"#]],
+            SyntaxError: cannot assign to function call at test.arr:1:1
+              |
+            1 | f() = 1
+              | ^^^"#]],
     );
     check_error(
         "1 = x\n",
         expect![[r#"
-        test.arr:1:1: syntax error: cannot assign to literal
-          |
-        1 | 1 = x
-          | ^"#]],
+            SyntaxError: cannot assign to literal at test.arr:1:1
+              |
+            1 | 1 = x
+              | ^"#]],
     );
     check_error(
         "a + b += 1\n",
         expect![[r#"
-        test.arr:1:1: syntax error: cannot assign to expression
-          |
-        1 | a + b += 1
-          | ^^^^^"#]],
+            SyntaxError: cannot assign to expression at test.arr:1:1
+              |
+            1 | a + b += 1
+              | ^^^^^"#]],
     );
     check_error(
         "a, f() = 1, 2\n",
         expect![[r#"
-        test.arr:1:4: syntax error: cannot assign to function call
-          |
-        1 | a, f() = 1, 2
-          |    ^^^"#]],
+            SyntaxError: cannot assign to function call at test.arr:1:4
+              |
+            1 | a, f() = 1, 2
+              |    ^^^"#]],
     );
     check_error(
         "for f() in xs: pass\n",
         expect![[r#"
-        test.arr:1:5: syntax error: cannot assign to function call
-          |
-        1 | for f() in xs: pass
-          |     ^^^"#]],
+            SyntaxError: cannot assign to function call at test.arr:1:5
+              |
+            1 | for f() in xs: pass
+              |     ^^^"#]],
     );
 }
 
@@ -184,10 +184,10 @@ fn def_without_name() {
     check_error(
         "def (x):\n    pass\n",
         expect![[r#"
-        test.arr:1:5: syntax error: expected a function name after 'def', found '('
-          |
-        1 | def (x):
-          |     ^"#]],
+            SyntaxError: expected a function name after 'def', found '(' at test.arr:1:5
+              |
+            1 | def (x):
+              |     ^"#]],
     );
 }
 
@@ -196,10 +196,10 @@ fn integer_too_large() {
     check_error(
         "x = 99999999999999999999\n",
         expect![[r#"
-        test.arr:1:5: syntax error: integer literal is too large
-          |
-        1 | x = 99999999999999999999
-          |     ^^^^^^^^^^^^^^^^^^^^"#]],
+            SyntaxError: integer literal is too large at test.arr:1:5
+              |
+            1 | x = 99999999999999999999
+              |     ^^^^^^^^^^^^^^^^^^^^"#]],
     );
 }
 
@@ -208,22 +208,22 @@ fn bad_number_literals() {
     check_error(
         "a = 1__0\nb = 0x\nc = 012\nd = 1abc\n",
         expect![[r#"
-        test.arr:1:5: syntax error: invalid decimal literal
-          |
-        1 | a = 1__0
-          |     ^^^^
-        test.arr:2:5: syntax error: invalid hexadecimal literal
-          |
-        2 | b = 0x
-          |     ^^
-        test.arr:3:5: syntax error: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers
-          |
-        3 | c = 012
-          |     ^^^
-        test.arr:4:5: syntax error: invalid decimal literal
-          |
-        4 | d = 1abc
-          |     ^^^^"#]],
+            SyntaxError: invalid decimal literal at test.arr:1:5
+              |
+            1 | a = 1__0
+              |     ^^^^
+            SyntaxError: invalid hexadecimal literal at test.arr:2:5
+              |
+            2 | b = 0x
+              |     ^^
+            SyntaxError: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal integers at test.arr:3:5
+              |
+            3 | c = 012
+              |     ^^^
+            SyntaxError: invalid decimal literal at test.arr:4:5
+              |
+            4 | d = 1abc
+              |     ^^^^"#]],
     );
 }
 
@@ -232,10 +232,10 @@ fn invalid_character() {
     check_error(
         "x = 1 $ 2\n",
         expect![[r#"
-        test.arr:1:7: syntax error: invalid character '$' (U+0024)
-          |
-        1 | x = 1 $ 2
-          |       ^"#]],
+            SyntaxError: invalid character '$' (U+0024) at test.arr:1:7
+              |
+            1 | x = 1 $ 2
+              |       ^"#]],
     );
 }
 
@@ -245,18 +245,18 @@ fn non_ascii_columns() {
     check_error(
         "é = (1,\n",
         expect![[r#"
-        test.arr:1:5: syntax error: '(' was never closed
-          |
-        1 | é = (1,
-          |     ^"#]],
+            SyntaxError: '(' was never closed at test.arr:1:5
+              |
+            1 | é = (1,
+              |     ^"#]],
     );
     check_error(
         "s = 'é' +\n",
         expect![[r#"
-        test.arr:1:10: syntax error: invalid syntax: unexpected end of line
-          |
-        1 | s = 'é' +
-          |          ^"#]],
+            SyntaxError: invalid syntax: unexpected end of line at test.arr:1:10
+              |
+            1 | s = 'é' +
+              |          ^"#]],
     );
 }
 
@@ -265,39 +265,39 @@ fn fstring_errors() {
     check_error(
         "f'{}'\n",
         expect![[r#"
-        test.arr:1:3: syntax error: f-string: empty expression not allowed
-          |
-        1 | f'{}'
-          |   ^^"#]],
+            SyntaxError: f-string: empty expression not allowed at test.arr:1:3
+              |
+            1 | f'{}'
+              |   ^^"#]],
     );
     check_error(
         "f'{x!z}'\n",
         expect![[r#"
-        test.arr:1:6: syntax error: f-string: invalid conversion character: expected 's', 'r', or 'a'
-          |
-        1 | f'{x!z}'
-          |      ^"#]],
+            SyntaxError: f-string: invalid conversion character: expected 's', 'r', or 'a' at test.arr:1:6
+              |
+            1 | f'{x!z}'
+              |      ^"#]],
     );
     check_error(
         "f'a } b'\n",
         expect![[r#"
-        test.arr:1:5: syntax error: f-string: single '}' is not allowed
-          |
-        1 | f'a } b'
-          |     ^"#]],
+            SyntaxError: f-string: single '}' is not allowed at test.arr:1:5
+              |
+            1 | f'a } b'
+              |     ^"#]],
     );
     check_error(
         "f'{x:{w}}'\n",
         expect![[r#"
-        test.arr:1:6: syntax error: f-string: nested replacement fields in a format spec are not supported
-          |
-        1 | f'{x:{w}}'
-          |      ^"#]],
+            SyntaxError: f-string: nested replacement fields in a format spec are not supported at test.arr:1:6
+              |
+            1 | f'{x:{w}}'
+              |      ^"#]],
     );
     check_error(
         "x = f'{1 +}'\n",
         expect![[r#"
-            test.arr:1:11: syntax error: f-string: expecting an expression before '}'
+            SyntaxError: f-string: expecting an expression before '}' at test.arr:1:11
               |
             1 | x = f'{1 +}'
               |           ^"#]],
@@ -309,26 +309,26 @@ fn parameter_errors() {
     check_error(
         "def f(a=1, b):\n    pass\n",
         expect![[r#"
-        test.arr:1:12: syntax error: parameter without a default follows parameter with a default
-          |
-        1 | def f(a=1, b):
-          |            ^"#]],
+            SyntaxError: parameter without a default follows parameter with a default at test.arr:1:12
+              |
+            1 | def f(a=1, b):
+              |            ^"#]],
     );
     check_error(
         "def f(*, **kw):\n    pass\n",
         expect![[r#"
-        test.arr:1:7: syntax error: named arguments must follow bare *
-          |
-        1 | def f(*, **kw):
-          |       ^"#]],
+            SyntaxError: named arguments must follow bare * at test.arr:1:7
+              |
+            1 | def f(*, **kw):
+              |       ^"#]],
     );
     check_error(
         "def f(a, a):\n    pass\n",
         expect![[r#"
-        test.arr:1:10: syntax error: duplicate argument 'a' in function definition
-          |
-        1 | def f(a, a):
-          |          ^"#]],
+            SyntaxError: duplicate argument 'a' in function definition at test.arr:1:10
+              |
+            1 | def f(a, a):
+              |          ^"#]],
     );
 }
 
@@ -337,50 +337,50 @@ fn misc_syntax_errors() {
     check_error(
         "else:\n    pass\n",
         expect![[r#"
-        test.arr:1:1: syntax error: invalid syntax: unexpected 'else'
-          |
-        1 | else:
-          | ^^^^"#]],
+            SyntaxError: invalid syntax: unexpected 'else' at test.arr:1:1
+              |
+            1 | else:
+              | ^^^^"#]],
     );
     check_error(
         "x = 1 if y\n",
         expect![[r#"
-        test.arr:1:11: syntax error: expected 'else' after 'if' expression, found end of line
-          |
-        1 | x = 1 if y
-          |           ^"#]],
+            SyntaxError: expected 'else' after 'if' expression, found end of line at test.arr:1:11
+              |
+            1 | x = 1 if y
+              |           ^"#]],
     );
     check_error(
         "f(x for x in xs, 1)\n",
         expect![[r#"
-        test.arr:1:3: syntax error: generator expression must be parenthesized
-          |
-        1 | f(x for x in xs, 1)
-          |   ^^^^^^^^^^^^^"#]],
+            SyntaxError: generator expression must be parenthesized at test.arr:1:3
+              |
+            1 | f(x for x in xs, 1)
+              |   ^^^^^^^^^^^^^"#]],
     );
     check_error(
         "f(a=1, 2)\n",
         expect![[r#"
-        test.arr:1:8: syntax error: positional argument follows keyword argument
-          |
-        1 | f(a=1, 2)
-          |        ^"#]],
+            SyntaxError: positional argument follows keyword argument at test.arr:1:8
+              |
+            1 | f(a=1, 2)
+              |        ^"#]],
     );
     check_error(
         "x = {1, 2}\n",
         expect![[r#"
-        test.arr:1:7: syntax error: set displays are not supported; expected ':' after the dict key
-          |
-        1 | x = {1, 2}
-          |       ^"#]],
+            SyntaxError: set displays are not supported; expected ':' after the dict key at test.arr:1:7
+              |
+            1 | x = {1, 2}
+              |       ^"#]],
     );
     check_error(
         "*a\n",
         expect![[r#"
-        test.arr:1:1: syntax error: cannot use starred expression here
-          |
-        1 | *a
-          | ^^"#]],
+            SyntaxError: cannot use starred expression here at test.arr:1:1
+              |
+            1 | *a
+              | ^^"#]],
     );
 }
 

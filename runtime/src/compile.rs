@@ -334,12 +334,7 @@ struct Lower<'a> {
 
 fn syntax_error(file: &Rc<SourceFile>, span: Span, msg: &str) -> Error {
     let mut e = Error::new(ErrorKind::SyntaxError, msg);
-    e.rendered = Some(format!(
-        "{}: SyntaxError: {}\n{}",
-        file.location(span),
-        msg,
-        file.excerpt(span)
-    ));
+    e.rendered = Some(arr_lang::Diagnostic::new(msg, span).render(file));
     e
 }
 

@@ -320,7 +320,7 @@ fn errors_name_shapes_and_lines() {
     check(
         "x = (1 +\n",
         expect![[r#"
-            test.arr:1:5: syntax error: '(' was never closed
+            SyntaxError: '(' was never closed at test.arr:1:5
               |
             1 | x = (1 +
               |     ^
@@ -329,7 +329,7 @@ fn errors_name_shapes_and_lines() {
     check(
         "f(1, 2 3)\n",
         expect![[r#"
-            test.arr:1:8: syntax error: expected ')' to close '(' at 1:2
+            SyntaxError: expected ')' to close the '(' opened at 1:2 at test.arr:1:8
               |
             1 | f(1, 2 3)
               |        ^
