@@ -847,8 +847,14 @@ impl<'a> Parser<'a> {
 
     /// Comma-separated expressions (with `*x`), a `Tuple` if there is a comma.
     fn star_expressions(&mut self) -> PResult<Expr> {
+        self.comma_list(Self::star_or_test)
+    }
+
+    /// Items parsed by `item`, separated by commas (a trailing one allowed);
+    /// one item without a comma is itself, otherwise a `Tuple`.
+    fn comma_list(&mut self, item: fn(&mut Self) -> PResult<Expr>) -> PResult<Expr> {
         let start = self.start();
-        let first = self.star_or_test()?;
+        let first = item(self)?;
         if !self.at_op(",") {
             return Ok(first);
         }
@@ -857,7 +863,7 @@ impl<'a> Parser<'a> {
             if !self.at_expression_start() {
                 break;
             }
-            items.push(self.star_or_test()?);
+            items.push(item(self)?);
         }
         Ok(Expr {
             kind: ExprKind::Tuple(items),
@@ -880,22 +886,7 @@ impl<'a> Parser<'a> {
 
     /// Targets of `for` and comprehensions: stops before `in`.
     fn target_list(&mut self) -> PResult<Expr> {
-        let start = self.start();
-        let first = self.star_or_binary()?;
-        if !self.at_op(",") {
-            return Ok(first);
-        }
-        let mut items = vec![first];
-        while self.eat_op(",") {
-            if !self.at_expression_start() {
-                break;
-            }
-            items.push(self.star_or_binary()?);
-        }
-        Ok(Expr {
-            kind: ExprKind::Tuple(items),
-            span: self.span_from(start),
-        })
+        self.comma_list(Self::star_or_binary)
     }
 
     fn star_or_binary(&mut self) -> PResult<Expr> {
