@@ -871,6 +871,22 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// After a first item: `, item` pairs until `closer` (a trailing comma allowed).
+    fn more_items(
+        &mut self,
+        items: &mut Vec<Expr>,
+        closer: &str,
+        item: fn(&mut Self) -> PResult<Expr>,
+    ) -> PResult<()> {
+        while self.eat_op(",") {
+            if self.at_op(closer) {
+                break;
+            }
+            items.push(item(self)?);
+        }
+        Ok(())
+    }
+
     fn star_or_test(&mut self) -> PResult<Expr> {
         if self.at_op("*") {
             let start = self.start();
@@ -1245,12 +1261,7 @@ impl<'a> Parser<'a> {
             return Ok(first);
         }
         let mut items = vec![first];
-        while self.eat_op(",") {
-            if self.at_op("]") {
-                break;
-            }
-            items.push(self.slice_item()?);
-        }
+        self.more_items(&mut items, "]", Self::slice_item)?;
         Ok(Expr {
             kind: ExprKind::Tuple(items),
             span: self.span_from(start),
@@ -1433,12 +1444,7 @@ impl<'a> Parser<'a> {
             return Ok(first);
         }
         let mut items = vec![first];
-        while self.eat_op(",") {
-            if self.at_op(")") {
-                break;
-            }
-            items.push(self.star_or_test()?);
-        }
+        self.more_items(&mut items, ")", Self::star_or_test)?;
         self.expect_closer("(", open)?;
         Ok(Expr {
             kind: ExprKind::Tuple(items),
@@ -1467,12 +1473,7 @@ impl<'a> Parser<'a> {
                 });
             }
             items.push(first);
-            while self.eat_op(",") {
-                if self.at_op("]") {
-                    break;
-                }
-                items.push(self.star_or_test()?);
-            }
+            self.more_items(&mut items, "]", Self::star_or_test)?;
         }
         self.expect_closer("[", open)?;
         Ok(Expr {

@@ -244,15 +244,8 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
     };
     // Many small products: spread batches over threads (gemm itself only
     // threads large products).
-    if p.batch > 1 && p.m * p.k * p.n < 128 * 128 * 128 && p.batch * p.m * p.k * p.n >= 1 << 16 {
-        out.par_chunks_mut(p.m * p.n)
-            .enumerate()
-            .for_each(|(bi, c)| one(bi, c));
-    } else {
-        for (bi, c) in out.chunks_mut(p.m * p.n).enumerate() {
-            one(bi, c);
-        }
-    }
+    let parallel = p.m * p.k * p.n < 128 * 128 * 128 && p.batch * p.m * p.k * p.n >= 1 << 16;
+    for_each_batch(&mut out, p, parallel, one);
     out
 }
 
@@ -282,7 +275,19 @@ fn dot_int<T: Elem + Arith>(p: &Problem) -> Vec<T> {
             }
         }
     };
-    if p.batch > 1 && p.batch * p.m * p.k * p.n >= 1 << 16 {
+    for_each_batch(&mut out, p, p.batch * p.m * p.k * p.n >= 1 << 16, one);
+    out
+}
+
+/// Run `one(batch index, output block)` for every batch, on threads if asked
+/// and there is more than one batch.
+fn for_each_batch<T: Send>(
+    out: &mut [T],
+    p: &Problem,
+    parallel: bool,
+    one: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if p.batch > 1 && parallel {
         out.par_chunks_mut(p.m * p.n)
             .enumerate()
             .for_each(|(bi, c)| one(bi, c));
@@ -291,7 +296,6 @@ fn dot_int<T: Elem + Arith>(p: &Problem) -> Vec<T> {
             one(bi, c);
         }
     }
-    out
 }
 
 pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
