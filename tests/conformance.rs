@@ -42,7 +42,7 @@ fn run_case(case: &Json) -> Result<(), String> {
         .as_array()
         .ok_or("args")?
         .iter()
-        .map(|a| decode_array(a).map(Value::Array))
+        .map(|a| decode_array(a).map(|x| Value::Array(x.into())))
         .collect::<Result<_, _>>()?;
     let src = case["fn"].as_str().ok_or("fn")?;
     let f = session
@@ -76,7 +76,10 @@ fn run_case(case: &Json) -> Result<(), String> {
     );
     for (i, (leaf, e)) in leaves.iter().zip(expect).enumerate() {
         let want = decode_array(e)?;
-        let got = numpy::to_array(leaf).map_err(|e| format!("leaf {i}: {}", e.render()))?;
+        let got = numpy::to_tensor(leaf).map_err(|e| format!("leaf {i}: {}", e.render()))?;
+        let got = got
+            .concrete()
+            .map_err(|e| format!("leaf {i}: {}", e.render()))?;
         if got.shape() != want.shape() {
             return Err(format!(
                 "leaf {i}: shape {:?}, expected {:?}",

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::prim::type_str;
+use crate::tensor::Tensor;
 use crate::value::Value;
 use arr_kernels::{Array, DType};
 
@@ -12,7 +13,7 @@ pub const THRESHOLD: usize = 1000;
 pub const EDGE_ITEMS: usize = 3;
 
 /// `f32[3,4]`
-pub fn type_string(a: &Array) -> String {
+pub fn type_string(a: &Tensor) -> String {
     type_str(a.shape(), a.dtype())
 }
 
@@ -139,6 +140,7 @@ fn str_inner(v: &Value) -> String {
         }
         Value::Function(f) => format!("<function {}>", f.code.signature),
         Value::Builtin(b) => format!("<builtin {}>", b.name),
+        Value::Native(n) => format!("<function {}>", n.name),
         Value::BoundMethod(m) => format!("<bound method of {}>", m.0.type_name()),
         Value::Module(m) => format!("<module '{}'>", m.name),
         Value::DType(d) => d.name().to_string(),
@@ -158,17 +160,40 @@ fn str_inner(v: &Value) -> String {
 }
 
 /// The REPL form: the type, then the values.
-pub fn array_repr(a: &Array) -> String {
-    let body = array_str(a);
+pub fn array_repr(t: &Tensor) -> String {
+    let Tensor::Concrete(a) = t else {
+        return tracer_str(t);
+    };
+    let body = concrete_str(a);
     if a.ndim() == 0 {
-        format!("{} {}", type_string(a), body)
+        format!("{} {}", type_string(t), body)
     } else {
-        format!("{}\n{}", type_string(a), body)
+        format!("{}\n{}", type_string(t), body)
     }
 }
 
+/// A traced value shows its type and the transformation tracing it.
+fn tracer_str(t: &Tensor) -> String {
+    let kind = match t {
+        Tensor::Traced(tr) => match tr.kind {
+            crate::tensor::TracerKind::Jvp { .. } => "jvp",
+            crate::tensor::TracerKind::Batch { .. } => "vmap",
+            crate::tensor::TracerKind::Graph { .. } => "graph",
+        },
+        Tensor::Concrete(_) => "",
+    };
+    format!("Traced<{}>with<{kind}>", type_string(t))
+}
+
 /// NumPy's `str(array)`.
-pub fn array_str(a: &Array) -> String {
+pub fn array_str(t: &Tensor) -> String {
+    match t {
+        Tensor::Concrete(a) => concrete_str(a),
+        Tensor::Traced(_) => tracer_str(t),
+    }
+}
+
+fn concrete_str(a: &Array) -> String {
     let summarise = a.len() > THRESHOLD;
     let fmt = ElementFormat::new(a, summarise);
     if a.ndim() == 0 {

@@ -23,6 +23,10 @@ pub enum ErrorKind {
     RecursionError,
     /// An array too large for the memory available.
     MemoryError,
+    /// A traced value used where its numbers are needed (`if x > 0` inside `vmap`).
+    ConcretizationError,
+    /// A transformation that cannot handle this function or primitive.
+    TransformError,
     /// `raise` of a user value, and anything else.
     RuntimeError,
 }
@@ -44,6 +48,8 @@ impl ErrorKind {
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::RecursionError => "RecursionError",
             ErrorKind::MemoryError => "MemoryError",
+            ErrorKind::ConcretizationError => "ConcretizationError",
+            ErrorKind::TransformError => "TransformError",
             ErrorKind::RuntimeError => "RuntimeError",
         }
     }

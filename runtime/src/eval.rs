@@ -184,6 +184,7 @@ impl Interp {
     /// Run module code. In interactive mode the value of a trailing expression
     /// statement is returned (for echoing) instead of discarded.
     pub fn exec_module(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
+        crate::transform::control::set_interrupt_flag(self.interrupt.clone());
         let mut frame = Frame {
             locals: Vec::new(),
             cells: Vec::new(),
@@ -767,6 +768,7 @@ impl Interp {
         match fv {
             Value::Function(func) => self.call_function(func, args, kwargs),
             Value::Builtin(b) => self.call_builtin(b, args, kwargs),
+            Value::Native(n) => (n.f)(self, args, kwargs),
             Value::BoundMethod(m) => {
                 let (recv, method) = &**m;
                 let mut all = Vec::with_capacity(args.len() + 1);
@@ -1373,7 +1375,8 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         (Value::Range(x), Value::Range(y)) => x == y,
         (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
-        (Value::Array(x), Value::Array(y)) => x.same_buffer(y) && x.shape() == y.shape(),
+        (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => x.same(y),
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
             DType::from_name(s) == Some(*d)
@@ -1470,5 +1473,5 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
 
 /// Build an array value from a kernel array (for stdlib convenience).
 pub fn array(a: Array) -> Value {
-    Value::Array(a)
+    Value::Array(a.into())
 }

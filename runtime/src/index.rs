@@ -6,8 +6,9 @@
 //! flat positions the same index selects (by indexing an `iota`) and scatters.
 
 use crate::error::{Error, Result};
-use crate::numpy::{broadcast_to, reshape, to_array, to_array_as, transpose, ty};
+use crate::numpy::{broadcast_to, reshape, to_array_as, to_tensor, transpose, ty};
 use crate::prim::{bind1, Prim};
+use crate::tensor::Tensor;
 use crate::value::Value;
 use arr_kernels::{broadcast_shapes, Array, Buffer, DType, ScatterMode};
 
@@ -17,7 +18,7 @@ enum Item {
     Slice(Option<i64>, Option<i64>, Option<i64>),
     NewAxis,
     Ellipsis,
-    Adv(Array),
+    Adv(Tensor),
 }
 
 fn parse_item(v: &Value) -> Result<Vec<Item>> {
@@ -27,9 +28,11 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
         Value::None => vec![Item::NewAxis],
         Value::Ellipsis => vec![Item::Ellipsis],
         Value::Slice(s) => vec![Item::Slice(s.start, s.stop, s.step)],
-        Value::Array(a) if a.ndim() == 0 && a.dtype().is_int() => vec![Item::Int(a.buffer().get_i64(0))],
+        Value::Array(Tensor::Concrete(a)) if a.ndim() == 0 && a.dtype().is_int() => {
+            vec![Item::Int(a.buffer().get_i64(0))]
+        }
         Value::Array(_) | Value::List(_) => {
-            let a = to_array(v)?;
+            let a = to_tensor(v)?;
             if a.dtype() == DType::Bool {
                 nonzero(&a)?.into_iter().map(Item::Adv).collect()
             } else if a.dtype().is_int() {
@@ -50,7 +53,8 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
 }
 
 /// The integer coordinates of the true elements of a bool array, one i32 array per axis.
-fn nonzero(mask: &Array) -> Result<Vec<Array>> {
+fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
+    let mask = mask.concrete()?;
     let Buffer::Bool(bits) = mask.buffer() else {
         unreachable!("checked bool")
     };
@@ -65,7 +69,7 @@ fn nonzero(mask: &Array) -> Result<Vec<Array>> {
     }
     Ok(coords
         .into_iter()
-        .map(|c| Array::new(&[c.len()], Buffer::I32(c)))
+        .map(|c| Array::new(&[c.len()], Buffer::I32(c)).into())
         .collect())
 }
 
@@ -116,7 +120,7 @@ fn normalize_int(i: i64, len: usize, axis: usize) -> Result<usize> {
 
 /// Expand `...`, insert new axes, and pad with full slices so that the
 /// result has one item per axis of the (reshaped) array.
-fn normalize(a: &Array, idx: &Value) -> Result<(Array, Vec<Item>)> {
+fn normalize(a: &Tensor, idx: &Value) -> Result<(Tensor, Vec<Item>)> {
     let raw: Vec<Value> = match idx {
         Value::Tuple(t) => t.to_vec(),
         other => vec![other.clone()],
@@ -176,7 +180,7 @@ fn normalize(a: &Array, idx: &Value) -> Result<(Array, Vec<Item>)> {
 
 /// Apply the slices (and, when `drop_ints`, the integer indices) of `items`;
 /// items that are advanced indices keep their whole axis.
-fn apply_basic(a: Array, items: &[Item]) -> Result<Array> {
+fn apply_basic(a: Tensor, items: &[Item]) -> Result<Tensor> {
     let n = a.ndim();
     let (mut start, mut limit, mut stride) = (vec![0; n], a.shape().to_vec(), vec![1; n]);
     let mut reversed = Vec::new();
@@ -232,7 +236,7 @@ fn apply_basic(a: Array, items: &[Item]) -> Result<Array> {
 }
 
 /// `a[idx]` with NumPy semantics.
-pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
+pub fn get_index(a: &Tensor, idx: &Value) -> Result<Tensor> {
     let (x, items) = normalize(a, idx)?;
     if !items.iter().any(|i| matches!(i, Item::Adv(_))) {
         return apply_basic(x, &items);
@@ -242,7 +246,7 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
         .into_iter()
         .map(|it| {
             if let Item::Int(i) = it {
-                Item::Adv(Array::new(&[], Buffer::I64(vec![i])))
+                Item::Adv(Array::new(&[], Buffer::I64(vec![i])).into())
             } else {
                 it
             }
@@ -273,7 +277,7 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
     } else {
         DType::I32
     };
-    let mut flat: Option<Array> = None;
+    let mut flat: Option<Tensor> = None;
     let mut stride = 1usize;
     for &ax in adv_axes.iter().rev() {
         let Item::Adv(ix) = &items[ax] else {
@@ -312,7 +316,7 @@ pub fn get_index(a: &Array, idx: &Value) -> Result<Array> {
     Ok(gathered)
 }
 
-fn mul_scalar(a: Array, k: i64) -> Result<Array> {
+fn mul_scalar(a: Tensor, k: i64) -> Result<Tensor> {
     let dtype = a.dtype();
     bind1(
         &Prim::Binary(arr_kernels::BinaryOp::Mul),
@@ -321,17 +325,21 @@ fn mul_scalar(a: Array, k: i64) -> Result<Array> {
 }
 
 /// Bounds-check an index array and make negative entries count from the end.
-fn check_indices(ix: &Array, len: usize, axis: usize, dtype: DType) -> Result<Array> {
+/// Traced indices cannot be checked; as in JAX, out-of-bounds ones are
+/// clamped by the gather.
+fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<Tensor> {
     let n = len as i64;
-    let mut any_negative = false;
-    for i in 0..ix.len() {
-        let v = ix.buffer().get_i64(i);
-        if v < -n || v >= n {
-            return Err(Error::index_error(format!(
-                "index {v} is out of bounds for axis {axis} with size {len}"
-            )));
+    let mut any_negative = ix.as_concrete().is_none();
+    if let Some(c) = ix.as_concrete() {
+        for i in 0..c.len() {
+            let v = c.buffer().get_i64(i);
+            if v < -n || v >= n {
+                return Err(Error::index_error(format!(
+                    "index {v} is out of bounds for axis {axis} with size {len}"
+                )));
+            }
+            any_negative |= v < 0;
         }
-        any_negative |= v < 0;
     }
     let ix = crate::numpy::convert(ix.clone(), dtype)?;
     if !any_negative {
@@ -350,7 +358,7 @@ fn check_indices(ix: &Array, len: usize, axis: usize, dtype: DType) -> Result<Ar
 }
 
 /// `a[idx] = v` as a new array (arrays are immutable; the name is rebound).
-pub fn set_index(a: &Array, idx: &Value, v: &Value) -> Result<Array> {
+pub fn set_index(a: &Tensor, idx: &Value, v: &Value) -> Result<Tensor> {
     let size = a.len();
     let pos_dtype = if size > i32::MAX as usize {
         DType::I64
@@ -364,7 +372,7 @@ pub fn set_index(a: &Array, idx: &Value, v: &Value) -> Result<Array> {
                 shape: vec![size],
                 dim: 0,
             },
-            vec![],
+            Vec::<Tensor>::new(),
         )?,
         a.shape(),
     )?;

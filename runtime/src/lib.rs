@@ -14,10 +14,13 @@ pub mod index;
 pub mod numpy;
 pub mod prim;
 pub mod session;
+pub mod tensor;
+pub mod transform;
 pub mod value;
 
 pub use builtin::{bind_args, Builtin, NativeFn};
 pub use error::{Error, ErrorKind, Result};
 pub use eval::Interp;
 pub use session::Session;
-pub use value::{Dict, Key, Value};
+pub use tensor::Tensor;
+pub use value::{Dict, Key, NativeClosure, Value};

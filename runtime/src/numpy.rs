@@ -5,6 +5,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{bind1, type_str, Prim};
+use crate::tensor::Tensor;
 use crate::value::Value;
 use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, ReduceOp, UnaryOp};
 
@@ -12,7 +13,7 @@ use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, Red
 pub const DEFAULT_FLOAT: DType = DType::F32;
 pub const DEFAULT_INT: DType = DType::I32;
 
-pub fn ty(a: &Array) -> String {
+pub fn ty(a: &Tensor) -> String {
     type_str(a.shape(), a.dtype())
 }
 
@@ -47,7 +48,7 @@ fn kind_of(v: &Value) -> Result<Kind> {
         Value::Bool(_) => Kind::Strong(DType::Bool),
         Value::Int(_) => Kind::WeakInt,
         Value::Float(_) => Kind::WeakFloat,
-        Value::List(_) | Value::Tuple(_) => Kind::Strong(to_array(v)?.dtype()),
+        Value::List(_) | Value::Tuple(_) => Kind::Strong(to_tensor(v)?.dtype()),
         other => {
             return Err(Error::type_error(format!(
                 "expected an array or a number, got {}",
@@ -166,37 +167,40 @@ fn int_scalar_array(x: i64, dtype: DType) -> Array {
 }
 
 /// Convert any array-like value (array, number, bool, nested lists/tuples) to an array.
-pub fn to_array(v: &Value) -> Result<Array> {
-    match v {
-        Value::Array(a) => Ok(a.clone()),
-        Value::Bool(b) => Ok(Array::new(&[], Buffer::Bool(vec![*b]))),
+pub fn to_tensor(v: &Value) -> Result<Tensor> {
+    let a = match v {
+        Value::Array(a) => return Ok(a.clone()),
+        Value::Bool(b) => Array::new(&[], Buffer::Bool(vec![*b])),
         Value::Int(i) => {
             if *i > i32::MAX as i64 || *i < i32::MIN as i64 {
-                Ok(Array::new(&[], Buffer::I64(vec![*i])))
+                Array::new(&[], Buffer::I64(vec![*i]))
             } else {
-                Ok(Array::new(&[], Buffer::I32(vec![*i as i32])))
+                Array::new(&[], Buffer::I32(vec![*i as i32]))
             }
         }
-        Value::Float(f) => Ok(Array::new(&[], Buffer::F32(vec![*f as f32]))),
-        Value::List(_) | Value::Tuple(_) => nested_to_array(v),
-        other => Err(Error::type_error(format!(
-            "cannot convert {} to an array",
-            other.type_name()
-        ))),
-    }
+        Value::Float(f) => Array::new(&[], Buffer::F32(vec![*f as f32])),
+        Value::List(_) | Value::Tuple(_) => return nested_to_array(v),
+        other => {
+            return Err(Error::type_error(format!(
+                "cannot convert {} to an array",
+                other.type_name()
+            )))
+        }
+    };
+    Ok(Tensor::Concrete(a))
 }
 
 /// Convert to an array of exactly `dtype` (Python scalars convert directly, without a detour through f32).
-pub fn to_array_as(v: &Value, dtype: DType) -> Result<Array> {
+pub fn to_array_as(v: &Value, dtype: DType) -> Result<Tensor> {
     match v {
-        Value::Int(i) => Ok(int_scalar_array(*i, dtype)),
-        Value::Float(f) => Ok(scalar_array(*f, dtype)),
-        Value::Bool(b) => Ok(scalar_array(*b as u8 as f64, dtype)),
-        _ => convert(to_array(v)?, dtype),
+        Value::Int(i) => Ok(int_scalar_array(*i, dtype).into()),
+        Value::Float(f) => Ok(scalar_array(*f, dtype).into()),
+        Value::Bool(b) => Ok(scalar_array(*b as u8 as f64, dtype).into()),
+        _ => convert(to_tensor(v)?, dtype),
     }
 }
 
-fn nested_to_array(v: &Value) -> Result<Array> {
+fn nested_to_array(v: &Value) -> Result<Tensor> {
     let mut shape = Vec::new();
     let mut leaves = Vec::new();
     flatten_nested(v, 0, &mut shape, &mut leaves)?;
@@ -216,12 +220,15 @@ fn nested_to_array(v: &Value) -> Result<Array> {
         parts.push(to_array_as(l, dtype)?);
     }
     let flat = if parts.is_empty() {
-        Array::zeros(dtype, &[0])
+        Tensor::Concrete(Array::zeros(dtype, &[0]))
     } else {
-        let rows: Vec<Array> = parts.iter().map(|p| p.reshape(&[1])).collect();
+        let rows = parts
+            .iter()
+            .map(|p| reshape(p.clone(), &[p.len()]))
+            .collect::<Result<Vec<_>>>()?;
         bind1(&Prim::Concatenate { axis: 0 }, rows)?
     };
-    Ok(flat.reshape(&shape))
+    reshape(flat, &shape)
 }
 
 fn flatten_nested(
@@ -234,15 +241,24 @@ fn flatten_nested(
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
         Value::Array(a) => {
-            // An array inside a list contributes its own dimensions.
+            // An array inside a list contributes its own dimensions. Concrete
+            // ones are split into scalars (so promotion sees each value);
+            // a traced one stays whole and is concatenated as a block.
             let dims = a.shape();
             check_dims(depth, dims, shape)?;
-            for i in 0..a.len() {
-                out.push(match a.dtype() {
-                    DType::Bool => Value::Bool(a.get_f64(i) != 0.0),
-                    d if d.is_int() => Value::Array(int_scalar_array(a.buffer().get_i64(i), d)),
-                    d => Value::Array(scalar_array(a.get_f64(i), d)),
-                });
+            match a {
+                Tensor::Concrete(a) => {
+                    for i in 0..a.len() {
+                        out.push(match a.dtype() {
+                            DType::Bool => Value::Bool(a.get_f64(i) != 0.0),
+                            d if d.is_int() => {
+                                Value::Array(int_scalar_array(a.buffer().get_i64(i), d).into())
+                            }
+                            d => Value::Array(scalar_array(a.get_f64(i), d).into()),
+                        });
+                    }
+                }
+                Tensor::Traced(_) => out.push(v.clone()),
             }
             return Ok(());
         }
@@ -287,7 +303,7 @@ fn check_dims(depth: usize, dims: &[usize], shape: &mut Vec<usize>) -> Result<()
     Ok(())
 }
 
-pub fn convert(a: Array, dtype: DType) -> Result<Array> {
+pub fn convert(a: Tensor, dtype: DType) -> Result<Tensor> {
     if a.dtype() == dtype {
         return Ok(a);
     }
@@ -295,7 +311,7 @@ pub fn convert(a: Array, dtype: DType) -> Result<Array> {
 }
 
 /// Arrays of the common dtype of `values` (weak scalars adopt it).
-pub fn promote(values: &[&Value]) -> Result<Vec<Array>> {
+pub fn promote(values: &[&Value]) -> Result<Vec<Tensor>> {
     let dtype = result_dtype(values)?;
     values.iter().map(|v| to_array_as(v, dtype)).collect()
 }
@@ -336,7 +352,7 @@ pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     )?))
 }
 
-fn into_array_as(v: Value, dtype: DType) -> Result<Array> {
+fn into_array_as(v: Value, dtype: DType) -> Result<Tensor> {
     match v {
         Value::Array(a) => convert(a, dtype),
         other => to_array_as(&other, dtype),
@@ -345,7 +361,7 @@ fn into_array_as(v: Value, dtype: DType) -> Result<Array> {
 
 /// Elementwise math on an array-like; ints and bools become the default float first.
 pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
-    let a = to_array(v)?;
+    let a = to_tensor(v)?;
     let a = if a.dtype().is_float() {
         a
     } else {
@@ -355,7 +371,7 @@ pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
 }
 
 pub fn unary(op: UnaryOp, v: &Value) -> Result<Value> {
-    let a = to_array(v)?;
+    let a = to_tensor(v)?;
     if op == UnaryOp::Neg && a.dtype() == DType::Bool {
         return Err(Error::type_error(
             "the - operator is not supported for bool arrays: use ~ (invert) instead",
@@ -442,7 +458,7 @@ pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
 }
 
 /// Reduce with NumPy's `axis`/`keepdims`.
-pub fn reduce(op: ReduceOp, a: Array, axis: &Value, keepdims: bool) -> Result<Array> {
+pub fn reduce(op: ReduceOp, a: Tensor, axis: &Value, keepdims: bool) -> Result<Tensor> {
     let axes = parse_axes(axis, a.ndim())?;
     let out_keep: Vec<usize> = a
         .shape()
@@ -454,7 +470,7 @@ pub fn reduce(op: ReduceOp, a: Array, axis: &Value, keepdims: bool) -> Result<Ar
     Ok(if keepdims { reshape(r, &out_keep)? } else { r })
 }
 
-pub fn reshape(a: Array, shape: &[usize]) -> Result<Array> {
+pub fn reshape(a: Tensor, shape: &[usize]) -> Result<Tensor> {
     if a.shape() == shape {
         return Ok(a);
     }
@@ -462,7 +478,7 @@ pub fn reshape(a: Array, shape: &[usize]) -> Result<Array> {
 }
 
 /// Resolve a `-1` in a requested shape.
-pub fn infer_shape(size: usize, dims: &[i64], from: &Array) -> Result<Vec<usize>> {
+pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize>> {
     let unknown = dims.iter().filter(|&&d| d == -1).count();
     if unknown > 1 || dims.iter().any(|&d| d < -1) {
         return Err(Error::value_error(format!(
@@ -494,7 +510,7 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Array) -> Result<Vec<usize>
     Ok(shape)
 }
 
-pub fn broadcast_to(a: Array, shape: &[usize]) -> Result<Array> {
+pub fn broadcast_to(a: Tensor, shape: &[usize]) -> Result<Tensor> {
     if a.shape() == shape {
         return Ok(a);
     }
@@ -515,7 +531,7 @@ pub fn broadcast_to(a: Array, shape: &[usize]) -> Result<Array> {
     )
 }
 
-pub fn transpose(a: Array, perm: &[usize]) -> Result<Array> {
+pub fn transpose(a: Tensor, perm: &[usize]) -> Result<Tensor> {
     if perm.iter().enumerate().all(|(i, &p)| i == p) && perm.len() == a.ndim() {
         return Ok(a);
     }
@@ -589,11 +605,12 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
 }
 
 /// A Python-scalar view of a 0-d array, for `int(x)`, `float(x)`, formatting.
-pub fn item(a: &Array) -> Result<Value> {
+pub fn item(a: &Tensor) -> Result<Value> {
+    let a = a.concrete()?;
     if a.len() != 1 {
         return Err(Error::type_error(format!(
             "only one-element arrays can be converted to Python scalars, got {}",
-            ty(a)
+            type_str(a.shape(), a.dtype())
         )));
     }
     Ok(match a.dtype() {

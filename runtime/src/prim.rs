@@ -6,6 +6,11 @@
 //! used for eager checks now and for abstract evaluation under tracing.
 
 use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::transform::{
+    self, control,
+    graph::{Graph, GraphRef},
+};
 use arr_kernels::{
     broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, ReduceOp, ScanOp,
     ScatterMode, Shape, UnaryOp,
@@ -28,7 +33,8 @@ pub enum Prim {
         op: ArgReduceOp,
         axis: usize,
     },
-    Scan {
+    /// Inclusive cumulative sum/product/max/min along an axis.
+    Cumulative {
         op: ScanOp,
         axis: usize,
         reverse: bool,
@@ -77,12 +83,72 @@ pub enum Prim {
     },
     /// Operands: k0, k1, x0, x1 (u32, one shape); two outputs.
     Threefry2x32,
+    /// Operands: a 0-d i32 branch index (clamped), then the operands every
+    /// branch takes. Outputs: the chosen branch's.
+    Cond {
+        branches: Vec<GraphRef>,
+    },
+    /// Operands: `n_cond` constants of `cond`, `n_body` constants of `body`,
+    /// then the loop carry. `cond(consts, carry) -> bool[]`,
+    /// `body(consts, carry) -> carry`.
+    While {
+        cond: GraphRef,
+        body: GraphRef,
+        n_cond: usize,
+        n_body: usize,
+    },
+    /// Operands: `n_consts` constants, `n_carry` carry values, then arrays
+    /// scanned along their leading axis (of `length`). The body maps
+    /// (consts, carry, x slices) to (carry, y slices); the outputs are the
+    /// final carry and the stacked ys.
+    Scan {
+        body: GraphRef,
+        n_consts: usize,
+        n_carry: usize,
+        length: usize,
+        reverse: bool,
+    },
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
-pub type Args = SmallVec<[Array; 4]>;
+pub type Args = SmallVec<[Tensor; 4]>;
 /// Results of one primitive application.
-pub type Outs = SmallVec<[Array; 2]>;
+pub type Outs = SmallVec<[Tensor; 2]>;
+/// What `bind` accepts as operands: tensors or arrays, in a vector or an array.
+pub trait IntoArgs {
+    fn into_args(self) -> Args;
+}
+
+impl IntoArgs for Args {
+    fn into_args(self) -> Args {
+        self
+    }
+}
+
+impl IntoArgs for Vec<Tensor> {
+    fn into_args(self) -> Args {
+        Args::from_vec(self)
+    }
+}
+
+impl<const N: usize> IntoArgs for [Tensor; N] {
+    fn into_args(self) -> Args {
+        self.into_iter().collect()
+    }
+}
+
+impl IntoArgs for Vec<Array> {
+    fn into_args(self) -> Args {
+        self.into_iter().map(Tensor::Concrete).collect()
+    }
+}
+
+impl<const N: usize> IntoArgs for [Array; N] {
+    fn into_args(self) -> Args {
+        self.into_iter().map(Tensor::Concrete).collect()
+    }
+}
+
 /// Output types from a shape rule.
 pub type Avals = SmallVec<[Aval; 2]>;
 
@@ -100,6 +166,22 @@ impl Aval {
             dtype: a.dtype(),
         }
     }
+}
+
+/// `ReduceSum` → `reduce_sum`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `f32[3,4]`
@@ -142,7 +224,7 @@ impl Prim {
             Prim::Convert(_) => "convert",
             Prim::Reduce { .. } => "reduce",
             Prim::ArgReduce { .. } => "arg_reduce",
-            Prim::Scan { .. } => "scan",
+            Prim::Cumulative { .. } => "cumulative",
             Prim::DotGeneral(_) => "dot_general",
             Prim::Transpose(_) => "transpose",
             Prim::BroadcastInDim { .. } => "broadcast_in_dim",
@@ -157,6 +239,125 @@ impl Prim {
             Prim::Sort { .. } => "sort",
             Prim::Argsort { .. } => "argsort",
             Prim::Threefry2x32 => "threefry2x32",
+            Prim::Cond { .. } => "cond",
+            Prim::While { .. } => "while",
+            Prim::Scan { .. } => "scan",
+        }
+    }
+
+    /// The name in the IR text: the operation itself (`sin`, `mul`, `reduce_sum`).
+    pub fn ir_name(&self) -> String {
+        match self {
+            Prim::Unary(op) => snake(&format!("{op:?}")),
+            Prim::Binary(op) => snake(&format!("{op:?}")),
+            Prim::Reduce { op, .. } => format!("reduce_{}", snake(&format!("{op:?}"))),
+            Prim::ArgReduce { op, .. } => snake(&format!("{op:?}")),
+            Prim::Cumulative { op, .. } => format!("cum{}", snake(&format!("{op:?}"))),
+            Prim::Scatter { mode, .. } => format!("scatter_{}", snake(&format!("{mode:?}"))),
+            other => other.name().to_string(),
+        }
+    }
+
+    /// The name and parameters, as the IR text shows them.
+    pub fn ir_text(&self) -> String {
+        let list = |v: &[usize]| {
+            let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            if items.len() == 1 {
+                format!("({},)", items[0])
+            } else {
+                format!("({})", items.join(","))
+            }
+        };
+        let params = match self {
+            Prim::Unary(_) | Prim::Binary(_) | Prim::Select | Prim::Threefry2x32 => String::new(),
+            Prim::Convert(d) => format!("dtype={}", d.name()),
+            Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
+            Prim::ArgReduce { axis, .. }
+            | Prim::Concatenate { axis }
+            | Prim::Gather { axis }
+            | Prim::Scatter { axis, .. }
+            | Prim::Sort { axis }
+            | Prim::Argsort { axis } => format!("axis={axis}"),
+            Prim::Cumulative { axis, reverse, .. } => format!("axis={axis} reverse={reverse}"),
+            Prim::DotGeneral(d) => format!(
+                "contract=({},{}) batch=({},{})",
+                list(&d.lhs_contract),
+                list(&d.rhs_contract),
+                list(&d.lhs_batch),
+                list(&d.rhs_batch)
+            ),
+            Prim::Transpose(p) => format!("perm={}", list(p)),
+            Prim::BroadcastInDim { shape, dims } => {
+                format!("shape={} dims={}", list(shape), list(dims))
+            }
+            Prim::Reshape(shape) => format!("shape={}", list(shape)),
+            Prim::Slice {
+                start,
+                limit,
+                stride,
+            } => format!(
+                "start={} limit={} stride={}",
+                list(start),
+                list(limit),
+                list(stride)
+            ),
+            Prim::Rev(axes) => format!("axes={}", list(axes)),
+            Prim::Pad { lo, hi, interior } => {
+                format!(
+                    "lo={} hi={} interior={}",
+                    list(lo),
+                    list(hi),
+                    list(interior)
+                )
+            }
+            Prim::Iota { dtype, shape, dim } => {
+                format!("dtype={} shape={} dim={dim}", dtype.name(), list(shape))
+            }
+            Prim::Cond { .. } => String::new(),
+            Prim::While { n_cond, n_body, .. } => format!("n_cond={n_cond} n_body={n_body}"),
+            Prim::Scan {
+                n_consts,
+                n_carry,
+                length,
+                reverse,
+                ..
+            } => format!("length={length} n_consts={n_consts} n_carry={n_carry} reverse={reverse}"),
+        };
+        if params.is_empty() {
+            self.ir_name()
+        } else {
+            format!("{}[{params}]", self.ir_name())
+        }
+    }
+
+    /// The graphs a control-flow primitive holds.
+    pub fn subgraphs(&self) -> Vec<&Graph> {
+        self.subgraphs_named()
+            .into_iter()
+            .map(|(_, g, _)| g)
+            .collect()
+    }
+
+    /// The held graphs with their names in the IR text, and how many of
+    /// their leading inputs are constants.
+    pub fn subgraphs_named(&self) -> Vec<(String, &Graph, usize)> {
+        match self {
+            Prim::Cond { branches } => branches
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (format!("branch{i}"), &**g, 0))
+                .collect(),
+            Prim::While {
+                cond,
+                body,
+                n_cond,
+                n_body,
+            } => vec![
+                ("cond".into(), &**cond, *n_cond),
+                ("body".into(), &**body, *n_body),
+            ],
+            Prim::Scan { body, n_consts, .. } => vec![("body".into(), &**body, *n_consts)],
+            _ => Vec::new(),
         }
     }
 
@@ -166,7 +367,10 @@ impl Prim {
             Prim::Binary(_) | Prim::Pad { .. } | Prim::Gather { .. } | Prim::DotGeneral(_) => 2,
             Prim::Select | Prim::Scatter { .. } => 3,
             Prim::Threefry2x32 => 4,
-            Prim::Concatenate { .. } => return None,
+            Prim::Concatenate { .. }
+            | Prim::Cond { .. }
+            | Prim::While { .. }
+            | Prim::Scan { .. } => return None,
             _ => 1,
         })
     }
@@ -324,7 +528,7 @@ impl Prim {
                 shape.remove(*axis);
                 one(shape, DType::I32)
             }
-            Prim::Scan { axis, .. } => {
+            Prim::Cumulative { axis, .. } => {
                 check_axis("cumulative op", *axis, args[0].shape.len())?;
                 one(args[0].shape.clone(), args[0].dtype)
             }
@@ -538,11 +742,27 @@ impl Prim {
                 };
                 Ok(smallvec![out.clone(), out])
             }
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => {
+                control::shape_rule(self, args)
+            }
         }
     }
 
     /// Run on concrete arrays (already checked by `shape_rule`).
-    fn eval(&self, mut args: Args) -> Outs {
+    fn eval(&self, args: Args) -> Result<Outs> {
+        if matches!(
+            self,
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. }
+        ) {
+            return control::eval(self, args);
+        }
+        let mut args: SmallVec<[Array; 4]> = args
+            .into_iter()
+            .map(|t| match t {
+                Tensor::Concrete(a) => a,
+                Tensor::Traced(_) => unreachable!("eager evaluation of a tracer"),
+            })
+            .collect();
         let out = match self {
             Prim::Unary(op) => cpu::unary(*op, args.pop().unwrap()),
             Prim::Binary(op) => {
@@ -560,7 +780,7 @@ impl Prim {
             }
             Prim::Reduce { op, axes } => cpu::reduce(*op, &args[0], axes),
             Prim::ArgReduce { op, axis } => cpu::arg_reduce(*op, &args[0], *axis),
-            Prim::Scan { op, axis, reverse } => cpu::scan(*op, &args[0], *axis, *reverse),
+            Prim::Cumulative { op, axis, reverse } => cpu::scan(*op, &args[0], *axis, *reverse),
             Prim::DotGeneral(d) => cpu::dot_general(&args[0], &args[1], d),
             Prim::Transpose(perm) => cpu::transpose(&args[0], perm),
             Prim::BroadcastInDim { shape, dims } => cpu::broadcast_in_dim(&args[0], shape, dims),
@@ -582,10 +802,11 @@ impl Prim {
             Prim::Argsort { axis } => cpu::argsort(&args[0], *axis),
             Prim::Threefry2x32 => {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
-                return smallvec![a, b];
+                return Ok(smallvec![a.into(), b.into()]);
             }
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => unreachable!(),
         };
-        smallvec![out]
+        Ok(smallvec![out.into()])
     }
 }
 
@@ -613,21 +834,26 @@ pub fn check_alloc(shape: &[usize], dtype: DType) -> Result<()> {
     Ok(())
 }
 
-/// Apply a primitive: check its shape rule, then evaluate (eagerly, on the CPU).
-/// The one entry point of every array operation.
-pub fn bind(prim: &Prim, args: impl Into<Args>) -> Result<Outs> {
-    let args = args.into();
+/// Apply a primitive: the one entry point of every array operation. With
+/// no transformation active and concrete operands, check the shape rule and
+/// evaluate on the CPU; otherwise the innermost trace that owns an operand
+/// interprets it (see `transform`).
+pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
+    let args = args.into_args();
+    if let Some(level) = transform::top_level(&args)? {
+        return transform::process(level, prim, args);
+    }
     let mut avals: SmallVec<[Aval; 4]> = SmallVec::new();
     for a in &args {
-        avals.push(Aval::of(a));
+        avals.push(a.aval());
     }
     for out in prim.shape_rule(&avals)? {
         check_alloc(&out.shape, out.dtype)?;
     }
-    Ok(prim.eval(args))
+    prim.eval(args)
 }
 
 /// `bind` for primitives with one output.
-pub fn bind1(prim: &Prim, args: impl Into<Args>) -> Result<Array> {
+pub fn bind1(prim: &Prim, args: impl IntoArgs) -> Result<Tensor> {
     Ok(bind(prim, args)?.swap_remove(0))
 }

@@ -3,7 +3,8 @@
 use crate::builtin::Builtin;
 use crate::code::FuncCode;
 use crate::error::{Error, Result};
-use arr_kernels::{Array, DType};
+use crate::tensor::Tensor;
+use arr_kernels::DType;
 use indexmap::IndexMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -18,12 +19,14 @@ pub enum Value {
     Float(f64),
     /// A string; `Rc<String>` rather than `Rc<str>` keeps values two words wide.
     Str(Rc<String>),
-    Array(Array),
+    Array(Tensor),
     List(Rc<RefCell<Vec<Value>>>),
     Tuple(Rc<Vec<Value>>),
     Dict(Rc<RefCell<Dict>>),
     Function(Rc<Function>),
     Builtin(Rc<Builtin>),
+    /// A function made by Rust code at run time, such as `grad(f)`.
+    Native(Rc<NativeClosure>),
     /// `obj.method`: the receiver is passed as the first argument.
     BoundMethod(Rc<(Value, Value)>),
     Module(Rc<Module>),
@@ -72,6 +75,32 @@ pub struct Function {
     pub free_cells: Vec<Rc<RefCell<Option<Value>>>>,
 }
 
+/// The body of a `Value::Native`: a name for messages and a closure that
+/// receives positional and keyword arguments.
+pub struct NativeClosure {
+    pub name: String,
+    #[allow(clippy::type_complexity)]
+    pub f: Box<dyn Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value>>,
+}
+
+impl std::fmt::Debug for NativeClosure {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "<function {}>", self.name)
+    }
+}
+
+impl NativeClosure {
+    pub fn value(
+        name: impl Into<String>,
+        f: impl Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value> + 'static,
+    ) -> Value {
+        Value::Native(Rc::new(NativeClosure {
+            name: name.into(),
+            f: Box::new(f),
+        }))
+    }
+}
+
 /// A namespace such as `random`.
 #[derive(Debug)]
 pub struct Module {
@@ -109,7 +138,9 @@ impl Value {
             Value::List(_) => "list".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::Dict(_) => "dict".into(),
-            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) => "function".into(),
+            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Native(_) => {
+                "function".into()
+            }
             Value::Module(_) => "module".into(),
             Value::DType(_) => "dtype".into(),
             Value::Slice(_) => "slice".into(),
@@ -133,7 +164,7 @@ impl Value {
                         a.len()
                     )));
                 }
-                a.get_f64(0) != 0.0
+                a.concrete()?.get_f64(0) != 0.0
             }
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
@@ -167,7 +198,7 @@ impl Value {
     pub fn is_callable(&self) -> bool {
         matches!(
             self,
-            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_)
+            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Native(_)
         )
     }
 
@@ -176,7 +207,7 @@ impl Value {
         match self {
             Value::Int(i) => Some(*i),
             Value::Bool(b) => Some(*b as i64),
-            Value::Array(a)
+            Value::Array(Tensor::Concrete(a))
                 if a.len() == 1
                     && a.ndim() == 0
                     && (a.dtype().is_int() || a.dtype() == DType::Bool) =>
@@ -193,7 +224,9 @@ impl Value {
             Value::Int(i) => Some(*i as f64),
             Value::Float(f) => Some(*f),
             Value::Bool(b) => Some(*b as u8 as f64),
-            Value::Array(a) if a.len() == 1 && a.ndim() == 0 => Some(a.get_f64(0)),
+            Value::Array(a) if a.len() == 1 && a.ndim() == 0 => {
+                a.concrete().ok().map(|a| a.get_f64(0))
+            }
             _ => None,
         }
     }

@@ -1,17 +1,18 @@
 //! Argument helpers shared by the builtins: conversions with clear errors.
 
-use arr_kernels::{Array, DType};
+use arr_kernels::DType;
 use arr_runtime::numpy;
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Result, Value};
 
 /// Any array-like argument as an array.
-pub fn array_arg(v: &Value) -> Result<Array> {
-    numpy::to_array(v)
+pub fn array_arg(v: &Value) -> Result<Tensor> {
+    numpy::to_tensor(v)
 }
 
 /// An array-like argument as a float array (ints and bools become float32).
-pub fn float_arg(v: &Value) -> Result<Array> {
-    let a = numpy::to_array(v)?;
+pub fn float_arg(v: &Value) -> Result<Tensor> {
+    let a = numpy::to_tensor(v)?;
     if a.dtype().is_float() {
         Ok(a)
     } else {
@@ -75,13 +76,13 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
 }
 
 /// Wrap an array result.
-pub fn ok(a: Array) -> Result<Value> {
+pub fn ok(a: Tensor) -> Result<Value> {
     Ok(Value::Array(a))
 }
 
 /// NumPy's `axis=None` convention for functions of one axis: None means
 /// "flatten first, then axis 0". Returns the array to work on and the axis.
-pub fn flatten_or_axis(x: Array, axis: &Value) -> Result<(Array, usize)> {
+pub fn flatten_or_axis(x: Tensor, axis: &Value) -> Result<(Tensor, usize)> {
     match axis {
         Value::None => {
             let n = x.len();

@@ -5,6 +5,7 @@ use crate::Registry;
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::numpy::{self, parse_shape};
 use arr_runtime::prim::{bind1, check_alloc, Prim};
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, Result, Value};
 
 pub(crate) fn register(r: &mut Registry) {
@@ -123,12 +124,14 @@ fn array(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// `x` repeated into `shape` as an array of `dtype`.
-pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Array> {
+pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor> {
     check_alloc(shape, dtype)?;
-    let scalar = numpy::to_array_as(x, dtype)?;
-    if scalar.ndim() != 0 {
-        return numpy::broadcast_to(scalar, shape);
-    }
+    // A concrete scalar is repeated directly; anything else (an array, or a
+    // traced scalar) is broadcast, which also works under transformations.
+    let scalar = match numpy::to_array_as(x, dtype)? {
+        Tensor::Concrete(a) if a.ndim() == 0 => a,
+        other => return numpy::broadcast_to(other, shape),
+    };
     let n: usize = shape.iter().product();
     let buf = match scalar.buffer() {
         Buffer::Bool(v) => Buffer::Bool(vec![v[0]; n]),
@@ -138,14 +141,14 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Array> 
         Buffer::F32(v) => Buffer::F32(vec![v[0]; n]),
         Buffer::F64(v) => Buffer::F64(vec![v[0]; n]),
     };
-    Ok(Array::new(shape, buf))
+    Ok(Array::new(shape, buf).into())
 }
 
 fn zeros(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
     let shape = parse_shape(&a[0])?;
     check_alloc(&shape, dtype)?;
-    ok(Array::zeros(dtype, &shape))
+    ok(Array::zeros(dtype, &shape).into())
 }
 
 fn ones(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -165,7 +168,7 @@ fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
     check_alloc(x.shape(), dtype)?;
-    ok(Array::zeros(dtype, x.shape()))
+    ok(Array::zeros(dtype, x.shape()).into())
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -217,11 +220,17 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if all_int {
         let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
         let ints: Vec<i64> = (0..n as i64).map(|k| i0 + k * di).collect();
-        return ok(numpy::convert(Array::new(&[n], Buffer::I64(ints)), dtype)?);
+        return ok(numpy::convert(
+            Array::new(&[n], Buffer::I64(ints)).into(),
+            dtype,
+        )?);
     }
     // As NumPy: computed in float64, then converted.
     let vals: Vec<f64> = (0..n).map(|k| x0 + k as f64 * dx).collect();
-    ok(numpy::convert(Array::new(&[n], Buffer::F64(vals)), dtype)?)
+    ok(numpy::convert(
+        Array::new(&[n], Buffer::F64(vals)).into(),
+        dtype,
+    )?)
 }
 
 fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -238,7 +247,7 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         }
     }
     ok(numpy::convert(
-        Array::new(&[n, m], Buffer::F64(vals)),
+        Array::new(&[n, m], Buffer::F64(vals)).into(),
         dtype,
     )?)
 }
@@ -254,7 +263,10 @@ fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let dtype = dtype_arg(&a[0])?.unwrap_or(numpy::DEFAULT_INT);
     let shape = parse_shape(&a[1])?;
     let dim = numpy::normalize_axis(int_arg("dimension", &a[2])?, shape.len())?;
-    ok(bind1(&Prim::Iota { dtype, shape, dim }, vec![])?)
+    ok(bind1(
+        &Prim::Iota { dtype, shape, dim },
+        Vec::<Tensor>::new(),
+    )?)
 }
 
 fn astype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -268,6 +280,7 @@ fn item(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
+    let x = x.concrete()?;
     fn build(x: &Array, axis: usize, offset: usize) -> Value {
         if axis == x.ndim() {
             return match x.dtype() {
@@ -283,5 +296,5 @@ fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 .collect(),
         )
     }
-    Ok(build(&x, 0, 0))
+    Ok(build(x, 0, 0))
 }

@@ -11,6 +11,7 @@
 
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::numpy;
+use arr_runtime::Tensor;
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Value};
 use std::io::{Cursor, Read, Write};
 
@@ -142,8 +143,8 @@ fn npy_bytes(a: &Array) -> Vec<u8> {
 
 fn save(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let path = with_extension(path_arg("save", &args[0])?, ".npy");
-    let a = numpy::to_array(&args[1])?;
-    write_file(&path, &npy_bytes(&a))?;
+    let a = numpy::to_tensor(&args[1])?;
+    write_file(&path, &npy_bytes(a.concrete()?))?;
     Ok(Value::None)
 }
 
@@ -432,7 +433,7 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
 }
 
 /// Parse a whole `.npy` file; errors are plain reasons, the caller names the file.
-fn parse_npy(bytes: &[u8]) -> std::result::Result<Array, String> {
+fn parse_npy(bytes: &[u8]) -> std::result::Result<Tensor, String> {
     if !bytes.starts_with(NPY_MAGIC) {
         return Err("not a .npy file (it does not start with the NumPy magic string)".into());
     }
@@ -518,9 +519,9 @@ fn parse_npy(bytes: &[u8]) -> std::result::Result<Array, String> {
         // Column-major data is the row-major data of the transposed array.
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();
         let perm: Vec<usize> = (0..shape.len()).rev().collect();
-        numpy::transpose(Array::new(&reversed, buf), &perm).map_err(|e| e.message.clone())
+        numpy::transpose(Array::new(&reversed, buf).into(), &perm).map_err(|e| e.message.clone())
     } else {
-        Ok(Array::new(&shape, buf))
+        Ok(Array::new(&shape, buf).into())
     }
 }
 
@@ -540,10 +541,10 @@ fn load(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 
 fn write_npz(fname: &str, args: &[Value], compress: bool) -> Result<Value> {
     let path = with_extension(path_arg(fname, &args[0])?, ".npz");
-    let mut members: Vec<(String, Array)> = Vec::new();
+    let mut members: Vec<(String, Tensor)> = Vec::new();
     if let Value::Tuple(items) = &args[1] {
         for (i, v) in items.iter().enumerate() {
-            members.push((format!("arr_{i}"), numpy::to_array(v)?));
+            members.push((format!("arr_{i}"), numpy::to_tensor(v)?));
         }
     }
     if let Value::Dict(d) = &args[2] {
@@ -558,13 +559,13 @@ fn write_npz(fname: &str, args: &[Value], compress: bool) -> Result<Value> {
                     "{fname}: cannot use un-named variables and keyword {name}"
                 )));
             }
-            members.push((name.to_string(), numpy::to_array(v)?));
+            members.push((name.to_string(), numpy::to_tensor(v)?));
         }
     }
     let zip_err = |e: zip::result::ZipError| io_error(format!("cannot write '{path}': {e}"));
     let mut zw = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for (name, a) in &members {
-        let bytes = npy_bytes(a);
+        let bytes = npy_bytes(a.concrete()?);
         let method = if compress {
             zip::CompressionMethod::Deflated
         } else {

@@ -12,6 +12,7 @@ mod python;
 mod random;
 mod reduce;
 mod shape;
+mod transforms;
 mod tree;
 
 use arr_runtime::{Builtin, Interp, NativeFn, Session, Value};
@@ -87,6 +88,7 @@ pub fn register_all(interp: &mut Interp) {
     tree::register(&mut r);
     random::register(&mut r);
     io::register(&mut r);
+    transforms::register(&mut r);
 }
 
 /// A session with every builtin and the prelude loaded.

@@ -5,6 +5,7 @@ use crate::Registry;
 use arr_kernels::{BinaryOp, DType, DotDims, UnaryOp};
 use arr_runtime::numpy::{self, ty};
 use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, NativeFn, Result, Value};
 
 /// Float functions: ints and bools are converted to float32 first, as in JAX.
@@ -76,11 +77,6 @@ pub(crate) fn register(r: &mut Registry) {
             "invert(x)",
             "Bitwise (or logical, for bool) not.",
             |_, a| numpy::unary(UnaryOp::Not, &a[0]),
-        ),
-        (
-            "stop_gradient(x)",
-            "x, treated as a constant by differentiation.",
-            |_, a| Ok(a[0].clone()),
         ),
         (
             "where(condition, x=None, y=None)",
@@ -396,7 +392,7 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     let refs: Vec<&Value> = operands.iter().collect();
     let arrays = numpy::promote(&refs)?;
-    let mut acc: Option<(arr_kernels::Array, Vec<char>)> = None;
+    let mut acc: Option<(Tensor, Vec<char>)> = None;
     let all_terms = terms.clone();
     for (k, (x, t)) in arrays.into_iter().zip(terms).enumerate() {
         if t.len() != x.ndim() {
@@ -451,12 +447,12 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// Contract two operands with dot_general; returns the result and its subscripts
 /// (batch indices, then the lhs's free ones, then the rhs's).
 fn contract_pair(
-    lhs: arr_kernels::Array,
+    lhs: Tensor,
     lt: &[char],
-    rhs: arr_kernels::Array,
+    rhs: Tensor,
     rt: &[char],
     keep: &[char],
-) -> Result<(arr_kernels::Array, Vec<char>)> {
+) -> Result<(Tensor, Vec<char>)> {
     let shared: Vec<char> = lt.iter().copied().filter(|c| rt.contains(c)).collect();
     let (batch, contract): (Vec<char>, Vec<char>) = shared.iter().partition(|c| keep.contains(c));
     let pos = |t: &[char], c: char| t.iter().position(|&d| d == c).expect("index present");

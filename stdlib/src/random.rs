@@ -11,6 +11,7 @@ use crate::dtype_arg;
 use arr_kernels::{Array, BinaryOp, Buffer, DType, UnaryOp};
 use arr_runtime::numpy::{self, ty};
 use arr_runtime::prim::{bind, bind1, Prim};
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, Result, Value};
 
 pub(crate) fn register(r: &mut crate::Registry) {
@@ -71,12 +72,12 @@ pub(crate) fn register(r: &mut crate::Registry) {
 // ---------------------------------------------------------------------------
 // Keys and the Threefry plumbing
 
-fn u32_scalar(x: u32) -> Array {
-    Array::new(&[], Buffer::U32(vec![x]))
+fn u32_scalar(x: u32) -> Tensor {
+    Array::new(&[], Buffer::U32(vec![x])).into()
 }
 
 /// The key argument of `random.<fname>`: a u32[2] array.
-fn key_arg(fname: &str, v: &Value) -> Result<Array> {
+fn key_arg(fname: &str, v: &Value) -> Result<Tensor> {
     match v {
         Value::Array(a) if a.dtype() == DType::U32 && a.shape() == [2] => Ok(a.clone()),
         Value::Array(a) => Err(Error::type_error(format!(
@@ -97,8 +98,8 @@ fn shape_arg(fname: &str, v: &Value) -> Result<Vec<usize>> {
 }
 
 /// The two words of a key as 0-d arrays.
-fn key_words(key: &Array) -> Result<(Array, Array)> {
-    let word = |i: usize| -> Result<Array> {
+fn key_words(key: &Tensor) -> Result<(Tensor, Tensor)> {
+    let word = |i: usize| -> Result<Tensor> {
         let s = bind1(
             &Prim::Slice {
                 start: vec![i],
@@ -113,7 +114,7 @@ fn key_words(key: &Array) -> Result<(Array, Array)> {
 }
 
 /// `threefry2x32(k0, k1, x0, x1)` with the key words broadcast to the counters' shape.
-fn threefry(key: &Array, x0: Array, x1: Array) -> Result<(Array, Array)> {
+fn threefry(key: &Tensor, x0: Tensor, x1: Tensor) -> Result<(Tensor, Tensor)> {
     let (k0, k1) = key_words(key)?;
     let shape = x0.shape().to_vec();
     let k0 = numpy::broadcast_to(k0, &shape)?;
@@ -130,7 +131,7 @@ fn threefry(key: &Array, x0: Array, x1: Array) -> Result<(Array, Array)> {
 
 /// JAX's `iota_2x32_shape`: the high and low 32-bit words of every element's
 /// row-major flat index. Sizes are limited to 2**32 elements, so the high word is 0.
-fn iota_2x32(fname: &str, shape: &[usize]) -> Result<(Array, Array)> {
+fn iota_2x32(fname: &str, shape: &[usize]) -> Result<(Tensor, Tensor)> {
     let n = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
@@ -146,7 +147,7 @@ fn iota_2x32(fname: &str, shape: &[usize]) -> Result<(Array, Array)> {
             shape: vec![n],
             dim: 0,
         },
-        vec![],
+        Vec::<Tensor>::new(),
     )?;
     let lo = numpy::reshape(lo, shape)?;
     let hi = numpy::broadcast_to(u32_scalar(0), shape)?;
@@ -154,19 +155,19 @@ fn iota_2x32(fname: &str, shape: &[usize]) -> Result<(Array, Array)> {
 }
 
 /// The two Threefry output words for each element of `shape` (JAX's partitionable scheme).
-fn bits_pair(fname: &str, key: &Array, shape: &[usize]) -> Result<(Array, Array)> {
+fn bits_pair(fname: &str, key: &Tensor, shape: &[usize]) -> Result<(Tensor, Tensor)> {
     let (hi, lo) = iota_2x32(fname, shape)?;
     threefry(key, hi, lo)
 }
 
 /// 32 random bits per element: `b0 ^ b1` (JAX's `_random_bits` with bit_width 32).
-fn random_bits(fname: &str, key: &Array, shape: &[usize]) -> Result<Array> {
+fn random_bits(fname: &str, key: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let (b0, b1) = bits_pair(fname, key, shape)?;
     bind1(&Prim::Binary(BinaryOp::Xor), vec![b0, b1])
 }
 
 /// `split(key, shape)`: keys of shape + (2,), row i = threefry(key, hi(i), lo(i)).
-fn split_keys(fname: &str, key: &Array, shape: &[usize]) -> Result<Array> {
+fn split_keys(fname: &str, key: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let (b0, b1) = bits_pair(fname, key, shape)?;
     let mut col_shape = shape.to_vec();
     col_shape.push(1);
@@ -178,9 +179,9 @@ fn split_keys(fname: &str, key: &Array, shape: &[usize]) -> Result<Array> {
 }
 
 /// `key, subkey = split(key)`: the two rows of a two-way split.
-fn split2(fname: &str, key: &Array) -> Result<(Array, Array)> {
+fn split2(fname: &str, key: &Tensor) -> Result<(Tensor, Tensor)> {
     let keys = split_keys(fname, key, &[2])?;
-    let row = |i: usize| -> Result<Array> {
+    let row = |i: usize| -> Result<Tensor> {
         let s = bind1(
             &Prim::Slice {
                 start: vec![i, 0],
@@ -203,10 +204,9 @@ fn key(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     })?;
     // JAX's `threefry_seed`: the seed as a 64-bit two's-complement integer, high word first.
     let s = seed as u64;
-    Ok(Value::Array(Array::new(
-        &[2],
-        Buffer::U32(vec![(s >> 32) as u32, s as u32]),
-    )))
+    Ok(Value::Array(
+        Array::new(&[2], Buffer::U32(vec![(s >> 32) as u32, s as u32])).into(),
+    ))
 }
 
 fn split(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
@@ -240,8 +240,8 @@ fn fold_in(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
         ))
     })?;
     // JAX: threefry_2x32(key, threefry_seed(uint32(data))) = threefry(key, [0], [data]).
-    let x0 = Array::new(&[1], Buffer::U32(vec![0]));
-    let x1 = Array::new(&[1], Buffer::U32(vec![data as u32]));
+    let x0 = Array::new(&[1], Buffer::U32(vec![0])).into();
+    let x1 = Array::new(&[1], Buffer::U32(vec![data as u32])).into();
     let (b0, b1) = threefry(&key, x0, x1)?;
     Ok(Value::Array(bind1(
         &Prim::Concatenate { axis: 0 },
@@ -270,12 +270,12 @@ fn float_dtype(fname: &str, v: &Value) -> Result<DType> {
 }
 
 /// `x op y` for arrays of one dtype (broadcasting).
-fn bin(op: BinaryOp, x: Array, y: Array) -> Result<Array> {
+fn bin(op: BinaryOp, x: Tensor, y: Tensor) -> Result<Tensor> {
     bind1(&Prim::Binary(op), vec![x, y])
 }
 
 /// A bound such as `minval` as an array of `dtype` broadcast to `shape`.
-fn bound_arg(fname: &str, what: &str, v: &Value, dtype: DType, shape: &[usize]) -> Result<Array> {
+fn bound_arg(fname: &str, what: &str, v: &Value, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let a = numpy::to_array_as(v, dtype)?;
     numpy::broadcast_to(a.clone(), shape).map_err(|_| {
         Error::shape_error(format!(
@@ -289,12 +289,12 @@ fn bound_arg(fname: &str, what: &str, v: &Value, dtype: DType, shape: &[usize]) 
 /// [1, 2); minus 1, scaled and shifted, clamped below at minval.
 fn uniform_array(
     fname: &str,
-    key: &Array,
+    key: &Tensor,
     shape: &[usize],
     dtype: DType,
-    minval: Array,
-    maxval: Array,
-) -> Result<Array> {
+    minval: Tensor,
+    maxval: Tensor,
+) -> Result<Tensor> {
     let floats = if dtype == DType::F64 {
         // 64 random bits (b0 << 32 | b1); the mantissa is their top 52 bits, so the
         // float is b0 * 2**-32 + (b1 >> 12) * 2**-52, both products and the sum exact.
@@ -302,13 +302,13 @@ fn uniform_array(
         let hi = bin(
             BinaryOp::Mul,
             numpy::convert(b0, DType::F64)?,
-            numpy::scalar_array(2f64.powi(-32), DType::F64),
+            numpy::scalar_array(2f64.powi(-32), DType::F64).into(),
         )?;
         let lo = bin(BinaryOp::ShiftRight, b1, u32_scalar(12))?;
         let lo = bin(
             BinaryOp::Mul,
             numpy::convert(lo, DType::F64)?,
-            numpy::scalar_array(2f64.powi(-52), DType::F64),
+            numpy::scalar_array(2f64.powi(-52), DType::F64).into(),
         )?;
         bin(BinaryOp::Add, hi, lo)?
     } else {
@@ -318,7 +318,7 @@ fn uniform_array(
         bin(
             BinaryOp::Mul,
             numpy::convert(m, DType::F32)?,
-            Array::scalar_f32(2f32.powi(-23)),
+            Array::scalar_f32(2f32.powi(-23)).into(),
         )?
     };
     let width = bin(BinaryOp::Sub, maxval, minval.clone())?;
@@ -346,18 +346,18 @@ fn normal(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let shape = shape_arg("normal", &args[1])?;
     let dtype = float_dtype("normal", &args[2])?;
     // JAX's `_normal_real`: u uniform in (nextafter(-1, 0), 1), then sqrt(2) * erfinv(u).
-    let (lo, sqrt2) = match dtype {
+    let (lo, sqrt2): (Tensor, Tensor) = match dtype {
         DType::F64 => (
-            Array::new(&[], Buffer::F64(vec![-(1.0 - f64::EPSILON / 2.0)])),
-            Array::new(&[], Buffer::F64(vec![std::f64::consts::SQRT_2])),
+            Array::new(&[], Buffer::F64(vec![-(1.0 - f64::EPSILON / 2.0)])).into(),
+            Array::new(&[], Buffer::F64(vec![std::f64::consts::SQRT_2])).into(),
         ),
         _ => (
-            Array::scalar_f32(-(1.0 - f32::EPSILON / 2.0)),
-            Array::scalar_f32(std::f32::consts::SQRT_2),
+            Array::scalar_f32(-(1.0 - f32::EPSILON / 2.0)).into(),
+            Array::scalar_f32(std::f32::consts::SQRT_2).into(),
         ),
     };
     let minval = numpy::broadcast_to(lo, &shape)?;
-    let maxval = numpy::broadcast_to(numpy::scalar_array(1.0, dtype), &shape)?;
+    let maxval = numpy::broadcast_to(numpy::scalar_array(1.0, dtype).into(), &shape)?;
     let u = uniform_array("normal", &key, &shape, dtype, minval, maxval)?;
     let e = bind1(&Prim::Unary(UnaryOp::ErfInv), vec![u])?;
     Ok(Value::Array(bin(BinaryOp::Mul, sqrt2, e)?))
@@ -377,8 +377,8 @@ fn bernoulli(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
         p.dtype(),
         &shape,
     )?;
-    let zero = numpy::broadcast_to(numpy::scalar_array(0.0, p.dtype()), &shape)?;
-    let one = numpy::broadcast_to(numpy::scalar_array(1.0, p.dtype()), &shape)?;
+    let zero = numpy::broadcast_to(numpy::scalar_array(0.0, p.dtype()).into(), &shape)?;
+    let one = numpy::broadcast_to(numpy::scalar_array(1.0, p.dtype()).into(), &shape)?;
     let u = uniform_array("bernoulli", &key, &shape, p.dtype(), zero, one)?;
     Ok(Value::Array(bin(BinaryOp::Lt, u, p)?))
 }
@@ -393,12 +393,12 @@ fn bernoulli(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 /// algorithm (JAX with x64 draws 64-bit words), so their span must fit in 32 bits.
 fn randint_array(
     fname: &str,
-    key: &Array,
+    key: &Tensor,
     shape: &[usize],
-    minval: Array,
-    maxval: Array,
+    minval: Tensor,
+    maxval: Tensor,
     dtype: DType,
-) -> Result<Array> {
+) -> Result<Tensor> {
     let (dmin, dmax) = match dtype {
         DType::I32 => (i32::MIN as i64, i32::MAX as i64),
         DType::U32 => (0, u32::MAX as i64),
@@ -409,9 +409,9 @@ fn randint_array(
             )))
         }
     };
-    let i64s = |x: i64| Array::new(&[], Buffer::I64(vec![x]));
+    let i64s = |x: i64| -> Tensor { Array::new(&[], Buffer::I64(vec![x])).into() };
     let maxval_out_of_range = bin(BinaryOp::Gt, maxval.clone(), i64s(dmax))?;
-    let clip = |a: Array| -> Result<Array> {
+    let clip = |a: Tensor| -> Result<Tensor> {
         bin(
             BinaryOp::Min,
             bin(BinaryOp::Max, a, i64s(dmin))?,
@@ -421,10 +421,12 @@ fn randint_array(
     let minval = clip(minval)?;
     let maxval = clip(maxval)?;
     if dtype == DType::I64 {
+        // Checking the span reads the bounds, so int64 draws need concrete bounds.
+        let (lo_bounds, hi_bounds) = (minval.concrete()?, maxval.concrete()?);
         let too_wide = (0..minval.len()).any(|i| {
             let (lo, hi) = (
-                minval.buffer().get_i64(i) as i128,
-                maxval.buffer().get_i64(i) as i128,
+                lo_bounds.buffer().get_i64(i) as i128,
+                hi_bounds.buffer().get_i64(i) as i128,
             );
             hi - lo > u32::MAX as i128
         });
@@ -497,14 +499,14 @@ fn randint(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 
 /// JAX's `_shuffle` of `arange(n)`: rounds of a stable sort by fresh random
 /// 32-bit keys, enough rounds (3 * log(n) / log(2**32 - 1)) that ties are unlikely.
-fn shuffled_indices(fname: &str, key: &Array, n: usize) -> Result<Array> {
+fn shuffled_indices(fname: &str, key: &Tensor, n: usize) -> Result<Tensor> {
     let mut idx = bind1(
         &Prim::Iota {
             dtype: DType::I32,
             shape: vec![n],
             dim: 0,
         },
-        vec![],
+        Vec::<Tensor>::new(),
     )?;
     let rounds = (3.0 * (n.max(1) as f64).ln() / (u32::MAX as f64).ln()).ceil() as usize;
     let mut key = key.clone();
@@ -542,7 +544,7 @@ fn permutation(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     if let Some(n) = count_arg("permutation", "x", &args[1])? {
         return Ok(Value::Array(shuffled_indices("permutation", &key, n)?));
     }
-    let x = numpy::to_array(&args[1])?;
+    let x = numpy::to_tensor(&args[1])?;
     if x.ndim() == 0 {
         return Err(Error::type_error(format!(
             "random.permutation: x must be an integer or at least one-dimensional, got {}",
@@ -564,7 +566,7 @@ fn choice(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let (n, arr) = match count_arg("choice", "a", &args[1])? {
         Some(n) => (n, None),
         None => {
-            let a = numpy::to_array(&args[1])?;
+            let a = numpy::to_tensor(&args[1])?;
             if a.ndim() == 0 {
                 return Err(Error::value_error(format!(
                     "random.choice: a must be an integer or at least one-dimensional, got {}",
@@ -581,7 +583,7 @@ fn choice(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     }
     if n_draws == 0 {
         let dtype = arr.as_ref().map_or(numpy::DEFAULT_INT, |a| a.dtype());
-        return Ok(Value::Array(Array::zeros(dtype, &out_shape)));
+        return Ok(Value::Array(Array::zeros(dtype, &out_shape).into()));
     }
     if n == 0 {
         return Err(Error::value_error(
@@ -589,8 +591,8 @@ fn choice(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
         ));
     }
     let idx = if replace {
-        let lo = numpy::broadcast_to(Array::new(&[], Buffer::I64(vec![0])), &shape)?;
-        let hi = numpy::broadcast_to(Array::new(&[], Buffer::I64(vec![n as i64])), &shape)?;
+        let lo = numpy::broadcast_to(Array::new(&[], Buffer::I64(vec![0])).into(), &shape)?;
+        let hi = numpy::broadcast_to(Array::new(&[], Buffer::I64(vec![n as i64])).into(), &shape)?;
         randint_array("choice", &key, &shape, lo, hi, DType::I32)?
     } else {
         if n_draws > n {

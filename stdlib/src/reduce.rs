@@ -9,6 +9,7 @@ use arr_lang::ast::BinOp;
 use arr_runtime::eval::{binary_op, compare_values, iter_items};
 use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, Result, Value};
 use std::cmp::Ordering;
 
@@ -91,7 +92,7 @@ pub(crate) fn register(r: &mut Registry) {
 }
 
 /// Sums of bools and small ints accumulate in int32, as JAX.
-fn sum_input(v: &Value, dtype: &Value) -> Result<arr_kernels::Array> {
+fn sum_input(v: &Value, dtype: &Value) -> Result<Tensor> {
     let x = array_arg(v)?;
     let x = match dtype_arg(dtype)? {
         Some(d) => numpy::convert(x, d)?,
@@ -255,7 +256,7 @@ fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
 fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
     let (x, axis) = flatten_or_axis(sum_input(&a[0], &a[2])?, &a[1])?;
     ok(bind1(
-        &Prim::Scan {
+        &Prim::Cumulative {
             op,
             axis,
             reverse: false,

@@ -8,6 +8,7 @@ use arr_runtime::index::get_index;
 use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::value::SliceValue;
+use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, NativeFn, Result, Value};
 use std::rc::Rc;
 
@@ -191,7 +192,7 @@ fn axis_arg(v: &Value, ndim: usize) -> Result<usize> {
     normalize_axis(int_arg("axis", v)?, ndim)
 }
 
-fn do_reshape(x: Array, dims: &[Value]) -> Result<Value> {
+fn do_reshape(x: Tensor, dims: &[Value]) -> Result<Value> {
     let dims: Vec<i64> = dims
         .iter()
         .map(|d| int_arg("shape entry", d))
@@ -216,7 +217,7 @@ fn reshape_method(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     do_reshape(array_arg(&a[0])?, &dims)
 }
 
-fn do_transpose(x: Array, axes: Option<Vec<Value>>) -> Result<Value> {
+fn do_transpose(x: Tensor, axes: Option<Vec<Value>>) -> Result<Value> {
     let perm: Vec<usize> = match axes {
         None => (0..x.ndim()).rev().collect(),
         Some(axes) => axes
@@ -316,7 +317,7 @@ fn broadcast_to(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// The items of a sequence of array-likes, promoted to one dtype.
-fn array_list(v: &Value) -> Result<Vec<Array>> {
+fn array_list(v: &Value) -> Result<Vec<Tensor>> {
     let items = match v {
         Value::Array(x) if x.ndim() > 0 => arr_runtime::eval::iter_items(v)?,
         _ => numpy::sequence_items(v)?,
@@ -328,7 +329,7 @@ fn array_list(v: &Value) -> Result<Vec<Array>> {
     numpy::promote(&refs)
 }
 
-fn concat(arrays: Vec<Array>, axis: usize) -> Result<Array> {
+fn concat(arrays: Vec<Tensor>, axis: usize) -> Result<Tensor> {
     if arrays.len() == 1 {
         return Ok(arrays.into_iter().next().unwrap());
     }
@@ -358,7 +359,7 @@ fn concatenate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ok(concat(arrays, axis)?)
 }
 
-fn stack_arrays(arrays: Vec<Array>, axis: &Value) -> Result<Array> {
+fn stack_arrays(arrays: Vec<Tensor>, axis: &Value) -> Result<Tensor> {
     let first = arrays[0].shape().to_vec();
     if let Some(bad) = arrays.iter().find(|x| x.shape() != first.as_slice()) {
         return Err(Error::shape_error(format!(
@@ -381,7 +382,7 @@ fn stack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ok(stack_arrays(array_list(&a[0])?, &a[1])?)
 }
 
-fn at_least(x: Array, n: usize) -> Result<Array> {
+fn at_least(x: Tensor, n: usize) -> Result<Tensor> {
     match (x.ndim(), n) {
         (0, 2) => numpy::reshape(x, &[1, 1]),
         (0, 1) => numpy::reshape(x, &[1]),
@@ -402,7 +403,7 @@ fn vstack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn hstack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let arrays: Vec<Array> = array_list(&a[0])?
+    let arrays: Vec<Tensor> = array_list(&a[0])?
         .into_iter()
         .map(|x| at_least(x, 1))
         .collect::<Result<_>>()?;
@@ -411,7 +412,7 @@ fn hstack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// `x[start:stop]` along one axis.
-fn slice_axis(x: &Array, axis: usize, start: usize, stop: usize) -> Result<Array> {
+fn slice_axis(x: &Tensor, axis: usize, start: usize, stop: usize) -> Result<Tensor> {
     let mut idx: Vec<Value> = vec![
         Value::Slice(Rc::new(SliceValue {
             start: None,
@@ -485,6 +486,7 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Int(k) => vec![(*k).max(0) as usize; n],
         v => {
             let c = array_arg(v)?;
+            let c = c.concrete()?;
             if c.len() != n {
                 return Err(Error::shape_error(format!(
                     "repeat: {} repeats for an axis of size {n}",
@@ -501,7 +503,7 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .enumerate()
         .flat_map(|(i, &c)| std::iter::repeat_n(i as i32, c))
         .collect();
-    let idx = Array::new(&[idx.len()], arr_kernels::Buffer::I32(idx));
+    let idx = Array::new(&[idx.len()], arr_kernels::Buffer::I32(idx)).into();
     ok(bind1(&Prim::Gather { axis }, vec![x, idx])?)
 }
 
@@ -580,7 +582,7 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     shape: shape.clone(),
                     dim: d,
                 },
-                vec![],
+                Vec::<Tensor>::new(),
             )?;
             items.push(Value::Array(iota));
         }
@@ -617,9 +619,9 @@ fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let (rows, cols): (Vec<i32>, Vec<i32>) = (0..v.len() as i64)
                 .map(|i| ((i - k.min(0)) as i32, (i + k.max(0)) as i32))
                 .unzip();
-            let zeros = Array::zeros(v.dtype(), &[n, n]);
-            let rows = Array::new(&[rows.len()], arr_kernels::Buffer::I32(rows));
-            let cols = Array::new(&[cols.len()], arr_kernels::Buffer::I32(cols));
+            let zeros: Tensor = Array::zeros(v.dtype(), &[n, n]).into();
+            let rows: Tensor = Array::new(&[rows.len()], arr_kernels::Buffer::I32(rows)).into();
+            let cols: Tensor = Array::new(&[cols.len()], arr_kernels::Buffer::I32(cols)).into();
             let idx = Value::tuple(vec![Value::Array(rows), Value::Array(cols)]);
             ok(arr_runtime::index::set_index(
                 &zeros,
@@ -634,8 +636,8 @@ fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let rows: Vec<i32> = (0..len).map(|i| (r0 + i) as i32).collect();
             let cols: Vec<i32> = (0..len).map(|i| (c0 + i) as i32).collect();
             let idx = Value::tuple(vec![
-                Value::Array(Array::new(&[rows.len()], arr_kernels::Buffer::I32(rows))),
-                Value::Array(Array::new(&[cols.len()], arr_kernels::Buffer::I32(cols))),
+                Value::Array(Array::new(&[rows.len()], arr_kernels::Buffer::I32(rows)).into()),
+                Value::Array(Array::new(&[cols.len()], arr_kernels::Buffer::I32(cols)).into()),
             ]);
             ok(get_index(&v, &idx)?)
         }
@@ -663,7 +665,7 @@ fn triangle(a: &[Value], lower: bool) -> Result<Value> {
             shape: vec![n, m],
             dim: 0,
         },
-        vec![],
+        Vec::<Tensor>::new(),
     )?);
     let cols = Value::Array(bind1(
         &Prim::Iota {
@@ -671,7 +673,7 @@ fn triangle(a: &[Value], lower: bool) -> Result<Value> {
             shape: vec![n, m],
             dim: 1,
         },
-        vec![],
+        Vec::<Tensor>::new(),
     )?);
     let shifted = numpy::binary(arr_kernels::BinaryOp::Add, &rows, &Value::Int(k))?;
     let op = if lower {

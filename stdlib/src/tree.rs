@@ -58,7 +58,7 @@ fn collect(tree: &Value, out: &mut Vec<Value>) {
     }
 }
 
-fn structure(tree: &Value) -> String {
+pub fn structure(tree: &Value) -> String {
     match tree {
         Value::None => "None".into(),
         Value::List(l) => format!(

@@ -23,7 +23,7 @@ fn path_str(p: &Path) -> String {
 /// `save(path, x)` through the language.
 fn save(s: &mut Session, path: &Path, a: &Array) {
     s.set("path", Value::str(&path_str(path)));
-    s.set("x", Value::Array(a.clone()));
+    s.set("x", Value::Array(a.clone().into()));
     run(s, "save(path, x)");
 }
 
@@ -34,7 +34,7 @@ fn load(s: &mut Session, path: &Path) -> Value {
 
 fn load_array(s: &mut Session, path: &Path) -> Array {
     match load(s, path) {
-        Value::Array(a) => a,
+        Value::Array(a) => a.concrete().expect("a concrete array").clone(),
         other => panic!("load({}) gave {other:?}", path.display()),
     }
 }
@@ -61,7 +61,10 @@ fn dict_items(v: Value) -> Vec<(String, Array)> {
             let Value::Array(a) = v else {
                 panic!("non-array member {v:?}")
             };
-            (name.to_string(), a.clone())
+            (
+                name.to_string(),
+                a.concrete().expect("a concrete array").clone(),
+            )
         })
         .collect()
 }
@@ -163,7 +166,7 @@ fn npz_round_trip() {
         .map(|(&d, sh)| sample(d, sh))
         .collect();
     for (i, a) in arrays.iter().enumerate() {
-        s.set(&format!("a{i}"), Value::Array(a.clone()));
+        s.set(&format!("a{i}"), Value::Array(a.clone().into()));
     }
     s.set("p1", Value::str(&path_str(&dir.path().join("plain"))));
     s.set("p2", Value::str(&path_str(&dir.path().join("packed.npz"))));
@@ -188,7 +191,10 @@ fn npz_round_trip() {
         }
     }
     // Stored vs deflated: a compressible array shrinks.
-    s.set("big", Value::Array(Array::zeros(DType::F32, &[10000])));
+    s.set(
+        "big",
+        Value::Array(Array::zeros(DType::F32, &[10000]).into()),
+    );
     run(&mut s, "savez(p1, big)");
     run(&mut s, "savez_compressed(p2, big)");
     let plain = std::fs::metadata(dir.path().join("plain.npz"))
@@ -235,7 +241,7 @@ fn load_bytes(s: &mut Session, dir: &Path, bytes: &[u8]) -> Result<Value, (Error
 
 fn load_bytes_array(s: &mut Session, dir: &Path, bytes: &[u8]) -> Array {
     match load_bytes(s, dir, bytes) {
-        Ok(Value::Array(a)) => a,
+        Ok(Value::Array(a)) => a.concrete().expect("a concrete array").clone(),
         other => panic!("expected an array, got {other:?}"),
     }
 }
@@ -445,8 +451,8 @@ fn never_panics_on_truncated_or_garbage_files() {
     let mut s = session();
     save(&mut s, &d.join("good.npy"), &sample(DType::F64, &[3, 2]));
     let good_npy = std::fs::read(d.join("good.npy")).expect("written");
-    s.set("a", Value::Array(sample(DType::I32, &[4])));
-    s.set("b", Value::Array(sample(DType::F32, &[2, 2])));
+    s.set("a", Value::Array(sample(DType::I32, &[4]).into()));
+    s.set("b", Value::Array(sample(DType::F32, &[2, 2]).into()));
     s.set("p", Value::str(&path_str(&d.join("good.npz"))));
     run(&mut s, "savez(p, a, b=b)");
     let good_npz = std::fs::read(d.join("good.npz")).expect("written");
@@ -670,24 +676,27 @@ fn numpy_interop() {
     s.set("p", Value::str(&path_str(&o.join("z"))));
     s.set(
         "a",
-        Value::Array(Array::new(&[3], Buffer::I32(vec![1, 2, 3]))),
+        Value::Array(Array::new(&[3], Buffer::I32(vec![1, 2, 3])).into()),
     );
-    s.set("w", Value::Array(f32s(vec![1.0, 2.0, 3.0, 4.0], &[2, 2])));
+    s.set(
+        "w",
+        Value::Array(f32s(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]).into()),
+    );
     run(&mut s, "savez(p, a, w=w)");
     s.set("p", Value::str(&path_str(&o.join("zc.npz"))));
     s.set(
         "x",
-        Value::Array(Array::new(
-            &[100],
-            Buffer::F64((0..100).map(|i| i as f64 / 3.0).collect()),
-        )),
+        Value::Array(
+            Array::new(
+                &[100],
+                Buffer::F64((0..100).map(|i| i as f64 / 3.0).collect()),
+            )
+            .into(),
+        ),
     );
     s.set(
         "flags",
-        Value::Array(Array::new(
-            &[4],
-            Buffer::Bool(vec![true, false, false, true]),
-        )),
+        Value::Array(Array::new(&[4], Buffer::Bool(vec![true, false, false, true])).into()),
     );
     run(&mut s, "savez_compressed(p, x=x, flags=flags)");
     run_script(&py, "read", o);

@@ -12,7 +12,7 @@ fn session() -> Session {
 /// Evaluate an expression and return its array value.
 fn eval(s: &mut Session, src: &str) -> Array {
     match s.run_entry(src) {
-        Ok(Some(Value::Array(a))) => a,
+        Ok(Some(Value::Array(a))) => a.concrete().expect("a concrete array").clone(),
         Ok(other) => panic!("{src} gave {other:?}, not an array"),
         Err(e) => panic!("{src} failed:\n{e}"),
     }
@@ -329,7 +329,7 @@ fn permutation_matches_jax_shuffle() {
     // An array's first axis is shuffled the same way.
     s.set(
         "x",
-        Value::Array(Array::new(&[100, 2], Buffer::I32((0..200).collect()))),
+        Value::Array(Array::new(&[100, 2], Buffer::I32((0..200).collect())).into()),
     );
     let px = eval(&mut s, "random.permutation(random.key(4), x)");
     assert_eq!(px.shape(), &[100, 2]);
@@ -357,7 +357,7 @@ fn bernoulli_and_choice() {
     assert_eq!(u, (0..10).collect::<Vec<_>>());
     s.set(
         "pop",
-        Value::Array(Array::new(&[4], Buffer::F32(vec![1.5, 2.5, 3.5, 4.5]))),
+        Value::Array(Array::new(&[4], Buffer::F32(vec![1.5, 2.5, 3.5, 4.5])).into()),
     );
     let picks = eval(&mut s, "random.choice(random.key(2), pop, (3, 2))");
     assert_eq!(picks.shape(), &[3, 2]);
@@ -377,7 +377,7 @@ fn clear_errors() {
     let mut s = session();
     s.set(
         "bad",
-        Value::Array(Array::new(&[3], Buffer::F32(vec![0.0; 3]))),
+        Value::Array(Array::new(&[3], Buffer::F32(vec![0.0; 3])).into()),
     );
     let (kind, msg) = err_kind_msg(&mut s, "random.normal(bad, (2,))");
     assert_eq!(kind, ErrorKind::TypeError);

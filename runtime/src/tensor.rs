@@ -1,0 +1,129 @@
+//! `Tensor`: what an arr array value is — a concrete array, or a tracer that
+//! stands for one while a transformation (grad, vmap, tracing) runs.
+//!
+//! Everything above the kernels (the evaluator, NumPy sugar, the stdlib)
+//! handles tensors, so the same code runs eagerly and under every
+//! transformation; only code that must read the numbers asks for
+//! `concrete()`, which fails with a clear error on a tracer.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::prim::Aval;
+use arr_kernels::{Array, DType};
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub enum Tensor {
+    Concrete(Array),
+    Traced(Rc<Tracer>),
+}
+
+/// A value inside one transformation: which trace owns it (`level`, and the
+/// trace's unique `trace_id`, to catch tracers that escape their trace), its
+/// abstract type, and what the trace keeps for it.
+#[derive(Debug)]
+pub struct Tracer {
+    pub level: usize,
+    pub trace_id: u64,
+    pub aval: Aval,
+    pub kind: TracerKind,
+}
+
+#[derive(Debug)]
+pub enum TracerKind {
+    /// Forward mode: a primal value and its tangent (`None` is a symbolic zero).
+    Jvp {
+        primal: Tensor,
+        tangent: Option<Tensor>,
+    },
+    /// `vmap`: the batched value, whose axis `bdim` is the batch axis.
+    /// `aval` is the per-example type (without that axis).
+    Batch { val: Tensor, bdim: usize },
+    /// A variable of the graph being recorded.
+    Graph { var: usize },
+}
+
+impl From<Array> for Tensor {
+    fn from(a: Array) -> Tensor {
+        Tensor::Concrete(a)
+    }
+}
+
+impl Tensor {
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Tensor::Concrete(a) => a.shape(),
+            Tensor::Traced(t) => &t.aval.shape,
+        }
+    }
+
+    pub fn dtype(&self) -> DType {
+        match self {
+            Tensor::Concrete(a) => a.dtype(),
+            Tensor::Traced(t) => t.aval.dtype,
+        }
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.shape().iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn aval(&self) -> Aval {
+        match self {
+            Tensor::Concrete(a) => Aval::of(a),
+            Tensor::Traced(t) => t.aval.clone(),
+        }
+    }
+
+    pub fn as_concrete(&self) -> Option<&Array> {
+        match self {
+            Tensor::Concrete(a) => Some(a),
+            Tensor::Traced(_) => None,
+        }
+    }
+
+    /// The numbers behind this value. Forward-mode tracers have them (their
+    /// primal), so Python control flow works under `grad` and `jvp`, as in JAX;
+    /// values inside `vmap` or a traced graph do not.
+    pub fn concrete(&self) -> Result<&Array> {
+        match self {
+            Tensor::Concrete(a) => Ok(a),
+            Tensor::Traced(t) => match &t.kind {
+                TracerKind::Jvp { primal, .. } => primal.concrete(),
+                TracerKind::Batch { .. } => Err(concretization_error(&t.aval, "vmap")),
+                TracerKind::Graph { .. } => Err(concretization_error(&t.aval, "a traced function")),
+            },
+        }
+    }
+
+    /// Whether two tensors are the same object (the `is` operator).
+    pub fn same(&self, other: &Tensor) -> bool {
+        match (self, other) {
+            (Tensor::Concrete(a), Tensor::Concrete(b)) => {
+                a.same_buffer(b) && a.shape() == b.shape()
+            }
+            (Tensor::Traced(a), Tensor::Traced(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+fn concretization_error(aval: &Aval, inside: &str) -> Error {
+    Error::new(
+        ErrorKind::ConcretizationError,
+        format!(
+            "this needs a concrete value, but the {} value here is traced inside {inside}. \
+             Use where(cond, x, y) to select values, and cond(...), while_loop(...) or \
+             fori_loop(...) for control flow that depends on traced values",
+            crate::prim::type_str(&aval.shape, aval.dtype)
+        ),
+    )
+}

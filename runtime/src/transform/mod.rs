@@ -1,0 +1,157 @@
+//! Transformations as interpreters: the stack of active traces, and how
+//! `bind` hands a primitive to the trace that owns its operands.
+//!
+//! Each transformation pushes a trace (a level on a per-thread stack); the
+//! values it creates are tracers tagged with that level. `bind` runs a
+//! primitive in the highest trace among its operands (values of lower levels
+//! are constants there), so nested transformations compose: an inner `grad`
+//! inside an outer `vmap` sees the outer tracers as constants, and the outer
+//! trace then sees the inner rules' primitives. Level 0 is eager evaluation.
+//!
+//! * `jvp` — forward mode: (primal, tangent) pairs, one rule per primitive.
+//! * `graph` — recording a `Graph` (the IR): `make_jaxpr`, control-flow
+//!   bodies, and the linear part of `linearize`.
+//! * `linear` — `linearize`/`vjp`/`grad`: `jvp` whose tangents are recorded
+//!   into a graph (the primal work runs now: partial evaluation by level),
+//!   then the graph is transposed, one transpose rule per linear primitive.
+//! * `batch` — `vmap`: values with a batch axis, one batching rule per primitive.
+//! * `control` — `cond`, `while_loop`, `scan`: primitives holding graphs.
+
+pub mod batch;
+pub mod control;
+pub mod graph;
+pub mod jvp;
+pub mod linear;
+pub mod ops;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::prim::{Args, Outs, Prim};
+use crate::tensor::Tensor;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// What a trace on the stack does with the primitives it receives.
+#[derive(Clone)]
+pub enum TraceKind {
+    Jvp,
+    Batch { size: usize },
+    Graph(Rc<RefCell<graph::Builder>>),
+}
+
+impl TraceKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TraceKind::Jvp => "jvp",
+            TraceKind::Batch { .. } => "vmap",
+            TraceKind::Graph(_) => "a traced graph",
+        }
+    }
+}
+
+struct Entry {
+    id: u64,
+    kind: TraceKind,
+    /// A dynamic trace also receives primitives whose operands are all
+    /// constants (so a traced graph records `zeros(3)` too).
+    dynamic: bool,
+}
+
+thread_local! {
+    static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    /// The level of the innermost dynamic trace, 0 when none: read on every bind.
+    static DYNAMIC: Cell<usize> = const { Cell::new(0) };
+    static NEXT_ID: Cell<u64> = const { Cell::new(1) };
+}
+
+/// An active trace. Dropping it pops the trace, also on errors and Ctrl-C.
+pub struct TraceGuard {
+    pub level: usize,
+    pub id: u64,
+}
+
+impl Drop for TraceGuard {
+    fn drop(&mut self) {
+        STACK.with(|s| {
+            let mut s = s.borrow_mut();
+            s.truncate(self.level - 1);
+            let dynamic = s
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, e)| e.dynamic)
+                .map_or(0, |(i, _)| i + 1);
+            DYNAMIC.with(|d| d.set(dynamic));
+        });
+    }
+}
+
+/// Push a new trace; its level is one above the current top.
+pub fn push(kind: TraceKind, dynamic: bool) -> TraceGuard {
+    let id = NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    });
+    let level = STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        s.push(Entry { id, kind, dynamic });
+        s.len()
+    });
+    if dynamic {
+        DYNAMIC.with(|d| d.set(level));
+    }
+    TraceGuard { level, id }
+}
+
+/// The trace that must process a primitive on these operands, or `None` for
+/// eager evaluation. Fails on a tracer whose trace has ended (it escaped
+/// from the function being transformed, e.g. into a global).
+pub fn top_level(args: &[Tensor]) -> Result<Option<usize>> {
+    let mut level = DYNAMIC.with(|d| d.get());
+    for a in args {
+        if let Tensor::Traced(t) = a {
+            let alive = STACK.with(|s| {
+                s.borrow()
+                    .get(t.level - 1)
+                    .is_some_and(|e| e.id == t.trace_id)
+            });
+            if !alive {
+                return Err(Error::new(
+                    ErrorKind::TransformError,
+                    format!(
+                        "a traced value ({}) was used after the transformation that created it \
+                         ended; it escaped from the transformed function (through a global or \
+                         a closure?). Return it from the function instead",
+                        crate::prim::type_str(&t.aval.shape, t.aval.dtype)
+                    ),
+                ));
+            }
+            level = level.max(t.level);
+        }
+    }
+    Ok((level > 0).then_some(level))
+}
+
+/// Whether a tracer belongs to the trace at `level` (rather than an outer one).
+pub fn owned_by(t: &Tensor, level: usize) -> bool {
+    matches!(t, Tensor::Traced(tr) if tr.level == level)
+}
+
+/// Run `prim` in the trace at `level`.
+pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
+    let (id, kind) = STACK.with(|s| {
+        let s = s.borrow();
+        let e = &s[level - 1];
+        (e.id, e.kind.clone())
+    });
+    match kind {
+        TraceKind::Jvp => jvp::process(level, id, prim, args),
+        TraceKind::Batch { size } => batch::process(level, id, size, prim, args),
+        TraceKind::Graph(builder) => graph::process(level, id, &builder, prim, args),
+    }
+}
+
+/// The kinds of the active traces, innermost last (for messages and tests).
+pub fn active() -> Vec<&'static str> {
+    STACK.with(|s| s.borrow().iter().map(|e| e.kind.name()).collect())
+}
