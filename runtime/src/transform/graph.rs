@@ -405,6 +405,7 @@ fn lit_text(x: &Array) -> String {
     let v = x.get_f64(0);
     match x.dtype() {
         DType::Bool => (if v != 0.0 { "True" } else { "False" }).into(),
+        DType::F32 => crate::display::py_float32(v as f32),
         d if d.is_float() => crate::display::py_float(v),
         _ => format!("{}", x.buffer().get_i64(0)),
     }
