@@ -866,6 +866,19 @@ impl Interp {
                 "nbytes" => return Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
                 _ => "array",
             },
+            Value::Native(n) => {
+                let attrs = n.attrs.borrow();
+                return attrs
+                    .iter()
+                    .find(|(k, _)| k == attr)
+                    .map(|(_, v)| v.clone())
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::NameError,
+                            format!("function '{}' has no attribute '{attr}'", n.name),
+                        )
+                    });
+            }
             Value::Module(m) => {
                 return m.attrs.get(attr).cloned().ok_or_else(|| {
                     Error::new(

@@ -108,6 +108,13 @@ pub enum Prim {
         length: usize,
         reverse: bool,
     },
+    /// The tangent of a `custom_vjp` function: operands are `n_res`
+    /// residuals, then the inputs' tangents. It is only ever transposed,
+    /// by running `bwd` (residuals, output cotangents) → input cotangents.
+    CustomVjp {
+        bwd: GraphRef,
+        n_res: usize,
+    },
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -242,6 +249,7 @@ impl Prim {
             Prim::Cond { .. } => "cond",
             Prim::While { .. } => "while",
             Prim::Scan { .. } => "scan",
+            Prim::CustomVjp { .. } => "custom_vjp",
         }
     }
 
@@ -314,6 +322,7 @@ impl Prim {
                 format!("dtype={} shape={} dim={dim}", dtype.name(), list(shape))
             }
             Prim::Cond { .. } => String::new(),
+            Prim::CustomVjp { n_res, .. } => format!("n_res={n_res}"),
             Prim::While { n_cond, n_body, .. } => format!("n_cond={n_cond} n_body={n_body}"),
             Prim::Scan {
                 n_consts,
@@ -357,6 +366,7 @@ impl Prim {
                 ("body".into(), &**body, *n_body),
             ],
             Prim::Scan { body, n_consts, .. } => vec![("body".into(), &**body, *n_consts)],
+            Prim::CustomVjp { bwd, .. } => vec![("bwd".into(), &**bwd, 0)],
             _ => Vec::new(),
         }
     }
@@ -370,7 +380,8 @@ impl Prim {
             Prim::Concatenate { .. }
             | Prim::Cond { .. }
             | Prim::While { .. }
-            | Prim::Scan { .. } => return None,
+            | Prim::Scan { .. }
+            | Prim::CustomVjp { .. } => return None,
             _ => 1,
         })
     }
@@ -742,7 +753,7 @@ impl Prim {
                 };
                 Ok(smallvec![out.clone(), out])
             }
-            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => {
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
                 control::shape_rule(self, args)
             }
         }
@@ -752,7 +763,7 @@ impl Prim {
     fn eval(&self, args: Args) -> Result<Outs> {
         if matches!(
             self,
-            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. }
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. }
         ) {
             return control::eval(self, args);
         }
@@ -804,7 +815,9 @@ impl Prim {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
                 return Ok(smallvec![a.into(), b.into()]);
             }
-            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => unreachable!(),
+            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
+                unreachable!()
+            }
         };
         Ok(smallvec![out.into()])
     }

@@ -79,6 +79,8 @@ pub struct Function {
 /// receives positional and keyword arguments.
 pub struct NativeClosure {
     pub name: String,
+    /// Attributes, such as `defjvp` of a `custom_jvp` function.
+    pub attrs: RefCell<Vec<(String, Value)>>,
     #[allow(clippy::type_complexity)]
     pub f: Box<dyn Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value>>,
 }
@@ -96,6 +98,7 @@ impl NativeClosure {
     ) -> Value {
         Value::Native(Rc::new(NativeClosure {
             name: name.into(),
+            attrs: RefCell::new(Vec::new()),
             f: Box::new(f),
         }))
     }

@@ -25,23 +25,59 @@ def logaddexp(a, b):
     return m + log1p(exp(-abs(a - b)))
 
 def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) along axis, shifted by the maximum for stability."""
-    m = stop_gradient(max(x, axis=axis, keepdims=True))
-    m = where(isfinite(m), m, 0.0)
-    out = log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+    """log(sum(exp(x))) along axis, shifted by the maximum for stability.
+    Its derivative is the softmax (a custom_jvp rule), exact also where x is -inf."""
+    @custom_jvp
+    def lse(x):
+        m = stop_gradient(max(x, axis=axis, keepdims=True))
+        m = where(isfinite(m), m, 0.0)
+        return log(sum(exp(x - m), axis=axis, keepdims=True)) + m
+
+    @lse.defjvp
+    def lse_jvp(primals, tangents):
+        x, = primals
+        t, = tangents
+        out = lse(x)
+        return out, sum(t * exp(x - out), axis=axis, keepdims=True)
+
+    out = lse(x)
     if keepdims:
         return out
     return squeeze(out, axis=axis)
 
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along axis, shifted by the maximum for stability."""
-    e = exp(x - stop_gradient(max(x, axis=axis, keepdims=True)))
-    return e / sum(e, axis=axis, keepdims=True)
+    """exp(x) / sum(exp(x)) along axis, shifted by the maximum for stability.
+    Differentiated by its own rule (custom_jvp): y * (t - sum(y * t))."""
+    @custom_jvp
+    def sm(x):
+        e = exp(x - stop_gradient(max(x, axis=axis, keepdims=True)))
+        return e / sum(e, axis=axis, keepdims=True)
+
+    @sm.defjvp
+    def sm_jvp(primals, tangents):
+        x, = primals
+        t, = tangents
+        y = sm(x)
+        return y, y * (t - sum(y * t, axis=axis, keepdims=True))
+
+    return sm(x)
 
 def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along axis."""
-    shifted = x - stop_gradient(max(x, axis=axis, keepdims=True))
-    return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+    """x - logsumexp(x) along axis. Differentiated by its own rule
+    (custom_jvp): t - sum(softmax(x) * t)."""
+    @custom_jvp
+    def lsm(x):
+        shifted = x - stop_gradient(max(x, axis=axis, keepdims=True))
+        return shifted - log(sum(exp(shifted), axis=axis, keepdims=True))
+
+    @lsm.defjvp
+    def lsm_jvp(primals, tangents):
+        x, = primals
+        t, = tangents
+        y = lsm(x)
+        return y, t - sum(exp(y) * t, axis=axis, keepdims=True)
+
+    return lsm(x)
 
 def var(x, axis=None, keepdims=False, ddof=0):
     """Variance along axis: mean of squared deviations (ddof: delta degrees of freedom)."""

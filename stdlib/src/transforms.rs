@@ -14,7 +14,7 @@ use crate::Registry;
 use arr_kernels::DType;
 use arr_runtime::numpy;
 use arr_runtime::prim::type_str;
-use arr_runtime::transform::{batch, control, graph, jvp, linear, ops};
+use arr_runtime::transform::{batch, control, custom, graph, jvp, linear, ops};
 use arr_runtime::{Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -95,6 +95,20 @@ pub(crate) fn register(r: &mut Registry) {
                 other => Ok(other.clone()),
             })
         },
+    );
+    r.func(
+        "custom_jvp(fun)",
+        "fun with a derivative rule of your own: decorate the rule with @f.defjvp; it \
+         receives (primals, tangents) tuples and returns (primal_out, tangent_out), linear in \
+         the tangents. Used under jvp, grad, vmap and their compositions.",
+        custom_jvp_,
+    );
+    r.func(
+        "custom_vjp(fun)",
+        "fun with a reverse-mode rule of your own: f.defvjp(fwd, bwd), where fwd(*args) \
+         returns (out, residuals) and bwd(residuals, cotangent) returns a tuple with one \
+         cotangent per argument.",
+        custom_vjp_,
     );
     r.func(
         "cond(pred, true_fun, false_fun, *operands)",
@@ -309,10 +323,12 @@ fn grad_call(
             let (main, aux) = if has_aux {
                 match &out {
                     Value::Tuple(t) if t.len() == 2 => (t[0].clone(), t[1].clone()),
-                    other => return Err(Error::type_error(format!(
+                    other => {
+                        return Err(Error::type_error(format!(
                         "{what} with has_aux=True needs fun to return a pair (output, aux), got {}",
                         other.type_name()
-                    ))),
+                    )))
+                    }
                 }
             } else {
                 (out, Value::None)
@@ -909,6 +925,149 @@ pub fn jaxpr_text(
     })?;
     graph::typecheck(&closed.graph)?;
     Ok(closed.to_string())
+}
+
+// ---------------------------------------------------------------------------
+// custom_jvp and custom_vjp
+
+/// The output structure of a custom function, set by whichever of the
+/// function or its rules ran.
+type Template = Rc<RefCell<Value>>;
+
+/// A user function over the flattened arguments (structure `args`),
+/// flattening its output into `template`.
+fn flat_fun(f: Value, args: Value, template: Template) -> custom::Fun {
+    Rc::new(move |interp, ts| {
+        let a = numpy::sequence_items(&unflatten(&args, &ts)?)?;
+        let out = interp.call(&f, a, Vec::new())?;
+        let flat = flatten(&out)?;
+        *template.borrow_mut() = out;
+        Ok(flat)
+    })
+}
+
+fn pair(v: Value, what: &str) -> Result<(Value, Value)> {
+    match &v {
+        Value::Tuple(t) if t.len() == 2 => Ok((t[0].clone(), t[1].clone())),
+        other => Err(Error::type_error(format!(
+            "{what} must return a pair, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    let rule: Rc<RefCell<Option<Value>>> = Rc::new(RefCell::new(None));
+    let r = rule.clone();
+    let name = func_name(&f);
+    let value = NativeClosure::value(name.clone(), move |interp, args, kwargs| {
+        if !kwargs.is_empty() {
+            return Err(Error::type_error(
+                "custom_jvp functions take positional arguments only",
+            ));
+        }
+        let tree = Value::tuple(args);
+        let flat = flatten(&tree)?;
+        let template: Template = Rc::new(RefCell::new(Value::None));
+        let fun = flat_fun(f.clone(), tree.clone(), template.clone());
+        let Some(jvp_fn) = r.borrow().clone() else {
+            return unflatten(&template.borrow(), &fun(interp, flat)?);
+        };
+        let (t2, tree2) = (template.clone(), tree.clone());
+        let rule: custom::JvpFun = Rc::new(move |interp, ps, ts| {
+            let primals = unflatten(&tree2, &ps)?;
+            let tangents = unflatten(&tree2, &ts)?;
+            let out = interp.call(&jvp_fn, vec![primals, tangents], Vec::new())?;
+            let (po, to) = pair(out, "a custom_jvp rule")?;
+            let (pf, tf) = (flatten(&po)?, flatten(&to)?);
+            *t2.borrow_mut() = po;
+            Ok((pf, tf))
+        });
+        let outs = custom::custom_jvp_call(interp, fun, rule, flat)?;
+        let t = template.borrow().clone();
+        unflatten(&t, &outs)
+    });
+    if let Value::Native(n) = &value {
+        let rule = rule.clone();
+        n.attrs.borrow_mut().push((
+            "defjvp".into(),
+            NativeClosure::value(format!("{name}.defjvp"), move |_, args, _| {
+                let jvp_fn = args
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::type_error("defjvp takes the rule function"))?;
+                *rule.borrow_mut() = Some(jvp_fn.clone());
+                Ok(jvp_fn)
+            }),
+        ));
+    }
+    Ok(value)
+}
+
+fn custom_vjp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    type Rules = Rc<RefCell<Option<(Value, Value)>>>;
+    let rules: Rules = Rc::new(RefCell::new(None));
+    let r = rules.clone();
+    let name = func_name(&f);
+    let value = NativeClosure::value(name.clone(), move |interp, args, kwargs| {
+        if !kwargs.is_empty() {
+            return Err(Error::type_error(
+                "custom_vjp functions take positional arguments only",
+            ));
+        }
+        let tree = Value::tuple(args);
+        let flat = flatten(&tree)?;
+        let template: Template = Rc::new(RefCell::new(Value::None));
+        let fun = flat_fun(f.clone(), tree.clone(), template.clone());
+        let Some((fwd_fn, bwd_fn)) = r.borrow().clone() else {
+            return unflatten(&template.borrow(), &fun(interp, flat)?);
+        };
+        let res_template: Template = Rc::new(RefCell::new(Value::None));
+        let (t2, tree2, rt) = (template.clone(), tree.clone(), res_template.clone());
+        let fwd: custom::FwdFun = Rc::new(move |interp, ps| {
+            let a = numpy::sequence_items(&unflatten(&tree2, &ps)?)?;
+            let out = interp.call(&fwd_fn, a, Vec::new())?;
+            let (o, res) = pair(out, "custom_vjp fwd")?;
+            let (of, rf) = (flatten(&o)?, flatten(&res)?);
+            *t2.borrow_mut() = o;
+            *rt.borrow_mut() = res;
+            Ok((of, rf))
+        });
+        let (t3, tree3, rt3) = (template.clone(), tree.clone(), res_template.clone());
+        let bwd: custom::BwdFun = Rc::new(move |interp, res, cts| {
+            let res = unflatten(&rt3.borrow(), &res)?;
+            let ct = unflatten(&t3.borrow(), &cts)?;
+            let out = interp.call(&bwd_fn, vec![res, ct], Vec::new())?;
+            // One cotangent per argument, as a tuple with the arguments' structure.
+            let want = crate::tree::structure(&tree3);
+            let got = crate::tree::structure(&out);
+            if want != got {
+                return Err(Error::type_error(format!(
+                    "custom_vjp bwd must return a tuple of cotangents with the arguments' structure {want}, got {got}"
+                )));
+            }
+            flatten(&out)
+        });
+        let outs = custom::custom_vjp_call(interp, fun, fwd, bwd, flat)?;
+        let t = template.borrow().clone();
+        unflatten(&t, &outs)
+    });
+    if let Value::Native(n) = &value {
+        let rules = rules.clone();
+        n.attrs.borrow_mut().push((
+            "defvjp".into(),
+            NativeClosure::value(format!("{name}.defvjp"), move |_, args, _| {
+                if args.len() != 2 {
+                    return Err(Error::type_error("defvjp takes fwd and bwd"));
+                }
+                *rules.borrow_mut() = Some((args[0].clone(), args[1].clone()));
+                Ok(Value::None)
+            }),
+        ));
+    }
+    Ok(value)
 }
 
 // ---------------------------------------------------------------------------

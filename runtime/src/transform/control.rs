@@ -60,6 +60,7 @@ fn mismatch(what: &str, expected: &[Aval], got: &[Aval]) -> Error {
 
 pub fn shape_rule(prim: &Prim, args: &[Aval]) -> Result<Avals> {
     match prim {
+        Prim::CustomVjp { bwd, n_res } => super::custom::shape_rule(bwd, *n_res, args),
         Prim::Cond { branches } => {
             let Some((index, ops)) = args.split_first() else {
                 return Err(Error::type_error("cond needs an index operand"));
@@ -227,6 +228,7 @@ fn stack(items: Vec<Tensor>, aval: &Aval) -> Result<Tensor> {
 /// traces only through `bind`, so here they are concrete).
 pub fn eval(prim: &Prim, args: Args) -> Result<Outs> {
     match prim {
+        Prim::CustomVjp { .. } => super::custom::eval(),
         Prim::Cond { branches } => {
             let i = scalar_index(&args[0], branches.len())?;
             Ok(graph::eval(&branches[i], &args[1..])?.into())
@@ -487,6 +489,7 @@ fn tangents_for(outs: &[Tensor], touts: Vec<Tensor>) -> Tangents {
 
 pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tangents)> {
     match prim {
+        Prim::CustomVjp { .. } => super::custom::jvp(),
         Prim::Cond { branches } => {
             let ops = &p[1..];
             let tops = float_tangents(ops, &t[1..])?;
@@ -744,6 +747,7 @@ pub fn transpose(
     ins: &[LinIn],
 ) -> Result<Vec<Option<Tensor>>> {
     match prim {
+        Prim::CustomVjp { bwd, n_res } => super::custom::transpose(bwd, *n_res, cts, ins),
         Prim::Cond { branches } => {
             let LinIn::Known(index) = &ins[0] else {
                 return Err(Error::new(
@@ -985,6 +989,7 @@ fn scan_transpose(
 
 pub fn batch(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
     match prim {
+        Prim::CustomVjp { .. } => super::custom::batch_rule(),
         Prim::Cond { branches } => {
             let ops = &v[1..];
             if d[0].is_some() {

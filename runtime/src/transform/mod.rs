@@ -19,6 +19,7 @@
 
 pub mod batch;
 pub mod control;
+pub mod custom;
 pub mod graph;
 pub mod jvp;
 pub mod linear;
@@ -48,16 +49,16 @@ impl TraceKind {
     }
 }
 
-struct Entry {
-    id: u64,
-    kind: TraceKind,
+pub(super) struct Entry {
+    pub(super) id: u64,
+    pub(super) kind: TraceKind,
     /// A dynamic trace also receives primitives whose operands are all
     /// constants (so a traced graph records `zeros(3)` too).
     dynamic: bool,
 }
 
 thread_local! {
-    static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
+    pub(super) static STACK: RefCell<Vec<Entry>> = const { RefCell::new(Vec::new()) };
     /// The level of the innermost dynamic trace, 0 when none: read on every bind.
     static DYNAMIC: Cell<usize> = const { Cell::new(0) };
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
