@@ -266,6 +266,20 @@ fn help_and_time_commands() {
 }
 
 #[test]
+fn ir_command_prints_the_traced_graph() {
+    let mut r = Repl::start();
+    r.enter("f = lambda x: sin(x) * 2.0");
+    let ir = r.enter(":ir grad(f)(1.0)");
+    assert!(ir.starts_with("{ lambda  ; a:f32[]. let"), "{ir}");
+    assert!(ir.contains("cos a") && ir.contains("mul"), "{ir}");
+    let bad = r.enter(":ir 3");
+    assert!(bad.contains(":ir needs a call"), "{bad}");
+    let err = r.enter(":ir f(undefined_name)");
+    assert!(err.contains("NameError"), "{err}");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
 fn entries_are_saved_to_the_history_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let history = dir.path().join("history");

@@ -139,6 +139,10 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
                 }
                 println!("time: {}", format_duration(elapsed.as_secs_f64()));
             }
+            "ir" => match guarded(|| s.ir_of_call(rest.trim())) {
+                Ok(text) => println!("{text}"),
+                Err(msg) => eprintln!("{msg}"),
+            },
             "help" | "h" => println!("{}", HELP),
             other => eprintln!("unknown command :{other} (try :help)"),
         }
@@ -165,6 +169,7 @@ fn format_duration(secs: f64) -> String {
 const HELP: &str = "\
 help(name), ?name    documentation of a function or module
 :time EXPR           run EXPR and show how long it took
+:ir f(args)          the IR that f traces to for these arguments
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
 Tab                  complete names, and attributes after '.'";

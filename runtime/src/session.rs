@@ -81,6 +81,33 @@ impl Session {
         })
     }
 
+    /// The IR that a call `f(args)` traces to (the REPL's `:ir`): the entry is
+    /// run as `make_jaxpr(f)(args)`.
+    pub fn ir_of_call(&mut self, src: &str) -> Result<String> {
+        use arr_lang::ast::{ExprKind, StmtKind};
+        let file = SourceFile::new("<:ir>", src);
+        let not_call = || Error::value_error(":ir needs a call such as f(x, y)");
+        let module = arr_lang::parse(&file).map_err(|_| not_call())?;
+        let [stmt] = module.body.as_slice() else {
+            return Err(not_call());
+        };
+        let StmtKind::Expr(e) = &stmt.kind else {
+            return Err(not_call());
+        };
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return Err(not_call());
+        };
+        let (f, rest) = (
+            &src[func.span.start as usize..func.span.end as usize],
+            &src[func.span.end as usize..e.span.end as usize],
+        );
+        let text = format!("make_jaxpr({f}){rest}");
+        match self.run_entry_named("<:ir>", &text)? {
+            Some(Value::Str(s)) => Ok(s.to_string()),
+            _ => Err(not_call()),
+        }
+    }
+
     /// The flag that Ctrl-C sets; the evaluator stops at its next safe point.
     pub fn interrupt_handle(&self) -> Arc<AtomicBool> {
         self.interp.interrupt.clone()
