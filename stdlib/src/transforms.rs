@@ -1194,8 +1194,17 @@ fn while_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(out)
         },
         flat,
+        &weak_leaves(init),
     )?;
     unflatten(init, &outs)
+}
+
+/// Which leaves of a loop's initial value are Python scalars (weakly typed).
+fn weak_leaves(init: &Value) -> Vec<bool> {
+    leaves(init)
+        .iter()
+        .map(|v| matches!(v, Value::Int(_) | Value::Float(_)))
+        .collect()
 }
 
 fn check_structure(what: &str, init: &Value, got: &RefCell<Option<(Value, String)>>) -> Result<()> {
@@ -1243,6 +1252,7 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             vec![is],
             n,
             false,
+            &weak_leaves(init),
         )?;
         check_structure("fori_loop: body_fun", init, &shape)?;
         return unflatten(init, &outs[..nc]);
@@ -1282,6 +1292,7 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(out)
         },
         flat,
+        &[vec![false, false], weak_leaves(init)].concat(),
     )?;
     check_structure("fori_loop: body_fun", init, &shape)?;
     unflatten(init, &outs[2..])
@@ -1334,6 +1345,7 @@ fn scan_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         xs_flat,
         length,
         reverse,
+        &weak_leaves(init),
     )?;
     let carry = unflatten(init, &outs[..nc])?;
     let ys = unflatten(&y_template.into_inner(), &outs[nc..])?;

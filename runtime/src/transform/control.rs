@@ -1235,12 +1235,13 @@ pub fn cond(
 /// `while_loop(cond_fun, body_fun, init)` over a flat carry.
 pub fn while_loop(
     cond_fn: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
-    body_fn: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
-    init: Vec<Tensor>,
+    mut body_fn: impl FnMut(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    mut init: Vec<Tensor>,
+    weak: &[bool],
 ) -> Result<Vec<Tensor>> {
+    let b = trace_carry(&mut init, weak, &[], &mut body_fn)?;
     let avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
     let c = trace(&avals, cond_fn)?;
-    let b = trace(&avals, body_fn)?;
     let mut ops = c.consts.clone();
     ops.extend(b.consts.iter().cloned());
     ops.extend(init);
@@ -1256,16 +1257,47 @@ pub fn while_loop(
     .into_vec())
 }
 
+/// Trace a loop body over (carry ++ extra inputs) whose first outputs are
+/// the new carry. A carry that began as a Python scalar (`weak`) takes the
+/// dtype the body gives it, as JAX's weak types do: `scan(f, 0.0, xs)` over
+/// float64 xs carries float64. (The body is traced again in that case.)
+fn trace_carry(
+    init: &mut [Tensor],
+    weak: &[bool],
+    extra: &[Aval],
+    f: &mut dyn FnMut(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<ClosedGraph> {
+    loop {
+        let mut avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
+        avals.extend_from_slice(extra);
+        let body = trace(&avals, &mut *f)?;
+        let outs = body.graph.out_avals();
+        let mut changed = false;
+        for (i, c) in init.iter_mut().enumerate() {
+            if let Some(o) = outs.get(i) {
+                if weak.get(i) == Some(&true) && o.dtype != c.dtype() && o.shape[..] == *c.shape() {
+                    *c = convert(c, o.dtype)?;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Ok(body);
+        }
+    }
+}
+
 /// `scan(f, init, xs)` over a flat carry and flat scanned arrays: `f` maps
 /// (carry ++ x slices) to (carry ++ y slices).
 pub fn scan(
-    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
-    init: Vec<Tensor>,
+    mut f: impl FnMut(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    mut init: Vec<Tensor>,
     xs: Vec<Tensor>,
     length: usize,
     reverse: bool,
+    weak: &[bool],
 ) -> Result<Vec<Tensor>> {
-    let mut avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
+    let mut slices = Vec::new();
     for x in &xs {
         if x.shape().first() != Some(&length) {
             return Err(Error::shape_error(format!(
@@ -1273,12 +1305,12 @@ pub fn scan(
                 type_str(x.shape(), x.dtype())
             )));
         }
-        avals.push(Aval {
+        slices.push(Aval {
             shape: x.shape()[1..].into(),
             dtype: x.dtype(),
         });
     }
-    let body = trace(&avals, f)?;
+    let body = trace_carry(&mut init, weak, &slices, &mut f)?;
     let n_carry = init.len();
     let mut ops = body.consts.clone();
     ops.extend(init);
