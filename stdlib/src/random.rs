@@ -233,15 +233,22 @@ fn split(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 
 fn fold_in(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let key = key_arg("fold_in", &args[0])?;
-    let data = args[1].as_int().ok_or_else(|| {
-        Error::type_error(format!(
-            "random.fold_in: data must be an int, got {}",
-            args[1].type_name()
-        ))
-    })?;
+    // The data may be traced (fold_in inside vmap over indices): it stays a tensor.
+    let data = match &args[1] {
+        Value::Int(i) => Tensor::from(Array::new(&[1], Buffer::U32(vec![*i as u32]))),
+        Value::Array(t) if t.dtype().is_int() && t.len() == 1 => {
+            numpy::reshape(numpy::convert(t.clone(), DType::U32)?, &[1])?
+        }
+        other => {
+            return Err(Error::type_error(format!(
+                "random.fold_in: data must be an int, got {}",
+                other.type_name()
+            )))
+        }
+    };
     // JAX: threefry_2x32(key, threefry_seed(uint32(data))) = threefry(key, [0], [data]).
     let x0 = Array::new(&[1], Buffer::U32(vec![0])).into();
-    let x1 = Array::new(&[1], Buffer::U32(vec![data as u32])).into();
+    let x1 = data;
     let (b0, b1) = threefry(&key, x0, x1)?;
     Ok(Value::Array(bind1(
         &Prim::Concatenate { axis: 0 },

@@ -430,3 +430,45 @@ fn every_function_has_a_docstring() {
         assert!(doc.len() > 20, "random.{name} has no docstring: {help}");
     }
 }
+
+/// Keys split and folded inside `vmap`, and random numbers inside traced
+/// loops, give exactly what the same calls give one at a time.
+#[test]
+fn random_under_transformations_matches_one_at_a_time() {
+    let mut s = session();
+    s.run_entry("key = random.key(7); keys = random.split(key, 5)")
+        .unwrap();
+    let pairs = [
+        (
+            "vmap(lambda k: random.normal(k, (3,)))(keys)",
+            "stack([random.normal(k, (3,)) for k in keys])",
+        ),
+        (
+            "vmap(lambda i: random.uniform(random.fold_in(key, i), (2,)))(arange(4))",
+            "stack([random.uniform(random.fold_in(key, i), (2,)) for i in range(4)])",
+        ),
+        (
+            "vmap(lambda k: random.split(k, 3))(keys)",
+            "stack([random.split(k, 3) for k in keys])",
+        ),
+        (
+            "scan(lambda c, k: (c + random.normal(k, ()), None), 0.0, keys)[0]",
+            "sum(stack([random.normal(k, ()) for k in keys]))",
+        ),
+        (
+            "fori_loop(0, 5, lambda i, c: c + random.uniform(random.fold_in(key, i), ()), 0.0)",
+            "sum(stack([random.uniform(random.fold_in(key, i), ()) for i in range(5)]))",
+        ),
+    ];
+    for (transformed, direct) in pairs {
+        let (a, b) = (eval(&mut s, transformed), eval(&mut s, direct));
+        assert_eq!(a.shape(), b.shape(), "{transformed}");
+        let (a, b) = (a.to_f64_vec(), b.to_f64_vec());
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x - y).abs() <= 1e-5 * y.abs().max(1.0),
+                "{transformed}: {a:?} vs {b:?}"
+            );
+        }
+    }
+}
