@@ -856,6 +856,11 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     if let Some(level) = transform::top_level(&args)? {
         return transform::process(level, prim, args);
     }
+    eval_concrete(prim, args)
+}
+
+/// Check the shape rule and evaluate on concrete operands, on the CPU.
+pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
     let mut avals: SmallVec<[Aval; 4]> = SmallVec::new();
     for a in &args {
         avals.push(a.aval());

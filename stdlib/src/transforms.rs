@@ -923,6 +923,11 @@ pub fn jaxpr_text(
         let args = numpy::sequence_items(&unflatten(&tree, &ts)?)?;
         call_flat(interp, f, args, kwargs, &shape)
     })?;
+    // Unused work (the value under grad, say) is left out, as a compiler would.
+    let closed = graph::ClosedGraph {
+        graph: Rc::new(graph::dce(&closed.graph)),
+        consts: closed.consts,
+    };
     graph::typecheck(&closed.graph)?;
     Ok(closed.to_string())
 }

@@ -150,6 +150,20 @@ pub fn process(
     prim: &Prim,
     args: Args,
 ) -> Result<Outs> {
+    // Arithmetic on scalar constants (a power's exponent minus one, say) is
+    // folded now rather than recorded; larger constant work is recorded.
+    let scalar_consts = args
+        .iter()
+        .all(|a| matches!(a, Tensor::Concrete(x) if x.len() <= 1));
+    if scalar_consts && prim.subgraphs().is_empty() {
+        let small = prim
+            .shape_rule(&args.iter().map(Tensor::aval).collect::<Vec<_>>())?
+            .iter()
+            .all(|o| o.shape.iter().product::<usize>() <= 1);
+        if small {
+            return crate::prim::eval_concrete(prim, args);
+        }
+    }
     let mut b = builder.borrow_mut();
     let inputs: Vec<Atom> = args
         .iter()
@@ -381,7 +395,12 @@ impl Printer {
         };
         let consts = binders(self, &g.invars[..n_consts]);
         let args = binders(self, &g.invars[n_consts..]);
-        let _ = writeln!(out, "{{ lambda {consts} ; {args}. let");
+        let consts = if consts.is_empty() {
+            consts
+        } else {
+            consts + " "
+        };
+        let _ = writeln!(out, "{{ lambda {consts}; {args}. let");
         for eqn in &g.eqns {
             let outs = binders(self, &eqn.outputs);
             let ins: Vec<String> = eqn.inputs.iter().map(|a| self.atom(g, a)).collect();
@@ -394,7 +413,11 @@ impl Printer {
                 };
                 inner.graph(sub, consts, indent + 4, out);
             }
-            let _ = writeln!(out, " {}", ins.join(" "));
+            if ins.is_empty() {
+                let _ = writeln!(out);
+            } else {
+                let _ = writeln!(out, " {}", ins.join(" "));
+            }
         }
         let outs: Vec<String> = g.outvars.iter().map(|a| self.atom(g, a)).collect();
         let _ = write!(out, "{pad}  in ({}) }}", outs.join(", "));
@@ -425,6 +448,36 @@ pub fn text(graph: &Graph, n_consts: usize) -> String {
 impl std::fmt::Display for ClosedGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(&text(&self.graph, self.consts.len()))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Dead code
+
+/// The graph without equations whose outputs nothing uses (every primitive
+/// is pure, so they can go). Inputs stay, so the signature is unchanged.
+pub fn dce(graph: &Graph) -> Graph {
+    let mut live = vec![false; graph.types.len()];
+    for a in &graph.outvars {
+        if let Atom::Var(v) = a {
+            live[*v] = true;
+        }
+    }
+    let mut kept = Vec::new();
+    for eqn in graph.eqns.iter().rev() {
+        if eqn.outputs.iter().any(|&o| live[o]) {
+            for a in &eqn.inputs {
+                if let Atom::Var(v) = a {
+                    live[*v] = true;
+                }
+            }
+            kept.push(eqn.clone());
+        }
+    }
+    kept.reverse();
+    Graph {
+        eqns: kept,
+        ..graph.clone()
     }
 }
 
