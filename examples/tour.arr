@@ -49,5 +49,14 @@ print(tree_map(lambda p: p.shape, params), len(tree_leaves(params)))
 print("softmax:", softmax(array([1.0, 2.0, 3.0])))
 print("einsum:", einsum("ij,jk->ik", eye(2), array([[1.0, 2.0], [3.0, 4.0]])))
 
+# Transformations compose: gradients, per-example vectorisation, loops.
+f = lambda t: sin(t) * t ** 2
+print("grad:", grad(f)(1.5), "second:", grad(grad(f))(1.5))
+print("vmap(grad):", vmap(grad(f))(array([0.0, 1.0, 2.0])))
+print("jacobian:", jacobian(lambda v: v * v[0])(array([1.0, 2.0])))
+total, running = scan(lambda c, v: (c + v, c + v), 0.0, arange(4.0))
+print("scan:", total, running)
+print(make_jaxpr(grad(lambda t: sum(tanh(t))))(ones(2)))
+
 # Large arrays print summarised.
 print(arange(2000))
