@@ -453,13 +453,17 @@ fn jvp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ]))
 }
 
+/// What `vjp` and `linearize` keep: the output and aux pytrees, the linear
+/// map, the arguments' structure, and how many outputs are not aux.
+type Linearized = (Value, Value, Rc<linear::LinearFn>, Rc<DiffArgs>, usize);
+
 fn linearized(
     interp: &mut Interp,
     f: &Value,
     primals: Vec<Value>,
     has_aux: bool,
     what: &str,
-) -> Result<(Value, Value, Rc<linear::LinearFn>, Rc<DiffArgs>, usize)> {
+) -> Result<Linearized> {
     let argnums: Vec<usize> = (0..primals.len()).collect();
     let d = Rc::new(DiffArgs::new(primals, argnums, what)?);
     let shape = RefCell::new(Value::None);
@@ -1115,13 +1119,13 @@ fn branches_call(
     let flat = flatten(&operands)?;
     let shape = RefCell::new(None);
     let interp = RefCell::new(interp);
-    let branches: Vec<Box<dyn FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>> + '_>> = fs
+    let branches: Vec<control::Branch<'_>> = fs
         .iter()
         .map(|f| {
             let (shape, interp, operands) = (&shape, &interp, &operands);
             Box::new(move |ts: Vec<Tensor>| {
                 call_on(&mut interp.borrow_mut(), f, operands, &ts, shape, what)
-            }) as Box<dyn FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>> + '_>
+            }) as control::Branch<'_>
         })
         .collect();
     let outs = control::cond(index, branches, flat)?;
@@ -1450,7 +1454,7 @@ fn check_jvp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<Ve
         .zip(&v)
         .map(|(a, v)| a.dtype().is_float().then(|| v.clone()))
         .collect();
-    let (outs, touts) = jvp::jvp(|xs| f(xs), args.to_vec(), tangents)?;
+    let (outs, touts) = jvp::jvp(&mut *f, args.to_vec(), tangents)?;
     let touts = touts
         .iter()
         .zip(&outs)
@@ -1469,7 +1473,7 @@ fn check_jvp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<Ve
 
 fn check_vjp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<()> {
     let v = direction(args, seed)?;
-    let (outs, lin) = linear::linearize(|xs| f(xs), args.to_vec())?;
+    let (outs, lin) = linear::linearize(&mut *f, args.to_vec())?;
     let ct = direction(&outs, seed + 1)?;
     let in_cts = lin.transpose(&ct.iter().cloned().map(Some).collect::<Vec<_>>())?;
     let tangents = args
@@ -1477,7 +1481,7 @@ fn check_vjp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<()
         .zip(&v)
         .map(|(a, v)| a.dtype().is_float().then(|| v.clone()))
         .collect();
-    let (outs2, touts) = jvp::jvp(|xs| f(xs), args.to_vec(), tangents)?;
+    let (outs2, touts) = jvp::jvp(&mut *f, args.to_vec(), tangents)?;
     let touts = touts
         .iter()
         .zip(&outs2)
@@ -1514,7 +1518,7 @@ fn check_grads_flat(
                     .zip(&xs[..n])
                     .map(|(t, a)| a.dtype().is_float().then(|| t.clone()))
                     .collect();
-                let (outs, touts) = jvp::jvp(|ys| f(ys), xs[..n].to_vec(), tangents)?;
+                let (outs, touts) = jvp::jvp(&mut *f, xs[..n].to_vec(), tangents)?;
                 touts
                     .iter()
                     .zip(&outs)
@@ -1532,7 +1536,7 @@ fn check_grads_flat(
             let outs = f(args.to_vec())?;
             let ct = direction(&outs, seed + 5)?;
             let mut g = |xs: Vec<Tensor>| -> Result<Vec<Tensor>> {
-                let (_, lin) = linear::linearize(|ys| f(ys), xs)?;
+                let (_, lin) = linear::linearize(&mut *f, xs)?;
                 lin.transpose(&ct.iter().cloned().map(Some).collect::<Vec<_>>())
             };
             check_grads_flat(&mut g, args, order - 1, fwd, rev, tol, seed + 11)?;

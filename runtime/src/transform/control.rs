@@ -1197,10 +1197,13 @@ pub fn batch(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Res
 // ---------------------------------------------------------------------------
 // Constructors (what `cond`, `while_loop`, `fori_loop` and `scan` bind)
 
+/// One branch of `cond`, as a function of the flat operands.
+pub type Branch<'a> = Box<dyn FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>> + 'a>;
+
 /// `cond(index, branches, operands)`: each branch maps the operands to outputs.
 pub fn cond(
     index: Tensor,
-    branches: Vec<Box<dyn FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>> + '_>>,
+    branches: Vec<Branch<'_>>,
     operands: Vec<Tensor>,
 ) -> Result<Vec<Tensor>> {
     let avals: Vec<Aval> = operands.iter().map(Tensor::aval).collect();
