@@ -7,8 +7,8 @@
 
 use super::ops::*;
 use super::{owned_by, push, TraceKind};
-use crate::error::{Error, ErrorKind, Result};
-use crate::prim::{bind, Args, Outs, Prim};
+use crate::error::{Error, Result};
+use crate::prim::{bind, bind1, Args, Outs, Prim};
 use crate::tensor::{Tensor, Tracer, TracerKind};
 use arr_kernels::{DType, DotDims};
 use std::rc::Rc;
@@ -113,13 +113,6 @@ pub fn to_front(v: &Tensor, d: Option<usize>, size: usize) -> Result<Tensor> {
             broadcast_to(v, &shape)
         }
     }
-}
-
-fn not_batchable(prim: &Prim, why: &str) -> Error {
-    Error::new(
-        ErrorKind::TransformError,
-        format!("vmap: {} is not batchable {why}", prim.ir_name()),
-    )
 }
 
 fn shift(axes: &[usize]) -> Vec<usize> {
@@ -270,23 +263,31 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
         }
         Prim::Rev(axes) => single(Prim::Rev(shift(axes)), front(0)?),
         Prim::Pad { lo, hi, interior } => {
-            if d[1].is_some() {
-                return Err(not_batchable(prim, "with a batched padding value"));
-            }
             let with = |v: &[usize]| {
                 let mut r = vec![0];
                 r.extend_from_slice(v);
                 r
             };
+            let batched_pad = Prim::Pad {
+                lo: with(lo),
+                hi: with(hi),
+                interior: with(interior),
+            };
+            let x = front(0)?;
+            if d[1].is_none() {
+                return Ok((bind(&batched_pad, [x, v[1].clone()])?, vec![Some(0)]));
+            }
+            // The padding value differs per example, and pad takes one
+            // scalar: pad with anything, then put each example's value
+            // wherever a padded mask of the operand says it did not reach.
+            let padded = bind1(&batched_pad, [x.clone(), lit(0.0, &x)])?;
+            let inside = full(&x.shape()[1..], 1.0, DType::Bool)?;
+            let mask = bind1(prim, [inside, scalar(0.0, DType::Bool)])?;
+            let mut vshape = vec![size];
+            vshape.resize(padded.ndim(), 1);
+            let value = reshape(&front(1)?, &vshape)?;
             Ok((
-                bind(
-                    &Prim::Pad {
-                        lo: with(lo),
-                        hi: with(hi),
-                        interior: with(interior),
-                    },
-                    [front(0)?, v[1].clone()],
-                )?,
+                smallvec::smallvec![select(&mask, &padded, &value)?],
                 vec![Some(0)],
             ))
         }
@@ -300,7 +301,10 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
         Prim::Gather { axis } => {
             match (d[0], d[1]) {
                 // The operand [B, pre.., n, post..] gathered at axis + 1 keeps B first.
-                (Some(_), None) => single(Prim::Gather { axis: axis + 1 }, front(0)?),
+                (Some(_), None) => Ok((
+                    bind(&Prim::Gather { axis: axis + 1 }, [front(0)?, v[1].clone()])?,
+                    vec![Some(0)],
+                )),
                 (None, Some(di)) => {
                     // out = pre ++ idx ++ post, and idx's batch axis lands at axis + di.
                     Ok((
@@ -309,7 +313,7 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
                     ))
                 }
                 _ => {
-                    let (a, idx) = flat_batched(&front(0)?, &front(1)?, *axis, size)?;
+                    let (a, idx) = flat_batched(&front(0)?, &front(1)?, *axis, size, false)?;
                     let g = bind(&Prim::Gather { axis: 0 }, [a, idx])?.swap_remove(0);
                     // g: [B, idx.., rest..] where rest = pre ++ post; want [B, pre.., idx.., post..].
                     let n_idx = v[1].ndim() - 1;
@@ -330,7 +334,7 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
             let upd = front(2)?;
             let n_pre = *axis;
             let n_idx = idx.ndim() - 1;
-            let (flat_a, flat_idx) = flat_batched(&a, &idx, *axis, size)?;
+            let (flat_a, flat_idx) = flat_batched(&a, &idx, *axis, size, true)?;
             // updates [B, pre.., idx.., post..] → [B, idx.., pre.., post..]
             let mut perm = vec![0];
             perm.extend(1 + n_pre..1 + n_pre + n_idx);
@@ -361,7 +365,7 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
             let args = (0..4).map(front).collect::<Result<Vec<_>>>()?;
             Ok((bind(prim, args)?, vec![Some(0), Some(0)]))
         }
-        Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => {
+        Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::batch(prim, size, v, d)
         }
     }
@@ -370,24 +374,41 @@ pub fn rule(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Resu
 /// For gathers and scatters where operand and indices are both batched (at
 /// the front): the operand as [B*n, pre.., post..] (the indexed axis merged
 /// with the batch axis), and the indices shifted into that merged axis.
-fn flat_batched(a: &Tensor, idx: &Tensor, axis: usize, size: usize) -> Result<(Tensor, Tensor)> {
+/// An index keeps the meaning the primitive gives it within one example,
+/// and must never reach a neighbouring example: a gather clamps it to the
+/// axis (negative ones to 0), a scatter drops it when outside the axis.
+fn flat_batched(
+    a: &Tensor,
+    idx: &Tensor,
+    axis: usize,
+    size: usize,
+    scatter: bool,
+) -> Result<(Tensor, Tensor)> {
+    use arr_kernels::BinaryOp;
     let a = moveaxis(a, axis + 1, 1)?;
     let n = a.shape()[1];
     let mut s = vec![size * n];
     s.extend_from_slice(&a.shape()[2..]);
     let a = reshape(&a, &s)?;
     let idx = convert(idx, DType::I32)?;
-    // Negative indices count from the end of the per-example axis.
-    let neg = binary(arr_kernels::BinaryOp::Lt, &idx, &scalar(0.0, DType::I32))?;
-    let wrapped = add(&idx, &scalar(n as f64, DType::I32))?;
-    let idx = select(&neg, &wrapped, &idx)?;
-    // Clamp within the example (gather clamps, and must not reach a neighbour).
-    let idx = binary(arr_kernels::BinaryOp::Max, &idx, &scalar(0.0, DType::I32))?;
+    let first = scalar(0.0, DType::I32);
     let last = scalar(n.saturating_sub(1) as f64, DType::I32);
-    let idx = binary(arr_kernels::BinaryOp::Min, &idx, &last)?;
+    let outside = if scatter {
+        let below = binary(BinaryOp::Lt, &idx, &first)?;
+        let above = binary(BinaryOp::Gt, &idx, &last)?;
+        Some(binary(BinaryOp::Or, &below, &above)?)
+    } else {
+        None
+    };
+    let idx = binary(BinaryOp::Max, &idx, &first)?;
+    let idx = binary(BinaryOp::Min, &idx, &last)?;
     let mut bshape = vec![size];
     bshape.extend(std::iter::repeat_n(1, idx.ndim() - 1));
     let base = reshape(&iota(DType::I32, &[size], 0)?, &bshape)?;
     let idx = add(&idx, &mul(&base, &scalar(n as f64, DType::I32))?)?;
+    let idx = match outside {
+        Some(outside) => select(&outside, &scalar(-1.0, DType::I32), &idx)?,
+        None => idx,
+    };
     Ok((a, idx))
 }

@@ -438,7 +438,7 @@ pub fn rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Ta
             let ty = map(&t[0], |t| take_along_axis(t, &perm, *axis))?;
             one(y, ty)
         }
-        Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } => {
+        Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::jvp(prim, p, t)
         }
     }

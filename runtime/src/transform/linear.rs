@@ -15,7 +15,7 @@ use super::ops::*;
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{bind, Aval, Prim};
 use crate::tensor::Tensor;
-use arr_kernels::{BinaryOp, ScanOp, ScatterMode, UnaryOp};
+use arr_kernels::{BinaryOp, DType, ScanOp, ScatterMode, UnaryOp};
 use std::rc::Rc;
 
 /// A linear function from the tangents of some inputs to the tangents of
@@ -249,7 +249,9 @@ pub fn transpose_rule(
     cts: &[Option<Tensor>],
     ins: &[LinIn],
 ) -> Result<Vec<Option<Tensor>>> {
-    if let Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } = prim {
+    if let Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } =
+        prim
+    {
         return super::control::transpose(prim, cts, ins);
     }
     let ct = cts[0].clone().expect("a cotangent");
@@ -474,13 +476,18 @@ pub fn transpose_rule(
         Prim::Gather { axis } => {
             let idx = ins[1].known()?;
             for_linear(ins, |i| {
-                let z = zeros(ins[i].shape(), ct.dtype())?;
+                let shape = ins[i].shape();
+                // Gather clamps its indices, and scatter drops those out of
+                // range: clamp them here, so each cotangent goes back to the
+                // element that was read.
+                let idx = clamp_indices(idx, shape[*axis])?;
+                let z = zeros(shape, ct.dtype())?;
                 bind(
                     &Prim::Scatter {
                         axis: *axis,
                         mode: ScatterMode::Add,
                     },
-                    [z, idx.clone(), ct.clone()],
+                    [z, idx, ct.clone()],
                 )
                 .map(|mut o| o.swap_remove(0))
             })
@@ -497,11 +504,66 @@ pub fn transpose_rule(
                         }
                     }
                 } else {
-                    bind(&Prim::Gather { axis: *axis }, [ct.clone(), idx.clone()])
-                        .map(|mut o| o.swap_remove(0))
+                    // An update reaches the output only if its index is in
+                    // range and, with Set, no later update has the same index.
+                    let n = ins[0].shape()[*axis];
+                    let kept = scatter_kept(idx, n, *mode)?;
+                    let upd_shape = ins[2].shape();
+                    let kept = bind(
+                        &Prim::BroadcastInDim {
+                            shape: upd_shape.to_vec(),
+                            dims: (*axis..*axis + idx.ndim()).collect(),
+                        },
+                        [kept],
+                    )?
+                    .swap_remove(0);
+                    let g = bind(&Prim::Gather { axis: *axis }, [ct.clone(), idx.clone()])?
+                        .swap_remove(0);
+                    select(&kept, &g, &lit(0.0, &g))
                 }
             })
         }
         _ => Err(not_linear(prim)),
+    }
+}
+
+/// Indices limited to `0..n`, as gather reads them.
+fn clamp_indices(idx: &Tensor, n: usize) -> Result<Tensor> {
+    let lo = scalar(0.0, idx.dtype());
+    let hi = scalar(n.saturating_sub(1) as f64, idx.dtype());
+    binary(BinaryOp::Min, &binary(BinaryOp::Max, idx, &lo)?, &hi)
+}
+
+/// Which entries of `idx` a scatter into an axis of length `n` writes: those
+/// in range, and with `Set` only the last of each repeated index (a scatter
+/// of the update positions finds the one that wins).
+fn scatter_kept(idx: &Tensor, n: usize, mode: ScatterMode) -> Result<Tensor> {
+    let lo = scalar(0.0, idx.dtype());
+    let hi = scalar(n as f64, idx.dtype());
+    let in_range = binary(
+        BinaryOp::And,
+        &binary(BinaryOp::Ge, idx, &lo)?,
+        &binary(BinaryOp::Lt, idx, &hi)?,
+    )?;
+    match mode {
+        ScatterMode::Add => Ok(in_range),
+        ScatterMode::Set => {
+            let pos = reshape(&iota(DType::I32, &[idx.len()], 0)?, idx.shape())?;
+            let none = full(&[n], -1.0, DType::I32)?;
+            let winner = bind(
+                &Prim::Scatter {
+                    axis: 0,
+                    mode: ScatterMode::Set,
+                },
+                [none, idx.clone(), pos.clone()],
+            )?
+            .swap_remove(0);
+            let read = bind(&Prim::Gather { axis: 0 }, [winner, idx.clone()])?.swap_remove(0);
+            binary(
+                BinaryOp::And,
+                &in_range,
+                &binary(BinaryOp::Eq, &read, &pos)?,
+            )
+        }
     }
 }

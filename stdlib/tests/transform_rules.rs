@@ -1,0 +1,761 @@
+//! The transformation rules, one primitive at a time: `check_grads` (forward
+//! mode against finite differences, reverse mode against forward mode, to
+//! second order) for every differentiable primitive, `vmap` against a loop
+//! for every batching rule, and the messages of the transformations' errors.
+//!
+//! Primitives that no builtin exposes on their own (pad, cummax/cummin,
+//! scatter-add) are reached through small native functions registered here.
+
+use arr_kernels::{ScanOp, ScatterMode};
+use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::transform::ops::convert;
+use arr_runtime::{ErrorKind, NativeClosure, Result, Session, Value};
+use arr_stdlib::{array_arg, int_arg};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+fn ints(v: &Value) -> Result<Vec<usize>> {
+    arr_runtime::numpy::sequence_items(v)?
+        .iter()
+        .map(|x| int_arg("axes", x).map(|i| i as usize))
+        .collect()
+}
+
+/// A global `name(*arrays, *params)` that binds the primitive `f(params)`
+/// to its first `n_arrays` arguments, float ones in the first one's dtype
+/// (so that `lax_pad(x, 0.0, ...)` pads a float64 `x` with a float64 zero).
+fn native(
+    s: &mut Session,
+    name: &str,
+    f: impl Fn(&[Value]) -> Result<Prim> + 'static,
+    n_arrays: usize,
+) {
+    s.set(
+        name,
+        NativeClosure::value(name, move |_, args, _| {
+            let prim = f(&args[n_arrays..])?;
+            let mut arrays = args[..n_arrays]
+                .iter()
+                .map(array_arg)
+                .collect::<Result<Vec<_>>>()?;
+            let dtype = arrays[0].dtype();
+            for a in &mut arrays[1..] {
+                if a.dtype().is_float() {
+                    *a = convert(a, dtype)?;
+                }
+            }
+            Ok(Value::Array(bind1(&prim, arrays)?))
+        }),
+    );
+}
+
+/// Arr code shared by the checks: data, and the reference loop for `vmap`.
+const PRELUDE: &str = r#"
+x3 = array([0.3, 0.7, 1.2])
+u3 = array([0.2, -0.4, 0.6])
+m23 = array([[0.3, 1.1, -0.2], [0.8, -0.6, 0.45]])
+m34 = array([[0.5, -1.2, 0.3, 0.9], [1.4, 0.2, -0.7, 0.1], [-0.3, 0.8, 0.6, -1.1]])
+a234 = reshape(arange(24.0), (2, 3, 4)) / 10.0 - 1.0
+b243 = reshape(arange(24.0), (2, 4, 3)) / 7.0 - 1.5
+
+# Functional update, as a function (lambdas cannot assign).
+def setitem(a, i, v):
+    a[i] = v
+    return a
+
+def setcol(a, i, v):
+    a[:, i] = v
+    return a
+
+def sethead(a, v):
+    a[:2] = v
+    return a
+
+def slices(a, ax, n):
+    return [a if ax is None else moveaxis(a, ax, 0)[i] for i in range(n)]
+
+def vcheck(f, in_axes, *args):
+    got = vmap(f, in_axes=in_axes)(*args)
+    n = [moveaxis(a, ax, 0).shape[0] for a, ax in zip(args, in_axes) if ax is not None][0]
+    per = [slices(a, ax, n) for a, ax in zip(args, in_axes)]
+    want = stack([f(*[p[i] for p in per]) for i in range(n)])
+    assert got.shape == want.shape, f"vmap gave shape {got.shape}, the loop {want.shape}"
+    assert got.dtype == want.dtype, f"vmap gave {got.dtype}, the loop {want.dtype}"
+    same = allclose(got.astype(float64), want.astype(float64), rtol=1e-5, atol=1e-6)
+    assert same, f"vmap gave\n{got}\nthe loop\n{want}"
+"#;
+
+/// A session with the stdlib, the natives above, and `PRELUDE`.
+fn session() -> Session {
+    let mut s = arr_stdlib::session();
+    // lax_pad(x, value, lo, hi, interior)
+    native(
+        &mut s,
+        "lax_pad",
+        |a| {
+            Ok(Prim::Pad {
+                lo: ints(&a[0])?,
+                hi: ints(&a[1])?,
+                interior: ints(&a[2])?,
+            })
+        },
+        2,
+    );
+    for (name, op) in [("cummax", ScanOp::Max), ("cummin", ScanOp::Min)] {
+        // cummax(x, axis, reverse)
+        native(
+            &mut s,
+            name,
+            move |a| {
+                Ok(Prim::Cumulative {
+                    op,
+                    axis: int_arg("axis", &a[0])? as usize,
+                    reverse: matches!(a[1], Value::Bool(true)),
+                })
+            },
+            1,
+        );
+    }
+    // scatter_add(x, indices, updates, axis)
+    native(
+        &mut s,
+        "scatter_add",
+        |a| {
+            Ok(Prim::Scatter {
+                axis: int_arg("axis", &a[0])? as usize,
+                mode: ScatterMode::Add,
+            })
+        },
+        3,
+    );
+    if let Err(e) = s.run_script("prelude.arr", PRELUDE) {
+        panic!("the test prelude failed:\n{}", e.render());
+    }
+    s
+}
+
+/// Run each `(name, code)` in one session; panic listing every case that failed.
+fn run_cases(setup: &str, cases: &[(String, String)]) {
+    assert!(!cases.is_empty(), "no cases");
+    let mut s = session();
+    if let Err(e) = s.run_script("setup.arr", setup) {
+        panic!("setup failed:\n{}", e.render());
+    }
+    let mut failures = Vec::new();
+    for (name, code) in cases {
+        if let Err(e) = s.run_script(&format!("{name}.arr"), code) {
+            failures.push(format!("--- {name}: {code}\n{}", e.render()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// The rows of a case table: `name | column | ...`, one case a line, with
+/// blank lines and `#` comments skipped.
+fn rows(table: &str, columns: usize) -> Vec<(String, Vec<String>)> {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let cells: Vec<String> = l.split(" | ").map(|c| c.trim().to_string()).collect();
+            assert_eq!(cells.len(), columns + 1, "bad case row: {l}");
+            (cells[0].clone(), cells[1..].to_vec())
+        })
+        .collect()
+}
+
+/// `check_grads(f, args, order=2)` for each row `name | f | args`; `args`
+/// may carry keyword arguments after the tuple (`(x,), modes=('fwd',)`).
+fn grads(setup: &str, table: &str) {
+    let cases: Vec<(String, String)> = rows(table, 2)
+        .into_iter()
+        .map(|(name, c)| (name, format!("check_grads({}, {}, order=2)", c[0], c[1])))
+        .collect();
+    run_cases(setup, &cases);
+}
+
+/// `vcheck(f, in_axes, *args)` for each row `name | f | in_axes | args`.
+fn vmaps(setup: &str, table: &str) {
+    let cases: Vec<(String, String)> = rows(table, 3)
+        .into_iter()
+        .map(|(name, c)| (name, format!("vcheck({}, {}, {})", c[0], c[1], c[2])))
+        .collect();
+    run_cases(setup, &cases);
+}
+
+/// The rendered error of `src`, which must fail with `kind`.
+fn error(src: &str, kind: ErrorKind) -> String {
+    let mut s = session();
+    let out = Rc::new(RefCell::new(String::new()));
+    let sink = out.clone();
+    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
+    match s.run_script("errors.arr", src) {
+        Ok(()) => panic!("{src}\nshould fail, printed:\n{}", out.borrow()),
+        Err(e) => {
+            assert_eq!(e.kind, kind, "{src}\nfailed with:\n{}", e.render());
+            e.render()
+        }
+    }
+}
+
+fn assert_mentions(text: &str, words: &[&str]) {
+    for w in words {
+        assert!(text.contains(w), "{w:?} is missing from:\n{text}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Derivatives
+
+#[test]
+fn grads_unary() {
+    grads(
+        "",
+        r#"
+neg          | lambda x: -x           | (u3,)
+abs          | abs                    | (u3,)
+exp          | exp                    | (u3,)
+expm1        | expm1                  | (u3,)
+log          | log                    | (x3,)
+log1p        | log1p                  | (x3,)
+sqrt         | sqrt                   | (x3,)
+rsqrt        | rsqrt                  | (x3,)
+pow_neg_half | lambda x: x ** -0.5    | (x3,)
+sin          | sin                    | (u3,)
+cos          | cos                    | (u3,)
+tan          | tan                    | (u3,)
+arcsin       | arcsin                 | (u3,)
+arccos       | arccos                 | (u3,)
+arctan       | arctan                 | (u3 * 3.0,)
+sinh         | sinh                   | (u3,)
+cosh         | cosh                   | (u3,)
+tanh         | tanh                   | (u3,)
+arcsinh      | arcsinh                | (u3 * 3.0,)
+arccosh      | arccosh                | (x3 + 1.5,)
+arctanh      | arctanh                | (u3,)
+logistic     | logistic               | (u3 * 3.0,)
+sigmoid      | sigmoid                | (u3,)
+erf          | erf                    | (u3,)
+erfinv       | erfinv                 | (u3,)
+log2         | log2                   | (x3,)
+log10        | log10                  | (x3,)
+exp2         | exp2                   | (u3,)
+square       | square                 | (u3,)
+reciprocal   | reciprocal             | (x3,)
+# Integer-valued results: the derivative is zero.
+floor        | lambda x: floor(x) * x | (x3 * 3.0,)
+sign         | lambda x: sign(x) * x  | (u3,)
+"#,
+    );
+}
+
+#[test]
+fn grads_binary() {
+    grads(
+        "b3 = array([0.5, 0.6, 0.9])",
+        r#"
+add                | lambda a, b: a + b                                   | (x3, u3)
+sub                | lambda a, b: a - b                                   | (x3, u3)
+mul                | lambda a, b: a * b                                   | (x3, u3)
+div                | lambda a, b: a / b                                   | (u3, x3)
+pow                | lambda a, b: a ** b                                  | (x3, u3)
+pow_const_exponent | lambda a: a ** 3                                     | (u3,)
+pow_const_base     | lambda b: 2.0 ** b                                   | (u3,)
+maximum            | maximum                                              | (x3, u3)
+minimum            | minimum                                              | (x3, u3)
+arctan2            | arctan2                                              | (u3, x3)
+mod                | lambda a, b: a % b                                   | (x3 * 3.1, b3)
+remainder          | remainder                                            | (x3 * 3.1, -b3)
+broadcast_row      | lambda a, b: a * b + a                               | (m23, u3)
+broadcast_col      | lambda a, b: a / b                                   | (array([[0.5], [1.5]]), x3)
+broadcast_both     | lambda a, b: a ** b                                  | (array([[0.5], [1.5]]), u3)
+scalar_operand     | lambda a: 2.0 * a - a / 3.0                          | (u3,)
+where              | lambda a, b: where(a > 0.5, a * b, b ** 2)           | (x3, u3)
+where_broadcast    | lambda a, b: where(a > 0.5, a, b)                    | (x3, m23)
+astype             | lambda a: sin(a.astype(float32)).astype(float64) * a | (x3,)
+astype_int         | lambda a: a.astype(int32) * a                        | (x3 * 4.0,)
+clip               | lambda a: clip(a, -0.3, 0.5)                         | (u3,)
+"#,
+    );
+}
+
+#[test]
+fn grads_reductions() {
+    let mut table = String::new();
+    for (ax, label) in [
+        ("None", "all"),
+        ("0", "axis0"),
+        ("1", "axis1"),
+        ("(0, 1)", "axes01"),
+    ] {
+        for (op, f) in [
+            ("sum", "sum(a * a, axis=AX)"),
+            ("prod", "prod(a, axis=AX)"),
+            ("max", "max(a, axis=AX)"),
+            ("min", "min(a, axis=AX)"),
+            ("mean", "mean(a, axis=AX)"),
+        ] {
+            let f = f.replace("AX", ax);
+            table += &format!("{op}_{label} | lambda a: {f} | (m34,)\n");
+        }
+    }
+    for ax in ["0", "1"] {
+        for op in ["cumsum", "cumprod"] {
+            table += &format!("{op}_axis{ax} | lambda a: {op}(a, axis={ax}) | (m34,)\n");
+        }
+        for op in ["cummax", "cummin"] {
+            for rev in ["False", "True"] {
+                table += &format!(
+                    "{op}_axis{ax}_reverse{rev} | lambda a: {op}(a, {ax}, {rev}) | (m34,)\n"
+                );
+            }
+        }
+    }
+    table += r#"
+cumsum_flat        | cumsum                       | (m34,)
+# Zeros: the product of the others, computed without dividing.
+prod_with_zeros    | lambda a: prod(a, axis=1)    | (z23,)
+cumprod_with_zeros | lambda a: cumprod(a, axis=1) | (z23,)
+logsumexp          | logsumexp                    | (m34,)
+softmax            | lambda a: softmax(a, axis=1) | (m34,)
+var                | lambda a: var(a, axis=0)     | (m34,)
+norm               | norm                         | (m34,)
+"#;
+    grads("z23 = array([[0.0, 1.5, 2.0], [0.5, 0.0, 0.0]])", &table);
+}
+
+#[test]
+fn grads_products() {
+    grads(
+        "",
+        r#"
+matmul            | lambda a, b: a @ b                        | (m23, m34)
+matmul_vec        | lambda a, b: a @ b                        | (m23, x3)
+vec_matmul        | lambda a, b: a @ b                        | (u3, m34)
+dot_vv            | dot                                       | (x3, u3)
+vdot              | vdot                                      | (m23, m23 * 2.0)
+matmul_batched    | lambda a, b: a @ b                        | (a234, b243)
+matmul_broadcast  | lambda a, b: a @ b                        | (a234, m34.T)
+einsum_batched    | lambda a, b: einsum('bij,bjk->bik', a, b) | (a234, b243)
+einsum_trace_like | lambda a, b: einsum('ij,kj->ik', a, b)    | (m23, m23)
+einsum_outer      | lambda a, b: einsum('i,j->ij', a, b)      | (x3, u3)
+einsum_contract2  | lambda a, b: einsum('bij,bji->b', a, b)   | (a234, b243)
+outer             | outer                                     | (x3, u3)
+"#,
+    );
+}
+
+#[test]
+fn grads_movement() {
+    grads(
+        "",
+        r#"
+transpose         | lambda a: a.T * a.T                                     | (m34,)
+transpose_perm    | lambda a: sin(transpose(a, (2, 0, 1)))                  | (a234,)
+reshape           | lambda a: reshape(a, (4, 3)) ** 2                       | (m34,)
+broadcast_to      | lambda a: broadcast_to(a, (2, 3)) * m23                 | (u3,)
+broadcast_to_col  | lambda a: broadcast_to(a, (3, 4)) ** 2                  | (array([[0.5], [1.0], [-0.5]]),)
+expand_squeeze    | lambda a: squeeze(expand_dims(a, 1) ** 2)               | (u3,)
+slice             | lambda a: a[1:, :3] ** 2                                | (m34,)
+slice_step        | lambda a: a[::2, 1::2] ** 2                             | (m34,)
+slice_neg_step    | lambda a: a[::-1, ::-2] ** 2                            | (m34,)
+slice_neg_range   | lambda a: a[2:0:-1] ** 2                                | (m34,)
+index_int         | lambda a: a[1] * a[:, 2].sum()                          | (m34,)
+flip              | lambda a: flip(a, 1) * a                                | (m34,)
+roll              | lambda a: roll(a, 1, axis=1) * a                        | (m34,)
+pad               | lambda a: lax_pad(a, 0.0, [1, 0], [0, 2], [0, 1]) ** 2  | (m23,)
+pad_value         | lambda a, v: lax_pad(a, v, [1, 2], [1, 0], [1, 0]) ** 2 | (m23, array(0.7))
+concatenate       | lambda a, b: concatenate([a, b * 2.0, a], axis=0) ** 2  | (m23, m34[:2, :3])
+concatenate_axis1 | lambda a, b: concatenate([a, b], axis=1) ** 2           | (m23, m34[:2])
+stack             | lambda a, b: stack([a, b, a * b], axis=1) ** 2          | (x3, u3)
+tile              | lambda a: tile(a, (2, 1)) ** 2                          | (m23,)
+repeat            | lambda a: repeat(a, 2, axis=0) ** 2                     | (m23,)
+tril              | lambda a: tril(a) ** 2                                  | (m34,)
+diag              | lambda a: diag(a) ** 2                                  | (m34,)
+trace             | lambda a: trace(a @ a)                                  | (m34[:, :3],)
+"#,
+    );
+}
+
+#[test]
+fn grads_indexing() {
+    grads(
+        "i4 = array([2, 0, 2, 1])\ni22 = array([[1, 0], [2, 2]])",
+        r#"
+gather                    | lambda a: a[i4] ** 2                                          | (x3,)
+gather_2d_indices         | lambda a: a[i22] ** 2                                         | (x3,)
+gather_rows               | lambda a: a[i4] * 2.0                                         | (m34,)
+gather_axis1              | lambda a: a[:, i4] ** 2                                       | (m34,)
+gather_negative           | lambda a: a[array([-1, 0])] ** 2                              | (x3,)
+take                      | lambda a: take(a, i4, axis=1) ** 2                            | (m34,)
+take_along_axis           | lambda a: take_along_axis(a, argsort(a, axis=1), axis=1) ** 2 | (m34,)
+gather_pairs              | lambda a: a[i4[:3], array([0, 2, 1])] ** 2                    | (m34,)
+scatter_set               | lambda a, v: setitem(a, 1, v)                                 | (x3, array(0.4))
+scatter_set_slice         | lambda a, v: sethead(a, v) ** 2                               | (x3, array([0.4, -0.2]))
+scatter_set_rows          | lambda a, v: setitem(a, array([2, 0]), v) ** 2                | (m34, m34[:2] * 0.5)
+scatter_add               | lambda a, v: scatter_add(a, i4, v, 0) ** 2                    | (x3, array([0.1, 0.2, 0.3, 0.4]))
+scatter_add_axis1         | lambda a, v: scatter_add(a, i4[:2], v, 1) ** 2                | (m34, m34[:, :2])
+# Gather clamps out-of-range indices (take wraps -7 to -4, then
+# clamps it to 0): the cotangent goes back to the element read.
+take_out_of_range         | lambda a: take(a, array([5, -7, 1])) ** 2                     | (x3,)
+# Scatter drops out-of-range indices, and with set the last of
+# repeated indices wins: the others' updates get no cotangent.
+scatter_add_out_of_range  | lambda a, v: scatter_add(a, array([3, -1, 1]), v, 0) ** 2     | (x3, u3)
+scatter_set_repeated      | lambda a, v: setitem(a, array([0, 2, 0]), v) ** 2             | (x3, u3)
+scatter_set_repeated_2d   | lambda a, v: setitem(a, array([[0, 2], [2, 0]]), v) ** 2      | (x3, m23[:, :2])
+scatter_set_repeated_rows | lambda a, v: setcol(a, array([1, 1]), v) ** 2                 | (m23, m23[:, :2])
+sort                      | lambda a: sort(a) * arange(3.0)                               | (u3,)
+sort_axis0                | lambda a: sort(a, axis=0) ** 2                                | (m34,)
+argsort                   | lambda a: a[argsort(a)] * arange(3.0)                         | (u3,)
+argmax                    | lambda a: a[argmax(a)] * a                                    | (u3,)
+"#,
+    );
+}
+
+#[test]
+fn grads_control_flow() {
+    grads(
+        r#"
+def body(i, c):
+    return c * sin(c) + i
+def step(c, x):
+    c = c * x + sin(c)
+    return c, c ** 2
+def tstep(c, x):
+    return (c[0] * x, c[1] + c[0] * x), c[0] - x
+def wbody(c):
+    return (c[0] + 1, c[1] * 1.1 + sin(c[1]))
+"#,
+        r#"
+cond_true           | lambda x: cond(x[0] > 0.0, lambda y: sin(y) * y, lambda y: y ** 3, x)                                   | (x3,)
+cond_false          | lambda x: cond(x[0] > 1.0, lambda y: sin(y) * y, lambda y: y ** 3, x)                                   | (x3,)
+cond_two_operands   | lambda x, y: cond(True, lambda a, b: a * b, lambda a, b: a - b, x, y)                                   | (x3, u3)
+cond_closure        | lambda x, y: cond(x[1] > 0.0, lambda a: a * y, lambda a: a + y, x)                                      | (x3, u3)
+switch              | lambda x: switch(1, [lambda y: y * 2.0, lambda y: exp(y), lambda y: y ** 2], x)                         | (u3,)
+switch_traced_index | lambda x: switch(argmax(x), [lambda y: y * 2.0, lambda y: exp(y), lambda y: y ** 2], x)                 | (u3,)
+fori_loop           | lambda x: fori_loop(0, 3, body, x)                                                                      | (u3,)
+fori_loop_closure   | lambda x, y: fori_loop(0, 3, lambda i, c: c * y + 1.0, x)                                               | (u3, x3)
+scan                | lambda c, xs: scan(step, c, xs)                                                                         | (u3, m34.T[:, :3] * 0.5)
+scan_reverse        | lambda c, xs: scan(step, c, xs, reverse=True)                                                           | (u3, m34.T[:, :3] * 0.5)
+scan_tuple_carry    | lambda c, xs: scan(tstep, (c, c), xs)                                                                   | (array(0.5), x3)
+scan_no_xs          | lambda c: scan(lambda c, _: (sin(c), c * 2.0), c, None, length=3)                                       | (u3,)
+while_loop          | lambda x: while_loop(lambda c: c[0] < 3, wbody, (0, x))[1]                                              | (u3,), modes=('fwd',)
+while_loop_closure  | lambda x, y: while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * y), (0, x))[1]                  | (u3, x3), modes=('fwd',)
+# Derivatives of the batched control-flow primitives.
+vmap_cond           | lambda x: vmap(lambda r: cond(r[0] > 0.0, lambda a: sin(a), lambda a: a ** 2, r))(x)                    | (m34,)
+vmap_scan           | lambda x: vmap(lambda r: scan(lambda c, y: (c * y + sin(c), c), r[0], r)[1])(x)                         | (m34,)
+vmap_fori_loop      | lambda x: vmap(lambda r: fori_loop(0, 3, lambda i, c: c * sin(c), r))(x)                                | (m34,)
+vmap_while_loop     | lambda x: vmap(lambda r: while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, sin(c[1])), (0, r))[1])(x) | (m34,), modes=('fwd',)
+"#,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Batching
+
+#[test]
+fn vmap_elementwise() {
+    vmaps(
+        "b34 = m34 * 0.5 + 0.1",
+        r#"
+unary_axis0             | sin                                  | (0,)         | m34
+unary_axis1             | exp                                  | (1,)         | m34
+convert                 | lambda a: a.astype(int32)            | (1,)         | m34 * 3.0
+binary_both             | lambda a, b: a * b                   | (0, 0)       | m34, b34
+binary_both_axes_differ | lambda a, b: a - b                   | (0, 1)       | m34, b34.T
+binary_lhs              | lambda a, b: a * b                   | (0, None)    | m34, b34[0]
+binary_rhs              | lambda a, b: a / b                   | (None, 1)    | m34[:, 0], b34
+binary_broadcast        | lambda a, b: a + b                   | (0, None)    | m34, m23[:, :1] @ ones((1, 4))
+binary_rank_differs     | lambda a, b: a[:, None] * b          | (1, None)    | m34, a234
+binary_scalar_example   | lambda a, b: a * b                   | (0, None)    | x3, m23
+pow                     | lambda a, b: abs(a) ** b             | (0, 1)       | m34, b34.T
+compare                 | lambda a, b: a > b                   | (0, 0)       | m34, b34
+select                  | lambda c, a, b: where(c > 0.0, a, b) | (0, None, 1) | m34, b34[0], b34.T
+select_pred_only        | lambda c: where(c > 0.0, 1.0, -1.0)  | (1,)         | m34
+maximum                 | maximum                              | (0, None)    | m34, b34[1]
+arctan2                 | arctan2                              | (1, 1)       | m34, b34
+"#,
+    );
+}
+
+#[test]
+fn vmap_reductions() {
+    vmaps(
+        "",
+        r#"
+sum_all        | sum                             | (0,) | m34
+sum_axis       | lambda a: sum(a, axis=0)        | (1,) | m34
+prod           | lambda a: prod(a, axis=-1)      | (0,) | m34
+max            | max                             | (1,) | m34
+min_keepdims   | lambda a: min(a, keepdims=True) | (0,) | m34
+argmax         | argmax                          | (0,) | m34
+argmax_axis1   | argmax                          | (1,) | m34
+argmin_2d      | lambda a: argmin(a, axis=1)     | (0,) | stack([m34, m34[::-1]])
+cumsum         | cumsum                          | (0,) | m34
+cumsum_axis1   | cumsum                          | (1,) | m34
+cumprod        | cumprod                         | (1,) | m34
+cummax         | lambda a: cummax(a, 0, False)   | (0,) | m34
+cummin_reverse | lambda a: cummin(a, 0, True)    | (1,) | m34
+sort           | sort                            | (0,) | m34
+sort_axis1     | sort                            | (1,) | m34
+argsort        | argsort                         | (0,) | m34
+argsort_axis1  | argsort                         | (1,) | m34
+"#,
+    );
+}
+
+#[test]
+fn vmap_products() {
+    vmaps(
+        "",
+        r#"
+matvec_lhs              | lambda a, b: a @ b                        | (0, None) | a234, m34[0]
+matvec_rhs              | lambda a, b: a @ b                        | (None, 0) | m23, m34.T
+matvec_both             | lambda a, b: a @ b                        | (0, 0)    | a234, m34[:2]
+matmul_lhs_axis1        | lambda a, b: a @ b                        | (1, None) | a234, m34.T
+matmul_rhs_axis2        | lambda a, b: a @ b                        | (None, 2) | m23, transpose(b243, (2, 1, 0))
+matmul_both             | lambda a, b: a @ b                        | (0, 0)    | a234, b243
+matmul_both_axes_differ | lambda a, b: a @ b                        | (0, 2)    | a234, transpose(b243, (1, 2, 0))
+dot                     | dot                                       | (0, 1)    | m34[:, :3], m34[:3, :3]
+einsum_batched_lhs      | lambda a, b: einsum('bij,bjk->bik', a, b) | (0, None) | stack([a234, a234 * 2.0]), b243
+einsum_batched_rhs      | lambda a, b: einsum('bij,bjk->bik', a, b) | (None, 1) | a234, stack([b243, -b243], axis=1)
+einsum_batched_both     | lambda a, b: einsum('bij,bjk->bik', a, b) | (3, 0)    | stack([a234, a234 * 2.0], axis=3), stack([b243, -b243])
+"#,
+    );
+}
+
+#[test]
+fn vmap_movement() {
+    vmaps(
+        "",
+        r#"
+transpose              | lambda a: a.T                                     | (0,)      | a234
+transpose_axis2        | lambda a: a.T                                     | (2,)      | a234
+reshape                | lambda a: reshape(a, (-1,))                       | (1,)      | a234
+reshape_split          | lambda a: reshape(a, (2, 2))                      | (0,)      | a234[0]
+broadcast_to           | lambda a: broadcast_to(a, (2, 4))                 | (0,)      | m34
+broadcast_to_axis1     | lambda a: broadcast_to(a[:, None], (3, 5))        | (1,)      | m34
+expand_dims            | lambda a: expand_dims(a, 0)                       | (1,)      | m34
+slice                  | lambda a: a[1:3]                                  | (0,)      | m34
+slice_step             | lambda a: a[::2]                                  | (1,)      | m34
+slice_neg_step         | lambda a: a[::-2]                                 | (1,)      | m34
+flip                   | flip                                              | (0,)      | a234
+roll                   | lambda a: roll(a, 1)                              | (0,)      | m34
+pad                    | lambda a: lax_pad(a, 0.0, [1], [2], [1])          | (0,)      | m34
+pad_axis1              | lambda a: lax_pad(a, 9.0, [0, 1], [1, 0], [0, 0]) | (1,)      | a234
+pad_batched_value      | lambda a, v: lax_pad(a, v, [1], [1], [1])         | (0, 0)    | m34, x3
+pad_only_value_batched | lambda a, v: lax_pad(a, v, [1], [1], [0])         | (None, 0) | x3, u3
+concatenate_both       | lambda a, b: concatenate([a, b])                  | (0, 1)    | m34, m34.T
+concatenate_one        | lambda a, b: concatenate([a, b, a])               | (0, None) | m34, x3
+concatenate_axis1      | lambda a, b: concatenate([a, b], axis=1)          | (None, 2) | m23, a234
+stack                  | lambda a, b: stack([a, b])                        | (1, None) | m34, x3
+"#,
+    );
+}
+
+#[test]
+fn vmap_indexing() {
+    vmaps(
+        "i4 = array([2, 0, 2, 1])\ni34 = array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, -1, -4]])",
+        r#"
+gather_operand                | lambda a: a[i4[:2]]                                    | (0,)         | m34
+gather_operand_axis1          | lambda a: a[i4]                                        | (1,)         | m34
+gather_2d_operand             | lambda a: a[:, array([1, 0])]                          | (0,)         | stack([m34, -m34])
+gather_indices                | lambda i: x3[i]                                        | (0,)         | i34[:, :2] % 3
+gather_indices_axis1          | lambda i: m34[i]                                       | (1,)         | i34[:2, :] % 3
+gather_indices_of_axis1       | lambda i: m34[:, i]                                    | (0,)         | i34
+gather_both                   | lambda a, i: a[i]                                      | (0, 0)       | m34, i34
+gather_both_axes_differ       | lambda a, i: a[i]                                      | (1, 0)       | m34, i34.T[:, :3] % 3
+gather_both_inner_axis        | lambda a, i: a[:, i]                                   | (0, 0)       | stack([m34, -m34, 2.0 * m34]), i34[:, :3]
+take_along_axis               | lambda a: take_along_axis(a, argsort(a), 0)            | (0,)         | m34
+scatter_operand               | lambda a: setitem(a, 1, 0.0)                           | (0,)         | m34
+scatter_operand_axis1         | lambda a: setitem(a, array([0, 2]), array([5.0, 6.0])) | (1,)         | m34
+scatter_index                 | lambda i: setitem(x3, i, 9.0)                          | (0,)         | array([0, 2, 1, -1])
+scatter_update                | lambda v: setitem(x3, 1, v)                            | (0,)         | u3
+scatter_update_rows           | lambda v: setitem(m34, array([2, 0]), v)               | (1,)         | stack([m34[:2], -m34[:2]], axis=1)
+scatter_all                   | lambda a, i, v: setitem(a, i, v)                       | (0, 0, 0)    | m34, i4[:3], x3 * 10.0
+scatter_all_axes_differ       | lambda a, i, v: setitem(a, i, v)                       | (1, 0, None) | m34.T, array([0, 2, 1]), array(7.0)
+scatter_inner_axis            | lambda a, i, v: setcol(a, i, v)                        | (0, 0, 0)    | stack([m23, -m23]), array([1, 2]), array([[1.0, 2.0], [3.0, 4.0]])
+scatter_add                   | lambda a, i, v: scatter_add(a, i, v, 0)                | (0, None, 0) | m34, array([1, 1, 0]), m34[:, :3] * 10.0
+scatter_add_indices           | lambda i: scatter_add(x3, i, u3, 0)                    | (0,)         | i34[:, :3] % 3
+# Indices keep the primitive's meaning within each example and
+# never reach a neighbour: gather clamps, scatter drops.
+gather_both_out_of_range      | lambda a, i: take(a, i)                                | (0, 0)       | m34, array([[5, -7, 1], [3, 4, -9], [0, 9, -1]])
+scatter_add_both_out_of_range | lambda a, i, v: scatter_add(a, i, v, 0)                | (0, 0, 0)    | m34, array([[4, -1, 1], [3, 9, 0], [-5, 2, 2]]), m34[:, :3]
+scatter_set_both_repeated     | lambda a, i, v: setitem(a, i, v)                       | (0, 0, 0)    | m34, array([[1, 1, 0], [3, 0, 3], [2, 2, 2]]), m34[:, :3] * 10.0
+"#,
+    );
+}
+
+#[test]
+fn vmap_random_and_control_flow() {
+    vmaps(
+        r#"
+key = random.key(0)
+keys = random.split(key, 4)
+def wbody(c):
+    return (c[0] + 1, c[1] * 2.0)
+"#,
+        r#"
+threefry_normal           | lambda k: random.normal(k, (3,))                                                       | (0,)      | keys
+threefry_uniform_axis1    | lambda k: random.uniform(k, (2, 2))                                                    | (1,)      | keys.T
+threefry_split_index      | lambda i: random.normal(random.split(key, 4)[i], (2,))                                 | (0,)      | arange(4)
+threefry_split            | lambda k: random.split(k, 3)                                                           | (0,)      | keys
+threefry_fold_in          | lambda k, d: random.bits(random.fold_in(k, d), (2,))                                   | (None, 0) | key, arange(3)
+cond_batched_pred         | lambda x: cond(x[0] > 0.0, lambda y: sin(y), lambda y: y * 10.0, x)                    | (0,)      | m34
+cond_unbatched_pred       | lambda x, p: cond(p > 0.0, lambda y: sin(y), lambda y: y * 10.0, x)                    | (0, None) | m34, array(1.0)
+cond_batched_operand_only | lambda x, y: cond(y[0] > 0.0, lambda a: a * y, lambda a: a - y, x)                     | (None, 1) | x3, m34
+switch_batched_index      | lambda i, x: switch(i, [lambda y: y + 1.0, lambda y: y * 2.0, lambda y: -y], x)        | (0, 0)    | array([2, 0, 1]), m34
+while_batched_pred        | lambda n, x: while_loop(lambda c: c[0] < n, wbody, (0, x))[1]                          | (0, None) | array([0, 3, 1, 2]), x3
+while_batched_carry       | lambda x: while_loop(lambda c: c[0] < 3, wbody, (0, x))[1]                             | (1,)      | m34
+while_batched_both        | lambda x: while_loop(lambda c: c[1][0] < 10.0, wbody, (0, x))[1]                       | (0,)      | abs(m34) + 0.5
+fori_loop_batched         | lambda x: fori_loop(0, 3, lambda i, c: c * 2.0 + i, x)                                 | (0,)      | m34
+scan_batched_xs           | lambda xs: scan(lambda c, x: (c + x, c * x), 0.0, xs)[1]                               | (0,)      | m34
+scan_batched_xs_axis1     | lambda xs: scan(lambda c, x: (c + x, c * x), zeros(2), xs)[1]                          | (1,)      | reshape(arange(24.0), (3, 4, 2))
+scan_batched_init         | lambda c: scan(lambda c, x: (c * x, c + x), c, x3)[0]                                  | (0,)      | m34[:, 0]
+scan_batched_both         | lambda c, xs: scan(lambda c, x: (c * x + 1.0, c), c, xs)[1]                            | (0, 1)    | u3, m34.T
+switch_index_clamped      | lambda i, x: switch(i, [lambda y: y + 1.0, lambda y: y * 2.0], x)                      | (0, 0)    | array([-3, 0, 7]), m34
+cond_int_output           | lambda p, x: cond(p > 0.0, lambda a: argmax(a), lambda a: argmin(a), x)                | (0, 0)    | x3 - 0.5, m34
+scan_reverse              | lambda xs: scan(lambda c, x: (c + x, c * x), 0.0, xs, reverse=True)[1]                 | (1,)      | m34
+nested_vmap_scan          | lambda x: vmap(lambda r: scan(lambda c, y: (c + y * r[0], c), 0.0, r)[1])(x)           | (0,)      | stack([m34, -m34])
+nested_vmap_cond          | lambda x: vmap(lambda r: cond(r[0] > 0.0, lambda a: a, lambda a: -a, r), in_axes=1)(x) | (2,)      | stack([m34, -m34], axis=2)
+"#,
+    );
+}
+
+#[test]
+fn vmap_of_grad() {
+    vmaps(
+        r#"
+def while_jvp(n, x):
+    f = lambda y: while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, sin(c[1])), (0, y))[1]
+    return jvp(f, (x,), (ones(3),))[1]
+"#,
+        r#"
+grad_sum_sin                     | grad(lambda x: sum(sin(x) * x))                                                   | (0,)      | m34
+grad_slice_step                  | grad(lambda x: sum(x[::2] ** 2))                                                  | (1,)      | m34
+grad_gather                      | grad(lambda x: sum(x[array([0, 0, 2])] ** 2))                                     | (0,)      | m34
+grad_matmul                      | grad(lambda w, x: sum((x @ w) ** 2))                                              | (None, 0) | m34, stack([m23, -m23])
+grad_prod                        | grad(lambda x: prod(x))                                                           | (0,)      | m34
+grad_scan                        | grad(lambda x: scan(lambda c, y: (c * y, c), 1.0, x)[0])                          | (0,)      | m34
+grad_scatter_repeated            | grad(lambda v: sum(setitem(x3, array([0, 0]), v) ** 2))                           | (0,)      | m34[:, :2]
+grad_gather_batched_indices      | grad(lambda x, i: sum(take(x, i) ** 2))                                           | (None, 0) | x3, array([[0, 0], [2, 1], [5, -7]])
+grad_scatter_batched_indices     | grad(lambda v, i: sum(setitem(x3, i, v) ** 2))                                    | (0, 0)    | m23, array([[0, 0, 1], [2, 1, 2]])
+grad_scatter_add_batched_indices | grad(lambda v, i: sum(scatter_add(x3, i, v, 0) ** 2))                             | (None, 0) | u3, array([[0, 0, 1], [2, 3, -1]])
+grad_pad_batched_value           | grad(lambda v, a: sum(lax_pad(a, v, [1], [1], [1]) ** 2))                         | (0, None) | x3, u3
+grad_cummax                      | grad(lambda x: sum(cummax(x, 0, False) * x))                                      | (0,)      | m34
+grad_cond_batched_pred           | grad(lambda x: cond(x[0] > 0.0, lambda a: sum(sin(a)), lambda a: sum(a ** 2), x)) | (0,)      | m34
+grad_fori_loop                   | grad(lambda x: fori_loop(0, 3, lambda i, c: c * sin(c), x).sum())                 | (1,)      | m34
+jvp_while_batched_pred           | while_jvp                                                                         | (0, None) | array([0, 2, 4]), x3
+jacfwd_cumprod                   | jacfwd(cumprod)                                                                   | (0,)      | m34
+jacrev_sort                      | jacrev(lambda x: sort(x) * x)                                                     | (0,)      | m34
+hessian                          | hessian(lambda x: sum(x ** 3) * x[0])                                             | (0,)      | m34
+"#,
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn error_grad_of_integer_input() {
+    let msg = error("grad(lambda x: x * 2)(3)", ErrorKind::TypeError);
+    assert_mentions(&msg, &["grad requires float inputs", "argument 0", "i32"]);
+}
+
+#[test]
+fn error_grad_of_non_scalar() {
+    let msg = error("grad(lambda x: x * 2.0)(ones(3))", ErrorKind::TypeError);
+    assert_mentions(
+        &msg,
+        &[
+            "grad requires fun to return a float scalar",
+            "f32[3]",
+            "jacrev",
+        ],
+    );
+}
+
+#[test]
+fn error_vmap_inconsistent_sizes() {
+    let msg = error(
+        "vmap(lambda a, b: a + b)(ones(3), ones(4))",
+        ErrorKind::ValueError,
+    );
+    assert_mentions(&msg, &["vmap", "inconsistent sizes", "size 3", "size 4"]);
+    let msg = error(
+        "vmap(lambda a, b: a * b, in_axes=(0, 1))(ones((3, 2)), ones((3, 2)))",
+        ErrorKind::ValueError,
+    );
+    assert_mentions(
+        &msg,
+        &["inconsistent sizes", "size 3 at axis 0", "size 2 at axis 1"],
+    );
+}
+
+#[test]
+fn error_python_if_inside_vmap() {
+    let msg = error(
+        r#"def f(x):
+    if x > 0:
+        return x
+    return -x
+vmap(f)(ones(3))
+"#,
+        ErrorKind::ConcretizationError,
+    );
+    assert_mentions(
+        &msg,
+        &[
+            "ConcretizationError",
+            "traced inside vmap",
+            "where(",
+            "errors.arr:2:8",
+            "if x > 0:",
+        ],
+    );
+}
+
+#[test]
+fn error_tracer_escapes_through_global() {
+    let msg = error(
+        r#"leak = None
+def f(x):
+    global leak
+    leak = x * 2.0
+    return x
+grad(f)(1.0)
+print(leak + 1.0)
+"#,
+        ErrorKind::TransformError,
+    );
+    assert_mentions(
+        &msg,
+        &["traced value", "escaped", "global", "errors.arr:7:7"],
+    );
+}
+
+#[test]
+fn error_reverse_mode_through_while_loop() {
+    let msg = error(
+        r#"def f(x):
+    return while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1]
+grad(f)(1.0)
+"#,
+        ErrorKind::TransformError,
+    );
+    assert_mentions(&msg, &["reverse-mode", "while_loop", "scan", "fori_loop"]);
+    // fori_loop with traced bounds is a while_loop too.
+    let msg = error(
+        "grad(lambda x: fori_loop(0, x.astype(int32), lambda i, c: c * 2.0, x))(3.0)",
+        ErrorKind::TransformError,
+    );
+    assert_mentions(&msg, &["reverse-mode", "while_loop"]);
+}
