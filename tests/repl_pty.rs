@@ -270,7 +270,7 @@ fn ir_command_prints_the_traced_graph() {
     let mut r = Repl::start();
     r.enter("f = lambda x: sin(x) * 2.0");
     let ir = r.enter(":ir grad(f)(1.0)");
-    assert!(ir.starts_with("{ lambda  ; a:f32[]. let"), "{ir}");
+    assert!(ir.starts_with("{ lambda ; a:f32[]. let"), "{ir}");
     assert!(ir.contains("cos a") && ir.contains("mul"), "{ir}");
     let bad = r.enter(":ir 3");
     assert!(bad.contains(":ir needs a call"), "{bad}");
