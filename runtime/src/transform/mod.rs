@@ -8,13 +8,14 @@
 //! inside an outer `vmap` sees the outer tracers as constants, and the outer
 //! trace then sees the inner rules' primitives. Level 0 is eager evaluation.
 //!
-//! * `jvp` — forward mode: (primal, tangent) pairs, one rule per primitive.
+//! * `rules` — every primitive's JVP, transpose and batching rules.
+//! * `jvp` — forward mode: (primal, tangent) pairs.
 //! * `graph` — recording a `Graph` (the IR): `make_jaxpr`, control-flow
 //!   bodies, and the linear part of `linearize`.
 //! * `linear` — `linearize`/`vjp`/`grad`: `jvp` whose tangents are recorded
 //!   into a graph (the primal work runs now: partial evaluation by level),
 //!   then the graph is transposed, one transpose rule per linear primitive.
-//! * `batch` — `vmap`: values with a batch axis, one batching rule per primitive.
+//! * `batch` — `vmap`: values with a batch axis.
 //! * `control` — `cond`, `while_loop`, `scan`: primitives holding graphs.
 
 pub mod batch;
@@ -24,6 +25,7 @@ pub mod graph;
 pub mod jvp;
 pub mod linear;
 pub mod ops;
+pub mod rules;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{Args, Outs, Prim};
