@@ -84,15 +84,12 @@ fn poly_grad() {
             { lambda ; a:f32[]. let
                 b:f32[] = pow a 2.0:f32[]
                 c:f32[] = mul 3.0:f32[] b
-                d:f32[] = select False:bool[] 0.0:f32[] c
-                e:f32[] = pow a 1.0:f32[]
-                f:f32[] = mul 2.0:f32[] e
-                g:f32[] = select False:bool[] 0.0:f32[] f
-                h:f32[] = mul -2.0:f32[] g
-                i:f32[] = add 1.0:f32[] h
-                j:f32[] = mul 3.0:f32[] d
-                k:f32[] = add i j
-              in (k) }"#]],
+                d:f32[] = mul a 2.0:f32[]
+                e:f32[] = mul -2.0:f32[] d
+                f:f32[] = add 1.0:f32[] e
+                g:f32[] = mul 3.0:f32[] c
+                h:f32[] = add f g
+              in (h) }"#]],
     );
 }
 
@@ -105,23 +102,20 @@ fn poly_jvp() {
                 c:f32[] = pow a 3.0:f32[]
                 d:f32[] = pow a 2.0:f32[]
                 e:f32[] = mul 3.0:f32[] d
-                f:f32[] = select False:bool[] 0.0:f32[] e
-                g:f32[] = mul b f
-                h:f32[] = mul 3.0:f32[] c
-                i:f32[] = mul 3.0:f32[] g
-                j:f32[] = pow a 2.0:f32[]
-                k:f32[] = pow a 1.0:f32[]
-                l:f32[] = mul 2.0:f32[] k
-                m:f32[] = select False:bool[] 0.0:f32[] l
-                n:f32[] = mul b m
-                o:f32[] = mul 2.0:f32[] j
-                p:f32[] = mul 2.0:f32[] n
-                q:f32[] = sub h o
-                r:f32[] = neg p
-                s:f32[] = add i r
-                t:f32[] = add q a
-                u:f32[] = add s b
-              in (t, u) }"#]],
+                f:f32[] = mul b e
+                g:f32[] = mul 3.0:f32[] c
+                h:f32[] = mul 3.0:f32[] f
+                i:f32[] = pow a 2.0:f32[]
+                j:f32[] = mul a 2.0:f32[]
+                k:f32[] = mul b j
+                l:f32[] = mul 2.0:f32[] i
+                m:f32[] = mul 2.0:f32[] k
+                n:f32[] = sub g l
+                o:f32[] = neg m
+                p:f32[] = add h o
+                q:f32[] = add n a
+                r:f32[] = add p b
+              in (q, r) }"#]],
     );
 }
 
@@ -147,16 +141,10 @@ fn poly_grad_grad() {
         "make_jaxpr(grad(grad(poly)))(1.0)",
         expect![[r#"
             { lambda ; a:f32[]. let
-                b:f32[] = pow a 1.0:f32[]
-                c:f32[] = mul 2.0:f32[] b
-                d:f32[] = select False:bool[] 0.0:f32[] c
-                e:f32[] = pow a 0.0:f32[]
-                f:f32[] = mul 1.0:f32[] e
-                g:f32[] = select False:bool[] 0.0:f32[] f
-                h:f32[] = mul -4.0:f32[] g
-                i:f32[] = mul 9.0:f32[] d
-                j:f32[] = add h i
-              in (j) }"#]],
+                b:f32[] = mul a 2.0:f32[]
+                c:f32[] = mul 9.0:f32[] b
+                d:f32[] = add -4.0:f32[] c
+              in (d) }"#]],
     );
 }
 
@@ -437,40 +425,33 @@ fn sliced_jacfwd_jacrev() {
                 u:f32[3] = sub n s
                 v:f32[4,3] = neg t
                 w:f32[4,3] = add r v
-                x:f32[3] = pow u 1.0:f32[]
-                y:f32[3] = pow u 0.0:f32[]
-                z:f32[3] = mul 1.0:f32[] y
-                ba:f32[3] = select False:bool[] 0.0:f32[] z
-                bb:f32[4,3] = mul w ba
-                bc:f32[3] = mul 2.0:f32[] x
-                bd:f32[4,3] = mul 2.0:f32[] bb
-                be:f32[3] = select False:bool[] 0.0:f32[] bc
-                bf:f32[4,3] = select False:bool[] 0.0:f32[] bd
-                bg:f32[1,3] = broadcast_in_dim[shape=(1,3) dims=(0,1)] a
-                bh:f32[1,3] = mul bg be
-                bi:f32[4,1,3] = reshape[shape=(4,1,3)] bf
-                bj:f32[4,1,3] = mul bg bi
-                bk:f32[4,1,3] = neg bj
-                bl:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,1) interior=(0,0,0)] bk 0.0:f32[]
-                bm:f32[4,1,3] = mul bj h
-                bn:f32[4,1,3] = reshape[shape=(4,1,3)] i
-                bo:f32[4,1,3] = mul bh bn
-                bp:f32[4,1,3] = add bm bo
-                bq:f32[4,1] = reduce_sum[axes=(2,)] bp
-                br:f32[4,1,3] = mul bj l
-                bs:f32[4,1,1] = reshape[shape=(4,1,1)] m
-                bt:f32[4,1,3] = mul bh bs
-                bu:f32[4,1,3] = add br bt
-                bv:f32[4,1,1] = reshape[shape=(4,1,1)] bq
-                bw:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,3) interior=(0,0,0)] bv 0.0:f32[]
-                bx:f32[4,1,4] = add bl bw
-                by:f32[4,1,4] = pad[lo=(0,0,1) hi=(0,0,0) interior=(0,0,0)] bu 0.0:f32[]
-                bz:f32[4,1,4] = add bx by
-                ca:f32[4,1,4] = slice[start=(0,0,0) limit=(4,1,4) stride=(1,1,1)] bz
-                cb:f32[4,4] = reshape[shape=(4,4)] ca
-                cc:f32[4,4] = transpose[perm=(1,0)] cb
-                cd:f32[4,4] = slice[start=(0,0) limit=(4,4) stride=(1,1)] cc
-              in (cd) }"#]],
+                x:f32[3] = mul u 2.0:f32[]
+                y:f32[4,3] = mul w 2.0:f32[]
+                z:f32[1,3] = broadcast_in_dim[shape=(1,3) dims=(0,1)] a
+                ba:f32[1,3] = mul z x
+                bb:f32[4,1,3] = reshape[shape=(4,1,3)] y
+                bc:f32[4,1,3] = mul z bb
+                bd:f32[4,1,3] = neg bc
+                be:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,1) interior=(0,0,0)] bd 0.0:f32[]
+                bf:f32[4,1,3] = mul bc h
+                bg:f32[4,1,3] = reshape[shape=(4,1,3)] i
+                bh:f32[4,1,3] = mul ba bg
+                bi:f32[4,1,3] = add bf bh
+                bj:f32[4,1] = reduce_sum[axes=(2,)] bi
+                bk:f32[4,1,3] = mul bc l
+                bl:f32[4,1,1] = reshape[shape=(4,1,1)] m
+                bm:f32[4,1,3] = mul ba bl
+                bn:f32[4,1,3] = add bk bm
+                bo:f32[4,1,1] = reshape[shape=(4,1,1)] bj
+                bp:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,3) interior=(0,0,0)] bo 0.0:f32[]
+                bq:f32[4,1,4] = add be bp
+                br:f32[4,1,4] = pad[lo=(0,0,1) hi=(0,0,0) interior=(0,0,0)] bn 0.0:f32[]
+                bs:f32[4,1,4] = add bq br
+                bt:f32[4,1,4] = slice[start=(0,0,0) limit=(4,1,4) stride=(1,1,1)] bs
+                bu:f32[4,4] = reshape[shape=(4,4)] bt
+                bv:f32[4,4] = transpose[perm=(1,0)] bu
+                bw:f32[4,4] = slice[start=(0,0) limit=(4,4) stride=(1,1)] bv
+              in (bw) }"#]],
     );
 }
 

@@ -35,6 +35,10 @@ pub fn full(shape: &[usize], x: f64, dtype: DType) -> Result<Tensor> {
     Ok(Tensor::Concrete(b))
 }
 
+pub fn ones_like(t: &Tensor) -> Result<Tensor> {
+    full(t.shape(), 1.0, t.dtype())
+}
+
 pub fn zeros_like(t: &Tensor) -> Result<Tensor> {
     zeros(t.shape(), t.dtype())
 }

@@ -181,11 +181,23 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
                 BinaryOp::Pow => {
                     let da = match ta {
                         Some(t) => {
-                            // b * a^(b-1), and 0 where b == 0 (as JAX).
-                            let bm1 = sub(b, &lit(1.0, b))?;
-                            let k = mul(b, &binary(BinaryOp::Pow, a, &bm1)?)?;
-                            let b0 = binary(BinaryOp::Eq, b, &lit(0.0, b))?;
-                            let k = select(&b0, &lit(0.0, &k), &k)?;
+                            // b * a^(b-1), and 0 where b == 0 (as JAX). A
+                            // constant exponent (x ** 2) needs no select, and
+                            // x ** 2 differentiates to a product, not a power.
+                            let k = match b.as_concrete().filter(|c| c.len() == 1) {
+                                Some(c) if c.get_f64(0) == 2.0 => mul_scalar(a, 2.0)?,
+                                Some(c) if c.get_f64(0) == 1.0 => ones_like(a)?,
+                                Some(c) if c.get_f64(0) != 0.0 => {
+                                    let bm1 = sub(b, &lit(1.0, b))?;
+                                    mul(b, &binary(BinaryOp::Pow, a, &bm1)?)?
+                                }
+                                _ => {
+                                    let bm1 = sub(b, &lit(1.0, b))?;
+                                    let k = mul(b, &binary(BinaryOp::Pow, a, &bm1)?)?;
+                                    let b0 = binary(BinaryOp::Eq, b, &lit(0.0, b))?;
+                                    select(&b0, &lit(0.0, &k), &k)?
+                                }
+                            };
                             Some(mul(t, &k)?)
                         }
                         None => None,
