@@ -347,6 +347,21 @@ fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Rc<Graph>>, Vec<Tensor>) {
     (graphs, consts)
 }
 
+/// Bind a `cond` over traced branches: their constants become operands
+/// after the index, before `operands`.
+fn bind_cond(index: Tensor, closed: Vec<ClosedGraph>, operands: Vec<Tensor>) -> Result<Outs> {
+    let (gs, consts) = unify_consts(closed);
+    let mut ops = vec![index];
+    ops.extend(consts);
+    ops.extend(operands);
+    bind(
+        &Prim::Cond {
+            branches: gs.into_iter().map(GraphRef).collect(),
+        },
+        ops,
+    )
+}
+
 /// The JVP of a graph as a graph: (primals, tangents of the float inputs)
 /// → (primal outputs, tangents of the float outputs, zeros where needed).
 fn jvp_graph(gr: &Graph) -> Result<ClosedGraph> {
@@ -613,16 +628,7 @@ fn cond_jvp(
         })?);
         offset += mine;
     }
-    let (kb, kconsts) = unify_consts(known_branches);
-    let mut kops = vec![index.clone()];
-    kops.extend(kconsts);
-    kops.extend_from_slice(ops);
-    let known_out = bind(
-        &Prim::Cond {
-            branches: kb.into_iter().map(GraphRef).collect(),
-        },
-        kops,
-    )?;
+    let known_out = bind_cond(index.clone(), known_branches, ops.to_vec())?;
     let primal_outs: Outs = known_out[..n_out].iter().cloned().collect();
     let residuals = known_out[n_out..].to_vec();
     // The tangent cond: (all residuals, tangents) → tangent outputs.
@@ -641,17 +647,9 @@ fn cond_jvp(
         })?);
         offset += mine;
     }
-    let (tb, tconsts) = unify_consts(tangent_branches);
-    let mut tops_all = vec![index.clone()];
-    tops_all.extend(tconsts);
-    tops_all.extend(residuals);
-    tops_all.extend_from_slice(tops);
-    let touts = bind(
-        &Prim::Cond {
-            branches: tb.into_iter().map(GraphRef).collect(),
-        },
-        tops_all,
-    )?;
+    let mut t_ops = residuals;
+    t_ops.extend_from_slice(tops);
+    let touts = bind_cond(index.clone(), tangent_branches, t_ops)?;
     let tangents = tangents_for(&primal_outs, touts.into_vec());
     Ok((primal_outs, tangents))
 }
@@ -811,18 +809,9 @@ pub fn transpose(
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let (gs, consts) = unify_consts(closed);
-                let mut operands = vec![index.clone()];
-                operands.extend(consts);
-                operands.extend(known_vals);
+                let mut operands = known_vals;
                 operands.extend(cts);
-                bind(
-                    &Prim::Cond {
-                        branches: gs.into_iter().map(GraphRef).collect(),
-                    },
-                    operands,
-                )?
-                .into_vec()
+                bind_cond(index.clone(), closed, operands)?.into_vec()
             };
             let mut it = result.into_iter();
             let mut out = vec![None];
@@ -1045,16 +1034,7 @@ pub fn batch(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Res
                 .iter()
                 .map(|b| batch_graph(b, &batched, size))
                 .collect::<Result<Vec<_>>>()?;
-            let (gs, consts) = unify_consts(closed);
-            let mut operands = vec![v[0].clone()];
-            operands.extend(consts);
-            operands.extend(moved);
-            let outs = bind(
-                &Prim::Cond {
-                    branches: gs.into_iter().map(GraphRef).collect(),
-                },
-                operands,
-            )?;
+            let outs = bind_cond(v[0].clone(), closed, moved)?;
             let n = outs.len();
             Ok((outs, vec![Some(0); n]))
         }
@@ -1211,7 +1191,6 @@ pub fn cond(
         .into_iter()
         .map(|b| trace(&avals, b))
         .collect::<Result<Vec<_>>>()?;
-    let (gs, consts) = unify_consts(closed);
     let index = if index.dtype() == DType::Bool {
         convert(&index, DType::I32)?
     } else {
@@ -1223,16 +1202,7 @@ pub fn cond(
             type_str(index.shape(), index.dtype())
         )));
     }
-    let mut ops = vec![index];
-    ops.extend(consts);
-    ops.extend(operands);
-    Ok(bind(
-        &Prim::Cond {
-            branches: gs.into_iter().map(GraphRef).collect(),
-        },
-        ops,
-    )?
-    .into_vec())
+    Ok(bind_cond(index, closed, operands)?.into_vec())
 }
 
 /// `while_loop(cond_fun, body_fun, init)` over a flat carry.

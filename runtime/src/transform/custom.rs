@@ -62,11 +62,19 @@ fn check_tangents(what: &str, outs: &[Tensor], touts: &[Tensor]) -> Result<()> {
     Ok(())
 }
 
-fn instantiate_all(ps: &[Tensor], ts: &Tangents) -> Result<Vec<Tensor>> {
-    ps.iter()
-        .zip(ts)
+/// Primals and (instantiated) tangents of the arguments at a JVP level;
+/// no tangents when all are zero.
+fn split_jvp_args(args: &[Tensor], level: usize) -> Result<(Vec<Tensor>, Option<Vec<Tensor>>)> {
+    let (ps, ts): (Vec<Tensor>, Tangents) = args.iter().map(|a| jvp::split(a, level)).unzip();
+    if ts.iter().all(Option::is_none) {
+        return Ok((ps, None));
+    }
+    let ts = ps
+        .iter()
+        .zip(&ts)
         .map(|(p, t)| jvp::instantiate(t, p))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((ps, Some(ts)))
 }
 
 /// Batch dims of values moved to the front, as vmap in_axes.
@@ -92,12 +100,10 @@ pub fn custom_jvp_call(
     match top(&args)? {
         None | Some((_, _, TraceKind::Graph(_))) => f(interp, args),
         Some((level, id, TraceKind::Jvp)) => {
-            let (ps, ts): (Vec<Tensor>, Tangents) =
-                args.iter().map(|a| jvp::split(a, level)).unzip();
-            if ts.iter().all(Option::is_none) {
-                return f(interp, ps);
-            }
-            let ts = instantiate_all(&ps, &ts)?;
+            let (ps, ts) = match split_jvp_args(&args, level)? {
+                (ps, Some(ts)) => (ps, ts),
+                (ps, None) => return f(interp, ps),
+            };
             let (outs, touts) = rule(interp, ps, ts)?;
             check_tangents("custom_jvp", &outs, &touts)?;
             Ok(outs
@@ -156,12 +162,10 @@ pub fn custom_vjp_call(
     match top(&args)? {
         None | Some((_, _, TraceKind::Graph(_))) => f(interp, args),
         Some((level, id, TraceKind::Jvp)) => {
-            let (ps, ts): (Vec<Tensor>, Tangents) =
-                args.iter().map(|a| jvp::split(a, level)).unzip();
-            if ts.iter().all(Option::is_none) {
-                return f(interp, ps);
-            }
-            let ts = instantiate_all(&ps, &ts)?;
+            let (ps, ts) = match split_jvp_args(&args, level)? {
+                (ps, Some(ts)) => (ps, ts),
+                (ps, None) => return f(interp, ps),
+            };
             let (outs, res) = fwd(interp, ps.clone())?;
             // The backward pass as a graph over (residuals, output cotangents).
             let mut avals: Vec<Aval> = res.iter().map(Tensor::aval).collect();
