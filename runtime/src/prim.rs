@@ -175,6 +175,28 @@ impl Aval {
     }
 }
 
+/// Bitwise operations: not defined on floats.
+fn binary_bitwise(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRight
+    )
+}
+
+/// The binary operations defined on bool operands.
+fn binary_bool_ok(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Add
+            | BinaryOp::Mul
+            | BinaryOp::Max
+            | BinaryOp::Min
+            | BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Xor
+    ) || op.is_comparison()
+}
+
 /// `ReduceSum` → `reduce_sum`.
 fn snake(name: &str) -> String {
     let mut out = String::new();
@@ -445,32 +467,14 @@ impl Prim {
                 } else {
                     same_dtype(&format!("{op:?}"), args)?
                 };
-                let bitwise = matches!(
-                    op,
-                    BinaryOp::And
-                        | BinaryOp::Or
-                        | BinaryOp::Xor
-                        | BinaryOp::ShiftLeft
-                        | BinaryOp::ShiftRight
-                );
-                let bool_ok = matches!(
-                    op,
-                    BinaryOp::Add
-                        | BinaryOp::Mul
-                        | BinaryOp::Max
-                        | BinaryOp::Min
-                        | BinaryOp::And
-                        | BinaryOp::Or
-                        | BinaryOp::Xor
-                ) || op.is_comparison();
-                if dtype == DType::Bool && !bool_ok {
+                if dtype == DType::Bool && !binary_bool_ok(*op) {
                     return Err(Error::type_error(format!(
                         "{op:?} is not defined on bool operands ({} and {})",
                         ty(a),
                         ty(b)
                     )));
                 }
-                if bitwise && dtype.is_float() {
+                if binary_bitwise(*op) && dtype.is_float() {
                     return Err(Error::type_error(format!(
                         "{op:?} needs bool or integer operands, got {} and {}",
                         ty(a),
@@ -767,13 +771,28 @@ impl Prim {
         ) {
             return control::eval(self, args);
         }
-        let mut args: SmallVec<[Array; 4]> = args
-            .into_iter()
-            .map(|t| match t {
-                Tensor::Concrete(a) => a,
-                Tensor::Traced(_) => unreachable!("eager evaluation of a tracer"),
-            })
-            .collect();
+        let concrete = |t: Tensor| match t {
+            Tensor::Concrete(a) => a,
+            Tensor::Traced(_) => unreachable!("eager evaluation of a tracer"),
+        };
+        // The hot cases first, without collecting the operands again.
+        if let Prim::Binary(op) = self {
+            let mut it = args.into_iter();
+            let (a, b) = (it.next().map(concrete), it.next().map(concrete));
+            let (Some(a), Some(b)) = (a, b) else {
+                unreachable!("checked arity")
+            };
+            return Ok(smallvec![cpu::binary(*op, a, b).into()]);
+        }
+        if let Prim::Unary(op) = self {
+            let a = args
+                .into_iter()
+                .next()
+                .map(concrete)
+                .expect("checked arity");
+            return Ok(smallvec![cpu::unary(*op, a).into()]);
+        }
+        let mut args: SmallVec<[Array; 4]> = args.into_iter().map(concrete).collect();
         let out = match self {
             Prim::Unary(op) => cpu::unary(*op, args.pop().unwrap()),
             Prim::Binary(op) => {
@@ -860,7 +879,21 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
 }
 
 /// Check the shape rule and evaluate on concrete operands, on the CPU.
+#[inline]
 pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
+    // The commonest operation, `x * y` or `x * 2.0` on one dtype, needs only
+    // the dtype part of its shape rule, and its output is the size of an
+    // operand that already exists, so no allocation check either.
+    if let (Prim::Binary(op), [Tensor::Concrete(a), Tensor::Concrete(b)]) = (prim, &args[..]) {
+        let d = a.dtype();
+        let simple = d == b.dtype()
+            && (a.shape() == b.shape() || b.ndim() == 0)
+            && (d != DType::Bool || binary_bool_ok(*op))
+            && !(d.is_float() && binary_bitwise(*op));
+        if simple {
+            return prim.eval(args);
+        }
+    }
     let mut avals: SmallVec<[Aval; 4]> = SmallVec::new();
     for a in &args {
         avals.push(a.aval());
