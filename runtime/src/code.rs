@@ -54,6 +54,33 @@ pub struct Stmt {
     pub span: Span,
 }
 
+impl FuncCode {
+    /// Where the function's result comes from, for messages about it: the
+    /// expression of its only `return` statement, else the definition.
+    pub fn result_span(&self) -> Span {
+        fn collect(body: &[Stmt], out: &mut Vec<Span>) {
+            for s in body {
+                match &s.kind {
+                    StmtKind::Return(Some(e)) => out.push(e.span),
+                    StmtKind::Return(None) => out.push(s.span),
+                    StmtKind::If(_, a, b) => {
+                        collect(a, out);
+                        collect(b, out);
+                    }
+                    StmtKind::For(_, _, b) | StmtKind::While(_, b) => collect(b, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut spans = Vec::new();
+        collect(&self.body, &mut spans);
+        match spans.as_slice() {
+            [one] => *one,
+            _ => self.span,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum StmtKind {
     Expr(Expr),

@@ -192,6 +192,19 @@ fn check_argnums(argnums: &[usize], n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// Point an error about what `f` returned at its `return` (or definition);
+/// the call site follows in the traceback.
+fn at_def(e: Error, f: &Value) -> Error {
+    match f {
+        Value::Function(func) => e.at(|| arr_runtime::error::Loc {
+            file: func.code.file.clone(),
+            span: func.code.result_span(),
+            func: func.code.name.clone(),
+        }),
+        _ => e,
+    }
+}
+
 fn func_name(f: &Value) -> String {
     match f {
         Value::Function(func) => func.code.name.to_string(),
@@ -349,9 +362,10 @@ fn grad_call(
         } else {
             format!("a pytree with {n_out} leaves")
         };
-        return Err(Error::type_error(format!(
+        let e = Error::type_error(format!(
             "{what} requires fun to return a float scalar (use vjp or jacrev otherwise), got {got}"
-        )));
+        ));
+        return Err(at_def(e, f));
     }
     let mut cts = vec![Some(ops::lit(1.0, &outs[0]))];
     cts.extend(std::iter::repeat_n(None, outs.len() - 1));

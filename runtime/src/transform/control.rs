@@ -519,6 +519,9 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
             // Forward mode only. The primal loop runs on its own so that its
             // outputs stay primal values (under `grad` they must not enter
             // the tangent graph); the tangent loop runs beside it.
+            if t.iter().flatten().any(super::is_reverse_tangent) {
+                return Err(while_reverse_error());
+            }
             let primal_outs = bind(prim, p.to_vec())?;
             let (cc, rest) = p.split_at(*n_cond);
             let (bc, carry) = rest.split_at(*n_body);
@@ -728,6 +731,14 @@ fn scan_jvp(
 // ---------------------------------------------------------------------------
 // Transpose
 
+fn while_reverse_error() -> Error {
+    Error::new(
+        ErrorKind::TransformError,
+        "reverse-mode differentiation does not work through while_loop: its trip count is \
+         not known in advance. Use scan, or fori_loop with Python int bounds",
+    )
+}
+
 fn is_linear(x: &LinIn) -> bool {
     matches!(x, LinIn::Linear(_))
 }
@@ -821,11 +832,7 @@ pub fn transpose(
             );
             Ok(out)
         }
-        Prim::While { .. } => Err(Error::new(
-            ErrorKind::TransformError,
-            "reverse-mode differentiation does not work through while_loop: its trip count is \
-             not known in advance. Use scan, or fori_loop with Python int bounds",
-        )),
+        Prim::While { .. } => Err(while_reverse_error()),
         Prim::Scan {
             body,
             n_consts,

@@ -140,6 +140,22 @@ pub fn owned_by(t: &Tensor, level: usize) -> bool {
     matches!(t, Tensor::Traced(tr) if tr.level == level)
 }
 
+/// Whether a value is a tangent being recorded for reverse mode: a variable
+/// of a graph trace that is not dynamic (only `linearize` makes those).
+/// Rules that cannot be transposed use it to fail early, at the line of the
+/// offending call, rather than when the graph is transposed.
+pub fn is_reverse_tangent(t: &Tensor) -> bool {
+    let Tensor::Traced(tr) = t else {
+        return false;
+    };
+    matches!(tr.kind, crate::tensor::TracerKind::Graph { .. })
+        && STACK.with(|s| {
+            s.borrow()
+                .get(tr.level - 1)
+                .is_some_and(|e| e.id == tr.trace_id && !e.dynamic)
+        })
+}
+
 /// Run `prim` in the trace at `level`.
 pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     let (id, kind) = STACK.with(|s| {
