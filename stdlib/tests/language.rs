@@ -397,3 +397,76 @@ fn impossible_allocations_are_errors_not_aborts() {
         "#]],
     );
 }
+
+#[test]
+fn transformation_errors_point_into_the_users_function() {
+    check(
+        "def loss(w):\n    y = w * 2.0\n    return y\n\ng = grad(loss)(ones(3))\n",
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:5:5 in <module>
+                g = grad(loss)(ones(3))
+              test.arr:3:12 in loss
+                return y
+            TypeError: grad requires fun to return a float scalar (use vjp or jacrev otherwise), got f32[3] at test.arr:3:12
+              |
+            3 |     return y
+              |            ^
+        "#]],
+    );
+    check(
+        "def f(x):\n    if x > 0:\n        return x\n    return -x\n\nvmap(f)(ones(3))\n",
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:6:1 in <module>
+                vmap(f)(ones(3))
+              test.arr:2:8 in f
+                if x > 0:
+            ConcretizationError: this needs a concrete value, but the bool[] value here is traced inside vmap. Use where(cond, x, y) to select values, and cond(...), while_loop(...) or fori_loop(...) for control flow that depends on traced values at test.arr:2:8
+              |
+            2 |     if x > 0:
+              |        ^^^^^
+        "#]],
+    );
+    check(
+        "def f(x):\n    return while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)\n\ngrad(f)(2.0)\n",
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:4:1 in <module>
+                grad(f)(2.0)
+              test.arr:2:12 in f
+                return while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)
+            TransformError: reverse-mode differentiation does not work through while_loop: its trip count is not known in advance. Use scan, or fori_loop with Python int bounds at test.arr:2:12
+              |
+            2 |     return while_loop(lambda c: c < 10.0, lambda c: c * x, 1.0)
+              |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        "grad(lambda n: n * 2)(3)\n",
+        expect![[r#"
+        TypeError: grad requires float inputs, but argument 0 has a leaf of type i32[] (differentiate with respect to float arrays; convert with x.astype(float32)) at test.arr:1:1
+          |
+        1 | grad(lambda n: n * 2)(3)
+          | ^^^^^^^^^^^^^^^^^^^^^^^^
+    "#]],
+    );
+    check(
+        "vmap(lambda a, b: a + b)(ones(3), ones(4))\n",
+        expect![[r#"
+        ValueError: vmap got inconsistent sizes for the mapped axis: argument leaf 0 (f32[3]) has size 3 at axis 0, but argument leaf 1 (f32[4]) has size 4 at axis 0 at test.arr:1:1
+          |
+        1 | vmap(lambda a, b: a + b)(ones(3), ones(4))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    "#]],
+    );
+    check(
+        "leak = []\ndef f(x):\n    leak.append(x)\n    return x\nvmap(f)(ones(2))\nleak[0] + 1\n",
+        expect![[r#"
+            TransformError: a traced value (f32[]) was used after the transformation that created it ended; it escaped from the transformed function (through a global or a closure?). Return it from the function instead at test.arr:6:1
+              |
+            6 | leak[0] + 1
+              | ^^^^^^^^^^^
+        "#]],
+    );
+}
