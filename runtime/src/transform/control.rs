@@ -338,6 +338,7 @@ fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Rc<Graph>>, Vec<Tensor>) {
         }
         invars.extend(args);
         gr.invars = invars;
+        debug_assert!(graph::typecheck(&gr).is_ok(), "{:?}", graph::typecheck(&gr));
         graphs.push(Rc::new(gr));
         offset += k;
     }
@@ -453,6 +454,8 @@ fn split_jvp(j: &Graph, n_primal_in: usize, n_primal_out: usize) -> JvpSplit {
     outs.extend(extra_outs);
     known.outvars = outs;
     unknown.outvars = tangent_outs;
+    debug_assert!(graph::typecheck(&known).is_ok(), "{:?}", graph::typecheck(&known));
+    debug_assert!(graph::typecheck(&unknown).is_ok(), "{:?}", graph::typecheck(&unknown));
     JvpSplit {
         known,
         unknown,

@@ -475,10 +475,12 @@ pub fn dce(graph: &Graph) -> Graph {
         }
     }
     kept.reverse();
-    Graph {
+    let out = Graph {
         eqns: kept,
         ..graph.clone()
-    }
+    };
+    debug_assert!(typecheck(&out).is_ok(), "{:?}", typecheck(&out));
+    out
 }
 
 // ---------------------------------------------------------------------------
@@ -565,6 +567,8 @@ pub fn partial_eval(graph: &Graph, in_unknown: &[bool]) -> Split {
         .extend(residuals.iter().map(|&v| Atom::Var(v)));
     unknown.invars = residuals.clone();
     unknown.invars.extend(unknown_ins);
+    debug_assert!(typecheck(&known).is_ok(), "{:?}", typecheck(&known));
+    debug_assert!(typecheck(&unknown).is_ok(), "{:?}", typecheck(&unknown));
     Split {
         known,
         unknown,
