@@ -36,7 +36,8 @@ fn decode_array(j: &Json) -> Result<Array, String> {
 }
 
 /// Run one case; Ok(()) when every leaf matches.
-fn run_case(case: &Json) -> Result<(), String> {
+/// Run one case; with `jit`, its function is wrapped in `jit(...)` first.
+fn run_case(case: &Json, jit: bool) -> Result<(), String> {
     let mut session = arr_stdlib::session();
     let args: Vec<Value> = case["args"]
         .as_array()
@@ -45,6 +46,12 @@ fn run_case(case: &Json) -> Result<(), String> {
         .map(|a| decode_array(a).map(|x| Value::Array(x.into())))
         .collect::<Result<_, _>>()?;
     let src = case["fn"].as_str().ok_or("fn")?;
+    let src = if jit {
+        format!("jit({src})")
+    } else {
+        src.to_string()
+    };
+    let src = src.as_str();
     let f = session
         .run_entry(src)
         .map_err(|e| e.render())?
@@ -126,21 +133,31 @@ fn golden_cases() {
         .collect();
     let cases = golden["cases"].as_array().unwrap();
     let mut passed = 0;
+    let mut passed_jit = 0;
     let mut failures = Vec::new();
     let mut newly_passing = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap().to_string();
-        let result =
-            std::panic::catch_unwind(|| run_case(case)).unwrap_or_else(|_| Err("panicked".into()));
-        match (result, unsupported.contains(&name)) {
+        let run = |jit| {
+            std::panic::catch_unwind(|| run_case(case, jit))
+                .unwrap_or_else(|_| Err("panicked".into()))
+        };
+        match (run(false), unsupported.contains(&name)) {
             (Ok(()), false) => passed += 1,
-            (Ok(()), true) => newly_passing.push(name),
+            (Ok(()), true) => newly_passing.push(name.clone()),
             (Err(e), false) => failures.push(format!("{name}: {e}")),
             (Err(_), true) => {}
         }
+        // Every supported case passes again with its function under jit.
+        if !unsupported.contains(&name) {
+            match run(true) {
+                Ok(()) => passed_jit += 1,
+                Err(e) => failures.push(format!("{name} under jit: {e}")),
+            }
+        }
     }
     println!(
-        "conformance: {passed}/{} cases pass, {} listed as not yet supported",
+        "conformance: {passed}/{} cases pass ({passed_jit} again under jit), {} listed as not yet supported",
         cases.len(),
         unsupported.len()
     );

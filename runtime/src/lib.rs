@@ -11,6 +11,7 @@ pub mod display;
 pub mod error;
 pub mod eval;
 pub mod index;
+pub mod jit;
 pub mod numpy;
 pub mod prim;
 pub mod session;

@@ -7,6 +7,7 @@
 mod args;
 mod creation;
 mod io;
+mod jit;
 mod math;
 mod python;
 mod random;
@@ -89,6 +90,7 @@ pub fn register_all(interp: &mut Interp) {
     random::register(&mut r);
     io::register(&mut r);
     transforms::register(&mut r);
+    jit::register(&mut r);
 }
 
 /// A session with every builtin and the prelude loaded.

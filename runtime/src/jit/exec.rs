@@ -1,0 +1,66 @@
+//! Running a compiled graph. Each value is dropped right after its last
+//! use, so an operand used for the last time is handed to its kernel by
+//! value and its buffer is reused for the result in place: this is the
+//! memory plan (a chain `x * 2 + 1 - y` allocates once).
+
+use crate::error::Result;
+use crate::prim::{bind, Args};
+use crate::tensor::Tensor;
+use crate::transform::graph::{Atom, Graph};
+
+/// For each variable, the index of the last equation reading it
+/// (`usize::MAX` for graph outputs, which live to the end).
+fn last_uses(g: &Graph) -> Vec<usize> {
+    let mut last = vec![0; g.types.len()];
+    for (i, eqn) in g.eqns.iter().enumerate() {
+        for a in &eqn.inputs {
+            if let Atom::Var(v) = a {
+                last[*v] = i;
+            }
+        }
+    }
+    for a in &g.outvars {
+        if let Atom::Var(v) = a {
+            last[*v] = usize::MAX;
+        }
+    }
+    last
+}
+
+/// Run `g` on its constants followed by the arguments.
+pub fn run(g: &Graph, consts: &[Tensor], args: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    let last = last_uses(g);
+    let mut env: Vec<Option<Tensor>> = vec![None; g.types.len()];
+    for (&v, t) in g.invars.iter().zip(consts.iter().cloned().chain(args)) {
+        env[v] = Some(t);
+    }
+    for (i, eqn) in g.eqns.iter().enumerate() {
+        let mut ins = Args::new();
+        for (k, a) in eqn.inputs.iter().enumerate() {
+            ins.push(match a {
+                Atom::Lit(x) => Tensor::Concrete(x.clone()),
+                Atom::Var(v) => {
+                    // The last reading (and not read again by this equation) moves the value.
+                    let again = eqn.inputs[k + 1..]
+                        .iter()
+                        .any(|b| matches!(b, Atom::Var(w) if w == v));
+                    if last[*v] == i && !again {
+                        env[*v].take().expect("defined before use")
+                    } else {
+                        env[*v].clone().expect("defined before use")
+                    }
+                }
+            });
+        }
+        for (&o, t) in eqn.outputs.iter().zip(bind(&eqn.prim, ins)?) {
+            env[o] = Some(t);
+        }
+    }
+    Ok(g.outvars
+        .iter()
+        .map(|a| match a {
+            Atom::Var(v) => env[*v].clone().expect("output defined"),
+            Atom::Lit(x) => Tensor::Concrete(x.clone()),
+        })
+        .collect())
+}

@@ -1,0 +1,165 @@
+//! `jit`: trace a function once per input signature, optimise the graph
+//! with the pass pipeline (`passes.rs`), and run the result with the
+//! executor (`exec.rs`). Each jitted function has a cache keyed by its
+//! signature (input types, pytree structure, static argument values) and a
+//! record of every compile with its reason, so nobody has to guess why a
+//! function recompiled.
+//!
+//! Under a transformation (`grad(jit(f))`, `vmap(jit(f))`) a jitted
+//! function is traced through like any other: the transformation sees its
+//! primitives, and the outer `jit` (if any) compiles the whole.
+
+pub mod exec;
+
+pub mod passes;
+
+use crate::error::Result;
+use crate::prim::{type_str, Aval};
+use crate::tensor::Tensor;
+use crate::transform::graph::{self, Graph};
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+use std::time::Instant;
+
+/// What a compiled entry is keyed by.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    pub avals: Vec<Aval>,
+    /// A description of each argument's leaves, for messages ("x", "p['w']").
+    pub names: Vec<String>,
+    /// The pytree structure and the static arguments' values, as text.
+    pub statics: Vec<(String, String)>,
+}
+
+/// A compiled function: the optimised graph, its constants, and the graph
+/// as traced (for `:ir --pass`).
+pub struct Compiled {
+    pub traced: Rc<Graph>,
+    pub graph: Rc<Graph>,
+    pub consts: Vec<Tensor>,
+}
+
+impl Compiled {
+    pub fn run(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        exec::run(&self.graph, &self.consts, args)
+    }
+}
+
+/// One compile: why it happened, how long it took, how much it removed.
+#[derive(Clone, Debug)]
+pub struct CompileRecord {
+    pub reason: String,
+    pub ms: f64,
+    pub eqns_traced: usize,
+    pub eqns_compiled: usize,
+}
+
+/// The cache of one jitted function.
+pub struct Cache {
+    pub name: String,
+    entries: Vec<(Signature, Rc<Compiled>)>,
+    pub records: Vec<CompileRecord>,
+}
+
+thread_local! {
+    /// Every live jitted function's cache, for `jit_stats()`.
+    static REGISTRY: RefCell<Vec<Weak<RefCell<Cache>>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A new, registered cache for a jitted function called `name`.
+pub fn new_cache(name: &str) -> Rc<RefCell<Cache>> {
+    let c = Rc::new(RefCell::new(Cache {
+        name: name.to_string(),
+        entries: Vec::new(),
+        records: Vec::new(),
+    }));
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        r.retain(|w| w.strong_count() > 0);
+        r.push(Rc::downgrade(&c));
+    });
+    c
+}
+
+/// The caches of all live jitted functions.
+pub fn all_caches() -> Vec<Rc<RefCell<Cache>>> {
+    REGISTRY.with(|r| r.borrow().iter().filter_map(Weak::upgrade).collect())
+}
+
+impl Cache {
+    pub fn lookup(&self, sig: &Signature) -> Option<Rc<Compiled>> {
+        self.entries
+            .iter()
+            .find(|(s, _)| s == sig)
+            .map(|(_, c)| c.clone())
+    }
+
+    /// Why `sig` needs a compile: the first call, or what differs from the
+    /// most recent signature.
+    pub fn reason(&self, sig: &Signature) -> String {
+        let Some((last, _)) = self.entries.last() else {
+            return "first call".into();
+        };
+        let mut why = Vec::new();
+        for (a, b) in last.statics.iter().zip(&sig.statics) {
+            if a != b {
+                why.push(format!("{} changed: {} → {}", b.0, a.1, b.1));
+            }
+        }
+        if last.avals.len() != sig.avals.len() {
+            why.push(format!(
+                "number of array arguments changed: {} → {}",
+                last.avals.len(),
+                sig.avals.len()
+            ));
+        } else {
+            for ((a, b), name) in last.avals.iter().zip(&sig.avals).zip(&sig.names) {
+                if a != b {
+                    why.push(format!(
+                        "{name} changed type: {} → {}",
+                        type_str(&a.shape, a.dtype),
+                        type_str(&b.shape, b.dtype)
+                    ));
+                }
+            }
+        }
+        if why.is_empty() {
+            "a signature not seen before".into()
+        } else {
+            why.join("; ")
+        }
+    }
+
+    /// Trace `f` for `sig`, optimise, cache, and record why.
+    pub fn compile(
+        &mut self,
+        sig: Signature,
+        f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    ) -> Result<Rc<Compiled>> {
+        let reason = self.reason(&sig);
+        let start = Instant::now();
+        let compiled = Rc::new(compile(&sig.avals, f)?);
+        self.records.push(CompileRecord {
+            reason,
+            ms: start.elapsed().as_secs_f64() * 1e3,
+            eqns_traced: compiled.traced.eqns.len(),
+            eqns_compiled: compiled.graph.eqns.len(),
+        });
+        self.entries.push((sig, compiled.clone()));
+        Ok(compiled)
+    }
+}
+
+/// Trace `f` on arguments of these types and run the pass pipeline.
+pub fn compile(
+    avals: &[Aval],
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<Compiled> {
+    let closed = graph::trace(avals, true, f)?;
+    let graph = passes::run_pipeline(&closed.graph, None);
+    Ok(Compiled {
+        traced: closed.graph,
+        graph: Rc::new(graph),
+        consts: closed.consts,
+    })
+}

@@ -1,0 +1,245 @@
+//! The compiler's passes over a `Graph`, each a function from graph to
+//! graph that keeps the signature (inputs and output types). `PIPELINE`
+//! lists them in order; `run_pipeline` applies it, and `jit`'s `:ir --pass`
+//! shows the graph after any of them.
+//!
+//! Calls are already inlined when a function is traced (a `jit` inside a
+//! traced function traces through), so the pipeline starts from one flat
+//! graph.
+
+use crate::prim::{eval_concrete, Aval, Prim};
+use crate::tensor::Tensor;
+use crate::transform::graph::{self, Atom, Eqn, Graph};
+use arr_kernels::{Array, BinaryOp, DType, UnaryOp};
+use std::collections::HashMap;
+
+/// A pass: its name (for `:ir --pass NAME` and snapshots) and the rewrite.
+pub struct Pass {
+    pub name: &'static str,
+    pub run: fn(&Graph) -> Graph,
+}
+
+/// The pipeline, in order.
+pub const PIPELINE: &[Pass] = &[
+    Pass {
+        name: "fold",
+        run: fold_constants,
+    },
+    Pass {
+        name: "simplify",
+        run: simplify,
+    },
+    Pass {
+        name: "cse",
+        run: cse,
+    },
+    Pass {
+        name: "dce",
+        run: graph::dce,
+    },
+];
+
+/// Run the pipeline; with `until`, stop after the pass of that name.
+pub fn run_pipeline(g: &Graph, until: Option<&str>) -> Graph {
+    let mut g = g.clone();
+    for pass in PIPELINE {
+        g = (pass.run)(&g);
+        debug_assert!(
+            graph::typecheck(&g).is_ok(),
+            "after {}: {:?}",
+            pass.name,
+            graph::typecheck(&g)
+        );
+        if until == Some(pass.name) {
+            break;
+        }
+    }
+    g
+}
+
+/// Replacements of variables by atoms, applied to later equations.
+#[derive(Default)]
+struct Subst(HashMap<usize, Atom>);
+
+impl Subst {
+    fn atom(&self, a: &Atom) -> Atom {
+        match a {
+            Atom::Var(v) => self.0.get(v).cloned().unwrap_or(Atom::Var(*v)),
+            lit => lit.clone(),
+        }
+    }
+
+    fn finish(&self, g: &Graph, eqns: Vec<Eqn>) -> Graph {
+        Graph {
+            types: g.types.clone(),
+            invars: g.invars.clone(),
+            eqns,
+            outvars: g.outvars.iter().map(|a| self.atom(a)).collect(),
+        }
+    }
+}
+
+/// Equations whose inputs are all literal scalars run now; their (scalar)
+/// results become literals.
+pub fn fold_constants(g: &Graph) -> Graph {
+    let mut subst = Subst::default();
+    let mut eqns = Vec::new();
+    for eqn in &g.eqns {
+        let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
+        let all_lits = inputs.iter().all(|a| matches!(a, Atom::Lit(_)));
+        let scalar_out = eqn.outputs.iter().all(|&o| {
+            g.types[o].shape.iter().product::<usize>() <= 1 && g.types[o].shape.is_empty()
+        });
+        if all_lits && scalar_out && eqn.prim.subgraphs().is_empty() && !inputs.is_empty() {
+            let args = inputs
+                .iter()
+                .map(|a| match a {
+                    Atom::Lit(x) => Tensor::Concrete(x.clone()),
+                    Atom::Var(_) => unreachable!(),
+                })
+                .collect::<Vec<_>>();
+            if let Ok(outs) = eval_concrete(&eqn.prim, args.into_iter().collect()) {
+                for (&o, t) in eqn.outputs.iter().zip(outs) {
+                    if let Tensor::Concrete(x) = t {
+                        subst.0.insert(o, Atom::Lit(x));
+                    }
+                }
+                continue;
+            }
+        }
+        eqns.push(Eqn {
+            prim: eqn.prim.clone(),
+            inputs,
+            outputs: eqn.outputs.clone(),
+        });
+    }
+    subst.finish(g, eqns)
+}
+
+fn lit_value(a: &Atom) -> Option<f64> {
+    match a {
+        Atom::Lit(x) if x.len() == 1 => Some(x.get_f64(0)),
+        _ => None,
+    }
+}
+
+fn atom_aval(g: &Graph, a: &Atom) -> Aval {
+    g.atom_aval(a)
+}
+
+/// Algebraic identities that remove work: x*1, x+0, x-0, x/1, x**1,
+/// select with a constant predicate, converts, reshapes, transposes and
+/// broadcasts that change nothing, double negation. An equation is replaced
+/// only by an operand of exactly its output type.
+pub fn simplify(g: &Graph) -> Graph {
+    let mut subst = Subst::default();
+    let mut eqns: Vec<Eqn> = Vec::new();
+    // Which equation defines each variable (for neg(neg x)).
+    let mut def: HashMap<usize, usize> = HashMap::new();
+    for eqn in &g.eqns {
+        let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
+        let out_aval = if eqn.outputs.len() == 1 {
+            Some(&g.types[eqn.outputs[0]])
+        } else {
+            None
+        };
+        let same = |a: &Atom| out_aval.is_some_and(|o| atom_aval(g, a) == *o);
+        let keep = |i: usize| -> Option<Atom> { same(&inputs[i]).then(|| inputs[i].clone()) };
+        let replacement: Option<Atom> = match &eqn.prim {
+            Prim::Binary(op) => {
+                let (l, r) = (lit_value(&inputs[0]), lit_value(&inputs[1]));
+                match op {
+                    BinaryOp::Mul if r == Some(1.0) => keep(0),
+                    BinaryOp::Mul if l == Some(1.0) => keep(1),
+                    BinaryOp::Add if r == Some(0.0) => keep(0),
+                    BinaryOp::Add if l == Some(0.0) => keep(1),
+                    BinaryOp::Sub if r == Some(0.0) => keep(0),
+                    BinaryOp::Div if r == Some(1.0) => keep(0),
+                    BinaryOp::Pow if r == Some(1.0) => keep(0),
+                    _ => None,
+                }
+            }
+            Prim::Select => match lit_value(&inputs[0]) {
+                Some(c) if c != 0.0 => keep(1),
+                Some(_) => keep(2),
+                None => None,
+            },
+            Prim::Convert(_) | Prim::Reshape(_) => keep(0),
+            Prim::Transpose(perm) if perm.iter().enumerate().all(|(i, &p)| i == p) => keep(0),
+            Prim::BroadcastInDim { dims, .. } if dims.iter().enumerate().all(|(i, &d)| i == d) => {
+                keep(0)
+            }
+            Prim::Unary(UnaryOp::Neg) => match &inputs[0] {
+                Atom::Var(v) => def.get(v).and_then(|&k| {
+                    let inner: &Eqn = &eqns[k];
+                    matches!(inner.prim, Prim::Unary(UnaryOp::Neg))
+                        .then(|| inner.inputs[0].clone())
+                        .filter(|a| same(a))
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(a) = replacement {
+            subst.0.insert(eqn.outputs[0], a);
+            continue;
+        }
+        for &o in &eqn.outputs {
+            def.insert(o, eqns.len());
+        }
+        eqns.push(Eqn {
+            prim: eqn.prim.clone(),
+            inputs,
+            outputs: eqn.outputs.clone(),
+        });
+    }
+    subst.finish(g, eqns)
+}
+
+/// A literal's identity for CSE: dtype and bits.
+fn lit_key(x: &Array) -> (DType, u64) {
+    (x.dtype(), x.get_f64(0).to_bits())
+}
+
+/// Common-subexpression elimination: an equation that repeats an earlier
+/// one (same primitive and parameters, same operands) reuses its outputs.
+/// Control-flow primitives are left alone (their graphs compare by identity).
+pub fn cse(g: &Graph) -> Graph {
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key {
+        Var(usize),
+        Lit(DType, u64),
+    }
+    let mut subst = Subst::default();
+    let mut seen: HashMap<(String, Vec<Key>), Vec<usize>> = HashMap::new();
+    let mut eqns = Vec::new();
+    for eqn in &g.eqns {
+        let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
+        if eqn.prim.subgraphs().is_empty() {
+            let keys = inputs
+                .iter()
+                .map(|a| match a {
+                    Atom::Var(v) => Key::Var(*v),
+                    Atom::Lit(x) => {
+                        let (d, b) = lit_key(x);
+                        Key::Lit(d, b)
+                    }
+                })
+                .collect();
+            let key = (format!("{:?}", eqn.prim), keys);
+            if let Some(prev) = seen.get(&key) {
+                for (&o, &p) in eqn.outputs.iter().zip(prev) {
+                    subst.0.insert(o, Atom::Var(p));
+                }
+                continue;
+            }
+            seen.insert(key, eqn.outputs.clone());
+        }
+        eqns.push(Eqn {
+            prim: eqn.prim.clone(),
+            inputs,
+            outputs: eqn.outputs.clone(),
+        });
+    }
+    subst.finish(g, eqns)
+}

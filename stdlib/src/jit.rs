@@ -1,0 +1,368 @@
+//! `jit` as an arr function: static arguments, pytrees, the per-function
+//! compile cache with the reason for each compile (`f.why()`, `:why f`,
+//! `jit_stats()`), and `:ir --pass`. The compiler itself is
+//! `arr_runtime::jit`.
+
+use crate::args::*;
+use crate::tree::{leaves, map_leaves, structure};
+use crate::Registry;
+use arr_runtime::jit::{self, Cache, Signature};
+use arr_runtime::transform::{self, graph};
+use arr_runtime::{display, numpy, Dict, Error, Interp, Key, NativeClosure, Result, Tensor, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+pub(crate) fn register(r: &mut Registry) {
+    r.func(
+        "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=())",
+        "Compile fun: it is traced once per signature (argument types, pytree structure and \
+         the values of static arguments), optimised, and the compiled version runs on later \
+         calls. As a decorator: @jit, or @jit(static_argnums=1). f.why() lists every compile \
+         with its reason.",
+        make_jit,
+    );
+    r.func(
+        "jit_stats()",
+        "Every compile of every jitted function so far: a list of dicts with the function, \
+         the reason, the time in ms and the equations before and after optimisation.",
+        |_, _| {
+            let mut out = Vec::new();
+            for cache in jit::all_caches() {
+                let c = cache.borrow();
+                for r in &c.records {
+                    let mut d = Dict::default();
+                    d.insert(Key::Str("function".into()), Value::str(&c.name));
+                    d.insert(Key::Str("reason".into()), Value::str(&r.reason));
+                    d.insert(Key::Str("ms".into()), Value::Float(r.ms));
+                    d.insert(
+                        Key::Str("eqns_traced".into()),
+                        Value::Int(r.eqns_traced as i64),
+                    );
+                    d.insert(
+                        Key::Str("eqns_compiled".into()),
+                        Value::Int(r.eqns_compiled as i64),
+                    );
+                    out.push(Value::dict(d));
+                }
+            }
+            Ok(Value::list(out))
+        },
+    );
+}
+
+/// The options of one `jit(...)`.
+#[derive(Clone)]
+struct Options {
+    static_argnums: Vec<i64>,
+    static_argnames: Vec<String>,
+}
+
+fn int_list(v: &Value, what: &str) -> Result<Vec<i64>> {
+    match v {
+        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(v)?
+            .iter()
+            .map(|x| int_arg(what, x))
+            .collect(),
+        Value::None => Ok(Vec::new()),
+        other => Ok(vec![int_arg(what, other)?]),
+    }
+}
+
+fn str_list(v: &Value, what: &str) -> Result<Vec<String>> {
+    match v {
+        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(v)?
+            .iter()
+            .map(|x| str_arg(what, x).map(str::to_string))
+            .collect(),
+        Value::None => Ok(Vec::new()),
+        other => Ok(vec![str_arg(what, other)?.to_string()]),
+    }
+}
+
+fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let options = Options {
+        static_argnums: int_list(&a[1], "static_argnums")?,
+        static_argnames: str_list(&a[2], "static_argnames")?,
+    };
+    // donate_argnums is accepted for compatibility: arrays are immutable
+    // values here, and the executor already reuses every buffer that is
+    // dead, so there is nothing more to donate.
+    let _ = int_list(&a[3], "donate_argnums")?;
+    match &a[0] {
+        Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
+            let f = args
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::type_error("jit(...) as a decorator takes the function"))?;
+            Ok(jitted(f, options.clone()))
+        })),
+        f => Ok(jitted(f.clone(), options)),
+    }
+}
+
+fn func_name(f: &Value) -> String {
+    match f {
+        Value::Function(func) => func.code.name.to_string(),
+        Value::Builtin(b) => b.name.to_string(),
+        Value::Native(n) => n.name.clone(),
+        _ => "function".into(),
+    }
+}
+
+fn jitted(f: Value, options: Options) -> Value {
+    let name = func_name(&f);
+    let cache = jit::new_cache(&name);
+    let trees: Rc<RefCell<Vec<(Signature, Value)>>> = Rc::new(RefCell::new(Vec::new()));
+    let (c2, f2, o2) = (cache.clone(), f.clone(), options.clone());
+    let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        call(interp, &f2, &o2, &c2, &trees, args, kwargs)
+    });
+    if let Value::Native(n) = &value {
+        let why = NativeClosure::value(format!("jit({name}).why"), move |_, _, _| {
+            Ok(Value::str(&why_text(&cache.borrow())))
+        });
+        n.attrs.borrow_mut().push(("why".into(), why));
+        let ir = NativeClosure::value(format!("jit({name}).ir"), move |interp, args, kwargs| {
+            ir_after(interp, &f, &options, args, kwargs)
+        });
+        n.attrs.borrow_mut().push(("ir".into(), ir));
+    }
+    value
+}
+
+/// One line per compile.
+pub fn why_text(c: &Cache) -> String {
+    if c.records.is_empty() {
+        return format!("{}: not compiled yet", c.name);
+    }
+    c.records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "{} compile {}: {} ({:.2} ms, {} equations traced, {} after optimisation)",
+                c.name,
+                i + 1,
+                r.reason,
+                r.ms,
+                r.eqns_traced,
+                r.eqns_compiled
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The arguments split into static values and a dynamic pytree.
+struct Split {
+    /// Static positional arguments by position, and static keywords.
+    static_pos: Vec<(usize, Value)>,
+    static_kw: Vec<(Rc<str>, Value)>,
+    /// (dynamic positional arguments with None where static, dynamic keywords).
+    dynamic: Value,
+}
+
+fn split_args(options: &Options, args: &[Value], kwargs: &Kwargs) -> Result<Split> {
+    let n = args.len() as i64;
+    let mut static_pos = Vec::new();
+    for &i in &options.static_argnums {
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(Error::value_error(format!(
+                "jit: static_argnums {i} is out of range for a call with {n} positional arguments"
+            )));
+        }
+        let v = &args[j as usize];
+        v.to_key().map_err(|_| {
+            Error::type_error(format!(
+                "jit: static argument {j} must be hashable (a number, string or tuple), got {}",
+                v.type_name()
+            ))
+        })?;
+        static_pos.push((j as usize, v.clone()));
+    }
+    let dyn_args = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if static_pos.iter().any(|(j, _)| *j == i) {
+                Value::None
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    let mut static_kw = Vec::new();
+    let mut dyn_kw = Dict::default();
+    for (k, v) in kwargs {
+        if options.static_argnames.iter().any(|s| **s == **k) {
+            static_kw.push((k.clone(), v.clone()));
+        } else {
+            dyn_kw.insert(Key::Str(k.clone()), v.clone());
+        }
+    }
+    Ok(Split {
+        static_pos,
+        static_kw,
+        dynamic: Value::tuple(vec![Value::tuple(dyn_args), Value::dict(dyn_kw)]),
+    })
+}
+
+/// Rebuild the call's arguments from the dynamic leaves and the statics.
+fn rebuild(split: &Split, ts: &[Tensor]) -> Result<(Vec<Value>, Kwargs)> {
+    let mut it = ts.iter();
+    let tree = map_leaves(&split.dynamic, &mut |_| {
+        Ok(Value::Array(
+            it.next().expect("one tensor per leaf").clone(),
+        ))
+    })?;
+    let parts = numpy::sequence_items(&tree)?;
+    let mut args = numpy::sequence_items(&parts[0])?;
+    for (i, v) in &split.static_pos {
+        args[*i] = v.clone();
+    }
+    let mut kw: Kwargs = split.static_kw.clone();
+    if let Value::Dict(d) = &parts[1] {
+        for (k, v) in d.borrow().iter() {
+            if let Key::Str(k) = k {
+                kw.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    Ok((args, kw))
+}
+
+fn signature(split: &Split, flat: &[Tensor]) -> Signature {
+    let mut statics = vec![(
+        "the argument structure".to_string(),
+        structure(&split.dynamic),
+    )];
+    statics.extend(
+        split
+            .static_pos
+            .iter()
+            .map(|(i, v)| (format!("static argument {i}"), display::repr(v))),
+    );
+    statics.extend(
+        split
+            .static_kw
+            .iter()
+            .map(|(k, v)| (format!("static argument {k}"), display::repr(v))),
+    );
+    Signature {
+        avals: flat.iter().map(Tensor::aval).collect(),
+        names: (0..flat.len())
+            .map(|i| format!("array argument {i}"))
+            .collect(),
+        statics,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn call(
+    interp: &mut Interp,
+    f: &Value,
+    options: &Options,
+    cache: &Rc<RefCell<Cache>>,
+    trees: &Rc<RefCell<Vec<(Signature, Value)>>>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    let split = split_args(options, &args, &kwargs)?;
+    let flat: Vec<Tensor> = leaves(&split.dynamic)
+        .iter()
+        .map(numpy::to_tensor)
+        .collect::<Result<_>>()?;
+    // Inside a transformation or another trace, trace through: the outer
+    // interpretation sees the primitives (and an outer jit compiles them).
+    if transform::top_level(&flat)?.is_some() {
+        return interp.call(f, args, kwargs);
+    }
+    let sig = signature(&split, &flat);
+    let compiled = cache.borrow().lookup(&sig);
+    let compiled = match compiled {
+        Some(c) => c,
+        None => {
+            let out_tree = RefCell::new(Value::None);
+            let c = cache.borrow_mut().compile(sig.clone(), |ts| {
+                let (a, k) = rebuild(&split, &ts)?;
+                let out = interp.call(f, a, k)?;
+                let flat = leaves(&out)
+                    .iter()
+                    .map(numpy::to_tensor)
+                    .collect::<Result<Vec<_>>>()?;
+                *out_tree.borrow_mut() = out;
+                Ok(flat)
+            })?;
+            trees
+                .borrow_mut()
+                .push((sig.clone(), out_tree.into_inner()));
+            c
+        }
+    };
+    let outs = compiled.run(flat)?;
+    let trees = trees.borrow();
+    let tree = &trees
+        .iter()
+        .find(|(s, _)| *s == sig)
+        .expect("a tree per compiled signature")
+        .1;
+    let mut it = outs.into_iter();
+    map_leaves(tree, &mut |_| {
+        Ok(Value::Array(it.next().expect("one output per leaf")))
+    })
+}
+
+/// `f.ir(*args, after='dce')`: the IR of the compiled function for these
+/// arguments after a given pass (or as traced with after=None... or 'traced').
+fn ir_after(
+    interp: &mut Interp,
+    f: &Value,
+    options: &Options,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    let mut kwargs = kwargs;
+    let pass = match kwargs.iter().position(|(k, _)| &**k == "after") {
+        Some(i) => {
+            let v = kwargs.remove(i).1;
+            match v {
+                Value::None => None,
+                other => Some(str_arg("after", &other)?.to_string()),
+            }
+        }
+        None => Some(
+            jit::passes::PIPELINE
+                .last()
+                .map(|p| p.name.to_string())
+                .unwrap_or_default(),
+        ),
+    };
+    if let Some(p) = &pass {
+        if p != "traced" && !jit::passes::PIPELINE.iter().any(|x| x.name == p) {
+            let names: Vec<&str> = jit::passes::PIPELINE.iter().map(|x| x.name).collect();
+            return Err(Error::value_error(format!(
+                "no pass named '{p}'; the passes are: traced, {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let split = split_args(options, &args, &kwargs)?;
+    let flat: Vec<Tensor> = leaves(&split.dynamic)
+        .iter()
+        .map(numpy::to_tensor)
+        .collect::<Result<_>>()?;
+    let avals: Vec<_> = flat.iter().map(Tensor::aval).collect();
+    let closed = graph::trace(&avals, true, |ts| {
+        let (a, k) = rebuild(&split, &ts)?;
+        let out = interp.call(f, a, k)?;
+        leaves(&out).iter().map(numpy::to_tensor).collect()
+    })?;
+    let g = match pass.as_deref() {
+        Some("traced") | None => (*closed.graph).clone(),
+        Some(p) => jit::passes::run_pipeline(&closed.graph, Some(p)),
+    };
+    Ok(Value::str(&graph::text(&g, closed.consts.len())))
+}
