@@ -280,6 +280,29 @@ fn ir_command_prints_the_traced_graph() {
 }
 
 #[test]
+fn why_and_ir_pass_commands_explain_jit() {
+    let mut r = Repl::start();
+    r.enter("f = jit(lambda x: x * 1.0 + x * 1.0)");
+    r.enter("a = f(ones(3))");
+    r.enter("b = f(ones(4))");
+    let why = r.enter(":why f");
+    assert!(why.contains("compile 1: first call"), "{why}");
+    assert!(
+        why.contains("compile 2: array argument 0 changed type: f32[3] -> f32[4]"),
+        "{why}"
+    );
+    let traced = r.enter(":ir --pass traced f(ones(2))");
+    assert_eq!(traced.matches(" = mul ").count(), 2, "{traced}");
+    let simplified = r.enter(":ir --pass cse f(ones(2))");
+    assert!(!simplified.contains("mul"), "{simplified}");
+    let bad = r.enter(":ir --pass nosuch f(ones(2))");
+    assert!(bad.contains("no pass named 'nosuch'"), "{bad}");
+    let not_jitted = r.enter(":why print");
+    assert!(not_jitted.contains("not a jitted function"), "{not_jitted}");
+    r.exit_with_ctrl_d();
+}
+
+#[test]
 fn entries_are_saved_to_the_history_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let history = dir.path().join("history");

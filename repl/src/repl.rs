@@ -139,7 +139,18 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
                 }
                 println!("time: {}", format_duration(elapsed.as_secs_f64()));
             }
-            "ir" => match guarded(|| s.ir_of_call(rest.trim())) {
+            "why" => match guarded(|| s.why(rest)) {
+                Ok(text) => println!("{text}"),
+                Err(msg) => eprintln!("{msg}"),
+            },
+            "ir" => match guarded(|| match rest.trim().strip_prefix("--pass") {
+                Some(r) => {
+                    let r = r.trim_start();
+                    let (pass, call) = r.split_once(char::is_whitespace).unwrap_or((r, ""));
+                    s.ir_of_call_after(call.trim(), Some(pass))
+                }
+                None => s.ir_of_call(rest.trim()),
+            }) {
                 Ok(text) => println!("{text}"),
                 Err(msg) => eprintln!("{msg}"),
             },
@@ -170,6 +181,8 @@ const HELP: &str = "\
 help(name), ?name    documentation of a function or module
 :time EXPR           run EXPR and show how long it took
 :ir f(args)          the IR that f traces to for these arguments
+:ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, fold, simplify, cse, dce)
+:why f               every compile of the jitted function f, and why it happened
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
 Tab                  complete names, and attributes after '.'";

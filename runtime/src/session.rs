@@ -84,6 +84,12 @@ impl Session {
     /// The IR that a call `f(args)` traces to (the REPL's `:ir`): the entry is
     /// run as `make_jaxpr(f)(args)`.
     pub fn ir_of_call(&mut self, src: &str) -> Result<String> {
+        self.ir_of_call_after(src, None)
+    }
+
+    /// `:ir --pass NAME f(args)`: the IR of `jit(f)` for these arguments
+    /// after the named compiler pass (`traced` for none).
+    pub fn ir_of_call_after(&mut self, src: &str, pass: Option<&str>) -> Result<String> {
         use arr_lang::ast::{ExprKind, StmtKind};
         let file = SourceFile::new("<:ir>", src);
         let not_call = || Error::value_error(":ir needs a call such as f(x, y)");
@@ -101,10 +107,46 @@ impl Session {
             &src[func.span.start as usize..func.span.end as usize],
             &src[func.span.end as usize..e.span.end as usize],
         );
-        let text = format!("make_jaxpr({f}){rest}");
+        let text = match pass {
+            None => format!("make_jaxpr({f}){rest}"),
+            Some(p) => {
+                let inner = rest.trim_end();
+                let inner = inner.strip_suffix(')').unwrap_or(inner);
+                let sep = if inner.trim_end().ends_with('(') {
+                    ""
+                } else {
+                    ", "
+                };
+                format!("jit({f}).ir{inner}{sep}after={p:?})")
+            }
+        };
         match self.run_entry_named("<:ir>", &text)? {
             Some(Value::Str(s)) => Ok(s.to_string()),
             _ => Err(not_call()),
+        }
+    }
+
+    /// Why a jitted function compiled each time (the REPL's `:why f`).
+    pub fn why(&mut self, name: &str) -> Result<String> {
+        let name = name.trim();
+        let is_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if !is_name {
+            return Err(Error::value_error(
+                ":why needs the name of a jitted function",
+            ));
+        }
+        match self.run_entry_named("<:why>", &format!("{name}.why()")) {
+            Ok(Some(Value::Str(s))) => Ok(s.to_string()),
+            Ok(_) => Err(Error::value_error(format!(
+                "{name} is not a jitted function"
+            ))),
+            Err(e) if e.message.contains("has no attribute 'why'") => Err(Error::value_error(
+                format!("{name} is not a jitted function (wrap it with jit)"),
+            )),
+            Err(e) => Err(e),
         }
     }
 

@@ -103,12 +103,12 @@ impl Cache {
         let mut why = Vec::new();
         for (a, b) in last.statics.iter().zip(&sig.statics) {
             if a != b {
-                why.push(format!("{} changed: {} → {}", b.0, a.1, b.1));
+                why.push(format!("{} changed: {} -> {}", b.0, a.1, b.1));
             }
         }
         if last.avals.len() != sig.avals.len() {
             why.push(format!(
-                "number of array arguments changed: {} → {}",
+                "number of array arguments changed: {} -> {}",
                 last.avals.len(),
                 sig.avals.len()
             ));
@@ -116,7 +116,7 @@ impl Cache {
             for ((a, b), name) in last.avals.iter().zip(&sig.avals).zip(&sig.names) {
                 if a != b {
                     why.push(format!(
-                        "{name} changed type: {} → {}",
+                        "{name} changed type: {} -> {}",
                         type_str(&a.shape, a.dtype),
                         type_str(&b.shape, b.dtype)
                     ));
