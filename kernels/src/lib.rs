@@ -7,8 +7,10 @@
 pub mod array;
 pub mod cpu;
 pub mod dtype;
+pub mod kernel;
 pub mod ops;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
 pub use dtype::DType;
+pub use kernel::{Kernel, KernelInput, KernelOutput, ScalarOp};
 pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

@@ -12,10 +12,11 @@ use crate::transform::{
     graph::{Graph, GraphRef},
 };
 use arr_kernels::{
-    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, ReduceOp, ScanOp,
+    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, ReduceOp, ScanOp,
     ScatterMode, Shape, UnaryOp,
 };
 use smallvec::{smallvec, SmallVec};
+use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prim {
@@ -115,6 +116,11 @@ pub enum Prim {
         bwd: GraphRef,
         n_res: usize,
     },
+    /// A fused kernel (`arr_kernels::Kernel`): made by `jit`'s fusion pass
+    /// from a run of elementwise operations and reductions; operands are the
+    /// kernel's inputs. Exists only in compiled graphs, after every
+    /// transformation has run.
+    Fused(Rc<Kernel>),
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -272,6 +278,7 @@ impl Prim {
             Prim::While { .. } => "while",
             Prim::Scan { .. } => "scan",
             Prim::CustomVjp { .. } => "custom_vjp",
+            Prim::Fused(_) => "fused",
         }
     }
 
@@ -345,6 +352,12 @@ impl Prim {
             }
             Prim::Cond { .. } => String::new(),
             Prim::CustomVjp { n_res, .. } => format!("n_res={n_res}"),
+            Prim::Fused(k) => format!(
+                "ops={} inputs={} outputs={}",
+                k.body.len(),
+                k.inputs.len(),
+                k.outputs.len()
+            ),
             Prim::While { n_cond, n_body, .. } => format!("n_cond={n_cond} n_body={n_body}"),
             Prim::Scan {
                 n_consts,
@@ -403,7 +416,8 @@ impl Prim {
             | Prim::Cond { .. }
             | Prim::While { .. }
             | Prim::Scan { .. }
-            | Prim::CustomVjp { .. } => return None,
+            | Prim::CustomVjp { .. }
+            | Prim::Fused(_) => return None,
             _ => 1,
         })
     }
@@ -760,6 +774,24 @@ impl Prim {
             Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
                 control::shape_rule(self, args)
             }
+            Prim::Fused(k) => {
+                let fits = args.len() == k.inputs.len()
+                    && args
+                        .iter()
+                        .zip(&k.inputs)
+                        .all(|(a, i)| a.dtype == i.dtype && a.shape[..] == i.shape[..]);
+                if !fits {
+                    return Err(Error::type_error(
+                        "fused kernel: operands do not match the kernel's inputs",
+                    ));
+                }
+                Ok((0..k.outputs.len())
+                    .map(|j| Aval {
+                        shape: k.output_shape(j).into(),
+                        dtype: k.dtype,
+                    })
+                    .collect())
+            }
         }
     }
 
@@ -791,6 +823,14 @@ impl Prim {
                 .map(concrete)
                 .expect("checked arity");
             return Ok(smallvec![cpu::unary(*op, a).into()]);
+        }
+        if let Prim::Fused(k) = self {
+            let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
+            let refs: Vec<&Array> = arrays.iter().collect();
+            return Ok(cpu::run_kernel(k, &refs)
+                .into_iter()
+                .map(Tensor::from)
+                .collect());
         }
         let mut args: SmallVec<[Array; 4]> = args.into_iter().map(concrete).collect();
         let out = match self {
@@ -834,9 +874,11 @@ impl Prim {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
                 return Ok(smallvec![a.into(), b.into()]);
             }
-            Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
-                unreachable!()
-            }
+            Prim::Cond { .. }
+            | Prim::While { .. }
+            | Prim::Scan { .. }
+            | Prim::CustomVjp { .. }
+            | Prim::Fused(_) => unreachable!(),
         };
         Ok(smallvec![out.into()])
     }

@@ -5,6 +5,7 @@
 
 pub(crate) mod elem;
 mod elementwise;
+mod fused;
 mod index;
 mod linalg;
 mod random;
@@ -13,6 +14,7 @@ mod scalar;
 mod shape;
 mod sort;
 
+pub use fused::run_kernel;
 pub use random::threefry_block;
 pub use scalar::{erf_inv_f32, erf_inv_f64};
 

@@ -10,6 +10,7 @@
 //! primitives, and the outer `jit` (if any) compiles the whole.
 
 pub mod exec;
+pub mod fuse;
 
 pub mod passes;
 

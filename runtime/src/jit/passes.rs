@@ -37,6 +37,10 @@ pub const PIPELINE: &[Pass] = &[
         name: "dce",
         run: graph::dce,
     },
+    Pass {
+        name: "fuse",
+        run: super::fuse::fuse,
+    },
 ];
 
 /// Run the pipeline; with `until`, stop after the pass of that name.

@@ -20,6 +20,15 @@ use crate::tensor::Tensor;
 use arr_kernels::{BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};
 use smallvec::smallvec;
 
+/// Fused kernels are made after every transformation has run (by `jit`'s
+/// fusion pass), so no rule ever sees one.
+fn fused_error() -> Error {
+    Error::new(
+        ErrorKind::TransformError,
+        "a fused kernel cannot be transformed: transformations apply before fusion",
+    )
+}
+
 // ===========================================================================
 // JVP rules
 
@@ -376,6 +385,7 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
         Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::jvp(prim, p, t)
         }
+        Prim::Fused(_) => Err(fused_error()),
     }
 }
 
@@ -1194,6 +1204,7 @@ pub fn batch_rule(
         Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::batch(prim, size, v, d)
         }
+        Prim::Fused(_) => Err(fused_error()),
     }
 }
 

@@ -1,0 +1,443 @@
+//! The CPU executor of the kernel IR (`crate::kernel`): the iteration space
+//! is cut into blocks of `BLOCK` elements; for each block every register is
+//! computed over the whole block in a tight loop (so the per-element
+//! functions vectorise), then stored or folded into the reductions. No
+//! full-size intermediate exists, and blocks are spread over all cores.
+
+use super::elem::{alloc_overwrite, elems, Elem};
+use super::scalar::{Arith, Float};
+use crate::kernel::{Kernel, ScalarOp};
+use crate::{Array, BinaryOp, Buffer, DType, ReduceOp, UnaryOp};
+use rayon::prelude::*;
+
+/// Elements per block: registers of this many floats stay in L1/L2.
+const BLOCK: usize = 1024;
+/// Below this many elements, one thread does all the work.
+const PAR_MIN: usize = 1 << 15;
+
+/// The register types.
+pub trait KFloat: Elem + Arith + Float {
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl KFloat for f32 {
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl KFloat for f64 {
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// Run a kernel on its inputs (in order), returning its outputs.
+pub fn run_kernel(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
+    match k.dtype {
+        DType::F32 => run::<f32>(k, inputs),
+        DType::F64 => run::<f64>(k, inputs),
+        d => panic!("kernels compute in float32 or float64, not {d}"),
+    }
+}
+
+/// An input's elements as registers read them: the array's own slice, or
+/// its bools as 0/1.
+enum Data<'a, T> {
+    Borrowed(&'a [T]),
+    Owned(Vec<T>),
+}
+
+impl<T> Data<'_, T> {
+    fn slice(&self) -> &[T] {
+        match self {
+            Data::Borrowed(s) => s,
+            Data::Owned(v) => v,
+        }
+    }
+}
+
+fn data<'a, T: KFloat>(a: &'a Array) -> Data<'a, T> {
+    match a.buffer() {
+        Buffer::Bool(v) => Data::Owned(
+            v.iter()
+                .map(|&b| if b { T::ONE } else { T::ZERO })
+                .collect(),
+        ),
+        _ => Data::Borrowed(elems::<T>(a)),
+    }
+}
+
+fn identity<T: KFloat>(op: ReduceOp) -> f64 {
+    match op {
+        ReduceOp::Sum | ReduceOp::Any => 0.0,
+        ReduceOp::Prod | ReduceOp::All => 1.0,
+        ReduceOp::Max => T::LOWEST.to_f64(),
+        ReduceOp::Min => T::HIGHEST.to_f64(),
+    }
+}
+
+/// Fold a block of values into an accumulator (kept in f64, so long f32
+/// sums keep their precision).
+fn fold<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
+    match op {
+        ReduceOp::Sum | ReduceOp::Any => {
+            // Eight lanes of partial sums vectorise; the block total joins the f64 total.
+            let mut lanes = [T::ZERO; 8];
+            let chunks = xs.chunks_exact(8);
+            let rest = chunks.remainder();
+            for c in chunks {
+                for i in 0..8 {
+                    lanes[i] = T::add(lanes[i], c[i]);
+                }
+            }
+            let mut s = 0.0;
+            for l in lanes {
+                s += l.to_f64();
+            }
+            for &x in rest {
+                s += x.to_f64();
+            }
+            acc + s
+        }
+        ReduceOp::Prod | ReduceOp::All => xs.iter().fold(acc, |a, &x| a * x.to_f64()),
+        ReduceOp::Max => xs.iter().fold(acc, |a, &x| f64::max_nan(a, x.to_f64())),
+        ReduceOp::Min => xs.iter().fold(acc, |a, &x| f64::min_nan(a, x.to_f64())),
+    }
+}
+
+trait NanMinMax {
+    fn max_nan(a: f64, b: f64) -> f64;
+    fn min_nan(a: f64, b: f64) -> f64;
+}
+
+impl NanMinMax for f64 {
+    fn max_nan(a: f64, b: f64) -> f64 {
+        <f64 as Arith>::max(a, b)
+    }
+    fn min_nan(a: f64, b: f64) -> f64 {
+        <f64 as Arith>::min(a, b)
+    }
+}
+
+fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
+    match op {
+        ReduceOp::Sum | ReduceOp::Any => a + b,
+        ReduceOp::Prod | ReduceOp::All => a * b,
+        ReduceOp::Max => f64::max_nan(a, b),
+        ReduceOp::Min => f64::min_nan(a, b),
+    }
+}
+
+/// Read `len` elements of an input starting at flat iteration index `start`.
+fn load<T: KFloat>(k: &Kernel, n: usize, src: &[T], start: usize, out: &mut [T]) {
+    let input = &k.inputs[n];
+    let len = out.len();
+    if input.is_contiguous(&k.shape) {
+        out.copy_from_slice(&src[start..start + len]);
+        return;
+    }
+    if input.is_scalar() {
+        out.fill(src[0]);
+        return;
+    }
+    // General strides: walk the multi-index of the iteration space.
+    let shape = &k.shape;
+    let strides = &input.strides;
+    let nd = shape.len();
+    let mut idx = vec![0; nd];
+    let mut rest = start;
+    for d in (0..nd).rev() {
+        idx[d] = rest % shape[d];
+        rest /= shape[d];
+    }
+    let mut off: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+    for slot in out.iter_mut() {
+        *slot = src[off];
+        let mut d = nd;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            off += strides[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            off -= strides[d] * shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+fn unary<T: KFloat>(op: UnaryOp, a: &[T], out: &mut [T]) {
+    macro_rules! each {
+        ($f:expr) => {
+            for (o, &x) in out.iter_mut().zip(a) {
+                *o = $f(x);
+            }
+        };
+    }
+    let bit = |b: bool| if b { T::ONE } else { T::ZERO };
+    match op {
+        UnaryOp::Neg => each!(T::neg),
+        UnaryOp::Abs => each!(T::abs),
+        UnaryOp::Sign => each!(T::sign),
+        UnaryOp::Floor => each!(T::floor),
+        UnaryOp::Ceil => each!(T::ceil),
+        UnaryOp::Round => each!(T::round),
+        UnaryOp::Exp => each!(T::exp),
+        UnaryOp::Expm1 => each!(T::expm1),
+        UnaryOp::Log => each!(T::ln),
+        UnaryOp::Log1p => each!(T::ln_1p),
+        UnaryOp::Sqrt => each!(T::sqrt),
+        UnaryOp::Rsqrt => each!(T::rsqrt),
+        UnaryOp::Sin => each!(T::sin),
+        UnaryOp::Cos => each!(T::cos),
+        UnaryOp::Tan => each!(T::tan),
+        UnaryOp::Asin => each!(T::asin),
+        UnaryOp::Acos => each!(T::acos),
+        UnaryOp::Atan => each!(T::atan),
+        UnaryOp::Sinh => each!(T::sinh),
+        UnaryOp::Cosh => each!(T::cosh),
+        UnaryOp::Tanh => each!(T::tanh),
+        UnaryOp::Asinh => each!(T::asinh),
+        UnaryOp::Acosh => each!(T::acosh),
+        UnaryOp::Atanh => each!(T::atanh),
+        UnaryOp::Logistic => each!(T::logistic),
+        UnaryOp::Erf => each!(T::erf),
+        UnaryOp::ErfInv => each!(T::erf_inv),
+        UnaryOp::IsFinite => each!(|x| bit(T::is_finite(x))),
+        UnaryOp::IsNan => each!(|x| bit(<T as Float>::is_nan(x))),
+        UnaryOp::Not => each!(|x| bit(x == T::ZERO)),
+    }
+}
+
+fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
+    macro_rules! each {
+        ($f:expr) => {
+            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                *o = $f(x, y);
+            }
+        };
+    }
+    let bit = |c: bool| if c { T::ONE } else { T::ZERO };
+    match op {
+        BinaryOp::Add => each!(T::add),
+        BinaryOp::Sub => each!(T::sub),
+        BinaryOp::Mul => each!(T::mul),
+        BinaryOp::Div => each!(T::div),
+        BinaryOp::FloorDiv => each!(T::floor_div),
+        BinaryOp::Mod => each!(T::modulo),
+        BinaryOp::Pow => each!(T::pow),
+        BinaryOp::Max => each!(T::max),
+        BinaryOp::Min => each!(T::min),
+        BinaryOp::Atan2 => each!(T::atan2),
+        BinaryOp::Eq => each!(|x, y| bit(x == y)),
+        BinaryOp::Ne => each!(|x, y| bit(x != y)),
+        BinaryOp::Lt => each!(|x, y| bit(x < y)),
+        BinaryOp::Le => each!(|x, y| bit(x <= y)),
+        BinaryOp::Gt => each!(|x, y| bit(x > y)),
+        BinaryOp::Ge => each!(|x, y| bit(x >= y)),
+        // Logical ops on 0/1 registers (bool operands).
+        BinaryOp::And => each!(|x, y| bit(x != T::ZERO && y != T::ZERO)),
+        BinaryOp::Or => each!(|x, y| bit(x != T::ZERO || y != T::ZERO)),
+        BinaryOp::Xor => each!(|x, y| bit((x != T::ZERO) != (y != T::ZERO))),
+        BinaryOp::ShiftLeft | BinaryOp::ShiftRight => {
+            panic!("shifts are not float operations")
+        }
+    }
+}
+
+/// Evaluate every register over `len` elements from flat index `start`.
+fn eval_block<T: KFloat>(
+    k: &Kernel,
+    srcs: &[Data<T>],
+    regs: &mut [Vec<T>],
+    start: usize,
+    len: usize,
+) {
+    for i in 0..k.body.len() {
+        let (done, rest) = regs.split_at_mut(i);
+        let out = &mut rest[0][..len];
+        match k.body[i] {
+            ScalarOp::Load(n) => load(k, n, srcs[n].slice(), start, out),
+            ScalarOp::Const(x) => out.fill(T::from_f64(x)),
+            ScalarOp::Unary(op, a) => unary(op, &done[a][..len], out),
+            ScalarOp::Binary(op, a, b) => binary(op, &done[a][..len], &done[b][..len], out),
+            ScalarOp::Select(c, a, b) => {
+                let (c, a, b) = (&done[c][..len], &done[a][..len], &done[b][..len]);
+                for j in 0..len {
+                    out[j] = if c[j] != T::ZERO { a[j] } else { b[j] };
+                }
+            }
+        }
+    }
+}
+
+/// Run flat indices [start, end): store elementwise outputs into `stores`
+/// (slices covering exactly that range) and return the reductions' partials.
+fn run_range<T: KFloat>(
+    k: &Kernel,
+    srcs: &[Data<T>],
+    start: usize,
+    end: usize,
+    stores: &mut [&mut [T]],
+) -> Vec<f64> {
+    let mut regs: Vec<Vec<T>> = (0..k.body.len()).map(|_| vec![T::ZERO; BLOCK]).collect();
+    let mut acc: Vec<f64> = k
+        .outputs
+        .iter()
+        .map(|o| o.reduce.map_or(0.0, identity::<T>))
+        .collect();
+    let mut pos = start;
+    while pos < end {
+        let len = BLOCK.min(end - pos);
+        eval_block(k, srcs, &mut regs, pos, len);
+        let mut s = 0;
+        for (j, out) in k.outputs.iter().enumerate() {
+            let r = &regs[out.reg][..len];
+            match out.reduce {
+                None => {
+                    stores[s][pos - start..pos - start + len].copy_from_slice(r);
+                    s += 1;
+                }
+                Some(op) => acc[j] = fold(op, acc[j], r),
+            }
+        }
+        pos += len;
+    }
+    acc
+}
+
+fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
+    let n: usize = k.shape.iter().product();
+    let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
+    let outer = if inner == 0 { 0 } else { n / inner };
+    let srcs: Vec<Data<T>> = inputs.iter().map(|a| data::<T>(a)).collect();
+    let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
+    let mut stores: Vec<Vec<T>> = (0..n_stores).map(|_| alloc_overwrite::<T>(n)).collect();
+    let mut reduced: Vec<Vec<T>> = k
+        .outputs
+        .iter()
+        .filter(|o| o.reduce.is_some())
+        .map(|_| vec![T::ZERO; outer])
+        .collect();
+    let threads = rayon::current_num_threads().max(1);
+    // Rows of the reduction (the whole space when nothing is reduced).
+    let (rows, row_len) = if k.reduce_axes == 0 {
+        (1, n)
+    } else {
+        (outer, inner)
+    };
+    if rows >= threads && rows > 1 && n >= PAR_MIN {
+        // Many rows: each task takes whole rows.
+        let per_task = rows.div_ceil(threads * 4);
+        let chunk = per_task * row_len;
+        let mut store_chunks: Vec<Vec<&mut [T]>> =
+            (0..rows.div_ceil(per_task)).map(|_| Vec::new()).collect();
+        for s in stores.iter_mut() {
+            for (t, c) in s.chunks_mut(chunk.max(1)).enumerate() {
+                store_chunks[t].push(c);
+            }
+        }
+        let partials: Vec<Vec<Vec<f64>>> = store_chunks
+            .into_par_iter()
+            .enumerate()
+            .map(|(t, mut st)| {
+                let first = t * per_task;
+                let last = (first + per_task).min(rows);
+                let mut out = Vec::new();
+                let mut offset = 0;
+                for r in first..last {
+                    let mut views: Vec<&mut [T]> = st
+                        .iter_mut()
+                        .map(|s| &mut s[offset..offset + row_len])
+                        .collect();
+                    out.push(run_range(
+                        k,
+                        &srcs,
+                        r * row_len,
+                        (r + 1) * row_len,
+                        &mut views,
+                    ));
+                    offset += row_len;
+                }
+                out
+            })
+            .collect();
+        for (r, acc) in partials.into_iter().flatten().enumerate() {
+            write_reduced(k, &mut reduced, r, &acc);
+        }
+    } else {
+        // Few rows: each row is split across the threads, partials combined.
+        for r in 0..rows {
+            let base = r * row_len;
+            let chunk = if row_len >= PAR_MIN && threads > 1 {
+                row_len.div_ceil(threads * 4).next_multiple_of(BLOCK)
+            } else {
+                row_len.max(1)
+            };
+            let mut store_chunks: Vec<Vec<&mut [T]>> = (0..row_len.div_ceil(chunk).max(1))
+                .map(|_| Vec::new())
+                .collect();
+            for s in stores.iter_mut() {
+                for (t, c) in s[base..base + row_len].chunks_mut(chunk).enumerate() {
+                    store_chunks[t].push(c);
+                }
+            }
+            let partials: Vec<Vec<f64>> = store_chunks
+                .into_par_iter()
+                .enumerate()
+                .map(|(t, mut st)| {
+                    let start = base + t * chunk;
+                    let end = (start + chunk).min(base + row_len);
+                    run_range(k, &srcs, start, end, &mut st)
+                })
+                .collect();
+            let mut acc: Vec<f64> = k
+                .outputs
+                .iter()
+                .map(|o| o.reduce.map_or(0.0, identity::<T>))
+                .collect();
+            for p in partials {
+                for (j, out) in k.outputs.iter().enumerate() {
+                    if let Some(op) = out.reduce {
+                        acc[j] = combine(op, acc[j], p[j]);
+                    }
+                }
+            }
+            write_reduced(k, &mut reduced, r, &acc);
+        }
+    }
+    let mut stores = stores.into_iter();
+    let mut reduced = reduced.into_iter();
+    k.outputs
+        .iter()
+        .enumerate()
+        .map(|(j, o)| {
+            let v = match o.reduce {
+                None => stores.next().expect("a store per output"),
+                Some(_) => reduced.next().expect("a reduction per output"),
+            };
+            Array::new(&k.output_shape(j), T::into_buffer(v))
+        })
+        .collect()
+}
+
+fn write_reduced<T: KFloat>(k: &Kernel, reduced: &mut [Vec<T>], row: usize, acc: &[f64]) {
+    let mut s = 0;
+    for (j, out) in k.outputs.iter().enumerate() {
+        if out.reduce.is_some() {
+            if let Some(slot) = reduced[s].get_mut(row) {
+                *slot = T::from_f64(acc[j]);
+            }
+            s += 1;
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Fusion: runs of consecutive elementwise equations over one shape and one
+//! float dtype become a single `fused` kernel (`arr_kernels::Kernel`), along
+//! with broadcasts of their inputs (folded into load strides) and
+//! reductions over trailing axes of their results (reductions fused with
+//! their producers). A fused kernel makes one pass over its inputs with no
+//! full-size intermediates.
+
+use crate::prim::Prim;
+use crate::transform::graph::{Atom, Eqn, Graph};
+use arr_kernels::{
+    BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
+};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The group being built: its iteration space, register dtype, equations,
+/// and how each variable of the group maps to a register.
+struct Group {
+    shape: Vec<usize>,
+    dtype: DType,
+    eqns: Vec<usize>,
+    body: Vec<ScalarOp>,
+    inputs: Vec<KernelInput>,
+    /// External variables (and how they are read) → input number.
+    input_of: HashMap<(usize, Vec<usize>), usize>,
+    reg_of: HashMap<usize, usize>,
+    /// Reductions: (output variable, register, op).
+    reductions: Vec<(usize, usize, ReduceOp)>,
+    reduce_axes: Option<usize>,
+}
+
+fn float_unary(op: UnaryOp) -> bool {
+    !matches!(op, UnaryOp::Not)
+}
+
+fn fusible_binary(op: BinaryOp) -> bool {
+    !matches!(op, BinaryOp::ShiftLeft | BinaryOp::ShiftRight)
+}
+
+impl Group {
+    fn new(shape: Vec<usize>, dtype: DType) -> Group {
+        Group {
+            shape,
+            dtype,
+            eqns: Vec::new(),
+            body: Vec::new(),
+            inputs: Vec::new(),
+            input_of: HashMap::new(),
+            reg_of: HashMap::new(),
+            reductions: Vec::new(),
+            reduce_axes: None,
+        }
+    }
+
+    fn push(&mut self, op: ScalarOp) -> usize {
+        self.body.push(op);
+        self.body.len() - 1
+    }
+
+    /// The register for an operand of an elementwise equation (NumPy
+    /// broadcasting into the group's shape), or None if it cannot be read.
+    fn operand(&mut self, g: &Graph, a: &Atom) -> Option<usize> {
+        match a {
+            Atom::Lit(x) => Some(self.push(ScalarOp::Const(x.get_f64(0)))),
+            Atom::Var(v) => {
+                if self.reductions.iter().any(|(o, _, _)| o == v) {
+                    // A reduction of this kernel is only available after it.
+                    return None;
+                }
+                if let Some(&r) = self.reg_of.get(v) {
+                    // A group value is only readable at the group's shape.
+                    return (g.types[*v].shape[..] == self.shape[..]).then_some(r);
+                }
+                let aval = &g.types[*v];
+                if aval.shape.len() > self.shape.len() || !readable(aval.dtype, self.dtype) {
+                    return None;
+                }
+                let input = KernelInput::broadcast(aval.dtype, &aval.shape, &self.shape);
+                Some(self.load(*v, input))
+            }
+        }
+    }
+
+    fn load(&mut self, v: usize, input: KernelInput) -> usize {
+        let key = (v, input.strides.clone());
+        let n = match self.input_of.get(&key) {
+            Some(&n) => n,
+            None => {
+                self.inputs.push(input);
+                self.input_of.insert(key, self.inputs.len() - 1);
+                self.inputs.len() - 1
+            }
+        };
+        self.push(ScalarOp::Load(n))
+    }
+}
+
+/// Whether a kernel computing in `dtype` can read an input of `d`.
+fn readable(d: DType, dtype: DType) -> bool {
+    d == dtype || d == DType::Bool
+}
+
+fn is_float(d: DType) -> bool {
+    matches!(d, DType::F32 | DType::F64)
+}
+
+/// The iteration space and dtype an equation would start a group with.
+fn starts_group(g: &Graph, eqn: &Eqn) -> Option<(Vec<usize>, DType)> {
+    let out = &g.types[*eqn.outputs.first()?];
+    let in_dtype = eqn.inputs.first().map(|a| g.atom_aval(a).dtype)?;
+    let ok = match &eqn.prim {
+        Prim::Unary(op) => float_unary(*op) && is_float(in_dtype),
+        Prim::Binary(op) => fusible_binary(*op) && is_float(in_dtype),
+        Prim::Select => is_float(out.dtype),
+        _ => false,
+    };
+    let dtype = if is_float(out.dtype) {
+        out.dtype
+    } else {
+        in_dtype
+    };
+    (ok && out.shape.iter().product::<usize>() > 0).then(|| (out.shape.to_vec(), dtype))
+}
+
+/// Try to add an equation to the group; false (and the group unchanged in
+/// meaning) if it does not fit.
+fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
+    let out = &g.types[eqn.outputs[0]];
+    let snapshot = (group.body.len(), group.inputs.len(), group.input_of.clone());
+    let rollback =
+        |group: &mut Group, snapshot: (usize, usize, HashMap<(usize, Vec<usize>), usize>)| {
+            group.body.truncate(snapshot.0);
+            group.inputs.truncate(snapshot.1);
+            group.input_of = snapshot.2;
+        };
+    let elementwise_out =
+        out.shape[..] == group.shape[..] && (out.dtype == group.dtype || out.dtype == DType::Bool);
+    let reg = match &eqn.prim {
+        Prim::Unary(op) if elementwise_out && float_unary(*op) => {
+            let a = group.operand(g, &eqn.inputs[0]);
+            a.map(|a| group.push(ScalarOp::Unary(*op, a)))
+        }
+        Prim::Binary(op) if elementwise_out && fusible_binary(*op) => {
+            let a = group.operand(g, &eqn.inputs[0]);
+            let b = a.and_then(|_| group.operand(g, &eqn.inputs[1]));
+            match (a, b) {
+                (Some(a), Some(b)) => Some(group.push(ScalarOp::Binary(*op, a, b))),
+                _ => None,
+            }
+        }
+        Prim::Select if elementwise_out => {
+            let c = group.operand(g, &eqn.inputs[0]);
+            let a = c.and_then(|_| group.operand(g, &eqn.inputs[1]));
+            let b = a.and_then(|_| group.operand(g, &eqn.inputs[2]));
+            match (c, a, b) {
+                (Some(c), Some(a), Some(b)) => Some(group.push(ScalarOp::Select(c, a, b))),
+                _ => None,
+            }
+        }
+        // A broadcast of an outside value is a strided read.
+        Prim::BroadcastInDim { shape, dims } if shape[..] == group.shape[..] => {
+            match &eqn.inputs[0] {
+                Atom::Var(v)
+                    if !group.reg_of.contains_key(v)
+                        && !group.reductions.iter().any(|(o, _, _)| o == v)
+                        && readable(g.types[*v].dtype, group.dtype) =>
+                {
+                    let src = &g.types[*v];
+                    let mut strides = vec![0; shape.len()];
+                    let mut s = 1;
+                    for k in (0..src.shape.len()).rev() {
+                        if src.shape[k] != 1 {
+                            strides[dims[k]] = s;
+                        }
+                        s *= src.shape[k];
+                    }
+                    let input = KernelInput {
+                        dtype: src.dtype,
+                        shape: src.shape.to_vec(),
+                        strides,
+                    };
+                    Some(group.load(*v, input))
+                }
+                _ => None,
+            }
+        }
+        // A reduction of a group value over trailing axes ends in an output.
+        Prim::Reduce { op, axes }
+            if matches!(
+                op,
+                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod
+            ) =>
+        {
+            let n = group.shape.len();
+            let k = axes.len();
+            let trailing = k > 0 && axes.iter().enumerate().all(|(j, &a)| a == n - k + j);
+            let same_k = group.reduce_axes.is_none_or(|r| r == k);
+            match &eqn.inputs[0] {
+                Atom::Var(v) if trailing && same_k && group.reg_of.contains_key(v) => {
+                    if g.types[*v].dtype != group.dtype {
+                        None
+                    } else {
+                        group.reduce_axes = Some(k);
+                        group
+                            .reductions
+                            .push((eqn.outputs[0], group.reg_of[v], *op));
+                        group.eqns.push(i);
+                        return true;
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match reg {
+        Some(r) => {
+            group.reg_of.insert(eqn.outputs[0], r);
+            group.eqns.push(i);
+            true
+        }
+        None => {
+            rollback(group, snapshot);
+            false
+        }
+    }
+}
+
+/// Turn a finished group into one equation, or None if it is not worth it
+/// (a single operation) or not expressible (a bool value escapes).
+fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option<Eqn> {
+    let elementwise = group.eqns.len() - group.reductions.len();
+    if group.eqns.len() < 2 || elementwise == 0 {
+        return None;
+    }
+    let mut outputs = Vec::new();
+    let mut out_vars = Vec::new();
+    for &i in &group.eqns {
+        let v = g.eqns[i].outputs[0];
+        if let Some(&(_, reg, op)) = group.reductions.iter().find(|(o, _, _)| *o == v) {
+            outputs.push(KernelOutput {
+                reg,
+                reduce: Some(op),
+            });
+            out_vars.push(v);
+        } else if used_later(v) {
+            if g.types[v].dtype != group.dtype {
+                return None;
+            }
+            outputs.push(KernelOutput {
+                reg: group.reg_of[&v],
+                reduce: None,
+            });
+            out_vars.push(v);
+        }
+    }
+    let mut inputs: Vec<(usize, Atom)> = group
+        .input_of
+        .iter()
+        .map(|((v, _), &n)| (n, Atom::Var(*v)))
+        .collect();
+    inputs.sort_by_key(|(n, _)| *n);
+    let kernel = Kernel {
+        shape: group.shape,
+        dtype: group.dtype,
+        inputs: group.inputs,
+        body: group.body,
+        outputs,
+        reduce_axes: group.reduce_axes.unwrap_or(0),
+    };
+    Some(Eqn {
+        prim: Prim::Fused(Rc::new(kernel)),
+        inputs: inputs.into_iter().map(|(_, a)| a).collect(),
+        outputs: out_vars,
+    })
+}
+
+/// The fusion pass.
+pub fn fuse(g: &Graph) -> Graph {
+    // Where each variable is last read (equation index; outputs count as the end).
+    let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, eqn) in g.eqns.iter().enumerate() {
+        for a in &eqn.inputs {
+            if let Atom::Var(v) = a {
+                readers.entry(*v).or_default().push(i);
+            }
+        }
+    }
+    let outputs: Vec<usize> = g
+        .outvars
+        .iter()
+        .filter_map(|a| match a {
+            Atom::Var(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    let mut eqns: Vec<Eqn> = Vec::new();
+    let mut i = 0;
+    while i < g.eqns.len() {
+        let Some((shape, dtype)) = starts_group(g, &g.eqns[i]) else {
+            eqns.push(g.eqns[i].clone());
+            i += 1;
+            continue;
+        };
+        let mut group = Group::new(shape, dtype);
+        let mut j = i;
+        while j < g.eqns.len() && try_add(g, &mut group, j, &g.eqns[j]) {
+            j += 1;
+        }
+        let members = group.eqns.clone();
+        let used_later = |v: usize| {
+            outputs.contains(&v)
+                || readers
+                    .get(&v)
+                    .is_some_and(|rs| rs.iter().any(|r| !members.contains(r)))
+        };
+        match finish(g, group, &used_later) {
+            Some(eqn) => {
+                eqns.push(eqn);
+                i = j;
+            }
+            None => {
+                eqns.push(g.eqns[i].clone());
+                i += 1;
+            }
+        }
+    }
+    Graph {
+        types: g.types.clone(),
+        invars: g.invars.clone(),
+        eqns,
+        outvars: g.outvars.clone(),
+    }
+}
