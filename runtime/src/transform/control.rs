@@ -454,8 +454,16 @@ fn split_jvp(j: &Graph, n_primal_in: usize, n_primal_out: usize) -> JvpSplit {
     outs.extend(extra_outs);
     known.outvars = outs;
     unknown.outvars = tangent_outs;
-    debug_assert!(graph::typecheck(&known).is_ok(), "{:?}", graph::typecheck(&known));
-    debug_assert!(graph::typecheck(&unknown).is_ok(), "{:?}", graph::typecheck(&unknown));
+    debug_assert!(
+        graph::typecheck(&known).is_ok(),
+        "{:?}",
+        graph::typecheck(&known)
+    );
+    debug_assert!(
+        graph::typecheck(&unknown).is_ok(),
+        "{:?}",
+        graph::typecheck(&unknown)
+    );
     JvpSplit {
         known,
         unknown,
