@@ -22,6 +22,49 @@ def median_ms(fn, repeat):
     return statistics.median(times)
 
 
+def jax_anchors(x, repeat):
+    """JAX jit on the CPU, when JAX is installed (the same workloads as
+    ../shared/bench/anchors.py)."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return {}
+    out = {}
+    xj = jnp.asarray(x)
+    for key, f in [
+        ("w1_jit", jax.jit(lambda x: jnp.sin(x) * 2.0 + x * x - 1.0)),
+        ("w1b_jit", jax.jit(lambda x: x * 2.0 + x * x - 1.0)),
+        ("w2_jit", jax.jit(lambda x: jnp.sum(x * x))),
+    ]:
+        f(xj).block_until_ready()
+        out[key] = median_ms(lambda: f(xj).block_until_ready(), repeat)
+    B, D, H, C = 256, 784, 512, 10
+    rng = np.random.default_rng(3)
+    params = {"w1": jnp.asarray(rng.standard_normal((D, H)).astype(np.float32) * 0.05),
+              "b1": jnp.zeros(H),
+              "w2": jnp.asarray(rng.standard_normal((H, C)).astype(np.float32) * 0.05),
+              "b2": jnp.zeros(C)}
+    xb = jnp.asarray(rng.standard_normal((B, D)).astype(np.float32))
+    yb = jnp.asarray(rng.integers(0, C, B))
+
+    def loss(p, x, y):
+        h = jnp.tanh(x @ p["w1"] + p["b1"])
+        logp = jax.nn.log_softmax(h @ p["w2"] + p["b2"], axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+    def step(p, x, y):
+        g = jax.grad(loss)(p, x, y)
+        return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)
+
+    t = time.perf_counter()
+    jstep = jax.jit(step)
+    jax.block_until_ready(jstep(params, xb, yb))
+    out["w6"] = (time.perf_counter() - t) * 1e3
+    out["w4_jit"] = median_ms(lambda: jax.block_until_ready(jstep(params, xb, yb)), max(repeat, 20))
+    return out
+
+
 def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     x = np.random.default_rng(0).standard_normal(10_000_000, dtype=np.float32)
@@ -47,6 +90,11 @@ def main():
         return y
 
     out["w9"] = median_ms(dispatch, repeat)
+    out["copy"] = median_ms(lambda: np.copy(x), repeat)
+    a3 = np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)
+    b3 = np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32)
+    out["w3_1024"] = median_ms(lambda: a3 @ b3, repeat)
+    out.update(jax_anchors(x, repeat))
     cmd = [sys.executable, "-c", "import numpy; numpy.ones(3).sum()"]
     out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)
     out["numpy"] = np.__version__

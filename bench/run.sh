@@ -6,5 +6,8 @@ cd "$(dirname "$0")/.."
 if ! { [ -x .venv/bin/python ] && .venv/bin/python -c "import numpy" 2>/dev/null; }; then
     python3 -m venv .venv && .venv/bin/python -m pip install --quiet numpy
 fi
+# JAX (CPU) for the jit anchors; without it those rows print n/a.
+.venv/bin/python -c "import jax" 2>/dev/null || .venv/bin/python -m pip install --quiet jax \
+    || echo "JAX could not be installed: the jit anchors are skipped" >&2
 cargo build --release -p arr-bench -p arr-repl
 exec target/release/arr-bench --python "$PWD/.venv/bin/python" "$@"

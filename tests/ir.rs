@@ -602,3 +602,155 @@ fn typecheck_names_the_equation_with_a_wrong_output_type() {
     expect!["ill-typed graph: equation 0 (sin) declares f32[4] but its rule gives f32[3]"]
         .assert_eq(&err.message);
 }
+
+// ---------------------------------------------------------------------------
+// jit: the graph after each compiler pass, and the fused kernels.
+
+const PASSES_SRC: &str =
+    "jit(lambda x, b: sum(where(x > 0.0, x, 0.1 * x) * 1.0 + b * 2.0 + b * 2.0, axis=-1))";
+
+fn check_pass(pass: &str, expect: Expect) {
+    check(
+        &format!("{PASSES_SRC}.ir(ones((4, 3)), ones(3), after={pass:?})"),
+        expect,
+    );
+}
+
+#[test]
+fn pass_traced() {
+    check_pass(
+        "traced",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:bool[4,3] = gt a 0.0:f32[]
+            d:f32[4,3] = mul 0.1:f32[] a
+            e:f32[4,3] = select c a d
+            f:f32[4,3] = mul e 1.0:f32[]
+            g:f32[3] = mul b 2.0:f32[]
+            h:f32[4,3] = add f g
+            i:f32[3] = mul b 2.0:f32[]
+            j:f32[4,3] = add h i
+            k:f32[4] = reduce_sum[axes=(1,)] j
+          in (k) }"#]],
+    );
+}
+
+#[test]
+fn pass_fold() {
+    check_pass(
+        "fold",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:bool[4,3] = gt a 0.0:f32[]
+            d:f32[4,3] = mul 0.1:f32[] a
+            e:f32[4,3] = select c a d
+            f:f32[4,3] = mul e 1.0:f32[]
+            g:f32[3] = mul b 2.0:f32[]
+            h:f32[4,3] = add f g
+            i:f32[3] = mul b 2.0:f32[]
+            j:f32[4,3] = add h i
+            k:f32[4] = reduce_sum[axes=(1,)] j
+          in (k) }"#]],
+    );
+}
+
+#[test]
+fn pass_simplify() {
+    check_pass(
+        "simplify",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:bool[4,3] = gt a 0.0:f32[]
+            d:f32[4,3] = mul 0.1:f32[] a
+            e:f32[4,3] = select c a d
+            f:f32[3] = mul b 2.0:f32[]
+            g:f32[4,3] = add e f
+            h:f32[3] = mul b 2.0:f32[]
+            i:f32[4,3] = add g h
+            j:f32[4] = reduce_sum[axes=(1,)] i
+          in (j) }"#]],
+    );
+}
+
+#[test]
+fn pass_cse() {
+    check_pass(
+        "cse",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:bool[4,3] = gt a 0.0:f32[]
+            d:f32[4,3] = mul 0.1:f32[] a
+            e:f32[4,3] = select c a d
+            f:f32[3] = mul b 2.0:f32[]
+            g:f32[4,3] = add e f
+            h:f32[4,3] = add g f
+            i:f32[4] = reduce_sum[axes=(1,)] h
+          in (i) }"#]],
+    );
+}
+
+#[test]
+fn pass_dce() {
+    check_pass(
+        "dce",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:bool[4,3] = gt a 0.0:f32[]
+            d:f32[4,3] = mul 0.1:f32[] a
+            e:f32[4,3] = select c a d
+            f:f32[3] = mul b 2.0:f32[]
+            g:f32[4,3] = add e f
+            h:f32[4,3] = add g f
+            i:f32[4] = reduce_sum[axes=(1,)] h
+          in (i) }"#]],
+    );
+}
+
+#[test]
+fn pass_fuse() {
+    check_pass(
+        "fuse",
+        expect![[r#"
+        { lambda ; a:f32[4,3] b:f32[3]. let
+            c:f32[3] = mul b 2.0:f32[]
+            d:f32[4] = fused[ops=9 inputs=2 outputs=1] a c
+          in (d) }"#]],
+    );
+}
+
+#[test]
+fn fused_kernel_text() {
+    check(
+        &format!("{PASSES_SRC}.kernels(ones((4, 3)), ones(3))"),
+        expect![[r#"
+            kernel f32[4,3] reduce 1 {
+              in0: f32[4,3] strides (3,1)
+              in1: f32[3] strides (0,1)
+              r0 = load in0
+              r1 = const 0
+              r2 = gt r0 r1
+              r3 = const 0.10000000149011612
+              r4 = mul r3 r0
+              r5 = select r2 r0 r4
+              r6 = load in1
+              r7 = add r5 r6
+              r8 = add r7 r6
+              out0 = sum r8
+            }"#]],
+    );
+}
+
+#[test]
+fn softmax_under_jit_fuses_around_its_reductions() {
+    check(
+        "jit(lambda x: softmax(x, axis=-1)).ir(ones((8, 16)))",
+        expect![[r#"
+            { lambda ; a:f32[8,16]. let
+                b:f32[8] = reduce_max[axes=(1,)] a
+                c:f32[8,1] = reshape[shape=(8,1)] b
+                d:f32[8,16] e:f32[8] = fused[ops=4 inputs=2 outputs=2] a c
+                f:f32[8,1] = reshape[shape=(8,1)] e
+                g:f32[8,16] = div d f
+              in (g) }"#]],
+    );
+}

@@ -71,6 +71,40 @@ def w9():
     for _ in range(100_000):
         y = y * 0.99 + b
     return y
+
+f1 = jit(lambda x: sin(x) * 2.0 + x * x - 1.0)
+f1b = jit(lambda x: x * 2.0 + x * x - 1.0)
+f2 = jit(lambda x: sum(x * x))
+def w1_jit():
+    return f1(x)
+def w1b_jit():
+    return f1b(x)
+def w2_jit():
+    return f2(x)
+
+a3 = random.normal(random.key(1), (1024, 1024))
+b3 = random.normal(random.key(2), (1024, 1024))
+def w3_1024():
+    return a3 @ b3
+
+B, D, H, C = 256, 784, 512, 10
+k4 = random.split(random.key(3), 4)
+params = {"w1": random.normal(k4[0], (D, H)) * 0.05, "b1": zeros(H),
+          "w2": random.normal(k4[1], (H, C)) * 0.05, "b2": zeros(C)}
+xb = random.normal(k4[2], (B, D))
+yb = random.randint(k4[3], (B,), 0, C)
+def loss(p, x, y):
+    h = tanh(x @ p["w1"] + p["b1"])
+    logp = log_softmax(h @ p["w2"] + p["b2"], axis=-1)
+    return -mean(take_along_axis(logp, y[:, None], axis=1))
+def step(p, x, y):
+    g = grad(loss)(p, x, y)
+    return tree_map(lambda a, b: a - 0.1 * b, p, g)
+jstep = jit(step)
+def w4_jit():
+    return jstep(params, xb, yb)
+def w6():
+    return jit(lambda p, x, y: step(p, x, y))(params, xb, yb)
 "#;
 
 fn main() {
@@ -132,8 +166,64 @@ fn main() {
             target: 0.5,
             floor: "per-op dispatch",
         },
+        Row {
+            id: "w1_jit",
+            what: "sin(x)*2+x*x-1, f32[10M], jit",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            target: 0.5,
+            floor: "compute-bound: vectorised sin",
+        },
+        Row {
+            id: "w1b_jit",
+            what: "x*2+x*x-1, f32[10M], jit",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            target: 0.5,
+            floor: "80 MB moved; see copy row",
+        },
+        Row {
+            id: "copy",
+            what: "floor for w1b: copy of f32[10M] (NumPy np.copy)",
+            arr_ms: f64::NAN,
+            anchor: "NumPy",
+            target: f64::NAN,
+            floor: "w1b_jit should be within 1.5x of this",
+        },
+        Row {
+            id: "w2_jit",
+            what: "sum(x*x), f32[10M], jit",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            target: 1.1,
+            floor: "40 MB read",
+        },
+        Row {
+            id: "w3_1024",
+            what: "a @ b, f32 1024², eager",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            target: 1.25,
+            floor: "2.1 GFLOP; ~190 GFLOP/s peak",
+        },
+        Row {
+            id: "w4_jit",
+            what: "MLP training step (B=256, 784-512-10), jit",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            target: 1.0,
+            floor: "≈ 0.6 GFLOP a step",
+        },
+        Row {
+            id: "w6",
+            what: "first call of jit(step): trace, compile, run",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            target: 0.1,
+            floor: "compile latency",
+        },
     ];
-    for row in rows.iter_mut() {
+    for row in rows.iter_mut().filter(|r| !r.arr_ms.is_nan()) {
         row.arr_ms = time_arr(&mut session, row.id, repeat);
         eprintln!("  arr {:<4} {:>9.2} ms", row.id, row.arr_ms);
     }
@@ -204,7 +294,10 @@ fn main() {
             session
                 .run_script("<bench>", WORKLOADS)
                 .expect("workloads load");
-            for row in rows.iter_mut().filter(|r| r.id != "w7") {
+            for row in rows
+                .iter_mut()
+                .filter(|r| r.id != "w7" && !r.arr_ms.is_nan())
+            {
                 row.arr_ms = row.arr_ms.min(time_arr(&mut session, row.id, repeat));
             }
         }

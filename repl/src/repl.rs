@@ -139,6 +139,10 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
                 }
                 println!("time: {}", format_duration(elapsed.as_secs_f64()));
             }
+            "kernels" => match guarded(|| s.kernels_of_call(rest.trim())) {
+                Ok(text) => println!("{text}"),
+                Err(msg) => eprintln!("{msg}"),
+            },
             "why" => match guarded(|| s.why(rest)) {
                 Ok(text) => println!("{text}"),
                 Err(msg) => eprintln!("{msg}"),
@@ -182,6 +186,7 @@ help(name), ?name    documentation of a function or module
 :time EXPR           run EXPR and show how long it took
 :ir f(args)          the IR that f traces to for these arguments
 :ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, fold, simplify, cse, dce)
+:kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line

@@ -109,6 +109,7 @@ impl Session {
         );
         let text = match pass {
             None => format!("make_jaxpr({f}){rest}"),
+            Some("--kernels") => format!("jit({f}).kernels{rest}"),
             Some(p) => {
                 let inner = rest.trim_end();
                 let inner = inner.strip_suffix(')').unwrap_or(inner);
@@ -124,6 +125,12 @@ impl Session {
             Some(Value::Str(s)) => Ok(s.to_string()),
             _ => Err(not_call()),
         }
+    }
+
+    /// The fused kernels (kernel IR text) that `jit(f)` runs for a call
+    /// `f(args)` (the REPL's `:kernels`).
+    pub fn kernels_of_call(&mut self, src: &str) -> Result<String> {
+        self.ir_of_call_after(src, Some("--kernels"))
     }
 
     /// Why a jitted function compiled each time (the REPL's `:why f`).

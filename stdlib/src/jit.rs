@@ -7,7 +7,9 @@ use crate::args::*;
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
 use arr_runtime::jit::{self, Cache, Signature};
-use arr_runtime::transform::{self, graph};
+use arr_runtime::prim::Prim;
+use arr_runtime::transform;
+use arr_runtime::transform::graph::{self, Graph};
 use arr_runtime::{display, numpy, Dict, Error, Interp, Key, NativeClosure, Result, Tensor, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -124,10 +126,31 @@ fn jitted(f: Value, options: Options) -> Value {
             Ok(Value::str(&why_text(&cache.borrow())))
         });
         n.attrs.borrow_mut().push(("why".into(), why));
+        let (f3, o3) = (f.clone(), options.clone());
         let ir = NativeClosure::value(format!("jit({name}).ir"), move |interp, args, kwargs| {
-            ir_after(interp, &f, &options, args, kwargs)
+            ir_after(interp, &f3, &o3, args, kwargs)
         });
         n.attrs.borrow_mut().push(("ir".into(), ir));
+        let kernels = NativeClosure::value(
+            format!("jit({name}).kernels"),
+            move |interp, args, kwargs| {
+                let g = compiled_graph(interp, &f, &options, args, kwargs, None)?;
+                let texts: Vec<String> =
+                    g.0.eqns
+                        .iter()
+                        .filter_map(|e| match &e.prim {
+                            Prim::Fused(k) => Some(k.to_string()),
+                            _ => None,
+                        })
+                        .collect();
+                Ok(Value::str(&if texts.is_empty() {
+                    "no fused kernels: every operation runs as its own kernel".to_string()
+                } else {
+                    texts.join("\n")
+                }))
+            },
+        );
+        n.attrs.borrow_mut().push(("kernels".into(), kernels));
     }
     value
 }
@@ -315,8 +338,9 @@ fn call(
     })
 }
 
-/// `f.ir(*args, after='dce')`: the IR of the compiled function for these
-/// arguments after a given pass (or as traced with after=None... or 'traced').
+/// `f.ir(*args, after=NAME)`: the IR of the compiled function for these
+/// arguments after the named pass (`traced` for none; the default is the
+/// last pass).
 fn ir_after(
     interp: &mut Interp,
     f: &Value,
@@ -326,19 +350,11 @@ fn ir_after(
 ) -> Result<Value> {
     let mut kwargs = kwargs;
     let pass = match kwargs.iter().position(|(k, _)| &**k == "after") {
-        Some(i) => {
-            let v = kwargs.remove(i).1;
-            match v {
-                Value::None => None,
-                other => Some(str_arg("after", &other)?.to_string()),
-            }
-        }
-        None => Some(
-            jit::passes::PIPELINE
-                .last()
-                .map(|p| p.name.to_string())
-                .unwrap_or_default(),
-        ),
+        Some(i) => match kwargs.remove(i).1 {
+            Value::None => None,
+            other => Some(str_arg("after", &other)?.to_string()),
+        },
+        None => None,
     };
     if let Some(p) = &pass {
         if p != "traced" && !jit::passes::PIPELINE.iter().any(|x| x.name == p) {
@@ -349,6 +365,20 @@ fn ir_after(
             )));
         }
     }
+    let (g, n_consts) = compiled_graph(interp, f, options, args, kwargs, pass.as_deref())?;
+    Ok(Value::str(&graph::text(&g, n_consts)))
+}
+
+/// Trace `f` for these arguments and run the pipeline up to `until`
+/// (`traced`: none; None: all of it). Returns the graph and its constant count.
+fn compiled_graph(
+    interp: &mut Interp,
+    f: &Value,
+    options: &Options,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    until: Option<&str>,
+) -> Result<(Graph, usize)> {
     let split = split_args(options, &args, &kwargs)?;
     let flat: Vec<Tensor> = leaves(&split.dynamic)
         .iter()
@@ -360,9 +390,9 @@ fn ir_after(
         let out = interp.call(f, a, k)?;
         leaves(&out).iter().map(numpy::to_tensor).collect()
     })?;
-    let g = match pass.as_deref() {
-        Some("traced") | None => (*closed.graph).clone(),
-        Some(p) => jit::passes::run_pipeline(&closed.graph, Some(p)),
+    let g = match until {
+        Some("traced") => (*closed.graph).clone(),
+        other => jit::passes::run_pipeline(&closed.graph, other),
     };
-    Ok(Value::str(&graph::text(&g, closed.consts.len())))
+    Ok((g, closed.consts.len()))
 }

@@ -24,6 +24,8 @@ struct Group {
     /// External variables (and how they are read) → input number.
     input_of: HashMap<(usize, Vec<usize>), usize>,
     reg_of: HashMap<usize, usize>,
+    /// The register already holding each input, so a value is loaded once.
+    loaded: HashMap<usize, usize>,
     /// Reductions: (output variable, register, op).
     reductions: Vec<(usize, usize, ReduceOp)>,
     reduce_axes: Option<usize>,
@@ -47,6 +49,7 @@ impl Group {
             inputs: Vec::new(),
             input_of: HashMap::new(),
             reg_of: HashMap::new(),
+            loaded: HashMap::new(),
             reductions: Vec::new(),
             reduce_axes: None,
         }
@@ -91,7 +94,12 @@ impl Group {
                 self.inputs.len() - 1
             }
         };
-        self.push(ScalarOp::Load(n))
+        if let Some(&r) = self.loaded.get(&n) {
+            return r;
+        }
+        let r = self.push(ScalarOp::Load(n));
+        self.loaded.insert(n, r);
+        r
     }
 }
 
@@ -193,7 +201,7 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
         {
             let n = group.shape.len();
             let k = axes.len();
-            let trailing = k > 0 && axes.iter().enumerate().all(|(j, &a)| a == n - k + j);
+            let trailing = k > 0 && k <= n && axes.iter().enumerate().all(|(j, &a)| a + k == n + j);
             let same_k = group.reduce_axes.is_none_or(|r| r == k);
             match &eqn.inputs[0] {
                 Atom::Var(v) if trailing && same_k && group.reg_of.contains_key(v) => {
@@ -275,6 +283,16 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
     })
 }
 
+/// Whether an equation reads a value the group defines.
+fn reads_group(group: &Group, eqn: &Eqn) -> bool {
+    eqn.inputs.iter().any(|a| match a {
+        Atom::Var(v) => {
+            group.reg_of.contains_key(v) || group.reductions.iter().any(|(o, _, _)| o == v)
+        }
+        Atom::Lit(_) => false,
+    })
+}
+
 /// The fusion pass.
 pub fn fuse(g: &Graph) -> Graph {
     // Where each variable is last read (equation index; outputs count as the end).
@@ -304,8 +322,26 @@ pub fn fuse(g: &Graph) -> Graph {
         };
         let mut group = Group::new(shape, dtype);
         let mut j = i;
-        while j < g.eqns.len() && try_add(g, &mut group, j, &g.eqns[j]) {
-            j += 1;
+        // Equations that do not fit but read nothing of the group (a
+        // broadcast operand computed in between, say) move before it.
+        let mut hoisted = Vec::new();
+        while j < g.eqns.len() {
+            if try_add(g, &mut group, j, &g.eqns[j]) {
+                j += 1;
+            } else if j > i && !reads_group(&group, &g.eqns[j]) {
+                hoisted.push(j);
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        // Hoisted equations after the group's last member stay where they are.
+        while hoisted
+            .last()
+            .is_some_and(|&h| group.eqns.last().is_some_and(|&l| h > l))
+        {
+            hoisted.pop();
+            j -= 1;
         }
         let members = group.eqns.clone();
         let used_later = |v: usize| {
@@ -316,6 +352,7 @@ pub fn fuse(g: &Graph) -> Graph {
         };
         match finish(g, group, &used_later) {
             Some(eqn) => {
+                eqns.extend(hoisted.iter().map(|&h| g.eqns[h].clone()));
                 eqns.push(eqn);
                 i = j;
             }
