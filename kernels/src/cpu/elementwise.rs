@@ -7,6 +7,7 @@
 
 use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
 use super::scalar::{Arith, Bits, Float};
+use super::vmath;
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -446,6 +447,51 @@ fn map_same<T: Elem>(mut a: Array, f: impl Fn(T) -> T + Sync) -> Array {
     map_fresh(&a, f)
 }
 
+/// Like `map_same`, for an op that comes as slice functions: `into(src, out)`
+/// and `in_place(v)`, each called on one thread's chunk.
+fn map_same_slices<T: Elem>(
+    mut a: Array,
+    into: fn(&[T], &mut [T]),
+    in_place: fn(&mut [T]),
+) -> Array {
+    if let Some(v) = a.buffer_mut().and_then(T::vec_mut) {
+        match par_chunk(v.len()) {
+            None => in_place(v),
+            Some(chunk) => v.par_chunks_mut(chunk).for_each(in_place),
+        }
+        return a;
+    }
+    let src = elems::<T>(&a);
+    let mut out = alloc_overwrite::<T>(src.len());
+    match par_chunk(src.len()) {
+        None => into(src, &mut out),
+        Some(chunk) => out
+            .par_chunks_mut(chunk)
+            .zip(src.par_chunks(chunk))
+            .for_each(|(o, s)| into(s, o)),
+    }
+    Array::new(a.shape(), T::into_buffer(out))
+}
+
+/// The f32 transcendentals run `vmath`'s slice loops, which vectorise (sin
+/// and cos except for blocks holding arguments too large for their range
+/// reduction); the rest is as for any float.
+fn unary_f32(op: UnaryOp, a: Array) -> Array {
+    use vmath::*;
+    match op {
+        UnaryOp::Exp => map_same_slices(a, exp_into, exp_in_place),
+        UnaryOp::Expm1 => map_same_slices(a, expm1_into, expm1_in_place),
+        UnaryOp::Log => map_same_slices(a, ln_into, ln_in_place),
+        UnaryOp::Log1p => map_same_slices(a, ln_1p_into, ln_1p_in_place),
+        UnaryOp::Sin => map_same_slices(a, sin_into, sin_in_place),
+        UnaryOp::Cos => map_same_slices(a, cos_into, cos_in_place),
+        UnaryOp::Tanh => map_same_slices(a, tanh_into, tanh_in_place),
+        UnaryOp::Logistic => map_same_slices(a, logistic_into, logistic_in_place),
+        UnaryOp::Erf => map_same_slices(a, erf_into, erf_in_place),
+        _ => unary_float::<f32>(op, a),
+    }
+}
+
 fn unary_float<T: Elem + Float>(op: UnaryOp, a: Array) -> Array {
     match op {
         UnaryOp::Neg => map_same(a, T::neg),
@@ -517,7 +563,7 @@ pub fn unary(op: UnaryOp, a: Array) -> Array {
         DType::I32 => unary_int::<i32>(op, a),
         DType::I64 => unary_int::<i64>(op, a),
         DType::U32 => unary_int::<u32>(op, a),
-        DType::F32 => unary_float::<f32>(op, a),
+        DType::F32 => unary_f32(op, a),
         DType::F64 => unary_float::<f64>(op, a),
     }
 }

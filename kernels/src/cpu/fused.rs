@@ -19,6 +19,9 @@ const PAR_MIN: usize = 1 << 15;
 pub trait KFloat: Elem + Arith + Float {
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// A vectorised slice loop for `op`, when the type has one (f32's
+    /// transcendentals); false to use the per-element function.
+    fn unary_slice(op: UnaryOp, a: &[Self], out: &mut [Self]) -> bool;
 }
 
 impl KFloat for f32 {
@@ -28,6 +31,23 @@ impl KFloat for f32 {
     fn to_f64(self) -> f64 {
         self as f64
     }
+    fn unary_slice(op: UnaryOp, a: &[f32], out: &mut [f32]) -> bool {
+        use super::vmath::*;
+        let f: fn(&[f32], &mut [f32]) = match op {
+            UnaryOp::Exp => exp_into,
+            UnaryOp::Expm1 => expm1_into,
+            UnaryOp::Log => ln_into,
+            UnaryOp::Log1p => ln_1p_into,
+            UnaryOp::Sin => sin_into,
+            UnaryOp::Cos => cos_into,
+            UnaryOp::Tanh => tanh_into,
+            UnaryOp::Logistic => logistic_into,
+            UnaryOp::Erf => erf_into,
+            _ => return false,
+        };
+        f(a, out);
+        true
+    }
 }
 
 impl KFloat for f64 {
@@ -36,6 +56,9 @@ impl KFloat for f64 {
     }
     fn to_f64(self) -> f64 {
         self
+    }
+    fn unary_slice(_: UnaryOp, _: &[f64], _: &mut [f64]) -> bool {
+        false
     }
 }
 
@@ -176,6 +199,9 @@ fn load<T: KFloat>(k: &Kernel, n: usize, src: &[T], start: usize, out: &mut [T])
 }
 
 fn unary<T: KFloat>(op: UnaryOp, a: &[T], out: &mut [T]) {
+    if T::unary_slice(op, a, out) {
+        return;
+    }
     macro_rules! each {
         ($f:expr) => {
             for (o, &x) in out.iter_mut().zip(a) {
@@ -318,7 +344,7 @@ fn run_range<T: KFloat>(
 fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
     let n: usize = k.shape.iter().product();
     let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
-    let outer = if inner == 0 { 0 } else { n / inner };
+    let outer = n.checked_div(inner).unwrap_or(0);
     let srcs: Vec<Data<T>> = inputs.iter().map(|a| data::<T>(a)).collect();
     let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
     let mut stores: Vec<Vec<T>> = (0..n_stores).map(|_| alloc_overwrite::<T>(n)).collect();

@@ -13,6 +13,7 @@ mod reduce;
 mod scalar;
 mod shape;
 mod sort;
+pub mod vmath;
 
 pub use fused::run_kernel;
 pub use random::threefry_block;

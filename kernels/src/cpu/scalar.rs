@@ -1,7 +1,11 @@
 //! Scalar semantics of every elementwise op, per element type (NumPy/XLA rules).
 //!
 //! Kernels pass these functions as zero-sized fn items into generic loops, so
-//! each op is inlined into its own loop and LLVM can vectorise it.
+//! each op is inlined into its own loop and LLVM can vectorise it. The f32
+//! transcendentals are `vmath`'s branch-free ones (which vectorise); f64 uses
+//! std and libm.
+
+use super::vmath;
 
 /// Binary arithmetic shared by integers and floats.
 pub trait Arith: Copy {
@@ -322,8 +326,57 @@ fn float_divmod(a: f64, b: f64) -> (f64, f64) {
     (q, m)
 }
 
+/// The f64 transcendental functions by the names `float_impl!` calls.
+mod std64 {
+    #[inline]
+    pub fn exp(a: f64) -> f64 {
+        a.exp()
+    }
+    #[inline]
+    pub fn expm1(a: f64) -> f64 {
+        a.exp_m1()
+    }
+    #[inline]
+    pub fn ln(a: f64) -> f64 {
+        a.ln()
+    }
+    #[inline]
+    pub fn ln_1p(a: f64) -> f64 {
+        a.ln_1p()
+    }
+    #[inline]
+    pub fn sin(a: f64) -> f64 {
+        a.sin()
+    }
+    #[inline]
+    pub fn cos(a: f64) -> f64 {
+        a.cos()
+    }
+    #[inline]
+    pub fn tanh(a: f64) -> f64 {
+        a.tanh()
+    }
+    /// Uses exp of a non-positive argument only, so it never overflows.
+    #[inline]
+    pub fn logistic(a: f64) -> f64 {
+        if a >= 0.0 {
+            1.0 / (1.0 + (-a).exp())
+        } else {
+            let e = a.exp();
+            e / (1.0 + e)
+        }
+    }
+    #[inline]
+    pub fn erf(a: f64) -> f64 {
+        libm::erf(a)
+    }
+}
+
+/// `Arith` and `Float` for a float type; `$m` is the module of its
+/// transcendental functions (`exp`, `expm1`, `ln`, `ln_1p`, `sin`, `cos`,
+/// `tanh`, `logistic`, `erf`).
 macro_rules! float_impl {
-    ($t:ty, $erf:path) => {
+    ($t:ty, $m:ident) => {
         impl Arith for $t {
             #[inline(always)]
             fn add(a: $t, b: $t) -> $t {
@@ -413,21 +466,21 @@ macro_rules! float_impl {
             fn round(a: $t) -> $t {
                 a.round_ties_even()
             }
-            #[inline]
+            #[inline(always)]
             fn exp(a: $t) -> $t {
-                a.exp()
+                $m::exp(a)
             }
-            #[inline]
+            #[inline(always)]
             fn expm1(a: $t) -> $t {
-                a.exp_m1()
+                $m::expm1(a)
             }
-            #[inline]
+            #[inline(always)]
             fn ln(a: $t) -> $t {
-                a.ln()
+                $m::ln(a)
             }
-            #[inline]
+            #[inline(always)]
             fn ln_1p(a: $t) -> $t {
-                a.ln_1p()
+                $m::ln_1p(a)
             }
             #[inline(always)]
             fn sqrt(a: $t) -> $t {
@@ -437,13 +490,13 @@ macro_rules! float_impl {
             fn rsqrt(a: $t) -> $t {
                 1.0 / a.sqrt()
             }
-            #[inline]
+            #[inline(always)]
             fn sin(a: $t) -> $t {
-                a.sin()
+                $m::sin(a)
             }
-            #[inline]
+            #[inline(always)]
             fn cos(a: $t) -> $t {
-                a.cos()
+                $m::cos(a)
             }
             #[inline]
             fn tan(a: $t) -> $t {
@@ -469,9 +522,9 @@ macro_rules! float_impl {
             fn cosh(a: $t) -> $t {
                 a.cosh()
             }
-            #[inline]
+            #[inline(always)]
             fn tanh(a: $t) -> $t {
-                a.tanh()
+                $m::tanh(a)
             }
             /// Evaluated in f64: std's f32 version is composed of other
             /// functions and loses up to ~5 ulp.
@@ -491,19 +544,13 @@ macro_rules! float_impl {
             fn atanh(a: $t) -> $t {
                 (a as f64).atanh() as $t
             }
-            /// Uses exp of a non-positive argument only, so it never overflows.
-            #[inline]
+            #[inline(always)]
             fn logistic(a: $t) -> $t {
-                if a >= 0.0 {
-                    1.0 / (1.0 + (-a).exp())
-                } else {
-                    let e = a.exp();
-                    e / (1.0 + e)
-                }
+                $m::logistic(a)
             }
-            #[inline]
+            #[inline(always)]
             fn erf(a: $t) -> $t {
-                $erf(a)
+                $m::erf(a)
             }
             #[inline]
             fn erf_inv(a: $t) -> $t {
@@ -521,8 +568,8 @@ macro_rules! float_impl {
     };
 }
 
-float_impl!(f32, libm::erff);
-float_impl!(f64, libm::erf);
+float_impl!(f32, vmath);
+float_impl!(f64, std64);
 
 /// Per-type helpers the macro above calls by one name.
 trait FloatHelpers: Sized {
