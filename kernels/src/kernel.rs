@@ -96,21 +96,6 @@ impl Kernel {
     }
 }
 
-fn snake(name: String) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn dims(v: &[usize]) -> String {
     let d: Vec<String> = v.iter().map(|x| x.to_string()).collect();
     d.join(",")
@@ -146,8 +131,12 @@ impl fmt::Display for Kernel {
             let rhs = match op {
                 ScalarOp::Load(n) => format!("load in{n}"),
                 ScalarOp::Const(x) => format!("const {x}"),
-                ScalarOp::Unary(op, a) => format!("{} r{a}", snake(format!("{op:?}"))),
-                ScalarOp::Binary(op, a, b) => format!("{} r{a} r{b}", snake(format!("{op:?}"))),
+                ScalarOp::Unary(op, a) => {
+                    format!("{} r{a}", crate::ops::snake_name(&format!("{op:?}")))
+                }
+                ScalarOp::Binary(op, a, b) => {
+                    format!("{} r{a} r{b}", crate::ops::snake_name(&format!("{op:?}")))
+                }
                 ScalarOp::Select(c, a, b) => format!("select r{c} r{a} r{b}"),
             };
             writeln!(f, "  r{i} = {rhs}")?;
@@ -155,7 +144,12 @@ impl fmt::Display for Kernel {
         for (k, out) in self.outputs.iter().enumerate() {
             match out.reduce {
                 None => writeln!(f, "  out{k} = r{}", out.reg)?,
-                Some(op) => writeln!(f, "  out{k} = {} r{}", snake(format!("{op:?}")), out.reg)?,
+                Some(op) => writeln!(
+                    f,
+                    "  out{k} = {} r{}",
+                    crate::ops::snake_name(&format!("{op:?}")),
+                    out.reg
+                )?,
             }
         }
         write!(f, "}}")

@@ -131,3 +131,19 @@ pub struct DotDims {
     pub lhs_contract: Vec<usize>,
     pub rhs_contract: Vec<usize>,
 }
+
+/// An operation's name in text forms (IR, kernels): `ReduceSum` → `reduce_sum`.
+pub fn snake_name(debug_name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in debug_name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -203,22 +203,6 @@ fn binary_bool_ok(op: BinaryOp) -> bool {
     ) || op.is_comparison()
 }
 
-/// `ReduceSum` → `reduce_sum`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// `f32[3,4]`
 pub fn type_str(shape: &[usize], dtype: DType) -> String {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
@@ -285,12 +269,20 @@ impl Prim {
     /// The name in the IR text: the operation itself (`sin`, `mul`, `reduce_sum`).
     pub fn ir_name(&self) -> String {
         match self {
-            Prim::Unary(op) => snake(&format!("{op:?}")),
-            Prim::Binary(op) => snake(&format!("{op:?}")),
-            Prim::Reduce { op, .. } => format!("reduce_{}", snake(&format!("{op:?}"))),
-            Prim::ArgReduce { op, .. } => snake(&format!("{op:?}")),
-            Prim::Cumulative { op, .. } => format!("cum{}", snake(&format!("{op:?}"))),
-            Prim::Scatter { mode, .. } => format!("scatter_{}", snake(&format!("{mode:?}"))),
+            Prim::Unary(op) => arr_kernels::ops::snake_name(&format!("{op:?}")),
+            Prim::Binary(op) => arr_kernels::ops::snake_name(&format!("{op:?}")),
+            Prim::Reduce { op, .. } => format!(
+                "reduce_{}",
+                arr_kernels::ops::snake_name(&format!("{op:?}"))
+            ),
+            Prim::ArgReduce { op, .. } => arr_kernels::ops::snake_name(&format!("{op:?}")),
+            Prim::Cumulative { op, .. } => {
+                format!("cum{}", arr_kernels::ops::snake_name(&format!("{op:?}")))
+            }
+            Prim::Scatter { mode, .. } => format!(
+                "scatter_{}",
+                arr_kernels::ops::snake_name(&format!("{mode:?}"))
+            ),
             other => other.name().to_string(),
         }
     }

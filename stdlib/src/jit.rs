@@ -4,6 +4,7 @@
 //! `arr_runtime::jit`.
 
 use crate::args::*;
+use crate::transforms::func_name;
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
 use arr_runtime::jit::{self, Cache, Signature};
@@ -101,15 +102,6 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(jitted(f, options.clone()))
         })),
         f => Ok(jitted(f.clone(), options)),
-    }
-}
-
-fn func_name(f: &Value) -> String {
-    match f {
-        Value::Function(func) => func.code.name.to_string(),
-        Value::Builtin(b) => b.name.to_string(),
-        Value::Native(n) => n.name.clone(),
-        _ => "function".into(),
     }
 }
 

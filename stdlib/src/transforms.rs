@@ -205,7 +205,7 @@ fn at_def(e: Error, f: &Value) -> Error {
     }
 }
 
-fn func_name(f: &Value) -> String {
+pub(crate) fn func_name(f: &Value) -> String {
     match f {
         Value::Function(func) => func.code.name.to_string(),
         Value::Builtin(b) => b.name.to_string(),
