@@ -13,6 +13,10 @@ use arr_kernels::{
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// What `try_add` restores when an equation does not fit: the lengths of
+/// the body and inputs, and the input map.
+type Snapshot = (usize, usize, HashMap<(usize, Vec<usize>), usize>);
+
 /// The group being built: its iteration space, register dtype, equations,
 /// and how each variable of the group maps to a register.
 struct Group {
@@ -135,12 +139,11 @@ fn starts_group(g: &Graph, eqn: &Eqn) -> Option<(Vec<usize>, DType)> {
 fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
     let out = &g.types[eqn.outputs[0]];
     let snapshot = (group.body.len(), group.inputs.len(), group.input_of.clone());
-    let rollback =
-        |group: &mut Group, snapshot: (usize, usize, HashMap<(usize, Vec<usize>), usize>)| {
-            group.body.truncate(snapshot.0);
-            group.inputs.truncate(snapshot.1);
-            group.input_of = snapshot.2;
-        };
+    let rollback = |group: &mut Group, snapshot: Snapshot| {
+        group.body.truncate(snapshot.0);
+        group.inputs.truncate(snapshot.1);
+        group.input_of = snapshot.2;
+    };
     let elementwise_out =
         out.shape[..] == group.shape[..] && (out.dtype == group.dtype || out.dtype == DType::Bool);
     let reg = match &eqn.prim {
