@@ -348,6 +348,31 @@ fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Rc<Graph>>, Vec<Tensor>) {
     (graphs, consts)
 }
 
+/// Bind a `while` over traced graphs: `cond` takes its constants, then
+/// `cond_ops`, then the carry; `body` likewise with `body_ops`.
+fn bind_while(
+    cond: ClosedGraph,
+    cond_ops: &[Tensor],
+    body: ClosedGraph,
+    body_ops: &[Tensor],
+    carry: &[Tensor],
+) -> Result<Outs> {
+    let mut ops = cond.consts.clone();
+    ops.extend_from_slice(cond_ops);
+    ops.extend(body.consts.iter().cloned());
+    ops.extend_from_slice(body_ops);
+    ops.extend_from_slice(carry);
+    bind(
+        &Prim::While {
+            n_cond: cond.consts.len() + cond_ops.len(),
+            n_body: body.consts.len() + body_ops.len(),
+            cond: GraphRef(cond.graph),
+            body: GraphRef(body.graph),
+        },
+        ops,
+    )
+}
+
 /// Bind a `cond` over traced branches: their constants become operands
 /// after the index, before `operands`.
 fn bind_cond(index: Tensor, closed: Vec<ClosedGraph>, operands: Vec<Tensor>) -> Result<Outs> {
@@ -566,22 +591,11 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
                 ins.extend_from_slice(&xs[n_cc..n_cc + n_carry]);
                 graph::eval(cond, &ins)
             })?;
-            let mut ops = new_cond.consts.clone();
-            ops.extend_from_slice(cc);
-            ops.extend(new_body.consts.iter().cloned());
-            ops.extend_from_slice(bc);
-            ops.extend(t_bc);
-            ops.extend_from_slice(carry);
-            ops.extend(t_carry);
-            let looped = bind(
-                &Prim::While {
-                    n_cond: new_cond.consts.len() + n_cc,
-                    n_body: new_body.consts.len() + n_bc + n_tbc,
-                    cond: GraphRef(new_cond.graph),
-                    body: GraphRef(new_body.graph),
-                },
-                ops,
-            )?;
+            let mut body_ops = bc.to_vec();
+            body_ops.extend(t_bc);
+            let mut loop_carry = carry.to_vec();
+            loop_carry.extend(t_carry);
+            let looped = bind_while(new_cond, cc, new_body, &body_ops, &loop_carry)?;
             let touts = looped[n_carry..].to_vec();
             let tangents = tangents_for(&primal_outs, touts);
             Ok((primal_outs, tangents))
@@ -1125,20 +1139,7 @@ pub fn batch(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Res
                     })
                     .collect()
             })?;
-            let mut operands = new_cond.consts.clone();
-            operands.extend_from_slice(&ops[..ncc]);
-            operands.extend(new_body.consts.iter().cloned());
-            operands.extend_from_slice(&ops[..ncc]);
-            operands.extend_from_slice(&ops[ncc..]);
-            let outs = bind(
-                &Prim::While {
-                    n_cond: new_cond.consts.len() + ncc,
-                    n_body: new_body.consts.len() + ncc + nbc,
-                    cond: GraphRef(new_cond.graph),
-                    body: GraphRef(new_body.graph),
-                },
-                operands,
-            )?;
+            let outs = bind_while(new_cond, &ops[..ncc], new_body, &ops[..n_c], &ops[n_c..])?;
             Ok((outs, vec![Some(0); n_carry]))
         }
         Prim::Scan {
@@ -1233,19 +1234,7 @@ pub fn while_loop(
     let b = trace_carry(&mut init, weak, &[], &mut body_fn)?;
     let avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
     let c = trace(&avals, cond_fn)?;
-    let mut ops = c.consts.clone();
-    ops.extend(b.consts.iter().cloned());
-    ops.extend(init);
-    Ok(bind(
-        &Prim::While {
-            n_cond: c.consts.len(),
-            n_body: b.consts.len(),
-            cond: GraphRef(c.graph),
-            body: GraphRef(b.graph),
-        },
-        ops,
-    )?
-    .into_vec())
+    Ok(bind_while(c, &[], b, &[], &init)?.into_vec())
 }
 
 /// Trace a loop body over (carry ++ extra inputs) whose first outputs are
