@@ -94,6 +94,9 @@ def main():
     a3 = np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)
     b3 = np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32)
     out["w3_1024"] = median_ms(lambda: a3 @ b3, repeat)
+    a4 = np.random.default_rng(4).standard_normal((2048, 2048)).astype(np.float32)
+    b4 = np.random.default_rng(5).standard_normal((2048, 2048)).astype(np.float32)
+    out["w3_2048"] = median_ms(lambda: a4 @ b4, repeat)
     out.update(jax_anchors(x, repeat))
     cmd = [sys.executable, "-c", "import numpy; numpy.ones(3).sum()"]
     out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)

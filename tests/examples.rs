@@ -1,5 +1,6 @@
 //! Every `examples/*.arr` script runs with its output checked against
-//! `examples/NAME.out` (regenerate with `UPDATE_EXAMPLES=1` after reviewing).
+//! `examples/NAME.out` (regenerate with `UPDATE_EXAMPLES=1` after reviewing),
+//! with automatic JIT on and off.
 
 use std::path::Path;
 use std::process::Command;
@@ -22,19 +23,33 @@ fn examples_produce_their_recorded_output() {
     let mut mismatches = Vec::new();
     for script in &scripts {
         let name = script.file_stem().unwrap().to_string_lossy().to_string();
-        let out = Command::new(env!("CARGO_BIN_EXE_arr"))
-            .arg("run")
-            .arg(script)
-            .arg(work.path().join(&name))
-            .current_dir(work.path())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "{name} failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // Automatic JIT on (the default) and off must print the same.
+        let run = |auto_jit: bool| {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_arr"));
+            if !auto_jit {
+                cmd.arg("--no-auto-jit");
+            }
+            let out = cmd
+                .arg("run")
+                .arg(script)
+                .arg(work.path().join(&name))
+                .current_dir(work.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name} failed (auto-JIT {auto_jit}):\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).to_string()
+        };
+        let stdout = run(true);
+        let interpreted = run(false);
+        if stdout != interpreted {
+            mismatches.push(format!(
+                "{name} with and without auto-JIT:\n--- interpreted\n{interpreted}\n--- auto-JIT\n{stdout}"
+            ));
+        }
         let expected_path = dir.join(format!("{name}.out"));
         if std::env::var_os("UPDATE_EXAMPLES").is_some() {
             std::fs::write(&expected_path, &stdout).unwrap();

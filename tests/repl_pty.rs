@@ -303,6 +303,27 @@ fn why_and_ir_pass_commands_explain_jit() {
 }
 
 #[test]
+fn jit_command_shows_what_automatic_jit_compiled() {
+    let mut r = Repl::start();
+    r.enter("inc = lambda x: x * 2.0 + 1.0");
+    r.enter("ys = [inc(ones(3)) for i in range(10)]");
+    r.enter("shout = lambda x: print(x)");
+    r.enter("zs = [shout(ones(2)) for i in range(6)]");
+    let report = r.enter(":jit");
+    assert!(report.contains("automatic JIT is on"), "{report}");
+    assert!(
+        report
+            .contains("compiled     function <lambda> (<entry 1>:1:7) after 5 calls for (f32[3])"),
+        "{report}"
+    );
+    assert!(
+        report.contains("interpreted  function <lambda> (<entry 3>:1:9) after 5 calls for (f32[2]): line 1: calls print, which has an effect"),
+        "{report}"
+    );
+    r.exit_with_ctrl_d();
+}
+
+#[test]
 fn entries_are_saved_to_the_history_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let history = dir.path().join("history");

@@ -9,11 +9,40 @@ use arr_runtime::Session;
 use std::process::Command;
 use std::time::Instant;
 
+/// A field of /proc/self/status, in kB.
+fn status_kb(field: &str) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Megabytes of resident memory at the peak of one call of `f`, beyond
+/// what was resident before it (its inputs, the session); the result
+/// counts. Linux resets the peak (VmHWM) when 5 is written to clear_refs.
+fn peak_during(session: &mut Session, f: &str) -> Option<f64> {
+    let func = session.get(f).unwrap_or_else(|| panic!("no function {f}"));
+    // Warm: compile caches, thread pools.
+    drop(session.interp.call(&func, vec![], vec![]).expect("runs"));
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    let before = status_kb("VmRSS:")?;
+    let r = session.interp.call(&func, vec![], vec![]).expect("runs");
+    let peak = status_kb("VmHWM:")?;
+    drop(r);
+    Some((peak - before) / 1e3)
+}
+
 struct Row {
     id: &'static str,
     what: &'static str,
     arr_ms: f64,
     anchor: &'static str,
+    /// The anchor's entry in the anchors' output (usually `id`).
+    anchor_key: &'static str,
     target: f64,
     /// The floor: bytes moved over bandwidth, or another bound, as text.
     floor: &'static str,
@@ -71,6 +100,11 @@ def w9():
     for _ in range(100_000):
         y = y * 0.99 + b
     return y
+def w9_interp():
+    was = set_auto_jit(False)
+    y = w9()
+    set_auto_jit(was)
+    return y
 
 f1 = jit(lambda x: sin(x) * 2.0 + x * x - 1.0)
 f1b = jit(lambda x: x * 2.0 + x * x - 1.0)
@@ -86,6 +120,10 @@ a3 = random.normal(random.key(1), (1024, 1024))
 b3 = random.normal(random.key(2), (1024, 1024))
 def w3_1024():
     return a3 @ b3
+a4 = random.normal(random.key(4), (2048, 2048))
+b4 = random.normal(random.key(5), (2048, 2048))
+def w3_2048():
+    return a4 @ b4
 
 B, D, H, C = 256, 784, 512, 10
 k4 = random.split(random.key(3), 4)
@@ -103,6 +141,11 @@ def step(p, x, y):
 jstep = jit(step)
 def w4_jit():
     return jstep(params, xb, yb)
+def w4():
+    was = set_auto_jit(False)
+    p = step(params, xb, yb)
+    set_auto_jit(was)
+    return p
 def w6():
     return jit(lambda p, x, y: step(p, x, y))(params, xb, yb)
 "#;
@@ -131,6 +174,7 @@ fn main() {
             what: "sin(x)*2+x*x-1, f32[10M], eager",
             arr_ms: 0.0,
             anchor: "NumPy",
+            anchor_key: "w1",
             target: f64::NAN,
             floor: "compute-bound (sin); #4 vectorises it",
         },
@@ -139,6 +183,7 @@ fn main() {
             what: "x*2+x*x-1, f32[10M], eager",
             arr_ms: 0.0,
             anchor: "NumPy",
+            anchor_key: "w1b",
             target: 1.0,
             floor: "80 MB moved at least",
         },
@@ -147,6 +192,7 @@ fn main() {
             what: "sum(x*x), f32[10M], eager",
             arr_ms: 0.0,
             anchor: "NumPy",
+            anchor_key: "w2",
             target: 1.0,
             floor: "40 MB read at least",
         },
@@ -155,6 +201,7 @@ fn main() {
             what: "s = s + i*0.5, 1M iterations",
             arr_ms: 0.0,
             anchor: "CPython",
+            anchor_key: "w8",
             target: 1.0,
             floor: "interpreter dispatch",
         },
@@ -163,7 +210,17 @@ fn main() {
             what: "x = x*0.99 + b, 100k times, f32[100]",
             arr_ms: 0.0,
             anchor: "NumPy",
+            anchor_key: "w9",
             target: 0.5,
+            floor: "per-op dispatch",
+        },
+        Row {
+            id: "w9_interp",
+            what: "w9 with automatic JIT off (every op dispatched)",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            anchor_key: "w9",
+            target: f64::NAN,
             floor: "per-op dispatch",
         },
         Row {
@@ -171,6 +228,7 @@ fn main() {
             what: "sin(x)*2+x*x-1, f32[10M], jit",
             arr_ms: 0.0,
             anchor: "JAX jit",
+            anchor_key: "w1_jit",
             target: 0.5,
             floor: "compute-bound: vectorised sin",
         },
@@ -179,6 +237,7 @@ fn main() {
             what: "x*2+x*x-1, f32[10M], jit",
             arr_ms: 0.0,
             anchor: "JAX jit",
+            anchor_key: "w1b_jit",
             target: 0.5,
             floor: "80 MB moved; see copy row",
         },
@@ -187,6 +246,7 @@ fn main() {
             what: "floor for w1b: copy of f32[10M] (NumPy np.copy)",
             arr_ms: f64::NAN,
             anchor: "NumPy",
+            anchor_key: "copy",
             target: f64::NAN,
             floor: "w1b_jit should be within 1.5x of this",
         },
@@ -195,6 +255,7 @@ fn main() {
             what: "sum(x*x), f32[10M], jit",
             arr_ms: 0.0,
             anchor: "JAX jit",
+            anchor_key: "w2_jit",
             target: 1.1,
             floor: "40 MB read",
         },
@@ -203,14 +264,34 @@ fn main() {
             what: "a @ b, f32 1024², eager",
             arr_ms: 0.0,
             anchor: "NumPy",
+            anchor_key: "w3_1024",
             target: 1.25,
             floor: "2.1 GFLOP; ~190 GFLOP/s peak",
+        },
+        Row {
+            id: "w3_2048",
+            what: "a @ b, f32 2048², eager",
+            arr_ms: 0.0,
+            anchor: "NumPy",
+            anchor_key: "w3_2048",
+            target: 1.25,
+            floor: "17.2 GFLOP; ~190 GFLOP/s peak",
+        },
+        Row {
+            id: "w4",
+            what: "MLP training step, eager (auto-JIT off)",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            anchor_key: "w4_jit",
+            target: f64::NAN,
+            floor: "≈ 0.6 GFLOP a step",
         },
         Row {
             id: "w4_jit",
             what: "MLP training step (B=256, 784-512-10), jit",
             arr_ms: 0.0,
             anchor: "JAX jit",
+            anchor_key: "w4_jit",
             target: 1.0,
             floor: "≈ 0.6 GFLOP a step",
         },
@@ -219,6 +300,7 @@ fn main() {
             what: "first call of jit(step): trace, compile, run",
             arr_ms: 0.0,
             anchor: "JAX jit",
+            anchor_key: "w6",
             target: 0.1,
             floor: "compile latency",
         },
@@ -256,6 +338,7 @@ fn main() {
         arr_ms: w7,
         anchor: "python+numpy",
         target: f64::NAN,
+        anchor_key: "w7",
         floor: "target: under 20 ms",
     });
 
@@ -306,7 +389,7 @@ fn main() {
     println!("| id | workload | arr ms | anchor | anchor ms | ratio arr/anchor | target | floor |");
     println!("|---|---|---|---|---|---|---|---|");
     for r in &rows {
-        let a = anchors.get(r.id).map(|n| n.0);
+        let a = anchors.get(r.anchor_key).map(|n| n.0);
         let ratio = a.map(|a| r.arr_ms / a);
         let target = if r.id == "w7" {
             if r.arr_ms < 20.0 {
@@ -334,6 +417,45 @@ fn main() {
             target,
             r.floor
         );
+    }
+    print_peaks();
+}
+
+/// Peak memory of single calls, beyond what was live before (inputs).
+fn print_peaks() {
+    let mut session = arr_stdlib::session();
+    session
+        .run_script("<bench>", WORKLOADS)
+        .expect("workloads load");
+    println!();
+    println!("| id | peak resident MB during one call, beyond what was resident | bound | |");
+    println!("|---|---|---|---|");
+    // w1 under jit may hold its output (40 MB) and at most 64 MB more: no
+    // full-size intermediate.
+    for (id, bound) in [
+        ("w1", f64::NAN),
+        ("w1_jit", 40.0 + 64.0),
+        ("w1b_jit", 40.0 + 64.0),
+        ("w2_jit", 64.0),
+        ("w4_jit", f64::NAN),
+    ] {
+        let Some(mb) = peak_during(&mut session, id) else {
+            println!("| {id} | n/a (needs Linux's /proc/self/clear_refs) | | |");
+            continue;
+        };
+        let verdict = if bound.is_nan() {
+            "reported".to_string()
+        } else if mb <= bound {
+            "met".to_string()
+        } else {
+            "MISSED".to_string()
+        };
+        let bound = if bound.is_nan() {
+            "-".to_string()
+        } else {
+            format!("≤ {bound:.0}")
+        };
+        println!("| {id} | {mb:.1} | {bound} | {verdict} |");
     }
 }
 

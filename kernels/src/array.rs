@@ -221,6 +221,11 @@ impl Array {
         Arc::get_mut(&mut self.inner).and_then(|inner| Arc::get_mut(&mut inner.buf))
     }
 
+    /// Whether two handles are the same array (same buffer, same shape).
+    pub fn same(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Whether two arrays share one buffer.
     pub fn same_buffer(&self, other: &Array) -> bool {
         Arc::ptr_eq(&self.inner.buf, &other.inner.buf)

@@ -10,11 +10,16 @@ use std::process::ExitCode;
 
 /// arr: a NumPy-flavoured array language with grad, vmap, jit and pmap.
 #[derive(Parser, Debug)]
-#[command(name = "arr", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+#[command(name = "arr", version, about, long_about = None)]
 struct Cli {
     /// Run CODE (the value of a trailing expression is printed) and exit.
     #[arg(short = 'e', value_name = "CODE")]
     eval: Option<String>,
+
+    /// Never compile hot functions and loops by themselves (results are the
+    /// same either way; this only changes speed).
+    #[arg(long = "no-auto-jit", global = true)]
+    no_auto_jit: bool,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -49,8 +54,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
+    if cli.no_auto_jit {
+        runner::AUTO_JIT.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
     match (cli.command, cli.eval) {
-        (Some(Command::Run { file, args }), _) => runner::run_file(&file, &args),
+        (Some(Command::Run { .. }), Some(_)) => {
+            eprintln!("arr: -e CODE and `run FILE` cannot be used together");
+            ExitCode::from(2)
+        }
+        (Some(Command::Run { file, args }), None) => runner::run_file(&file, &args),
         (None, Some(code)) => runner::run_code(&code),
         (None, None) if std::io::stdin().is_terminal() => repl::run(),
         (None, None) => runner::run_stdin(),

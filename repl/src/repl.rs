@@ -158,6 +158,7 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
                 Ok(text) => println!("{text}"),
                 Err(msg) => eprintln!("{msg}"),
             },
+            "jit" => print!("{}", s.auto_jit_report()),
             "help" | "h" => println!("{}", HELP),
             other => eprintln!("unknown command :{other} (try :help)"),
         }
@@ -188,6 +189,7 @@ help(name), ?name    documentation of a function or module
 :ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, fold, simplify, cse, dce)
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
+:jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
 Tab                  complete names, and attributes after '.'";

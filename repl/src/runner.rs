@@ -3,13 +3,18 @@
 use arr_runtime::{Session, Value};
 use std::io::BufRead;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether new sessions compile hot code by themselves (`--no-auto-jit` clears it).
+pub static AUTO_JIT: AtomicBool = AtomicBool::new(true);
 
 /// A session whose Ctrl-C interrupts the running code instead of killing the process.
 pub fn new_session() -> Session {
-    let session = arr_stdlib::session();
+    let mut session = arr_stdlib::session();
+    session.set_auto_jit(AUTO_JIT.load(Ordering::Relaxed));
     let flag = session.interrupt_handle();
     // Errors here mean a handler is already installed (tests); the flag still works.
-    let _ = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed));
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     session
 }
 

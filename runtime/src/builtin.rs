@@ -27,6 +27,22 @@ pub struct Builtin {
     pub params: Vec<ParamSpec>,
     pub defaults: Vec<Option<Value>>,
     pub func: NativeFn,
+    /// What calling it does besides returning a value: automatic JIT only
+    /// compiles code that calls builtins without effects.
+    pub effect: Effect,
+}
+
+/// The side effects of a builtin.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Effect {
+    /// None: the result depends only on the arguments.
+    #[default]
+    Pure,
+    /// Observable outside the program, or reads state that changes: output,
+    /// files, clocks, the compiler's records.
+    World,
+    /// Changes its first argument (a list or dict) in place.
+    MutatesReceiver,
 }
 
 impl fmt::Debug for Builtin {
@@ -49,7 +65,14 @@ impl Builtin {
             params,
             defaults,
             func,
+            effect: Effect::Pure,
         }
+    }
+
+    /// The same builtin, marked as having `effect`.
+    pub fn with_effect(mut self, effect: Effect) -> Builtin {
+        self.effect = effect;
+        self
     }
 
     /// With a qualified name (`random.normal`), keeping the short signature.

@@ -1,12 +1,13 @@
 //! The tree-walking evaluator over resolved code: frames, calls, assignment,
 //! iteration, operators, attributes and subscripts.
 
-use crate::builtin::{bind_args, Builtin};
+use crate::builtin::{bind_args, Builtin, Effect};
 use crate::code::*;
 use crate::compile::Interner;
 use crate::display;
 use crate::error::{Error, ErrorKind, Loc, Result};
 use crate::index;
+use crate::jit::auto::{self, AutoJit};
 use crate::numpy;
 use crate::value::{range_len, Dict, Function, Key, Module, SliceValue, Value};
 use arr_kernels::{Array, BinaryOp, DType, UnaryOp};
@@ -38,6 +39,8 @@ pub struct Interp {
     /// Set from another thread (Ctrl-C); checked at loop iterations and calls.
     pub interrupt: Arc<AtomicBool>,
     pub out: OutputSink,
+    /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
+    pub auto: AutoJit,
     depth: usize,
 }
 
@@ -94,6 +97,18 @@ enum Iter {
     Items { items: Vec<Value>, pos: usize },
 }
 
+impl Iter {
+    /// Whether another item follows.
+    fn has_next(&self) -> bool {
+        match self {
+            Iter::Range { next, stop, step } => {
+                (*step > 0 && *next < *stop) || (*step < 0 && *next > *stop)
+            }
+            Iter::Items { items, pos } => *pos < items.len(),
+        }
+    }
+}
+
 impl Iterator for Iter {
     type Item = Value;
     fn next(&mut self) -> Option<Value> {
@@ -130,6 +145,7 @@ impl Interp {
                 let _ = stdout.write_all(s.as_bytes());
                 let _ = stdout.flush();
             }),
+            auto: AutoJit::default(),
             depth: 0,
         }
     }
@@ -275,14 +291,30 @@ impl Interp {
             },
             StmtKind::For(target, iter, body) => {
                 let it = self.eval(iter, f)?;
-                let items = self.iterate(&it).map_err(|e| e.at(|| f.loc(iter.span)))?;
-                for item in items {
+                let mut items = self.iterate(&it).map_err(|e| e.at(|| f.loc(iter.span)))?;
+                // A loop over a range may be compiled once it is hot.
+                let mut until_hot = match it {
+                    Value::Range(_) if self.auto.enabled && self.auto.tracing.is_none() => {
+                        self.auto.threshold
+                    }
+                    _ => 0,
+                };
+                while let Some(item) = items.next() {
                     self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
                     self.assign(target, item, f)?;
                     match self.exec_block(body, f)? {
                         Flow::Break => break,
                         Flow::Return(v) => return Ok(Flow::Return(v)),
                         Flow::Normal | Flow::Continue => {}
+                    }
+                    if until_hot > 0 {
+                        until_hot -= 1;
+                        if until_hot == 0
+                            && items.has_next()
+                            && self.run_loop_compiled(s, target, body, &mut items, f)?
+                        {
+                            break;
+                        }
                     }
                 }
             }
@@ -313,14 +345,186 @@ impl Interp {
         Ok(Flow::Normal)
     }
 
+    /// A read of a global or an outer cell while auto-JIT traces (a guard).
+    #[cold]
+    fn note_read(&mut self, var: Var, f: &Frame) -> Result<()> {
+        match var {
+            Var::Local(_) => Ok(()),
+            Var::Cell(i) => self.auto.read_cell(&f.cells[i as usize]),
+            Var::Global(id) => {
+                let id = id as usize;
+                let v = self.globals.get(id).and_then(Option::as_ref);
+                self.auto.read_global(id, v)
+            }
+        }
+    }
+
+    fn read_var(&self, var: Var, f: &Frame) -> Option<Value> {
+        match var {
+            Var::Local(i) => f.locals[i as usize].clone(),
+            Var::Cell(i) => f.cells[i as usize].borrow().clone(),
+            Var::Global(id) => self.globals.get(id as usize).cloned().flatten(),
+        }
+    }
+
+    fn write_var(&mut self, var: Var, v: Option<Value>, f: &mut Frame) {
+        match var {
+            Var::Local(i) => f.locals[i as usize] = v,
+            Var::Cell(i) => *f.cells[i as usize].borrow_mut() = v,
+            Var::Global(id) => {
+                let id = id as usize;
+                if self.globals.len() <= id {
+                    self.globals.resize(id + 1, None);
+                }
+                self.globals[id] = v;
+            }
+        }
+    }
+
+    /// A hot `for` loop over a range: trace one iteration of its body,
+    /// compile it, and run the remaining `items` compiled. False if the
+    /// body does not compile (the loop then goes on interpreted, and is not
+    /// tried again).
+    #[cold]
+    fn run_loop_compiled(
+        &mut self,
+        s: &Stmt,
+        target: &Target,
+        body: &[Stmt],
+        items: &mut Iter,
+        f: &mut Frame,
+    ) -> Result<bool> {
+        let key = s as *const Stmt as usize;
+        if self.auto.loop_refused(key) || !crate::transform::idle() {
+            return Ok(false);
+        }
+        let region = format!("loop ({})", f.file.location(s.span));
+        let after = self.auto.threshold;
+        let refuse = |interp: &mut Interp, signature: String, why: String| {
+            interp.auto.loop_outcome(
+                key,
+                region.clone(),
+                after,
+                signature,
+                auto::Outcome::Interpreted(why),
+            );
+            Ok(false)
+        };
+        let plan = match auto::plan_loop(target, body) {
+            Ok(p) => p,
+            Err(why) => return refuse(self, "()".into(), why),
+        };
+        let values: Vec<Option<Value>> = plan
+            .carried
+            .iter()
+            .map(|(v, _)| self.read_var(*v, f))
+            .collect();
+        let carry = match auto::describe_carry(&values) {
+            Ok(c) => c,
+            Err(why) => return refuse(self, "()".into(), why),
+        };
+        let signature = carry.signature();
+        let mut before: Vec<Value> = f.locals.iter().flatten().cloned().collect();
+        before.extend(f.cells.iter().filter_map(|c| c.borrow().clone()));
+        let cells: Vec<Cell> = plan
+            .carried
+            .iter()
+            .filter_map(|(v, _)| match v {
+                Var::Cell(i) => Some(f.cells[*i as usize].clone()),
+                _ => None,
+            })
+            .collect();
+        let globals: Vec<usize> = plan
+            .carried
+            .iter()
+            .filter_map(|(v, _)| match v {
+                Var::Global(id) => Some(*id as usize),
+                _ => None,
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        self.auto.begin_loop_trace(&before, &cells, &globals);
+        let result = auto::compile_loop(&carry, &values, |vals| {
+            for ((v, _), val) in plan.carried.iter().zip(vals) {
+                self.write_var(*v, Some(val), f);
+            }
+            match self.exec_block(body, f)? {
+                Flow::Normal | Flow::Continue => {}
+                _ => return Err(auto::not_pure("the body leaves the loop")),
+            }
+            Ok(plan
+                .carried
+                .iter()
+                .map(|(v, _)| self.read_var(*v, f))
+                .collect())
+        });
+        self.auto.end_trace();
+        for ((v, _), val) in plan.carried.iter().zip(&values) {
+            self.write_var(*v, val.clone(), f);
+        }
+        let compiled = match result {
+            Err(e) if e.kind == ErrorKind::KeyboardInterrupt => return Err(e),
+            Err(e) => {
+                let why = match auto::refused_outcome(&e) {
+                    auto::Outcome::Interpreted(w) => w,
+                    auto::Outcome::Compiled { .. } => unreachable!(),
+                };
+                return refuse(self, signature, why);
+            }
+            Ok(c) => c,
+        };
+        let outcome = auto::compiled_outcome(&compiled, start);
+        self.auto
+            .loop_outcome(key, region.clone(), after, signature, outcome);
+        // The remaining iterations; on Ctrl-C the variables keep the values
+        // of the iterations done, as in the interpreter.
+        let mut leaves = carry.leaves;
+        let mut last = None;
+        let mut stopped = Ok(());
+        for item in items.by_ref() {
+            if let Err(e) = self.check_interrupt() {
+                stopped = Err(e.at(|| f.loc(s.span)));
+                break;
+            }
+            // Taken, not cloned: the executor may then reuse the buffers.
+            match compiled.run(std::mem::take(&mut leaves)) {
+                Ok(next) => leaves = next,
+                Err(e) => {
+                    // Not a user error (the types were checked when it was
+                    // compiled): the variables keep their values from before.
+                    return Err(e.at(|| f.loc(s.span)));
+                }
+            }
+            last = Some(item);
+        }
+        let after_values = auto::carried_after(&values, leaves);
+        for ((v, _), val) in plan.carried.iter().zip(after_values) {
+            self.write_var(*v, Some(val), f);
+        }
+        if let Some(last) = last {
+            self.assign(target, last, f)?;
+        }
+        stopped.map(|_| true)
+    }
+
     /// Store into a target. Plain variables are handled here, small enough to
     /// inline into the loops; unpacking and subscripts go to `assign_complex`.
     #[inline]
     fn assign(&mut self, t: &Target, v: Value, f: &mut Frame) -> Result<()> {
         match t {
             Target::Var(Var::Local(i), _) => f.locals[*i as usize] = Some(v),
-            Target::Var(Var::Cell(i), _) => *f.cells[*i as usize].borrow_mut() = Some(v),
-            Target::Var(Var::Global(id), _) => self.store_global(*id as usize, v),
+            Target::Var(Var::Cell(i), name) => {
+                if self.auto.tracing.is_some() {
+                    self.auto.write_cell(&f.cells[*i as usize], name)?;
+                }
+                *f.cells[*i as usize].borrow_mut() = Some(v)
+            }
+            Target::Var(Var::Global(id), name) => {
+                if self.auto.tracing.is_some() {
+                    self.auto.write_global(*id as usize, name)?;
+                }
+                self.store_global(*id as usize, v)
+            }
             _ => return self.assign_complex(t, v, f),
         }
         Ok(())
@@ -385,6 +589,11 @@ impl Interp {
                 let container = self.eval(obj, f)?;
                 let idx = self.eval(index, f)?;
                 let loc = || f.loc(*span);
+                if self.auto.tracing.is_some() {
+                    self.auto
+                        .mutate(&container, "assigns an item of")
+                        .map_err(|e| e.at(loc))?;
+                }
                 match &container {
                     Value::List(l) => {
                         let n = l.borrow().len();
@@ -474,7 +683,10 @@ impl Interp {
     }
 
     #[inline]
-    fn load(&self, var: Var, name: &str, f: &Frame) -> Result<Value> {
+    fn load(&mut self, var: Var, name: &str, f: &Frame) -> Result<Value> {
+        if self.auto.tracing.is_some() {
+            self.note_read(var, f)?;
+        }
         match var {
             Var::Local(i) => match &f.locals[i as usize] {
                 // Numbers are copied without the out-of-line `Value::clone`.
@@ -768,7 +980,23 @@ impl Interp {
         match fv {
             Value::Function(func) => self.call_function(func, args, kwargs),
             Value::Builtin(b) => self.call_builtin(b, args, kwargs),
-            Value::Native(n) => (n.f)(self, args, kwargs),
+            Value::Native(n) => {
+                if n.transform.is_some() && self.auto_jit_candidate(&args, &kwargs) {
+                    let name = n.name.clone();
+                    let compiled = auto::call(
+                        self,
+                        fv,
+                        &args,
+                        &kwargs,
+                        || format!("function {name}"),
+                        |interp, a, k| (n.f)(interp, a, k),
+                    )?;
+                    if let Some(v) = compiled {
+                        return Ok(v);
+                    }
+                }
+                (n.f)(self, args, kwargs)
+            }
             Value::BoundMethod(m) => {
                 let (recv, method) = &**m;
                 let mut all = Vec::with_capacity(args.len() + 1);
@@ -798,18 +1026,69 @@ impl Interp {
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> Result<Value> {
+        if b.effect != Effect::Pure && self.auto.tracing.is_some() {
+            match b.effect {
+                Effect::MutatesReceiver => {
+                    if let Some(receiver) = args.first() {
+                        self.auto
+                            .mutate(receiver, &format!("calls {} on", b.name))?;
+                    }
+                }
+                _ => {
+                    return Err(auto::not_pure(format!(
+                        "calls {}, which has an effect",
+                        b.name
+                    )))
+                }
+            }
+        }
         let bound = bind_args(&b.name, &b.params, &b.defaults, args, kwargs)?;
         (b.func)(self, bound)
     }
 
     fn call_function(
         &mut self,
-        func: &Function,
+        func: &Rc<Function>,
         args: Vec<Value>,
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> Result<Value> {
         let code = &func.code;
         let bound = bind_args(&code.name, &code.params, &func.defaults, args, kwargs)?;
+        if self.auto_jit_candidate(&bound, &[]) {
+            let region = || format!("function {} ({})", code.name, code.file.location(code.span));
+            let compiled = auto::call(
+                self,
+                &Value::Function(func.clone()),
+                &bound,
+                &[],
+                region,
+                |interp, args, _| interp.run_function(func, args),
+            )?;
+            if let Some(v) = compiled {
+                return Ok(v);
+            }
+        }
+        self.run_function(func, bound)
+    }
+
+    /// Whether a call with these arguments might be compiled automatically
+    /// (the cheap tests; `auto::call` does the rest).
+    fn auto_jit_candidate(&self, args: &[Value], kwargs: &[(Rc<str>, Value)]) -> bool {
+        let holds_arrays = |v: &Value| {
+            matches!(
+                v,
+                Value::Array(_) | Value::List(_) | Value::Tuple(_) | Value::Dict(_)
+            )
+        };
+        self.auto.enabled
+            && self.auto.tracing.is_none()
+            && (args.iter().any(holds_arrays) || kwargs.iter().any(|(_, v)| holds_arrays(v)))
+            && crate::transform::idle()
+    }
+
+    /// Run a function's body on bound arguments.
+    fn run_function(&mut self, func: &Function, bound: Vec<Value>) -> Result<Value> {
+        let code = &func.code;
         if self.depth >= MAX_DEPTH {
             return Err(Error::new(
                 ErrorKind::RecursionError,
@@ -820,6 +1099,9 @@ impl Interp {
         let mut cells: Vec<Cell> = (0..code.own_cells)
             .map(|_| Rc::new(RefCell::new(None)))
             .collect();
+        if self.auto.tracing.is_some() {
+            self.auto.fresh_cells(&cells);
+        }
         cells.extend(func.free_cells.iter().cloned());
         for (i, v) in bound.into_iter().enumerate() {
             locals[i] = Some(v);

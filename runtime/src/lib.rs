@@ -19,7 +19,7 @@ pub mod tensor;
 pub mod transform;
 pub mod value;
 
-pub use builtin::{bind_args, Builtin, NativeFn};
+pub use builtin::{bind_args, Builtin, Effect, NativeFn};
 pub use error::{Error, ErrorKind, Result};
 pub use eval::Interp;
 pub use session::Session;

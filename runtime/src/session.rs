@@ -134,6 +134,16 @@ impl Session {
     }
 
     /// Why a jitted function compiled each time (the REPL's `:why f`).
+    /// Turn automatic JIT on or off (`--no-auto-jit`, `set_auto_jit`).
+    pub fn set_auto_jit(&mut self, on: bool) {
+        self.interp.auto.enabled = on;
+    }
+
+    /// What automatic JIT compiled, what it left interpreted, and why (`:jit`).
+    pub fn auto_jit_report(&self) -> String {
+        self.interp.auto.report()
+    }
+
     pub fn why(&mut self, name: &str) -> Result<String> {
         let name = name.trim();
         let is_name = !name.is_empty()

@@ -83,6 +83,12 @@ pub struct NativeClosure {
     pub attrs: RefCell<Vec<(String, Value)>>,
     #[allow(clippy::type_complexity)]
     pub f: Box<dyn Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value>>,
+    /// For a transformed function (`grad(f)`, `vmap(f, 1)`): the
+    /// transformation with its options, as text, and the function it
+    /// transforms. Two natives with the same pair compute the same function,
+    /// so automatic JIT counts their calls together (a loop that calls
+    /// `grad(loss)(p)` makes a new native each time).
+    pub transform: Option<(String, Value)>,
 }
 
 impl std::fmt::Debug for NativeClosure {
@@ -100,6 +106,22 @@ impl NativeClosure {
             name: name.into(),
             attrs: RefCell::new(Vec::new()),
             f: Box::new(f),
+            transform: None,
+        }))
+    }
+
+    /// A transformed function: `transform` (with its options) applied to `of`.
+    pub fn transformed(
+        name: impl Into<String>,
+        transform: String,
+        of: Value,
+        f: impl Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value> + 'static,
+    ) -> Value {
+        Value::Native(Rc::new(NativeClosure {
+            name: name.into(),
+            attrs: RefCell::new(Vec::new()),
+            f: Box::new(f),
+            transform: Some((transform, of)),
         }))
     }
 }

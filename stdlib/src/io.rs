@@ -16,29 +16,29 @@ use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Value};
 use std::io::{Cursor, Read, Write};
 
 pub(crate) fn register(r: &mut crate::Registry) {
-    r.func(
+    r.effect_func(
         "save(file, arr)",
         "Write `arr` to `file` in NumPy's .npy format (\".npy\" is appended if missing); returns None.",
         save,
     );
-    r.func(
+    r.effect_func(
         "load(file)",
         "Read an array from a .npy file, or a dict name -> array from a .npz file. \
          int8/int16/uint8/uint16 load as int32, uint64 as int64 and float16 as float32.",
         load,
     );
-    r.func(
+    r.effect_func(
         "savez(file, *args, **kwds)",
         "Write arrays into an uncompressed .npz archive: positional ones as arr_0, arr_1, ..., \
          keyword ones under their names; returns None.",
         savez,
     );
-    r.func(
+    r.effect_func(
         "savez_compressed(file, *args, **kwds)",
         "Like savez, but the members are deflate-compressed; returns None.",
         savez_compressed,
     );
-    r.func(
+    r.effect_func(
         "loadz(file)",
         "Read a .npz archive: a dict name -> array (names without \".npy\").",
         loadz,

@@ -26,7 +26,34 @@ pub(crate) fn register(r: &mut Registry) {
          with its reason.",
         make_jit,
     );
-    r.func(
+    r.effect_func(
+        "set_auto_jit(on=True, threshold=None)",
+        "Turn automatic JIT on or off: when on, a function called threshold times with the \
+         same argument types, or a loop over a range after threshold iterations, is compiled \
+         and runs compiled from then on (results are the same either way). The REPL's :jit \
+         shows what was compiled. Returns the previous setting.",
+        |interp, a| {
+            let was = interp.auto.enabled;
+            interp.auto.enabled = a[0].truthy()?;
+            if !matches!(a[1], Value::None) {
+                let t = int_arg("threshold", &a[1])?;
+                if t < 1 {
+                    return Err(Error::value_error(format!(
+                        "set_auto_jit: threshold must be at least 1, got {t}"
+                    )));
+                }
+                interp.auto.threshold = t.min(u32::MAX as i64) as u32;
+            }
+            Ok(Value::Bool(was))
+        },
+    );
+    r.effect_func(
+        "auto_jit_report()",
+        "What automatic JIT compiled (hot functions and loops) and what it left \
+         interpreted, with the reason: the text the REPL's :jit prints.",
+        |interp, _| Ok(Value::str(&interp.auto.report())),
+    );
+    r.effect_func(
         "jit_stats()",
         "Every compile of every jitted function so far: a list of dicts with the function, \
          the reason, the time in ms and the equations before and after optimisation.",

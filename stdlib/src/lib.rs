@@ -16,7 +16,7 @@ mod shape;
 mod transforms;
 mod tree;
 
-use arr_runtime::{Builtin, Interp, NativeFn, Session, Value};
+use arr_runtime::{Builtin, Effect, Interp, NativeFn, Session, Value};
 use std::rc::Rc;
 
 pub use args::*;
@@ -36,6 +36,30 @@ impl Registry<'_> {
         let name = b_name(&b);
         self.interp.set_builtin(&name, b.clone());
         b
+    }
+
+    /// A global function with a side effect (output, files, clocks): code
+    /// that calls it is never compiled automatically.
+    pub fn effect_func(&mut self, signature: &str, doc: &str, f: NativeFn) -> Value {
+        let b = Builtin::new(signature, doc, f).with_effect(Effect::World);
+        let b = Value::Builtin(Rc::new(b));
+        let name = b_name(&b);
+        self.interp.set_builtin(&name, b.clone());
+        b
+    }
+
+    /// A method that changes its receiver (a list or dict) in place.
+    pub fn mutating_method(
+        &mut self,
+        receiver: &'static str,
+        signature: &str,
+        doc: &str,
+        f: NativeFn,
+    ) {
+        let b = Builtin::new(signature, doc, f).with_effect(Effect::MutatesReceiver);
+        let b = Value::Builtin(Rc::new(b));
+        let name = b_name(&b);
+        self.interp.add_method(receiver, &name, b);
     }
 
     /// A global function that is also a method of arrays (`x.sum()` is `sum(x)`).

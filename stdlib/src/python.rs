@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
-    r.func(
+    r.effect_func(
         "print(*args, sep=' ', end='\\n')",
         "Print values separated by sep and followed by end.",
         print,
@@ -92,7 +92,7 @@ pub(crate) fn register(r: &mut Registry) {
         type_,
     );
     r.func("callable(x)", "Whether x can be called.", callable);
-    r.func(
+    r.effect_func(
         "help(x)",
         "Show the signature and documentation of x.",
         help,
@@ -102,12 +102,12 @@ pub(crate) fn register(r: &mut Registry) {
         "Format x with a format spec such as '.3f'.",
         format,
     );
-    r.func(
+    r.effect_func(
         "perf_counter()",
         "Seconds from a monotonic clock, for timing.",
         perf_counter,
     );
-    r.func(
+    r.effect_func(
         "timeit(f, number=None, repeat=5)",
         "Time f() and return the best seconds per call over `repeat` runs of `number` calls (number chosen automatically if None).",
         timeit,
@@ -124,25 +124,25 @@ pub(crate) fn register(r: &mut Registry) {
         block_until_ready,
     );
 
-    r.method(
+    r.mutating_method(
         "list",
         "append(self, x)",
         "Add x at the end of the list.",
         list_append,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "extend(self, xs)",
         "Add the items of xs at the end of the list.",
         list_extend,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "pop(self, i=-1)",
         "Remove and return the item at i (default the last).",
         list_pop,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "insert(self, i, x)",
         "Insert x before position i.",
@@ -166,25 +166,25 @@ pub(crate) fn register(r: &mut Registry) {
         "A shallow copy of the list.",
         list_copy,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "reverse(self)",
         "Reverse the list in place.",
         list_reverse,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "sort(self, key=None, reverse=False)",
         "Sort the list in place.",
         list_sort,
     );
-    r.method(
+    r.mutating_method(
         "list",
         "remove(self, x)",
         "Remove the first item equal to x.",
         list_remove,
     );
-    r.method("list", "clear(self)", "Remove every item.", list_clear);
+    r.mutating_method("list", "clear(self)", "Remove every item.", list_clear);
     r.method("dict", "keys(self)", "The keys, as a list.", dict_keys);
     r.method(
         "dict",
@@ -204,13 +204,13 @@ pub(crate) fn register(r: &mut Registry) {
         "The value for key, or default.",
         dict_get,
     );
-    r.method(
+    r.mutating_method(
         "dict",
         "update(self, other)",
         "Insert every entry of other.",
         dict_update,
     );
-    r.method(
+    r.mutating_method(
         "dict",
         "pop(self, key, default=None)",
         "Remove key and return its value (or default).",
@@ -222,7 +222,7 @@ pub(crate) fn register(r: &mut Registry) {
         "A shallow copy of the dict.",
         dict_copy,
     );
-    r.method(
+    r.mutating_method(
         "dict",
         "setdefault(self, key, default=None)",
         "The value for key, inserting default first if missing.",

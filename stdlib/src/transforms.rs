@@ -12,9 +12,9 @@ use crate::args::*;
 use crate::tree::{leaves, map_leaves};
 use crate::Registry;
 use arr_kernels::DType;
-use arr_runtime::numpy;
 use arr_runtime::prim::type_str;
 use arr_runtime::transform::{batch, control, custom, graph, jvp, linear, ops};
+use arr_runtime::{display, numpy};
 use arr_runtime::{Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -289,11 +289,21 @@ fn make_grad(a: Vec<Value>, with_value: bool) -> Result<Value> {
         if with_value { "value_and_grad" } else { "grad" },
         func_name(&f)
     );
-    Ok(NativeClosure::value(name, move |interp, args, kwargs| {
-        grad_call(
-            interp, &f, &argnums, single, has_aux, with_value, args, kwargs,
-        )
-    }))
+    let key = format!(
+        "{}(argnums={}, has_aux={has_aux})",
+        if with_value { "value_and_grad" } else { "grad" },
+        display::repr(&a[1])
+    );
+    Ok(NativeClosure::transformed(
+        name,
+        key,
+        f.clone(),
+        move |interp, args, kwargs| {
+            grad_call(
+                interp, &f, &argnums, single, has_aux, with_value, args, kwargs,
+            )
+        },
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -583,9 +593,13 @@ fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
         },
         func_name(&f)
     );
-    Ok(NativeClosure::value(name, move |interp, args, kwargs| {
-        jacobian_call(interp, &f, &argnums, single, mode, args, kwargs)
-    }))
+    let key = format!("{name}(argnums={})", display::repr(&a[1]));
+    Ok(NativeClosure::transformed(
+        name,
+        key,
+        f.clone(),
+        move |interp, args, kwargs| jacobian_call(interp, &f, &argnums, single, mode, args, kwargs),
+    ))
 }
 
 /// An identity basis for tensors of these types: `size` rows, one per
@@ -806,9 +820,20 @@ fn make_vmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
     let (in_axes, out_axes, axis_size) = (a[1].clone(), a[2].clone(), a[3].clone());
     let name = format!("vmap({})", func_name(&f));
-    Ok(NativeClosure::value(name, move |interp, args, kwargs| {
-        vmap_call(interp, &f, &in_axes, &out_axes, &axis_size, args, kwargs)
-    }))
+    let key = format!(
+        "vmap(in_axes={}, out_axes={}, axis_size={})",
+        display::repr(&in_axes),
+        display::repr(&out_axes),
+        display::repr(&axis_size)
+    );
+    Ok(NativeClosure::transformed(
+        name,
+        key,
+        f.clone(),
+        move |interp, args, kwargs| {
+            vmap_call(interp, &f, &in_axes, &out_axes, &axis_size, args, kwargs)
+        },
+    ))
 }
 
 fn vmap_call(

@@ -281,23 +281,26 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
 }
 
 /// Evaluate every register over `len` elements from flat index `start`.
+/// `regs` holds the registers one after another, `width` elements each.
 fn eval_block<T: KFloat>(
     k: &Kernel,
     srcs: &[Data<T>],
-    regs: &mut [Vec<T>],
+    regs: &mut [T],
+    width: usize,
     start: usize,
     len: usize,
 ) {
     for i in 0..k.body.len() {
-        let (done, rest) = regs.split_at_mut(i);
-        let out = &mut rest[0][..len];
+        let (done, rest) = regs.split_at_mut(i * width);
+        let out = &mut rest[..len];
+        let reg = |r: usize| &done[r * width..r * width + len];
         match k.body[i] {
             ScalarOp::Load(n) => load(k, n, srcs[n].slice(), start, out),
             ScalarOp::Const(x) => out.fill(T::from_f64(x)),
-            ScalarOp::Unary(op, a) => unary(op, &done[a][..len], out),
-            ScalarOp::Binary(op, a, b) => binary(op, &done[a][..len], &done[b][..len], out),
+            ScalarOp::Unary(op, a) => unary(op, reg(a), out),
+            ScalarOp::Binary(op, a, b) => binary(op, reg(a), reg(b), out),
             ScalarOp::Select(c, a, b) => {
-                let (c, a, b) = (&done[c][..len], &done[a][..len], &done[b][..len]);
+                let (c, a, b) = (reg(c), reg(a), reg(b));
                 for j in 0..len {
                     out[j] = if c[j] != T::ZERO { a[j] } else { b[j] };
                 }
@@ -315,7 +318,10 @@ fn run_range<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
 ) -> Vec<f64> {
-    let mut regs: Vec<Vec<T>> = (0..k.body.len()).map(|_| vec![T::ZERO; BLOCK]).collect();
+    // Small arrays get small registers: zeroing a whole block per register
+    // would cost more than the work.
+    let width = BLOCK.min(end - start);
+    let mut regs: Vec<T> = vec![T::ZERO; width * k.body.len()];
     let mut acc: Vec<f64> = k
         .outputs
         .iter()
@@ -324,10 +330,10 @@ fn run_range<T: KFloat>(
     let mut pos = start;
     while pos < end {
         let len = BLOCK.min(end - pos);
-        eval_block(k, srcs, &mut regs, pos, len);
+        eval_block(k, srcs, &mut regs, width, pos, len);
         let mut s = 0;
         for (j, out) in k.outputs.iter().enumerate() {
-            let r = &regs[out.reg][..len];
+            let r = &regs[out.reg * width..out.reg * width + len];
             match out.reduce {
                 None => {
                     stores[s][pos - start..pos - start + len].copy_from_slice(r);
@@ -417,15 +423,17 @@ fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
                     store_chunks[t].push(c);
                 }
             }
-            let partials: Vec<Vec<f64>> = store_chunks
-                .into_par_iter()
-                .enumerate()
-                .map(|(t, mut st)| {
-                    let start = base + t * chunk;
-                    let end = (start + chunk).min(base + row_len);
-                    run_range(k, &srcs, start, end, &mut st)
-                })
-                .collect();
+            let part = |(t, mut st): (usize, Vec<&mut [T]>)| {
+                let start = base + t * chunk;
+                let end = (start + chunk).min(base + row_len);
+                run_range(k, &srcs, start, end, &mut st)
+            };
+            // One chunk (a small row) runs here, without a trip through the pool.
+            let partials: Vec<Vec<f64>> = if store_chunks.len() == 1 {
+                store_chunks.into_iter().enumerate().map(part).collect()
+            } else {
+                store_chunks.into_par_iter().enumerate().map(part).collect()
+            };
             let mut acc: Vec<f64> = k
                 .outputs
                 .iter()

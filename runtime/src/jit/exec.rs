@@ -10,7 +10,7 @@ use crate::transform::graph::{Atom, Graph};
 
 /// For each variable, the index of the last equation reading it
 /// (`usize::MAX` for graph outputs, which live to the end).
-fn last_uses(g: &Graph) -> Vec<usize> {
+pub fn last_uses(g: &Graph) -> Vec<usize> {
     let mut last = vec![0; g.types.len()];
     for (i, eqn) in g.eqns.iter().enumerate() {
         for a in &eqn.inputs {
@@ -28,8 +28,8 @@ fn last_uses(g: &Graph) -> Vec<usize> {
 }
 
 /// Run `g` on its constants followed by the arguments.
-pub fn run(g: &Graph, consts: &[Tensor], args: Vec<Tensor>) -> Result<Vec<Tensor>> {
-    let last = last_uses(g);
+/// `last` is `last_uses(g)`, computed once when `g` is compiled.
+pub fn run(g: &Graph, last: &[usize], consts: &[Tensor], args: Vec<Tensor>) -> Result<Vec<Tensor>> {
     let mut env: Vec<Option<Tensor>> = vec![None; g.types.len()];
     for (&v, t) in g.invars.iter().zip(consts.iter().cloned().chain(args)) {
         env[v] = Some(t);

@@ -33,6 +33,9 @@ struct Group {
     /// Reductions: (output variable, register, op).
     reductions: Vec<(usize, usize, ReduceOp)>,
     reduce_axes: Option<usize>,
+    /// Whether reductions may join (not in the exact pipeline: a fused sum
+    /// adds in another order than the eager one).
+    fuse_reductions: bool,
 }
 
 fn float_unary(op: UnaryOp) -> bool {
@@ -44,7 +47,7 @@ fn fusible_binary(op: BinaryOp) -> bool {
 }
 
 impl Group {
-    fn new(shape: Vec<usize>, dtype: DType) -> Group {
+    fn new(shape: Vec<usize>, dtype: DType, fuse_reductions: bool) -> Group {
         Group {
             shape,
             dtype,
@@ -56,6 +59,7 @@ impl Group {
             loaded: HashMap::new(),
             reductions: Vec::new(),
             reduce_axes: None,
+            fuse_reductions,
         }
     }
 
@@ -197,10 +201,11 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
         }
         // A reduction of a group value over trailing axes ends in an output.
         Prim::Reduce { op, axes }
-            if matches!(
-                op,
-                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod
-            ) =>
+            if group.fuse_reductions
+                && matches!(
+                    op,
+                    ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod
+                ) =>
         {
             let n = group.shape.len();
             let k = axes.len();
@@ -298,6 +303,17 @@ fn reads_group(group: &Group, eqn: &Eqn) -> bool {
 
 /// The fusion pass.
 pub fn fuse(g: &Graph) -> Graph {
+    fuse_with(g, true)
+}
+
+/// The fusion pass of the exact pipeline: elementwise chains only, so each
+/// value is computed by the same scalar operations, in the same order, as
+/// eager mode computes it (reductions stay their own eager kernels).
+pub fn fuse_elementwise(g: &Graph) -> Graph {
+    fuse_with(g, false)
+}
+
+fn fuse_with(g: &Graph, fuse_reductions: bool) -> Graph {
     // Where each variable is last read (equation index; outputs count as the end).
     let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, eqn) in g.eqns.iter().enumerate() {
@@ -323,7 +339,7 @@ pub fn fuse(g: &Graph) -> Graph {
             i += 1;
             continue;
         };
-        let mut group = Group::new(shape, dtype);
+        let mut group = Group::new(shape, dtype, fuse_reductions);
         let mut j = i;
         // Equations that do not fit but read nothing of the group (a
         // broadcast operand computed in between, say) move before it.

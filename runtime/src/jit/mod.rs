@@ -9,6 +9,7 @@
 //! function is traced through like any other: the transformation sees its
 //! primitives, and the outer `jit` (if any) compiles the whole.
 
+pub mod auto;
 pub mod exec;
 pub mod fuse;
 
@@ -38,11 +39,13 @@ pub struct Compiled {
     pub traced: Rc<Graph>,
     pub graph: Rc<Graph>,
     pub consts: Vec<Tensor>,
+    /// Where each variable of `graph` is read for the last time.
+    last_use: Vec<usize>,
 }
 
 impl Compiled {
     pub fn run(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>> {
-        exec::run(&self.graph, &self.consts, args)
+        exec::run(&self.graph, &self.last_use, &self.consts, args)
     }
 }
 
@@ -156,10 +159,20 @@ pub fn compile(
     avals: &[Aval],
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
 ) -> Result<Compiled> {
+    compile_with(passes::PIPELINE, avals, f)
+}
+
+/// Trace `f` and run `pipeline` over the graph.
+pub fn compile_with(
+    pipeline: &[passes::Pass],
+    avals: &[Aval],
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<Compiled> {
     let closed = graph::trace(avals, true, f)?;
-    let graph = passes::run_pipeline(&closed.graph, None);
+    let graph = passes::run_passes(pipeline, &closed.graph, None);
     Ok(Compiled {
         traced: closed.graph,
+        last_use: exec::last_uses(&graph),
         graph: Rc::new(graph),
         consts: closed.consts,
     })

@@ -14,6 +14,7 @@ use arr_kernels::{Array, BinaryOp, DType, UnaryOp};
 use std::collections::HashMap;
 
 /// A pass: its name (for `:ir --pass NAME` and snapshots) and the rewrite.
+#[derive(Clone, Copy)]
 pub struct Pass {
     pub name: &'static str,
     pub run: fn(&Graph) -> Graph,
@@ -43,10 +44,29 @@ pub const PIPELINE: &[Pass] = &[
     },
 ];
 
+/// The pipeline of automatic JIT: the same passes, but fusion leaves
+/// reductions alone, so compiled code computes every value bit for bit as
+/// the interpreter would (turning the feature off changes no result).
+pub const EXACT_PIPELINE: &[Pass] = &[
+    PIPELINE[0],
+    PIPELINE[1],
+    PIPELINE[2],
+    PIPELINE[3],
+    Pass {
+        name: "fuse",
+        run: super::fuse::fuse_elementwise,
+    },
+];
+
 /// Run the pipeline; with `until`, stop after the pass of that name.
 pub fn run_pipeline(g: &Graph, until: Option<&str>) -> Graph {
+    run_passes(PIPELINE, g, until)
+}
+
+/// Run `passes` in order; with `until`, stop after the pass of that name.
+pub fn run_passes(passes: &[Pass], g: &Graph, until: Option<&str>) -> Graph {
     let mut g = g.clone();
-    for pass in PIPELINE {
+    for pass in passes {
         g = (pass.run)(&g);
         debug_assert!(
             graph::typecheck(&g).is_ok(),
@@ -127,6 +147,20 @@ fn lit_value(a: &Atom) -> Option<f64> {
     }
 }
 
+/// Whether adding the literal `a` changes nothing, -0.0 included: -0.0 for
+/// floats (0.0 + -0.0 is 0.0, -0.0 + -0.0 is -0.0); 0 for integers.
+fn neutral_for_add(a: &Atom) -> bool {
+    match lit_value(a) {
+        Some(x) if a_is_float(a) => x == 0.0 && x.is_sign_negative(),
+        Some(x) => x == 0.0,
+        None => false,
+    }
+}
+
+fn a_is_float(a: &Atom) -> bool {
+    matches!(a, Atom::Lit(x) if x.dtype().is_float())
+}
+
 fn atom_aval(g: &Graph, a: &Atom) -> Aval {
     g.atom_aval(a)
 }
@@ -155,8 +189,9 @@ pub fn simplify(g: &Graph) -> Graph {
                 match op {
                     BinaryOp::Mul if r == Some(1.0) => keep(0),
                     BinaryOp::Mul if l == Some(1.0) => keep(1),
-                    BinaryOp::Add if r == Some(0.0) => keep(0),
-                    BinaryOp::Add if l == Some(0.0) => keep(1),
+                    // x + 0.0 is not x for x = -0.0; x + (-0.0) always is.
+                    BinaryOp::Add if neutral_for_add(&inputs[1]) => keep(0),
+                    BinaryOp::Add if neutral_for_add(&inputs[0]) => keep(1),
                     BinaryOp::Sub if r == Some(0.0) => keep(0),
                     BinaryOp::Div if r == Some(1.0) => keep(0),
                     BinaryOp::Pow if r == Some(1.0) => keep(0),

@@ -170,6 +170,11 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     }
 }
 
+/// Whether no transformation or trace is active (plain eager evaluation).
+pub fn idle() -> bool {
+    STACK.with(|s| s.borrow().is_empty())
+}
+
 /// The kinds of the active traces, innermost last (for messages and tests).
 pub fn active() -> Vec<&'static str> {
     STACK.with(|s| s.borrow().iter().map(|e| e.kind.name()).collect())

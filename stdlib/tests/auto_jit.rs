@@ -1,0 +1,268 @@
+//! Automatic JIT: hot functions and loops are compiled by themselves, the
+//! results are bit for bit those of the interpreter, impure code stays
+//! interpreted with its reason, guards follow changes to globals and
+//! closures, and Ctrl-C in a compiled loop keeps the work done.
+
+mod common;
+
+use arr_runtime::{Session, Tensor, Value};
+use common::{expr, Rng};
+use std::sync::atomic::Ordering;
+
+fn session() -> Session {
+    arr_stdlib::session()
+}
+
+fn run(s: &mut Session, src: &str) -> Value {
+    match s.run_entry(src) {
+        Ok(Some(v)) => v,
+        Ok(None) => Value::None,
+        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
+    }
+}
+
+/// Every array of a value, flattened, as (dtype name, shape, bits).
+fn bits(v: &Value) -> Vec<(String, Vec<usize>, Vec<u64>)> {
+    let mut out = Vec::new();
+    collect(v, &mut out);
+    out
+}
+
+fn collect(v: &Value, out: &mut Vec<(String, Vec<usize>, Vec<u64>)>) {
+    match v {
+        Value::Array(Tensor::Concrete(a)) => out.push((
+            a.dtype().name().to_string(),
+            a.shape().to_vec(),
+            (0..a.len()).map(|i| a.get_f64(i).to_bits()).collect(),
+        )),
+        Value::Tuple(t) => t.iter().for_each(|x| collect(x, out)),
+        Value::List(l) => l.borrow().iter().for_each(|x| collect(x, out)),
+        Value::Dict(d) => d.borrow().values().for_each(|x| collect(x, out)),
+        Value::Array(_) => panic!("a tracer escaped"),
+        _ => {}
+    }
+}
+
+fn report(s: &mut Session) -> String {
+    s.auto_jit_report()
+}
+
+#[test]
+fn random_programs_give_the_same_bits_compiled_and_interpreted() {
+    let mut s = session();
+    let mut rng = Rng(777);
+    let mut compiled = 0;
+    let cases = 40;
+    for case in 0..cases {
+        let (a, b) = if case % 5 == 0 {
+            (200 + rng.below(50), 100 + rng.below(50))
+        } else {
+            (1 + rng.below(9), 1 + rng.below(40))
+        };
+        let shapes = [
+            format!("({a}, {b})"),
+            format!("({b},)"),
+            format!("({a}, 1)"),
+            "()".to_string(),
+        ];
+        let dtype = if rng.below(3) == 0 {
+            "float64"
+        } else {
+            "float32"
+        };
+        let pick = |rng: &mut Rng| shapes[rng.below(4) as usize].clone();
+        let (sx, sy, sz) = (shapes[0].clone(), pick(&mut rng), pick(&mut rng));
+        let body = format!("{} + x", expr(&mut rng, 4));
+        let wrap = match rng.below(6) {
+            0 => format!("sum({body})"),
+            1 => format!("mean({body}, axis=-1)"),
+            2 => format!("max({body}, axis=-1)"),
+            3 => format!("(sum({body}, axis=0), sqrt(var(x)) * y, minimum({body}, 0.0))"),
+            4 => format!("[{body}, {{'s': sum({body} * {body})}}]"),
+            _ => body.clone(),
+        };
+        let src = format!(
+            "k = random.split(random.key({case}), 3)\n\
+             x = random.normal(k[0], {sx}, dtype={dtype})\n\
+             y = random.normal(k[1], {sy}, dtype={dtype})\n\
+             z = random.normal(k[2], {sz}, dtype={dtype})\n\
+             def f{case}(x, y, z):\n    return {wrap}\n"
+        );
+        run(&mut s, &src);
+        run(&mut s, "set_auto_jit(False)");
+        let want = run(&mut s, &format!("f{case}(x, y, z)"));
+        run(&mut s, "set_auto_jit(True)");
+        let got: Vec<Value> = (0..7)
+            .map(|_| run(&mut s, &format!("f{case}(x, y, z)")))
+            .collect();
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(
+                bits(g),
+                bits(&want),
+                "case {case}, call {}: compiled and interpreted results differ for\n{src}",
+                i + 1
+            );
+        }
+        if report(&mut s).contains(&format!("compiled     function f{case} ")) {
+            compiled += 1;
+        }
+    }
+    assert_eq!(
+        compiled,
+        cases,
+        "every program compiles:\n{}",
+        report(&mut s)
+    );
+}
+
+#[test]
+fn impure_functions_and_loops_stay_interpreted_and_say_why() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "x = arange(3.0)\n\
+         def shows(x):\n    print(x)\n    return x + 1\n\
+         total = 0\n\
+         def counts(x):\n    global total\n    total = total + 1\n    return x\n\
+         log = []\n\
+         def logs(x):\n    log.append(x)\n    return x * 2\n\
+         def branches(x):\n    if x.sum() > 0:\n        return x\n    return -x\n\
+         def builds(x):\n    d = {}\n    d['a'] = x + 1\n    out = []\n    out.append(d['a'])\n    return out\n\
+         for i in range(8):\n    a = shows(x)\n\
+         for i in range(8):\n    b = counts(x)\n\
+         for i in range(8):\n    c = logs(x)\n\
+         for i in range(8):\n    d = branches(x)\n\
+         for i in range(8):\n    e = builds(x)\n\
+         (total, len(log))",
+    );
+    assert_eq!(arr_runtime::display::repr(&out), "(8, 8)");
+    let r = report(&mut s);
+    for line in [
+        "function shows (<entry 1>:2:1) after 5 calls for (f32[3]): line 3: calls print, which has an effect",
+        "function counts (<entry 1>:6:1) after 5 calls for (f32[3]): assigns the global 'total'",
+        "function logs (<entry 1>:11:1) after 5 calls for (f32[3]): line 12: calls append on a list that existed before the call",
+        "function branches (<entry 1>:14:1) after 5 calls for (f32[3]): line 15: this needs a concrete value",
+    ] {
+        assert!(r.contains(&format!("interpreted  {line}")), "missing {line:?} in\n{r}");
+    }
+    // Building new lists and dicts inside is fine.
+    assert!(r.contains("compiled     function builds"), "{r}");
+}
+
+#[test]
+fn guards_follow_globals_and_closures() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        "w = ones(3)\n\
+         def scaled(x):\n    return x * w\n\
+         x = arange(3.0)\n\
+         seen = []\n\
+         for i in range(8):\n    seen.append(scaled(x))\n    w = w + 1.0\n\
+         def make(k):\n    def times(x):\n        return x * k\n    return times\n\
+         fs = [make(float(i)) for i in range(3)]\n\
+         outs = []\n\
+         for f in fs:\n    for j in range(7):\n        r = f(x)\n    outs.append(r)\n\
+         (stack(seen)[:, 2].tolist(), stack(outs)[:, 2].tolist())",
+    );
+    assert_eq!(
+        arr_runtime::display::repr(&out),
+        "([2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0], [0.0, 2.0, 4.0])"
+    );
+    let r = report(&mut s);
+    assert!(r.contains("compiled     function scaled"), "{r}");
+    assert!(r.contains("compiled     function times"), "{r}");
+}
+
+#[test]
+fn hot_loops_compile_and_carry_pytrees() {
+    let mut s = session();
+    run(
+        &mut s,
+        "b = ones(4)\n\
+         v = zeros(4)\n\
+         p = {'w': ones(3), 'n': [zeros(2)]}\n\
+         for _ in range(1000):\n    v = v * 0.99 + b\n\
+         for _ in range(50):\n    p = {'w': p['w'] * 0.5, 'n': [p['n'][0] + 1.0]}\n\
+         for i in range(20):\n    u = v * i\n",
+    );
+    let compiled = (run(&mut s, "v"), run(&mut s, "p"), run(&mut s, "(u, i)"));
+    let mut plain = session();
+    run(&mut plain, "set_auto_jit(False)");
+    run(
+        &mut plain,
+        "b = ones(4)\n\
+         v = zeros(4)\n\
+         p = {'w': ones(3), 'n': [zeros(2)]}\n\
+         for _ in range(1000):\n    v = v * 0.99 + b\n\
+         for _ in range(50):\n    p = {'w': p['w'] * 0.5, 'n': [p['n'][0] + 1.0]}\n\
+         for i in range(20):\n    u = v * i\n",
+    );
+    let interpreted = (
+        run(&mut plain, "v"),
+        run(&mut plain, "p"),
+        run(&mut plain, "(u, i)"),
+    );
+    assert_eq!(bits(&compiled.0), bits(&interpreted.0));
+    assert_eq!(bits(&compiled.1), bits(&interpreted.1));
+    assert_eq!(bits(&compiled.2), bits(&interpreted.2));
+    assert_eq!(
+        arr_runtime::display::repr(&run(&mut s, "i")),
+        "19",
+        "the loop variable ends at the last item"
+    );
+    let r = report(&mut s);
+    assert!(
+        r.contains("compiled     loop (<entry 1>:4:1) after 5 iterations for (f32[4])"),
+        "{r}"
+    );
+    assert!(
+        r.contains("compiled     loop (<entry 1>:6:1) after 5 iterations for (f32[3], f32[2])"),
+        "{r}"
+    );
+    assert!(
+        r.contains("interpreted  loop (<entry 1>:8:1) after 5 iterations for (): the body reads the loop variable"),
+        "{r}"
+    );
+    assert!(plain.auto_jit_report().contains("nothing compiled"));
+}
+
+#[test]
+fn ctrl_c_in_a_compiled_loop_keeps_the_iterations_done() {
+    let mut s = session();
+    let flag = s.interrupt_handle();
+    let stop = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let r =
+        s.run_entry("n = zeros(()).astype(int32)\nfor _ in range(2_000_000_000):\n    n = n + 1\n");
+    stop.join().unwrap();
+    let err = r.expect_err("interrupted");
+    assert!(
+        err.render().contains("KeyboardInterrupt"),
+        "{}",
+        err.render()
+    );
+    let n = match run(&mut s, "int(n)") {
+        Value::Int(n) => n,
+        other => panic!("{other:?}"),
+    };
+    assert!(n > 5 && n < 2_000_000_000, "n = {n}");
+    assert!(report(&mut s).contains("compiled     loop"));
+}
+
+#[test]
+fn turning_it_off_compiles_nothing() {
+    let mut s = session();
+    run(&mut s, "set_auto_jit(False)");
+    run(
+        &mut s,
+        "def f(x):\n    return x + 1\nx = ones(3)\nfor i in range(10):\n    x = f(x)\n",
+    );
+    let r = report(&mut s);
+    assert!(r.starts_with("automatic JIT is off"), "{r}");
+    assert!(r.contains("nothing compiled"), "{r}");
+    let err = s.run_entry("set_auto_jit(True, threshold=0)").unwrap_err();
+    assert!(err.render().contains("threshold must be at least 1"));
+}
