@@ -6,34 +6,27 @@
 //! `target/release/arr-bench [--repeat N] [--python PATH]`.
 
 use arr_runtime::Session;
+use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
 use std::process::Command;
 use std::time::Instant;
 
-/// A field of /proc/self/status, in kB.
-fn status_kb(field: &str) -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    line[field.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
-}
+#[global_allocator]
+static ALLOCATOR: &PeakMemAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-/// Megabytes of resident memory at the peak of one call of `f`, beyond
-/// what was resident before it (its inputs, the session); the result
-/// counts. Linux resets the peak (VmHWM) when 5 is written to clear_refs.
-fn peak_during(session: &mut Session, f: &str) -> Option<f64> {
+/// Megabytes allocated at the peak of one call of `f`, beyond what was
+/// allocated before it (its inputs, the session); the result counts.
+fn peak_during(session: &mut Session, f: &str) -> f64 {
     let func = session.get(f).unwrap_or_else(|| panic!("no function {f}"));
     // Warm: compile caches, thread pools.
     drop(session.interp.call(&func, vec![], vec![]).expect("runs"));
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
-    let before = status_kb("VmRSS:")?;
+    // Buffers kept for reuse would hide allocations from the count.
+    arr_kernels::cpu::release_pooled_buffers();
+    ALLOCATOR.reset_peak_memory();
     let r = session.interp.call(&func, vec![], vec![]).expect("runs");
-    let peak = status_kb("VmHWM:")?;
+    let peak = ALLOCATOR.get_peak_memory();
     drop(r);
-    Some((peak - before) / 1e3)
+    peak as f64 / 1e6
 }
 
 struct Row {
@@ -428,7 +421,9 @@ fn print_peaks() {
         .run_script("<bench>", WORKLOADS)
         .expect("workloads load");
     println!();
-    println!("| id | peak resident MB during one call, beyond what was resident | bound | |");
+    println!(
+        "| id | peak MB allocated during one call, beyond what was allocated before | bound | |"
+    );
     println!("|---|---|---|---|");
     // w1 under jit may hold its output (40 MB) and at most 64 MB more: no
     // full-size intermediate.
@@ -439,10 +434,7 @@ fn print_peaks() {
         ("w2_jit", 64.0),
         ("w4_jit", f64::NAN),
     ] {
-        let Some(mb) = peak_during(&mut session, id) else {
-            println!("| {id} | n/a (needs Linux's /proc/self/clear_refs) | | |");
-            continue;
-        };
+        let mb = peak_during(&mut session, id);
         let verdict = if bound.is_nan() {
             "reported".to_string()
         } else if mb <= bound {

@@ -162,6 +162,14 @@ pub(crate) fn recycle(buf: &mut Buffer) {
 
 /// An output of `n` elements whose contents are unspecified (stale values
 /// from a recycled buffer, or zeros): only for kernels that write every element.
+/// Free the pooled buffers (for measurements of peak memory, which must
+/// see every buffer a computation needs).
+pub fn release_pooled_buffers() {
+    if let Ok(mut pool) = POOL.lock() {
+        pool.clear();
+    }
+}
+
 pub fn alloc_overwrite<T: Elem>(n: usize) -> Vec<T> {
     if n * std::mem::size_of::<T>() >= POOL_MIN_BYTES {
         if let Ok(mut pool) = POOL.try_lock() {

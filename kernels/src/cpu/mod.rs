@@ -15,6 +15,7 @@ mod shape;
 mod sort;
 pub mod vmath;
 
+pub use elem::release_pooled_buffers;
 pub use fused::run_kernel;
 pub use random::threefry_block;
 pub use scalar::{erf_inv_f32, erf_inv_f64};

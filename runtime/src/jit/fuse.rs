@@ -303,17 +303,25 @@ fn reads_group(group: &Group, eqn: &Eqn) -> bool {
 
 /// The fusion pass.
 pub fn fuse(g: &Graph) -> Graph {
-    fuse_with(g, true)
+    fuse_with(g, true, 1)
 }
 
 /// The fusion pass of the exact pipeline: elementwise chains only, so each
 /// value is computed by the same scalar operations, in the same order, as
 /// eager mode computes it (reductions stay their own eager kernels).
+///
+/// Small arrays are left unfused too: a fused kernel's fixed cost (its
+/// blocks, registers and threads) exceeds what fusing saves below about
+/// `EXACT_FUSE_MIN` elements, and automatic JIT must not make a hot loop
+/// over small arrays slower than the interpreter ran it.
 pub fn fuse_elementwise(g: &Graph) -> Graph {
-    fuse_with(g, false)
+    fuse_with(g, false, EXACT_FUSE_MIN)
 }
 
-fn fuse_with(g: &Graph, fuse_reductions: bool) -> Graph {
+/// The smallest iteration space the exact pipeline fuses.
+pub const EXACT_FUSE_MIN: usize = 1 << 14;
+
+fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
     // Where each variable is last read (equation index; outputs count as the end).
     let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, eqn) in g.eqns.iter().enumerate() {
@@ -334,7 +342,9 @@ fn fuse_with(g: &Graph, fuse_reductions: bool) -> Graph {
     let mut eqns: Vec<Eqn> = Vec::new();
     let mut i = 0;
     while i < g.eqns.len() {
-        let Some((shape, dtype)) = starts_group(g, &g.eqns[i]) else {
+        let Some((shape, dtype)) = starts_group(g, &g.eqns[i])
+            .filter(|(shape, _)| shape.iter().product::<usize>() >= min_elements)
+        else {
             eqns.push(g.eqns[i].clone());
             i += 1;
             continue;
