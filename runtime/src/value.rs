@@ -102,12 +102,7 @@ impl NativeClosure {
         name: impl Into<String>,
         f: impl Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value> + 'static,
     ) -> Value {
-        Value::Native(Rc::new(NativeClosure {
-            name: name.into(),
-            attrs: RefCell::new(Vec::new()),
-            f: Box::new(f),
-            transform: None,
-        }))
+        Self::make(name.into(), None, Box::new(f))
     }
 
     /// A transformed function: `transform` (with its options) applied to `of`.
@@ -117,11 +112,20 @@ impl NativeClosure {
         of: Value,
         f: impl Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value> + 'static,
     ) -> Value {
+        Self::make(name.into(), Some((transform, of)), Box::new(f))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn make(
+        name: String,
+        transform: Option<(String, Value)>,
+        f: Box<dyn Fn(&mut crate::Interp, Vec<Value>, Vec<(Rc<str>, Value)>) -> Result<Value>>,
+    ) -> Value {
         Value::Native(Rc::new(NativeClosure {
-            name: name.into(),
+            name,
             attrs: RefCell::new(Vec::new()),
-            f: Box::new(f),
-            transform: Some((transform, of)),
+            f,
+            transform,
         }))
     }
 }

@@ -6,20 +6,8 @@
 mod common;
 
 use arr_runtime::{Session, Tensor, Value};
-use common::{expr, Rng};
+use common::{random_program, run, session, Rng};
 use std::sync::atomic::Ordering;
-
-fn session() -> Session {
-    arr_stdlib::session()
-}
-
-fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(Some(v)) => v,
-        Ok(None) => Value::None,
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
 
 /// Every array of a value, flattened, as (dtype name, shape, bits).
 fn bits(v: &Value) -> Vec<(String, Vec<usize>, Vec<u64>)> {
@@ -54,40 +42,8 @@ fn random_programs_give_the_same_bits_compiled_and_interpreted() {
     let mut compiled = 0;
     let cases = 40;
     for case in 0..cases {
-        let (a, b) = if case % 5 == 0 {
-            (200 + rng.below(50), 100 + rng.below(50))
-        } else {
-            (1 + rng.below(9), 1 + rng.below(40))
-        };
-        let shapes = [
-            format!("({a}, {b})"),
-            format!("({b},)"),
-            format!("({a}, 1)"),
-            "()".to_string(),
-        ];
-        let dtype = if rng.below(3) == 0 {
-            "float64"
-        } else {
-            "float32"
-        };
-        let pick = |rng: &mut Rng| shapes[rng.below(4) as usize].clone();
-        let (sx, sy, sz) = (shapes[0].clone(), pick(&mut rng), pick(&mut rng));
-        let body = format!("{} + x", expr(&mut rng, 4));
-        let wrap = match rng.below(6) {
-            0 => format!("sum({body})"),
-            1 => format!("mean({body}, axis=-1)"),
-            2 => format!("max({body}, axis=-1)"),
-            3 => format!("(sum({body}, axis=0), sqrt(var(x)) * y, minimum({body}, 0.0))"),
-            4 => format!("[{body}, {{'s': sum({body} * {body})}}]"),
-            _ => body.clone(),
-        };
-        let src = format!(
-            "k = random.split(random.key({case}), 3)\n\
-             x = random.normal(k[0], {sx}, dtype={dtype})\n\
-             y = random.normal(k[1], {sy}, dtype={dtype})\n\
-             z = random.normal(k[2], {sz}, dtype={dtype})\n\
-             def f{case}(x, y, z):\n    return {wrap}\n"
-        );
+        let (setup, wrap) = random_program(&mut rng, case, (200, 100));
+        let src = format!("{setup}def f{case}(x, y, z):\n    return {wrap}\n");
         run(&mut s, &src);
         run(&mut s, "set_auto_jit(False)");
         let want = run(&mut s, &format!("f{case}(x, y, z)"));
@@ -174,30 +130,22 @@ fn guards_follow_globals_and_closures() {
     assert!(r.contains("compiled     function times"), "{r}");
 }
 
+/// Loops carrying an array and a pytree, and one that reads its variable.
+const LOOPS: &str = "b = ones(4)\n\
+     v = zeros(4)\n\
+     p = {'w': ones(3), 'n': [zeros(2)]}\n\
+     for _ in range(1000):\n    v = v * 0.99 + b\n\
+     for _ in range(50):\n    p = {'w': p['w'] * 0.5, 'n': [p['n'][0] + 1.0]}\n\
+     for i in range(20):\n    u = v * i\n";
+
 #[test]
 fn hot_loops_compile_and_carry_pytrees() {
     let mut s = session();
-    run(
-        &mut s,
-        "b = ones(4)\n\
-         v = zeros(4)\n\
-         p = {'w': ones(3), 'n': [zeros(2)]}\n\
-         for _ in range(1000):\n    v = v * 0.99 + b\n\
-         for _ in range(50):\n    p = {'w': p['w'] * 0.5, 'n': [p['n'][0] + 1.0]}\n\
-         for i in range(20):\n    u = v * i\n",
-    );
+    run(&mut s, LOOPS);
     let compiled = (run(&mut s, "v"), run(&mut s, "p"), run(&mut s, "(u, i)"));
     let mut plain = session();
     run(&mut plain, "set_auto_jit(False)");
-    run(
-        &mut plain,
-        "b = ones(4)\n\
-         v = zeros(4)\n\
-         p = {'w': ones(3), 'n': [zeros(2)]}\n\
-         for _ in range(1000):\n    v = v * 0.99 + b\n\
-         for _ in range(50):\n    p = {'w': p['w'] * 0.5, 'n': [p['n'][0] + 1.0]}\n\
-         for i in range(20):\n    u = v * i\n",
-    );
+    run(&mut plain, LOOPS);
     let interpreted = (
         run(&mut plain, "v"),
         run(&mut plain, "p"),

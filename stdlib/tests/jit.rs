@@ -5,19 +5,7 @@
 mod common;
 
 use arr_runtime::{Session, Value};
-use common::{expr, Rng};
-
-fn session() -> Session {
-    arr_stdlib::session()
-}
-
-fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(Some(v)) => v,
-        Ok(None) => Value::None,
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
+use common::{random_program, run, session, Rng};
 
 fn truthy(s: &mut Session, src: &str) -> bool {
     run(s, src).truthy().unwrap()
@@ -29,41 +17,9 @@ fn fused_programs_match_eager_evaluation() {
     let mut rng = Rng(12345);
     let mut fused = 0;
     for case in 0..60 {
-        // Shapes that broadcast into [a, b]; some large enough for several
-        // blocks and threads.
-        let (a, b) = if case % 5 == 0 {
-            (300 + rng.below(50), 150 + rng.below(50))
-        } else {
-            (1 + rng.below(9), 1 + rng.below(40))
-        };
-        let shapes = [
-            format!("({a}, {b})"),
-            format!("({b},)"),
-            format!("({a}, 1)"),
-            "()".to_string(),
-        ];
-        let dtype = if rng.below(3) == 0 {
-            "float64"
-        } else {
-            "float32"
-        };
-        let pick = |rng: &mut Rng| shapes[rng.below(4) as usize].clone();
-        let (sx, sy, sz) = (shapes[0].clone(), pick(&mut rng), pick(&mut rng));
-        // `+ x` gives every program the full shape [a, b].
-        let body = format!("{} + x", expr(&mut rng, 4));
-        let wrap = match rng.below(6) {
-            0 => format!("sum({body})"),
-            1 => format!("sum({body}, axis=-1)"),
-            2 => format!("max({body}, axis=-1)"),
-            // Several outputs and reductions over different axes.
-            3 => format!("(sum({body}, axis=0), sqrt(var(x)) * y, minimum({body}, 0.0))"),
-            _ => body.clone(),
-        };
+        let (setup, wrap) = random_program(&mut rng, case, (300, 150));
         let src = format!(
-            "k = random.split(random.key({case}), 3)\n\
-             x = random.normal(k[0], {sx}, dtype={dtype})\n\
-             y = random.normal(k[1], {sy}, dtype={dtype})\n\
-             z = random.normal(k[2], {sz}, dtype={dtype})\n\
+            "{setup}\
              f = lambda x, y, z: {wrap}\n\
              g = jit(f)\n\
              want = f(x, y, z)\n\

@@ -114,12 +114,13 @@ fn identity<T: KFloat>(op: ReduceOp) -> f64 {
 fn fold<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
     match op {
         ReduceOp::Sum | ReduceOp::Any => {
-            // Eight lanes of partial sums vectorise; the block total joins the f64 total.
-            let mut lanes = [T::ZERO; 8];
-            let chunks = xs.chunks_exact(8);
+            // 32 lanes of partial sums: four independent vector add chains,
+            // so the adds' latency overlaps; the block total joins the f64 total.
+            let mut lanes = [T::ZERO; 32];
+            let chunks = xs.chunks_exact(32);
             let rest = chunks.remainder();
             for c in chunks {
-                for i in 0..8 {
+                for i in 0..32 {
                     lanes[i] = T::add(lanes[i], c[i]);
                 }
             }

@@ -1,5 +1,20 @@
-//! Helpers shared by the jit tests: a deterministic generator and random
-//! elementwise programs.
+//! Helpers shared by the jit tests: sessions, a deterministic generator and
+//! random elementwise programs.
+
+use arr_runtime::{Session, Value};
+
+pub fn session() -> Session {
+    arr_stdlib::session()
+}
+
+/// Run an entry; its value (None for statements). Panics with the rendered error.
+pub fn run(s: &mut Session, src: &str) -> Value {
+    match s.run_entry(src) {
+        Ok(Some(v)) => v,
+        Ok(None) => Value::None,
+        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
+    }
+}
 
 /// A small deterministic generator (the tests must reproduce exactly).
 pub struct Rng(pub u64);
@@ -46,4 +61,49 @@ pub fn expr(rng: &mut Rng, depth: u32) -> String {
         11 => format!("abs({a})"),
         _ => format!("sqrt(abs({a}) + 1.0)"),
     }
+}
+
+/// A random program: inputs `x`, `y`, `z` (shapes that broadcast into
+/// `[a, b]`, float32 or float64; one case in five with `large` sizes, enough
+/// for several blocks and threads) and an expression over them whose
+/// results are pytrees of arrays, reductions included. Returns the code that
+/// defines the inputs and the expression.
+pub fn random_program(rng: &mut Rng, case: u64, large: (u64, u64)) -> (String, String) {
+    let (a, b) = if case.is_multiple_of(5) {
+        (large.0 + rng.below(50), large.1 + rng.below(50))
+    } else {
+        (1 + rng.below(9), 1 + rng.below(40))
+    };
+    let shapes = [
+        format!("({a}, {b})"),
+        format!("({b},)"),
+        format!("({a}, 1)"),
+        "()".to_string(),
+    ];
+    let dtype = if rng.below(3) == 0 {
+        "float64"
+    } else {
+        "float32"
+    };
+    let pick = |rng: &mut Rng| shapes[rng.below(4) as usize].clone();
+    let (sx, sy, sz) = (shapes[0].clone(), pick(rng), pick(rng));
+    // `+ x` gives every program the full shape [a, b].
+    let body = format!("{} + x", expr(rng, 4));
+    let wrapped = match rng.below(8) {
+        0 => format!("sum({body})"),
+        1 => format!("sum({body}, axis=-1)"),
+        2 => format!("max({body}, axis=-1)"),
+        // Several outputs and reductions over different axes.
+        3 => format!("(sum({body}, axis=0), sqrt(var(x)) * y, minimum({body}, 0.0))"),
+        4 => format!("[{body}, {{'s': sum({body} * {body})}}]"),
+        5 => format!("mean({body}, axis=-1)"),
+        _ => body,
+    };
+    let setup = format!(
+        "k = random.split(random.key({case}), 3)\n\
+         x = random.normal(k[0], {sx}, dtype={dtype})\n\
+         y = random.normal(k[1], {sy}, dtype={dtype})\n\
+         z = random.normal(k[2], {sz}, dtype={dtype})\n"
+    );
+    (setup, wrapped)
 }
