@@ -329,6 +329,12 @@ fn mul_scalar(a: Tensor, k: i64) -> Result<Tensor> {
 /// clamped by the gather.
 fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<Tensor> {
     let n = len as i64;
+    if ix.as_concrete().is_none() && crate::jit::auto::tracing() {
+        return Err(crate::jit::auto::not_pure(
+            "indexes with an array of indices: the interpreter checks their bounds, \
+             compiled code would clamp them",
+        ));
+    }
     let mut any_negative = ix.as_concrete().is_none();
     if let Some(c) = ix.as_concrete() {
         for i in 0..c.len() {

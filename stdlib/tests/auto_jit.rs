@@ -106,6 +106,26 @@ fn impure_functions_and_loops_stay_interpreted_and_say_why() {
 }
 
 #[test]
+fn value_dependent_errors_are_kept() {
+    // The interpreter checks the bounds of index arrays; compiled code would
+    // clamp them, so such a function stays interpreted and still raises.
+    let mut s = session();
+    run(
+        &mut s,
+        "def pick(x, i):\n    return x[i] * 2.0\n\
+         x = arange(3.0)\n\
+         for k in range(8):\n    r = pick(x, array(k % 2))\n",
+    );
+    let err = s.run_entry("pick(x, array(5))").unwrap_err().render();
+    assert!(err.contains("IndexError: index 5 is out of bounds"), "{err}");
+    let r = report(&mut s);
+    assert!(
+        r.contains("interpreted  function pick (<entry 1>:1:1) after 5 calls for (f32[3], i32[]): line 2: indexes with an array of indices"),
+        "{r}"
+    );
+}
+
+#[test]
 fn guards_follow_globals_and_closures() {
     let mut s = session();
     let out = run(

@@ -392,7 +392,33 @@ fn count_kernels(c: &Compiled) -> usize {
         .count()
 }
 
+thread_local! {
+    /// Whether this thread is tracing a region for automatic JIT, for code
+    /// far from the interpreter (indexing) whose eager checks depend on
+    /// values.
+    static TRACING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a region is being traced for automatic JIT. Operations whose
+/// eager form checks values (the bounds of an index array) end such a trace
+/// with `not_pure` when the values are traced: compiled code could not
+/// raise the interpreter's error.
+pub fn tracing() -> bool {
+    TRACING.with(|t| t.get())
+}
+
 impl AutoJit {
+    fn start(&mut self, state: TraceState) {
+        debug_assert!(self.tracing.is_none());
+        self.tracing = Some(state);
+        TRACING.with(|t| t.set(true));
+    }
+
+    fn stop(&mut self) -> TraceState {
+        TRACING.with(|t| t.set(false));
+        self.tracing.take().expect("tracing")
+    }
+
     // ---- hooks called while tracing ----
 
     /// A global was read: guard its value (functions only, not loops).
@@ -646,8 +672,7 @@ pub fn call(
     let avals: Vec<Aval> = leaves.iter().map(Tensor::aval).collect();
     let start = Instant::now();
     let template = RefCell::new(Value::None);
-    let prev = interp.auto.tracing.replace(state);
-    debug_assert!(prev.is_none());
+    interp.auto.start(state);
     let result = compile_with(EXACT_PIPELINE, &avals, |ts| {
         let mut it = ts.into_iter();
         let a: Vec<Value> = args.iter().map(|v| rebuild(v, &mut it)).collect();
@@ -673,7 +698,7 @@ pub fn call(
         *template.borrow_mut() = rebuild(&out, &mut std::iter::repeat(placeholder));
         Ok(outs)
     });
-    state = interp.auto.tracing.take().expect("tracing");
+    state = interp.auto.stop();
     let region = region();
     let entry = interp.auto.funcs.get_mut(&key).expect("entry");
     let sig = &mut entry.sigs[s];
@@ -929,11 +954,11 @@ impl AutoJit {
         t.fresh_cells
             .extend(cells.iter().map(|c| Rc::as_ptr(c) as usize));
         t.writable_globals.extend(globals.iter().copied());
-        self.tracing = Some(t);
+        self.start(t);
     }
 
     pub fn end_trace(&mut self) {
-        self.tracing = None;
+        self.stop();
     }
 
     /// Record a loop's outcome; a refused loop is not tried again.
