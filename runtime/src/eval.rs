@@ -465,10 +465,7 @@ impl Interp {
         let compiled = match result {
             Err(e) if e.kind == ErrorKind::KeyboardInterrupt => return Err(e),
             Err(e) => {
-                let why = match auto::refused_outcome(&e) {
-                    auto::Outcome::Interpreted(w) => w,
-                    auto::Outcome::Compiled { .. } => unreachable!(),
-                };
+                let why = auto::reason(&e);
                 return refuse(self, signature, why);
             }
             Ok(c) => c,

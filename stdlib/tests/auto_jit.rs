@@ -117,7 +117,10 @@ fn value_dependent_errors_are_kept() {
          for k in range(8):\n    r = pick(x, array(k % 2))\n",
     );
     let err = s.run_entry("pick(x, array(5))").unwrap_err().render();
-    assert!(err.contains("IndexError: index 5 is out of bounds"), "{err}");
+    assert!(
+        err.contains("IndexError: index 5 is out of bounds"),
+        "{err}"
+    );
     let r = report(&mut s);
     assert!(
         r.contains("interpreted  function pick (<entry 1>:1:1) after 5 calls for (f32[3], i32[]): line 2: indexes with an array of indices"),

@@ -105,6 +105,8 @@ impl PartialEq for Part {
 enum Arrays {
     /// By type, each one also a leaf (arguments and loop carries).
     ByType,
+    /// By type, tracers included (a loop body's results).
+    Traced,
     /// By identity (guards: the values a trace baked in).
     ByIdentity,
 }
@@ -114,18 +116,14 @@ enum Arrays {
 /// that receives one is not compiled.
 fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<Tensor>) -> bool {
     match v {
-        Value::Array(t) => {
-            let Tensor::Concrete(a) = t else {
-                return false;
-            };
-            match arrays {
-                Arrays::ByType => {
-                    parts.push(Part::Type(Aval::of(a)));
-                    leaves.push(t.clone());
-                }
-                Arrays::ByIdentity => parts.push(Part::Same(a.clone())),
+        Value::Array(t) => match (arrays, t) {
+            (Arrays::Traced, _) | (Arrays::ByType, Tensor::Concrete(_)) => {
+                parts.push(Part::Type(t.aval()));
+                leaves.push(t.clone());
             }
-        }
+            (Arrays::ByIdentity, Tensor::Concrete(a)) => parts.push(Part::Same(a.clone())),
+            _ => return false,
+        },
         Value::None => parts.push(Part::None),
         Value::Bool(b) => parts.push(Part::Bool(*b)),
         Value::Int(i) => parts.push(Part::Int(*i)),
@@ -377,7 +375,7 @@ fn types_text(leaves: &[Tensor]) -> String {
 }
 
 /// The reason an attempt failed, with the line where it did.
-fn reason(e: &Error) -> String {
+pub fn reason(e: &Error) -> String {
     match &e.loc {
         Some(l) => format!("line {}: {}", l.line_col().line, e.message),
         None => e.message.clone(),
@@ -711,7 +709,7 @@ pub fn call(
                 after,
                 unit: "calls",
                 signature,
-                outcome: refused_outcome(&e),
+                outcome: Outcome::Interpreted(reason(&e)),
             });
             Ok(None)
         }
@@ -1010,7 +1008,7 @@ pub fn compile_loop(
             }
             // The structure and Python values must come back unchanged.
             let mut ignore = Vec::new();
-            if !describe_traced(v, &mut parts, &mut ignore) {
+            if !describe(v, Arrays::Traced, &mut parts, &mut ignore) {
                 return Err(not_pure(format!("the body assigns a {}", v.type_name())));
             }
         }
@@ -1021,32 +1019,6 @@ pub fn compile_loop(
         }
         Ok(outs)
     })
-}
-
-/// `describe` by type for values that may hold tracers.
-fn describe_traced(v: &Value, parts: &mut Vec<Part>, leaves: &mut Vec<Tensor>) -> bool {
-    match v {
-        Value::Array(t) => {
-            parts.push(Part::Type(t.aval()));
-            leaves.push(t.clone());
-            true
-        }
-        Value::List(l) => {
-            let l = l.borrow();
-            parts.push(Part::List(l.len()));
-            l.iter().all(|x| describe_traced(x, parts, leaves))
-        }
-        Value::Tuple(t) => {
-            parts.push(Part::Tuple(t.len()));
-            t.iter().all(|x| describe_traced(x, parts, leaves))
-        }
-        Value::Dict(d) => {
-            let d = d.borrow();
-            parts.push(Part::Dict(d.keys().cloned().collect()));
-            d.values().all(|x| describe_traced(x, parts, leaves))
-        }
-        other => describe(other, Arrays::ByType, parts, leaves),
-    }
 }
 
 /// The carried values after the compiled iterations, rebuilt around `leaves`.
@@ -1066,9 +1038,4 @@ pub fn compiled_outcome(c: &Compiled, start: Instant) -> Outcome {
         eqns_compiled: c.graph.eqns.len(),
         kernels: count_kernels(c),
     }
-}
-
-/// The `:jit` outcome of a failed attempt.
-pub fn refused_outcome(e: &Error) -> Outcome {
-    Outcome::Interpreted(reason(e))
 }
