@@ -9,6 +9,7 @@ mod creation;
 mod io;
 mod jit;
 mod math;
+mod parallel;
 mod python;
 mod random;
 mod reduce;
@@ -115,6 +116,7 @@ pub fn register_all(interp: &mut Interp) {
     io::register(&mut r);
     transforms::register(&mut r);
     jit::register(&mut r);
+    parallel::register(&mut r);
 }
 
 /// A session with every builtin and the prelude loaded.
