@@ -5,12 +5,17 @@ Prints one JSON object: workload id -> median milliseconds. Run by
 measurements taken on the same machine at the same time.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+# Eight virtual CPU devices for pmap (w5), as the shared anchors.py sets them;
+# it must be set before JAX is imported.
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 # ARR_BENCH_ONLY="w3_1024,w4_jit" measures only those anchors (arr-bench --only).
 ONLY = set(filter(None, __import__("os").environ.get("ARR_BENCH_ONLY", "").split(",")))
@@ -39,7 +44,7 @@ def jax_anchors(x, repeat):
         return {}
     out = {}
     xj = jnp.asarray(x)
-    if not want("w1_jit", "w1b_jit", "w2_jit", "w4_jit", "w6"):
+    if not want("w1_jit", "w1b_jit", "w2_jit", "w4_jit", "w6", "w5", "w5_first"):
         return {}
     for key, f in [
         ("w1_jit", jax.jit(lambda x: jnp.sin(x) * 2.0 + x * x - 1.0)),
@@ -68,6 +73,22 @@ def jax_anchors(x, repeat):
         g = jax.grad(loss)(p, x, y)
         return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)
 
+    if want("w5", "w5_first"):
+        nd = jax.local_device_count()
+
+        def pstep_fn(p, x, y):
+            g = jax.lax.pmean(jax.grad(loss)(p, x, y), "d")
+            return jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)
+
+        prep = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (nd,) + a.shape), params)
+        xs, ys = xb.reshape(nd, B // nd, D), yb.reshape(nd, B // nd)
+        t = time.perf_counter()
+        pstep = jax.pmap(pstep_fn, axis_name="d")
+        jax.block_until_ready(pstep(prep, xs, ys))
+        out["w5_first"] = (time.perf_counter() - t) * 1e3
+        out["w5"] = median_ms(lambda: jax.block_until_ready(pstep(prep, xs, ys)), max(repeat, 20))
+    if not want("w4_jit", "w6"):
+        return out
     t = time.perf_counter()
     jstep = jax.jit(step)
     jax.block_until_ready(jstep(params, xb, yb))

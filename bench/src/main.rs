@@ -142,6 +142,19 @@ def w4():
     return p
 def w6():
     return jit(lambda p, x, y: step(p, x, y))(params, xb, yb)
+
+def pstep_fn(p, x, y):
+    g = pmean(grad(loss)(p, x, y), "d")
+    return tree_map(lambda a, b: a - 0.1 * b, p, g)
+NDEV = 8
+pstep = pmap(pstep_fn, axis_name="d")
+prep = tree_map(lambda a: broadcast_to(a, (NDEV,) + a.shape), params)
+xs5 = xb.reshape(NDEV, B // NDEV, D)
+ys5 = yb.reshape(NDEV, B // NDEV)
+def w5():
+    return pstep(prep, xs5, ys5)
+def w5_first():
+    return pmap(lambda p, x, y: pstep_fn(p, x, y), axis_name="d")(prep, xs5, ys5)
 "#;
 
 fn main() {
@@ -293,6 +306,24 @@ fn main() {
             anchor_key: "w4_jit",
             target: 1.0,
             floor: "≈ 0.6 GFLOP a step",
+        },
+        Row {
+            id: "w5",
+            what: "w4 data-parallel on 8 devices: pmap, pmean of grads",
+            arr_ms: 0.0,
+            anchor: "JAX pmap",
+            anchor_key: "w5",
+            target: 1.0,
+            floor: "same flops as w4",
+        },
+        Row {
+            id: "w5_first",
+            what: "first call of pmap(step): trace, compile, run on 8 devices",
+            arr_ms: 0.0,
+            anchor: "JAX pmap",
+            anchor_key: "w5_first",
+            target: 0.1,
+            floor: "compile latency",
         },
         Row {
             id: "w6",

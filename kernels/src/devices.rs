@@ -106,6 +106,16 @@ pub fn snapshot(n: usize) -> Vec<DeviceSnapshot> {
         .collect()
 }
 
+thread_local! {
+    static ON_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is a device worker (one of several running at once,
+/// so kernels with their own thread pools, like the BLAS, stay out).
+pub fn on_device_worker() -> bool {
+    ON_DEVICE.with(|d| d.get())
+}
+
 /// Run `f(rank)` on devices `0..n` at once, one worker thread per device,
 /// and return the results in rank order. Each worker's time is counted as
 /// the device's compute time less what `f` reports as collective time
@@ -120,6 +130,7 @@ pub fn run_spmd<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
                     // Evaluating a graph recurses; give the worker room.
                     .stack_size(64 << 20)
                     .spawn_scoped(s, move || {
+                        ON_DEVICE.with(|d| d.set(true));
                         let st = stats(rank);
                         let before = st.collective_ns.load(Ordering::Relaxed);
                         let t = Instant::now();

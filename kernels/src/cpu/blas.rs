@@ -166,6 +166,11 @@ pub fn gemm<T: BlasElem>(
     bcs: isize,
     c: &mut [T],
 ) -> bool {
+    // Device workers run several products at once; OpenBLAS's one thread
+    // pool, shared by all of them, is slower there than a GEMM per worker.
+    if crate::devices::on_device_worker() {
+        return false;
+    }
     let Some(blas) = get() else {
         return false;
     };

@@ -222,6 +222,18 @@ fn advise_huge_pages<T>(v: &[T]) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages<T>(_v: &[T]) {}
 
+/// How many threads a kernel may split its work over: the rayon pool's,
+/// or 1 on a device worker (several of those run at once and share the
+/// cores already, so a kernel there runs on its own thread).
+#[inline]
+pub fn threads() -> usize {
+    if crate::devices::on_device_worker() {
+        1
+    } else {
+        rayon::current_num_threads().max(1)
+    }
+}
+
 /// Chunk length for splitting `n` elements across threads, or `None` if `n`
 /// is small enough to do on the calling thread.
 #[inline]
@@ -229,7 +241,7 @@ pub fn par_chunk(n: usize) -> Option<usize> {
     if n < PAR_MIN_LEN {
         return None;
     }
-    let threads = rayon::current_num_threads().max(1);
+    let threads = threads();
     if threads == 1 {
         return None;
     }

@@ -416,7 +416,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
         .filter(|o| o.reduce.is_some())
         .map(|_| vec![T::ZERO; outer])
         .collect();
-    let threads = rayon::current_num_threads().max(1);
+    let threads = super::elem::threads();
     // Rows of the reduction (the whole space when nothing is reduced).
     let (rows, row_len) = if k.reduce_axes == 0 {
         (1, n)

@@ -104,7 +104,7 @@ fn scatter_typed<T: Elem>(
                 }
             }
         };
-        if outer > 1 && upd.len() >= super::elem::PAR_MIN_LEN {
+        if outer > 1 && upd.len() >= super::elem::PAR_MIN_LEN && super::elem::threads() > 1 {
             out.par_chunks_mut(block)
                 .enumerate()
                 .for_each(|(o, dst)| do_block(o, dst));

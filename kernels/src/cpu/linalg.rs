@@ -238,6 +238,21 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
         if use_blas && super::blas::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c) {
             return;
         }
+        // matrixmultiply runs single-threaded (its own pool would compete
+        // with rayon's and with device workers); large products are split
+        // into row panels over the rayon threads instead.
+        let threads = super::elem::threads();
+        if threads > 1 && !parallel && p.m >= 2 * threads && p.m * p.k * p.n >= 1 << 21 {
+            let rows = p.m.div_ceil(threads);
+            c.par_chunks_mut(rows * p.n)
+                .enumerate()
+                .for_each(|(i, part)| {
+                    let m = part.len() / p.n;
+                    let a_off = ao + (i * rows) as isize * ars;
+                    T::gemm(m, p.k, p.n, ad, a_off, ars, acs, bd, bo, brs, bcs, part)
+                });
+            return;
+        }
         T::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c)
     };
     for_each_batch(&mut out, p, parallel, one);
@@ -282,7 +297,7 @@ fn for_each_batch<T: Send>(
     parallel: bool,
     one: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    if p.batch > 1 && parallel {
+    if p.batch > 1 && parallel && super::elem::threads() > 1 {
         out.par_chunks_mut(p.m * p.n)
             .enumerate()
             .for_each(|(bi, c)| one(bi, c));

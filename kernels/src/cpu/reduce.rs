@@ -88,7 +88,7 @@ impl<T: Elem, F: Fn(T, T) -> T + Sync, G: Fn(&[T]) -> T + Sync> Reducer<T, F, G>
             return out;
         }
         let total = outer * red * inner;
-        let threads = rayon::current_num_threads();
+        let threads = super::elem::threads();
         if inner == 1 {
             let row_fold = |o: usize| (self.fold)(&data[o * red..(o + 1) * red]);
             if total < PAR_MIN_LEN || threads == 1 {
