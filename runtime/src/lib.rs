@@ -13,6 +13,7 @@ pub mod eval;
 pub mod index;
 pub mod jit;
 pub mod numpy;
+pub mod output;
 pub mod prim;
 pub mod session;
 pub mod tensor;
@@ -21,6 +22,7 @@ pub mod value;
 
 pub use builtin::{bind_args, Builtin, Effect, NativeFn};
 pub use error::{Error, ErrorKind, Result};
+pub use output::{RichOutput, RichSink};
 pub use eval::Interp;
 pub use session::Session;
 pub use tensor::Tensor;

@@ -9,6 +9,7 @@ mod creation;
 mod io;
 mod jit;
 mod math;
+mod output;
 mod python;
 mod random;
 mod reduce;
@@ -113,6 +114,7 @@ pub fn register_all(interp: &mut Interp) {
     tree::register(&mut r);
     random::register(&mut r);
     io::register(&mut r);
+    output::register(&mut r);
     transforms::register(&mut r);
     jit::register(&mut r);
 }
