@@ -10,7 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PACKAGES: &str = "jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill";
+const PACKAGES: &str =
+    "jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -24,7 +25,9 @@ struct Jupyter {
 
 impl Jupyter {
     fn new(name: &str) -> Jupyter {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jupyter").join(name);
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("jupyter")
+            .join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let j = Jupyter { dir };
@@ -106,14 +109,22 @@ fn install_writes_a_kernelspec_with_the_absolute_binary() {
     let exe = Path::new(env!("CARGO_BIN_EXE_arr")).canonicalize().unwrap();
     assert_eq!(
         spec["argv"],
-        serde_json::json!([exe.to_string_lossy(), "kernel", "--connection-file", "{connection_file}"])
+        serde_json::json!([
+            exe.to_string_lossy(),
+            "kernel",
+            "--connection-file",
+            "{connection_file}"
+        ])
     );
     assert_eq!(spec["language"], "arr");
     assert_eq!(spec["display_name"], "arr");
     assert_eq!(spec["interrupt_mode"], "message");
     for logo in ["logo-32x32.png", "logo-64x64.png"] {
         let bytes = std::fs::read(spec_dir.join(logo)).unwrap();
-        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "{logo} is not a PNG");
+        assert!(
+            bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{logo} is not a PNG"
+        );
     }
     // --prefix DIR installs under DIR/share/jupyter.
     let prefix = j.dir.join("prefix");
@@ -123,7 +134,9 @@ fn install_writes_a_kernelspec_with_the_absolute_binary() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    assert!(prefix.join("share/jupyter/kernels/arr/kernel.json").is_file());
+    assert!(prefix
+        .join("share/jupyter/kernels/arr/kernel.json")
+        .is_file());
 }
 
 #[test]

@@ -90,8 +90,19 @@ fn run(cli: Cli) -> ExitCode {
             ExitCode::from(2)
         }
         (Some(Command::Run { file, args }), None) => runner::run_file(&file, &args),
-        (Some(Command::Kernel { action, connection_file }), None) => match (action, connection_file) {
-            (Some(KernelAction::Install { sys_prefix, prefix, .. }), None) => {
+        (
+            Some(Command::Kernel {
+                action,
+                connection_file,
+            }),
+            None,
+        ) => match (action, connection_file) {
+            (
+                Some(KernelAction::Install {
+                    sys_prefix, prefix, ..
+                }),
+                None,
+            ) => {
                 let target = match (sys_prefix, prefix) {
                     (true, _) => kernel::install::Target::SysPrefix,
                     (_, Some(dir)) => kernel::install::Target::Prefix(dir),
@@ -105,7 +116,9 @@ fn run(cli: Cli) -> ExitCode {
                 ExitCode::from(2)
             }
             (None, None) => {
-                eprintln!("arr kernel needs --connection-file FILE (Jupyter passes it), or `install`");
+                eprintln!(
+                    "arr kernel needs --connection-file FILE (Jupyter passes it), or `install`"
+                );
                 ExitCode::from(2)
             }
         },

@@ -22,8 +22,8 @@ pub mod value;
 
 pub use builtin::{bind_args, Builtin, Effect, NativeFn};
 pub use error::{Error, ErrorKind, Result};
-pub use output::{RichOutput, RichSink};
 pub use eval::Interp;
+pub use output::{RichOutput, RichSink};
 pub use session::Session;
 pub use tensor::Tensor;
 pub use value::{Dict, Key, NativeClosure, Value};

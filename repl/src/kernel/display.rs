@@ -98,8 +98,7 @@ fn array_html(a: &Array) -> String {
 
 /// Standard base64 with padding (what Jupyter expects for binary mime types).
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
@@ -135,15 +134,22 @@ mod tests {
 
     #[test]
     fn large_arrays_are_summarised_in_html() {
-        let a = Array::new(&[100, 100], Buffer::F32((0..10_000).map(|i| i as f32).collect()));
+        let a = Array::new(
+            &[100, 100],
+            Buffer::F32((0..10_000).map(|i| i as f32).collect()),
+        );
         let html = array_html(&a);
         assert!(html.starts_with("<div><code>f32[100,100]</code>"), "{html}");
         // 3 + gap + 3 rows, each with 3 + gap + 3 cells.
         assert_eq!(html.matches("<tr>").count(), 1 + 7);
         assert_eq!(html.matches("<td>").count(), 7 * 7);
-        assert!(html.contains("<td>9999.</td>"), "{html}");
+        // Values spanning more than 1e3 print in scientific notation, as in NumPy.
+        assert!(html.contains("<td>9.999e+03</td>"), "{html}");
         let small = Array::new(&[3], Buffer::F32(vec![1.0, 2.5, -3.0]));
         let html = array_html(&small);
-        assert!(html.contains("<td>2.5</td>") && html.contains("<td>-3.</td>"), "{html}");
+        assert!(
+            html.contains("<td>2.5</td>") && html.contains("<td>-3.</td>"),
+            "{html}"
+        );
     }
 }

@@ -189,11 +189,14 @@ mod tests {
         }
         let tail = h.request(&json!({"hist_access_type": "tail", "n": 2}));
         assert_eq!(tail, vec![json!([1, 3, "y = 2"]), json!([1, 4, "x + 1"])]);
-        let range = h.request(&json!({"hist_access_type": "range", "session": 1, "start": 2, "stop": 3}));
+        let range =
+            h.request(&json!({"hist_access_type": "range", "session": 1, "start": 2, "stop": 3}));
         assert_eq!(range, vec![json!([1, 2, "x + 1"])]);
         let search = |extra: Json| {
             let mut c = json!({"hist_access_type": "search", "pattern": "x*"});
-            c.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            c.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
             h.request(&c).len()
         };
         assert_eq!(search(json!({})), 3);

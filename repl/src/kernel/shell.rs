@@ -14,9 +14,9 @@ use arr_lang::Completeness;
 use arr_runtime::{RichOutput, Session};
 use serde_json::{json, Value as Json};
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::collections::VecDeque;
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -190,7 +190,9 @@ impl Kernel {
     }
 
     fn reply(&self, parent: &Message, msg_type: &str, content: Json) {
-        let _ = self.shell.send(self.headers.reply(parent, msg_type, content));
+        let _ = self
+            .shell
+            .send(self.headers.reply(parent, msg_type, content));
     }
 
     /// Serve one request (between busy and idle); false means shut down.
@@ -221,9 +223,7 @@ impl Kernel {
                 }
                 self.reply(request, "execute_reply", reply);
             }
-            "kernel_info_request" => {
-                self.reply(request, "kernel_info_reply", super::kernel_info())
-            }
+            "kernel_info_request" => self.reply(request, "kernel_info_reply", super::kernel_info()),
             "complete_request" => {
                 let content = self.complete(c);
                 self.reply(request, "complete_reply", content);
@@ -274,10 +274,16 @@ impl Kernel {
     /// Run a cell, publishing its input and outputs; returns the execute_reply content.
     fn execute(&mut self, request: &Message) -> Json {
         let c = &request.content;
-        let code = c.get("code").and_then(Json::as_str).unwrap_or("").to_string();
+        let code = c
+            .get("code")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_string();
         let silent = c.get("silent").and_then(Json::as_bool).unwrap_or(false);
-        let store_history =
-            !silent && c.get("store_history").and_then(Json::as_bool).unwrap_or(true);
+        let store_history = !silent
+            && c.get("store_history")
+                .and_then(Json::as_bool)
+                .unwrap_or(true);
         if store_history {
             self.execution_count += 1;
         }
@@ -408,7 +414,9 @@ fn cursor_chars(c: &Json, code: &str) -> usize {
 }
 
 fn byte_offset(code: &str, chars: usize) -> usize {
-    code.char_indices().nth(chars).map_or(code.len(), |(i, _)| i)
+    code.char_indices()
+        .nth(chars)
+        .map_or(code.len(), |(i, _)| i)
 }
 
 /// The identifier or dotted chain (`random.normal`) that touches byte `at`.
@@ -461,7 +469,10 @@ mod tests {
     #[test]
     fn pager_cells() {
         assert!(matches!(classify("?sum"), Cell::Help("sum")));
-        assert!(matches!(classify("random.normal?\n"), Cell::Help("random.normal")));
+        assert!(matches!(
+            classify("random.normal?\n"),
+            Cell::Help("random.normal")
+        ));
         assert!(matches!(classify("help(print)"), Cell::Help("print")));
         assert!(matches!(classify("help(f(x))"), Cell::Code(_)));
         assert!(matches!(classify("x = 1"), Cell::Code(_)));

@@ -183,7 +183,6 @@ impl Message {
             .and_then(Value::as_str)
             .unwrap_or("")
     }
-
 }
 
 /// Makes headers for one kernel process (one `session` id for all of them).
