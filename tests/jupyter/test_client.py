@@ -98,6 +98,19 @@ class ArrKernelClientTests(unittest.TestCase):
         self.assertEqual(ue["v"]["data"]["text/plain"], "9")
         self.assertEqual(ue["bad"]["status"], "error")
 
+    def test_repl_commands(self):
+        reply, outputs = run(self.kc, ":time 20 + 1")
+        self.assertEqual(reply["status"], "ok")
+        text = "".join(m["content"]["text"] for m in outputs if m["msg_type"] == "stream")
+        self.assertIn("21\ntime: ", text)
+        reply, _ = run(self.kc, ":nonsense")
+        self.assertEqual(reply["status"], "error")
+        # help(name) and name? open the pager, like ?name
+        for code in ["help(sum)", "sum?"]:
+            reply, _ = run(self.kc, code)
+            self.assertEqual(reply["payload"][0]["source"], "page")
+            self.assertIn("sum(", reply["payload"][0]["data"]["text/plain"])
+
     def test_errors_have_name_value_traceback(self):
         reply, outputs = run(self.kc, "undefined_name + 1")
         self.assertEqual(reply["status"], "error")

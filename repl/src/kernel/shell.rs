@@ -10,6 +10,7 @@
 use super::display;
 use super::history::History;
 use super::wire::{Headers, Message};
+use crate::repl::CommandOutput;
 use arr_lang::Completeness;
 use arr_runtime::{RichOutput, Session};
 use serde_json::{json, Value as Json};
@@ -60,15 +61,20 @@ fn guarded<T>(f: impl FnOnce() -> arr_runtime::Result<T>) -> Result<T, CellError
     }
 }
 
-/// What a cell asks for: code to run, or documentation for the pager.
+/// What a cell asks for: code to run, documentation for the pager, or one
+/// of the REPL's `:commands` (`:time`, `:ir`, `:why`, `:jit`...).
 enum Cell<'a> {
     Code(&'a str),
     Help(&'a str),
+    Command(&'a str),
 }
 
 /// `?name`, `name?` and a cell that is just `help(name)` open the pager, as in IPython.
 fn classify(code: &str) -> Cell<'_> {
     let t = code.trim();
+    if let Some(command) = t.strip_prefix(':') {
+        return Cell::Command(command);
+    }
     let is_name = |s: &str| {
         !s.is_empty()
             && s.chars()
@@ -308,6 +314,22 @@ impl Kernel {
                 None
             }),
             Cell::Code(code) => guarded(|| session.run_entry(code)),
+            Cell::Command(command) => match crate::repl::run_command(session, command) {
+                CommandOutput::Text(text) => {
+                    self.publish(request, "stream", json!({"name": "stdout", "text": text}));
+                    Ok(None)
+                }
+                CommandOutput::Quit => {
+                    let text = "(:quit does nothing in a notebook: shut the kernel down from the front end)\n";
+                    self.publish(request, "stream", json!({"name": "stdout", "text": text}));
+                    Ok(None)
+                }
+                CommandOutput::Error(msg) => Err(CellError {
+                    ename: "CommandError".into(),
+                    evalue: msg.lines().next().unwrap_or("").to_string(),
+                    traceback: msg.lines().map(str::to_string).collect(),
+                }),
+            },
         };
         let mut output_text = None;
         let reply = match result {
@@ -476,6 +498,10 @@ mod tests {
         assert!(matches!(classify("help(print)"), Cell::Help("print")));
         assert!(matches!(classify("help(f(x))"), Cell::Code(_)));
         assert!(matches!(classify("x = 1"), Cell::Code(_)));
+        assert!(matches!(
+            classify(":time 1 + 1"),
+            Cell::Command("time 1 + 1")
+        ));
     }
 
     #[test]
