@@ -135,6 +135,10 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         Ok(None) => {}
         Err(msg) => eprintln!("{msg}"),
     }
+    // A figure drawn by the entry is written to a file whose path is printed.
+    if let Err(msg) = guarded(|| arr_stdlib::plot::show_pending(&mut s.interp)) {
+        eprintln!("{msg}");
+    }
     true
 }
 

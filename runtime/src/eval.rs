@@ -175,8 +175,26 @@ impl Interp {
                 let text = crate::display::repr(&value);
                 self.write_out(&format!("{text}\n"));
             }
-            RichOutput::Image { mime, data, .. } => {
-                self.write_out(&format!("<{mime}, {} bytes>\n", data.len()));
+            RichOutput::Image { formats, .. } => {
+                // A terminal cannot show it: write the best format to a file and say where.
+                let Some((mime, data)) = formats.first() else {
+                    return;
+                };
+                let ext = if *mime == "image/svg+xml" {
+                    "svg"
+                } else {
+                    "png"
+                };
+                static IMAGES: std::sync::atomic::AtomicUsize =
+                    std::sync::atomic::AtomicUsize::new(0);
+                let n = IMAGES.fetch_add(1, Ordering::Relaxed);
+                let path = std::env::temp_dir()
+                    .join(format!("arr-image-{}-{n}.{ext}", std::process::id()));
+                let text = match std::fs::write(&path, data) {
+                    Ok(()) => format!("image written to {}\n", path.display()),
+                    Err(e) => format!("<{mime} image: cannot write {}: {e}>\n", path.display()),
+                };
+                self.write_out(&text);
             }
             RichOutput::ClearOutput { .. } => {}
         }

@@ -19,10 +19,10 @@ pub enum RichOutput {
         display_id: Option<String>,
         update: bool,
     },
-    /// Show encoded image bytes (`mime` is `image/png` or `image/svg+xml`).
+    /// Show an image, encoded in one or more formats (`image/png`,
+    /// `image/svg+xml`), best first; the front end picks what it can show.
     Image {
-        mime: &'static str,
-        data: Vec<u8>,
+        formats: Vec<(&'static str, Vec<u8>)>,
         display_id: Option<String>,
         update: bool,
     },

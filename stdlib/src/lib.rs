@@ -10,6 +10,7 @@ mod io;
 mod jit;
 mod math;
 mod output;
+pub mod plot;
 mod python;
 mod random;
 mod reduce;
@@ -115,6 +116,7 @@ pub fn register_all(interp: &mut Interp) {
     random::register(&mut r);
     io::register(&mut r);
     output::register(&mut r);
+    plot::register(&mut r);
     transforms::register(&mut r);
     jit::register(&mut r);
 }

@@ -104,8 +104,7 @@ fn display_image(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         )));
     }
     interp.emit(RichOutput::Image {
-        mime,
-        data,
+        formats: vec![(mime, data)],
         display_id,
         update: false,
     });

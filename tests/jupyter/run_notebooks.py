@@ -2,6 +2,7 @@
 and `papermill` (with a parameter) — and checks the outputs' mime types.
 Usage: run_notebooks.py OUT_DIR (JUPYTER_DATA_DIR points at the kernelspec)."""
 
+import base64
 import glob
 import os
 import subprocess
@@ -31,7 +32,12 @@ def check_tour(path, nb, steps):
     html = [o for o in results if "text/html" in o.data]
     assert html and "<table" in html[0].data["text/html"], f"{path}: no HTML array table"
     assert any("…" in o.data["text/html"] for o in html), f"{path}: big array not summarised"
-    displays = [o for o in outs if o.output_type == "display_data"]
+    plots = [o for o in outs if o.output_type == "display_data" and "image/png" in o.data]
+    assert len(plots) == 1, f"{path}: expected one plot, got {plots}"
+    assert "image/svg+xml" in plots[0].data, f"{path}: the plot has no SVG"
+    png = base64.b64decode(plots[0].data["image/png"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n"), f"{path}: the plot is not a PNG"
+    displays = [o for o in outs if o.output_type == "display_data" and "image/png" not in o.data]
     assert len(displays) == 1, f"{path}: expected one display, got {displays}"
     # update_display replaced the first softmax by the reversed one
     assert displays[0].data["text/plain"].split("\n")[1].startswith("[0.66"), displays[0].data

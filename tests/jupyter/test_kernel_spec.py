@@ -45,6 +45,8 @@ class ArrKernelTests(jupyter_kernel_test.KernelTests):
         {"code": "display(ones((2, 2)))", "mime": "text/html"},
         {"code": "display(ones((2, 2)))", "mime": "text/plain"},
         {"code": f"display_image({LOGO!r})", "mime": "image/png"},
+        {"code": "plot(arange(10.0) ** 2)", "mime": "image/png"},
+        {"code": "hist(arange(100.0) % 7)\nshow()", "mime": "image/svg+xml"},
     ]
 
     supported_history_operations = ("tail", "range", "search")

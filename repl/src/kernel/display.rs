@@ -5,7 +5,7 @@
 use arr_kernels::Array;
 use arr_runtime::display::{self, ElementText};
 use arr_runtime::{Tensor, Value};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 
 /// The mime bundle of a value: `{"text/plain": ..., "text/html": ...}`.
 pub fn bundle(v: &Value) -> Json {
@@ -17,17 +17,23 @@ pub fn bundle(v: &Value) -> Json {
     Json::Object(data)
 }
 
-/// A bundle for encoded image bytes (base64 for PNG, text for SVG).
-pub fn image_bundle(mime: &str, bytes: &[u8]) -> Json {
-    let encoded = if mime == "image/svg+xml" {
-        String::from_utf8_lossy(bytes).into_owned()
-    } else {
-        base64(bytes)
-    };
-    json!({
-        "text/plain": format!("<{mime} image, {} bytes>", bytes.len()),
-        mime: encoded,
-    })
+/// A bundle for an image in one or more encodings (base64 for PNG, text for SVG).
+pub fn image_bundle(formats: &[(&str, Vec<u8>)]) -> Json {
+    let mut data = Map::new();
+    let kinds: Vec<&str> = formats.iter().map(|(m, _)| *m).collect();
+    data.insert(
+        "text/plain".into(),
+        Json::String(format!("<image: {}>", kinds.join(", "))),
+    );
+    for (mime, bytes) in formats {
+        let encoded = if *mime == "image/svg+xml" {
+            String::from_utf8_lossy(bytes).into_owned()
+        } else {
+            base64(bytes)
+        };
+        data.insert(mime.to_string(), Json::String(encoded));
+    }
+    Json::Object(data)
 }
 
 fn escape(s: &str) -> String {

@@ -138,11 +138,10 @@ impl Kernel {
                         update,
                     } => display_message(display::bundle(&value), display_id, update),
                     RichOutput::Image {
-                        mime,
-                        data,
+                        formats,
                         display_id,
                         update,
-                    } => display_message(display::image_bundle(mime, &data), display_id, update),
+                    } => display_message(display::image_bundle(&formats), display_id, update),
                 };
                 let _ = iopub.send(headers.publish(&parent.borrow(), msg_type, content));
             }));
@@ -331,6 +330,10 @@ impl Kernel {
                 }),
             },
         };
+        // A figure drawn by the cell shows as its output, as matplotlib's inline backend does.
+        if let Err(e) = arr_stdlib::plot::show_pending(&mut self.session.interp) {
+            eprintln!("arr kernel: cannot show the figure: {}", e.render());
+        }
         let mut output_text = None;
         let reply = match result {
             Ok(value) => {
