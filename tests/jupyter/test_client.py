@@ -199,6 +199,16 @@ class ArrKernelClientTests(unittest.TestCase):
         tampered = list(frames)
         tampered[5] = json.dumps({"code": "forged = 2"}).encode()
         sock.send_multipart(tampered)
+        # the same on control: a forged shutdown is ignored
+        forged = kc.session.serialize(kc.session.msg("shutdown_request", {"restart": False}))
+        forged[1] = b"f" * len(forged[1])
+        kc.control_channel.socket.send_multipart(forged)
+        kc.control_channel.socket.send_multipart([b"<IDS|MSG>", b"x"])
+        request = kc.session.msg("kernel_info_request")
+        kc.control_channel.send(request)
+        reply = kc.get_control_msg(timeout=5)
+        self.assertEqual(reply["parent_header"]["msg_id"], request["header"]["msg_id"])
+        self.assertTrue(self.km.is_alive())
         # the kernel still answers, and ran neither forged cell
         self.assertEqual(kc.kernel_info(reply=True, timeout=5)["content"]["status"], "ok")
         reply, _ = run(kc, "forged")
