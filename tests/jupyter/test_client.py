@@ -97,6 +97,9 @@ class ArrKernelClientTests(unittest.TestCase):
         ue = reply["user_expressions"]
         self.assertEqual(ue["v"]["data"]["text/plain"], "9")
         self.assertEqual(ue["bad"]["status"], "error")
+        # user expressions do not replace the cell's result `_`
+        run(self.kc, "123", user_expressions={"v": "4"})
+        self.assertEqual(value(self.kc, "_"), "123")
 
     def test_repl_commands(self):
         reply, outputs = run(self.kc, ":time 20 + 1")

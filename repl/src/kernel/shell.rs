@@ -383,6 +383,8 @@ impl Kernel {
         let Some(Json::Object(exprs)) = exprs else {
             return Json::Object(out);
         };
+        // Evaluating them must not change `_`, the cell's own result.
+        let underscore = self.session.get("_");
         for (name, expr) in exprs {
             let Some(expr) = expr.as_str() else { continue };
             let session = &mut self.session;
@@ -396,6 +398,9 @@ impl Kernel {
                 }),
             };
             out.insert(name.clone(), r);
+        }
+        if let Some(v) = underscore {
+            self.session.set("_", v);
         }
         Json::Object(out)
     }
