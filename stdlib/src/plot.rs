@@ -333,6 +333,8 @@ fn render_png(f: &Figure) -> Result<Vec<u8>> {
     let mut encoder = png::Encoder::new(&mut png_bytes, w, h);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Best);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
     let mut writer = encoder.write_header().map_err(plot_error)?;
     writer.write_image_data(&rgb).map_err(plot_error)?;
     writer.finish().map_err(plot_error)?;
@@ -369,6 +371,20 @@ fn range_of(values: impl Iterator<Item = f64>) -> (f64, f64) {
 fn padded((lo, hi): (f64, f64)) -> std::ops::Range<f64> {
     let pad = (hi - lo) * 0.05;
     (lo - pad)..(hi + pad)
+}
+
+/// A tick label: short (`2`, `0.25`, `1.5e+06`), and never `-0` (which a
+/// padded range produces for ticks at zero).
+fn tick(v: f64) -> String {
+    let a = v.abs();
+    if a < 1e-12 {
+        return "0".into();
+    }
+    if !(1e-3..1e5).contains(&a) {
+        return format!("{v:.2e}");
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Viridis, by linear interpolation between five of its colours.
@@ -445,9 +461,13 @@ where
         .map_err(plot_error)?;
     chart
         .configure_mesh()
-        .light_line_style(RGBColor(235, 235, 235))
+        // One light grid line per tick, no minor lines: readable, and small files.
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
         .x_desc(f.xlabel.clone().unwrap_or_default())
         .y_desc(f.ylabel.clone().unwrap_or_default())
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(plot_error)?;
     for (i, (series, label)) in f.series.iter().enumerate() {
@@ -527,6 +547,17 @@ mod tests {
         assert!(
             pixels.contains([31u8, 119, 180].as_slice()),
             "the line's colour"
+        );
+        assert_eq!(
+            [
+                tick(-0.0),
+                tick(-1e-17),
+                tick(2.0),
+                tick(0.25),
+                tick(1.5e6),
+                tick(-0.5)
+            ],
+            ["0", "0", "2", "0.25", "1.50e6", "-0.5"]
         );
         let svg = render_svg(&f).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("sine"));
