@@ -217,6 +217,30 @@ class ArrKernelClientTests(unittest.TestCase):
         reply, _ = run(kc, "forged")
         self.assertEqual(reply["ename"], "NameError")
 
+    def test_odd_content_gets_answers(self):
+        kc = self.kc
+        odd = [
+            ("execute_request", {"code": 5, "silent": "yes"}),
+            ("complete_request", {"code": "zer", "cursor_pos": "end"}),
+            ("complete_request", {"code": "é = zer", "cursor_pos": 1000}),
+            ("inspect_request", {"code": "", "cursor_pos": 0}),
+            ("inspect_request", {"code": "no_such_name", "cursor_pos": 3}),
+            ("history_request", {"hist_access_type": "tail", "n": -5}),
+            ("history_request", {"hist_access_type": "search", "pattern": "[[[*"}),
+            ("is_complete_request", {}),
+            ("no_such_request", {}),
+        ]
+        for msg_type, content in odd:
+            msg = kc.session.msg(msg_type, content)
+            kc.shell_channel.send(msg)
+            iopub_until_idle(kc, msg["header"]["msg_id"])
+        while True:
+            try:
+                kc.get_shell_msg(timeout=0.5)
+            except Exception:
+                break
+        self.assertEqual(value(kc, "1 + 1"), "2")
+
     def test_memory_is_stable_over_many_executions(self):
         kc = self.kc
         pid = kernel_pid(self.km)

@@ -175,7 +175,15 @@ impl Kernel {
                 self.reply(&request, "execute_reply", json!({"status": "aborted"}));
                 true
             } else {
-                self.handle(&request, &requests, &mut queued)
+                // A bug in serving one request must not end the kernel: log
+                // it and go on (the evaluation itself is already guarded).
+                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    self.handle(&request, &requests, &mut queued)
+                }));
+                served.unwrap_or_else(|_| {
+                    eprintln!("arr kernel: internal error serving {}", request.msg_type());
+                    true
+                })
             };
             self.status(&request, "idle");
             if !keep_going {
