@@ -49,8 +49,11 @@ pub fn kernel_info() -> Json {
             "arr {version} — a NumPy-flavoured array language with grad, vmap and jit.\n\
              help(name) or ?name shows documentation."
         ),
+        // arr has no web documentation of its own (help(name) is it); its
+        // names and semantics are NumPy's and JAX's, so those references apply.
         "help_links": [
-            {"text": "arr README", "url": "https://github.com/arr-lang/arr#readme"}
+            {"text": "NumPy reference", "url": "https://numpy.org/doc/stable/reference/"},
+            {"text": "JAX documentation", "url": "https://docs.jax.dev/"}
         ],
         "debugger": false,
     })
