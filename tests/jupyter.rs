@@ -137,6 +137,21 @@ fn install_writes_a_kernelspec_with_the_absolute_binary() {
     assert!(prefix
         .join("share/jupyter/kernels/arr/kernel.json")
         .is_file());
+    // --user without JUPYTER_DATA_DIR: the XDG data directory under HOME.
+    if cfg!(target_os = "linux") {
+        let home = j.dir.join("home");
+        let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+            .args(["kernel", "install", "--user"])
+            .env_remove("JUPYTER_DATA_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(home
+            .join(".local/share/jupyter/kernels/arr/kernel.json")
+            .is_file());
+    }
 }
 
 #[test]
