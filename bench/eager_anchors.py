@@ -12,6 +12,13 @@ import time
 
 import numpy as np
 
+# ARR_BENCH_ONLY="w3_1024,w4_jit" measures only those anchors (arr-bench --only).
+ONLY = set(filter(None, __import__("os").environ.get("ARR_BENCH_ONLY", "").split(",")))
+
+
+def want(*keys):
+    return not ONLY or any(k in ONLY for k in keys)
+
 
 def median_ms(fn, repeat):
     times = []
@@ -32,11 +39,15 @@ def jax_anchors(x, repeat):
         return {}
     out = {}
     xj = jnp.asarray(x)
+    if not want("w1_jit", "w1b_jit", "w2_jit", "w4_jit", "w6"):
+        return {}
     for key, f in [
         ("w1_jit", jax.jit(lambda x: jnp.sin(x) * 2.0 + x * x - 1.0)),
         ("w1b_jit", jax.jit(lambda x: x * 2.0 + x * x - 1.0)),
         ("w2_jit", jax.jit(lambda x: jnp.sum(x * x))),
     ]:
+        if not want(key):
+            continue
         f(xj).block_until_ready()
         out[key] = median_ms(lambda: f(xj).block_until_ready(), repeat)
     B, D, H, C = 256, 784, 512, 10
@@ -69,9 +80,12 @@ def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     x = np.random.default_rng(0).standard_normal(10_000_000, dtype=np.float32)
     out = {}
-    out["w1"] = median_ms(lambda: np.sin(x) * 2.0 + x * x - 1.0, repeat)
-    out["w1b"] = median_ms(lambda: x * 2.0 + x * x - 1.0, repeat)
-    out["w2"] = median_ms(lambda: np.sum(x * x), repeat)
+    if want("w1"):
+        out["w1"] = median_ms(lambda: np.sin(x) * 2.0 + x * x - 1.0, repeat)
+    if want("w1b"):
+        out["w1b"] = median_ms(lambda: x * 2.0 + x * x - 1.0, repeat)
+    if want("w2"):
+        out["w2"] = median_ms(lambda: np.sum(x * x), repeat)
 
     def loop():
         s = 0.0
@@ -79,7 +93,8 @@ def main():
             s = s + i * 0.5
         return s
 
-    out["w8"] = median_ms(loop, repeat)
+    if want("w8"):
+        out["w8"] = median_ms(loop, repeat)
 
     b = np.ones(100, dtype=np.float32)
 
@@ -89,17 +104,22 @@ def main():
             y = y * np.float32(0.99) + b
         return y
 
-    out["w9"] = median_ms(dispatch, repeat)
-    out["copy"] = median_ms(lambda: np.copy(x), repeat)
+    if want("w9"):
+        out["w9"] = median_ms(dispatch, repeat)
+    if want("copy"):
+        out["copy"] = median_ms(lambda: np.copy(x), repeat)
     a3 = np.random.default_rng(1).standard_normal((1024, 1024)).astype(np.float32)
     b3 = np.random.default_rng(2).standard_normal((1024, 1024)).astype(np.float32)
-    out["w3_1024"] = median_ms(lambda: a3 @ b3, repeat)
+    if want("w3_1024"):
+        out["w3_1024"] = median_ms(lambda: a3 @ b3, repeat)
     a4 = np.random.default_rng(4).standard_normal((2048, 2048)).astype(np.float32)
     b4 = np.random.default_rng(5).standard_normal((2048, 2048)).astype(np.float32)
-    out["w3_2048"] = median_ms(lambda: a4 @ b4, repeat)
+    if want("w3_2048"):
+        out["w3_2048"] = median_ms(lambda: a4 @ b4, repeat)
     out.update(jax_anchors(x, repeat))
     cmd = [sys.executable, "-c", "import numpy; numpy.ones(3).sum()"]
-    out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)
+    if want("w7"):
+        out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)
     out["numpy"] = np.__version__
     print(json.dumps(out))
 

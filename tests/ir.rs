@@ -689,6 +689,21 @@ fn pass_cse() {
     );
 }
 
+/// Reverse mode through a product makes `transpose(dot_general(..))`; the
+/// epilogue pass swaps the operands instead (the old product is dead).
+#[test]
+fn pass_dot_transpose() {
+    check(
+        "jit(lambda a, b: (a @ b).T + 1.0).ir(ones((2, 3)), ones((3, 4)), after=\"dot_transpose\")",
+        expect![[r#"
+            { lambda ; a:f32[2,3] b:f32[3,4]. let
+                c:f32[2,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+                d:f32[4,2] = dot_general[contract=((0,),(1,)) batch=((),())] b a
+                e:f32[4,2] = add d 1.0:f32[]
+              in (e) }"#]],
+    );
+}
+
 #[test]
 fn pass_dce() {
     check_pass(

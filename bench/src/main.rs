@@ -3,7 +3,8 @@
 //! medians and ratios. Performance claims come from here, never from tests.
 //!
 //! Usage: `bench/run.sh` (builds release, finds a Python with NumPy), or
-//! `target/release/arr-bench [--repeat N] [--python PATH]`.
+//! `target/release/arr-bench [--repeat N] [--python PATH] [--only ID,ID...]`
+//! (`--only` times just those rows and their anchors, and skips the memory table).
 
 use arr_runtime::Session;
 use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
@@ -156,7 +157,12 @@ fn main() {
         .or_else(|| std::env::var("ARR_PYTHON").ok())
         .unwrap_or_else(|| "python3".into());
 
+    let only: Vec<String> = flag("--only")
+        .map(|s| s.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
+    println!("matrix products: {}", arr_kernels::cpu::gemm_backend());
     let mut session = arr_stdlib::session();
     session
         .run_script("<bench>", WORKLOADS)
@@ -298,6 +304,7 @@ fn main() {
             floor: "compile latency",
         },
     ];
+    rows.retain(|r| wanted(r.id) || (r.id == "copy" && wanted("w1b_jit")));
     for row in rows.iter_mut().filter(|r| !r.arr_ms.is_nan()) {
         row.arr_ms = time_arr(&mut session, row.id, repeat);
         eprintln!("  arr {:<4} {:>9.2} ms", row.id, row.arr_ms);
@@ -305,35 +312,37 @@ fn main() {
     drop(session);
 
     // w7: a whole fresh process computing ones(3).sum().
-    let exe = std::env::current_exe()
-        .expect("own path")
-        .with_file_name("arr");
-    let w7 = median(
-        (0..repeat.max(5))
-            .map(|_| {
-                let t = Instant::now();
-                let status = Command::new(&exe)
-                    .args(["-e", "ones(3).sum()"])
-                    .output()
-                    .expect("run arr -e");
-                assert!(
-                    status.status.success(),
-                    "arr -e failed: {}",
-                    String::from_utf8_lossy(&status.stderr)
-                );
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect(),
-    );
-    rows.push(Row {
-        id: "w7",
-        what: "fresh process: ones(3).sum()",
-        arr_ms: w7,
-        anchor: "python+numpy",
-        target: f64::NAN,
-        anchor_key: "w7",
-        floor: "target: under 20 ms",
-    });
+    if wanted("w7") {
+        let exe = std::env::current_exe()
+            .expect("own path")
+            .with_file_name("arr");
+        let w7 = median(
+            (0..repeat.max(5))
+                .map(|_| {
+                    let t = Instant::now();
+                    let status = Command::new(&exe)
+                        .args(["-e", "ones(3).sum()"])
+                        .output()
+                        .expect("run arr -e");
+                    assert!(
+                        status.status.success(),
+                        "arr -e failed: {}",
+                        String::from_utf8_lossy(&status.stderr)
+                    );
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect(),
+        );
+        rows.push(Row {
+            id: "w7",
+            what: "fresh process: ones(3).sum()",
+            arr_ms: w7,
+            anchor: "python+numpy",
+            target: f64::NAN,
+            anchor_key: "w7",
+            floor: "target: under 20 ms",
+        });
+    }
 
     // The anchors run twice, before and after arr's own workloads were timed
     // above, and the faster of the two medians counts: on a shared machine
@@ -343,6 +352,7 @@ fn main() {
     let mut anchors: std::collections::HashMap<String, serde_like::Num> = Default::default();
     for round in 0..2 {
         let out = Command::new(&python)
+            .env("ARR_BENCH_ONLY", only.join(","))
             .arg(&script)
             .arg(repeat.to_string())
             .output();
@@ -411,7 +421,9 @@ fn main() {
             r.floor
         );
     }
-    print_peaks();
+    if only.is_empty() {
+        print_peaks();
+    }
 }
 
 /// Peak memory of single calls, beyond what was live before (inputs).

@@ -5,7 +5,9 @@
 //! and asserted, and a violation is a bug in the caller, not a user error.
 
 pub mod array;
+pub mod collectives;
 pub mod cpu;
+pub mod devices;
 pub mod dtype;
 pub mod kernel;
 pub mod ops;

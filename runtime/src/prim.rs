@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::transform::{
-    self, control,
+    self, collective, control,
     graph::{Graph, GraphRef},
 };
 use arr_kernels::{
@@ -16,7 +16,7 @@ use arr_kernels::{
     ScatterMode, Shape, UnaryOp,
 };
 use smallvec::{smallvec, SmallVec};
-use std::rc::Rc;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prim {
@@ -120,7 +120,10 @@ pub enum Prim {
     /// from a run of elementwise operations and reductions; operands are the
     /// kernel's inputs. Exists only in compiled graphs, after every
     /// transformation has run.
-    Fused(Rc<Kernel>),
+    Fused(Arc<Kernel>),
+    /// A collective over a named axis (`psum`, `all_gather`, `ppermute`...;
+    /// see `transform::collective`).
+    Collective(collective::Collective),
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -263,6 +266,7 @@ impl Prim {
             Prim::Scan { .. } => "scan",
             Prim::CustomVjp { .. } => "custom_vjp",
             Prim::Fused(_) => "fused",
+            Prim::Collective(c) => c.name(),
         }
     }
 
@@ -299,6 +303,7 @@ impl Prim {
         };
         let params = match self {
             Prim::Unary(_) | Prim::Binary(_) | Prim::Select | Prim::Threefry2x32 => String::new(),
+            Prim::Collective(c) => c.params(),
             Prim::Convert(d) => format!("dtype={}", d.name()),
             Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
             Prim::ArgReduce { axis, .. }
@@ -404,6 +409,7 @@ impl Prim {
             Prim::Binary(_) | Prim::Pad { .. } | Prim::Gather { .. } | Prim::DotGeneral(_) => 2,
             Prim::Select | Prim::Scatter { .. } => 3,
             Prim::Threefry2x32 => 4,
+            Prim::Collective(c) => c.arity(),
             Prim::Concatenate { .. }
             | Prim::Cond { .. }
             | Prim::While { .. }
@@ -748,6 +754,7 @@ impl Prim {
                 check_axis("argsort", *axis, args[0].shape.len())?;
                 one(args[0].shape.clone(), DType::I32)
             }
+            Prim::Collective(c) => collective::shape_rule(c, args),
             Prim::Threefry2x32 => {
                 if args
                     .iter()
@@ -866,6 +873,7 @@ impl Prim {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
                 return Ok(smallvec![a.into(), b.into()]);
             }
+            Prim::Collective(c) => collective::eval(c, args.into_vec())?,
             Prim::Cond { .. }
             | Prim::While { .. }
             | Prim::Scan { .. }
@@ -906,6 +914,9 @@ pub fn check_alloc(shape: &[usize], dtype: DType) -> Result<()> {
 /// interprets it (see `transform`).
 pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     let args = args.into_args();
+    if let Prim::Collective(c) = prim {
+        return collective::bind_collective(prim, c, args);
+    }
     if let Some(level) = transform::top_level(&args)? {
         return transform::process(level, prim, args);
     }

@@ -10,6 +10,7 @@ mod io;
 mod jit;
 mod math;
 mod output;
+mod parallel;
 pub mod plot;
 mod python;
 mod random;
@@ -119,6 +120,7 @@ pub fn register_all(interp: &mut Interp) {
     plot::register(&mut r);
     transforms::register(&mut r);
     jit::register(&mut r);
+    parallel::register(&mut r);
 }
 
 /// A session with every builtin and the prelude loaded.

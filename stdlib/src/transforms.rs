@@ -18,6 +18,7 @@ use arr_runtime::{display, numpy};
 use arr_runtime::{Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 
@@ -74,11 +75,12 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
-        "vmap(fun, in_axes=0, out_axes=0, axis_size=None)",
+        "vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None)",
         "Vectorise fun over an axis of its arguments: in_axes gives the mapped axis of each \
          argument (an int, None for an argument shared by all examples, or a tuple with one \
          entry per argument, each of which may be a pytree of axes); out_axes places the \
-         mapped axis in the outputs.",
+         mapped axis in the outputs. With axis_name, collectives (psum, all_gather...) \
+         inside fun can name the mapped axis.",
         make_vmap,
     );
     r.func(
@@ -154,6 +156,14 @@ pub(crate) fn register(r: &mut Registry) {
 /// are leaves too, converted as `array` would).
 fn flatten(v: &Value) -> Result<Vec<Tensor>> {
     leaves(v).iter().map(numpy::to_tensor).collect()
+}
+
+pub(crate) fn flatten_tree(v: &Value) -> Result<Vec<Tensor>> {
+    flatten(v)
+}
+
+pub(crate) fn unflatten_tree(template: &Value, ts: &[Tensor]) -> Result<Value> {
+    unflatten(template, ts)
 }
 
 /// `template` with its leaves replaced, in order, by `ts`.
@@ -819,33 +829,56 @@ fn axes_for(spec: &Value, tree: &Value, out: &mut Vec<Option<i64>>) -> Result<()
 fn make_vmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
     let (in_axes, out_axes, axis_size) = (a[1].clone(), a[2].clone(), a[3].clone());
+    let axis_name: Option<Arc<str>> = match &a[4] {
+        Value::None => None,
+        Value::Str(s) => Some(Arc::from(s.as_str())),
+        other => {
+            return Err(Error::type_error(format!(
+                "vmap: axis_name must be a string, not {}",
+                other.type_name()
+            )))
+        }
+    };
     let name = format!("vmap({})", func_name(&f));
     let key = format!(
-        "vmap(in_axes={}, out_axes={}, axis_size={})",
+        "vmap(in_axes={}, out_axes={}, axis_size={}, axis_name={})",
         display::repr(&in_axes),
         display::repr(&out_axes),
-        display::repr(&axis_size)
+        display::repr(&axis_size),
+        display::repr(&a[4])
     );
     Ok(NativeClosure::transformed(
         name,
         key,
         f.clone(),
         move |interp, args, kwargs| {
-            vmap_call(interp, &f, &in_axes, &out_axes, &axis_size, args, kwargs)
+            let spec = MapSpec {
+                in_axes: &in_axes,
+                out_axes: &out_axes,
+                axis_size: &axis_size,
+                what: "vmap",
+            };
+            vmap_call(interp, &f, &spec, args, kwargs, axis_name.clone())
         },
     ))
 }
 
-fn vmap_call(
-    interp: &mut Interp,
-    f: &Value,
-    in_axes: &Value,
-    out_axes: &Value,
-    axis_size: &Value,
-    args: Vec<Value>,
-    kwargs: Kwargs,
-) -> Result<Value> {
-    let args_tree = Value::tuple(args.clone());
+/// How a mapped call (`vmap`, `pmap`) maps its arguments and results.
+pub(crate) struct MapSpec<'a> {
+    pub in_axes: &'a Value,
+    pub out_axes: &'a Value,
+    pub axis_size: &'a Value,
+    /// The transformation's name, for messages.
+    pub what: &'static str,
+}
+
+/// The arguments of a mapped call, flattened: the argument tree, its
+/// leaves, each leaf's mapped axis, and the mapped size.
+pub(crate) type Mapped = (Value, Vec<Tensor>, Vec<Option<usize>>, usize);
+
+pub(crate) fn map_args(spec: &MapSpec, args: &[Value]) -> Result<Mapped> {
+    let (in_axes, axis_size, what) = (spec.in_axes, spec.axis_size, spec.what);
+    let args_tree = Value::tuple(args.to_vec());
     let spec = match in_axes {
         Value::Tuple(_) | Value::List(_) => in_axes.clone(),
         other => Value::tuple(vec![other.clone(); args.len()]),
@@ -854,7 +887,7 @@ fn vmap_call(
         let n = numpy::sequence_items(in_axes)?.len();
         if n != args.len() {
             return Err(Error::value_error(format!(
-                "vmap: in_axes has {n} entries but the function was called with {} arguments",
+                "{what}: in_axes has {n} entries but the function was called with {} arguments",
                 args.len()
             )));
         }
@@ -870,7 +903,7 @@ fn vmap_call(
             Some(a) => {
                 let d = numpy::normalize_axis(*a, t.ndim()).map_err(|_| {
                     Error::value_error(format!(
-                        "vmap: in_axes {a} is out of range for an argument of type {}",
+                        "{what}: in_axes {a} is out of range for an argument of type {}",
                         type_str(t.shape(), t.dtype())
                     ))
                 })?;
@@ -883,7 +916,7 @@ fn vmap_call(
                     None => size = Some((n, desc)),
                     Some((m, first)) if *m != n => {
                         return Err(Error::value_error(format!(
-                            "vmap got inconsistent sizes for the mapped axis: {first}, but {desc}"
+                            "{what} got inconsistent sizes for the mapped axis: {first}, but {desc}"
                         )))
                     }
                     _ => {}
@@ -896,27 +929,51 @@ fn vmap_call(
     let size = match (size, axis_size) {
         (Some((n, _)), _) => n,
         (None, Value::None) => {
-            return Err(Error::value_error(
-                "vmap: no argument is mapped (all in_axes are None); give axis_size",
-            ))
+            return Err(Error::value_error(format!(
+                "{what}: no argument is mapped (all in_axes are None); give axis_size"
+            )))
         }
         (None, v) => int_arg("axis_size", v)? as usize,
     };
+    Ok((args_tree, flat, dims, size))
+}
+
+/// The mapped axis of each output leaf, from `out_axes` and the output tree.
+pub(crate) fn out_dims(out_axes: &Value, out_tree: &Value) -> Result<Vec<Option<i64>>> {
+    let mut od = Vec::new();
+    axes_for(out_axes, out_tree, &mut od)?;
+    Ok(od)
+}
+
+/// A mapped output axis as an axis of the output (negative counts from the end).
+pub(crate) fn out_axis(a: i64, rank: usize) -> usize {
+    if a < 0 {
+        (a + rank as i64).max(0) as usize
+    } else {
+        a as usize
+    }
+}
+
+pub(crate) fn vmap_call(
+    interp: &mut Interp,
+    f: &Value,
+    spec: &MapSpec,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    axis_name: Option<Arc<str>>,
+) -> Result<Value> {
+    let (args_tree, flat, dims, size) = map_args(spec, &args)?;
+    let out_axes = spec.out_axes;
     let shape = RefCell::new(Value::None);
     let out_dims: RefCell<Vec<Option<i64>>> = RefCell::new(Vec::new());
-    let outs = batch::vmap(
+    let out_ranks: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+    let outs = batch::vmap_named(
         |ts| {
             let rebuilt = unflatten(&args_tree, &ts)?;
             let args = numpy::sequence_items(&rebuilt)?;
             let out = call_flat(interp, f, args, kwargs, &shape)?;
-            let mut od = Vec::new();
-            let oshape = shape.borrow().clone();
-            let spec = match (out_axes, &oshape) {
-                (Value::Tuple(_) | Value::List(_), _) => out_axes.clone(),
-                _ => out_axes.clone(),
-            };
-            axes_for(&spec, &oshape, &mut od)?;
-            *out_dims.borrow_mut() = od;
+            *out_dims.borrow_mut() = self::out_dims(out_axes, &shape.borrow())?;
+            *out_ranks.borrow_mut() = out.iter().map(|t| t.ndim() + 1).collect();
             Ok(out)
         },
         flat,
@@ -924,15 +981,11 @@ fn vmap_call(
         size,
         |i| {
             let od = out_dims.borrow();
-            od.get(i).copied().flatten().map(|a| {
-                if a < 0 {
-                    // Counted in the output's rank (the mapped axis included).
-                    a.rem_euclid(i64::MAX) as usize
-                } else {
-                    a as usize
-                }
-            })
+            let rank = out_ranks.borrow().get(i).copied().unwrap_or(1);
+            // Counted in the output's rank (the mapped axis included).
+            od.get(i).copied().flatten().map(|a| out_axis(a, rank))
         },
+        axis_name,
     )?;
     unflatten(&shape.into_inner(), &outs)
 }
@@ -968,7 +1021,7 @@ pub fn jaxpr_text(
     })?;
     // Unused work (the value under grad, say) is left out, as a compiler would.
     let closed = graph::ClosedGraph {
-        graph: Rc::new(graph::dce(&closed.graph)),
+        graph: Arc::new(graph::dce(&closed.graph)),
         consts: closed.consts,
     };
     graph::typecheck(&closed.graph)?;

@@ -1,5 +1,5 @@
-//! `dot_general`: batched matrix products via `matrixmultiply` for floats and
-//! plain loops for integers.
+//! `dot_general`: batched matrix products via the system BLAS (`blas.rs`) or
+//! `matrixmultiply` for floats, and plain loops for integers.
 //!
 //! Operands are viewed as `[batch..., free..., contract...]` (lhs) and
 //! `[batch..., contract..., free...]` (rhs). When the free and contracting
@@ -136,7 +136,7 @@ fn plan(a: &Array, b: &Array, dims: &DotDims) -> Problem {
 }
 
 /// Calls matrixmultiply's gemm for one element type.
-trait Gemm: Elem {
+trait Gemm: Elem + super::blas::BlasElem {
     /// `c = a @ b` for one batch; `c` is row-major `m x n`.
     #[allow(clippy::too_many_arguments)]
     fn gemm(
@@ -226,25 +226,20 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
     let (la, lv) = (&p.lhs.0, &p.lhs.1);
     let (ra, rv) = (&p.rhs.0, &p.rhs.1);
     let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
-    let one = |bi: usize, c: &mut [T]| {
-        T::gemm(
-            p.m,
-            p.k,
-            p.n,
-            ad,
-            batch_offset(lv, bi),
-            lv.row_stride,
-            lv.col_stride,
-            bd,
-            batch_offset(rv, bi),
-            rv.row_stride,
-            rv.col_stride,
-            c,
-        )
-    };
     // Many small products: spread batches over threads (gemm itself only
     // threads large products).
     let parallel = p.m * p.k * p.n < 128 * 128 * 128 && p.batch * p.m * p.k * p.n >= 1 << 16;
+    // BLAS for products big enough to amortise its call and thread hand-off;
+    // each batch calls it from this thread, so its own threads do the work.
+    let use_blas = !parallel && p.m * p.k * p.n >= 1 << 16;
+    let one = |bi: usize, c: &mut [T]| {
+        let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
+        let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
+        if use_blas && super::blas::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c) {
+            return;
+        }
+        T::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c)
+    };
     for_each_batch(&mut out, p, parallel, one);
     out
 }
@@ -316,4 +311,92 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         DType::Bool => unreachable!(),
     };
     Array::new(&p.out_shape, buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1).
+    fn values(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Products large enough for the BLAS path, with each operand row-major
+    /// or transposed in place, against a float64 triple loop; and the BLAS
+    /// and matrixmultiply paths against each other where a BLAS is loaded.
+    #[test]
+    fn large_products_in_every_layout() {
+        let (m, k, n) = (67, 129, 45);
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let a = Array::new(&[m, k], Buffer::F32(values(m * k, 1)));
+            let b = Array::new(&[k, n], Buffer::F32(values(k * n, 2)));
+            // A transposed operand is stored [k, m] and contracted over axis 0.
+            let (a_op, lc) = if ta {
+                (super::super::shape::transpose(&a, &[1, 0]), 0)
+            } else {
+                (a.clone(), 1)
+            };
+            let (b_op, rc) = if tb {
+                (super::super::shape::transpose(&b, &[1, 0]), 1)
+            } else {
+                (b.clone(), 0)
+            };
+            let dims = DotDims {
+                lhs_batch: vec![],
+                rhs_batch: vec![],
+                lhs_contract: vec![lc],
+                rhs_contract: vec![rc],
+            };
+            let got = dot_general(&a_op, &b_op, &dims);
+            assert_eq!(got.shape(), &[m, n]);
+            let (av, bv) = (elems::<f32>(&a), elems::<f32>(&b));
+            let gv = elems::<f32>(&got);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k)
+                        .map(|t| av[i * k + t] as f64 * bv[t * n + j] as f64)
+                        .sum();
+                    let err = (gv[i * n + j] as f64 - want).abs();
+                    assert!(
+                        err < 1e-4,
+                        "({ta}, {tb}) at {i},{j}: {} vs {want}",
+                        gv[i * n + j]
+                    );
+                }
+            }
+            if super::super::blas::get().is_some() {
+                let p = plan(&a_op, &b_op, &dims);
+                let (lv, rv) = (&p.lhs.1, &p.rhs.1);
+                let mut c = vec![0f32; m * n];
+                <f32 as Gemm>::gemm(
+                    m,
+                    k,
+                    n,
+                    elems::<f32>(&p.lhs.0),
+                    0,
+                    lv.row_stride,
+                    lv.col_stride,
+                    elems::<f32>(&p.rhs.0),
+                    0,
+                    rv.row_stride,
+                    rv.col_stride,
+                    &mut c,
+                );
+                for (x, y) in c.iter().zip(gv) {
+                    assert!((x - y).abs() < 1e-4);
+                }
+            }
+        }
+    }
 }

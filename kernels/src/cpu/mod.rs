@@ -3,6 +3,7 @@
 //! This is the reference semantics of every operation. Preconditions (equal
 //! dtypes, valid axes, broadcast-compatible shapes) are checked by the caller.
 
+mod blas;
 pub(crate) mod elem;
 mod elementwise;
 mod fused;
@@ -15,6 +16,7 @@ mod shape;
 mod sort;
 pub mod vmath;
 
+pub use blas::backend_name as gemm_backend;
 pub use elem::release_pooled_buffers;
 pub use fused::run_kernel;
 pub use random::threefry_block;

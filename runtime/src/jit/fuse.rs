@@ -11,7 +11,7 @@ use arr_kernels::{
     BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
 };
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// What `try_add` restores when an equation does not fit: the lengths of
 /// the body and inputs, and the input map.
@@ -285,7 +285,7 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
         reduce_axes: group.reduce_axes.unwrap_or(0),
     };
     Some(Eqn {
-        prim: Prim::Fused(Rc::new(kernel)),
+        prim: Prim::Fused(Arc::new(kernel)),
         inputs: inputs.into_iter().map(|(_, a)| a).collect(),
         outputs: out_vars,
     })

@@ -21,6 +21,7 @@ use crate::tensor::Tensor;
 use crate::transform::graph::{self, Graph};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What a compiled entry is keyed by.
@@ -36,8 +37,8 @@ pub struct Signature {
 /// A compiled function: the optimised graph, its constants, and the graph
 /// as traced (for `:ir --pass`).
 pub struct Compiled {
-    pub traced: Rc<Graph>,
-    pub graph: Rc<Graph>,
+    pub traced: Arc<Graph>,
+    pub graph: Arc<Graph>,
     pub consts: Vec<Tensor>,
     /// Where each variable of `graph` is read for the last time.
     last_use: Vec<usize>,
@@ -46,6 +47,12 @@ pub struct Compiled {
 impl Compiled {
     pub fn run(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>> {
         exec::run(&self.graph, &self.last_use, &self.consts, args)
+    }
+
+    /// Where each variable of `graph` is read for the last time (for
+    /// running the graph elsewhere, as `pmap`'s device workers do).
+    pub fn last_use(&self) -> &[usize] {
+        &self.last_use
     }
 }
 
@@ -173,7 +180,7 @@ pub fn compile_with(
     Ok(Compiled {
         traced: closed.graph,
         last_use: exec::last_uses(&graph),
-        graph: Rc::new(graph),
+        graph: Arc::new(graph),
         consts: closed.consts,
     })
 }

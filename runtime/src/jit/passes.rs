@@ -35,6 +35,10 @@ pub const PIPELINE: &[Pass] = &[
         run: cse,
     },
     Pass {
+        name: "dot_transpose",
+        run: dot_transpose,
+    },
+    Pass {
         name: "dce",
         run: graph::dce,
     },
@@ -51,7 +55,7 @@ pub const EXACT_PIPELINE: &[Pass] = &[
     PIPELINE[0],
     PIPELINE[1],
     PIPELINE[2],
-    PIPELINE[3],
+    PIPELINE[4],
     Pass {
         name: "fuse",
         run: super::fuse::fuse_elementwise,
@@ -233,6 +237,70 @@ pub fn simplify(g: &Graph) -> Graph {
         });
     }
     subst.finish(g, eqns)
+}
+
+/// Matrix-product epilogue: a transpose that swaps a product's free axes
+/// becomes the product with its operands swapped (`(a @ b).T` is
+/// `b.T @ a.T`, which the GEMM reads in place, where the transpose would
+/// copy the result; reverse mode makes these). The product left unused is
+/// removed by the next `dce`. Not in the exact pipeline: the swapped product
+/// may round differently.
+pub fn dot_transpose(g: &Graph) -> Graph {
+    let mut def: HashMap<usize, usize> = HashMap::new();
+    let mut eqns: Vec<Eqn> = Vec::with_capacity(g.eqns.len());
+    for eqn in &g.eqns {
+        let swapped = match (&eqn.prim, &eqn.inputs[..]) {
+            (Prim::Transpose(perm), [Atom::Var(v)]) => def
+                .get(v)
+                .and_then(|&k| swap_dot_operands(g, &g.eqns[k], perm)),
+            _ => None,
+        };
+        let (prim, inputs) = swapped.unwrap_or_else(|| (eqn.prim.clone(), eqn.inputs.clone()));
+        for &o in &eqn.outputs {
+            def.insert(o, eqns.len());
+        }
+        eqns.push(Eqn {
+            prim,
+            inputs,
+            outputs: eqn.outputs.clone(),
+        });
+    }
+    Graph {
+        types: g.types.clone(),
+        invars: g.invars.clone(),
+        eqns,
+        outvars: g.outvars.clone(),
+    }
+}
+
+/// `transpose(dot_general(a, b), perm)` as `dot_general(b, a)`, when `perm`
+/// keeps the batch axes and puts the rhs's free axes before the lhs's (the
+/// output order of the swapped product).
+fn swap_dot_operands(g: &Graph, dot: &Eqn, perm: &[usize]) -> Option<(Prim, Vec<Atom>)> {
+    let Prim::DotGeneral(d) = &dot.prim else {
+        return None;
+    };
+    let rank = |a: &Atom| atom_aval(g, a).shape.len();
+    let nb = d.lhs_batch.len();
+    let nl = rank(&dot.inputs[0]) - nb - d.lhs_contract.len();
+    let nr = rank(&dot.inputs[1]) - nb - d.rhs_contract.len();
+    let want: Vec<usize> = (0..nb)
+        .chain(nb + nl..nb + nl + nr)
+        .chain(nb..nb + nl)
+        .collect();
+    if perm != want || nl == 0 || nr == 0 {
+        return None;
+    }
+    let dims = arr_kernels::DotDims {
+        lhs_batch: d.rhs_batch.clone(),
+        rhs_batch: d.lhs_batch.clone(),
+        lhs_contract: d.rhs_contract.clone(),
+        rhs_contract: d.lhs_contract.clone(),
+    };
+    Some((
+        Prim::DotGeneral(dims),
+        vec![dot.inputs[1].clone(), dot.inputs[0].clone()],
+    ))
 }
 
 /// A literal's identity for CSE: dtype and bits.

@@ -14,7 +14,14 @@ use std::rc::Rc;
 
 pub type Bdims = Vec<Option<usize>>;
 
-pub fn process(level: usize, id: u64, size: usize, prim: &Prim, args: Args) -> Result<Outs> {
+pub fn process(
+    level: usize,
+    id: u64,
+    size: usize,
+    name: Option<&str>,
+    prim: &Prim,
+    args: Args,
+) -> Result<Outs> {
     let mut vals = Vec::with_capacity(args.len());
     let mut dims = Vec::with_capacity(args.len());
     for a in args {
@@ -22,10 +29,19 @@ pub fn process(level: usize, id: u64, size: usize, prim: &Prim, args: Args) -> R
         vals.push(v);
         dims.push(d);
     }
-    if dims.iter().all(Option::is_none) {
+    // A collective over this trace's own axis is array code over the batch
+    // axis, batched operands or not (`psum(1.0, 'i')` is the axis size).
+    let named = match prim {
+        Prim::Collective(c) if name == Some(&*c.axis) => Some(c),
+        _ => None,
+    };
+    let (outs, out_dims) = if let Some(c) = named {
+        super::collective::batch_named(c, &vals, &dims)?
+    } else if dims.iter().all(Option::is_none) {
         return bind(prim, vals);
-    }
-    let (outs, out_dims) = super::rules::batch_rule(prim, size, &vals, &dims)?;
+    } else {
+        super::rules::batch_rule(prim, size, &vals, &dims)?
+    };
     Ok(outs
         .into_iter()
         .zip(out_dims)
@@ -71,7 +87,19 @@ pub fn vmap(
     size: usize,
     out_axes: impl Fn(usize) -> Option<usize>,
 ) -> Result<Vec<Tensor>> {
-    let guard = push(TraceKind::Batch { size }, false);
+    vmap_named(f, args, in_axes, size, out_axes, None)
+}
+
+/// `vmap` whose batch axis is also the named axis `name` of collectives.
+pub fn vmap_named(
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    args: Vec<Tensor>,
+    in_axes: &[Option<usize>],
+    size: usize,
+    out_axes: impl Fn(usize) -> Option<usize>,
+    name: Option<std::sync::Arc<str>>,
+) -> Result<Vec<Tensor>> {
+    let guard = push(TraceKind::Batch { size, name }, false);
     let wrapped = args
         .into_iter()
         .zip(in_axes)

@@ -20,7 +20,6 @@ use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::{BinaryOp, DType, ReduceOp};
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -310,7 +309,7 @@ fn trace(
 
 /// Give several closed graphs (taking the same arguments) one shared list of
 /// constants: each graph takes all constants, then the arguments.
-fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Rc<Graph>>, Vec<Tensor>) {
+fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Arc<Graph>>, Vec<Tensor>) {
     let mut consts: Vec<Tensor> = Vec::new();
     let mut graphs = Vec::new();
     let total: usize = closed.iter().map(|c| c.consts.len()).sum();
@@ -339,7 +338,7 @@ fn unify_consts(closed: Vec<ClosedGraph>) -> (Vec<Rc<Graph>>, Vec<Tensor>) {
         invars.extend(args);
         gr.invars = invars;
         debug_assert!(graph::typecheck(&gr).is_ok(), "{:?}", graph::typecheck(&gr));
-        graphs.push(Rc::new(gr));
+        graphs.push(Arc::new(gr));
         offset += k;
     }
     for c in closed {
@@ -711,7 +710,7 @@ fn scan_jvp(
     kops.extend_from_slice(xs);
     let known_out = bind(
         &Prim::Scan {
-            body: GraphRef(Rc::new(known)),
+            body: GraphRef(Arc::new(known)),
             n_consts: n_c + n_consts,
             n_carry,
             length,
@@ -741,7 +740,7 @@ fn scan_jvp(
     tops.extend(t_xs);
     let touts = bind(
         &Prim::Scan {
-            body: GraphRef(Rc::new(unknown)),
+            body: GraphRef(Arc::new(unknown)),
             n_consts: n_tc,
             n_carry: n_tcarry,
             length,

@@ -115,7 +115,7 @@ pub fn custom_jvp_call(
                 })
                 .collect::<Result<_>>()?)
         }
-        Some((level, id, TraceKind::Batch { size })) => {
+        Some((level, id, TraceKind::Batch { size, .. })) => {
             let (mut vals, dims): (Vec<Tensor>, Vec<Option<usize>>) =
                 args.iter().map(|a| batch::split(a, level)).unzip();
             let in_axes = front_all(&mut vals, &dims)?;
@@ -211,7 +211,7 @@ pub fn custom_vjp_call(
                 .map(|(o, t)| jvp::wrap(level, id, o, Some(t)))
                 .collect())
         }
-        Some((level, id, TraceKind::Batch { size })) => {
+        Some((level, id, TraceKind::Batch { size, .. })) => {
             let (mut vals, dims): (Vec<Tensor>, Vec<Option<usize>>) =
                 args.iter().map(|a| batch::split(a, level)).unzip();
             let in_axes = front_all(&mut vals, &dims)?;

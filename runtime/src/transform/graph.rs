@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A graph: typed variables (`types[v]` is the type of variable `v`),
 /// inputs, equations in order, and outputs.
@@ -41,18 +42,18 @@ pub struct Eqn {
 /// function closed over); the remaining inputs are the function's arguments.
 #[derive(Clone, Debug)]
 pub struct ClosedGraph {
-    pub graph: Rc<Graph>,
+    pub graph: Arc<Graph>,
     pub consts: Vec<Tensor>,
 }
 
 /// A sub-graph held by a primitive (`cond`, `while_loop`, `scan`). Compared
 /// by identity: two primitives are equal when they hold the same graph.
 #[derive(Clone, Debug)]
-pub struct GraphRef(pub Rc<Graph>);
+pub struct GraphRef(pub Arc<Graph>);
 
 impl PartialEq for GraphRef {
     fn eq(&self, other: &GraphRef) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -152,9 +153,11 @@ pub fn process(
 ) -> Result<Outs> {
     // Arithmetic on scalar constants (a power's exponent minus one, say) is
     // folded now rather than recorded; larger constant work is recorded.
-    let scalar_consts = args
-        .iter()
-        .all(|a| matches!(a, Tensor::Concrete(x) if x.len() <= 1));
+    // Collectives are never folded: their values depend on the device.
+    let scalar_consts = !matches!(prim, Prim::Collective(_))
+        && args
+            .iter()
+            .all(|a| matches!(a, Tensor::Concrete(x) if x.len() <= 1));
     if scalar_consts && prim.subgraphs().is_empty() {
         let small = prim
             .shape_rule(&args.iter().map(Tensor::aval).collect::<Vec<_>>())?
@@ -233,7 +236,7 @@ pub fn trace(
     };
     debug_assert!(typecheck(&graph).is_ok(), "{:?}", typecheck(&graph));
     Ok(ClosedGraph {
-        graph: Rc::new(graph),
+        graph: Arc::new(graph),
         consts: b.consts.into_iter().map(|(t, _)| t).collect(),
     })
 }

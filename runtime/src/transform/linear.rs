@@ -15,12 +15,12 @@ use super::ops::*;
 use crate::error::Result;
 use crate::prim::{bind, Aval};
 use crate::tensor::Tensor;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A linear function from the tangents of some inputs to the tangents of
 /// the outputs, as a graph whose constants are the residuals.
 pub struct LinearFn {
-    pub graph: Rc<Graph>,
+    pub graph: Arc<Graph>,
     pub consts: Vec<Tensor>,
     /// Which primal inputs have a tangent (floats do, integers do not).
     pub active: Vec<bool>,

@@ -19,6 +19,7 @@
 //! * `control` — `cond`, `while_loop`, `scan`: primitives holding graphs.
 
 pub mod batch;
+pub mod collective;
 pub mod control;
 pub mod custom;
 pub mod graph;
@@ -37,7 +38,11 @@ use std::rc::Rc;
 #[derive(Clone)]
 pub enum TraceKind {
     Jvp,
-    Batch { size: usize },
+    /// `vmap`; `name` is its axis name, bound for collectives.
+    Batch {
+        size: usize,
+        name: Option<std::sync::Arc<str>>,
+    },
     Graph(Rc<RefCell<graph::Builder>>),
 }
 
@@ -165,7 +170,9 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     });
     match kind {
         TraceKind::Jvp => jvp::process(level, id, prim, args),
-        TraceKind::Batch { size } => batch::process(level, id, size, prim, args),
+        TraceKind::Batch { size, name } => {
+            batch::process(level, id, size, name.as_deref(), prim, args)
+        }
         TraceKind::Graph(builder) => graph::process(level, id, &builder, prim, args),
     }
 }

@@ -385,6 +385,7 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
         Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::jvp(prim, p, t)
         }
+        Prim::Collective(c) => super::collective::jvp(prim, c, p, t),
         Prim::Fused(_) => Err(fused_error()),
     }
 }
@@ -750,6 +751,7 @@ pub fn transpose_rule(
                 .collect();
             transpose(&r, &perm)
         }),
+        Prim::Collective(c) => for_linear(ins, |_| super::collective::transpose(c, ct.clone())),
         Prim::Transpose(perm) => for_linear(ins, |_| {
             let mut inv = vec![0; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
@@ -1204,6 +1206,8 @@ pub fn batch_rule(
         Prim::Cond { .. } | Prim::While { .. } | Prim::Scan { .. } | Prim::CustomVjp { .. } => {
             super::control::batch(prim, size, v, d)
         }
+        // A vmap over another axis name (its own name is handled in batch.rs).
+        Prim::Collective(c) => super::collective::batch_other(c, size, v, d),
         Prim::Fused(_) => Err(fused_error()),
     }
 }

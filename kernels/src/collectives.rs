@@ -1,0 +1,345 @@
+//! Collectives between the devices of one mesh axis: the `Communicator`
+//! interface, and `ThreadComm`, which runs the real algorithms (ring
+//! all-reduce, ring all-gather, ring reduce-scatter, pairwise all-to-all,
+//! point-to-point permutes) between device worker threads in one process.
+//!
+//! The interface is what NCCL (GPUs) and MPI (processes) implement next:
+//! every call is made by each rank with its own buffer (SPMD), blocks until
+//! the peers it needs have called, and counts the bytes the rank sent.
+//! Arrays of one call have the same shape and dtype on every rank (the
+//! caller's shape rules guarantee it).
+
+use crate::{cpu, Array, BinaryOp, ReduceOp};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// A collective could not finish: another rank failed and aborted the group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Aborted;
+
+pub type CommResult<T> = Result<T, Aborted>;
+
+/// The collective operations, called by every rank of the group.
+pub trait Communicator: Send + Sync {
+    /// Number of ranks.
+    fn size(&self) -> usize;
+    /// `op` over every rank's `x`, elementwise; every rank gets the result.
+    fn all_reduce(&self, rank: usize, op: ReduceOp, x: &Array) -> CommResult<Array>;
+    /// Every rank's `x`, in rank order.
+    fn all_gather(&self, rank: usize, x: &Array) -> CommResult<Vec<Array>>;
+    /// `parts[j]` of every rank is reduced with `op` into rank `j`'s result.
+    fn reduce_scatter(&self, rank: usize, op: ReduceOp, parts: &[Array]) -> CommResult<Array>;
+    /// `parts[j]` goes to rank `j`; the result holds what each rank sent here, by source.
+    fn all_to_all(&self, rank: usize, parts: &[Array]) -> CommResult<Vec<Array>>;
+    /// Send `x` to `to` (if any) and receive from `from` (if any).
+    fn send_recv(
+        &self,
+        rank: usize,
+        x: &Array,
+        to: Option<usize>,
+        from: Option<usize>,
+    ) -> CommResult<Option<Array>>;
+    /// Bytes rank `rank` has sent so far.
+    fn bytes_sent(&self, rank: usize) -> u64;
+    /// Called by a rank that fails: every call waiting now or later returns
+    /// `Aborted`, so the other ranks stop instead of waiting forever.
+    fn abort(&self);
+}
+
+/// One rank's inbox: messages by sender, in the order they were sent.
+#[derive(Default)]
+struct Inbox {
+    queue: Mutex<VecDeque<(usize, Array)>>,
+    ready: Condvar,
+}
+
+/// The collectives between threads of one process: point-to-point messages
+/// through per-rank inboxes, and the ring algorithms over them, so each rank
+/// sends what it would over a real link (2(n-1)/n of the buffer for an
+/// all-reduce) and its byte count says so.
+pub struct ThreadComm {
+    inboxes: Vec<Inbox>,
+    sent: Vec<AtomicU64>,
+    aborted: AtomicBool,
+}
+
+impl ThreadComm {
+    pub fn new(size: usize) -> ThreadComm {
+        assert!(size >= 1, "a communicator needs at least one rank");
+        ThreadComm {
+            inboxes: (0..size).map(|_| Inbox::default()).collect(),
+            sent: (0..size).map(|_| AtomicU64::new(0)).collect(),
+            aborted: AtomicBool::new(false),
+        }
+    }
+
+    fn send(&self, from: usize, to: usize, x: Array) {
+        let bytes = x.len() * x.dtype().size_bytes();
+        self.sent[from].fetch_add(bytes as u64, Ordering::Relaxed);
+        let inbox = &self.inboxes[to];
+        inbox
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back((from, x));
+        inbox.ready.notify_all();
+    }
+
+    /// The oldest message from `from` (messages between one pair arrive in order).
+    fn recv(&self, rank: usize, from: usize) -> CommResult<Array> {
+        let inbox = &self.inboxes[rank];
+        let mut q = inbox.queue.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(i) = q.iter().position(|(s, _)| *s == from) {
+                return Ok(q.remove(i).expect("position is in range").1);
+            }
+            if self.aborted.load(Ordering::SeqCst) {
+                return Err(Aborted);
+            }
+            q = inbox.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn right(&self, rank: usize) -> usize {
+        (rank + 1) % self.size()
+    }
+
+    fn left(&self, rank: usize) -> usize {
+        (rank + self.size() - 1) % self.size()
+    }
+
+    /// Ring reduce-scatter over `chunks` (one per rank, same shapes across
+    /// ranks): afterwards `chunks[(rank + 1) % n]` holds the reduction over
+    /// all ranks. n-1 steps; in each a rank sends one chunk to its right.
+    fn ring_reduce_scatter(
+        &self,
+        rank: usize,
+        op: ReduceOp,
+        chunks: &mut [Array],
+    ) -> CommResult<()> {
+        let n = self.size();
+        for step in 0..n - 1 {
+            let send = (rank + n - step) % n;
+            let recv = (rank + 2 * n - step - 1) % n;
+            self.send(rank, self.right(rank), chunks[send].clone());
+            let got = self.recv(rank, self.left(rank))?;
+            chunks[recv] = combine(op, got, chunks[recv].clone());
+        }
+        Ok(())
+    }
+
+    /// Ring all-gather, after which every rank holds every chunk; on entry
+    /// rank r holds the final value of `chunks[(r + 1) % n]`.
+    fn ring_all_gather(&self, rank: usize, chunks: &mut [Array]) -> CommResult<()> {
+        let n = self.size();
+        for step in 0..n - 1 {
+            let send = (rank + 1 + n - step) % n;
+            let recv = (rank + n - step) % n;
+            self.send(rank, self.right(rank), chunks[send].clone());
+            chunks[recv] = self.recv(rank, self.left(rank))?;
+        }
+        Ok(())
+    }
+}
+
+/// Elementwise `op` of two same-shaped arrays.
+fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
+    let bop = match op {
+        ReduceOp::Sum | ReduceOp::Any => BinaryOp::Add,
+        ReduceOp::Prod | ReduceOp::All => BinaryOp::Mul,
+        ReduceOp::Max => BinaryOp::Max,
+        ReduceOp::Min => BinaryOp::Min,
+    };
+    cpu::binary(bop, a, b)
+}
+
+/// `x` flattened and cut into `n` contiguous pieces of near-equal length.
+fn split_flat(x: &Array, n: usize) -> Vec<Array> {
+    let flat = x.reshape(&[x.len()]);
+    (0..n)
+        .map(|i| {
+            let (lo, hi) = (x.len() * i / n, x.len() * (i + 1) / n);
+            cpu::slice(&flat, &[lo], &[hi], &[1])
+        })
+        .collect()
+}
+
+impl Communicator for ThreadComm {
+    fn size(&self) -> usize {
+        self.inboxes.len()
+    }
+
+    fn all_reduce(&self, rank: usize, op: ReduceOp, x: &Array) -> CommResult<Array> {
+        let n = self.size();
+        if n == 1 {
+            return Ok(x.clone());
+        }
+        let mut chunks = split_flat(x, n);
+        self.ring_reduce_scatter(rank, op, &mut chunks)?;
+        self.ring_all_gather(rank, &mut chunks)?;
+        Ok(cpu::concatenate(&chunks, 0).reshape(x.shape()))
+    }
+
+    fn all_gather(&self, rank: usize, x: &Array) -> CommResult<Vec<Array>> {
+        let n = self.size();
+        // The ring expects rank r to hold chunk (r + 1) % n on entry; the
+        // other slots are overwritten as the chunks come round.
+        let mut chunks: Vec<Array> = (0..n).map(|_| x.clone()).collect();
+        self.ring_all_gather(rank, &mut chunks)?;
+        Ok((0..n).map(|j| chunks[(j + 1) % n].clone()).collect())
+    }
+
+    fn reduce_scatter(&self, rank: usize, op: ReduceOp, parts: &[Array]) -> CommResult<Array> {
+        let n = self.size();
+        assert_eq!(parts.len(), n, "reduce_scatter takes one part per rank");
+        if n == 1 {
+            return Ok(parts[0].clone());
+        }
+        // The ring leaves rank r with chunk (r + 1) % n reduced; rotate so
+        // that chunk is the part destined for r.
+        let mut chunks: Vec<Array> = (0..n).map(|j| parts[(j + n - 1) % n].clone()).collect();
+        self.ring_reduce_scatter(rank, op, &mut chunks)?;
+        Ok(chunks[(rank + 1) % n].clone())
+    }
+
+    fn all_to_all(&self, rank: usize, parts: &[Array]) -> CommResult<Vec<Array>> {
+        let n = self.size();
+        assert_eq!(parts.len(), n, "all_to_all takes one part per rank");
+        for (to, p) in parts.iter().enumerate() {
+            if to != rank {
+                self.send(rank, to, p.clone());
+            }
+        }
+        (0..n)
+            .map(|from| {
+                if from == rank {
+                    Ok(parts[rank].clone())
+                } else {
+                    self.recv(rank, from)
+                }
+            })
+            .collect()
+    }
+
+    fn send_recv(
+        &self,
+        rank: usize,
+        x: &Array,
+        to: Option<usize>,
+        from: Option<usize>,
+    ) -> CommResult<Option<Array>> {
+        if let Some(to) = to {
+            self.send(rank, to, x.clone());
+        }
+        from.map(|from| self.recv(rank, from)).transpose()
+    }
+
+    fn bytes_sent(&self, rank: usize) -> u64 {
+        self.sent[rank].load(Ordering::Relaxed)
+    }
+
+    fn abort(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+        for inbox in &self.inboxes {
+            // Take the lock so no waiter misses the notification.
+            drop(inbox.queue.lock().unwrap_or_else(|e| e.into_inner()));
+            inbox.ready.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Buffer;
+
+    fn on_ranks<R: Send>(n: usize, f: impl Fn(usize, &ThreadComm) -> R + Sync) -> Vec<R> {
+        let comm = ThreadComm::new(n);
+        std::thread::scope(|s| {
+            let (f, comm) = (&f, &comm);
+            let handles: Vec<_> = (0..n).map(|r| s.spawn(move || f(r, comm))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    fn vals(r: usize, len: usize) -> Array {
+        Array::new(
+            &[len],
+            Buffer::F64((0..len).map(|i| (r * 100 + i) as f64).collect()),
+        )
+    }
+
+    #[test]
+    fn every_collective_on_1_to_8_ranks() {
+        for n in [1, 2, 3, 4, 5, 8] {
+            for len in [0, 1, 7, 16] {
+                let out = on_ranks(n, |r, c| {
+                    c.all_reduce(r, ReduceOp::Sum, &vals(r, len)).unwrap()
+                });
+                let want: Vec<f64> = (0..len)
+                    .map(|i| (0..n).map(|r| (r * 100 + i) as f64).sum())
+                    .collect();
+                for o in &out {
+                    assert_eq!(o.to_f64_vec(), want, "all_reduce n={n} len={len}");
+                }
+                let out = on_ranks(n, |r, c| c.all_gather(r, &vals(r, len)).unwrap());
+                for o in &out {
+                    for (j, part) in o.iter().enumerate() {
+                        assert_eq!(part.to_f64_vec(), vals(j, len).to_f64_vec());
+                    }
+                }
+                let out = on_ranks(n, |r, c| {
+                    let parts: Vec<Array> = (0..n).map(|j| vals(r + j, len)).collect();
+                    (
+                        c.reduce_scatter(r, ReduceOp::Max, &parts).unwrap(),
+                        c.all_to_all(r, &parts).unwrap(),
+                    )
+                });
+                for (r, (rs, a2a)) in out.iter().enumerate() {
+                    assert_eq!(rs.to_f64_vec(), vals(n - 1 + r, len).to_f64_vec());
+                    for (from, p) in a2a.iter().enumerate() {
+                        assert_eq!(p.to_f64_vec(), vals(from + r, len).to_f64_vec());
+                    }
+                }
+                // A ring shift.
+                let out = on_ranks(n, |r, c| {
+                    c.send_recv(r, &vals(r, len), Some((r + 1) % n), Some((r + n - 1) % n))
+                        .unwrap()
+                });
+                for (r, o) in out.iter().enumerate() {
+                    let want = vals((r + n - 1) % n, len).to_f64_vec();
+                    assert_eq!(o.as_ref().unwrap().to_f64_vec(), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ring_all_reduce_sends_2_n_minus_1_over_n_of_the_buffer() {
+        let n = 4;
+        let comm = ThreadComm::new(n);
+        std::thread::scope(|s| {
+            for r in 0..n {
+                let comm = &comm;
+                s.spawn(move || comm.all_reduce(r, ReduceOp::Sum, &vals(r, 400)).unwrap());
+            }
+        });
+        // 400 f64 = 3200 bytes; 2 * 3/4 of it per rank.
+        for r in 0..n {
+            assert_eq!(comm.bytes_sent(r), 4800);
+        }
+    }
+
+    #[test]
+    fn a_failed_rank_aborts_the_others() {
+        let out = on_ranks(3, |r, c| {
+            if r == 1 {
+                c.abort();
+                return Err(Aborted);
+            }
+            c.all_reduce(r, ReduceOp::Sum, &vals(r, 10)).map(|_| ())
+        });
+        assert_eq!(out, vec![Err(Aborted); 3]);
+    }
+}

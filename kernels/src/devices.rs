@@ -1,0 +1,142 @@
+//! The virtual CPU devices of this process: how many there are, running a
+//! function on several of them at once (one worker thread each), and what
+//! each one is doing (steps, time computing and in collectives, bytes sent,
+//! memory resident) for the mesh views.
+//!
+//! Devices share the host's cores: a device is an execution context with
+//! its own accounting, as JAX's `--xla_force_host_platform_device_count`
+//! devices are, so SPMD programs run and can be inspected on one machine.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::Instant;
+
+/// What one device has done since the process started (or `reset_stats`).
+#[derive(Default, Debug)]
+pub struct DeviceStats {
+    /// SPMD programs run (a pmap call is one step on each of its devices).
+    pub steps: AtomicU64,
+    pub compute_ns: AtomicU64,
+    /// Time inside collectives, waiting for peers included.
+    pub collective_ns: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    /// Bytes of arrays resident on the device (shards placed there).
+    pub resident_bytes: AtomicU64,
+}
+
+/// A snapshot of one device's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceSnapshot {
+    pub id: usize,
+    pub steps: u64,
+    pub compute_ms: f64,
+    pub collective_ms: f64,
+    pub bytes_sent: u64,
+    pub resident_bytes: u64,
+}
+
+/// The default number of devices: `ARR_DEVICES`, else 8.
+fn default_count() -> usize {
+    std::env::var("ARR_DEVICES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| (1..=MAX_DEVICES).contains(&n))
+        .unwrap_or(8)
+}
+
+/// More virtual devices than this is a typo, not a mesh.
+pub const MAX_DEVICES: usize = 1024;
+
+fn count_cell() -> &'static AtomicUsize {
+    static COUNT: OnceLock<AtomicUsize> = OnceLock::new();
+    COUNT.get_or_init(|| AtomicUsize::new(default_count()))
+}
+
+fn stats_table() -> &'static RwLock<Vec<Arc<DeviceStats>>> {
+    static STATS: RwLock<Vec<Arc<DeviceStats>>> = RwLock::new(Vec::new());
+    &STATS
+}
+
+/// How many devices there are.
+pub fn count() -> usize {
+    count_cell().load(Ordering::Relaxed)
+}
+
+/// Change the number of devices (1..=MAX_DEVICES), at run time.
+pub fn set_count(n: usize) -> Result<(), String> {
+    if !(1..=MAX_DEVICES).contains(&n) {
+        return Err(format!(
+            "the number of devices must be between 1 and {MAX_DEVICES}, not {n}"
+        ));
+    }
+    count_cell().store(n, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Device `id`'s counters (created on first use).
+pub fn stats(id: usize) -> Arc<DeviceStats> {
+    if let Some(s) = stats_table()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(id)
+    {
+        return s.clone();
+    }
+    let mut t = stats_table().write().unwrap_or_else(|e| e.into_inner());
+    while t.len() <= id {
+        t.push(Arc::default());
+    }
+    t[id].clone()
+}
+
+/// Snapshots of the first `n` devices.
+pub fn snapshot(n: usize) -> Vec<DeviceSnapshot> {
+    (0..n)
+        .map(|id| {
+            let s = stats(id);
+            DeviceSnapshot {
+                id,
+                steps: s.steps.load(Ordering::Relaxed),
+                compute_ms: s.compute_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                collective_ms: s.collective_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                bytes_sent: s.bytes_sent.load(Ordering::Relaxed),
+                resident_bytes: s.resident_bytes.load(Ordering::Relaxed),
+            }
+        })
+        .collect()
+}
+
+/// Run `f(rank)` on devices `0..n` at once, one worker thread per device,
+/// and return the results in rank order. Each worker's time is counted as
+/// the device's compute time less what `f` reports as collective time
+/// through the device's stats. A panic in one worker is re-raised here.
+pub fn run_spmd<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|rank| {
+                std::thread::Builder::new()
+                    .name(format!("device {rank}"))
+                    // Evaluating a graph recurses; give the worker room.
+                    .stack_size(64 << 20)
+                    .spawn_scoped(s, move || {
+                        let st = stats(rank);
+                        let before = st.collective_ns.load(Ordering::Relaxed);
+                        let t = Instant::now();
+                        let r = f(rank);
+                        let total = t.elapsed().as_nanos() as u64;
+                        let coll = st.collective_ns.load(Ordering::Relaxed) - before;
+                        st.compute_ns
+                            .fetch_add(total.saturating_sub(coll), Ordering::Relaxed);
+                        st.steps.fetch_add(1, Ordering::Relaxed);
+                        r
+                    })
+                    .expect("spawn a device worker")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}

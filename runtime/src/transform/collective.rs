@@ -1,0 +1,628 @@
+//! Collectives over named axes (`psum`, `pmax`, `pmin`, `all_gather`,
+//! `psum_scatter`, `all_to_all`, `ppermute`, `axis_index`): one primitive,
+//! `Prim::Collective`, with its shape rule, its evaluation on device workers,
+//! and its JVP, transpose and batching rules; and where axis names are bound.
+//!
+//! A name is bound either by a `vmap(..., axis_name=)` trace (then a
+//! collective is ordinary array code over the batch axis: `psum` is a sum
+//! over it) or by `pmap` running on devices (then each device worker holds
+//! a communicator and the collective is a real exchange between workers,
+//! through `arr_kernels::collectives`). Both give the same values; `pmap`
+//! under another transformation (`jit(pmap(f))`, `grad(pmap(f))`) uses the
+//! first, which is how collectives compose with every transformation.
+
+use super::batch::{to_front, Bdims};
+use super::ops::*;
+use super::{TraceKind, STACK};
+use crate::error::{Error, Result};
+use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
+use crate::tensor::Tensor;
+use arr_kernels::collectives::{CommResult, Communicator};
+use arr_kernels::{cpu, Array, DType, ReduceOp};
+use smallvec::smallvec;
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a collective does across the devices of its axis.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CollectiveOp {
+    /// `psum`, `pmax`, `pmin`: every device gets the reduction.
+    AllReduce(ReduceOp),
+    /// Every device gets every device's operand: stacked as a new axis at
+    /// `axis`, or (`tiled`) concatenated along `axis`.
+    AllGather { axis: usize, tiled: bool },
+    /// `psum_scatter`: the sum, with device i keeping block i along `axis`
+    /// (the axis has the axis size and is removed, or is divided when `tiled`).
+    ReduceScatter { axis: usize, tiled: bool },
+    /// Block j of `split_axis` goes to device j; the blocks received are
+    /// stacked as a new axis at `concat_axis` (the split axis is removed).
+    AllToAll {
+        split_axis: usize,
+        concat_axis: usize,
+    },
+    /// `ppermute`: (source, destination) pairs; devices nobody sends to get zeros.
+    Permute(Vec<(usize, usize)>),
+    /// This device's index along the axis (no operand; an int32 scalar).
+    AxisIndex,
+}
+
+/// A collective over the named axis `axis` of `size` devices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collective {
+    pub op: CollectiveOp,
+    pub axis: Arc<str>,
+    pub size: usize,
+}
+
+impl Collective {
+    pub fn name(&self) -> &'static str {
+        match &self.op {
+            CollectiveOp::AllReduce(ReduceOp::Max) => "pmax",
+            CollectiveOp::AllReduce(ReduceOp::Min) => "pmin",
+            CollectiveOp::AllReduce(_) => "psum",
+            CollectiveOp::AllGather { .. } => "all_gather",
+            CollectiveOp::ReduceScatter { .. } => "psum_scatter",
+            CollectiveOp::AllToAll { .. } => "all_to_all",
+            CollectiveOp::Permute(_) => "ppermute",
+            CollectiveOp::AxisIndex => "axis_index",
+        }
+    }
+
+    /// The parameters as the IR text shows them.
+    pub fn params(&self) -> String {
+        let extra = match &self.op {
+            CollectiveOp::AllReduce(_) | CollectiveOp::AxisIndex => String::new(),
+            CollectiveOp::AllGather { axis, tiled }
+            | CollectiveOp::ReduceScatter { axis, tiled } => {
+                format!(" axis={axis} tiled={tiled}")
+            }
+            CollectiveOp::AllToAll {
+                split_axis,
+                concat_axis,
+            } => format!(" split_axis={split_axis} concat_axis={concat_axis}"),
+            CollectiveOp::Permute(pairs) => {
+                let p: Vec<String> = pairs.iter().map(|(s, d)| format!("({s},{d})")).collect();
+                format!(" perm=({})", p.join(","))
+            }
+        };
+        format!("axis_name={} size={}{extra}", self.axis, self.size)
+    }
+
+    pub fn arity(&self) -> usize {
+        match self.op {
+            CollectiveOp::AxisIndex => 0,
+            _ => 1,
+        }
+    }
+
+    fn with_op(&self, op: CollectiveOp) -> Prim {
+        Prim::Collective(Collective {
+            op,
+            axis: self.axis.clone(),
+            size: self.size,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Where axis names are bound.
+
+/// A name bound by `pmap` on devices: while its function is traced, and on
+/// each device worker while the compiled program runs there.
+struct DeviceAxis {
+    name: Arc<str>,
+    size: usize,
+    /// Set on device workers: this device's rank and the axis's communicator.
+    device: Option<(usize, Arc<dyn Communicator>)>,
+    /// The trace-stack depth when the name was bound (for shadowing).
+    depth: usize,
+}
+
+thread_local! {
+    static DEVICE_AXES: RefCell<Vec<DeviceAxis>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Binds a device axis for as long as it lives.
+pub struct AxisGuard;
+
+impl Drop for AxisGuard {
+    fn drop(&mut self) {
+        DEVICE_AXES.with(|a| a.borrow_mut().pop());
+    }
+}
+
+/// Bind `name` as a device axis of `size` (with this worker's rank and
+/// communicator when running on a device).
+pub fn bind_device_axis(
+    name: Arc<str>,
+    size: usize,
+    device: Option<(usize, Arc<dyn Communicator>)>,
+) -> AxisGuard {
+    let depth = STACK.with(|s| s.borrow().len());
+    DEVICE_AXES.with(|a| {
+        a.borrow_mut().push(DeviceAxis {
+            name,
+            size,
+            device,
+            depth,
+        })
+    });
+    AxisGuard
+}
+
+/// How the innermost binding of an axis name works.
+enum Binding {
+    /// A `vmap` trace at this level.
+    Vmap { level: usize, size: usize },
+    /// `pmap` devices.
+    Device { size: usize },
+}
+
+fn lookup(name: &str) -> Option<Binding> {
+    let vmap = STACK.with(|s| {
+        s.borrow()
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, e)| match &e.kind {
+                TraceKind::Batch {
+                    size,
+                    name: Some(n),
+                } if &**n == name => Some((i + 1, *size)),
+                _ => None,
+            })
+    });
+    let device = DEVICE_AXES.with(|a| {
+        a.borrow()
+            .iter()
+            .rev()
+            .find(|d| &*d.name == name)
+            .map(|d| (d.depth, d.size))
+    });
+    match (vmap, device) {
+        (Some((level, size)), Some((depth, _))) if level > depth => {
+            Some(Binding::Vmap { level, size })
+        }
+        (_, Some((_, size))) => Some(Binding::Device { size }),
+        (Some((level, size)), None) => Some(Binding::Vmap { level, size }),
+        (None, None) => None,
+    }
+}
+
+/// The names bound now, innermost last (for error messages).
+fn bound_names() -> Vec<String> {
+    let mut names: Vec<String> = STACK.with(|s| {
+        s.borrow()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Batch { name: Some(n), .. } => Some(n.to_string()),
+                _ => None,
+            })
+            .collect()
+    });
+    DEVICE_AXES.with(|a| names.extend(a.borrow().iter().map(|d| d.name.to_string())));
+    names
+}
+
+/// The size of the axis `name`, or an error saying where names come from.
+pub fn axis_size(name: &str, what: &str) -> Result<usize> {
+    match lookup(name) {
+        Some(Binding::Vmap { size, .. } | Binding::Device { size }) => Ok(size),
+        None => {
+            let bound = bound_names();
+            let now = if bound.is_empty() {
+                "no axis name is bound here".to_string()
+            } else {
+                format!("the names bound here are {}", bound.join(", "))
+            };
+            Err(Error::new(
+                crate::ErrorKind::NameError,
+                format!(
+                    "{what}: unbound axis name '{name}' ({now}); collectives run inside \
+                     pmap(f, axis_name='{name}') or vmap(f, axis_name='{name}')"
+                ),
+            ))
+        }
+    }
+}
+
+/// `bind` for collectives: the trace that binds the axis name processes the
+/// primitive even when no operand belongs to it (`psum(1.0, 'i')` is the
+/// axis size), and higher traces (jvp, graphs) see it first as usual.
+pub fn bind_collective(prim: &Prim, c: &Collective, args: Args) -> Result<Outs> {
+    let top = super::top_level(&args)?.unwrap_or(0);
+    let level = match lookup(&c.axis) {
+        Some(Binding::Vmap { level, .. }) => top.max(level),
+        Some(Binding::Device { .. }) => top,
+        None => {
+            axis_size(&c.axis, c.name())?;
+            unreachable!("axis_size fails for an unbound name")
+        }
+    };
+    if level > 0 {
+        return super::process(level, prim, args);
+    }
+    crate::prim::eval_concrete(prim, args)
+}
+
+// ---------------------------------------------------------------------------
+// Shapes and evaluation on devices.
+
+pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
+    let n = c.size;
+    let err = |msg: String| Err(Error::shape_error(format!("{}: {msg}", c.name())));
+    let one = |shape: Vec<usize>, dtype: DType| -> Result<Avals> {
+        Ok(smallvec![Aval {
+            shape: shape.into(),
+            dtype
+        }])
+    };
+    if let CollectiveOp::AxisIndex = c.op {
+        return one(vec![], DType::I32);
+    }
+    let a = &args[0];
+    let mut shape: Vec<usize> = a.shape.to_vec();
+    let check = |axis: usize, rank: usize| -> Result<()> {
+        if axis >= rank {
+            return Err(Error::value_error(format!(
+                "{}: axis {axis} is out of bounds for {}",
+                c.name(),
+                type_str(&a.shape, a.dtype)
+            )));
+        }
+        Ok(())
+    };
+    match &c.op {
+        CollectiveOp::AllReduce(_) | CollectiveOp::Permute(_) => {}
+        CollectiveOp::AllGather { axis, tiled } => {
+            if *tiled {
+                check(*axis, shape.len())?;
+                shape[*axis] *= n;
+            } else {
+                check(*axis, shape.len() + 1)?;
+                shape.insert(*axis, n);
+            }
+        }
+        CollectiveOp::ReduceScatter { axis, tiled } => {
+            check(*axis, shape.len())?;
+            if *tiled {
+                if shape[*axis] % n != 0 {
+                    return err(format!(
+                        "axis {axis} of {} is not divisible by the {n} devices of '{}'",
+                        type_str(&a.shape, a.dtype),
+                        c.axis
+                    ));
+                }
+                shape[*axis] /= n;
+            } else {
+                if shape[*axis] != n {
+                    return err(format!(
+                        "axis {axis} of {} must have the axis size {n} of '{}' (or use tiled=True)",
+                        type_str(&a.shape, a.dtype),
+                        c.axis
+                    ));
+                }
+                shape.remove(*axis);
+            }
+        }
+        CollectiveOp::AllToAll {
+            split_axis,
+            concat_axis,
+        } => {
+            check(*split_axis, shape.len())?;
+            if shape[*split_axis] != n {
+                return err(format!(
+                    "split_axis {split_axis} of {} must have the axis size {n} of '{}'",
+                    type_str(&a.shape, a.dtype),
+                    c.axis
+                ));
+            }
+            shape.remove(*split_axis);
+            check(*concat_axis, shape.len() + 1)?;
+            shape.insert(*concat_axis, n);
+        }
+        CollectiveOp::AxisIndex => unreachable!(),
+    }
+    if let CollectiveOp::Permute(pairs) = &c.op {
+        let mut seen_src = vec![false; n];
+        let mut seen_dst = vec![false; n];
+        for &(s, d) in pairs {
+            if s >= n || d >= n {
+                return err(format!(
+                    "pair ({s}, {d}) names a device outside 0..{n} of '{}'",
+                    c.axis
+                ));
+            }
+            if std::mem::replace(&mut seen_src[s], true)
+                || std::mem::replace(&mut seen_dst[d], true)
+            {
+                return err(format!(
+                    "perm is not a permutation: device {s} or {d} appears twice"
+                ));
+            }
+        }
+    }
+    one(shape, a.dtype)
+}
+
+/// Evaluate on a device worker, through the axis's communicator.
+pub fn eval(c: &Collective, args: Vec<Array>) -> Result<Array> {
+    let device = DEVICE_AXES.with(|a| {
+        a.borrow()
+            .iter()
+            .rev()
+            .find(|d| *d.name == *c.axis)
+            .map(|d| d.device.clone())
+    });
+    let Some(Some((rank, comm))) = device else {
+        return Err(Error::value_error(format!(
+            "{}: axis '{}' has no devices here (a collective outside pmap)",
+            c.name(),
+            c.axis
+        )));
+    };
+    let stats = arr_kernels::devices::stats(rank);
+    let (t, sent) = (Instant::now(), comm.bytes_sent(rank));
+    let out = eval_on(c, rank, &*comm, args).map_err(|_| {
+        Error::value_error(format!(
+            "{}: another device of axis '{}' failed, so this one stopped",
+            c.name(),
+            c.axis
+        ))
+    })?;
+    stats
+        .collective_ns
+        .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    stats
+        .bytes_sent
+        .fetch_add(comm.bytes_sent(rank) - sent, Ordering::Relaxed);
+    Ok(out)
+}
+
+/// Slices of `x` along `axis`: `n` blocks, each with the axis kept (`keep`)
+/// or removed.
+fn blocks(x: &Array, axis: usize, n: usize, keep: bool) -> Vec<Array> {
+    let len = x.shape()[axis] / n;
+    (0..n)
+        .map(|i| {
+            let mut start = vec![0; x.ndim()];
+            let mut limit = x.shape().to_vec();
+            start[axis] = i * len;
+            limit[axis] = (i + 1) * len;
+            let b = cpu::slice(x, &start, &limit, &vec![1; x.ndim()]);
+            if keep {
+                b
+            } else {
+                let mut shape = b.shape().to_vec();
+                shape.remove(axis);
+                b.reshape(&shape)
+            }
+        })
+        .collect()
+}
+
+/// Stack same-shaped arrays as a new axis at `axis`.
+fn stack(parts: &[Array], axis: usize) -> Array {
+    let expanded: Vec<Array> = parts
+        .iter()
+        .map(|p| {
+            let mut shape = p.shape().to_vec();
+            shape.insert(axis, 1);
+            p.reshape(&shape)
+        })
+        .collect();
+    cpu::concatenate(&expanded, axis)
+}
+
+fn eval_on(
+    c: &Collective,
+    rank: usize,
+    comm: &dyn Communicator,
+    mut args: Vec<Array>,
+) -> CommResult<Array> {
+    let n = c.size;
+    Ok(match &c.op {
+        CollectiveOp::AxisIndex => Array::new(&[], arr_kernels::Buffer::I32(vec![rank as i32])),
+        CollectiveOp::AllReduce(op) => comm.all_reduce(rank, *op, &args[0])?,
+        CollectiveOp::AllGather { axis, tiled } => {
+            let parts = comm.all_gather(rank, &args[0])?;
+            if *tiled {
+                cpu::concatenate(&parts, *axis)
+            } else {
+                stack(&parts, *axis)
+            }
+        }
+        CollectiveOp::ReduceScatter { axis, tiled } => {
+            let parts = blocks(&args[0], *axis, n, *tiled);
+            comm.reduce_scatter(rank, ReduceOp::Sum, &parts)?
+        }
+        CollectiveOp::AllToAll {
+            split_axis,
+            concat_axis,
+        } => {
+            let parts = blocks(&args[0], *split_axis, n, false);
+            stack(&comm.all_to_all(rank, &parts)?, *concat_axis)
+        }
+        CollectiveOp::Permute(pairs) => {
+            let x = args.pop().expect("one operand");
+            let to = pairs.iter().find(|p| p.0 == rank).map(|p| p.1);
+            let from = pairs.iter().find(|p| p.1 == rank).map(|p| p.0);
+            comm.send_recv(rank, &x, to, from)?
+                .unwrap_or_else(|| Array::zeros(x.dtype(), x.shape()))
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Rules.
+
+/// JVP: every collective but pmax/pmin is linear, so its tangent is the same
+/// collective of the tangent; pmax's tangent is the mean of the tangents of
+/// the devices that hold the maximum.
+pub fn jvp(
+    prim: &Prim,
+    c: &Collective,
+    p: &[Tensor],
+    t: &[Option<Tensor>],
+) -> Result<(Outs, Vec<Option<Tensor>>)> {
+    let y = bind(prim, p.to_vec())?;
+    let Some(tx) = t.first().cloned().flatten() else {
+        return Ok((y, vec![None]));
+    };
+    let ty = match &c.op {
+        CollectiveOp::AllReduce(ReduceOp::Max | ReduceOp::Min) => {
+            let eq = bind(
+                &Prim::Binary(arr_kernels::BinaryOp::Eq),
+                [p[0].clone(), y[0].clone()],
+            )?
+            .swap_remove(0);
+            let mask = convert(&eq, tx.dtype())?;
+            let psum = c.with_op(CollectiveOp::AllReduce(ReduceOp::Sum));
+            let num = bind(&psum, [mul(&tx, &mask)?])?.swap_remove(0);
+            let den = bind(&psum, [mask])?.swap_remove(0);
+            div(&num, &den)?
+        }
+        CollectiveOp::AxisIndex => return Ok((y, vec![None])),
+        _ => bind(prim, [tx])?.swap_remove(0),
+    };
+    Ok((y, vec![Some(ty)]))
+}
+
+/// Transpose of a linear collective, given the output's cotangent.
+pub fn transpose(c: &Collective, ct: Tensor) -> Result<Tensor> {
+    let op = match &c.op {
+        CollectiveOp::AllReduce(ReduceOp::Sum) => CollectiveOp::AllReduce(ReduceOp::Sum),
+        CollectiveOp::AllGather { axis, tiled } => CollectiveOp::ReduceScatter {
+            axis: *axis,
+            tiled: *tiled,
+        },
+        CollectiveOp::ReduceScatter { axis, tiled } => CollectiveOp::AllGather {
+            axis: *axis,
+            tiled: *tiled,
+        },
+        CollectiveOp::AllToAll {
+            split_axis,
+            concat_axis,
+        } => CollectiveOp::AllToAll {
+            split_axis: *concat_axis,
+            concat_axis: *split_axis,
+        },
+        CollectiveOp::Permute(pairs) => {
+            CollectiveOp::Permute(pairs.iter().map(|&(s, d)| (d, s)).collect())
+        }
+        CollectiveOp::AllReduce(_) | CollectiveOp::AxisIndex => {
+            return Err(Error::new(
+                crate::ErrorKind::TransformError,
+                format!("{} is not linear and has no transpose", c.name()),
+            ))
+        }
+    };
+    Ok(bind(&c.with_op(op), [ct])?.swap_remove(0))
+}
+
+/// Batching by a `vmap` over another axis name: the batch axis goes to the
+/// front and the collective acts on every example at once.
+pub fn batch_other(
+    c: &Collective,
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    let x = to_front(&v[0], d[0], size)?;
+    let op = match &c.op {
+        CollectiveOp::AllGather { axis, tiled } => CollectiveOp::AllGather {
+            axis: axis + 1,
+            tiled: *tiled,
+        },
+        CollectiveOp::ReduceScatter { axis, tiled } => CollectiveOp::ReduceScatter {
+            axis: axis + 1,
+            tiled: *tiled,
+        },
+        CollectiveOp::AllToAll {
+            split_axis,
+            concat_axis,
+        } => CollectiveOp::AllToAll {
+            split_axis: split_axis + 1,
+            concat_axis: concat_axis + 1,
+        },
+        other => other.clone(),
+    };
+    Ok((bind(&c.with_op(op), [x])?, vec![Some(0)]))
+}
+
+/// Batching by the `vmap` that binds the collective's own axis name: the
+/// devices are the batch axis, so each collective is array code over it.
+pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
+    let n = c.size;
+    if let CollectiveOp::AxisIndex = c.op {
+        return Ok((smallvec![iota(DType::I32, &[n], 0)?], vec![Some(0)]));
+    }
+    // x: [devices, ...per-device shape].
+    let x = to_front(&v[0], d[0], n)?;
+    let per: Vec<usize> = x.shape()[1..].to_vec();
+    let everywhere = |y: &Tensor| -> Result<Tensor> {
+        let mut shape = vec![n];
+        shape.extend_from_slice(y.shape());
+        broadcast_to(y, &shape)
+    };
+    let out = match &c.op {
+        CollectiveOp::AllReduce(op) => {
+            let r = bind(
+                &Prim::Reduce {
+                    op: *op,
+                    axes: vec![0],
+                },
+                [x],
+            )?
+            .swap_remove(0);
+            everywhere(&r)?
+        }
+        CollectiveOp::AllGather { axis, tiled } => {
+            let mut g = moveaxis(&x, 0, *axis)?;
+            if *tiled {
+                let mut shape = per.clone();
+                shape[*axis] *= n;
+                g = reshape(&g, &shape)?;
+            }
+            everywhere(&g)?
+        }
+        CollectiveOp::ReduceScatter { axis, tiled } => {
+            let total = reduce_sum(&x, &[0])?;
+            if *tiled {
+                let mut shape = per.clone();
+                shape[*axis] /= n;
+                shape.insert(*axis, n);
+                moveaxis(&reshape(&total, &shape)?, *axis, 0)?
+            } else {
+                moveaxis(&total, *axis, 0)?
+            }
+        }
+        CollectiveOp::AllToAll {
+            split_axis,
+            concat_axis,
+        } => {
+            // out[b, .., j at concat, ..] = x[j, .., b at split, ..]
+            let t = moveaxis(&x, split_axis + 1, 0)?;
+            moveaxis(&t, 1, concat_axis + 1)?
+        }
+        CollectiveOp::Permute(pairs) => {
+            let mut src = vec![0i32; n];
+            let mut got = vec![false; n];
+            for &(s, dst) in pairs {
+                src[dst] = s as i32;
+                got[dst] = true;
+            }
+            let idx = concrete(Array::new(&[n], arr_kernels::Buffer::I32(src)));
+            let g = bind(&Prim::Gather { axis: 0 }, [x.clone(), idx])?.swap_remove(0);
+            let mut mshape = vec![n];
+            mshape.extend(std::iter::repeat_n(1, per.len()));
+            let mask = concrete(Array::new(&mshape, arr_kernels::Buffer::Bool(got)));
+            let z = zeros_like(&g)?;
+            select(&broadcast_to(&mask, g.shape())?, &g, &z)?
+        }
+        CollectiveOp::AxisIndex => unreachable!(),
+    };
+    Ok((smallvec![out], vec![Some(0)]))
+}

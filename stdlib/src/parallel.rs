@@ -1,0 +1,576 @@
+//! SPMD as arr functions: `pmap`, the collectives over named axes (`psum`,
+//! `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`, `all_to_all`,
+//! `ppermute`, `axis_index`), and the devices (`devices()`, `set_devices`).
+//!
+//! `pmap(f)` called outside any transformation traces `f` once per
+//! signature for one device's slice of the arguments, compiles it with
+//! `jit`'s pipeline, and runs the program on one device worker per slice;
+//! collectives are real exchanges between the workers. Called under a
+//! transformation (`jit`, `grad`, `vmap`, or inside another `pmap`), it is
+//! `vmap` with the axis name bound, which computes the same values and
+//! composes with everything.
+
+use crate::args::*;
+use crate::transforms::{func_name, map_args, out_axis, out_dims, vmap_call, MapSpec};
+use crate::tree::{leaves, map_leaves, structure};
+use crate::Registry;
+use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::{devices, Array, DType, ReduceOp};
+use arr_runtime::jit::{self, exec, Compiled};
+use arr_runtime::prim::{bind, Aval, Prim};
+use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
+use arr_runtime::transform::ops;
+use arr_runtime::{display, numpy, Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+pub(crate) fn register(r: &mut Registry) {
+    r.func(
+        "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None)",
+        "Run fun on several devices at once (SPMD): argument axes in_axes are split across \
+         devices, one slice each, and the results are stacked along out_axes. Inside fun, \
+         collectives (psum, pmean, all_gather, ppermute...) over axis_name exchange values \
+         between the devices. Compiled once per signature; under jit, grad or vmap it \
+         computes the same as vmap(fun, axis_name=axis_name).",
+        make_pmap,
+    );
+    r.func(
+        "psum(x, axis_name)",
+        "The sum of x over the devices of axis_name (a name or a tuple of names); x may be a pytree.",
+        |_, a| all_reduce(&a[0], &a[1], ReduceOp::Sum, "psum"),
+    );
+    r.func(
+        "pmean(x, axis_name)",
+        "The mean of x over the devices of axis_name; x may be a pytree.",
+        |_, a| pmean(&a[0], &a[1]),
+    );
+    r.func(
+        "pmax(x, axis_name)",
+        "The maximum of x over the devices of axis_name; x may be a pytree.",
+        |_, a| all_reduce(&a[0], &a[1], ReduceOp::Max, "pmax"),
+    );
+    r.func(
+        "pmin(x, axis_name)",
+        "The minimum of x over the devices of axis_name; x may be a pytree.",
+        |_, a| all_reduce(&a[0], &a[1], ReduceOp::Min, "pmin"),
+    );
+    r.func(
+        "all_gather(x, axis_name, axis=0, tiled=False)",
+        "Every device's x, stacked along a new axis (or concatenated along axis when tiled).",
+        |_, a| {
+            let tiled = bool_arg(&a[3])?;
+            let axis = int_arg("axis", &a[2])?;
+            leafwise(&a[0], |t| {
+                let rank = t.ndim() + (!tiled) as usize;
+                let axis = norm_axis(axis, rank, "all_gather")?;
+                apply(
+                    &t,
+                    &a[1],
+                    "all_gather",
+                    CollectiveOp::AllGather { axis, tiled },
+                )
+            })
+        },
+    );
+    r.func(
+        "psum_scatter(x, axis_name, scatter_dimension=0, tiled=False)",
+        "The sum over the devices of axis_name, of which device i keeps block i along \
+         scatter_dimension (that axis has the axis size and is removed, or, when tiled, \
+         is divided by it).",
+        |_, a| {
+            let tiled = bool_arg(&a[3])?;
+            let axis = int_arg("scatter_dimension", &a[2])?;
+            leafwise(&a[0], |t| {
+                let axis = norm_axis(axis, t.ndim(), "psum_scatter")?;
+                apply(
+                    &t,
+                    &a[1],
+                    "psum_scatter",
+                    CollectiveOp::ReduceScatter { axis, tiled },
+                )
+            })
+        },
+    );
+    r.func(
+        "all_to_all(x, axis_name, split_axis, concat_axis)",
+        "Block j of x along split_axis (whose size is the axis size) goes to device j; \
+         the blocks each device receives are stacked along a new axis at concat_axis.",
+        |_, a| {
+            let split = int_arg("split_axis", &a[2])?;
+            let concat = int_arg("concat_axis", &a[3])?;
+            leafwise(&a[0], |t| {
+                let split_axis = norm_axis(split, t.ndim(), "all_to_all")?;
+                let concat_axis = norm_axis(concat, t.ndim(), "all_to_all")?;
+                apply(
+                    &t,
+                    &a[1],
+                    "all_to_all",
+                    CollectiveOp::AllToAll {
+                        split_axis,
+                        concat_axis,
+                    },
+                )
+            })
+        },
+    );
+    r.func(
+        "ppermute(x, axis_name, perm)",
+        "Send x along a permutation of the devices of axis_name: perm is a list of \
+         (source, destination) pairs; a device no pair sends to gets zeros.",
+        |_, a| {
+            let perm = pairs(&a[2])?;
+            leafwise(&a[0], |t| {
+                apply(&t, &a[1], "ppermute", CollectiveOp::Permute(perm.clone()))
+            })
+        },
+    );
+    r.func(
+        "axis_index(axis_name)",
+        "This device's index along axis_name (an int32 scalar).",
+        |_, a| {
+            let name = axis_name(&a[0], "axis_index")?;
+            let size = collective::axis_size(&name, "axis_index")?;
+            let prim = Prim::Collective(Collective {
+                op: CollectiveOp::AxisIndex,
+                axis: Arc::from(name.as_str()),
+                size,
+            });
+            Ok(Value::Array(
+                bind(&prim, Vec::<Tensor>::new())?.swap_remove(0),
+            ))
+        },
+    );
+    r.func(
+        "device_count()",
+        "The number of devices (virtual CPU devices, 8 unless set_devices, ARR_DEVICES or --devices says otherwise).",
+        |_, _| Ok(Value::Int(devices::count() as i64)),
+    );
+    r.func("devices()", "The devices, as a list of names.", |_, _| {
+        Ok(device_list())
+    });
+    r.func(
+        "local_devices()",
+        "The devices of this process (all of them: the mesh is one process).",
+        |_, _| Ok(device_list()),
+    );
+    r.effect_func(
+        "set_devices(n)",
+        "Use n virtual devices from now on (no restart needed).",
+        |_, a| {
+            let n = int_arg("n", &a[0])?;
+            let n = usize::try_from(n).map_err(|_| {
+                Error::value_error(format!("set_devices: n must be positive, not {n}"))
+            })?;
+            devices::set_count(n).map_err(|e| Error::value_error(format!("set_devices: {e}")))?;
+            Ok(Value::None)
+        },
+    );
+}
+
+fn device_list() -> Value {
+    Value::list(
+        (0..devices::count())
+            .map(|i| Value::str(&format!("cpu:{i}")))
+            .collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Collectives
+
+/// The axis names of `v`: a string or a tuple/list of strings.
+fn axis_names(v: &Value, what: &str) -> Result<Vec<String>> {
+    match v {
+        Value::Str(s) => Ok(vec![s.to_string()]),
+        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(v)?
+            .iter()
+            .map(|x| axis_name(x, what))
+            .collect(),
+        other => Err(Error::type_error(format!(
+            "{what}: axis_name must be a string or a tuple of strings, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn axis_name(v: &Value, what: &str) -> Result<String> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        other => Err(Error::type_error(format!(
+            "{what}: axis_name must be a string, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn norm_axis(axis: i64, rank: usize, what: &str) -> Result<usize> {
+    numpy::normalize_axis(axis, rank).map_err(|_| {
+        Error::value_error(format!(
+            "{what}: axis {axis} is out of range for rank {rank}"
+        ))
+    })
+}
+
+/// `f` on every array leaf of the pytree `x` (numbers become arrays).
+fn leafwise(x: &Value, f: impl Fn(Tensor) -> Result<Tensor>) -> Result<Value> {
+    map_leaves(x, &mut |leaf| Ok(Value::Array(f(numpy::to_tensor(leaf)?)?)))
+}
+
+/// One collective over the axis named by `names` (a single name).
+fn apply(t: &Tensor, names: &Value, what: &str, op: CollectiveOp) -> Result<Tensor> {
+    let names = axis_names(names, what)?;
+    let [name] = &names[..] else {
+        return Err(Error::value_error(format!(
+            "{what} takes one axis name, not {}",
+            names.len()
+        )));
+    };
+    let size = collective::axis_size(name, what)?;
+    let prim = Prim::Collective(Collective {
+        op,
+        axis: Arc::from(name.as_str()),
+        size,
+    });
+    Ok(bind(&prim, [t.clone()])?.swap_remove(0))
+}
+
+/// psum/pmax/pmin over one or several axis names, leaf by leaf.
+fn all_reduce(x: &Value, names: &Value, op: ReduceOp, what: &str) -> Result<Value> {
+    let names = axis_names(names, what)?;
+    leafwise(x, |mut t| {
+        for name in &names {
+            let size = collective::axis_size(name, what)?;
+            let prim = Prim::Collective(Collective {
+                op: CollectiveOp::AllReduce(op),
+                axis: Arc::from(name.as_str()),
+                size,
+            });
+            t = bind(&prim, [t])?.swap_remove(0);
+        }
+        Ok(t)
+    })
+}
+
+fn pmean(x: &Value, names: &Value) -> Result<Value> {
+    let list = axis_names(names, "pmean")?;
+    let mut n = 1usize;
+    for name in &list {
+        n *= collective::axis_size(name, "pmean")?;
+    }
+    let summed = all_reduce(x, names, ReduceOp::Sum, "pmean")?;
+    leafwise(&summed, |t| {
+        let t = if t.dtype().is_float() {
+            t
+        } else {
+            ops::convert(&t, DType::F32)?
+        };
+        ops::div(&t, &ops::scalar(n as f64, t.dtype()))
+    })
+}
+
+fn pairs(v: &Value) -> Result<Vec<(usize, usize)>> {
+    numpy::sequence_items(v)?
+        .iter()
+        .map(|p| {
+            let items = numpy::sequence_items(p)?;
+            let [s, d] = &items[..] else {
+                return Err(Error::value_error(
+                    "ppermute: perm must be a list of (source, destination) pairs",
+                ));
+            };
+            let idx = |x: &Value| -> Result<usize> {
+                usize::try_from(int_arg("perm", x)?)
+                    .map_err(|_| Error::value_error("ppermute: device indices must be >= 0"))
+            };
+            Ok((idx(s)?, idx(d)?))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// pmap
+
+/// One compiled per-device program of a pmapped function.
+struct Program {
+    avals: Vec<Aval>,
+    statics: String,
+    compiled: Rc<Compiled>,
+    /// The output pytree (leaves are placeholders) and each leaf's mapped axis.
+    out_tree: Value,
+    out_dims: Vec<Option<i64>>,
+}
+
+fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    let name: Arc<str> = match &a[1] {
+        Value::None => Arc::from("_pmap"),
+        v => Arc::from(axis_name(v, "pmap")?.as_str()),
+    };
+    let (in_axes, out_axes, axis_size) = (a[2].clone(), a[3].clone(), a[5].clone());
+    let statics: Vec<usize> = match &a[4] {
+        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(&a[4])?
+            .iter()
+            .map(|x| int_arg("static_broadcasted_argnums", x).map(|i| i as usize))
+            .collect::<Result<_>>()?,
+        v => vec![int_arg("static_broadcasted_argnums", v)? as usize],
+    };
+    let programs: RefCell<Vec<Program>> = RefCell::new(Vec::new());
+    Ok(NativeClosure::value(
+        format!("pmap({})", func_name(&f)),
+        move |interp, args, kwargs| {
+            let spec = MapSpec {
+                in_axes: &in_axes,
+                out_axes: &out_axes,
+                axis_size: &axis_size,
+                what: "pmap",
+            };
+            pmap_call(interp, &f, &spec, &name, &statics, &programs, args, kwargs)
+        },
+    ))
+}
+
+/// `f` with the static arguments put back at their positions.
+fn with_statics(statics: &[(usize, Value)], mut dynamic: Vec<Value>) -> Vec<Value> {
+    for (i, v) in statics {
+        dynamic.insert((*i).min(dynamic.len()), v.clone());
+    }
+    dynamic
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pmap_call(
+    interp: &mut Interp,
+    f: &Value,
+    spec: &MapSpec,
+    name: &Arc<str>,
+    static_nums: &[usize],
+    programs: &RefCell<Vec<Program>>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    if interp.auto.tracing.is_some() {
+        // Compiling the caller would run pmap as vmap, on no devices.
+        return Err(jit::auto::not_pure("calls a pmapped function"));
+    }
+    // Static arguments are passed through as they are, and key the cache.
+    let mut statics = Vec::new();
+    let mut dynamic = Vec::new();
+    for (i, v) in args.into_iter().enumerate() {
+        if static_nums.contains(&i) {
+            statics.push((i, v));
+        } else {
+            dynamic.push(v);
+        }
+    }
+    let in_axes_dyn;
+    let spec = if let (false, Value::Tuple(_) | Value::List(_)) = (statics.is_empty(), spec.in_axes)
+    {
+        let items = numpy::sequence_items(spec.in_axes)?;
+        in_axes_dyn = Value::tuple(
+            items
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| !static_nums.contains(i))
+                .map(|(_, v)| v)
+                .collect(),
+        );
+        MapSpec {
+            in_axes: &in_axes_dyn,
+            ..*spec
+        }
+    } else {
+        MapSpec { ..*spec }
+    };
+    let traced = !arr_runtime::transform::idle()
+        || leaves(&Value::tuple(dynamic.clone()))
+            .iter()
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
+    if traced {
+        let statics2 = statics.clone();
+        let g = NativeClosure::value("pmap body".to_string(), {
+            let f = f.clone();
+            move |interp, args, kwargs| interp.call(&f, with_statics(&statics2, args), kwargs)
+        });
+        return vmap_call(interp, &g, &spec, dynamic, kwargs, Some(name.clone()));
+    }
+    let (args_tree, flat, dims, size) = map_args(&spec, &dynamic)?;
+    let n_dev = devices::count();
+    if size > n_dev {
+        return Err(Error::value_error(format!(
+            "pmap: the mapped axis has size {size}, but there are only {n_dev} devices \
+             (set_devices({size}), ARR_DEVICES={size} or arr --devices {size} gives more)"
+        )));
+    }
+    let avals: Vec<Aval> = flat
+        .iter()
+        .zip(&dims)
+        .map(|(t, d)| {
+            let mut a = t.aval();
+            if let Some(d) = d {
+                a.shape.remove(*d);
+            }
+            a
+        })
+        .collect();
+    let statics_key = format!(
+        "{} {}",
+        structure(&args_tree),
+        statics
+            .iter()
+            .map(|(i, v)| format!("{i}={}", display::repr(v)))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let found = programs
+        .borrow()
+        .iter()
+        .position(|p| p.avals == avals && p.statics == statics_key);
+    let index = match found {
+        Some(i) => i,
+        None => {
+            let out_tree = RefCell::new(Value::None);
+            let compiled = {
+                let _axis = collective::bind_device_axis(name.clone(), size, None);
+                jit::compile(&avals, |ts| {
+                    let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
+                    let args = with_statics(&statics, numpy::sequence_items(&rebuilt)?);
+                    let out = interp.call(f, args, kwargs.clone())?;
+                    let ts = crate::transforms::flatten_tree(&out)?;
+                    *out_tree.borrow_mut() = out;
+                    Ok(ts)
+                })?
+            };
+            let out_tree = out_tree.into_inner();
+            let out_dims = out_dims(spec.out_axes, &out_tree)?;
+            let mut ps = programs.borrow_mut();
+            ps.push(Program {
+                avals,
+                statics: statics_key,
+                compiled: Rc::new(compiled),
+                out_tree,
+                out_dims,
+            });
+            ps.len() - 1
+        }
+    };
+    let (compiled, out_tree, odims) = {
+        let ps = programs.borrow();
+        let p = &ps[index];
+        (p.compiled.clone(), p.out_tree.clone(), p.out_dims.clone())
+    };
+    let outs = run_on_devices(&compiled, name, size, &flat, &dims)?;
+    // Stack each output's per-device values along its out axis.
+    let n_out = outs.first().map_or(0, Vec::len);
+    let mut stacked = Vec::with_capacity(n_out);
+    for i in 0..n_out {
+        let parts: Vec<Array> = outs.iter().map(|o| o[i].clone()).collect();
+        stacked.push(Tensor::from(match odims.get(i).copied().flatten() {
+            None => parts[0].clone(),
+            Some(a) => {
+                let axis = out_axis(a, parts[0].ndim() + 1);
+                let expanded: Vec<Array> = parts
+                    .iter()
+                    .map(|p| {
+                        let mut shape = p.shape().to_vec();
+                        shape.insert(axis.min(shape.len()), 1);
+                        p.reshape(&shape)
+                    })
+                    .collect();
+                arr_kernels::cpu::concatenate(&expanded, axis.min(parts[0].ndim()))
+            }
+        }));
+    }
+    crate::transforms::unflatten_tree(&out_tree, &stacked)
+}
+
+/// Run the compiled per-device program on `size` device workers, each on
+/// its slice of the mapped arguments; the outputs by device.
+fn run_on_devices(
+    compiled: &Compiled,
+    name: &Arc<str>,
+    size: usize,
+    flat: &[Tensor],
+    dims: &[Option<usize>],
+) -> Result<Vec<Vec<Array>>> {
+    // Tensors may hold tracers (`Rc`), so workers get plain arrays.
+    let consts: Vec<Array> = compiled
+        .consts
+        .iter()
+        .map(|t| t.concrete().cloned())
+        .collect::<Result<_>>()?;
+    let inputs: Vec<Vec<Array>> = (0..size)
+        .map(|r| {
+            flat.iter()
+                .zip(dims)
+                .map(|(t, d)| {
+                    let a = t.concrete()?;
+                    Ok(match d {
+                        None => a.clone(),
+                        Some(d) => slice_at(a, *d, r),
+                    })
+                })
+                .collect::<Result<Vec<Array>>>()
+        })
+        .collect::<Result<_>>()?;
+    let graph = compiled.graph.clone();
+    let last_use = compiled.last_use();
+    let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
+    let results = devices::run_spmd(size, |rank| {
+        // A failing device aborts the others, which would wait for it forever.
+        struct AbortOnFail<'a>(&'a dyn Communicator, bool);
+        impl Drop for AbortOnFail<'_> {
+            fn drop(&mut self) {
+                if !self.1 {
+                    self.0.abort();
+                }
+            }
+        }
+        let mut guard = AbortOnFail(&*comm, false);
+        let _axis = collective::bind_device_axis(name.clone(), size, Some((rank, comm.clone())));
+        let consts: Vec<Tensor> = consts.iter().cloned().map(Tensor::from).collect();
+        let args: Vec<Tensor> = inputs[rank].iter().cloned().map(Tensor::from).collect();
+        let out = exec::run(&graph, last_use, &consts, args).and_then(|outs| {
+            outs.iter()
+                .map(|t| t.concrete().cloned())
+                .collect::<Result<Vec<Array>>>()
+        });
+        guard.1 = out.is_ok();
+        out.map_err(|e| (e.kind, e.message.clone()))
+    });
+    // The first device's own error, rather than another's "a peer failed".
+    let mut first_err: Option<(ErrorKind, String)> = None;
+    let mut outs = Vec::with_capacity(size);
+    for (rank, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(o) => outs.push(o),
+            Err((kind, msg)) => {
+                let peer = msg.contains("another device");
+                if first_err
+                    .as_ref()
+                    .is_none_or(|(_, m)| m.contains("another device") && !peer)
+                {
+                    first_err = Some((kind, format!("on device {rank}: {msg}")));
+                }
+            }
+        }
+    }
+    match first_err {
+        Some((kind, msg)) => Err(Error::new(kind, format!("pmap: {msg}"))),
+        None => Ok(outs),
+    }
+}
+
+/// `a` at index `i` along `axis`, with that axis removed.
+fn slice_at(a: &Array, axis: usize, i: usize) -> Array {
+    let mut start = vec![0; a.ndim()];
+    let mut limit = a.shape().to_vec();
+    start[axis] = i;
+    limit[axis] = i + 1;
+    let s = arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()]);
+    let mut shape = s.shape().to_vec();
+    shape.remove(axis);
+    s.reshape(&shape)
+}

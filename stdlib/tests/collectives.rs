@@ -1,0 +1,115 @@
+//! Every collective against a single-device reference written with plain
+//! array operations, on 1, 2, 3, 4, 5 and 8 devices and random values:
+//! forward through `pmap` on device workers and through `vmap(axis_name=)`,
+//! under `grad` of a pmapped function (the batching rules), and `grad`
+//! inside `pmap` on the devices (the transpose rules run between workers).
+
+use arr_runtime::Session;
+
+const CHECKS: &str = r#"
+def close(a, b, what):
+    assert a.shape == b.shape, what + ": shapes " + str(a.shape) + " and " + str(b.shape)
+    err = max(abs(a - b)) if a.size > 0 else 0.0
+    assert err <= 1e-4 * (1.0 + max(abs(b))), what + ": off by " + str(err)
+
+def ring(n):
+    return [(j, (j + 1) % n) for j in range(n)]
+
+def rolled(x):
+    # device d receives from d - 1
+    return concatenate([x[-1:], x[:-1]], axis=0)
+
+def check(n, seed):
+    k = random.key(seed)
+    x = random.normal(random.fold_in(k, 0), (n, 3, 2))
+    w = random.normal(random.fold_in(k, 1), (n, 3, 2))
+    sq = random.normal(random.fold_in(k, 2), (n, n, 3))
+    wsq = random.normal(random.fold_in(k, 3), (n, n, 3))
+    wg = random.normal(random.fold_in(k, 4), (n, n, 3, 2))
+    pm = lambda f: pmap(f, axis_name="i")
+    vm = lambda f: vmap(f, axis_name="i")
+    # (name, collective on one device's value, reference on the stacked values, input)
+    cases = [
+        ("psum", lambda a: psum(a, "i"), lambda x: broadcast_to(sum(x, axis=0), x.shape), x),
+        ("pmean", lambda a: pmean(a, "i"), lambda x: broadcast_to(mean(x, axis=0), x.shape), x),
+        ("pmax", lambda a: pmax(a, "i"), lambda x: broadcast_to(max(x, axis=0), x.shape), x),
+        ("pmin", lambda a: pmin(a, "i"), lambda x: broadcast_to(min(x, axis=0), x.shape), x),
+        ("all_gather", lambda a: all_gather(a, "i"), lambda x: broadcast_to(x[None], (n,) + x.shape), x),
+        ("all_gather tiled", lambda a: all_gather(a, "i", axis=1, tiled=True),
+            lambda x: broadcast_to(transpose(x, (1, 0, 2)).reshape(3, n * 2)[None], (n, 3, n * 2)), x),
+        ("ppermute", lambda a: ppermute(a, "i", ring(n)), rolled, x),
+        ("psum_scatter", lambda a: psum_scatter(a, "i"), lambda x: sum(x, axis=0), sq),
+        ("all_to_all", lambda a: all_to_all(a, "i", 0, 0), lambda x: transpose(x, (1, 0, 2)), sq),
+    ]
+    for name, f, ref, v in cases:
+        want = ref(v)
+        what = name + " on " + str(n) + " devices"
+        close(pm(f)(v), want, what + " (pmap)")
+        close(vm(f)(v), want, what + " (vmap)")
+        close(jit(pm(f))(v), want, what + " (jit of pmap)")
+        wt = random.normal(random.fold_in(k, 9), want.shape)
+        g = grad(lambda v: sum(pm(f)(v) * wt))(v)
+        close(g, grad(lambda v: sum(ref(v) * wt))(v), what + " (grad of pmap)")
+    close(pm(lambda a: a * 0 + axis_index("i"))(x), broadcast_to(arange(n)[:, None, None] * 1.0, x.shape), "axis_index")
+    # Reverse mode on the devices: each collective's transpose.
+    inside = [
+        ("psum", lambda a, wl: psum(a, "i") * wl, x, w, broadcast_to(sum(w, axis=0), w.shape)),
+        ("pmax", lambda a, wl: pmax(a, "i") * wl, x, w,
+            where(x == max(x, axis=0), broadcast_to(sum(w, axis=0), x.shape), 0.0)),
+        ("ppermute", lambda a, wl: ppermute(a, "i", ring(n)) * wl, x, w,
+            concatenate([w[1:], w[:1]], axis=0)),
+        ("all_gather", lambda a, wl: all_gather(a, "i") * wl, x, wg, transpose(sum(wg, axis=0), (0, 1, 2))),
+        ("psum_scatter", lambda a, wl: psum_scatter(a, "i") * wl, sq, wsq[:, 0], broadcast_to(wsq[:, 0][None], (n, n, 3))),
+        ("all_to_all", lambda a, wl: all_to_all(a, "i", 0, 0) * wl, sq, wsq, transpose(wsq, (1, 0, 2))),
+    ]
+    for name, f, a, wl, want in inside:
+        step = lambda a, wl: grad(lambda a: sum(f(a, wl)))(a)
+        what = "grad of " + name + " inside, " + str(n) + " devices"
+        close(pm(step)(a, wl), want, what + " (pmap)")
+        close(vm(step)(a, wl), want, what + " (vmap)")
+
+for n in [1, 2, 3, 4, 5, 8]:
+    for seed in range(2):
+        check(n, 10 * n + seed)
+"#;
+
+fn run(src: &str) -> Result<(), String> {
+    let mut s: Session = arr_stdlib::session();
+    s.run_script("<collectives>", src)
+        .map(|_| ())
+        .map_err(|e| e.render())
+}
+
+#[test]
+fn collectives_match_single_device_references() {
+    run(CHECKS).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn pmap_errors_name_the_problem() {
+    let cases = [
+        (
+            "set_devices(2)\npmap(lambda a: a, axis_name='i')(ones((4, 3)))",
+            "the mapped axis has size 4, but there are only 2 devices",
+        ),
+        (
+            "pmap(lambda a: psum(a, 'j'), axis_name='i')(ones((2, 3)))",
+            "unbound axis name 'j' (the names bound here are i)",
+        ),
+        ("psum(ones(3), 'i')", "unbound axis name 'i' (no axis name is bound here)"),
+        (
+            "pmap(lambda a: psum_scatter(a, 'i'), axis_name='i')(ones((2, 3)))",
+            "psum_scatter: axis 0 of f32[3] must have the axis size 2 of 'i'",
+        ),
+        (
+            "pmap(lambda a: ppermute(a, 'i', [(0, 1), (1, 1)]), axis_name='i')(ones((2, 3)))",
+            "perm is not a permutation",
+        ),
+    ];
+    for (src, want) in cases {
+        let err = run(src).expect_err(src);
+        assert!(err.contains(want), "{src}\n gave:\n{err}\n wanted: {want}");
+    }
+    // The session survives and the device count can be changed back.
+    run("set_devices(8)\nassert device_count() == 8\nassert len(devices()) == 8").unwrap();
+}
