@@ -85,6 +85,16 @@ class ArrKernelClientTests(unittest.TestCase):
         reply, _ = run(kc, "2")
         self.assertEqual(reply["execution_count"], count + 1)
 
+    def test_many_prints_arrive_whole_and_in_order(self):
+        reply, outputs = run(self.kc, "for i in range(2000):\n    print(i)\neprint('end')\n'last'")
+        self.assertEqual(reply["status"], "ok")
+        streams = [m for m in outputs if m["msg_type"] == "stream"]
+        stdout = "".join(m["content"]["text"] for m in streams if m["content"]["name"] == "stdout")
+        self.assertEqual(stdout, "".join(f"{i}\n" for i in range(2000)))
+        # stderr after all of stdout, and the result after both
+        self.assertEqual(streams[-1]["content"], {"name": "stderr", "text": "end\n"})
+        self.assertEqual(outputs[-1]["msg_type"], "execute_result")
+
     def test_display_update_and_user_expressions(self):
         reply, outputs = run(self.kc, "display(1, display_id='d')\nupdate_display(2, 'd')",
                              user_expressions={"v": "3 * 3", "bad": "nope"})
