@@ -96,7 +96,10 @@ fn pmap_errors_name_the_problem() {
             "pmap(lambda a: psum(a, 'j'), axis_name='i')(ones((2, 3)))",
             "unbound axis name 'j' (the names bound here are i)",
         ),
-        ("psum(ones(3), 'i')", "unbound axis name 'i' (no axis name is bound here)"),
+        (
+            "psum(ones(3), 'i')",
+            "unbound axis name 'i' (no axis name is bound here)",
+        ),
         (
             "pmap(lambda a: psum_scatter(a, 'i'), axis_name='i')(ones((2, 3)))",
             "psum_scatter: axis 0 of f32[3] must have the axis size 2 of 'i'",

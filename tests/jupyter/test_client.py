@@ -6,6 +6,8 @@ Run by tests/jupyter.rs (JUPYTER_DATA_DIR points at the installed kernelspec).""
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 import unittest
 
@@ -263,6 +265,42 @@ class ArrKernelClientTests(unittest.TestCase):
         after = rss_kib(pid)
         # 1000 cells keep a little history; anything more is a leak
         self.assertLess(after - before, 16 * 1024, f"RSS grew from {before} to {after} KiB")
+
+
+class ArrKernelOrphanTests(unittest.TestCase):
+    def test_kernel_exits_when_its_parent_dies(self):
+        # A launcher that starts the kernel the way jupyter_client does
+        # (JPY_PARENT_PID = itself), prints the kernel's pid and dies.
+        launcher = (
+            "import os, subprocess, sys\n"
+            "from jupyter_client.connect import write_connection_file\n"
+            "from jupyter_client.kernelspec import KernelSpecManager\n"
+            "spec = KernelSpecManager().get_kernel_spec('arr')\n"
+            "fname, _ = write_connection_file()\n"
+            "argv = [a.replace('{connection_file}', fname) for a in spec.argv]\n"
+            "env = dict(os.environ, JPY_PARENT_PID=str(os.getpid()))\n"
+            "p = subprocess.Popen(argv, env=env, start_new_session=True,\n"
+            "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "print(p.pid, flush=True)\n"
+            "import time; time.sleep(1)\n"  # the kernel has started watching
+            "os._exit(0)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", launcher], capture_output=True,
+                             text=True, check=True)
+        pid = int(out.stdout.strip())
+        deadline = time.time() + 10
+        while os.path.exists(f"/proc/{pid}") and time.time() < deadline:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    break  # exited, waiting to be reaped
+            time.sleep(0.1)
+        alive = os.path.exists(f"/proc/{pid}")
+        if alive:
+            with open(f"/proc/{pid}/stat") as f:
+                alive = not f.read().split(") ")[-1].startswith("Z")
+        if alive:
+            os.kill(pid, signal.SIGKILL)
+        self.assertFalse(alive, "the orphaned kernel kept running")
 
 
 class ArrKernelRestartTests(unittest.TestCase):

@@ -61,6 +61,7 @@ pub fn kernel_info() -> Json {
 
 /// Run the kernel for a connection file until a shutdown request.
 pub fn run(connection_file: &str) -> ExitCode {
+    watch_parent();
     let text = match std::fs::read_to_string(connection_file) {
         Ok(t) => t,
         Err(e) => {
@@ -119,6 +120,34 @@ pub fn run(connection_file: &str) -> ExitCode {
     // reply and idle status leave, then end the process (closing the ports).
     std::thread::sleep(EXIT_GRACE);
     ExitCode::SUCCESS
+}
+
+/// End the kernel when the process that started it dies without shutting
+/// it down (a crashed notebook server), as ipykernel does: Jupyter names
+/// itself in `JPY_PARENT_PID`, and an orphan is re-parented to another process.
+fn watch_parent() {
+    #[cfg(unix)]
+    {
+        let Some(parent) = std::env::var("JPY_PARENT_PID")
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+        else {
+            return;
+        };
+        // Started through a wrapper (a shell script): there is no parent to watch.
+        if std::os::unix::process::parent_id() != parent {
+            return;
+        }
+        let _ = std::thread::Builder::new()
+            .name("arr-kernel-parent".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(500));
+                if std::os::unix::process::parent_id() != parent {
+                    eprintln!("arr kernel: the process that started the kernel is gone; exiting");
+                    std::process::exit(0);
+                }
+            });
+    }
 }
 
 struct Network {
