@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. The NumPy interoperability tests need the
-# real numpy package: it is installed into a local virtual environment
-# (.venv, ignored by git) whose interpreter the tests find through ARR_PYTHON.
+# real numpy package, and the Jupyter kernel tests the real Jupyter clients
+# (jupyter_client, jupyter_kernel_test, nbconvert, nbclient, papermill): they
+# are installed into a local virtual environment (.venv, ignored by git)
+# whose interpreter the tests find through ARR_PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+PACKAGES=(numpy jupyter_client jupyter-kernel-test nbformat nbconvert nbclient papermill)
+IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill"
+
 python_with_numpy() {
-    if [ -x .venv/bin/python ] && .venv/bin/python -c "import numpy" 2>/dev/null; then
+    if [ -x .venv/bin/python ] && .venv/bin/python -c "$IMPORTS" 2>/dev/null; then
         echo "$PWD/.venv/bin/python"
         return
     fi
-    if python3 -m venv .venv 2>/dev/null && .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy >&2; then
+    if { [ -x .venv/bin/python ] || python3 -m venv .venv 2>/dev/null; } &&
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check "${PACKAGES[@]}" >&2; then
         echo "$PWD/.venv/bin/python"
         return
     fi
     # Without the venv module (Debian's python3 lacks it until python3-venv is
     # installed), install numpy into a private folder and point PYTHONPATH at it.
     rm -rf .venv
-    python3 -m pip install --quiet --disable-pip-version-check --target .venv/site numpy >&2
+    python3 -m pip install --quiet --disable-pip-version-check --target .venv/site "${PACKAGES[@]}" >&2
     export PYTHONPATH="$PWD/.venv/site"
     echo "python3"
 }
@@ -26,6 +32,7 @@ ARR_PYTHON="$(python_with_numpy)"
 export ARR_PYTHON
 export PYTHONPATH="${PYTHONPATH:-}${PYTHONPATH:+:}$PWD/.venv/site"
 echo "numpy for the interop tests: $("$ARR_PYTHON" -c 'import numpy; print(numpy.__version__)')"
+echo "jupyter_client for the kernel tests: $("$ARR_PYTHON" -c 'import jupyter_client; print(jupyter_client.__version__)')"
 # Keep cargo's own output, and close with one line that totals every test
 # binary (cargo prints a result line per binary, the last often a doc-test one).
 log="$(mktemp)"

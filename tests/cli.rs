@@ -246,3 +246,41 @@ fn piped_block_at_end_of_input_runs() {
     assert!(o.status.success(), "{o:?}");
     assert_eq!(stdout(&o), "0\n1\n2\n");
 }
+
+/// The width and height in a PNG's IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn plots_are_saved_and_shown_as_files_in_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("p.png");
+    let svg = dir.path().join("p.svg");
+    let code = format!(
+        "figure(size=(4, 3))\nplot(arange(10.0), arange(10.0) ** 2, label='sq')\n\
+         scatter([1, 2], [3, 4])\ntitle('t')\nlegend()\nsavefig({png:?})\nsavefig({svg:?})\nshow()"
+    );
+    let o = run(arr().arg("-e").arg(&code));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(png_size(&std::fs::read(&png).unwrap()), (400, 300));
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    // show() in a terminal writes the image to a file and prints its path.
+    let out = stdout(&o);
+    let shown = out
+        .trim()
+        .strip_prefix("image written to ")
+        .unwrap_or_else(|| panic!("{out}"));
+    let bytes = std::fs::read(shown).unwrap();
+    assert_eq!(png_size(&bytes), (400, 300));
+    let _ = std::fs::remove_file(shown);
+    let o = run(arr().args(["-e", "imshow(ones(3))"]));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("imshow needs a 2-D array"),
+        "{}",
+        stderr(&o)
+    );
+}

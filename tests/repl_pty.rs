@@ -362,3 +362,19 @@ fn colours_on_still_show_the_text() {
     r.expect(PROMPT);
     r.exit_with_ctrl_d();
 }
+
+#[test]
+fn a_plot_is_written_to_a_file_whose_path_is_printed() {
+    let mut r = Repl::start();
+    let shown = r.enter("plot(arange(5.0) ** 2)");
+    let path = shown
+        .trim()
+        .strip_prefix("image written to ")
+        .unwrap_or_else(|| panic!("{shown:?}"));
+    let bytes = std::fs::read(path).expect("the plot file exists");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let _ = std::fs::remove_file(path);
+    // Nothing new was drawn: the next entry shows no plot.
+    assert_eq!(r.enter("1 + 1"), "2\n");
+    r.exit_with_ctrl_d();
+}

@@ -1,6 +1,8 @@
-//! The `arr` binary: command line, then the REPL, a script, `-e` code, or statements piped on stdin.
+//! The `arr` binary: command line, then the REPL, a script, `-e` code,
+//! statements piped on stdin, or the Jupyter kernel.
 
 mod editor;
+mod kernel;
 mod repl;
 mod runner;
 
@@ -33,6 +35,31 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Serve as a Jupyter kernel (`arr kernel install` registers it with Jupyter).
+    Kernel {
+        /// The connection file Jupyter wrote (ports and signing key).
+        #[arg(long = "connection-file", short = 'f', value_name = "FILE")]
+        connection_file: Option<String>,
+        #[command(subcommand)]
+        action: Option<KernelAction>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum KernelAction {
+    /// Write the kernelspec (kernels/arr/kernel.json and logos) into a Jupyter
+    /// data directory: by default the user's (JUPYTER_DATA_DIR if set).
+    Install {
+        /// The user's data directory, JUPYTER_DATA_DIR or ~/.local/share/jupyter (the default).
+        #[arg(long, conflicts_with_all = ["sys_prefix", "prefix"])]
+        user: bool,
+        /// sys.prefix/share/jupyter of python3 (e.g. the active virtual environment).
+        #[arg(long = "sys-prefix", conflicts_with = "prefix")]
+        sys_prefix: bool,
+        /// DIR/share/jupyter.
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<std::path::PathBuf>,
+    },
 }
 
 /// The evaluator recurses on the Rust stack (one frame chain per arr call),
@@ -58,11 +85,43 @@ fn run(cli: Cli) -> ExitCode {
         runner::AUTO_JIT.store(false, std::sync::atomic::Ordering::Relaxed);
     }
     match (cli.command, cli.eval) {
-        (Some(Command::Run { .. }), Some(_)) => {
-            eprintln!("arr: -e CODE and `run FILE` cannot be used together");
+        (Some(_), Some(_)) => {
+            eprintln!("arr: -e CODE cannot be used with a subcommand");
             ExitCode::from(2)
         }
         (Some(Command::Run { file, args }), None) => runner::run_file(&file, &args),
+        (
+            Some(Command::Kernel {
+                action,
+                connection_file,
+            }),
+            None,
+        ) => match (action, connection_file) {
+            (
+                Some(KernelAction::Install {
+                    sys_prefix, prefix, ..
+                }),
+                None,
+            ) => {
+                let target = match (sys_prefix, prefix) {
+                    (true, _) => kernel::install::Target::SysPrefix,
+                    (_, Some(dir)) => kernel::install::Target::Prefix(dir),
+                    _ => kernel::install::Target::User,
+                };
+                kernel::install::install(target)
+            }
+            (None, Some(file)) => kernel::run(&file),
+            (Some(_), Some(_)) => {
+                eprintln!("arr kernel install takes no --connection-file");
+                ExitCode::from(2)
+            }
+            (None, None) => {
+                eprintln!(
+                    "arr kernel needs --connection-file FILE (Jupyter passes it), or `install`"
+                );
+                ExitCode::from(2)
+            }
+        },
         (None, Some(code)) => runner::run_code(&code),
         (None, None) if std::io::stdin().is_terminal() => repl::run(),
         (None, None) => runner::run_stdin(),

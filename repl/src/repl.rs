@@ -123,44 +123,10 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         return true;
     }
     if let Some(command) = entry.strip_prefix(':') {
-        let (word, rest) = command
-            .split_once(char::is_whitespace)
-            .unwrap_or((command, ""));
-        match word {
-            "q" | "quit" | "exit" => return false,
-            "time" => {
-                let start = Instant::now();
-                let result = guarded(|| s.run_entry(rest));
-                let elapsed = start.elapsed();
-                match result {
-                    Ok(Some(v)) => println!("{}", s.repr(&v)),
-                    Ok(None) => {}
-                    Err(msg) => eprintln!("{msg}"),
-                }
-                println!("time: {}", format_duration(elapsed.as_secs_f64()));
-            }
-            "kernels" => match guarded(|| s.kernels_of_call(rest.trim())) {
-                Ok(text) => println!("{text}"),
-                Err(msg) => eprintln!("{msg}"),
-            },
-            "why" => match guarded(|| s.why(rest)) {
-                Ok(text) => println!("{text}"),
-                Err(msg) => eprintln!("{msg}"),
-            },
-            "ir" => match guarded(|| match rest.trim().strip_prefix("--pass") {
-                Some(r) => {
-                    let r = r.trim_start();
-                    let (pass, call) = r.split_once(char::is_whitespace).unwrap_or((r, ""));
-                    s.ir_of_call_after(call.trim(), Some(pass))
-                }
-                None => s.ir_of_call(rest.trim()),
-            }) {
-                Ok(text) => println!("{text}"),
-                Err(msg) => eprintln!("{msg}"),
-            },
-            "jit" => print!("{}", s.auto_jit_report()),
-            "help" | "h" => println!("{}", HELP),
-            other => eprintln!("unknown command :{other} (try :help)"),
+        match run_command(&mut s, command) {
+            CommandOutput::Quit => return false,
+            CommandOutput::Text(text) => print!("{text}"),
+            CommandOutput::Error(msg) => eprintln!("{msg}"),
         }
         return true;
     }
@@ -169,7 +135,57 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         Ok(None) => {}
         Err(msg) => eprintln!("{msg}"),
     }
+    // A figure drawn by the entry is written to a file whose path is printed.
+    if let Err(msg) = guarded(|| arr_stdlib::plot::show_pending(&mut s.interp)) {
+        eprintln!("{msg}");
+    }
     true
+}
+
+/// What a `:command` produced.
+pub enum CommandOutput {
+    Quit,
+    /// Text to show (ends with a newline unless empty).
+    Text(String),
+    Error(String),
+}
+
+/// Run a `:command` (without its colon) — shared by the REPL and the Jupyter kernel.
+pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput {
+    let (word, rest) = command
+        .split_once(char::is_whitespace)
+        .unwrap_or((command, ""));
+    let line = |r: Result<String, String>| match r {
+        Ok(text) => CommandOutput::Text(format!("{text}\n")),
+        Err(msg) => CommandOutput::Error(msg),
+    };
+    match word {
+        "q" | "quit" | "exit" => CommandOutput::Quit,
+        "time" => {
+            let start = Instant::now();
+            let result = guarded(|| s.run_entry(rest));
+            let elapsed = start.elapsed();
+            let time = format!("time: {}\n", format_duration(elapsed.as_secs_f64()));
+            match result {
+                Ok(Some(v)) => CommandOutput::Text(format!("{}\n{time}", s.repr(&v))),
+                Ok(None) => CommandOutput::Text(time),
+                Err(msg) => CommandOutput::Error(msg),
+            }
+        }
+        "kernels" => line(guarded(|| s.kernels_of_call(rest.trim()))),
+        "why" => line(guarded(|| s.why(rest))),
+        "ir" => line(guarded(|| match rest.trim().strip_prefix("--pass") {
+            Some(r) => {
+                let r = r.trim_start();
+                let (pass, call) = r.split_once(char::is_whitespace).unwrap_or((r, ""));
+                s.ir_of_call_after(call.trim(), Some(pass))
+            }
+            None => s.ir_of_call(rest.trim()),
+        })),
+        "jit" => CommandOutput::Text(s.auto_jit_report()),
+        "help" | "h" => CommandOutput::Text(format!("{HELP}\n")),
+        other => CommandOutput::Error(format!("unknown command :{other} (try :help)")),
+    }
 }
 
 fn format_duration(secs: f64) -> String {

@@ -257,6 +257,34 @@ fn write_axis(
     out.push(']');
 }
 
+/// The elements of an array as its printed form shows them (same precision,
+/// same summarising), for front ends that lay them out themselves (HTML tables).
+pub struct ElementText {
+    fmt: ElementFormat,
+    /// Whether the array is large enough to be summarised with `...`.
+    pub summarised: bool,
+}
+
+impl ElementText {
+    pub fn new(a: &Array) -> ElementText {
+        let summarised = a.len() > THRESHOLD;
+        ElementText {
+            fmt: ElementFormat::new(a, summarised),
+            summarised,
+        }
+    }
+
+    /// The text of the element at flat (row-major) index `i`, without padding.
+    pub fn get(&self, a: &Array, i: usize) -> String {
+        self.fmt.format(a, i).trim().to_string()
+    }
+
+    /// The indices shown along an axis of length `n`; None is the `...` gap.
+    pub fn shown(&self, n: usize) -> Vec<Option<usize>> {
+        shown_indices(n, self.summarised)
+    }
+}
+
 fn shown_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
     if summarise && n > 2 * EDGE_ITEMS {
         (0..EDGE_ITEMS)

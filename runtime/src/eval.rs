@@ -39,6 +39,8 @@ pub struct Interp {
     /// Set from another thread (Ctrl-C); checked at loop iterations and calls.
     pub interrupt: Arc<AtomicBool>,
     pub out: OutputSink,
+    /// Rich output (stderr, displays); None means the terminal (`emit`).
+    pub rich: Option<crate::output::RichSink>,
     /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
     pub auto: AutoJit,
     depth: usize,
@@ -145,6 +147,7 @@ impl Interp {
                 let _ = stdout.write_all(s.as_bytes());
                 let _ = stdout.flush();
             }),
+            rich: None,
             auto: AutoJit::default(),
             depth: 0,
         }
@@ -152,6 +155,49 @@ impl Interp {
 
     pub fn write_out(&mut self, s: &str) {
         (self.out)(s)
+    }
+
+    /// Send rich output to the front end's sink; without one, approximate it
+    /// on the terminal (a display prints the value, an image says what it is).
+    pub fn emit(&mut self, output: crate::output::RichOutput) {
+        use crate::output::RichOutput;
+        if let Some(sink) = &mut self.rich {
+            return sink(output);
+        }
+        match output {
+            RichOutput::Stderr(text) => {
+                use std::io::Write;
+                let mut stderr = std::io::stderr().lock();
+                let _ = stderr.write_all(text.as_bytes());
+                let _ = stderr.flush();
+            }
+            RichOutput::Display { value, .. } => {
+                let text = crate::display::repr(&value);
+                self.write_out(&format!("{text}\n"));
+            }
+            RichOutput::Image { formats, .. } => {
+                // A terminal cannot show it: write the best format to a file and say where.
+                let Some((mime, data)) = formats.first() else {
+                    return;
+                };
+                let ext = if *mime == "image/svg+xml" {
+                    "svg"
+                } else {
+                    "png"
+                };
+                static IMAGES: std::sync::atomic::AtomicUsize =
+                    std::sync::atomic::AtomicUsize::new(0);
+                let n = IMAGES.fetch_add(1, Ordering::Relaxed);
+                let path = std::env::temp_dir()
+                    .join(format!("arr-image-{}-{n}.{ext}", std::process::id()));
+                let text = match std::fs::write(&path, data) {
+                    Ok(()) => format!("image written to {}\n", path.display()),
+                    Err(e) => format!("<{mime} image: cannot write {}: {e}>\n", path.display()),
+                };
+                self.write_out(&text);
+            }
+            RichOutput::ClearOutput { .. } => {}
+        }
     }
 
     /// Raise KeyboardInterrupt if Ctrl-C was pressed since the last check.

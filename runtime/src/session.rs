@@ -176,6 +176,11 @@ impl Session {
         self.interp.out = sink;
     }
 
+    /// Route stderr and rich output (`display`, `clear_output`) to a front end.
+    pub fn set_rich_output(&mut self, sink: crate::output::RichSink) {
+        self.interp.rich = Some(sink);
+    }
+
     pub fn get(&self, name: &str) -> Option<Value> {
         self.interp.get_global(name)
     }

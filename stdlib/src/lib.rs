@@ -9,7 +9,9 @@ mod creation;
 mod io;
 mod jit;
 mod math;
+mod output;
 mod parallel;
+pub mod plot;
 mod python;
 mod random;
 mod reduce;
@@ -114,6 +116,8 @@ pub fn register_all(interp: &mut Interp) {
     tree::register(&mut r);
     random::register(&mut r);
     io::register(&mut r);
+    output::register(&mut r);
+    plot::register(&mut r);
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);

@@ -1,0 +1,112 @@
+//! Output builtins beyond `print`: `eprint` (stderr), `display`,
+//! `update_display`, `clear_output` and `display_image` — requests that the
+//! front end renders (a notebook shows rich output; a terminal prints text).
+
+use crate::args::str_arg;
+use crate::Registry;
+use arr_runtime::display;
+use arr_runtime::numpy;
+use arr_runtime::{Error, ErrorKind, Interp, Result, RichOutput, Value};
+
+pub(crate) fn register(r: &mut Registry) {
+    r.effect_func(
+        "eprint(*args, sep=' ', end='\\n')",
+        "Print values to standard error, like print (in a notebook: the stderr stream).",
+        eprint,
+    );
+    r.effect_func(
+        "display(x, display_id=None)",
+        "Show x as a cell output now (in a notebook arrays show as HTML tables). \
+         A display_id string names the output so update_display can replace it.",
+        display_,
+    );
+    r.effect_func(
+        "update_display(x, display_id)",
+        "Replace the output shown earlier by display(..., display_id=display_id) with x.",
+        update_display,
+    );
+    r.effect_func(
+        "clear_output(wait=False)",
+        "Clear the output of the current notebook cell; with wait=True, only once new output arrives.",
+        clear_output,
+    );
+    r.effect_func(
+        "display_image(path, display_id=None)",
+        "Show the PNG (.png) or SVG (.svg) image in the file at path as a cell output.",
+        display_image,
+    );
+}
+
+fn eprint(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let items = numpy::sequence_items(&a[0])?;
+    let sep = display::str(&a[1]);
+    let mut out = items
+        .iter()
+        .map(display::str)
+        .collect::<Vec<_>>()
+        .join(&sep);
+    out.push_str(&display::str(&a[2]));
+    interp.emit(RichOutput::Stderr(out));
+    Ok(Value::None)
+}
+
+fn display_id_arg(v: &Value) -> Result<Option<String>> {
+    match v {
+        Value::None => Ok(None),
+        other => Ok(Some(str_arg("display_id", other)?.to_string())),
+    }
+}
+
+fn display_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let display_id = display_id_arg(&a[1])?;
+    interp.emit(RichOutput::Display {
+        value: a[0].clone(),
+        display_id,
+        update: false,
+    });
+    Ok(Value::None)
+}
+
+fn update_display(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let display_id = Some(str_arg("display_id", &a[1])?.to_string());
+    interp.emit(RichOutput::Display {
+        value: a[0].clone(),
+        display_id,
+        update: true,
+    });
+    Ok(Value::None)
+}
+
+fn clear_output(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let wait = a[0].truthy()?;
+    interp.emit(RichOutput::ClearOutput { wait });
+    Ok(Value::None)
+}
+
+fn display_image(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let path = str_arg("path", &a[0])?;
+    let display_id = display_id_arg(&a[1])?;
+    let lower = path.to_ascii_lowercase();
+    let mime = if lower.ends_with(".png") {
+        "image/png"
+    } else if lower.ends_with(".svg") {
+        "image/svg+xml"
+    } else {
+        return Err(Error::value_error(format!(
+            "display_image: '{path}' is neither a .png nor an .svg file"
+        )));
+    };
+    let data = std::fs::read(path)
+        .map_err(|e| Error::new(ErrorKind::IOError, format!("cannot open '{path}': {e}")))?;
+    if mime == "image/png" && !data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return Err(Error::value_error(format!(
+            "display_image: '{path}' is not a PNG file"
+        )));
+    }
+    interp.emit(RichOutput::Image {
+        formats: vec![(mime, data)],
+        display_id,
+        update: false,
+    });
+    Ok(Value::None)
+}

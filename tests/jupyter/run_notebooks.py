@@ -1,0 +1,82 @@
+"""Runs examples/*.ipynb end to end with the real tools — `nbconvert --execute`
+and `papermill` (with a parameter) — and checks the outputs' mime types.
+Usage: run_notebooks.py OUT_DIR (JUPYTER_DATA_DIR points at the kernelspec)."""
+
+import base64
+import glob
+import os
+import subprocess
+import sys
+
+import nbformat
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def outputs(nb):
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def check_common(path, nb):
+    errors = [o for o in outputs(nb) if o.output_type == "error"]
+    assert not errors, f"{path}: error outputs: {errors}"
+    for o in outputs(nb):
+        if o.output_type in ("execute_result", "display_data"):
+            assert "text/plain" in o.data, f"{path}: output without text/plain: {o}"
+
+
+def check_tour(path, nb, steps):
+    outs = outputs(nb)
+    results = [o for o in outs if o.output_type == "execute_result"]
+    assert len(results) >= 6, f"{path}: expected results, got {outs}"
+    html = [o for o in results if "text/html" in o.data]
+    assert html and "<table" in html[0].data["text/html"], f"{path}: no HTML array table"
+    assert any("…" in o.data["text/html"] for o in html), f"{path}: big array not summarised"
+    plots = [o for o in outs if o.output_type == "display_data" and "image/png" in o.data]
+    assert len(plots) == 1, f"{path}: expected one plot, got {plots}"
+    assert "image/svg+xml" in plots[0].data, f"{path}: the plot has no SVG"
+    png = base64.b64decode(plots[0].data["image/png"])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n"), f"{path}: the plot is not a PNG"
+    displays = [o for o in outs if o.output_type == "display_data" and "image/png" not in o.data]
+    assert len(displays) == 1, f"{path}: expected one display, got {displays}"
+    # update_display replaced the first softmax by the reversed one
+    assert displays[0].data["text/plain"].split("\n")[1].startswith("[0.66"), displays[0].data
+    text = "".join(o.text for o in outs if o.output_type == "stream")
+    assert f"loss after {steps} steps:" in text, f"{path}: {text!r}"
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1)), f"{path}: execution counts {counts}"
+
+
+def main():
+    out_dir = sys.argv[1]
+    notebooks = sorted(glob.glob(os.path.join(ROOT, "examples", "*.ipynb")))
+    assert notebooks, "no example notebooks"
+    for src in notebooks:
+        name = os.path.splitext(os.path.basename(src))[0]
+        executed = os.path.join(out_dir, f"{name}.nbconvert.ipynb")
+        subprocess.run(
+            [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
+             "--ExecutePreprocessor.timeout=120", "--output-dir", out_dir,
+             "--output", f"{name}.nbconvert", src],
+            check=True,
+        )
+        nb = nbformat.read(executed, as_version=4)
+        check_common(executed, nb)
+        if name == "tour":
+            check_tour(executed, nb, steps=20)
+        # papermill, with a parameter injected (arr parses Python's assignment syntax)
+        pm_out = os.path.join(out_dir, f"{name}.papermill.ipynb")
+        subprocess.run(
+            [sys.executable, "-m", "papermill", "--no-progress-bar", "-k", "arr",
+             "--language", "python", "-p", "steps", "5", src, pm_out],
+            check=True,
+        )
+        nb = nbformat.read(pm_out, as_version=4)
+        check_common(pm_out, nb)
+        if name == "tour":
+            check_tour(pm_out, nb, steps=5)
+        print(f"ok: {name}.ipynb (nbconvert, papermill)")
+
+
+if __name__ == "__main__":
+    main()
