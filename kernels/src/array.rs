@@ -5,6 +5,7 @@
 //! input's buffer in place when it holds the only reference (`Arc::get_mut`).
 
 use crate::dtype::DType;
+use crate::sharding::Placement;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -157,6 +158,10 @@ pub struct Array {
 struct ArrayInner {
     shape: Shape,
     buf: Arc<Buffer>,
+    /// Which device holds which block (`None`: an ordinary host array).
+    /// On the CPU mesh the shards are regions of `buf`; each device's
+    /// resident bytes count them while the array lives.
+    placement: Option<Arc<Placement>>,
 }
 
 impl Array {
@@ -176,6 +181,7 @@ impl Array {
                 // `from_slice` copies; `into()` would go through the generic extend.
                 shape: Shape::from_slice(shape),
                 buf,
+                placement: None,
             }),
         }
     }
@@ -236,6 +242,55 @@ impl Array {
         Array::from_arc(shape, self.inner.buf.clone())
     }
 
+    /// Which device holds which block, for a sharded array.
+    pub fn placement(&self) -> Option<&Arc<Placement>> {
+        self.inner.placement.as_ref()
+    }
+
+    /// The same elements laid out over a mesh (the placement's rank must be
+    /// the array's; checked by `Placement::new`).
+    pub fn with_placement(&self, placement: Arc<Placement>) -> Array {
+        for (dev, bytes) in placement.bytes_per_device(self.shape(), self.dtype()) {
+            crate::devices::stats(dev)
+                .resident_bytes
+                .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        let a = Array {
+            inner: Arc::new(ArrayInner {
+                shape: self.inner.shape.clone(),
+                buf: self.inner.buf.clone(),
+                placement: Some(placement),
+            }),
+        };
+        let mut live = LIVE_SHARDED.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(&a.inner));
+        a
+    }
+
+    /// The sharded arrays alive now (for the mesh views).
+    pub fn live_sharded() -> Vec<Array> {
+        let mut live = LIVE_SHARDED.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.iter()
+            .filter_map(|w| w.upgrade().map(|inner| Array { inner }))
+            .collect()
+    }
+
+    /// The block device `pos` (a row-major mesh position) holds, as an array.
+    pub fn shard(&self, pos: usize) -> Option<Array> {
+        let p = self.placement()?;
+        let b = p.block(self.shape(), pos);
+        let start: Vec<usize> = b.iter().map(|r| r.start).collect();
+        let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
+        Some(crate::cpu::slice(
+            &Array::from_arc(self.shape(), self.inner.buf.clone()),
+            &start,
+            &limit,
+            &vec![1; self.ndim()],
+        ))
+    }
+
     /// Row-major strides in elements.
     pub fn strides(&self) -> Shape {
         strides_of(&self.inner.shape)
@@ -262,8 +317,19 @@ impl Array {
 /// A large buffer whose last array goes away is offered to the CPU kernels'
 /// buffer pool, so the next large output reuses its pages instead of faulting
 /// in fresh zeroed ones.
+/// Every sharded array made, weakly, so `:mesh` can list what each device holds.
+static LIVE_SHARDED: std::sync::Mutex<Vec<std::sync::Weak<ArrayInner>>> =
+    std::sync::Mutex::new(Vec::new());
+
 impl Drop for ArrayInner {
     fn drop(&mut self) {
+        if let Some(p) = &self.placement {
+            for (dev, bytes) in p.bytes_per_device(&self.shape, self.buf.dtype()) {
+                crate::devices::stats(dev)
+                    .resident_bytes
+                    .fetch_sub(bytes as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         if crate::cpu::elem::worth_recycling(&self.buf) {
             if let Some(buf) = Arc::get_mut(&mut self.buf) {
                 crate::cpu::elem::recycle(buf);

@@ -11,6 +11,7 @@ pub mod devices;
 pub mod dtype;
 pub mod kernel;
 pub mod ops;
+pub mod sharding;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
 pub use dtype::DType;

@@ -23,6 +23,10 @@ struct Cli {
     #[arg(long = "no-auto-jit", global = true)]
     no_auto_jit: bool,
 
+    /// How many virtual devices pmap and meshes have (default: ARR_DEVICES, else 8).
+    #[arg(long = "devices", value_name = "N", global = true)]
+    devices: Option<usize>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -83,6 +87,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     if cli.no_auto_jit {
         runner::AUTO_JIT.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+    if let Some(n) = cli.devices {
+        if let Err(e) = arr_kernels::devices::set_count(n) {
+            eprintln!("arr: --devices: {e}");
+            return ExitCode::from(2);
+        }
     }
     match (cli.command, cli.eval) {
         (Some(_), Some(_)) => {

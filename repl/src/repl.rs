@@ -131,7 +131,10 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         return true;
     }
     match guarded(|| s.run_entry(entry)) {
-        Ok(Some(v)) => println!("{}", s.repr(&v)),
+        Ok(Some(v)) => println!(
+            "{}",
+            s.echo(&v, std::io::IsTerminal::is_terminal(&std::io::stdout()))
+        ),
         Ok(None) => {}
         Err(msg) => eprintln!("{msg}"),
     }
@@ -183,6 +186,7 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
             None => s.ir_of_call(rest.trim()),
         })),
         "jit" => CommandOutput::Text(s.auto_jit_report()),
+        "mesh" => CommandOutput::Text(arr_stdlib::mesh_report()),
         "help" | "h" => CommandOutput::Text(format!("{HELP}\n")),
         other => CommandOutput::Error(format!("unknown command :{other} (try :help)")),
     }
@@ -206,6 +210,7 @@ help(name), ?name    documentation of a function or module
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
+:mesh                the devices (memory, steps, compute and collective time, bytes sent) and the sharded arrays on them
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
 Tab                  complete names, and attributes after '.'";

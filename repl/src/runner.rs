@@ -63,7 +63,7 @@ pub fn run_code(code: &str) -> ExitCode {
     let mut session = new_session();
     match guarded(|| session.run_entry_named("<-e>", code)) {
         Ok(Some(v)) => {
-            println!("{}", session.repr(&v));
+            println!("{}", session.echo(&v, false));
             ExitCode::SUCCESS
         }
         Ok(None) => ExitCode::SUCCESS,
@@ -147,7 +147,7 @@ fn run_one(session: &mut Session, entry: &str) -> bool {
         .store(false, std::sync::atomic::Ordering::Relaxed);
     match guarded(|| session.run_entry(entry)) {
         Ok(Some(v)) => {
-            println!("{}", session.repr(&v));
+            println!("{}", session.echo(&v, false));
             true
         }
         Ok(None) => true,

@@ -14,7 +14,13 @@ pub const EDGE_ITEMS: usize = 3;
 
 /// `f32[3,4]`
 pub fn type_string(a: &Tensor) -> String {
-    type_str(a.shape(), a.dtype())
+    match a {
+        Tensor::Concrete(x) => match x.placement() {
+            Some(p) => p.type_text(x.shape(), x.dtype()),
+            None => type_str(a.shape(), a.dtype()),
+        },
+        Tensor::Traced(_) => type_str(a.shape(), a.dtype()),
+    }
 }
 
 /// Python's `repr(float)`: shortest round-trip digits, exponent form
@@ -113,6 +119,7 @@ pub fn str(v: &Value) -> String {
 
 fn str_inner(v: &Value) -> String {
     match v {
+        Value::Object(o) => o.repr(),
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),

@@ -1189,7 +1189,17 @@ impl Interp {
                 }
                 "itemsize" => return Ok(Value::Int(a.dtype().size_bytes() as i64)),
                 "nbytes" => return Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
+                "sharding" => {
+                    return Ok(match a {
+                        crate::Tensor::Concrete(x) => crate::sharding::sharding_of(x),
+                        crate::Tensor::Traced(_) => Value::None,
+                    })
+                }
                 _ => "array",
+            },
+            Value::Object(obj) => match obj.attr(attr) {
+                Some(v) => return Ok(v),
+                None => obj.type_name(),
             },
             Value::Native(n) => {
                 let attrs = n.attrs.borrow();

@@ -16,6 +16,7 @@ pub mod numpy;
 pub mod output;
 pub mod prim;
 pub mod session;
+pub mod sharding;
 pub mod tensor;
 pub mod transform;
 pub mod value;

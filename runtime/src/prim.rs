@@ -813,7 +813,10 @@ impl Prim {
             let (Some(a), Some(b)) = (a, b) else {
                 unreachable!("checked arity")
             };
-            return Ok(smallvec![cpu::binary(*op, a, b).into()]);
+            let place = elementwise_placement(&[&a, &b]);
+            return Ok(smallvec![
+                keep_placement(cpu::binary(*op, a, b), place).into()
+            ]);
         }
         if let Prim::Unary(op) = self {
             let a = args
@@ -821,7 +824,8 @@ impl Prim {
                 .next()
                 .map(concrete)
                 .expect("checked arity");
-            return Ok(smallvec![cpu::unary(*op, a).into()]);
+            let place = elementwise_placement(&[&a]);
+            return Ok(smallvec![keep_placement(cpu::unary(*op, a), place).into()]);
         }
         if let Prim::Fused(k) = self {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
@@ -881,6 +885,37 @@ impl Prim {
             | Prim::Fused(_) => unreachable!(),
         };
         Ok(smallvec![out.into()])
+    }
+}
+
+/// An elementwise result keeps the layout of its sharded operands: the
+/// placement of the first one (all sharded operands of the output's shape
+/// must agree; otherwise the result is a plain host array).
+fn elementwise_placement(
+    args: &[&Array],
+) -> Option<(Arc<arr_kernels::sharding::Placement>, Shape)> {
+    let mut found: Option<(Arc<arr_kernels::sharding::Placement>, Shape)> = None;
+    for a in args {
+        if let Some(p) = a.placement() {
+            match &found {
+                None => found = Some((p.clone(), Shape::from_slice(a.shape()))),
+                Some((q, _)) if **q == **p => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    found
+}
+
+fn keep_placement(
+    out: Array,
+    place: Option<(Arc<arr_kernels::sharding::Placement>, Shape)>,
+) -> Array {
+    match place {
+        Some((p, shape)) if out.placement().is_none() && out.shape() == &shape[..] => {
+            out.with_placement(p)
+        }
+        _ => out,
     }
 }
 

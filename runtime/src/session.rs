@@ -194,6 +194,22 @@ impl Session {
         display::repr(v)
     }
 
+    /// What the prompt shows for a value: its repr, and for a sharded array
+    /// the grid of which device holds which block (in colour on a terminal).
+    pub fn echo(&self, v: &Value, color: bool) -> String {
+        let text = display::repr(v);
+        match v {
+            Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
+                Some(p) => format!(
+                    "{text}\n{}",
+                    arr_kernels::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
+                ),
+                None => text,
+            },
+            _ => text,
+        }
+    }
+
     /// Completion candidates for the identifier (or `obj.attr`) that ends `before_cursor`.
     /// Returns the byte offset where the completed word starts, and the candidates.
     pub fn complete(&self, before_cursor: &str) -> (usize, Vec<String>) {

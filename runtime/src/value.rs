@@ -35,6 +35,27 @@ pub enum Value {
     /// `range(start, stop, step)`, lazily.
     Range(Rc<RangeValue>),
     Ellipsis,
+    /// A value of a type the stdlib defines (a mesh, a partition spec...);
+    /// boxed twice so `Value` stays two words.
+    Object(Rc<Box<dyn Object>>),
+}
+
+/// A type defined outside the core language: its name, `repr`, and attributes.
+pub trait Object: std::fmt::Debug {
+    fn type_name(&self) -> &'static str;
+    fn repr(&self) -> String;
+    /// `obj.name`, if the type has that attribute.
+    fn attr(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    /// For downcasting by the code that defines the type.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl Value {
+    pub fn object(o: impl Object + 'static) -> Value {
+        Value::Object(Rc::new(Box::new(o)))
+    }
 }
 
 pub type Dict = IndexMap<Key, Value>;
@@ -175,6 +196,7 @@ impl Value {
             Value::Slice(_) => "slice".into(),
             Value::Range(..) => "range".into(),
             Value::Ellipsis => "ellipsis".into(),
+            Value::Object(o) => o.type_name().into(),
         }
     }
 

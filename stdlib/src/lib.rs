@@ -23,6 +23,7 @@ use arr_runtime::{Builtin, Effect, Interp, NativeFn, Session, Value};
 use std::rc::Rc;
 
 pub use args::*;
+pub use parallel::mesh_report;
 
 /// The prelude: functions that are most natural in arr itself.
 const PRELUDE: &str = include_str!("prelude.arr");

@@ -15,9 +15,11 @@ use crate::transforms::{func_name, map_args, out_axis, out_dims, vmap_call, MapS
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
 use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::sharding::{self, Mesh};
 use arr_kernels::{devices, Array, DType, ReduceOp};
 use arr_runtime::jit::{self, exec, Compiled};
 use arr_runtime::prim::{bind, Aval, Prim};
+use arr_runtime::sharding::{MeshValue, ShardingValue, SpecValue};
 use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
 use arr_runtime::transform::ops;
 use arr_runtime::{display, numpy, Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
@@ -28,6 +30,7 @@ use std::sync::Arc;
 type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
+    register_sharding(r);
     r.func(
         "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None)",
         "Run fun on several devices at once (SPMD): argument axes in_axes are split across \
@@ -462,6 +465,12 @@ fn pmap_call(
         (p.compiled.clone(), p.out_tree.clone(), p.out_dims.clone())
     };
     let outs = run_on_devices(&compiled, name, size, &flat, &dims)?;
+    // The outputs stay laid out over the devices that computed them: a
+    // one-axis mesh named after the pmap axis, split along each out axis.
+    let out_mesh = Arc::new(
+        Mesh::new(vec![size], vec![name.clone()], (0..size).collect())
+            .map_err(Error::value_error)?,
+    );
     // Stack each output's per-device values along its out axis.
     let n_out = outs.first().map_or(0, Vec::len);
     let mut stacked = Vec::with_capacity(n_out);
@@ -479,7 +488,14 @@ fn pmap_call(
                         p.reshape(&shape)
                     })
                     .collect();
-                arr_kernels::cpu::concatenate(&expanded, axis.min(parts[0].ndim()))
+                let axis = axis.min(parts[0].ndim());
+                let stacked = arr_kernels::cpu::concatenate(&expanded, axis);
+                let mut spec = vec![Vec::new(); stacked.ndim()];
+                spec[axis] = vec![0];
+                match sharding::Placement::new(out_mesh.clone(), spec, stacked.ndim()) {
+                    Ok(p) => stacked.with_placement(Arc::new(p)),
+                    Err(_) => stacked,
+                }
             }
         }));
     }
@@ -573,4 +589,207 @@ fn slice_at(a: &Array, axis: usize, i: usize) -> Array {
     let mut shape = s.shape().to_vec();
     shape.remove(axis);
     s.reshape(&shape)
+}
+
+// ---------------------------------------------------------------------------
+// Meshes and sharded arrays
+
+pub(crate) fn register_sharding(r: &mut Registry) {
+    r.func(
+        "mesh(shape, axis_names, devices=None)",
+        "A mesh of devices: shape (an int or a tuple) with one name per axis; devices \
+         (ids, row-major) default to the first devices in order.",
+        |_, a| {
+            let shape: Vec<usize> = match &a[0] {
+                Value::Tuple(_) | Value::List(_) => numpy::sequence_items(&a[0])?
+                    .iter()
+                    .map(|x| int_arg("shape", x).map(|i| i.max(0) as usize))
+                    .collect::<Result<_>>()?,
+                v => vec![int_arg("shape", v)?.max(0) as usize],
+            };
+            let names: Vec<Arc<str>> = axis_names(&a[1], "mesh")?
+                .iter()
+                .map(|s| Arc::from(s.as_str()))
+                .collect();
+            let n: usize = shape.iter().product();
+            let devs: Vec<usize> = match &a[2] {
+                Value::None => (0..n).collect(),
+                v => numpy::sequence_items(v)?
+                    .iter()
+                    .map(|x| int_arg("devices", x).map(|i| i.max(0) as usize))
+                    .collect::<Result<_>>()?,
+            };
+            let count = devices::count();
+            if let Some(&bad) = devs.iter().find(|&&d| d >= count) {
+                return Err(Error::value_error(format!(
+                    "mesh: device {bad} does not exist (there are {count}; set_devices(n) gives more)"
+                )));
+            }
+            let m = Mesh::new(shape, names, devs).map_err(Error::value_error)?;
+            Ok(Value::object(MeshValue(Arc::new(m))))
+        },
+    );
+    let p = r.func(
+        "P(*axes)",
+        "A partition spec: one entry per array dimension, the mesh axis name that splits \
+         it, a tuple of names, or None for a dimension that is not split.",
+        |_, a| {
+            let items = numpy::sequence_items(&a[0])?;
+            let spec = items
+                .iter()
+                .map(|x| match x {
+                    Value::None => Ok(Vec::new()),
+                    other => axis_names(other, "P"),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Value::object(SpecValue(spec)))
+        },
+    );
+    r.interp.set_builtin("PartitionSpec", p);
+    r.func(
+        "NamedSharding(mesh, spec)",
+        "How an array is laid out: a mesh and a partition spec.",
+        |_, a| {
+            let mesh = mesh_arg(&a[0], "NamedSharding")?;
+            let spec = spec_arg(&a[1], "NamedSharding")?;
+            Ok(Value::object(ShardingValue { mesh, spec }))
+        },
+    );
+    r.func(
+        "device_put(x, sharding=None)",
+        "x (an array or a pytree of arrays) laid out over the mesh of sharding: each device \
+         holds its block. Without sharding, x itself.",
+        |_, a| match &a[1] {
+            Value::None => Ok(a[0].clone()),
+            s => {
+                let Some(sh) = object::<ShardingValue>(s) else {
+                    return Err(Error::type_error(format!(
+                        "device_put: sharding must be a NamedSharding, not {}",
+                        s.type_name()
+                    )));
+                };
+                place_tree(&a[0], &sh.mesh, &sh.spec)
+            }
+        },
+    );
+    r.func(
+        "shard(x, mesh, spec)",
+        "x laid out over mesh by the partition spec: device_put(x, NamedSharding(mesh, spec)).",
+        |_, a| {
+            let mesh = mesh_arg(&a[1], "shard")?;
+            let spec = spec_arg(&a[2], "shard")?;
+            place_tree(&a[0], &mesh, &spec)
+        },
+    );
+    r.effect_func(
+        "visualize_sharding(x)",
+        "Print which device holds which block of x: a grid over the sharded dimensions, \
+         with each block's index ranges, shape and bytes.",
+        |interp, a| {
+            let t = numpy::to_tensor(&a[0])?;
+            let x = t.concrete()?;
+            let text = match x.placement() {
+                Some(p) => sharding::visualize(
+                    p,
+                    x.shape(),
+                    x.dtype(),
+                    std::io::IsTerminal::is_terminal(&std::io::stdout()),
+                ),
+                None => format!(
+                    "{} is not sharded: the host holds all of it\n",
+                    arr_runtime::display::type_string(&t)
+                ),
+            };
+            interp.write_out(&text);
+            Ok(Value::None)
+        },
+    );
+    r.effect_func(
+        "mesh_report()",
+        "The devices as a table: memory resident, steps run, time computing and in \
+         collectives, bytes sent; and the sharded arrays alive, with their layout.",
+        |_, _| Ok(Value::str(&mesh_report())),
+    );
+}
+
+fn object<T: 'static>(v: &Value) -> Option<&T> {
+    match v {
+        Value::Object(o) => o.as_any().downcast_ref::<T>(),
+        _ => None,
+    }
+}
+
+fn mesh_arg(v: &Value, what: &str) -> Result<Arc<Mesh>> {
+    object::<MeshValue>(v)
+        .map(|m| m.0.clone())
+        .ok_or_else(|| Error::type_error(format!("{what}: expected a mesh, not {}", v.type_name())))
+}
+
+fn spec_arg(v: &Value, what: &str) -> Result<SpecValue> {
+    match v {
+        Value::None => Ok(SpecValue(Vec::new())),
+        v => object::<SpecValue>(v).cloned().ok_or_else(|| {
+            Error::type_error(format!(
+                "{what}: expected a partition spec P(...), not {}",
+                v.type_name()
+            ))
+        }),
+    }
+}
+
+fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
+    map_leaves(x, &mut |leaf| {
+        let t = numpy::to_tensor(leaf)?;
+        let a = t.concrete().map_err(|_| {
+            Error::value_error(
+                "device_put of a traced value: use with_sharding_constraint inside jit",
+            )
+        })?;
+        let p = spec.placement(mesh, a.ndim())?;
+        Ok(Value::Array(Tensor::from(a.with_placement(Arc::new(p)))))
+    })
+}
+
+/// The text of `mesh_report()` and the REPL's `:mesh`.
+pub fn mesh_report() -> String {
+    let n = devices::count();
+    let mut out = format!("{n} devices (cpu)\n");
+    out.push_str(&format!(
+        "{:>6} {:>12} {:>7} {:>12} {:>14} {:>12}\n",
+        "device", "resident", "steps", "compute ms", "collective ms", "sent"
+    ));
+    for s in devices::snapshot(n) {
+        out.push_str(&format!(
+            "{:>6} {:>12} {:>7} {:>12.1} {:>14.1} {:>12}\n",
+            format!("cpu:{}", s.id),
+            sharding::human_bytes(s.resident_bytes as usize),
+            s.steps,
+            s.compute_ms,
+            s.collective_ms,
+            sharding::human_bytes(s.bytes_sent as usize)
+        ));
+    }
+    let live = Array::live_sharded();
+    if live.is_empty() {
+        out.push_str("no sharded arrays\n");
+    } else {
+        out.push_str("sharded arrays:\n");
+        for a in live {
+            if let Some(p) = a.placement() {
+                let per: Vec<String> = p
+                    .bytes_per_device(a.shape(), a.dtype())
+                    .iter()
+                    .map(|(d, b)| format!("{d}:{}", sharding::human_bytes(*b)))
+                    .collect();
+                out.push_str(&format!(
+                    "  {} on {} {}  [{}]\n",
+                    p.type_text(a.shape(), a.dtype()),
+                    p.mesh.describe(),
+                    p.spec_text(),
+                    per.join(" ")
+                ));
+            }
+        }
+    }
+    out
 }

@@ -132,6 +132,8 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
         Value::DType(d) => parts.push(Part::DType(*d)),
         Value::Range(r) => parts.push(Part::Range(r.start, r.stop, r.step)),
         Value::Ellipsis => parts.push(Part::Ellipsis),
+        // Meshes and other stdlib objects: not described, so not compiled.
+        Value::Object(_) => return false,
         Value::List(l) => {
             let l = l.borrow();
             parts.push(Part::List(l.len()));
@@ -193,6 +195,7 @@ fn output_leaves(v: &Value, out: &mut Vec<Tensor>) -> bool {
         | Value::Native(_)
         | Value::Module(_)
         | Value::BoundMethod(_)
+        | Value::Object(_)
         | Value::Slice(_) => return false,
     }
     true
