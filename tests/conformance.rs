@@ -1,14 +1,19 @@
 //! JAX conformance: every case of `golden.json` (outputs computed by JAX) runs
 //! through a fresh session and is compared leaf by leaf within its tolerance.
 //!
+//! Each supported case runs three ways: as given, with its function under
+//! `jit`, and with its inputs sharded over a 2x2 mesh.
+//!
 //! Cases not supported yet are listed in `unsupported.txt`; a listed case that
 //! starts passing fails the test too, so that the list only ever shrinks.
 
+use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::{numpy, Value};
 use serde_json::Value as Json;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 fn decode_array(j: &Json) -> Result<Array, String> {
     let shape: Vec<usize> = j["shape"]
@@ -35,18 +40,47 @@ fn decode_array(j: &Json) -> Result<Array, String> {
     Ok(Array::new(&shape, buf))
 }
 
+/// How a case is run.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Plain,
+    /// The case's function wrapped in `jit(...)`.
+    Jit,
+    /// Every input laid out over a 2x2 mesh: its first axis split over
+    /// 'a' and its second over 'b' (uneven blocks included).
+    Sharded,
+}
+
+fn sharded(x: Array) -> Array {
+    let mesh = Arc::new(
+        Mesh::new(
+            vec![2, 2],
+            vec![Arc::from("a"), Arc::from("b")],
+            vec![0, 1, 2, 3],
+        )
+        .unwrap(),
+    );
+    let spec: Vec<Vec<usize>> = (0..x.ndim().min(2)).map(|d| vec![d]).collect();
+    let p = Placement::new(mesh, spec, x.ndim()).unwrap();
+    x.with_placement(Arc::new(p))
+}
+
 /// Run one case; Ok(()) when every leaf matches.
-/// Run one case; with `jit`, its function is wrapped in `jit(...)` first.
-fn run_case(case: &Json, jit: bool) -> Result<(), String> {
+fn run_case(case: &Json, mode: Mode) -> Result<(), String> {
     let mut session = arr_stdlib::session();
     let args: Vec<Value> = case["args"]
         .as_array()
         .ok_or("args")?
         .iter()
-        .map(|a| decode_array(a).map(|x| Value::Array(x.into())))
+        .map(|a| {
+            decode_array(a).map(|x| match mode {
+                Mode::Sharded if x.ndim() > 0 => Value::Array(sharded(x).into()),
+                _ => Value::Array(x.into()),
+            })
+        })
         .collect::<Result<_, _>>()?;
     let src = case["fn"].as_str().ok_or("fn")?;
-    let src = if jit {
+    let src = if mode == Mode::Jit {
         format!("jit({src})")
     } else {
         src.to_string()
@@ -134,30 +168,36 @@ fn golden_cases() {
     let cases = golden["cases"].as_array().unwrap();
     let mut passed = 0;
     let mut passed_jit = 0;
+    let mut passed_sharded = 0;
     let mut failures = Vec::new();
     let mut newly_passing = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap().to_string();
-        let run = |jit| {
-            std::panic::catch_unwind(|| run_case(case, jit))
+        let run = |mode| {
+            std::panic::catch_unwind(|| run_case(case, mode))
                 .unwrap_or_else(|_| Err("panicked".into()))
         };
-        match (run(false), unsupported.contains(&name)) {
+        match (run(Mode::Plain), unsupported.contains(&name)) {
             (Ok(()), false) => passed += 1,
             (Ok(()), true) => newly_passing.push(name.clone()),
             (Err(e), false) => failures.push(format!("{name}: {e}")),
             (Err(_), true) => {}
         }
-        // Every supported case passes again with its function under jit.
+        // Every supported case passes again with its function under jit,
+        // and with its inputs sharded over a mesh.
         if !unsupported.contains(&name) {
-            match run(true) {
+            match run(Mode::Jit) {
                 Ok(()) => passed_jit += 1,
                 Err(e) => failures.push(format!("{name} under jit: {e}")),
+            }
+            match run(Mode::Sharded) {
+                Ok(()) => passed_sharded += 1,
+                Err(e) => failures.push(format!("{name} with sharded inputs: {e}")),
             }
         }
     }
     println!(
-        "conformance: {passed}/{} cases pass ({passed_jit} again under jit), {} listed as not yet supported",
+        "conformance: {passed}/{} cases pass ({passed_jit} again under jit, {passed_sharded} with sharded inputs), {} listed as not yet supported",
         cases.len(),
         unsupported.len()
     );
