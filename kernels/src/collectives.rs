@@ -1,7 +1,8 @@
 //! Collectives between the devices of one mesh axis: the `Communicator`
-//! interface, and `ThreadComm`, which runs the real algorithms (ring
-//! all-reduce, ring all-gather, ring reduce-scatter, pairwise all-to-all,
-//! point-to-point permutes) between device worker threads in one process.
+//! interface, and `ThreadComm`, which runs real algorithms between device
+//! worker threads in one process (a two-round shared-memory all-reduce and
+//! all-gather, a ring reduce-scatter, pairwise all-to-all, point-to-point
+//! permutes).
 //!
 //! The interface is what NCCL (GPUs) and MPI (processes) implement next:
 //! every call is made by each rank with its own buffer (SPMD), blocks until
@@ -54,14 +55,39 @@ struct Inbox {
     ready: Condvar,
 }
 
-/// The collectives between threads of one process: point-to-point messages
-/// through per-rank inboxes, and the ring algorithms over them, so each rank
-/// sends what it would over a real link (2(n-1)/n of the buffer for an
-/// all-reduce) and its byte count says so.
+/// The collectives between threads of one process. Point-to-point messages
+/// go through per-rank inboxes (permutes, all-to-all, the ring
+/// reduce-scatter); all-reduce and all-gather use a shared board instead,
+/// because the workers share memory: each rank posts its buffer (an `Arc`,
+/// no copy), reduces its own 1/n of everyone's, posts that, and assembles —
+/// two rounds where a ring needs 2(n-1) dependent steps, each waiting for a
+/// neighbour thread to be scheduled. Each rank's byte count is what it
+/// would send over a real link (2(n-1)/n of the buffer for an all-reduce).
 pub struct ThreadComm {
     inboxes: Vec<Inbox>,
     sent: Vec<AtomicU64>,
     aborted: AtomicBool,
+    /// Two boards, used by alternate rounds, so a fast rank can post to the
+    /// next round while slow ones still read the last.
+    boards: [Board; 2],
+    /// How many board rounds each rank has started.
+    rounds: Vec<AtomicU64>,
+}
+
+/// One round of `exchange`: every rank's posted array.
+#[derive(Default)]
+struct Board {
+    state: Mutex<BoardState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct BoardState {
+    /// The round this board serves now (board b serves rounds b, b+2, ...).
+    round: u64,
+    slots: Vec<Option<Array>>,
+    posted: usize,
+    read: usize,
 }
 
 impl ThreadComm {
@@ -71,7 +97,62 @@ impl ThreadComm {
             inboxes: (0..size).map(|_| Inbox::default()).collect(),
             sent: (0..size).map(|_| AtomicU64::new(0)).collect(),
             aborted: AtomicBool::new(false),
+            boards: [0, 1].map(|r| Board {
+                state: Mutex::new(BoardState {
+                    round: r,
+                    slots: vec![None; size],
+                    posted: 0,
+                    read: 0,
+                }),
+                changed: Condvar::new(),
+            }),
+            rounds: (0..size).map(|_| AtomicU64::new(0)).collect(),
         }
+    }
+
+    /// Post `x` and get every rank's posted array, in rank order.
+    fn exchange(&self, rank: usize, x: Array) -> CommResult<Vec<Array>> {
+        let n = self.size();
+        let round = self.rounds[rank].fetch_add(1, Ordering::Relaxed);
+        let board = &self.boards[(round % 2) as usize];
+        let mut st = board.state.lock().unwrap_or_else(|e| e.into_inner());
+        // Wait for the board to finish the round two before this one.
+        while st.round != round {
+            if self.aborted.load(Ordering::SeqCst) {
+                return Err(Aborted);
+            }
+            st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.slots[rank] = Some(x);
+        st.posted += 1;
+        if st.posted == n {
+            board.changed.notify_all();
+        }
+        while st.posted < n {
+            if self.aborted.load(Ordering::SeqCst) {
+                return Err(Aborted);
+            }
+            st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        let all: Vec<Array> = st
+            .slots
+            .iter()
+            .map(|s| s.clone().expect("posted"))
+            .collect();
+        st.read += 1;
+        if st.read == n {
+            // Everyone has read: free the slots for round + 2.
+            st.slots.iter_mut().for_each(|s| *s = None);
+            st.posted = 0;
+            st.read = 0;
+            st.round += 2;
+            board.changed.notify_all();
+        }
+        Ok(all)
+    }
+
+    fn count_sent(&self, rank: usize, bytes: usize) {
+        self.sent[rank].fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     fn send(&self, from: usize, to: usize, x: Array) {
@@ -128,19 +209,6 @@ impl ThreadComm {
         }
         Ok(())
     }
-
-    /// Ring all-gather, after which every rank holds every chunk; on entry
-    /// rank r holds the final value of `chunks[(r + 1) % n]`.
-    fn ring_all_gather(&self, rank: usize, chunks: &mut [Array]) -> CommResult<()> {
-        let n = self.size();
-        for step in 0..n - 1 {
-            let send = (rank + 1 + n - step) % n;
-            let recv = (rank + n - step) % n;
-            self.send(rank, self.right(rank), chunks[send].clone());
-            chunks[recv] = self.recv(rank, self.left(rank))?;
-        }
-        Ok(())
-    }
 }
 
 /// Elementwise `op` of two same-shaped arrays.
@@ -154,17 +222,6 @@ fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
     cpu::binary(bop, a, b)
 }
 
-/// `x` flattened and cut into `n` contiguous pieces of near-equal length.
-fn split_flat(x: &Array, n: usize) -> Vec<Array> {
-    let flat = x.reshape(&[x.len()]);
-    (0..n)
-        .map(|i| {
-            let (lo, hi) = (x.len() * i / n, x.len() * (i + 1) / n);
-            cpu::slice(&flat, &[lo], &[hi], &[1])
-        })
-        .collect()
-}
-
 impl Communicator for ThreadComm {
     fn size(&self) -> usize {
         self.inboxes.len()
@@ -175,19 +232,27 @@ impl Communicator for ThreadComm {
         if n == 1 {
             return Ok(x.clone());
         }
-        let mut chunks = split_flat(x, n);
-        self.ring_reduce_scatter(rank, op, &mut chunks)?;
-        self.ring_all_gather(rank, &mut chunks)?;
-        Ok(cpu::concatenate(&chunks, 0).reshape(x.shape()))
+        let bytes = x.len() * x.dtype().size_bytes();
+        // Round 1: everyone's buffer; this rank reduces its 1/n of them all.
+        let all = self.exchange(rank, x.reshape(&[x.len()]))?;
+        self.count_sent(rank, bytes * (n - 1) / n);
+        let (lo, hi) = (x.len() * rank / n, x.len() * (rank + 1) / n);
+        let mut mine = cpu::slice(&all[0], &[lo], &[hi], &[1]);
+        for other in &all[1..] {
+            mine = combine(op, mine, cpu::slice(other, &[lo], &[hi], &[1]));
+        }
+        drop(all);
+        // Round 2: everyone's reduced part, assembled in rank order.
+        let parts = self.exchange(rank, mine)?;
+        self.count_sent(rank, bytes * (n - 1) / n);
+        Ok(cpu::concatenate(&parts, 0).reshape(x.shape()))
     }
 
     fn all_gather(&self, rank: usize, x: &Array) -> CommResult<Vec<Array>> {
         let n = self.size();
-        // The ring expects rank r to hold chunk (r + 1) % n on entry; the
-        // other slots are overwritten as the chunks come round.
-        let mut chunks: Vec<Array> = (0..n).map(|_| x.clone()).collect();
-        self.ring_all_gather(rank, &mut chunks)?;
-        Ok((0..n).map(|j| chunks[(j + 1) % n].clone()).collect())
+        let all = self.exchange(rank, x.clone())?;
+        self.count_sent(rank, x.len() * x.dtype().size_bytes() * (n - 1));
+        Ok(all)
     }
 
     fn reduce_scatter(&self, rank: usize, op: ReduceOp, parts: &[Array]) -> CommResult<Array> {
@@ -241,10 +306,14 @@ impl Communicator for ThreadComm {
 
     fn abort(&self) {
         self.aborted.store(true, Ordering::SeqCst);
+        // Take each lock so no waiter misses the notification.
         for inbox in &self.inboxes {
-            // Take the lock so no waiter misses the notification.
             drop(inbox.queue.lock().unwrap_or_else(|e| e.into_inner()));
             inbox.ready.notify_all();
+        }
+        for board in &self.boards {
+            drop(board.state.lock().unwrap_or_else(|e| e.into_inner()));
+            board.changed.notify_all();
         }
     }
 }
@@ -316,7 +385,7 @@ mod tests {
     }
 
     #[test]
-    fn ring_all_reduce_sends_2_n_minus_1_over_n_of_the_buffer() {
+    fn all_reduce_sends_2_n_minus_1_over_n_of_the_buffer() {
         let n = 4;
         let comm = ThreadComm::new(n);
         std::thread::scope(|s| {
