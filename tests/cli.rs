@@ -284,3 +284,21 @@ fn plots_are_saved_and_shown_as_files_in_the_terminal() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_number_of_devices_comes_from_the_flag_the_environment_or_set_devices() {
+    let o = run(arr().args(["--devices", "3", "-e", "device_count()"]));
+    assert_eq!(stdout(&o).trim(), "3", "{o:?}");
+    let o = run(arr().env("ARR_DEVICES", "5").args(["-e", "device_count()"]));
+    assert_eq!(stdout(&o).trim(), "5", "{o:?}");
+    // At run time, without a restart; pmap then has that many devices.
+    let o = run(arr().args([
+        "-e",
+        "set_devices(16)\npmap(lambda a: psum(a, 'i'), axis_name='i')(ones(16))[0]",
+    ]));
+    assert_eq!(stdout(&o).trim(), "f32[] 16.0", "{o:?}");
+    let o = run(arr().args(["--devices", "0", "-e", "1"]));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("between 1 and 1024"), "{o:?}");
+    assert_no_panic(&o);
+}

@@ -107,31 +107,39 @@ pub fn snapshot(n: usize) -> Vec<DeviceSnapshot> {
 }
 
 thread_local! {
-    static ON_DEVICE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The device this thread works for, on device workers.
+    static ON_DEVICE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
 }
 
 /// Whether this thread is a device worker (one of several running at once,
 /// so kernels with their own thread pools, like the BLAS, stay out).
 pub fn on_device_worker() -> bool {
+    current_device().is_some()
+}
+
+/// The id of the device this worker thread runs for.
+pub fn current_device() -> Option<usize> {
     ON_DEVICE.with(|d| d.get())
 }
 
-/// Run `f(rank)` on devices `0..n` at once, one worker thread per device,
-/// and return the results in rank order. Each worker's time is counted as
-/// the device's compute time less what `f` reports as collective time
-/// through the device's stats. A panic in one worker is re-raised here.
-pub fn run_spmd<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+/// Run `f(rank)` for every rank at once, rank r on device `ids[r]`, one
+/// worker thread per device, and return the results in rank order. Each
+/// worker's time is counted as the device's compute time less what `f`
+/// reports as collective time through the device's stats. A panic in one
+/// worker is re-raised here.
+pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     let f = &f;
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
+        let handles: Vec<_> = (0..ids.len())
             .map(|rank| {
+                let id = ids[rank];
                 std::thread::Builder::new()
-                    .name(format!("device {rank}"))
+                    .name(format!("device {id}"))
                     // Evaluating a graph recurses; give the worker room.
                     .stack_size(64 << 20)
                     .spawn_scoped(s, move || {
-                        ON_DEVICE.with(|d| d.set(true));
-                        let st = stats(rank);
+                        ON_DEVICE.with(|d| d.set(Some(id)));
+                        let st = stats(id);
                         let before = st.collective_ns.load(Ordering::Relaxed);
                         let t = Instant::now();
                         let r = f(rank);

@@ -120,7 +120,7 @@ impl Placement {
     }
 
     /// The mesh coordinates of the device at row-major position `pos`.
-    fn coords(&self, mut pos: usize) -> Vec<usize> {
+    pub fn coords(&self, mut pos: usize) -> Vec<usize> {
         let mut c = vec![0; self.mesh.shape.len()];
         for a in (0..c.len()).rev() {
             c[a] = pos % self.mesh.shape[a];
@@ -130,7 +130,7 @@ impl Placement {
     }
 
     /// Which block of dimension `d` the device at `coords` holds.
-    fn block_index(&self, d: usize, coords: &[usize]) -> usize {
+    pub fn block_index(&self, d: usize, coords: &[usize]) -> usize {
         self.spec[d]
             .iter()
             .fold(0, |acc, &a| acc * self.mesh.shape[a] + coords[a])

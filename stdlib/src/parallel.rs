@@ -41,6 +41,13 @@ pub(crate) fn register(r: &mut Registry) {
         make_pmap,
     );
     r.func(
+        "shard_map(f, mesh, in_specs, out_specs)",
+        "Run f on every device of mesh at once, each on its block of the arguments \
+         (in_specs: one P per argument, or one for all); collectives inside f name mesh \
+         axes; the blocks f returns are put together by out_specs.",
+        make_shard_map,
+    );
+    r.func(
         "psum(x, axis_name)",
         "The sum of x over the devices of axis_name (a name or a tuple of names); x may be a pytree.",
         |_, a| all_reduce(&a[0], &a[1], ReduceOp::Sum, "psum"),
@@ -511,12 +518,6 @@ fn run_on_devices(
     flat: &[Tensor],
     dims: &[Option<usize>],
 ) -> Result<Vec<Vec<Array>>> {
-    // Tensors may hold tracers (`Rc`), so workers get plain arrays.
-    let consts: Vec<Array> = compiled
-        .consts
-        .iter()
-        .map(|t| t.concrete().cloned())
-        .collect::<Result<_>>()?;
     let inputs: Vec<Vec<Array>> = (0..size)
         .map(|r| {
             flat.iter()
@@ -531,21 +532,55 @@ fn run_on_devices(
                 .collect::<Result<Vec<Array>>>()
         })
         .collect::<Result<_>>()?;
+    let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
+    let ids: Vec<usize> = (0..size).collect();
+    run_program(
+        compiled,
+        &ids,
+        &inputs,
+        std::slice::from_ref(&comm),
+        "pmap",
+        |rank| vec![(name.clone(), size, rank, comm.clone())],
+    )
+}
+
+/// One axis name bound on a device worker: (name, axis size, this device's
+/// index along it, the communicator of its group).
+type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
+
+/// Run a compiled per-device program on workers: rank r on device `ids[r]`
+/// with `inputs[r]` and the axis names `axes(r)`; the outputs by rank. A
+/// failing worker aborts `comms`, so the others stop instead of waiting.
+fn run_program(
+    compiled: &Compiled,
+    ids: &[usize],
+    inputs: &[Vec<Array>],
+    comms: &[Arc<dyn Communicator>],
+    what: &str,
+    axes: impl Fn(usize) -> Vec<AxisBinding> + Sync,
+) -> Result<Vec<Vec<Array>>> {
+    // Tensors may hold tracers (`Rc`), so workers get plain arrays.
+    let consts: Vec<Array> = compiled
+        .consts
+        .iter()
+        .map(|t| t.concrete().cloned())
+        .collect::<Result<_>>()?;
     let graph = compiled.graph.clone();
     let last_use = compiled.last_use();
-    let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
-    let results = devices::run_spmd(size, |rank| {
-        // A failing device aborts the others, which would wait for it forever.
-        struct AbortOnFail<'a>(&'a dyn Communicator, bool);
+    let results = devices::run_spmd(ids, |rank| {
+        struct AbortOnFail<'a>(&'a [Arc<dyn Communicator>], bool);
         impl Drop for AbortOnFail<'_> {
             fn drop(&mut self) {
                 if !self.1 {
-                    self.0.abort();
+                    self.0.iter().for_each(|c| c.abort());
                 }
             }
         }
-        let mut guard = AbortOnFail(&*comm, false);
-        let _axis = collective::bind_device_axis(name.clone(), size, Some((rank, comm.clone())));
+        let mut guard = AbortOnFail(comms, false);
+        let _axes: Vec<collective::AxisGuard> = axes(rank)
+            .into_iter()
+            .map(|(name, size, r, comm)| collective::bind_device_axis(name, size, Some((r, comm))))
+            .collect();
         let consts: Vec<Tensor> = consts.iter().cloned().map(Tensor::from).collect();
         let args: Vec<Tensor> = inputs[rank].iter().cloned().map(Tensor::from).collect();
         let out = exec::run(&graph, last_use, &consts, args).and_then(|outs| {
@@ -558,7 +593,7 @@ fn run_on_devices(
     });
     // The first device's own error, rather than another's "a peer failed".
     let mut first_err: Option<(ErrorKind, String)> = None;
-    let mut outs = Vec::with_capacity(size);
+    let mut outs = Vec::with_capacity(ids.len());
     for (rank, r) in results.into_iter().enumerate() {
         match r {
             Ok(o) => outs.push(o),
@@ -568,15 +603,246 @@ fn run_on_devices(
                     .as_ref()
                     .is_none_or(|(_, m)| m.contains("another device") && !peer)
                 {
-                    first_err = Some((kind, format!("on device {rank}: {msg}")));
+                    first_err = Some((kind, format!("on device {}: {msg}", ids[rank])));
                 }
             }
         }
     }
     match first_err {
-        Some((kind, msg)) => Err(Error::new(kind, format!("pmap: {msg}"))),
+        Some((kind, msg)) => Err(Error::new(kind, format!("{what}: {msg}"))),
         None => Ok(outs),
     }
+}
+
+// ---------------------------------------------------------------------------
+// shard_map
+
+fn make_shard_map(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    let mesh = mesh_arg(&a[1], "shard_map")?;
+    let (in_specs, out_specs) = (a[2].clone(), a[3].clone());
+    Ok(NativeClosure::value(
+        format!("shard_map({})", func_name(&f)),
+        move |interp, args, kwargs| {
+            shard_map_call(interp, &f, &mesh, &in_specs, &out_specs, args, kwargs)
+        },
+    ))
+}
+
+/// One spec per item of `tree` (a tuple of arguments or of outputs): a
+/// single P applies to all of them.
+fn specs_for(specs: &Value, n: usize, what: &str) -> Result<Vec<SpecValue>> {
+    match specs {
+        Value::Tuple(_) | Value::List(_) => {
+            let items = numpy::sequence_items(specs)?;
+            if items.len() != n {
+                return Err(Error::value_error(format!(
+                    "shard_map: {what} has {} entries for {n} values",
+                    items.len()
+                )));
+            }
+            items.iter().map(|s| spec_arg(s, "shard_map")).collect()
+        }
+        s => Ok(vec![spec_arg(s, "shard_map")?; n]),
+    }
+}
+
+fn shard_map_call(
+    interp: &mut Interp,
+    f: &Value,
+    mesh: &Arc<Mesh>,
+    in_specs: &Value,
+    out_specs: &Value,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    if interp.auto.tracing.is_some() {
+        return Err(jit::auto::not_pure("calls a shard_map function"));
+    }
+    let traced = !arr_runtime::transform::idle()
+        || leaves(&Value::tuple(args.clone()))
+            .iter()
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
+    if traced {
+        return Err(Error::new(
+            ErrorKind::TransformError,
+            "shard_map under jit, grad or vmap is not supported yet; call it outside \
+             them, or use pmap, which composes with every transformation",
+        ));
+    }
+    let specs = specs_for(in_specs, args.len(), "in_specs")?;
+    // Every leaf with the placement its argument's spec gives it.
+    let mut flat: Vec<Array> = Vec::new();
+    let mut placements: Vec<sharding::Placement> = Vec::new();
+    for (arg, spec) in args.iter().zip(&specs) {
+        for leaf in crate::transforms::flatten_tree(arg)? {
+            let a = leaf.concrete()?.clone();
+            let p = spec.placement(mesh, a.ndim())?;
+            for d in 0..a.ndim() {
+                if !a.shape()[d].is_multiple_of(p.parts(d)) {
+                    return Err(Error::shape_error(format!(
+                        "shard_map: dimension {d} of {} is not divisible by the {} devices of {}",
+                        arr_runtime::prim::type_str(a.shape(), a.dtype()),
+                        p.parts(d),
+                        spec.text()
+                    )));
+                }
+            }
+            flat.push(a);
+            placements.push(p);
+        }
+    }
+    let avals: Vec<Aval> = flat
+        .iter()
+        .zip(&placements)
+        .map(|(a, p)| Aval {
+            shape: (0..a.ndim()).map(|d| a.shape()[d] / p.parts(d)).collect(),
+            dtype: a.dtype(),
+        })
+        .collect();
+    let args_tree = Value::tuple(args);
+    let out_tree = RefCell::new(Value::None);
+    let compiled = {
+        let _axes: Vec<collective::AxisGuard> = mesh
+            .axis_names
+            .iter()
+            .zip(&mesh.shape)
+            .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
+            .collect();
+        jit::compile(&avals, |ts| {
+            let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
+            let out = interp.call(f, numpy::sequence_items(&rebuilt)?, kwargs.clone())?;
+            let ts = crate::transforms::flatten_tree(&out)?;
+            *out_tree.borrow_mut() = out;
+            Ok(ts)
+        })?
+    };
+    let out_tree = out_tree.into_inner();
+    // One communicator per group of devices along each mesh axis (the
+    // devices that agree on every other coordinate).
+    let n = mesh.size();
+    let coords: Vec<Vec<usize>> = {
+        let p = sharding::Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
+        (0..n).map(|pos| p.coords(pos)).collect()
+    };
+    let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
+    let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (a, &size) in mesh.shape.iter().enumerate() {
+        let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+        for pos in 0..n {
+            let mut key = coords[pos].clone();
+            key.remove(a);
+            let g = *groups.entry(key).or_insert_with(|| {
+                comms.push(Arc::new(ThreadComm::new(size)));
+                comms.len() - 1
+            });
+            group_of[pos].push(g);
+        }
+    }
+    let inputs: Vec<Vec<Array>> = (0..n)
+        .map(|pos| {
+            flat.iter()
+                .zip(&placements)
+                .map(|(a, p)| block_of(a, &p.block(a.shape(), pos)))
+                .collect()
+        })
+        .collect();
+    let outs = run_program(
+        &compiled,
+        &mesh.devices,
+        &inputs,
+        &comms,
+        "shard_map",
+        |pos| {
+            mesh.axis_names
+                .iter()
+                .enumerate()
+                .map(|(a, name)| {
+                    (
+                        name.clone(),
+                        mesh.shape[a],
+                        coords[pos][a],
+                        comms[group_of[pos][a]].clone(),
+                    )
+                })
+                .collect()
+        },
+    )?;
+    // Reassemble each output from its blocks by the out specs.
+    let out_items = match &out_tree {
+        Value::Tuple(t) => t.len(),
+        _ => 1,
+    };
+    let ospecs = specs_for(out_specs, out_items, "out_specs")?;
+    let leaf_specs: Vec<SpecValue> = match &out_tree {
+        Value::Tuple(t) => t
+            .iter()
+            .zip(&ospecs)
+            .flat_map(|(item, s)| vec![s.clone(); leaves(item).len()])
+            .collect(),
+        _ => vec![ospecs[0].clone(); leaves(&out_tree).len()],
+    };
+    let mut results = Vec::new();
+    for (i, spec) in leaf_specs.iter().enumerate() {
+        let rank = outs[0][i].ndim();
+        let p = spec.placement(mesh, rank)?;
+        results.push(Tensor::from(assemble(&p, &coords, &outs, i)));
+    }
+    crate::transforms::unflatten_tree(&out_tree, &results)
+}
+
+/// The block of `a` with these index ranges.
+fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
+    let start: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+    let limit: Vec<usize> = ranges.iter().map(|r| r.end).collect();
+    arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])
+}
+
+/// Output `i` of every device put together by placement `p`: block b of
+/// each dimension comes from a device at that block, taking coordinate 0
+/// along the mesh axes the spec does not name (those copies are replicas).
+fn assemble(
+    p: &sharding::Placement,
+    coords: &[Vec<usize>],
+    outs: &[Vec<Array>],
+    i: usize,
+) -> Array {
+    let rank = outs[0][i].ndim();
+    let named: Vec<usize> = p.spec.iter().flatten().copied().collect();
+    let mut by_block: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+    for (pos, c) in coords.iter().enumerate() {
+        if c.iter()
+            .enumerate()
+            .all(|(a, &x)| named.contains(&a) || x == 0)
+        {
+            let key: Vec<usize> = (0..rank).map(|d| p.block_index(d, c)).collect();
+            by_block.insert(key, pos);
+        }
+    }
+    fn build(
+        p: &sharding::Placement,
+        by_block: &std::collections::HashMap<Vec<usize>, usize>,
+        outs: &[Vec<Array>],
+        i: usize,
+        prefix: &mut Vec<usize>,
+    ) -> Array {
+        let rank = outs[0][i].ndim();
+        if prefix.len() == rank {
+            return outs[by_block[prefix.as_slice()]][i].clone();
+        }
+        let d = prefix.len();
+        let parts: Vec<Array> = (0..p.parts(d))
+            .map(|b| {
+                prefix.push(b);
+                let a = build(p, by_block, outs, i, prefix);
+                prefix.pop();
+                a
+            })
+            .collect();
+        arr_kernels::cpu::concatenate(&parts, d)
+    }
+    let whole = build(p, &by_block, outs, i, &mut Vec::new());
+    whole.with_placement(Arc::new(p.clone()))
 }
 
 /// `a` at index `i` along `axis`, with that axis removed.

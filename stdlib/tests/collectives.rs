@@ -73,6 +73,36 @@ for n in [1, 2, 3, 4, 5, 8]:
         check(n, 10 * n + seed)
 "#;
 
+/// shard_map on 2-D meshes: collectives over one axis act within the
+/// groups of devices that share the other coordinate.
+const SHARD_MAP: &str = r#"
+def close(a, b, what):
+    assert a.shape == b.shape, what + ": shapes " + str(a.shape) + " and " + str(b.shape)
+    assert max(abs(a - b)) <= 1e-4 * (1.0 + max(abs(b))), what
+
+for shape in [(2, 4), (4, 2), (1, 8), (8, 1), (2, 2)]:
+    m = mesh(shape, ("r", "c"))
+    R, C = shape
+    x = random.normal(random.key(R * 10 + C), (R * 3, C * 2))
+    rows = lambda a: shard_map(lambda b: psum(b, "c"), m, P("r", "c"), P("r", None))(a)
+    want = sum(x.reshape(R * 3, C, 2), axis=1)
+    close(rows(x), want, "psum over c on " + str(shape))
+    cols = shard_map(lambda b: psum(b, "r"), m, P("r", "c"), P(None, "c"))(x)
+    close(cols, sum(x.reshape(R, 3, C * 2), axis=0), "psum over r on " + str(shape))
+    both = shard_map(lambda b: psum(b, ("r", "c")), m, P("r", "c"), P(None, None))(x)
+    close(both, sum(sum(x.reshape(R, 3, C, 2), axis=2), axis=0), "psum over both on " + str(shape))
+    g = shard_map(lambda b: all_gather(b, "c", axis=1, tiled=True), m, P("r", "c"), P("r", None))(x)
+    close(g, x, "all_gather over c on " + str(shape))
+    idx = shard_map(lambda b: b * 0 + axis_index("r") * 10 + axis_index("c"), m, P("r", "c"), P("r", "c"))(zeros((R, C)))
+    close(idx, arange(R)[:, None] * 10.0 + arange(C)[None, :], "axis_index on " + str(shape))
+    w1 = random.normal(random.key(1), (6, C * 4))
+    w2 = random.normal(random.key(2), (C * 4, 5))
+    xs = random.normal(random.key(3), (R * 2, 6))
+    tp = shard_map(lambda a, u, v: psum(tanh(a @ u) @ v, "c"), m,
+                   (P("r", None), P(None, "c"), P("c", None)), P("r", None))
+    close(tp(xs, w1, w2), tanh(xs @ w1) @ w2, "tensor-parallel layer on " + str(shape))
+"#;
+
 fn run(src: &str) -> Result<(), String> {
     let mut s: Session = arr_stdlib::session();
     s.run_script("<collectives>", src)
@@ -86,11 +116,20 @@ fn collectives_match_single_device_references() {
 }
 
 #[test]
+fn shard_map_on_two_dimensional_meshes() {
+    run(SHARD_MAP).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
 fn pmap_errors_name_the_problem() {
     let cases = [
         (
-            "set_devices(2)\npmap(lambda a: a, axis_name='i')(ones((4, 3)))",
-            "the mapped axis has size 4, but there are only 2 devices",
+            "pmap(lambda a: a, axis_name='i')(ones((16, 3)))",
+            "the mapped axis has size 16, but there are only 8 devices",
+        ),
+        (
+            "set_devices(0)",
+            "the number of devices must be between 1 and 1024, not 0",
         ),
         (
             "pmap(lambda a: psum(a, 'j'), axis_name='i')(ones((2, 3)))",
@@ -108,11 +147,20 @@ fn pmap_errors_name_the_problem() {
             "pmap(lambda a: ppermute(a, 'i', [(0, 1), (1, 1)]), axis_name='i')(ones((2, 3)))",
             "perm is not a permutation",
         ),
+        (
+            "shard_map(lambda a: a, mesh(4, 'x'), P('x'), P('x'))(ones(6))",
+            "dimension 0 of f32[6] is not divisible by the 4 devices of P('x')",
+        ),
+        (
+            "jit(shard_map(lambda a: a, mesh(2, 'x'), P('x'), P('x')))(ones(4))",
+            "shard_map under jit, grad or vmap is not supported yet",
+        ),
     ];
     for (src, want) in cases {
         let err = run(src).expect_err(src);
         assert!(err.contains(want), "{src}\n gave:\n{err}\n wanted: {want}");
     }
-    // The session survives and the device count can be changed back.
-    run("set_devices(8)\nassert device_count() == 8\nassert len(devices()) == 8").unwrap();
+    // The device count is process-wide (tests here run in parallel), so
+    // changing it is tested through `arr --devices` in the CLI tests.
+    run("assert device_count() == 8\nassert len(devices()) == 8").unwrap();
 }

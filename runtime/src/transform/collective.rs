@@ -288,7 +288,7 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
         CollectiveOp::ReduceScatter { axis, tiled } => {
             check(*axis, shape.len())?;
             if *tiled {
-                if shape[*axis] % n != 0 {
+                if !shape[*axis].is_multiple_of(n) {
                     return err(format!(
                         "axis {axis} of {} is not divisible by the {n} devices of '{}'",
                         type_str(&a.shape, a.dtype),
@@ -363,7 +363,7 @@ pub fn eval(c: &Collective, args: Vec<Array>) -> Result<Array> {
             c.axis
         )));
     };
-    let stats = arr_kernels::devices::stats(rank);
+    let stats = arr_kernels::devices::stats(arr_kernels::devices::current_device().unwrap_or(rank));
     let (t, sent) = (Instant::now(), comm.bytes_sent(rank));
     let out = eval_on(c, rank, &*comm, args).map_err(|_| {
         Error::value_error(format!(
