@@ -378,3 +378,30 @@ fn a_plot_is_written_to_a_file_whose_path_is_printed() {
     assert_eq!(r.enter("1 + 1"), "2\n");
     r.exit_with_ctrl_d();
 }
+
+/// A pmap loop that runs for a few seconds shows one line per device,
+/// updated in place, and the lines are gone when the prompt comes back;
+/// what the loop prints appears whole in between.
+#[test]
+fn live_device_view_during_a_long_pmap_loop() {
+    let mut repl = Repl::start();
+    repl.enter("f = pmap(lambda a: psum(a @ a, 'i'), axis_name='i')");
+    repl.enter("x = ones((4, 192, 192))");
+    repl.enter("t0 = perf_counter()");
+    repl.type_text(
+        "ys = [print('thirty') if i == 30 else f(x) for i in range(200000) if perf_counter() - t0 < 3.0]\r",
+    );
+    let _ = repl.expect("thirty");
+    let shown = repl.expect("steps");
+    let _ = shown;
+    let view = repl.expect("sent");
+    assert!(
+        view.contains("compute") && view.contains("collectives"),
+        "{view:?}"
+    );
+    let rest = repl.expect(PROMPT);
+    // After the prompt, a new entry prints normally (the view is gone).
+    let out = repl.enter("print('after', ys[-1][0, 0, 0])");
+    assert!(out.contains("after 768.0"), "{rest:?} / {out:?}");
+    repl.exit_with_ctrl_d();
+}

@@ -3,6 +3,7 @@
 
 mod editor;
 mod kernel;
+mod live;
 mod repl;
 mod runner;
 

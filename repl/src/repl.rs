@@ -130,7 +130,9 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         }
         return true;
     }
-    match guarded(|| s.run_entry(entry)) {
+    let result = guarded(|| s.run_entry(entry));
+    crate::live::stop();
+    match result {
         Ok(Some(v)) => println!(
             "{}",
             s.echo(&v, std::io::IsTerminal::is_terminal(&std::io::stdout()))

@@ -12,6 +12,10 @@ pub static AUTO_JIT: AtomicBool = AtomicBool::new(true);
 pub fn new_session() -> Session {
     let mut session = arr_stdlib::session();
     session.set_auto_jit(AUTO_JIT.load(Ordering::Relaxed));
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        crate::live::start();
+        session.interp.out = Box::new(crate::live::print);
+    }
     let flag = session.interrupt_handle();
     // Errors here mean a handler is already installed (tests); the flag still works.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
@@ -50,7 +54,9 @@ pub fn run_file(path: &str, args: &[String]) -> ExitCode {
         .map(|a| Value::str(&a))
         .collect();
     session.set("argv", Value::list(argv));
-    match guarded(|| session.run_script(path, &text)) {
+    let result = guarded(|| session.run_script(path, &text));
+    crate::live::stop();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("{msg}");
