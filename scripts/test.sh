@@ -28,6 +28,14 @@ python_with_numpy() {
     echo "python3"
 }
 
+# The system OpenBLAS, which arr loads at run time for large matrix products:
+# with it the tests exercise both product paths (BLAS and matrixmultiply).
+# Installed when this runs as root with apt; the tests pass without it.
+if ! ldconfig -p 2>/dev/null | grep -q libopenblas.so.0 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get install -y -q libopenblas0-pthread || { apt-get update -q && apt-get install -y -q libopenblas0-pthread; }; } >/dev/null 2>&1 \
+        || echo "OpenBLAS could not be installed: matrix products use matrixmultiply" >&2
+fi
+
 ARR_PYTHON="$(python_with_numpy)"
 export ARR_PYTHON
 export PYTHONPATH="${PYTHONPATH:-}${PYTHONPATH:+:}$PWD/.venv/site"
