@@ -47,6 +47,20 @@ def check_tour(path, nb, steps):
     assert counts == list(range(1, len(counts) + 1)), f"{path}: execution counts {counts}"
 
 
+def check_sharding(path, nb, steps):
+    outs = outputs(nb)
+    grids = [o for o in outs if o.output_type == "execute_result"
+             and "background:" in o.data.get("text/html", "")]
+    # w (64x128 over 'model'), the pmap result and the shard_map result
+    assert len(grids) >= 3, f"{path}: expected coloured device grids, got {outs}"
+    assert any("f32[64,128@model]" in o.data["text/plain"] for o in grids), grids
+    assert any("cpu 0,4" in o.data["text/plain"] for o in grids), "replicated blocks"
+    text = "".join(o.text for o in outs if o.output_type == "stream")
+    assert f"loss after {steps} steps:" in text, f"{path}: {text!r}"
+    assert "equal to one device: True" in text, f"{path}: {text!r}"
+    assert "sharded arrays:" in text, f"{path}: no mesh report: {text!r}"
+
+
 def main():
     out_dir = sys.argv[1]
     notebooks = sorted(glob.glob(os.path.join(ROOT, "examples", "*.ipynb")))
@@ -64,6 +78,8 @@ def main():
         check_common(executed, nb)
         if name == "tour":
             check_tour(executed, nb, steps=20)
+        if name == "sharding":
+            check_sharding(executed, nb, steps=3)
         # papermill, with a parameter injected (arr parses Python's assignment syntax)
         pm_out = os.path.join(out_dir, f"{name}.papermill.ipynb")
         subprocess.run(
@@ -75,6 +91,8 @@ def main():
         check_common(pm_out, nb)
         if name == "tour":
             check_tour(pm_out, nb, steps=5)
+        if name == "sharding":
+            check_sharding(pm_out, nb, steps=5)
         print(f"ok: {name}.ipynb (nbconvert, papermill)")
 
 

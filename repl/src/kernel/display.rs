@@ -1,8 +1,9 @@
 //! Values as Jupyter mime bundles: `text/plain` always (the REPL's text), and
 //! `text/html` for arrays — a table summarised like the text form (at most
-//! three rows and columns on each side of a `…` gap for large arrays).
+//! three rows and columns on each side of a `…` gap for large arrays), and
+//! for a sharded array the grid of its devices, coloured per device.
 
-use arr_kernels::Array;
+use arr_kernels::{sharding, Array};
 use arr_runtime::display::{self, ElementText};
 use arr_runtime::{Tensor, Value};
 use serde_json::{Map, Value as Json};
@@ -12,7 +13,19 @@ pub fn bundle(v: &Value) -> Json {
     let mut data = Map::new();
     data.insert("text/plain".into(), Json::String(display::repr(v)));
     if let Value::Array(Tensor::Concrete(a)) = v {
-        data.insert("text/html".into(), Json::String(array_html(a)));
+        let mut html = array_html(a);
+        // A sharded array also shows which device holds which block: the
+        // grid, coloured per device (and as text for plain-text clients).
+        if let Some(p) = a.placement() {
+            html.push_str(&sharding::visualize_html(p, a.shape(), a.dtype()));
+            let text = format!(
+                "{}\n{}",
+                display::repr(v),
+                sharding::visualize(p, a.shape(), a.dtype(), false).trim_end()
+            );
+            data.insert("text/plain".into(), Json::String(text));
+        }
+        data.insert("text/html".into(), Json::String(html));
     }
     Json::Object(data)
 }
