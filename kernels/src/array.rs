@@ -277,20 +277,6 @@ impl Array {
             .collect()
     }
 
-    /// The block device `pos` (a row-major mesh position) holds, as an array.
-    pub fn shard(&self, pos: usize) -> Option<Array> {
-        let p = self.placement()?;
-        let b = p.block(self.shape(), pos);
-        let start: Vec<usize> = b.iter().map(|r| r.start).collect();
-        let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
-        Some(crate::cpu::slice(
-            &Array::from_arc(self.shape(), self.inner.buf.clone()),
-            &start,
-            &limit,
-            &vec![1; self.ndim()],
-        ))
-    }
-
     /// Row-major strides in elements.
     pub fn strides(&self) -> Shape {
         strides_of(&self.inner.shape)
