@@ -663,35 +663,44 @@ fn shard_map_call(
         || leaves(&Value::tuple(args.clone()))
             .iter()
             .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
-    if traced {
-        return Err(Error::new(
-            ErrorKind::TransformError,
-            "shard_map under jit, grad or vmap is not supported yet; call it outside \
-             them, or use pmap, which composes with every transformation",
-        ));
-    }
     let specs = specs_for(in_specs, args.len(), "in_specs")?;
     // Every leaf with the placement its argument's spec gives it.
-    let mut flat: Vec<Array> = Vec::new();
+    let mut leaves_in: Vec<Tensor> = Vec::new();
     let mut placements: Vec<sharding::Placement> = Vec::new();
     for (arg, spec) in args.iter().zip(&specs) {
-        for leaf in crate::transforms::flatten_tree(arg)? {
-            let a = leaf.concrete()?.clone();
-            let p = spec.placement(mesh, a.ndim())?;
-            for d in 0..a.ndim() {
-                if !a.shape()[d].is_multiple_of(p.parts(d)) {
+        for t in crate::transforms::flatten_tree(arg)? {
+            let p = spec.placement(mesh, t.ndim())?;
+            for d in 0..t.ndim() {
+                if !t.shape()[d].is_multiple_of(p.parts(d)) {
                     return Err(Error::shape_error(format!(
                         "shard_map: dimension {d} of {} is not divisible by the {} devices of {}",
-                        arr_runtime::prim::type_str(a.shape(), a.dtype()),
+                        arr_runtime::prim::type_str(t.shape(), t.dtype()),
                         p.parts(d),
                         spec.text()
                     )));
                 }
             }
-            flat.push(a);
+            leaves_in.push(t);
             placements.push(p);
         }
     }
+    let args_tree = Value::tuple(args);
+    if traced {
+        return shard_map_traced(
+            interp,
+            f,
+            mesh,
+            &leaves_in,
+            &placements,
+            &args_tree,
+            out_specs,
+            kwargs,
+        );
+    }
+    let flat: Vec<Array> = leaves_in
+        .iter()
+        .map(|t| t.concrete().cloned())
+        .collect::<Result<_>>()?;
     let avals: Vec<Aval> = flat
         .iter()
         .zip(&placements)
@@ -700,7 +709,6 @@ fn shard_map_call(
             dtype: a.dtype(),
         })
         .collect();
-    let args_tree = Value::tuple(args);
     let out_tree = RefCell::new(Value::None);
     let compiled = {
         let _axes: Vec<collective::AxisGuard> = mesh
@@ -769,19 +777,7 @@ fn shard_map_call(
         },
     )?;
     // Reassemble each output from its blocks by the out specs.
-    let out_items = match &out_tree {
-        Value::Tuple(t) => t.len(),
-        _ => 1,
-    };
-    let ospecs = specs_for(out_specs, out_items, "out_specs")?;
-    let leaf_specs: Vec<SpecValue> = match &out_tree {
-        Value::Tuple(t) => t
-            .iter()
-            .zip(&ospecs)
-            .flat_map(|(item, s)| vec![s.clone(); leaves(item).len()])
-            .collect(),
-        _ => vec![ospecs[0].clone(); leaves(&out_tree).len()],
-    };
+    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
     let mut results = Vec::new();
     for (i, spec) in leaf_specs.iter().enumerate() {
         let rank = outs[0][i].ndim();
@@ -789,6 +785,156 @@ fn shard_map_call(
         results.push(Tensor::from(assemble(&p, &coords, &outs, i)));
     }
     crate::transforms::unflatten_tree(&out_tree, &results)
+}
+
+/// The out spec of each output leaf: one per item of a tuple of outputs, or
+/// one for all.
+fn out_leaf_specs(out_specs: &Value, out_tree: &Value) -> Result<Vec<SpecValue>> {
+    let out_items = match out_tree {
+        Value::Tuple(t) => t.len(),
+        _ => 1,
+    };
+    let ospecs = specs_for(out_specs, out_items, "out_specs")?;
+    Ok(match out_tree {
+        Value::Tuple(t) => t
+            .iter()
+            .zip(&ospecs)
+            .flat_map(|(item, s)| vec![s.clone(); leaves(item).len()])
+            .collect(),
+        _ => vec![ospecs[0].clone(); leaves(out_tree).len()],
+    })
+}
+
+/// shard_map under a transformation (`jit`, `grad`, `vmap`): the same
+/// function as nested vmaps, one per mesh axis and named after it, over
+/// each input reshaped so that its blocks are indexed by the mesh axes
+/// that split it. The values are those of the devices' run; reverse mode
+/// and compilation come with vmap.
+#[allow(clippy::too_many_arguments)]
+fn shard_map_traced(
+    interp: &mut Interp,
+    f: &Value,
+    mesh: &Arc<Mesh>,
+    leaves_in: &[Tensor],
+    placements: &[sharding::Placement],
+    args_tree: &Value,
+    out_specs: &Value,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    let k = mesh.shape.len();
+    let mut inputs = Vec::new();
+    let mut has: Vec<Vec<bool>> = Vec::new();
+    for (t, p) in leaves_in.iter().zip(placements) {
+        // [mesh axes that split dim 0..., block 0, mesh axes of dim 1..., block 1, ...]
+        let mut shape = Vec::new();
+        let mut at: Vec<Option<usize>> = vec![None; k];
+        for d in 0..t.ndim() {
+            for &a in &p.spec[d] {
+                at[a] = Some(shape.len());
+                shape.push(mesh.shape[a]);
+            }
+            shape.push(t.shape()[d] / p.parts(d));
+        }
+        let r = ops::reshape(t, &shape)?;
+        // The mesh axes to the front, in mesh order, then the block.
+        let front: Vec<usize> = at.iter().flatten().copied().collect();
+        let mut perm = front.clone();
+        perm.extend((0..shape.len()).filter(|i| !front.contains(i)));
+        inputs.push(ops::transpose(&r, &perm)?);
+        has.push(at.iter().map(Option::is_some).collect());
+    }
+    let out_tree = RefCell::new(Value::None);
+    let outs = nest_vmaps(
+        interp, f, mesh, 0, inputs, &has, args_tree, &kwargs, &out_tree,
+    )?;
+    let out_tree = out_tree.into_inner();
+    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
+    // Each output is [mesh axes..., block]: replicas along axes its spec does
+    // not name are dropped (index 0), the others merged into their dimensions.
+    let mut results = Vec::new();
+    for (o, spec) in outs.iter().zip(&leaf_specs) {
+        let rank = o.ndim() - k;
+        let p = spec.placement(mesh, rank)?;
+        let named: Vec<usize> = p.spec.iter().flatten().copied().collect();
+        let mut x = o.clone();
+        for a in (0..k).rev() {
+            if !named.contains(&a) {
+                let mut start = vec![0; x.ndim()];
+                let mut limit = x.shape().to_vec();
+                start[a] = 0;
+                limit[a] = 1;
+                let sl = bind(
+                    &Prim::Slice {
+                        start,
+                        limit,
+                        stride: vec![1; x.ndim()],
+                    },
+                    [x],
+                )?
+                .swap_remove(0);
+                let mut shape = sl.shape().to_vec();
+                shape.remove(a);
+                x = ops::reshape(&sl, &shape)?;
+            }
+        }
+        let kept: Vec<usize> = (0..k).filter(|a| named.contains(a)).collect();
+        let front = |a: usize| kept.iter().position(|&b| b == a).expect("a named axis");
+        let mut perm = Vec::new();
+        let mut shape = Vec::new();
+        for d in 0..rank {
+            for &a in &p.spec[d] {
+                perm.push(front(a));
+            }
+            perm.push(kept.len() + d);
+            shape.push(x.shape()[kept.len() + d] * p.parts(d));
+        }
+        results.push(ops::reshape(&ops::transpose(&x, &perm)?, &shape)?);
+    }
+    crate::transforms::unflatten_tree(&out_tree, &results)
+}
+
+/// The vmap over mesh axis `level` and, inside it, those over the next
+/// ones; innermost, the user's function on one device's blocks.
+#[allow(clippy::too_many_arguments)]
+fn nest_vmaps(
+    interp: &mut Interp,
+    f: &Value,
+    mesh: &Arc<Mesh>,
+    level: usize,
+    xs: Vec<Tensor>,
+    has: &[Vec<bool>],
+    args_tree: &Value,
+    kwargs: &Kwargs,
+    out_tree: &RefCell<Value>,
+) -> Result<Vec<Tensor>> {
+    if level == mesh.shape.len() {
+        let rebuilt = crate::transforms::unflatten_tree(args_tree, &xs)?;
+        let out = interp.call(f, numpy::sequence_items(&rebuilt)?, kwargs.clone())?;
+        let ts = crate::transforms::flatten_tree(&out)?;
+        *out_tree.borrow_mut() = out;
+        return Ok(ts);
+    }
+    let in_axes: Vec<Option<usize>> = has.iter().map(|h| h[level].then_some(0)).collect();
+    arr_runtime::transform::batch::vmap_named(
+        |ys| {
+            nest_vmaps(
+                interp,
+                f,
+                mesh,
+                level + 1,
+                ys,
+                has,
+                args_tree,
+                kwargs,
+                out_tree,
+            )
+        },
+        xs,
+        &in_axes,
+        mesh.shape[level],
+        |_| Some(0),
+        Some(mesh.axis_names[level].clone()),
+    )
 }
 
 /// The block of `a` with these index ranges.

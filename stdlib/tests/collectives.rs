@@ -101,6 +101,12 @@ for shape in [(2, 4), (4, 2), (1, 8), (8, 1), (2, 2)]:
     tp = shard_map(lambda a, u, v: psum(tanh(a @ u) @ v, "c"), m,
                    (P("r", None), P(None, "c"), P("c", None)), P("r", None))
     close(tp(xs, w1, w2), tanh(xs @ w1) @ w2, "tensor-parallel layer on " + str(shape))
+    # Under transformations shard_map runs as nested named vmaps.
+    close(jit(tp)(xs, w1, w2), tanh(xs @ w1) @ w2, "jit of shard_map on " + str(shape))
+    g = grad(lambda u: sum(tp(xs, u, w2) ** 2))(w1)
+    close(g, grad(lambda u: sum((tanh(xs @ u) @ w2) ** 2))(w1), "grad of shard_map on " + str(shape))
+    close(jit(rows)(x), want, "jit of psum over c on " + str(shape))
+    close(vmap(lambda a: shard_map(lambda b: psum(b, ("r", "c")), m, P("r", "c"), P(None, None))(a))(x[None]), both[None], "vmap of shard_map on " + str(shape))
 "#;
 
 fn run(src: &str) -> Result<(), String> {
@@ -152,8 +158,8 @@ fn pmap_errors_name_the_problem() {
             "dimension 0 of f32[6] is not divisible by the 4 devices of P('x')",
         ),
         (
-            "jit(shard_map(lambda a: a, mesh(2, 'x'), P('x'), P('x')))(ones(4))",
-            "shard_map under jit, grad or vmap is not supported yet",
+            "jit(shard_map(lambda a: a, mesh(4, 'x'), P('x'), P('x')))(ones(6))",
+            "dimension 0 of f32[6] is not divisible by the 4 devices of P('x')",
         ),
     ];
     for (src, want) in cases {
