@@ -425,12 +425,19 @@ fn pmap_call(
             a
         })
         .collect();
+    // Static arguments and keyword arguments are baked into the program, so
+    // they key it too, by value.
     let statics_key = format!(
-        "{} {}",
+        "{} {} {}",
         structure(&args_tree),
         statics
             .iter()
             .map(|(i, v)| format!("{i}={}", display::repr(v)))
+            .collect::<Vec<_>>()
+            .join(","),
+        kwargs
+            .iter()
+            .map(|(k, v)| format!("{k}={}", display::repr(v)))
             .collect::<Vec<_>>()
             .join(",")
     );

@@ -71,6 +71,16 @@ def check(n, seed):
 for n in [1, 2, 3, 4, 5, 8]:
     for seed in range(2):
         check(n, 10 * n + seed)
+
+# Compiled programs are keyed by static and keyword arguments too.
+f = pmap(lambda a, s=1.0: a * s, axis_name="i")
+assert f(ones(2))[1] == 1.0 and f(ones(2), s=3.0)[1] == 3.0 and f(ones(2), s=5.0)[0] == 5.0
+g = pmap(lambda a, k: a * k, axis_name="i", static_broadcasted_argnums=1)
+assert g(ones(2), 2)[0] == 2.0 and g(ones(2), 4)[0] == 4.0
+# in_axes/out_axes: a shared argument, and results stacked along axis 1.
+h = pmap(lambda a, b: a + b, axis_name="i", in_axes=(1, None), out_axes=1)
+r = h(arange(6.0).reshape(2, 3), 10.0)
+assert r.shape == (2, 3) and r[1, 2] == 15.0
 "#;
 
 /// shard_map on 2-D meshes: collectives over one axis act within the
