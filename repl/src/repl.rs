@@ -189,6 +189,21 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
         })),
         "jit" => CommandOutput::Text(s.auto_jit_report()),
         "mesh" => CommandOutput::Text(arr_stdlib::mesh_report()),
+        // `:plan f(x, y)` is `f.plan(x, y)`: a sharded jit's collectives, before running.
+        "plan" => match rest.trim().split_once('(') {
+            Some((f, call)) if !f.trim().is_empty() => {
+                match guarded(|| s.run_entry(&format!("{}.plan({call}", f.trim()))) {
+                    Ok(Some(arr_runtime::Value::Str(text))) => {
+                        CommandOutput::Text(text.to_string())
+                    }
+                    Ok(_) => CommandOutput::Error(
+                        ":plan f(args) needs a function made by jit(..., in_shardings=...)".into(),
+                    ),
+                    Err(msg) => CommandOutput::Error(msg),
+                }
+            }
+            _ => CommandOutput::Error("usage: :plan f(args)".into()),
+        },
         "help" | "h" => CommandOutput::Text(format!("{HELP}\n")),
         other => CommandOutput::Error(format!("unknown command :{other} (try :help)")),
     }
@@ -212,6 +227,7 @@ help(name), ?name    documentation of a function or module
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
+:plan f(args)        the collectives a sharded jit will run for these arguments, with bytes and peak memory
 :mesh                the devices (memory, steps, compute and collective time, bytes sent) and the sharded arrays on them
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line

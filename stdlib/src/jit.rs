@@ -19,11 +19,13 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
-        "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=())",
+        "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None, out_shardings=None)",
         "Compile fun: it is traced once per signature (argument types, pytree structure and \
          the values of static arguments), optimised, and the compiled version runs on later \
          calls. As a decorator: @jit, or @jit(static_argnums=1). f.why() lists every compile \
-         with its reason.",
+         with its reason. With in_shardings/out_shardings (NamedSharding, or a tuple with \
+         one per argument/output), the program is partitioned over the mesh: each device \
+         runs on its blocks, with collectives where layouts need them; f.plan(args) lists them.",
         make_jit,
     );
     r.effect_func(
@@ -120,6 +122,18 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     // values here, and the executor already reuses every buffer that is
     // dead, so there is nothing more to donate.
     let _ = int_list(&a[3], "donate_argnums")?;
+    if !matches!((&a[4], &a[5]), (Value::None, Value::None)) {
+        let (ins, outs) = (a[4].clone(), a[5].clone());
+        return match &a[0] {
+            Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
+                let f = args.into_iter().next().ok_or_else(|| {
+                    Error::type_error("jit(...) as a decorator takes the function")
+                })?;
+                crate::partition::sharded_jit(f, ins.clone(), outs.clone())
+            })),
+            f => crate::partition::sharded_jit(f.clone(), ins, outs),
+        };
+    }
     match &a[0] {
         Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
             let f = args

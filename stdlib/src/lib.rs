@@ -11,6 +11,7 @@ mod jit;
 mod math;
 mod output;
 mod parallel;
+mod partition;
 pub mod plot;
 mod python;
 mod random;

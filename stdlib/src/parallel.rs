@@ -553,12 +553,12 @@ fn run_on_devices(
 
 /// One axis name bound on a device worker: (name, axis size, this device's
 /// index along it, the communicator of its group).
-type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
+pub(crate) type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
 
 /// Run a compiled per-device program on workers: rank r on device `ids[r]`
 /// with `inputs[r]` and the axis names `axes(r)`; the outputs by rank. A
 /// failing worker aborts `comms`, so the others stop instead of waiting.
-fn run_program(
+pub(crate) fn run_program(
     compiled: &Compiled,
     ids: &[usize],
     inputs: &[Vec<Array>],
@@ -954,7 +954,7 @@ fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
 /// Output `i` of every device put together by placement `p`: block b of
 /// each dimension comes from a device at that block, taking coordinate 0
 /// along the mesh axes the spec does not name (those copies are replicas).
-fn assemble(
+pub(crate) fn assemble(
     p: &sharding::Placement,
     coords: &[Vec<usize>],
     outs: &[Vec<Array>],
@@ -1131,11 +1131,20 @@ pub(crate) fn register_sharding(r: &mut Registry) {
     );
 }
 
-fn object<T: 'static>(v: &Value) -> Option<&T> {
+pub(crate) fn object<T: 'static>(v: &Value) -> Option<&T> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<T>(),
         _ => None,
     }
+}
+
+/// A named sharding's mesh and its spec (by axis index) for an array of `rank`.
+pub(crate) fn sharding_parts(
+    s: &ShardingValue,
+    rank: usize,
+) -> Result<(Arc<Mesh>, Vec<Vec<usize>>)> {
+    let p = s.spec.placement(&s.mesh, rank)?;
+    Ok((s.mesh.clone(), p.spec))
 }
 
 fn mesh_arg(v: &Value, what: &str) -> Result<Arc<Mesh>> {

@@ -1,0 +1,856 @@
+//! Sharded `jit`: `jit(f, in_shardings=..., out_shardings=...)` traces `f`
+//! on the global types, then an SPMD partitioner turns the global graph into
+//! one program per device: every value gets a sharding (a partition spec
+//! over the mesh) propagated from the inputs, each operation runs on its
+//! local blocks, and collectives are inserted where the layouts demand them
+//! — a `psum` after a product whose contracting dimension is split (row
+//! parallel) or after a reduction over a split dimension, an `all_gather`
+//! where an operation needs a dimension whole. The program is compiled like
+//! any jitted function and runs on the mesh's device workers; `plan` lists
+//! the collectives it will execute before anything runs.
+//!
+//! The rules: elementwise operations keep their operands' layout (operands
+//! are resharded to the first split one's); broadcasts, transposes and
+//! converts map it; reductions drop the reduced dimensions; products keep
+//! their free dimensions' layouts; every other operation gathers its
+//! operands and computes replicated.
+
+use crate::parallel::{assemble, run_program, AxisBinding};
+use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::sharding::{Mesh, Placement};
+use arr_kernels::{Array, DType, ReduceOp};
+use arr_runtime::jit;
+use arr_runtime::prim::{bind, type_str, Aval, Prim};
+use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
+use arr_runtime::transform::graph::{self, Atom, Graph};
+use arr_runtime::transform::ops;
+use arr_runtime::{Error, Result, Tensor};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// Per dimension, the mesh axes that split it.
+pub type Spec = Vec<Vec<usize>>;
+
+fn replicated(rank: usize) -> Spec {
+    vec![Vec::new(); rank]
+}
+
+fn parts(mesh: &Mesh, axes: &[usize]) -> usize {
+    axes.iter().map(|&a| mesh.shape[a]).product()
+}
+
+/// One collective the partitioned program runs: what, over which axes, on
+/// what local type, how many bytes each device sends, and why.
+#[derive(Clone, Debug)]
+pub struct PlannedCollective {
+    pub what: String,
+    pub bytes_per_device: usize,
+    pub because: String,
+}
+
+/// The per-device program of a sharded jit: the SPMD interpreter of the
+/// global graph, run on one device's blocks (under a trace that records it).
+struct Partitioner<'a> {
+    mesh: &'a Mesh,
+    plan: RefCell<Vec<PlannedCollective>>,
+}
+
+impl Partitioner<'_> {
+    fn collective(
+        &self,
+        op: CollectiveOp,
+        axis: usize,
+        x: &Tensor,
+        because: &str,
+    ) -> Result<Tensor> {
+        let name: Arc<str> = self.mesh.axis_names[axis].clone();
+        let size = self.mesh.shape[axis];
+        let c = Collective {
+            op: op.clone(),
+            axis: name.clone(),
+            size,
+        };
+        let bytes = x.shape().iter().product::<usize>() * x.dtype().size_bytes();
+        let sent = match op {
+            CollectiveOp::AllReduce(_) => 2 * bytes * (size - 1) / size,
+            CollectiveOp::AllGather { .. } => bytes * (size - 1),
+            _ => bytes,
+        };
+        let out = bind(&Prim::Collective(c.clone()), [x.clone()])?.swap_remove(0);
+        self.plan.borrow_mut().push(PlannedCollective {
+            what: format!(
+                "{} over '{}' ({} devices) of {}",
+                c.name(),
+                name,
+                size,
+                type_str(x.shape(), x.dtype())
+            ),
+            bytes_per_device: sent,
+            because: because.to_string(),
+        });
+        Ok(out)
+    }
+
+    /// This device's block index along a dimension split by `axes`.
+    fn block_index(&self, axes: &[usize]) -> Result<Tensor> {
+        let mut idx = ops::scalar(0.0, DType::I32);
+        for &a in axes {
+            let c = Collective {
+                op: CollectiveOp::AxisIndex,
+                axis: self.mesh.axis_names[a].clone(),
+                size: self.mesh.shape[a],
+            };
+            let i = bind(&Prim::Collective(c), Vec::<Tensor>::new())?.swap_remove(0);
+            idx = ops::add(
+                &ops::mul(&idx, &ops::scalar(self.mesh.shape[a] as f64, DType::I32))?,
+                &i,
+            )?;
+        }
+        Ok(idx)
+    }
+
+    /// `x` (local, laid out by `from`) laid out by `to` instead.
+    fn reshard(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
+        let mut x = x.clone();
+        let mut now = from.clone();
+        for d in 0..from.len() {
+            if now[d] != to[d] && !now[d].is_empty() {
+                // Gather the dimension whole: the innermost axis first.
+                for &a in now[d].clone().iter().rev() {
+                    x = self.collective(
+                        CollectiveOp::AllGather {
+                            axis: d,
+                            tiled: true,
+                        },
+                        a,
+                        &x,
+                        because,
+                    )?;
+                }
+                now[d].clear();
+            }
+        }
+        for d in 0..to.len() {
+            if now[d] != to[d] {
+                // Keep this device's block: a gather of iota + block * len.
+                let len = x.shape()[d] / parts(self.mesh, &to[d]);
+                let start = ops::mul(
+                    &self.block_index(&to[d])?,
+                    &ops::scalar(len as f64, DType::I32),
+                )?;
+                let idx = ops::add(&ops::iota(DType::I32, &[len], 0)?, &start)?;
+                x = bind(&Prim::Gather { axis: d }, [x, idx])?.swap_remove(0);
+                now[d] = to[d].clone();
+            }
+        }
+        Ok(x)
+    }
+
+    /// Run the global graph on this device's blocks.
+    fn run(
+        &self,
+        g: &Graph,
+        consts: &[Tensor],
+        inputs: Vec<(Tensor, Spec)>,
+    ) -> Result<Vec<(Tensor, Spec)>> {
+        let mut env: Vec<Option<(Tensor, Spec)>> = vec![None; g.types.len()];
+        let n_consts = consts.len();
+        for (i, &v) in g.invars.iter().enumerate() {
+            env[v] = Some(if i < n_consts {
+                (consts[i].clone(), replicated(consts[i].ndim()))
+            } else {
+                inputs[i - n_consts].clone()
+            });
+        }
+        let read = |env: &Vec<Option<(Tensor, Spec)>>, a: &Atom| -> (Tensor, Spec) {
+            match a {
+                Atom::Var(v) => env[*v].clone().expect("defined before use"),
+                Atom::Lit(x) => (Tensor::from(x.clone()), replicated(x.ndim())),
+            }
+        };
+        for eqn in &g.eqns {
+            let ins: Vec<(Tensor, Spec)> = eqn.inputs.iter().map(|a| read(&env, a)).collect();
+            let outs = self.eqn(&eqn.prim, g, &eqn.outputs, ins)?;
+            for (&o, v) in eqn.outputs.iter().zip(outs) {
+                env[o] = Some(v);
+            }
+        }
+        Ok(g.outvars.iter().map(|a| read(&env, a)).collect())
+    }
+
+    fn eqn(
+        &self,
+        prim: &Prim,
+        g: &Graph,
+        outs: &[usize],
+        ins: Vec<(Tensor, Spec)>,
+    ) -> Result<Vec<(Tensor, Spec)>> {
+        let name = prim.ir_name();
+        let out_rank = |i: usize| g.types[outs[i]].shape.len();
+        match prim {
+            Prim::Unary(_) | Prim::Convert(_) => {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                let y = bind(prim, [x])?.swap_remove(0);
+                Ok(vec![(y, s)])
+            }
+            Prim::Binary(_) | Prim::Select => {
+                // Right-aligned broadcasting: each operand takes the output
+                // layout of the dimensions it has (replicated where it has 1).
+                let rank = out_rank(0);
+                let gshape = &g.types[outs[0]].shape;
+                let mut spec = replicated(rank);
+                if let Some((_, s)) = ins
+                    .iter()
+                    .find(|(x, s)| x.ndim() == rank && s.iter().any(|a| !a.is_empty()))
+                {
+                    spec = s.clone();
+                }
+                let mut args = Vec::new();
+                for (x, s) in &ins {
+                    let off = rank - s.len();
+                    let want: Spec = (0..s.len())
+                        .map(|d| {
+                            if gshape[off + d] == global_dim(self.mesh, x, s, d) {
+                                spec[off + d].clone()
+                            } else {
+                                Vec::new()
+                            }
+                        })
+                        .collect();
+                    args.push(self.reshard(
+                        x,
+                        s,
+                        &want,
+                        &format!("{name}: operands laid out differently"),
+                    )?);
+                }
+                Ok(vec![(bind(prim, args)?.swap_remove(0), spec)])
+            }
+            Prim::Transpose(perm) => {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                let spec = perm.iter().map(|&p| s[p].clone()).collect();
+                Ok(vec![(bind(prim, [x])?.swap_remove(0), spec)])
+            }
+            Prim::BroadcastInDim { shape, dims } => {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                let mut spec = replicated(shape.len());
+                let mut keep = s.clone();
+                for (i, &d) in dims.iter().enumerate() {
+                    if global_dim(self.mesh, &x, &s, i) == shape[d] {
+                        spec[d] = s[i].clone();
+                    } else {
+                        keep[i].clear();
+                    }
+                }
+                let x = self.reshard(&x, &s, &keep, "broadcast of a split dimension of size 1")?;
+                let local: Vec<usize> = (0..shape.len())
+                    .map(|d| shape[d] / parts(self.mesh, &spec[d]))
+                    .collect();
+                let p = Prim::BroadcastInDim {
+                    shape: local,
+                    dims: dims.clone(),
+                };
+                Ok(vec![(bind(&p, [x])?.swap_remove(0), spec)])
+            }
+            // A reshape that only adds or removes dimensions of size 1 (keepdims,
+            // `x[:, None]`) keeps the layout of the others.
+            Prim::Reshape(shape)
+                if same_without_ones(
+                    &g.types[outs[0]].shape,
+                    &global_shape(self.mesh, &ins[0]),
+                ) =>
+            {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                let split: Vec<Vec<usize>> = (0..s.len())
+                    .filter(|&d| global_dim(self.mesh, &x, &s, d) != 1)
+                    .map(|d| s[d].clone())
+                    .collect();
+                let mut it = split.into_iter();
+                let spec: Spec = shape
+                    .iter()
+                    .map(|&n| {
+                        if n == 1 {
+                            Vec::new()
+                        } else {
+                            it.next().unwrap_or_default()
+                        }
+                    })
+                    .collect();
+                let local: Vec<usize> = (0..shape.len())
+                    .map(|d| shape[d] / parts(self.mesh, &spec[d]))
+                    .collect();
+                Ok(vec![(
+                    bind(&Prim::Reshape(local), [x])?.swap_remove(0),
+                    spec,
+                )])
+            }
+            Prim::Reduce { op, axes } => {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                let split: Vec<usize> = axes.iter().flat_map(|&d| s[d].clone()).collect();
+                let combinable = matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min);
+                let (x, s) = if !split.is_empty() && !combinable {
+                    let mut to = s.clone();
+                    for &d in axes {
+                        to[d].clear();
+                    }
+                    (
+                        self.reshard(&x, &s, &to, &format!("{name} over a split dimension"))?,
+                        to,
+                    )
+                } else {
+                    (x, s)
+                };
+                let mut y = bind(prim, [x])?.swap_remove(0);
+                let spec: Spec = (0..s.len())
+                    .filter(|d| !axes.contains(d))
+                    .map(|d| s[d].clone())
+                    .collect();
+                if combinable {
+                    for &d in axes {
+                        for &a in &s[d] {
+                            y = self.collective(
+                                CollectiveOp::AllReduce(*op),
+                                a,
+                                &y,
+                                &format!(
+                                    "{name} over a dimension split by '{}'",
+                                    self.mesh.axis_names[a]
+                                ),
+                            )?;
+                        }
+                    }
+                }
+                Ok(vec![(y, spec)])
+            }
+            Prim::DotGeneral(dd) if dd.lhs_batch.is_empty() => {
+                let mut it = ins.into_iter();
+                let ((a, sa), (b, sb)) = (it.next().expect("lhs"), it.next().expect("rhs"));
+                let (mut ta, mut tb) = (sa.clone(), sb.clone());
+                let mut summed: Vec<usize> = Vec::new();
+                for (&l, &r) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
+                    if sa[l] == sb[r] {
+                        summed.extend(sa[l].iter().copied());
+                    } else {
+                        ta[l].clear();
+                        tb[r].clear();
+                    }
+                }
+                // A mesh axis may split only one dimension of the result.
+                let lfree: Vec<usize> = (0..sa.len())
+                    .filter(|d| !dd.lhs_contract.contains(d))
+                    .collect();
+                let rfree: Vec<usize> = (0..sb.len())
+                    .filter(|d| !dd.rhs_contract.contains(d))
+                    .collect();
+                let used: Vec<usize> = lfree
+                    .iter()
+                    .flat_map(|&d| ta[d].clone())
+                    .chain(summed.iter().copied())
+                    .collect();
+                for &d in &rfree {
+                    if tb[d].iter().any(|x| used.contains(x)) {
+                        tb[d].clear();
+                    }
+                }
+                let a = self.reshard(
+                    &a,
+                    &sa,
+                    &ta,
+                    "dot: contracting dimensions laid out differently",
+                )?;
+                let b = self.reshard(
+                    &b,
+                    &sb,
+                    &tb,
+                    "dot: contracting dimensions laid out differently",
+                )?;
+                let mut y = bind(prim, [a, b])?.swap_remove(0);
+                for &ax in &summed {
+                    y = self.collective(
+                        CollectiveOp::AllReduce(ReduceOp::Sum),
+                        ax,
+                        &y,
+                        &format!(
+                            "dot: partial sums over the contracting dimension split by '{}'",
+                            self.mesh.axis_names[ax]
+                        ),
+                    )?;
+                }
+                let spec: Spec = lfree
+                    .iter()
+                    .map(|&d| ta[d].clone())
+                    .chain(rfree.iter().map(|&d| tb[d].clone()))
+                    .collect();
+                Ok(vec![(y, spec)])
+            }
+            _ => {
+                // Everything else runs replicated, on whole operands.
+                let mut args = Vec::new();
+                for (x, s) in &ins {
+                    args.push(self.reshard(
+                        x,
+                        s,
+                        &replicated(s.len()),
+                        &format!("{name} needs whole operands"),
+                    )?);
+                }
+                let ys = bind(prim, args)?;
+                Ok(ys
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, y)| (y, replicated(out_rank(i))))
+                    .collect())
+            }
+        }
+    }
+}
+
+/// The global shape of a local block laid out by `s`.
+fn global_shape(mesh: &Mesh, (x, s): &(Tensor, Spec)) -> Vec<usize> {
+    (0..s.len()).map(|d| global_dim(mesh, x, s, d)).collect()
+}
+
+/// Whether two shapes are the same once their 1s are dropped.
+fn same_without_ones(a: &[usize], b: &[usize]) -> bool {
+    a.iter()
+        .filter(|&&n| n != 1)
+        .eq(b.iter().filter(|&&n| n != 1))
+}
+
+/// The global size of dimension `d` of a local block laid out by `s`.
+fn global_dim(mesh: &Mesh, x: &Tensor, s: &Spec, d: usize) -> usize {
+    x.shape()[d] * parts(mesh, &s[d])
+}
+
+/// A sharded jit's compiled program and what it needs to run.
+pub struct Partitioned {
+    pub compiled: jit::Compiled,
+    pub out_specs: Vec<Spec>,
+    pub plan: Vec<PlannedCollective>,
+    pub mesh: Arc<Mesh>,
+    pub in_specs: Vec<Spec>,
+}
+
+/// Trace `f` on the global types, partition it for `mesh` with these input
+/// layouts (and output layouts where given), and compile the local program.
+pub fn partition(
+    mesh: &Arc<Mesh>,
+    global: &[Aval],
+    in_specs: &[Spec],
+    out_wanted: &dyn Fn(usize, usize) -> Option<Spec>,
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<Partitioned> {
+    for (a, s) in global.iter().zip(in_specs) {
+        for (d, (&n, axes)) in a.shape.iter().zip(s).enumerate() {
+            if !n.is_multiple_of(parts(mesh, axes)) {
+                return Err(Error::shape_error(format!(
+                    "sharded jit: dimension {d} of {} is not divisible by its {} devices",
+                    type_str(&a.shape, a.dtype),
+                    parts(mesh, axes)
+                )));
+            }
+        }
+    }
+    let closed = graph::trace(global, true, f)?;
+    let g = graph::dce(&closed.graph);
+    let consts: Vec<Tensor> = closed.consts.clone();
+    let local: Vec<Aval> = global
+        .iter()
+        .zip(in_specs)
+        .map(|(a, s)| Aval {
+            shape: (0..a.shape.len())
+                .map(|d| a.shape[d] / parts(mesh, &s[d]))
+                .collect(),
+            dtype: a.dtype,
+        })
+        .collect();
+    let p = Partitioner {
+        mesh,
+        plan: RefCell::new(Vec::new()),
+    };
+    let out_specs = RefCell::new(Vec::new());
+    let compiled = {
+        let _axes: Vec<collective::AxisGuard> = mesh
+            .axis_names
+            .iter()
+            .zip(&mesh.shape)
+            .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
+            .collect();
+        jit::compile(&local, |ts| {
+            let inputs = ts.into_iter().zip(in_specs.iter().cloned()).collect();
+            let outs = p.run(&g, &consts, inputs)?;
+            let mut result = Vec::new();
+            let mut specs = Vec::new();
+            for (i, (y, s)) in outs.into_iter().enumerate() {
+                let (y, s) = match out_wanted(i, y.ndim()) {
+                    Some(want) if want != s => (p.reshard(&y, &s, &want, "out_shardings")?, want),
+                    _ => (y, s),
+                };
+                result.push(y);
+                specs.push(s);
+            }
+            *out_specs.borrow_mut() = specs;
+            Ok(result)
+        })?
+    };
+    Ok(Partitioned {
+        compiled,
+        out_specs: out_specs.into_inner(),
+        plan: p.plan.into_inner(),
+        mesh: mesh.clone(),
+        in_specs: in_specs.to_vec(),
+    })
+}
+
+/// Run a partitioned program on its mesh: each device gets its blocks of
+/// the global inputs; the outputs come back laid out over the mesh.
+pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
+    let mesh = &part.mesh;
+    let n = mesh.size();
+    let placements: Vec<Placement> = inputs
+        .iter()
+        .zip(&part.in_specs)
+        .map(|(a, s)| Placement::new(mesh.clone(), s.clone(), a.ndim()).map_err(Error::value_error))
+        .collect::<Result<_>>()?;
+    let coords: Vec<Vec<usize>> = {
+        let p = Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
+        (0..n).map(|pos| p.coords(pos)).collect()
+    };
+    let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
+    let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (a, &size) in mesh.shape.iter().enumerate() {
+        let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+        for pos in 0..n {
+            let mut key = coords[pos].clone();
+            key.remove(a);
+            let g = *groups.entry(key).or_insert_with(|| {
+                comms.push(Arc::new(ThreadComm::new(size)));
+                comms.len() - 1
+            });
+            group_of[pos].push(g);
+        }
+    }
+    let blocks: Vec<Vec<Array>> = (0..n)
+        .map(|pos| {
+            inputs
+                .iter()
+                .zip(&placements)
+                .map(|(a, p)| {
+                    let b = p.block(a.shape(), pos);
+                    let start: Vec<usize> = b.iter().map(|r| r.start).collect();
+                    let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
+                    arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])
+                })
+                .collect()
+        })
+        .collect();
+    let outs = run_program(
+        &part.compiled,
+        &mesh.devices,
+        &blocks,
+        &comms,
+        "jit",
+        |pos| {
+            mesh.axis_names
+                .iter()
+                .enumerate()
+                .map(|(a, name)| -> AxisBinding {
+                    (
+                        name.clone(),
+                        mesh.shape[a],
+                        coords[pos][a],
+                        comms[group_of[pos][a]].clone(),
+                    )
+                })
+                .collect()
+        },
+    )?;
+    part.out_specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let rank = outs[0][i].ndim();
+            let p = Placement::new(mesh.clone(), s.clone(), rank).map_err(Error::value_error)?;
+            Ok(assemble(&p, &coords, &outs, i))
+        })
+        .collect()
+}
+
+/// The text of a plan: each collective with its bytes, then the memory.
+pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
+    let mut out = format!("sharded jit on {}\n", part.mesh.describe());
+    if part.plan.is_empty() {
+        out.push_str("no collectives\n");
+    }
+    let mut total = 0;
+    for (i, c) in part.plan.iter().enumerate() {
+        total += c.bytes_per_device;
+        out.push_str(&format!(
+            "{:>3}. {}: {} sent per device  ({})\n",
+            i + 1,
+            c.what,
+            arr_kernels::sharding::human_bytes(c.bytes_per_device),
+            c.because
+        ));
+    }
+    let input_bytes: usize = global
+        .iter()
+        .zip(&part.in_specs)
+        .map(|(a, s)| {
+            a.shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| n / parts(&part.mesh, &s[d]))
+                .product::<usize>()
+                * a.dtype.size_bytes()
+        })
+        .sum();
+    out.push_str(&format!(
+        "collectives send {} per device; inputs take {}, peak memory {} per device\n",
+        arr_kernels::sharding::human_bytes(total),
+        arr_kernels::sharding::human_bytes(input_bytes),
+        arr_kernels::sharding::human_bytes(peak_bytes(&part.compiled.graph))
+    ));
+    out
+}
+
+/// The most bytes the local program holds at once: inputs, constants and
+/// the values computed so far that are still to be read.
+fn peak_bytes(g: &Graph) -> usize {
+    let size =
+        |v: usize| g.types[v].shape.iter().product::<usize>() * g.types[v].dtype.size_bytes();
+    let mut last = vec![usize::MAX; g.types.len()];
+    for (i, e) in g.eqns.iter().enumerate() {
+        for a in &e.inputs {
+            if let Atom::Var(v) = a {
+                last[*v] = i;
+            }
+        }
+    }
+    let mut live: usize = g.invars.iter().map(|&v| size(v)).sum();
+    let mut peak = live;
+    for (i, e) in g.eqns.iter().enumerate() {
+        live += e.outputs.iter().map(|&v| size(v)).sum::<usize>();
+        peak = peak.max(live);
+        for a in &e.inputs {
+            if let Atom::Var(v) = a {
+                if last[*v] == i {
+                    live -= size(*v);
+                    last[*v] = usize::MAX - 1;
+                }
+            }
+        }
+    }
+    peak
+}
+
+// ---------------------------------------------------------------------------
+// The arr-facing `jit(f, in_shardings=..., out_shardings=...)`
+
+use crate::parallel::{object, sharding_parts};
+use crate::transforms::{flatten_tree, func_name, unflatten_tree};
+use crate::tree::{leaves, structure};
+use arr_runtime::sharding::ShardingValue;
+use arr_runtime::{Interp, NativeClosure, Value};
+use std::rc::Rc;
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+/// One compiled layout of a sharded jit.
+struct Entry {
+    key: String,
+    part: Rc<Partitioned>,
+    out_tree: Value,
+    global: Vec<Aval>,
+}
+
+/// `jit(f)` with input and output layouts: see the module comment.
+pub(crate) fn sharded_jit(f: Value, in_shardings: Value, out_shardings: Value) -> Result<Value> {
+    let name = func_name(&f);
+    let entries: Rc<RefCell<Vec<Entry>>> = Rc::new(RefCell::new(Vec::new()));
+    let (f2, i2, o2, e2) = (
+        f.clone(),
+        in_shardings.clone(),
+        out_shardings.clone(),
+        entries.clone(),
+    );
+    let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        call(interp, &f2, &i2, &o2, &e2, args, kwargs, false)
+    });
+    if let Value::Native(n) = &value {
+        let plan =
+            NativeClosure::value(format!("jit({name}).plan"), move |interp, args, kwargs| {
+                call(
+                    interp,
+                    &f,
+                    &in_shardings,
+                    &out_shardings,
+                    &entries,
+                    args,
+                    kwargs,
+                    true,
+                )
+            });
+        n.attrs.borrow_mut().push(("plan".into(), plan));
+    }
+    Ok(value)
+}
+
+/// The sharding given for item `i` of a tuple of shardings (or the one for all).
+fn nth(v: &Value, i: usize) -> Result<Option<&ShardingValue>> {
+    let item = match v {
+        Value::Tuple(t) => t.get(i).ok_or_else(|| {
+            Error::value_error(format!(
+                "sharded jit: {} shardings for more values",
+                t.len()
+            ))
+        })?,
+        other => other,
+    };
+    one_sharding(item)
+}
+
+fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
+    match item {
+        Value::None => Ok(None),
+        s => object::<ShardingValue>(s).map(Some).ok_or_else(|| {
+            Error::type_error(format!(
+                "sharded jit: shardings must be NamedSharding or None, not {}",
+                s.type_name()
+            ))
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn call(
+    interp: &mut Interp,
+    f: &Value,
+    in_shardings: &Value,
+    out_shardings: &Value,
+    entries: &RefCell<Vec<Entry>>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    plan_only: bool,
+) -> Result<Value> {
+    let traced = !arr_runtime::transform::idle()
+        || leaves(&Value::tuple(args.clone()))
+            .iter()
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
+    if traced && !plan_only {
+        // Under a transformation the layouts do not change the values.
+        return interp.call(f, args, kwargs);
+    }
+    // The mesh: the first sharding's, or the first sharded argument's.
+    let mut mesh: Option<Arc<Mesh>> = None;
+    for v in [in_shardings, out_shardings] {
+        for it in &leaves(v) {
+            if let Some(s) = object::<ShardingValue>(it) {
+                mesh.get_or_insert_with(|| s.mesh.clone());
+            }
+        }
+    }
+    let mut flat = Vec::new();
+    let mut specs: Vec<Spec> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        // One sharding for the whole argument, or a pytree of them like it.
+        let item = match in_shardings {
+            Value::Tuple(t) => t.get(i).cloned().unwrap_or(Value::None),
+            other => other.clone(),
+        };
+        let arg_leaves = flatten_tree(arg)?;
+        let per_leaf: Vec<Value> = match &item {
+            Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
+                let l = leaves(&item);
+                if l.len() != arg_leaves.len() {
+                    return Err(Error::value_error(format!(
+                        "sharded jit: argument {i} has {} arrays but its in_shardings entry {}",
+                        arg_leaves.len(),
+                        l.len()
+                    )));
+                }
+                l
+            }
+            other => vec![other.clone(); arg_leaves.len()],
+        };
+        for (t, sh) in arg_leaves.into_iter().zip(&per_leaf) {
+            let given = one_sharding(sh)?;
+            let a = t.concrete()?.clone();
+            let spec = match given {
+                Some(s) => {
+                    let (m, spec) = sharding_parts(s, a.ndim())?;
+                    mesh.get_or_insert(m);
+                    spec
+                }
+                None => match a.placement() {
+                    Some(p) if mesh.as_ref().is_none_or(|m| *m.as_ref() == *p.mesh) => {
+                        mesh.get_or_insert_with(|| p.mesh.clone());
+                        p.spec.clone()
+                    }
+                    _ => replicated(a.ndim()),
+                },
+            };
+            flat.push(a);
+            specs.push(spec);
+        }
+    }
+    let Some(mesh) = mesh else {
+        return Err(Error::value_error(
+            "sharded jit: no mesh: give in_shardings or out_shardings as NamedSharding(mesh, P(...))",
+        ));
+    };
+    let global: Vec<Aval> = flat
+        .iter()
+        .map(|a| Aval {
+            shape: a.shape().into(),
+            dtype: a.dtype(),
+        })
+        .collect();
+    let args_tree = Value::tuple(args);
+    let key = format!("{:?} {:?} {}", global, specs, structure(&args_tree));
+    let found = entries.borrow().iter().position(|e| e.key == key);
+    let index = match found {
+        Some(i) => i,
+        None => {
+            let out_tree = RefCell::new(Value::None);
+            let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
+                nth(out_shardings, i)
+                    .ok()
+                    .flatten()
+                    .and_then(|s| sharding_parts(s, rank).ok().map(|(_, spec)| spec))
+            };
+            let part = partition(&mesh, &global, &specs, &outs_wanted, |ts| {
+                let rebuilt = unflatten_tree(&args_tree, &ts)?;
+                let out = interp.call(
+                    f,
+                    arr_runtime::numpy::sequence_items(&rebuilt)?,
+                    kwargs.clone(),
+                )?;
+                let ts = flatten_tree(&out)?;
+                *out_tree.borrow_mut() = out;
+                Ok(ts)
+            })?;
+            let mut es = entries.borrow_mut();
+            es.push(Entry {
+                key,
+                part: Rc::new(part),
+                out_tree: out_tree.into_inner(),
+                global: global.clone(),
+            });
+            es.len() - 1
+        }
+    };
+    let (part, out_tree, global) = {
+        let es = entries.borrow();
+        (
+            es[index].part.clone(),
+            es[index].out_tree.clone(),
+            es[index].global.clone(),
+        )
+    };
+    if plan_only {
+        return Ok(Value::str(&plan_text(&part, &global)));
+    }
+    let outs: Vec<Tensor> = run(&part, &flat)?.into_iter().map(Tensor::from).collect();
+    unflatten_tree(&out_tree, &outs)
+}
