@@ -124,6 +124,10 @@ pub enum Prim {
     /// A collective over a named axis (`psum`, `all_gather`, `ppermute`...;
     /// see `transform::collective`).
     Collective(collective::Collective),
+    /// `with_sharding_constraint`: the value itself, laid out as given (what
+    /// a sharded jit's partitioner must produce here; eagerly, the array
+    /// gets that placement).
+    ShardingConstraint(Arc<arr_kernels::sharding::Placement>),
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -267,6 +271,7 @@ impl Prim {
             Prim::CustomVjp { .. } => "custom_vjp",
             Prim::Fused(_) => "fused",
             Prim::Collective(c) => c.name(),
+            Prim::ShardingConstraint(_) => "sharding_constraint",
         }
     }
 
@@ -304,6 +309,7 @@ impl Prim {
         let params = match self {
             Prim::Unary(_) | Prim::Binary(_) | Prim::Select | Prim::Threefry2x32 => String::new(),
             Prim::Collective(c) => c.params(),
+            Prim::ShardingConstraint(p) => format!("sharding={}", p.spec_text()),
             Prim::Convert(d) => format!("dtype={}", d.name()),
             Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
             Prim::ArgReduce { axis, .. }
@@ -755,6 +761,17 @@ impl Prim {
                 one(args[0].shape.clone(), DType::I32)
             }
             Prim::Collective(c) => collective::shape_rule(c, args),
+            Prim::ShardingConstraint(p) => {
+                if p.spec.len() != args[0].shape.len() {
+                    return Err(Error::value_error(format!(
+                        "with_sharding_constraint: {} has {} entries for {}",
+                        p.spec_text(),
+                        p.spec.len(),
+                        ty(&args[0])
+                    )));
+                }
+                one(args[0].shape.clone(), args[0].dtype)
+            }
             Prim::Threefry2x32 => {
                 if args
                     .iter()
@@ -878,6 +895,7 @@ impl Prim {
                 return Ok(smallvec![a.into(), b.into()]);
             }
             Prim::Collective(c) => collective::eval(c, args.into_vec())?,
+            Prim::ShardingConstraint(p) => args[0].with_placement(p.clone()),
             Prim::Cond { .. }
             | Prim::While { .. }
             | Prim::Scan { .. }

@@ -1100,6 +1100,23 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             place_tree(&a[0], &mesh, &spec)
         },
     );
+    r.func(
+        "with_sharding_constraint(x, sharding)",
+        "x (an array or a pytree of arrays), laid out as sharding says: inside a sharded \
+         jit the partitioner makes this value that layout; elsewhere it is device_put.",
+        |_, a| {
+            let Some(sh) = object::<ShardingValue>(&a[1]) else {
+                return Err(Error::type_error(format!(
+                    "with_sharding_constraint: sharding must be a NamedSharding, not {}",
+                    a[1].type_name()
+                )));
+            };
+            leafwise(&a[0], |t| {
+                let p = sh.spec.placement(&sh.mesh, t.ndim())?;
+                Ok(bind(&Prim::ShardingConstraint(Arc::new(p)), [t])?.swap_remove(0))
+            })
+        },
+    );
     r.effect_func(
         "visualize_sharding(x)",
         "Print which device holds which block of x: a grid over the sharded dimensions, \

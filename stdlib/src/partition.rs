@@ -226,6 +226,18 @@ impl Partitioner<'_> {
                 }
                 Ok(vec![(bind(prim, args)?.swap_remove(0), spec)])
             }
+            Prim::ShardingConstraint(p) => {
+                let (x, s) = ins.into_iter().next().expect("one operand");
+                if *p.mesh != *self.mesh {
+                    return Err(Error::value_error(format!(
+                        "with_sharding_constraint on {} inside a jit partitioned for {}",
+                        p.mesh.describe(),
+                        self.mesh.describe()
+                    )));
+                }
+                let y = self.reshard(&x, &s, &p.spec, "with_sharding_constraint")?;
+                Ok(vec![(y, p.spec.clone())])
+            }
             Prim::Transpose(perm) => {
                 let (x, s) = ins.into_iter().next().expect("one operand");
                 let spec = perm.iter().map(|&p| s[p].clone()).collect();

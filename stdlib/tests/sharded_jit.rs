@@ -121,6 +121,15 @@ close(out, a * 2.0, "resharded output")
 r = jit(lambda key: random.normal(key, (16, 8)), in_shardings=s(), out_shardings=s('data', 'model'))(random.key(3))
 close(r, random.normal(random.key(3), (16, 8)), "sharded random")
 assert type(r) == "f32[16@data,8@model]", type(r)
+# with_sharding_constraint: inside, the partitioner makes that layout.
+h = lambda a: with_sharding_constraint(a * 2.0, s(None, 'model')) + 1.0
+hs = jit(h, in_shardings=s('data', None))
+close(hs(a), a * 2.0 + 1.0, "constrained")
+assert str(hs(a).sharding) == "NamedSharding(Mesh('data': 2, 'model': 4), P(None, 'model'))", str(hs(a).sharding)
+assert "with_sharding_constraint" in hs.plan(a), hs.plan(a)
+# ...under grad too, and eagerly it lays the array out.
+close(grad(lambda a: sum(h(a) ** 2))(a), grad(lambda a: sum((a * 2.0 + 1.0) ** 2))(a), "grad through a constraint")
+assert type(with_sharding_constraint(a, s('data', None))) == "f32[16@data,8]"
 # Already sharded arguments keep their layout when in_shardings says None.
 xs = shard(x, m, P('data', None))
 close(jit(mlp, in_shardings=(None, s(None, 'model'), s('model', None)))(xs, w1, w2), mlp(x, w1, w2), "committed input")

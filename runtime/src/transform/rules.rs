@@ -386,6 +386,12 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
             super::control::jvp(prim, p, t)
         }
         Prim::Collective(c) => super::collective::jvp(prim, c, p, t),
+        // The identity, laid out: its tangent is laid out the same way.
+        Prim::ShardingConstraint(_) => {
+            let y = out(p)?.swap_remove(0);
+            let ty = map(&t[0], |t| Ok(bind(prim, [t.clone()])?.swap_remove(0)))?;
+            one(y, ty)
+        }
         Prim::Fused(_) => Err(fused_error()),
     }
 }
@@ -752,6 +758,7 @@ pub fn transpose_rule(
             transpose(&r, &perm)
         }),
         Prim::Collective(c) => for_linear(ins, |_| super::collective::transpose(c, ct.clone())),
+        Prim::ShardingConstraint(_) => for_linear(ins, |_| one_op(prim.clone(), ct.clone())),
         Prim::Transpose(perm) => for_linear(ins, |_| {
             let mut inv = vec![0; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
@@ -1208,6 +1215,14 @@ pub fn batch_rule(
         }
         // A vmap over another axis name (its own name is handled in batch.rs).
         Prim::Collective(c) => super::collective::batch_other(c, size, v, d),
+        // The batch axis (to the front) is not split.
+        Prim::ShardingConstraint(p) => {
+            let mut spec = vec![Vec::new()];
+            spec.extend(p.spec.iter().cloned());
+            let q = arr_kernels::sharding::Placement::new(p.mesh.clone(), spec, p.spec.len() + 1)
+                .map_err(Error::value_error)?;
+            single(Prim::ShardingConstraint(std::sync::Arc::new(q)), front(0)?)
+        }
         Prim::Fused(_) => Err(fused_error()),
     }
 }
