@@ -12,6 +12,11 @@ use serde_json::{Map, Value as Json};
 pub fn bundle(v: &Value) -> Json {
     let mut data = Map::new();
     data.insert("text/plain".into(), Json::String(display::repr(v)));
+    if let Value::Object(o) = v {
+        if let Some(html) = o.html() {
+            data.insert("text/html".into(), Json::String(html));
+        }
+    }
     if let Value::Array(Tensor::Concrete(a)) = v {
         let mut html = array_html(a);
         // A sharded array also shows which device holds which block: the
@@ -28,6 +33,15 @@ pub fn bundle(v: &Value) -> Json {
         data.insert("text/html".into(), Json::String(html));
     }
     Json::Object(data)
+}
+
+/// A bundle of ready-made representations (progress bars, tables).
+pub fn mime_bundle(data: &[(&str, String)]) -> Json {
+    let map: Map<String, Json> = data
+        .iter()
+        .map(|(m, t)| (m.to_string(), Json::String(t.clone())))
+        .collect();
+    Json::Object(map)
 }
 
 /// A bundle for an image in one or more encodings (base64 for PNG, text for SVG).
