@@ -16,6 +16,7 @@ pub mod numpy;
 pub mod output;
 pub mod prim;
 pub mod progress;
+pub mod rich;
 pub mod session;
 pub mod sharding;
 pub mod table;
