@@ -75,23 +75,34 @@ impl Session {
     /// notebook: rich output becomes `EVCXR_BEGIN_CONTENT` blocks on stdout
     /// (images as PNG), stderr goes to stderr.
     pub fn use_evcxr_display(&mut self) {
-        self.set_rich_output(Box::new(|o| match o {
-            RichOutput::Stderr(text) => eprint!("{text}"),
-            // evcxr cannot update an output in place: only fresh ones show.
-            RichOutput::Display { update: true, .. }
-            | RichOutput::Image { update: true, .. }
-            | RichOutput::Mime { update: true, .. }
-            | RichOutput::ClearOutput { .. } => {}
-            RichOutput::Display { value, .. } => print!("{}", evcxr_text(&mime_data(&value))),
-            RichOutput::Image { formats, .. } => {
-                // The best format evcxr shows: PNG when there is one.
-                let mut data = image_data(&formats);
-                data.sort_by_key(|(m, _)| *m != "image/png");
-                data.truncate(1);
-                print!("{}", evcxr_text(&data));
+        self.set_rich_output(Box::new(|o| {
+            if let RichOutput::Stderr(text) = &o {
+                eprint!("{text}");
+            } else {
+                print!("{}", evcxr_output(o));
             }
-            RichOutput::Mime { data, .. } => print!("{}", evcxr_text(&data)),
         }));
+    }
+}
+
+/// What an evcxr notebook is sent for one rich output (stderr aside).
+pub fn evcxr_output(o: RichOutput) -> String {
+    match o {
+        // evcxr cannot update an output in place: only fresh ones show.
+        RichOutput::Display { update: true, .. }
+        | RichOutput::Image { update: true, .. }
+        | RichOutput::Mime { update: true, .. }
+        | RichOutput::ClearOutput { .. }
+        | RichOutput::Stderr(_) => String::new(),
+        RichOutput::Display { value, .. } => evcxr_text(&mime_data(&value)),
+        RichOutput::Image { formats, .. } => {
+            // The best format evcxr shows: PNG when there is one.
+            let mut data = image_data(&formats);
+            data.sort_by_key(|(m, _)| *m != "image/png");
+            data.truncate(1);
+            evcxr_text(&data)
+        }
+        RichOutput::Mime { data, .. } => evcxr_text(&data),
     }
 }
 
@@ -239,6 +250,32 @@ mod tests {
         assert_eq!(
             evcxr_text(&png),
             "EVCXR_BEGIN_CONTENT image/png\niVBORw==\nEVCXR_END_CONTENT\n"
+        );
+    }
+
+    #[test]
+    fn evcxr_rich_output() {
+        let image = RichOutput::Image {
+            formats: vec![
+                ("image/svg+xml", b"<svg/>".to_vec()),
+                ("image/png", b"\x89PNG".to_vec()),
+            ],
+            display_id: None,
+            update: false,
+        };
+        assert_eq!(
+            evcxr_output(image),
+            "EVCXR_BEGIN_CONTENT image/png\niVBORw==\nEVCXR_END_CONTENT\n"
+        );
+        let bar = |update| RichOutput::Mime {
+            data: vec![("text/plain", "3/3".into())],
+            display_id: Some("p".into()),
+            update,
+        };
+        assert_eq!(evcxr_output(bar(true)), "");
+        assert_eq!(
+            evcxr_output(bar(false)),
+            "EVCXR_BEGIN_CONTENT text/plain\n3/3\nEVCXR_END_CONTENT\n"
         );
     }
 }
