@@ -1305,6 +1305,11 @@ impl Interp {
         body: &[Stmt],
         f: &mut Frame,
     ) -> Result<Flow> {
+        // A progress value made outside and passed into code being traced
+        // for automatic JIT: reporting is an effect, so the code stays interpreted.
+        if self.auto.tracing.is_some() {
+            return Err(auto::not_pure("loops over progress(...), which reports"));
+        }
         let mut items = self.iterate(&p.inner)?;
         let total = p.total.or_else(|| items.remaining().map(|n| n as u64));
         let mut reporter = crate::progress::Reporter::start(self, total, p.desc.clone());

@@ -72,6 +72,24 @@ fn a_loop_over_progress_yields_the_same_items() {
     for _ in 0..8 {
         assert_eq!(int(run(&mut s, "f(10)")), 45);
     }
+    // A progress value passed into a hot function: every call still reports.
+    let (mut nb, sent) = notebook_session();
+    run(
+        &mut nb,
+        "def g(p):\n    a = 0.0\n    for i in p:\n        a = a + i\n    return a\n",
+    );
+    for _ in 0..8 {
+        assert_eq!(
+            run(&mut nb, "g(progress([1.0, 2.0]))").truthy().ok(),
+            Some(true)
+        );
+    }
+    let finals = sent
+        .borrow()
+        .iter()
+        .filter(|m| m.2.starts_with("2/2"))
+        .count();
+    assert_eq!(finals, 8);
     // Arrays iterate by rows.
     assert_eq!(
         int(run(
