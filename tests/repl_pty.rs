@@ -405,3 +405,22 @@ fn live_device_view_during_a_long_pmap_loop() {
     assert!(out.contains("after 768.0"), "{rest:?} / {out:?}");
     repl.exit_with_ctrl_d();
 }
+
+/// `progress(...)` in a slow loop draws a bar (position/total, rate) on the
+/// terminal's stderr, cleared when the loop ends; the loop's result is right.
+#[test]
+fn progress_bar_during_a_slow_loop() {
+    let mut repl = Repl::start();
+    repl.enter_more("for i in progress(range(20), desc='work'):");
+    // A busy wait (there is no sleep); continuation lines are auto-indented.
+    repl.enter_more("t0 = perf_counter()");
+    repl.enter_more("while perf_counter() - t0 < 0.05:");
+    repl.enter_more("pass");
+    repl.type_text("\r");
+    let bar = repl.expect("/20");
+    assert!(bar.contains("work: "), "{bar:?}");
+    let rest = repl.expect(PROMPT);
+    assert!(rest.contains("/s"), "the rate: {rest:?}");
+    assert_eq!(repl.enter("i"), "19\n");
+    repl.exit_with_ctrl_d();
+}

@@ -48,9 +48,11 @@ pub fn start() {
 /// Write program output to stdout, with the view (if shown) lifted around it.
 pub fn print(text: &str) {
     let write = || {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        crate::progress::suspend(|| {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        })
     };
     match view().lock() {
         Ok(guard) => match guard.as_ref() {
@@ -84,7 +86,7 @@ fn total_steps(s: &[DeviceSnapshot]) -> u64 {
     s.iter().map(|d| d.steps).sum()
 }
 
-fn line(now: &DeviceSnapshot, base: Option<&DeviceSnapshot>) -> String {
+pub fn line(now: &DeviceSnapshot, base: Option<&DeviceSnapshot>) -> String {
     let b = base.copied().unwrap_or_default();
     format!(
         "cpu:{:<3} steps {:>6}  compute {:>8.1} ms  collectives {:>8.1} ms  sent {:>10}",

@@ -4,6 +4,7 @@
 mod editor;
 mod kernel;
 mod live;
+mod progress;
 mod repl;
 mod runner;
 

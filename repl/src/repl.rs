@@ -126,6 +126,7 @@ fn handle(session: &Rc<RefCell<arr_runtime::Session>>, entry: &str) -> bool {
         match run_command(&mut s, command) {
             CommandOutput::Quit => return false,
             CommandOutput::Text(text) => print!("{text}"),
+            CommandOutput::Value(v) => println!("{}", s.repr(&v)),
             CommandOutput::Error(msg) => eprintln!("{msg}"),
         }
         return true;
@@ -152,6 +153,8 @@ pub enum CommandOutput {
     Quit,
     /// Text to show (ends with a newline unless empty).
     Text(String),
+    /// A value to show as the entry's result (a table: HTML in a notebook).
+    Value(arr_runtime::Value),
     Error(String),
 }
 
@@ -188,7 +191,7 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
             None => s.ir_of_call(rest.trim()),
         })),
         "jit" => CommandOutput::Text(s.auto_jit_report()),
-        "mesh" => CommandOutput::Text(arr_stdlib::mesh_report()),
+        "mesh" => CommandOutput::Value(arr_stdlib::mesh_table().into_value()),
         // `:plan f(x, y)` is `f.plan(x, y)`: a sharded jit's collectives, before running.
         "plan" => match rest.trim().split_once('(') {
             Some((f, call)) if !f.trim().is_empty() => {

@@ -15,6 +15,7 @@ pub fn new_session() -> Session {
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         crate::live::start();
         session.interp.out = Box::new(crate::live::print);
+        session.interp.progress_bars = crate::progress::factory();
     }
     let flag = session.interrupt_handle();
     // Errors here mean a handler is already installed (tests); the flag still works.

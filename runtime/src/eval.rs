@@ -41,6 +41,9 @@ pub struct Interp {
     pub out: OutputSink,
     /// Rich output (stderr, displays); None means the terminal (`emit`).
     pub rich: Option<crate::output::RichSink>,
+    /// Draws `progress(...)` bars on a terminal (set by the REPL); unused
+    /// when `rich` is set, since a notebook gets an updating display instead.
+    pub progress_bars: Option<crate::progress::ProgressFactory>,
     /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
     pub auto: AutoJit,
     depth: usize,
@@ -109,6 +112,22 @@ impl Iter {
             Iter::Items { items, pos } => *pos < items.len(),
         }
     }
+
+    /// How many items are left.
+    fn remaining(&self) -> Option<usize> {
+        match self {
+            Iter::Range { next, stop, step } => {
+                let (n, stop, step) = (*next as i128, *stop as i128, *step as i128);
+                let left = if step > 0 {
+                    (stop - n + step - 1) / step
+                } else {
+                    (n - stop + (-step) - 1) / (-step)
+                };
+                Some(left.max(0) as usize)
+            }
+            Iter::Items { items, pos } => Some(items.len().saturating_sub(*pos)),
+        }
+    }
 }
 
 impl Iterator for Iter {
@@ -148,6 +167,7 @@ impl Interp {
                 let _ = stdout.flush();
             }),
             rich: None,
+            progress_bars: None,
             auto: AutoJit::default(),
             depth: 0,
         }
@@ -195,6 +215,12 @@ impl Interp {
                     Err(e) => format!("<{mime} image: cannot write {}: {e}>\n", path.display()),
                 };
                 self.write_out(&text);
+            }
+            RichOutput::Mime { data, update, .. } => {
+                // A terminal cannot replace an earlier output: show only fresh ones.
+                if let (false, Some((_, text))) = (update, data.first()) {
+                    self.write_out(&format!("{text}\n"));
+                }
             }
             RichOutput::ClearOutput { .. } => {}
         }
@@ -337,6 +363,9 @@ impl Interp {
             },
             StmtKind::For(target, iter, body) => {
                 let it = self.eval(iter, f)?;
+                if let Some(p) = crate::progress::of(&it) {
+                    return self.for_progress(p, s, target, body, f);
+                }
                 let mut items = self.iterate(&it).map_err(|e| e.at(|| f.loc(iter.span)))?;
                 // A loop over a range may be compiled once it is hot.
                 let mut until_hot = match it {
@@ -1264,6 +1293,54 @@ impl Interp {
         }
     }
 
+    /// `for x in progress(xs)`: the loop reports each finished item. It is
+    /// never compiled automatically (reporting is an effect), so each body
+    /// runs in the interpreter, as it does for any non-range loop.
+    #[inline(never)]
+    fn for_progress(
+        &mut self,
+        p: &crate::progress::ProgressValue,
+        s: &Stmt,
+        target: &Target,
+        body: &[Stmt],
+        f: &mut Frame,
+    ) -> Result<Flow> {
+        // A progress value made outside and passed into code being traced
+        // for automatic JIT: reporting is an effect, so the code stays interpreted.
+        if self.auto.tracing.is_some() {
+            return Err(auto::not_pure("loops over progress(...), which reports"));
+        }
+        let mut items = self.iterate(&p.inner)?;
+        let total = p.total.or_else(|| items.remaining().map(|n| n as u64));
+        let mut reporter = crate::progress::Reporter::start(self, total, p.desc.clone());
+        let flow = self.progress_loop(&mut items, &mut reporter, s, target, body, f);
+        // Finished on every way out: the end, `break`, `return`, an error.
+        reporter.finish(self);
+        flow
+    }
+
+    fn progress_loop(
+        &mut self,
+        items: &mut Iter,
+        reporter: &mut crate::progress::Reporter,
+        s: &Stmt,
+        target: &Target,
+        body: &[Stmt],
+        f: &mut Frame,
+    ) -> Result<Flow> {
+        for item in items {
+            self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
+            self.assign(target, item, f)?;
+            match self.exec_block(body, f)? {
+                Flow::Break => break,
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Normal | Flow::Continue => {}
+            }
+            reporter.step(self);
+        }
+        Ok(Flow::Normal)
+    }
+
     /// The items of an iterable value.
     fn iterate(&self, v: &Value) -> Result<Iter> {
         Ok(match v {
@@ -1342,6 +1419,9 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
                 }
             }
             out
+        }
+        Value::Object(o) if o.as_any().is::<crate::progress::ProgressValue>() => {
+            return iter_items(&crate::progress::of(v).expect("checked").inner);
         }
         Value::Array(a) => {
             if a.ndim() == 0 {

@@ -26,6 +26,13 @@ pub enum RichOutput {
         display_id: Option<String>,
         update: bool,
     },
+    /// Ready-made representations by mime type (`text/plain` first, which a
+    /// terminal prints): progress bars, tables, the live device view.
+    Mime {
+        data: Vec<(&'static str, String)>,
+        display_id: Option<String>,
+        update: bool,
+    },
     /// Clear the current cell's output; with `wait`, only when new output arrives.
     ClearOutput { wait: bool },
 }

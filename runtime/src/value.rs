@@ -48,6 +48,10 @@ pub trait Object: std::fmt::Debug {
     fn attr(&self, _name: &str) -> Option<Value> {
         None
     }
+    /// An HTML form for notebooks (tables); `None` shows the repr as text.
+    fn html(&self) -> Option<String> {
+        None
+    }
     /// For downcasting by the code that defines the type.
     fn as_any(&self) -> &dyn std::any::Any;
 }

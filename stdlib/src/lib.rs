@@ -17,6 +17,7 @@ mod python;
 mod random;
 mod reduce;
 mod shape;
+mod table;
 mod transforms;
 mod tree;
 
@@ -24,7 +25,7 @@ use arr_runtime::{Builtin, Effect, Interp, NativeFn, Session, Value};
 use std::rc::Rc;
 
 pub use args::*;
-pub use parallel::mesh_report;
+pub use parallel::{mesh_report, mesh_table};
 
 /// The prelude: functions that are most natural in arr itself.
 const PRELUDE: &str = include_str!("prelude.arr");
@@ -123,6 +124,7 @@ pub fn register_all(interp: &mut Interp) {
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);
+    table::register(&mut r);
 }
 
 /// A session with every builtin and the prelude loaded.

@@ -1,11 +1,12 @@
 //! Output builtins beyond `print`: `eprint` (stderr), `display`,
-//! `update_display`, `clear_output` and `display_image` — requests that the
+//! `update_display`, `clear_output`, `display_image` and `progress` — requests that the
 //! front end renders (a notebook shows rich output; a terminal prints text).
 
 use crate::args::str_arg;
 use crate::Registry;
 use arr_runtime::display;
 use arr_runtime::numpy;
+use arr_runtime::progress::ProgressValue;
 use arr_runtime::{Error, ErrorKind, Interp, Result, RichOutput, Value};
 
 pub(crate) fn register(r: &mut Registry) {
@@ -29,6 +30,13 @@ pub(crate) fn register(r: &mut Registry) {
         "clear_output(wait=False)",
         "Clear the output of the current notebook cell; with wait=True, only once new output arrives.",
         clear_output,
+    );
+    r.effect_func(
+        "progress(iterable, total=None, desc=None)",
+        "The items of iterable, showing how many a for loop has done: a bar with the \
+         rate and time left on a terminal, an updating display in a notebook. total \
+         defaults to the iterable's length; desc labels the bar.",
+        progress,
     );
     r.effect_func(
         "display_image(path, display_id=None)",
@@ -81,6 +89,44 @@ fn clear_output(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let wait = a[0].truthy()?;
     interp.emit(RichOutput::ClearOutput { wait });
     Ok(Value::None)
+}
+
+fn progress(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // Fail now, not at the loop, when the value cannot be iterated.
+    let iterable = matches!(
+        a[0],
+        Value::Range(_)
+            | Value::List(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Str(_)
+            | Value::Array(_)
+    ) || arr_runtime::progress::of(&a[0]).is_some();
+    if !iterable {
+        return Err(Error::type_error(format!(
+            "'{}' object is not iterable",
+            a[0].type_name()
+        )));
+    }
+    let total = match &a[1] {
+        Value::None => None,
+        Value::Int(n) if *n >= 0 => Some(*n as u64),
+        other => {
+            return Err(Error::type_error(format!(
+                "progress: total must be a non-negative int, not {}",
+                display::repr(other)
+            )))
+        }
+    };
+    let desc = match &a[2] {
+        Value::None => None,
+        other => Some(str_arg("desc", other)?.to_string()),
+    };
+    Ok(Value::object(ProgressValue {
+        inner: a[0].clone(),
+        total,
+        desc,
+    }))
 }
 
 fn display_image(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {

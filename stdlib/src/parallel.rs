@@ -1144,7 +1144,7 @@ pub(crate) fn register_sharding(r: &mut Registry) {
         "mesh_report()",
         "The devices as a table: memory resident, steps run, time computing and in \
          collectives, bytes sent; and the sharded arrays alive, with their layout.",
-        |_, _| Ok(Value::str(&mesh_report())),
+        |_, _| Ok(mesh_table().into_value()),
     );
 }
 
@@ -1197,28 +1197,38 @@ fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
 
 /// The text of `mesh_report()` and the REPL's `:mesh`.
 pub fn mesh_report() -> String {
+    mesh_table().text()
+}
+
+/// `mesh_report()` as a table: one row per device, the live sharded arrays
+/// as notes below (HTML in a notebook).
+pub fn mesh_table() -> arr_runtime::table::Table {
     let n = devices::count();
-    let mut out = format!("{n} devices (cpu)\n");
-    out.push_str(&format!(
-        "{:>6} {:>12} {:>7} {:>12} {:>14} {:>12}\n",
-        "device", "resident", "steps", "compute ms", "collective ms", "sent"
-    ));
+    let mut t = arr_runtime::table::Table::new(&[
+        "device",
+        "resident",
+        "steps",
+        "compute ms",
+        "collective ms",
+        "sent",
+    ])
+    .right(&[1, 2, 3, 4, 5]);
+    t.title = Some(format!("{n} devices (cpu)"));
     for s in devices::snapshot(n) {
-        out.push_str(&format!(
-            "{:>6} {:>12} {:>7} {:>12.1} {:>14.1} {:>12}\n",
+        t.row(vec![
             format!("cpu:{}", s.id),
             sharding::human_bytes(s.resident_bytes as usize),
-            s.steps,
-            s.compute_ms,
-            s.collective_ms,
-            sharding::human_bytes(s.bytes_sent as usize)
-        ));
+            s.steps.to_string(),
+            format!("{:.1}", s.compute_ms),
+            format!("{:.1}", s.collective_ms),
+            sharding::human_bytes(s.bytes_sent as usize),
+        ]);
     }
     let live = Array::live_sharded();
     if live.is_empty() {
-        out.push_str("no sharded arrays\n");
+        t.notes.push("no sharded arrays".into());
     } else {
-        out.push_str("sharded arrays:\n");
+        t.notes.push("sharded arrays:".into());
         for a in live {
             if let Some(p) = a.placement() {
                 let per: Vec<String> = p
@@ -1226,8 +1236,8 @@ pub fn mesh_report() -> String {
                     .iter()
                     .map(|(d, b)| format!("{d}:{}", sharding::human_bytes(*b)))
                     .collect();
-                out.push_str(&format!(
-                    "  {} on {} {}  [{}]\n",
+                t.notes.push(format!(
+                    "  {} on {} {}  [{}]",
                     p.type_text(a.shape(), a.dtype()),
                     p.mesh.describe(),
                     p.spec_text(),
@@ -1236,5 +1246,5 @@ pub fn mesh_report() -> String {
             }
         }
     }
-    out
+    t
 }

@@ -113,6 +113,60 @@ class ArrKernelClientTests(unittest.TestCase):
         run(self.kc, "123", user_expressions={"v": "4"})
         self.assertEqual(value(self.kc, "_"), "123")
 
+    def test_progress_is_one_display_updated_in_place(self):
+        reply, outputs = run(self.kc, "t = 0\nfor i in progress(range(5), desc='sum'):\n    t = t + i\nt")
+        self.assertEqual(reply["status"], "ok")
+        displays = [m for m in outputs if m["msg_type"] == "display_data"]
+        updates = [m for m in outputs if m["msg_type"] == "update_display_data"]
+        self.assertEqual(len(displays), 1, outputs)
+        display_id = displays[0]["content"]["transient"]["display_id"]
+        self.assertTrue(updates and all(
+            u["content"]["transient"]["display_id"] == display_id for u in updates))
+        final = updates[-1]["content"]["data"]
+        self.assertTrue(final["text/plain"].startswith("sum: 5/5 ["), final)
+        self.assertIn("<progress", final["text/html"])
+        results = [m for m in outputs if m["msg_type"] == "execute_result"]
+        self.assertEqual(results[-1]["content"]["data"]["text/plain"], "10")
+
+    def test_tables_are_html(self):
+        reply, outputs = run(self.kc, "table({'w': ones((2, 3)), 'b': zeros(3)})")
+        data = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]
+        self.assertIn("<th>mean</th>", data["text/html"])
+        self.assertIn("┆ float32 ┆ (2, 3)", data["text/plain"])
+        reply, outputs = run(self.kc, ":mesh")
+        self.assertEqual(reply["status"], "ok")
+        data = [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]
+        self.assertIn("devices (cpu)", data["text/plain"])
+        self.assertIn("<th>collective ms</th>", data["text/html"])
+
+    def test_live_device_view_while_pmap_runs(self):
+        code = (
+            "f = pmap(lambda x: psum(x * 2.0, 'i'), axis_name='i')\n"
+            "x = ones((8, 256))\n"
+            "t0 = perf_counter()\n"
+            "while perf_counter() - t0 < 1.8:\n"
+            "    y = f(x)\n"
+            "float(y[0, 0])"
+        )
+        reply, outputs = run(self.kc, code)
+        self.assertEqual(reply["status"], "ok", reply)
+        views = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data")
+                 and m["content"]["transient"]["display_id"].startswith("arr-devices-")]
+        self.assertTrue(views, [m["msg_type"] for m in outputs])
+        self.assertEqual(views[0]["msg_type"], "display_data")
+        self.assertTrue(all(v["msg_type"] == "update_display_data" for v in views[1:]))
+        self.assertGreater(len(views), 1)
+        final = views[-1]["content"]["data"]["text/plain"]
+        self.assertIn("finished", final)
+        self.assertIn("cpu:0", final)
+        self.assertIn("collectives", final)
+        # The summary comes before the cell's result, which is its last output.
+        self.assertEqual(outputs[-1]["msg_type"], "execute_result")
+        self.assertEqual(outputs[-1]["content"]["data"]["text/plain"], "16.0")
+        # A quick cell shows no view.
+        _, outputs = run(self.kc, "y = f(x)")
+        self.assertFalse([m for m in outputs if m["msg_type"] == "display_data"])
+
     def test_repl_commands(self):
         reply, outputs = run(self.kc, ":time 20 + 1")
         self.assertEqual(reply["status"], "ok")

@@ -11,6 +11,7 @@
 mod display;
 mod history;
 pub mod install;
+mod live;
 mod shell;
 mod wire;
 

@@ -142,6 +142,11 @@ impl Kernel {
                         display_id,
                         update,
                     } => display_message(display::image_bundle(&formats), display_id, update),
+                    RichOutput::Mime {
+                        data,
+                        display_id,
+                        update,
+                    } => display_message(display::mime_bundle(&data), display_id, update),
                 };
                 let _ = iopub.send(headers.publish(&parent.borrow(), msg_type, content));
             }));
@@ -314,6 +319,11 @@ impl Kernel {
             .interrupt_handle()
             .store(false, Ordering::Relaxed);
         let mut payload = Vec::new();
+        let monitor = super::live::CellMonitor::start(
+            self.headers.clone(),
+            self.iopub.clone(),
+            request.header.clone(),
+        );
         let session = &mut self.session;
         let result = match classify(&code) {
             Cell::Help(name) => guarded(|| session.help_text(name)).map(|text| {
@@ -326,6 +336,7 @@ impl Kernel {
                     self.publish(request, "stream", json!({"name": "stdout", "text": text}));
                     Ok(None)
                 }
+                CommandOutput::Value(v) => Ok(Some(v)),
                 CommandOutput::Quit => {
                     let text = "(:quit does nothing in a notebook: shut the kernel down from the front end)\n";
                     self.publish(request, "stream", json!({"name": "stdout", "text": text}));
@@ -338,6 +349,8 @@ impl Kernel {
                 }),
             },
         };
+        // The device view's summary comes before the cell's result and reply.
+        monitor.finish();
         // A figure drawn by the cell shows as its output, as matplotlib's inline backend does.
         if let Err(e) = arr_stdlib::plot::show_pending(&mut self.session.interp) {
             eprintln!("arr kernel: cannot show the figure: {}", e.render());
