@@ -35,8 +35,9 @@ enum Series {
     Hist(Vec<(f64, f64, f64)>),
 }
 
-struct Figure {
-    size: (u32, u32),
+/// One panel of a figure: what `plot`, `title`, `imshow`... draw into.
+#[derive(Default)]
+struct Axes {
     title: Option<String>,
     xlabel: Option<String>,
     ylabel: Option<String>,
@@ -44,6 +45,14 @@ struct Figure {
     series: Vec<(Series, Option<String>)>,
     /// imshow's values, row-major, with (rows, cols).
     image: Option<(Vec<f64>, usize, usize)>,
+}
+
+struct Figure {
+    size: (u32, u32),
+    /// Panels in a grid of (rows, columns), row-major; `current` is drawn into.
+    grid: (usize, usize),
+    axes: Vec<Axes>,
+    current: usize,
     /// Whether anything was drawn since the figure began.
     drawn: bool,
 }
@@ -52,12 +61,26 @@ impl Default for Figure {
     fn default() -> Figure {
         Figure {
             size: (640, 480),
-            title: None,
-            xlabel: None,
-            ylabel: None,
-            legend: false,
-            series: Vec::new(),
-            image: None,
+            grid: (1, 1),
+            axes: vec![Axes::default()],
+            current: 0,
+            drawn: false,
+        }
+    }
+}
+
+impl Figure {
+    fn ax(&mut self) -> &mut Axes {
+        &mut self.axes[self.current]
+    }
+
+    /// A new figure of this size with a grid of empty panels.
+    fn with_grid(size: (u32, u32), rows: usize, cols: usize) -> Figure {
+        Figure {
+            size,
+            grid: (rows, cols),
+            axes: (0..rows * cols).map(|_| Axes::default()).collect(),
+            current: 0,
             drawn: false,
         }
     }
@@ -97,7 +120,19 @@ pub(crate) fn register(r: &mut Registry) {
         "Show a 2-D array as an image (viridis colours from its minimum to its maximum).",
         imshow,
     );
-    r.effect_func("title(text)", "The title of the current figure.", title);
+    r.effect_func(
+        "subplots(nrows=1, ncols=1, size=None)",
+        "Start a new figure with a grid of nrows x ncols panels (size in inches, as \
+         figure's); drawing goes to the first panel until subplot selects another.",
+        subplots,
+    );
+    r.effect_func(
+        "subplot(nrows, ncols, index)",
+        "Draw into panel index (1-based, row by row) of an nrows x ncols grid, starting \
+         that grid on the current figure if it has another.",
+        subplot,
+    );
+    r.effect_func("title(text)", "The title of the current panel.", title);
     r.effect_func(
         "xlabel(text)",
         "The x axis label of the current figure.",
@@ -160,7 +195,7 @@ fn points(x: &Value, y: &Value) -> Result<Vec<(f64, f64)>> {
 
 fn add(series: Series, label: Option<String>) {
     with_figure(|f| {
-        f.series.push((series, label));
+        f.ax().series.push((series, label));
         f.drawn = true;
     });
 }
@@ -185,6 +220,45 @@ fn figure(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             size,
             ..Figure::default()
         }
+    });
+    Ok(Value::None)
+}
+
+fn grid_arg(rows: &Value, cols: &Value) -> Result<(usize, usize)> {
+    let (r, c) = (int_arg("nrows", rows)?, int_arg("ncols", cols)?);
+    if !(1..=16).contains(&r) || !(1..=16).contains(&c) {
+        return Err(Error::value_error(format!(
+            "subplots: nrows and ncols must be between 1 and 16, got {r} and {c}"
+        )));
+    }
+    Ok((r as usize, c as usize))
+}
+
+fn subplots(i: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let (rows, cols) = grid_arg(&a[0], &a[1])?;
+    if !matches!(a[2], Value::None) {
+        figure(i, vec![a[2].clone()])?;
+    }
+    with_figure(|f| *f = Figure::with_grid(f.size, rows, cols));
+    Ok(Value::None)
+}
+
+fn subplot(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let (rows, cols) = grid_arg(&a[0], &a[1])?;
+    let index = int_arg("index", &a[2])?;
+    if index < 1 || index as usize > rows * cols {
+        return Err(Error::value_error(format!(
+            "subplot: index {index} is outside 1..{} of a {rows}x{cols} grid",
+            rows * cols
+        )));
+    }
+    with_figure(|f| {
+        if f.grid != (rows, cols) {
+            let drawn = f.drawn;
+            *f = Figure::with_grid(f.size, rows, cols);
+            f.drawn = drawn;
+        }
+        f.current = index as usize - 1;
     });
     Ok(Value::None)
 }
@@ -241,7 +315,7 @@ fn imshow(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     }
     let data = arr.to_f64_vec();
     with_figure(|f| {
-        f.image = Some((data, rows, cols));
+        f.ax().image = Some((data, rows, cols));
         f.drawn = true;
     });
     Ok(Value::None)
@@ -254,19 +328,19 @@ fn set_text(a: &[Value], set: impl FnOnce(&mut Figure, String)) -> Result<Value>
 }
 
 fn title(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    set_text(&a, |f, t| f.title = Some(t))
+    set_text(&a, |f, t| f.ax().title = Some(t))
 }
 
 fn xlabel(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    set_text(&a, |f, t| f.xlabel = Some(t))
+    set_text(&a, |f, t| f.ax().xlabel = Some(t))
 }
 
 fn ylabel(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    set_text(&a, |f, t| f.ylabel = Some(t))
+    set_text(&a, |f, t| f.ax().ylabel = Some(t))
 }
 
 fn legend(_: &mut Interp, _: Vec<Value>) -> Result<Value> {
-    with_figure(|f| f.legend = true);
+    with_figure(|f| f.ax().legend = true);
     Ok(Value::None)
 }
 
@@ -409,11 +483,21 @@ fn viridis(t: f64) -> RGBColor {
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
-fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> Result<()>
+fn draw<DB: DrawingBackend>(fig: &Figure, root: &DrawingArea<DB, Shift>) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(plot_error)?;
+    for (area, axes) in root.split_evenly(fig.grid).iter().zip(&fig.axes) {
+        draw_axes(axes, area)?;
+    }
+    Ok(())
+}
+
+fn draw_axes<DB: DrawingBackend>(f: &Axes, root: &DrawingArea<DB, Shift>) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(12)
@@ -517,19 +601,43 @@ where
 mod tests {
     use super::*;
 
+    /// A 1x2 grid: each panel draws its own series in its own half.
+    #[test]
+    fn subplots_draw_each_panel_in_its_cell() {
+        let line = |k: f64| Axes {
+            series: vec![(
+                Series::Line((0..20).map(|i| (i as f64, k * i as f64)).collect()),
+                None,
+            )],
+            ..Axes::default()
+        };
+        let mut f = Figure::with_grid((640, 320), 1, 2);
+        f.axes = vec![line(1.0), Axes::default()];
+        let svg_one = render_svg(&f).unwrap();
+        f.axes = vec![line(1.0), line(-1.0)];
+        let svg_two = render_svg(&f).unwrap();
+        // Each panel's first series takes the first colour of the cycle.
+        let lines = |svg: &str| svg.to_ascii_uppercase().matches("#1F77B4").count();
+        assert_eq!(lines(&svg_two), 2 * lines(&svg_one), "{svg_two}");
+        assert!(render_png(&f).unwrap().starts_with(b"\x89PNG"));
+    }
+
     #[test]
     fn a_png_has_its_size_and_colours() {
         let f = Figure {
-            title: Some("sine".into()),
-            series: vec![(
-                Series::Line(
-                    (0..50)
-                        .map(|i| (i as f64, (i as f64 / 5.0).sin()))
-                        .collect(),
-                ),
-                Some("sin".into()),
-            )],
-            legend: true,
+            axes: vec![Axes {
+                title: Some("sine".into()),
+                series: vec![(
+                    Series::Line(
+                        (0..50)
+                            .map(|i| (i as f64, (i as f64 / 5.0).sin()))
+                            .collect(),
+                    ),
+                    Some("sin".into()),
+                )],
+                legend: true,
+                ..Axes::default()
+            }],
             ..Figure::default()
         };
         let png_bytes = render_png(&f).unwrap();
