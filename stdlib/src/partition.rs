@@ -264,37 +264,36 @@ impl Partitioner<'_> {
                 };
                 Ok(vec![(bind(&p, [x])?.swap_remove(0), spec)])
             }
-            // A reshape that only adds or removes dimensions of size 1 (keepdims,
-            // `x[:, None]`) keeps the layout of the others.
-            Prim::Reshape(shape)
-                if same_without_ones(
-                    &g.types[outs[0]].shape,
-                    &global_shape(self.mesh, &ins[0]),
-                ) =>
-            {
+            // A reshape keeps a split dimension when it stays the major part
+            // of its group of dimensions (`[B@d, H, W] -> [B@d, H*W]`,
+            // `[B@d*H] -> [B@d, H]`, keepdims): each device's block is then
+            // still contiguous in the new shape.
+            Prim::Reshape(shape) => {
                 let (x, s) = ins.into_iter().next().expect("one operand");
-                let split: Vec<Vec<usize>> = (0..s.len())
-                    .filter(|&d| global_dim(self.mesh, &x, &s, d) != 1)
-                    .map(|d| s[d].clone())
-                    .collect();
-                let mut it = split.into_iter();
-                let spec: Spec = shape
-                    .iter()
-                    .map(|&n| {
-                        if n == 1 {
-                            Vec::new()
-                        } else {
-                            it.next().unwrap_or_default()
-                        }
-                    })
-                    .collect();
-                let local: Vec<usize> = (0..shape.len())
-                    .map(|d| shape[d] / parts(self.mesh, &spec[d]))
-                    .collect();
-                Ok(vec![(
-                    bind(&Prim::Reshape(local), [x])?.swap_remove(0),
-                    spec,
-                )])
+                let from = global_shape(self.mesh, &(x.clone(), s.clone()));
+                match reshape_spec(self.mesh, &from, shape, &s) {
+                    Some(spec) => {
+                        let local: Vec<usize> = (0..shape.len())
+                            .map(|d| shape[d] / parts(self.mesh, &spec[d]))
+                            .collect();
+                        Ok(vec![(
+                            bind(&Prim::Reshape(local), [x])?.swap_remove(0),
+                            spec,
+                        )])
+                    }
+                    None => {
+                        let x = self.reshard(
+                            &x,
+                            &s,
+                            &replicated(s.len()),
+                            "reshape of a split dimension",
+                        )?;
+                        Ok(vec![(
+                            bind(prim, [x])?.swap_remove(0),
+                            replicated(shape.len()),
+                        )])
+                    }
+                }
             }
             Prim::Reduce { op, axes } => {
                 let (x, s) = ins.into_iter().next().expect("one operand");
@@ -418,15 +417,58 @@ impl Partitioner<'_> {
 }
 
 /// The global shape of a local block laid out by `s`.
+#[allow(clippy::ptr_arg)]
 fn global_shape(mesh: &Mesh, (x, s): &(Tensor, Spec)) -> Vec<usize> {
     (0..s.len()).map(|d| global_dim(mesh, x, s, d)).collect()
 }
 
-/// Whether two shapes are the same once their 1s are dropped.
-fn same_without_ones(a: &[usize], b: &[usize]) -> bool {
-    a.iter()
-        .filter(|&&n| n != 1)
-        .eq(b.iter().filter(|&&n| n != 1))
+/// The layout of a reshape's output, when every split input dimension is
+/// the first (major) non-1 dimension of its group — the runs of input and
+/// output dimensions with equal products — and the group's first output
+/// dimension divides by its devices; `None` when the blocks would not stay
+/// contiguous (then the input is gathered).
+fn reshape_spec(mesh: &Mesh, from: &[usize], to: &[usize], s: &Spec) -> Option<Spec> {
+    let mut spec = replicated(to.len());
+    let (mut i, mut o) = (0, 0);
+    while i < from.len() || o < to.len() {
+        // One group: take dimensions from the side with the smaller product
+        // until both products meet (size-1 dimensions join the group).
+        let (i0, o0) = (i, o);
+        let (mut pi, mut po) = (1usize, 1usize);
+        loop {
+            if i < from.len() && (pi < po || o >= to.len() || (pi == po && i - i0 <= o - o0)) {
+                pi *= from[i];
+                i += 1;
+            } else if o < to.len() {
+                po *= to[o];
+                o += 1;
+            } else {
+                break;
+            }
+            let more_ones = (i < from.len() && from[i] == 1) || (o < to.len() && to[o] == 1);
+            if pi == po && i > i0 && o > o0 && !more_ones {
+                break;
+            }
+        }
+        let split: Vec<usize> = (i0..i).filter(|&d| !s[d].is_empty()).collect();
+        match split[..] {
+            [] => {}
+            [d] => {
+                // The split dimension must lead its group (ignoring 1s), and
+                // the output dimension that takes the split must divide.
+                if (i0..d).any(|e| from[e] != 1) {
+                    return None;
+                }
+                let first_out = (o0..o).find(|&e| to[e] != 1)?;
+                if !to[first_out].is_multiple_of(parts(mesh, &s[d])) {
+                    return None;
+                }
+                spec[first_out] = s[d].clone();
+            }
+            _ => return None,
+        }
+    }
+    Some(spec)
 }
 
 /// The global size of dimension `d` of a local block laid out by `s`.

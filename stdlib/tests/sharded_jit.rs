@@ -121,6 +121,18 @@ close(out, a * 2.0, "resharded output")
 r = jit(lambda key: random.normal(key, (16, 8)), in_shardings=s(), out_shardings=s('data', 'model'))(random.key(3))
 close(r, random.normal(random.key(3), (16, 8)), "sharded random")
 assert type(r) == "f32[16@data,8@model]", type(r)
+# Reshapes keep a split dimension that stays major in its group.
+c3 = random.normal(random.key(9), (8, 4, 6))
+for ins, f in [
+    (s('data', None, None), lambda t: t.reshape(8, 24) * 2.0),
+    (s('model', None, None), lambda t: t.reshape(32, 6) + 1.0),
+    (s(None, 'model', None), lambda t: t.reshape(8, 24) - 1.0),
+    (s(None, None, 'data'), lambda t: t.reshape(32, 6)),
+    (s('data', None, None), lambda t: t.reshape(2, 4, 24)),
+]:
+    close(jit(f, in_shardings=ins)(c3), f(c3), "reshape " + str(ins))
+plan = jit(lambda t: sum(t.reshape(8, 24), axis=1), in_shardings=s('data', None, None)).plan(c3)
+assert "no collectives" in plan, plan
 # with_sharding_constraint: inside, the partitioner makes that layout.
 h = lambda a: with_sharding_constraint(a * 2.0, s(None, 'model')) + 1.0
 hs = jit(h, in_shardings=s('data', None))

@@ -58,7 +58,9 @@ def check_sharding(path, nb, steps):
     text = "".join(o.text for o in outs if o.output_type == "stream")
     assert f"loss after {steps} steps:" in text, f"{path}: {text!r}"
     assert "equal to one device: True" in text, f"{path}: {text!r}"
-    assert "sharded arrays:" in text, f"{path}: no mesh report: {text!r}"
+    assert "sharded arrays" in text, f"{path}: no mesh report: {text!r}"
+    assert "psum over 'model' (4 devices)" in text, f"{path}: no plan: {text!r}"
+    assert "sharded jit equal to one device: True" in text, f"{path}: {text!r}"
 
 
 def main():
