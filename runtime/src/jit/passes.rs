@@ -39,6 +39,10 @@ pub const PIPELINE: &[Pass] = &[
         run: dot_transpose,
     },
     Pass {
+        name: "combine_collectives",
+        run: combine_collectives,
+    },
+    Pass {
         name: "dce",
         run: graph::dce,
     },
@@ -273,6 +277,122 @@ pub fn dot_transpose(g: &Graph) -> Graph {
     }
 }
 
+/// All-reduces over the same axis (psums of every gradient, say) that can
+/// wait for each other become one all-reduce of their operands flattened
+/// and concatenated, at the place of the last: one exchange between the
+/// devices instead of several (gradient bucketing). Every element is still
+/// reduced over the same devices in the same order, so values are unchanged.
+pub fn combine_collectives(g: &Graph) -> Graph {
+    use crate::transform::collective::CollectiveOp;
+    // Where each variable is first read.
+    let mut first_use = vec![usize::MAX; g.types.len()];
+    for (i, e) in g.eqns.iter().enumerate() {
+        for a in &e.inputs {
+            if let Atom::Var(v) = a {
+                first_use[*v] = first_use[*v].min(i);
+            }
+        }
+    }
+    // Groups of all-reduces by what they reduce over and the dtype.
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, e) in g.eqns.iter().enumerate() {
+        if let (Prim::Collective(c), [Atom::Var(v)]) = (&e.prim, &e.inputs[..]) {
+            if let CollectiveOp::AllReduce(_) = c.op {
+                let key = format!("{:?} {}", c, g.types[*v].dtype);
+                match groups.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((key, vec![i])),
+                }
+            }
+        }
+    }
+    let mut g = g.clone();
+    let mut replaced: HashMap<usize, Vec<Eqn>> = HashMap::new();
+    let mut removed = vec![false; g.eqns.len()];
+    for (_, members) in groups {
+        if members.len() < 2 {
+            continue;
+        }
+        let last = *members.last().expect("non-empty");
+        // Only those whose result nobody reads before the last one runs.
+        let members: Vec<usize> = members
+            .into_iter()
+            .filter(|&m| first_use[g.eqns[m].outputs[0]] > last || m == last)
+            .collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let prim = g.eqns[last].prim.clone();
+        let dtype = g.types[g.eqns[last].outputs[0]].dtype;
+        let new_var = |g: &mut Graph, shape: Vec<usize>| {
+            g.types.push(Aval {
+                shape: shape.into(),
+                dtype,
+            });
+            g.types.len() - 1
+        };
+        let mut eqns = Vec::new();
+        let mut flats = Vec::new();
+        let mut sizes = Vec::new();
+        for &m in &members {
+            let input = g.eqns[m].inputs[0].clone();
+            let n: usize = g.atom_aval(&input).shape.iter().product();
+            let flat = new_var(&mut g, vec![n]);
+            eqns.push(Eqn {
+                prim: Prim::Reshape(vec![n]),
+                inputs: vec![input],
+                outputs: vec![flat],
+            });
+            flats.push(Atom::Var(flat));
+            sizes.push(n);
+        }
+        let total: usize = sizes.iter().sum();
+        let joined = new_var(&mut g, vec![total]);
+        eqns.push(Eqn {
+            prim: Prim::Concatenate { axis: 0 },
+            inputs: flats,
+            outputs: vec![joined],
+        });
+        let reduced = new_var(&mut g, vec![total]);
+        eqns.push(Eqn {
+            prim,
+            inputs: vec![Atom::Var(joined)],
+            outputs: vec![reduced],
+        });
+        let mut start = 0;
+        for (&m, &n) in members.iter().zip(&sizes) {
+            let part = new_var(&mut g, vec![n]);
+            eqns.push(Eqn {
+                prim: Prim::Slice {
+                    start: vec![start],
+                    limit: vec![start + n],
+                    stride: vec![1],
+                },
+                inputs: vec![Atom::Var(reduced)],
+                outputs: vec![part],
+            });
+            let out = g.eqns[m].outputs[0];
+            eqns.push(Eqn {
+                prim: Prim::Reshape(g.types[out].shape.to_vec()),
+                inputs: vec![Atom::Var(part)],
+                outputs: vec![out],
+            });
+            start += n;
+            removed[m] = true;
+        }
+        replaced.insert(last, eqns);
+    }
+    let old = std::mem::take(&mut g.eqns);
+    for (i, e) in old.into_iter().enumerate() {
+        match replaced.remove(&i) {
+            Some(eqns) => g.eqns.extend(eqns),
+            None if removed[i] => {}
+            None => g.eqns.push(e),
+        }
+    }
+    g
+}
+
 /// `transpose(dot_general(a, b), perm)` as `dot_general(b, a)`, when `perm`
 /// keeps the batch axes and puts the rhs's free axes before the lhs's (the
 /// output order of the swapped product).
@@ -349,4 +469,47 @@ pub fn cse(g: &Graph) -> Graph {
         });
     }
     subst.finish(g, eqns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transform::collective::{bind_device_axis, Collective, CollectiveOp};
+    use arr_kernels::ReduceOp;
+    use std::sync::Arc;
+
+    fn psum(x: Tensor) -> Tensor {
+        let c = Collective {
+            op: CollectiveOp::AllReduce(ReduceOp::Sum),
+            axis: Arc::from("i"),
+            size: 4,
+        };
+        crate::prim::bind1(&Prim::Collective(c), [x]).unwrap()
+    }
+
+    /// Three gradients' psums become one; a psum whose result is read before
+    /// the last one stays where it is.
+    #[test]
+    fn all_reduces_are_combined_when_they_can_wait() {
+        let _axis = bind_device_axis(Arc::from("i"), 4, None);
+        let f32 = |shape: &[usize]| Aval {
+            shape: shape.into(),
+            dtype: DType::F32,
+        };
+        let closed = graph::trace(&[f32(&[2, 3]), f32(&[3]), f32(&[])], true, |ts| {
+            let early = psum(ts[2].clone());
+            let scaled =
+                crate::prim::bind1(&Prim::Binary(BinaryOp::Mul), [ts[1].clone(), early.clone()])
+                    .unwrap();
+            let a = psum(ts[0].clone());
+            let b = psum(scaled);
+            Ok(vec![a, b, early])
+        })
+        .unwrap();
+        let combined = combine_collectives(&closed.graph);
+        let text = graph::text(&combined, 0);
+        assert_eq!(text.matches("psum").count(), 2, "{text}");
+        assert!(text.contains("concatenate"), "{text}");
+        assert!(graph::typecheck(&combined).is_ok());
+    }
 }
