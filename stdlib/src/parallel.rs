@@ -733,28 +733,8 @@ fn shard_map_call(
         })?
     };
     let out_tree = out_tree.into_inner();
-    // One communicator per group of devices along each mesh axis (the
-    // devices that agree on every other coordinate).
-    let n = mesh.size();
-    let coords: Vec<Vec<usize>> = {
-        let p = sharding::Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
-        (0..n).map(|pos| p.coords(pos)).collect()
-    };
-    let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
-    let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (a, &size) in mesh.shape.iter().enumerate() {
-        let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
-        for pos in 0..n {
-            let mut key = coords[pos].clone();
-            key.remove(a);
-            let g = *groups.entry(key).or_insert_with(|| {
-                comms.push(Arc::new(ThreadComm::new(size)));
-                comms.len() - 1
-            });
-            group_of[pos].push(g);
-        }
-    }
-    let inputs: Vec<Vec<Array>> = (0..n)
+    let groups = MeshGroups::new(mesh)?;
+    let inputs: Vec<Vec<Array>> = (0..mesh.size())
         .map(|pos| {
             flat.iter()
                 .zip(&placements)
@@ -762,13 +742,67 @@ fn shard_map_call(
                 .collect()
         })
         .collect();
-    let outs = run_program(
-        &compiled,
-        &mesh.devices,
-        &inputs,
-        &comms,
-        "shard_map",
-        |pos| {
+    let outs = groups.run(&compiled, &inputs, "shard_map")?;
+    let coords = &groups.coords;
+    // Reassemble each output from its blocks by the out specs.
+    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
+    let mut results = Vec::new();
+    for (i, spec) in leaf_specs.iter().enumerate() {
+        let rank = outs[0][i].ndim();
+        let p = spec.placement(mesh, rank)?;
+        results.push(Tensor::from(assemble(&p, coords, &outs, i)));
+    }
+    crate::transforms::unflatten_tree(&out_tree, &results)
+}
+
+/// The devices of a mesh for one SPMD run: each position's coordinates, and
+/// one communicator per group of devices along each mesh axis (the devices
+/// that agree on every other coordinate).
+pub(crate) struct MeshGroups<'a> {
+    mesh: &'a Arc<Mesh>,
+    pub coords: Vec<Vec<usize>>,
+    comms: Vec<Arc<dyn Communicator>>,
+    /// Per position, per mesh axis: its group's index in `comms`.
+    group_of: Vec<Vec<usize>>,
+}
+
+impl<'a> MeshGroups<'a> {
+    pub fn new(mesh: &'a Arc<Mesh>) -> Result<MeshGroups<'a>> {
+        let n = mesh.size();
+        let p = sharding::Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
+        let coords: Vec<Vec<usize>> = (0..n).map(|pos| p.coords(pos)).collect();
+        let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
+        let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (a, &size) in mesh.shape.iter().enumerate() {
+            let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+            for pos in 0..n {
+                let mut key = coords[pos].clone();
+                key.remove(a);
+                let g = *groups.entry(key).or_insert_with(|| {
+                    comms.push(Arc::new(ThreadComm::new(size)));
+                    comms.len() - 1
+                });
+                group_of[pos].push(g);
+            }
+        }
+        Ok(MeshGroups {
+            mesh,
+            coords,
+            comms,
+            group_of,
+        })
+    }
+
+    /// Run a compiled per-device program on every device of the mesh, each
+    /// position with its inputs and every mesh axis name bound.
+    pub fn run(
+        &self,
+        compiled: &Compiled,
+        inputs: &[Vec<Array>],
+        what: &str,
+    ) -> Result<Vec<Vec<Array>>> {
+        let mesh = self.mesh;
+        run_program(compiled, &mesh.devices, inputs, &self.comms, what, |pos| {
             mesh.axis_names
                 .iter()
                 .enumerate()
@@ -776,22 +810,13 @@ fn shard_map_call(
                     (
                         name.clone(),
                         mesh.shape[a],
-                        coords[pos][a],
-                        comms[group_of[pos][a]].clone(),
+                        self.coords[pos][a],
+                        self.comms[self.group_of[pos][a]].clone(),
                     )
                 })
                 .collect()
-        },
-    )?;
-    // Reassemble each output from its blocks by the out specs.
-    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
-    let mut results = Vec::new();
-    for (i, spec) in leaf_specs.iter().enumerate() {
-        let rank = outs[0][i].ndim();
-        let p = spec.placement(mesh, rank)?;
-        results.push(Tensor::from(assemble(&p, &coords, &outs, i)));
+        })
     }
-    crate::transforms::unflatten_tree(&out_tree, &results)
 }
 
 /// The out spec of each output leaf: one per item of a tuple of outputs, or

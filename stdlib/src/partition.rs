@@ -15,8 +15,7 @@
 //! their free dimensions' layouts; every other operation gathers its
 //! operands and computes replicated.
 
-use crate::parallel::{assemble, run_program, AxisBinding};
-use arr_kernels::collectives::{Communicator, ThreadComm};
+use crate::parallel::{assemble, MeshGroups};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, DType, ReduceOp};
 use arr_runtime::jit;
@@ -566,24 +565,7 @@ pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
         .zip(&part.in_specs)
         .map(|(a, s)| Placement::new(mesh.clone(), s.clone(), a.ndim()).map_err(Error::value_error))
         .collect::<Result<_>>()?;
-    let coords: Vec<Vec<usize>> = {
-        let p = Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
-        (0..n).map(|pos| p.coords(pos)).collect()
-    };
-    let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
-    let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (a, &size) in mesh.shape.iter().enumerate() {
-        let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
-        for pos in 0..n {
-            let mut key = coords[pos].clone();
-            key.remove(a);
-            let g = *groups.entry(key).or_insert_with(|| {
-                comms.push(Arc::new(ThreadComm::new(size)));
-                comms.len() - 1
-            });
-            group_of[pos].push(g);
-        }
-    }
+    let groups = MeshGroups::new(mesh)?;
     let blocks: Vec<Vec<Array>> = (0..n)
         .map(|pos| {
             inputs
@@ -598,34 +580,14 @@ pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
                 .collect()
         })
         .collect();
-    let outs = run_program(
-        &part.compiled,
-        &mesh.devices,
-        &blocks,
-        &comms,
-        "jit",
-        |pos| {
-            mesh.axis_names
-                .iter()
-                .enumerate()
-                .map(|(a, name)| -> AxisBinding {
-                    (
-                        name.clone(),
-                        mesh.shape[a],
-                        coords[pos][a],
-                        comms[group_of[pos][a]].clone(),
-                    )
-                })
-                .collect()
-        },
-    )?;
+    let outs = groups.run(&part.compiled, &blocks, "jit")?;
     part.out_specs
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let rank = outs[0][i].ndim();
             let p = Placement::new(mesh.clone(), s.clone(), rank).map_err(Error::value_error)?;
-            Ok(assemble(&p, &coords, &outs, i))
+            Ok(assemble(&p, &groups.coords, &outs, i))
         })
         .collect()
 }
