@@ -823,7 +823,18 @@ fn call(
         })
         .collect();
     let args_tree = Value::tuple(args);
-    let key = format!("{:?} {:?} {}", global, specs, structure(&args_tree));
+    // Keyword arguments are baked into the program, so they key it too.
+    let kw: Vec<String> = kwargs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", arr_runtime::display::repr(v)))
+        .collect();
+    let key = format!(
+        "{:?} {:?} {} {}",
+        global,
+        specs,
+        structure(&args_tree),
+        kw.join(",")
+    );
     let found = entries.borrow().iter().position(|e| e.key == key);
     let index = match found {
         Some(i) => i,

@@ -142,6 +142,10 @@ assert "with_sharding_constraint" in hs.plan(a), hs.plan(a)
 # ...under grad too, and eagerly it lays the array out.
 close(grad(lambda a: sum(h(a) ** 2))(a), grad(lambda a: sum((a * 2.0 + 1.0) ** 2))(a), "grad through a constraint")
 assert type(with_sharding_constraint(a, s('data', None))) == "f32[16@data,8]"
+# Keyword arguments key the compiled program.
+kj = jit(lambda a, scale=1.0: a * scale, in_shardings=s('data', None))
+close(kj(a), a, "kwargs default")
+close(kj(a, scale=3.0), a * 3.0, "kwargs given")
 # Already sharded arguments keep their layout when in_shardings says None.
 xs = shard(x, m, P('data', None))
 close(jit(mlp, in_shardings=(None, s(None, 'model'), s('model', None)))(xs, w1, w2), mlp(x, w1, w2), "committed input")
