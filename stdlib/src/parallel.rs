@@ -394,11 +394,7 @@ fn pmap_call(
     } else {
         MapSpec { ..*spec }
     };
-    let traced = !arr_runtime::transform::idle()
-        || leaves(&Value::tuple(dynamic.clone()))
-            .iter()
-            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
-    if traced {
+    if under_transformation(&dynamic) {
         let statics2 = statics.clone();
         let g = NativeClosure::value("pmap body".to_string(), {
             let f = f.clone();
@@ -666,10 +662,7 @@ fn shard_map_call(
     if interp.auto.tracing.is_some() {
         return Err(jit::auto::not_pure("calls a shard_map function"));
     }
-    let traced = !arr_runtime::transform::idle()
-        || leaves(&Value::tuple(args.clone()))
-            .iter()
-            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
+    let traced = under_transformation(&args);
     let specs = specs_for(in_specs, args.len(), "in_specs")?;
     // Every leaf with the placement its argument's spec gives it.
     let mut leaves_in: Vec<Tensor> = Vec::new();
@@ -718,12 +711,7 @@ fn shard_map_call(
         .collect();
     let out_tree = RefCell::new(Value::None);
     let compiled = {
-        let _axes: Vec<collective::AxisGuard> = mesh
-            .axis_names
-            .iter()
-            .zip(&mesh.shape)
-            .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
-            .collect();
+        let _axes = bind_mesh_axes(mesh);
         jit::compile(&avals, |ts| {
             let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
             let out = interp.call(f, numpy::sequence_items(&rebuilt)?, kwargs.clone())?;
@@ -969,8 +957,27 @@ fn nest_vmaps(
     )
 }
 
+/// Whether a call happens under a transformation (an active trace, or
+/// traced arguments): then SPMD functions run as named vmaps instead.
+pub(crate) fn under_transformation(args: &[Value]) -> bool {
+    !arr_runtime::transform::idle()
+        || leaves(&Value::tuple(args.to_vec()))
+            .iter()
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))))
+}
+
+/// Every axis name of `mesh` bound (for tracing a per-device program) while
+/// the guards live.
+pub(crate) fn bind_mesh_axes(mesh: &Mesh) -> Vec<collective::AxisGuard> {
+    mesh.axis_names
+        .iter()
+        .zip(&mesh.shape)
+        .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
+        .collect()
+}
+
 /// The block of `a` with these index ranges.
-fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
+pub(crate) fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
     let start: Vec<usize> = ranges.iter().map(|r| r.start).collect();
     let limit: Vec<usize> = ranges.iter().map(|r| r.end).collect();
     arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])

@@ -15,12 +15,12 @@
 //! their free dimensions' layouts; every other operation gathers its
 //! operands and computes replicated.
 
-use crate::parallel::{assemble, MeshGroups};
+use crate::parallel::{assemble, bind_mesh_axes, block_of, under_transformation, MeshGroups};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, DType, ReduceOp};
 use arr_runtime::jit;
 use arr_runtime::prim::{bind, type_str, Aval, Prim};
-use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
+use arr_runtime::transform::collective::{Collective, CollectiveOp};
 use arr_runtime::transform::graph::{self, Atom, Graph};
 use arr_runtime::transform::ops;
 use arr_runtime::{Error, Result, Tensor};
@@ -523,12 +523,7 @@ pub fn partition(
     };
     let out_specs = RefCell::new(Vec::new());
     let compiled = {
-        let _axes: Vec<collective::AxisGuard> = mesh
-            .axis_names
-            .iter()
-            .zip(&mesh.shape)
-            .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
-            .collect();
+        let _axes = bind_mesh_axes(mesh);
         jit::compile(&local, |ts| {
             let inputs = ts.into_iter().zip(in_specs.iter().cloned()).collect();
             let outs = p.run(&g, &consts, inputs)?;
@@ -571,12 +566,7 @@ pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
             inputs
                 .iter()
                 .zip(&placements)
-                .map(|(a, p)| {
-                    let b = p.block(a.shape(), pos);
-                    let start: Vec<usize> = b.iter().map(|r| r.start).collect();
-                    let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
-                    arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])
-                })
+                .map(|(a, p)| block_of(a, &p.block(a.shape(), pos)))
                 .collect()
         })
         .collect();
@@ -749,11 +739,7 @@ fn call(
     kwargs: Kwargs,
     plan_only: bool,
 ) -> Result<Value> {
-    let traced = !arr_runtime::transform::idle()
-        || leaves(&Value::tuple(args.clone()))
-            .iter()
-            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))));
-    if traced && !plan_only {
+    if under_transformation(&args) && !plan_only {
         // Under a transformation the layouts do not change the values.
         return interp.call(f, args, kwargs);
     }
