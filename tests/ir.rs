@@ -586,6 +586,7 @@ fn sin_graph(decl_b: Aval) -> Graph {
             prim: Prim::Unary(UnaryOp::Sin),
             inputs: vec![Atom::Var(0)],
             outputs: vec![1],
+            line: None,
         }],
         outvars: vec![Atom::Var(1)],
     }

@@ -7,7 +7,7 @@
 use crate::dtype::DType;
 use crate::sharding::Placement;
 use smallvec::SmallVec;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub type Shape = SmallVec<[usize; 4]>;
 
@@ -157,11 +157,17 @@ pub struct Array {
 #[derive(Debug)]
 struct ArrayInner {
     shape: Shape,
-    buf: Arc<Buffer>,
+    dtype: DType,
+    /// The elements, row-major. An array made from per-device shards
+    /// puts them together here the first time they are read as a whole.
+    buf: OnceLock<Arc<Buffer>>,
     /// Which device holds which block (`None`: an ordinary host array).
-    /// On the CPU mesh the shards are regions of `buf`; each device's
-    /// resident bytes count them while the array lives.
+    /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
+    /// The block of each mesh position, when the array was made from the
+    /// devices' results (`from_shards`); otherwise the blocks are regions
+    /// of `buf`.
+    shards: Option<Arc<[Array]>>,
 }
 
 impl Array {
@@ -180,10 +186,71 @@ impl Array {
             inner: Arc::new(ArrayInner {
                 // `from_slice` copies; `into()` would go through the generic extend.
                 shape: Shape::from_slice(shape),
-                buf,
+                dtype: buf.dtype(),
+                buf: OnceLock::from(buf),
                 placement: None,
+                shards: None,
             }),
         }
+    }
+
+    /// The array of `shape` laid out by `placement` whose block at mesh
+    /// position `pos` is `shards[pos]` (replicas hold equal blocks): the
+    /// devices' results, kept as they are. The whole array is put together
+    /// only when something reads it as a whole, as a device array is
+    /// copied to the host only when needed.
+    pub fn from_shards(shape: &[usize], placement: Arc<Placement>, shards: Vec<Array>) -> Array {
+        assert_eq!(
+            shards.len(),
+            placement.mesh.size(),
+            "one shard per mesh position"
+        );
+        for (pos, shard) in shards.iter().enumerate() {
+            let want: Vec<usize> = placement
+                .block(shape, pos)
+                .iter()
+                .map(|r| r.len())
+                .collect();
+            assert_eq!(shard.shape(), &want[..], "shard {pos} of {shape:?}");
+        }
+        let dtype = shards.first().map_or(DType::F32, Array::dtype);
+        let a = Array {
+            inner: Arc::new(ArrayInner {
+                shape: Shape::from_slice(shape),
+                dtype,
+                buf: OnceLock::new(),
+                placement: None,
+                shards: Some(shards.into()),
+            }),
+        };
+        a.with_placement(placement)
+    }
+
+    /// The block of each mesh position of its placement, without copying,
+    /// when the array keeps its devices' shards (`from_shards`).
+    pub fn shards(&self) -> Option<&[Array]> {
+        self.inner.shards.as_deref()
+    }
+
+    /// The whole buffer: the buffer itself, or (once) its shards put together.
+    fn buf(&self) -> &Arc<Buffer> {
+        self.inner.buf.get_or_init(|| {
+            let shards = self
+                .inner
+                .shards
+                .as_ref()
+                .expect("an array has a buffer or shards");
+            let p = self
+                .inner
+                .placement
+                .as_ref()
+                .expect("sharded arrays have a placement");
+            Arc::new(crate::cpu::assemble_blocks(
+                &self.inner.shape,
+                self.inner.dtype,
+                (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
+            ))
+        })
     }
 
     pub fn scalar_f32(x: f32) -> Array {
@@ -203,28 +270,31 @@ impl Array {
     }
 
     pub fn len(&self) -> usize {
-        self.inner.buf.len()
+        self.inner.shape.iter().product()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.inner.buf.is_empty()
+        self.len() == 0
     }
 
     pub fn dtype(&self) -> DType {
-        self.inner.buf.dtype()
+        self.inner.dtype
     }
 
     pub fn buffer(&self) -> &Buffer {
-        &self.inner.buf
+        self.buf()
     }
 
     pub fn buffer_arc(&self) -> &Arc<Buffer> {
-        &self.inner.buf
+        self.buf()
     }
 
     /// The buffer, mutable only if no other array shares it (for in-place reuse).
     pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
-        Arc::get_mut(&mut self.inner).and_then(|inner| Arc::get_mut(&mut inner.buf))
+        self.buf();
+        Arc::get_mut(&mut self.inner)
+            .and_then(|inner| inner.buf.get_mut())
+            .and_then(Arc::get_mut)
     }
 
     /// Whether two handles are the same array (same buffer, same shape).
@@ -234,12 +304,12 @@ impl Array {
 
     /// Whether two arrays share one buffer.
     pub fn same_buffer(&self, other: &Array) -> bool {
-        Arc::ptr_eq(&self.inner.buf, &other.inner.buf)
+        Arc::ptr_eq(self.buf(), other.buf())
     }
 
     /// Same elements, new shape. Panics if the sizes differ: callers check.
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        Array::from_arc(shape, self.inner.buf.clone())
+        Array::from_arc(shape, self.buf().clone())
     }
 
     /// Which device holds which block, for a sharded array.
@@ -255,11 +325,22 @@ impl Array {
                 .resident_bytes
                 .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
         }
+        // The shards stay only under the placement they were made for.
+        let shards = self.inner.shards.clone().filter(|_| {
+            self.inner.placement.is_none() || self.placement().map(|p| &**p) == Some(&*placement)
+        });
+        let buf = match (&shards, self.inner.buf.get()) {
+            (_, Some(b)) => OnceLock::from(b.clone()),
+            (Some(_), None) => OnceLock::new(),
+            (None, None) => OnceLock::from(self.buf().clone()),
+        };
         let a = Array {
             inner: Arc::new(ArrayInner {
                 shape: self.inner.shape.clone(),
-                buf: self.inner.buf.clone(),
+                dtype: self.inner.dtype,
+                buf,
                 placement: Some(placement),
+                shards,
             }),
         };
         let mut live = LIVE_SHARDED.lock().unwrap_or_else(|e| e.into_inner());
@@ -283,12 +364,12 @@ impl Array {
     }
 
     pub fn get_f64(&self, i: usize) -> f64 {
-        self.inner.buf.get_f64(i)
+        self.buf().get_f64(i)
     }
 
     /// The elements of an f32 array, `None` for other dtypes.
     pub fn as_f32(&self) -> Option<&[f32]> {
-        match &*self.inner.buf {
+        match &**self.buf() {
             Buffer::F32(v) => Some(v),
             _ => None,
         }
@@ -300,24 +381,27 @@ impl Array {
     }
 }
 
-/// A large buffer whose last array goes away is offered to the CPU kernels'
-/// buffer pool, so the next large output reuses its pages instead of faulting
-/// in fresh zeroed ones.
 /// Every sharded array made, weakly, so `:mesh` can list what each device holds.
 static LIVE_SHARDED: std::sync::Mutex<Vec<std::sync::Weak<ArrayInner>>> =
     std::sync::Mutex::new(Vec::new());
 
+/// A large buffer whose last array goes away is offered to the CPU kernels'
+/// buffer pool, so the next large output reuses its pages instead of faulting
+/// in fresh zeroed ones.
 impl Drop for ArrayInner {
     fn drop(&mut self) {
         if let Some(p) = &self.placement {
-            for (dev, bytes) in p.bytes_per_device(&self.shape, self.buf.dtype()) {
+            for (dev, bytes) in p.bytes_per_device(&self.shape, self.dtype) {
                 crate::devices::stats(dev)
                     .resident_bytes
                     .fetch_sub(bytes as u64, std::sync::atomic::Ordering::Relaxed);
             }
         }
-        if crate::cpu::elem::worth_recycling(&self.buf) {
-            if let Some(buf) = Arc::get_mut(&mut self.buf) {
+        let Some(buf) = self.buf.get_mut() else {
+            return;
+        };
+        if crate::cpu::elem::worth_recycling(buf) {
+            if let Some(buf) = Arc::get_mut(buf) {
                 crate::cpu::elem::recycle(buf);
             }
         }

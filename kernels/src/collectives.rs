@@ -10,7 +10,8 @@
 //! Arrays of one call have the same shape and dtype on every rank (the
 //! caller's shape rules guarantee it).
 
-use crate::{cpu, Array, BinaryOp, ReduceOp};
+use crate::cpu::Arith;
+use crate::{cpu, Array, BinaryOp, Buffer, ReduceOp};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -26,7 +27,15 @@ pub trait Communicator: Send + Sync {
     /// Number of ranks.
     fn size(&self) -> usize;
     /// `op` over every rank's `x`, elementwise; every rank gets the result.
-    fn all_reduce(&self, rank: usize, op: ReduceOp, x: &Array) -> CommResult<Array>;
+    fn all_reduce(&self, rank: usize, op: ReduceOp, x: &Array) -> CommResult<Array> {
+        Ok(self
+            .all_reduce_many(rank, op, std::slice::from_ref(x))?
+            .swap_remove(0))
+    }
+    /// One all-reduce of several arrays (the gradients of a model, say): a
+    /// transport decides how to group them (NCCL in one group call, MPI by
+    /// packing into buckets); the results are those of one call per array.
+    fn all_reduce_many(&self, rank: usize, op: ReduceOp, xs: &[Array]) -> CommResult<Vec<Array>>;
     /// Every rank's `x`, in rank order.
     fn all_gather(&self, rank: usize, x: &Array) -> CommResult<Vec<Array>>;
     /// `parts[j]` of every rank is reduced with `op` into rank `j`'s result.
@@ -74,7 +83,7 @@ pub struct ThreadComm {
     rounds: Vec<AtomicU64>,
 }
 
-/// One round of `exchange`: every rank's posted array.
+/// One round of `exchange`: every rank's posted arrays.
 #[derive(Default)]
 struct Board {
     state: Mutex<BoardState>,
@@ -85,7 +94,10 @@ struct Board {
 struct BoardState {
     /// The round this board serves now (board b serves rounds b, b+2, ...).
     round: u64,
-    slots: Vec<Option<Array>>,
+    slots: Vec<Option<Vec<Array>>>,
+    /// What the first reader made of the slots, for every reader
+    /// (`exchange_with`).
+    shared: Option<Vec<Array>>,
     posted: usize,
     read: usize,
 }
@@ -101,6 +113,7 @@ impl ThreadComm {
                 state: Mutex::new(BoardState {
                     round: r,
                     slots: vec![None; size],
+                    shared: None,
                     posted: 0,
                     read: 0,
                 }),
@@ -112,6 +125,20 @@ impl ThreadComm {
 
     /// Post `x` and get every rank's posted array, in rank order.
     fn exchange(&self, rank: usize, x: Array) -> CommResult<Vec<Array>> {
+        self.exchange_with(rank, vec![x], |all| {
+            all.iter().map(|v| v[0].clone()).collect()
+        })
+    }
+
+    /// Post `xs` and get `make(every rank's posted arrays, in rank order)`.
+    /// The first rank to read makes it and the others get the same arrays:
+    /// in one process they need not each build a copy.
+    fn exchange_with(
+        &self,
+        rank: usize,
+        xs: Vec<Array>,
+        make: impl FnOnce(&[Vec<Array>]) -> Vec<Array>,
+    ) -> CommResult<Vec<Array>> {
         let n = self.size();
         let round = self.rounds[rank].fetch_add(1, Ordering::Relaxed);
         let board = &self.boards[(round % 2) as usize];
@@ -123,7 +150,7 @@ impl ThreadComm {
             }
             st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        st.slots[rank] = Some(x);
+        st.slots[rank] = Some(xs);
         st.posted += 1;
         if st.posted == n {
             board.changed.notify_all();
@@ -134,21 +161,26 @@ impl ThreadComm {
             }
             st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        let all: Vec<Array> = st
-            .slots
-            .iter()
-            .map(|s| s.clone().expect("posted"))
-            .collect();
+        if st.shared.is_none() {
+            let all: Vec<Vec<Array>> = st
+                .slots
+                .iter()
+                .map(|s| s.clone().expect("posted"))
+                .collect();
+            st.shared = Some(make(&all));
+        }
+        let out = st.shared.clone().expect("made");
         st.read += 1;
         if st.read == n {
             // Everyone has read: free the slots for round + 2.
             st.slots.iter_mut().for_each(|s| *s = None);
+            st.shared = None;
             st.posted = 0;
             st.read = 0;
             st.round += 2;
             board.changed.notify_all();
         }
-        Ok(all)
+        Ok(out)
     }
 
     fn count_sent(&self, rank: usize, bytes: usize) {
@@ -222,30 +254,94 @@ fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
     cpu::binary(bop, a, b)
 }
 
+/// Elements `lo..hi` of the flat `parts` (one dtype) reduced with `op`
+/// across the parts, in rank order: one pass per part over a range that
+/// stays in cache, without first copying each part's range out.
+fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
+    fn fold<T: Arith>(op: ReduceOp, parts: &[&[T]], lo: usize, hi: usize) -> Vec<T> {
+        fn each<T: Copy>(parts: &[&[T]], lo: usize, hi: usize, f: fn(T, T) -> T) -> Vec<T> {
+            let mut out = parts[0][lo..hi].to_vec();
+            for p in &parts[1..] {
+                for (o, &x) in out.iter_mut().zip(&p[lo..hi]) {
+                    *o = f(*o, x);
+                }
+            }
+            out
+        }
+        match op {
+            ReduceOp::Sum | ReduceOp::Any => each(parts, lo, hi, T::add),
+            ReduceOp::Prod | ReduceOp::All => each(parts, lo, hi, T::mul),
+            ReduceOp::Max => each(parts, lo, hi, T::max),
+            ReduceOp::Min => each(parts, lo, hi, T::min),
+        }
+    }
+    macro_rules! typed {
+        ($variant:ident) => {{
+            let xs: Vec<_> = parts
+                .iter()
+                .map(|a| match a.buffer() {
+                    Buffer::$variant(v) => v.as_slice(),
+                    _ => unreachable!("the parts of one all-reduce have one dtype"),
+                })
+                .collect();
+            Buffer::$variant(fold(op, &xs, lo, hi))
+        }};
+    }
+    let buf = match parts[0].buffer() {
+        Buffer::F32(_) => typed!(F32),
+        Buffer::F64(_) => typed!(F64),
+        Buffer::I32(_) => typed!(I32),
+        Buffer::I64(_) => typed!(I64),
+        Buffer::U32(_) => typed!(U32),
+        Buffer::Bool(_) => {
+            // Booleans (any, all) through the general elementwise kernels.
+            let mut acc = cpu::slice(parts[0], &[lo], &[hi], &[1]);
+            for p in &parts[1..] {
+                acc = combine(op, acc, cpu::slice(p, &[lo], &[hi], &[1]));
+            }
+            return acc;
+        }
+    };
+    Array::new(&[hi - lo], buf)
+}
+
 impl Communicator for ThreadComm {
     fn size(&self) -> usize {
         self.inboxes.len()
     }
 
-    fn all_reduce(&self, rank: usize, op: ReduceOp, x: &Array) -> CommResult<Array> {
+    fn all_reduce_many(&self, rank: usize, op: ReduceOp, xs: &[Array]) -> CommResult<Vec<Array>> {
         let n = self.size();
         if n == 1 {
-            return Ok(x.clone());
+            return Ok(xs.to_vec());
         }
-        let bytes = x.len() * x.dtype().size_bytes();
-        // Round 1: everyone's buffer; this rank reduces its 1/n of them all.
-        let all = self.exchange(rank, x.reshape(&[x.len()]))?;
+        let bytes: usize = xs.iter().map(|x| x.len() * x.dtype().size_bytes()).sum();
+        // Round 1: everyone's buffers (no copies); this rank reduces its
+        // 1/n of each, reading the peers' buffers in place.
+        let flat: Vec<Array> = xs.iter().map(|x| x.reshape(&[x.len()])).collect();
+        let all = self.exchange_with(rank, flat, |all| all.concat())?;
         self.count_sent(rank, bytes * (n - 1) / n);
-        let (lo, hi) = (x.len() * rank / n, x.len() * (rank + 1) / n);
-        let mut mine = cpu::slice(&all[0], &[lo], &[hi], &[1]);
-        for other in &all[1..] {
-            mine = combine(op, mine, cpu::slice(other, &[lo], &[hi], &[1]));
-        }
+        let mine: Vec<Array> = (0..xs.len())
+            .map(|k| {
+                let len = xs[k].len();
+                let (lo, hi) = (len * rank / n, len * (rank + 1) / n);
+                let parts: Vec<&Array> = (0..n).map(|r| &all[r * xs.len() + k]).collect();
+                reduce_range(op, &parts, lo, hi)
+            })
+            .collect();
         drop(all);
-        // Round 2: everyone's reduced part, assembled in rank order.
-        let parts = self.exchange(rank, mine)?;
+        // Round 2: everyone's reduced parts, put together once for all.
+        let out = self.exchange_with(rank, mine, |parts| {
+            xs.iter()
+                .enumerate()
+                .map(|(k, x)| {
+                    let pieces: Vec<Array> = parts.iter().map(|p| p[k].clone()).collect();
+                    cpu::concatenate(&pieces, 0).reshape(x.shape())
+                })
+                .collect()
+        })?;
         self.count_sent(rank, bytes * (n - 1) / n);
-        Ok(cpu::concatenate(&parts, 0).reshape(x.shape()))
+        Ok(out)
     }
 
     fn all_gather(&self, rank: usize, x: &Array) -> CommResult<Vec<Array>> {
@@ -380,6 +476,51 @@ mod tests {
                     let want = vals((r + n - 1) % n, len).to_f64_vec();
                     assert_eq!(o.as_ref().unwrap().to_f64_vec(), want);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn all_reduce_many_equals_one_all_reduce_per_array() {
+        for n in [1, 2, 3, 5, 8] {
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
+                let make = |r: usize| {
+                    vec![
+                        vals(r, 7),
+                        Array::new(
+                            &[2, 3],
+                            Buffer::I32((0..6).map(|i| (i * r) as i32 - 4).collect()),
+                        ),
+                        vals(r + 3, 0),
+                        Array::new(&[], Buffer::F32(vec![r as f32 - 1.5])),
+                    ]
+                };
+                let many = on_ranks(n, |r, c| c.all_reduce_many(r, op, &make(r)).unwrap());
+                let one = on_ranks(n, |r, c| {
+                    make(r)
+                        .iter()
+                        .map(|x| c.all_reduce(r, op, x).unwrap())
+                        .collect::<Vec<_>>()
+                });
+                for (m, o) in many.iter().zip(&one) {
+                    for (a, b) in m.iter().zip(o) {
+                        assert_eq!(a.shape(), b.shape());
+                        assert_eq!(a.buffer(), b.buffer(), "n={n} {op:?}");
+                    }
+                }
+                // Each element is the reduction over the ranks, in rank order.
+                let want: Vec<f64> = (0..7)
+                    .map(|i| {
+                        let xs = (0..n).map(|r| (r * 100 + i) as f64);
+                        match op {
+                            ReduceOp::Sum => xs.sum(),
+                            ReduceOp::Prod => xs.product(),
+                            ReduceOp::Max => xs.fold(f64::MIN, f64::max),
+                            _ => xs.fold(f64::MAX, f64::min),
+                        }
+                    })
+                    .collect();
+                assert_eq!(many[0][0].to_f64_vec(), want);
             }
         }
     }

@@ -123,39 +123,74 @@ pub fn current_device() -> Option<usize> {
 }
 
 /// Run `f(rank)` for every rank at once, rank r on device `ids[r]`, one
-/// worker thread per device, and return the results in rank order. Each
+/// worker thread per rank, and return the results in rank order. Each
 /// worker's time is counted as the device's compute time less what `f`
 /// reports as collective time through the device's stats. A panic in one
 /// worker is re-raised here.
+///
+/// The workers live as long as the process (one pool per number of ranks),
+/// so a step pays no thread start-up and each worker keeps its warm stack
+/// and allocator caches, as a device keeps its own stream.
 pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R> {
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..ids.len())
-            .map(|rank| {
-                let id = ids[rank];
-                std::thread::Builder::new()
-                    .name(format!("device {id}"))
-                    // Evaluating a graph recurses; give the worker room.
-                    .stack_size(64 << 20)
-                    .spawn_scoped(s, move || {
-                        ON_DEVICE.with(|d| d.set(Some(id)));
-                        let st = stats(id);
-                        let before = st.collective_ns.load(Ordering::Relaxed);
-                        let t = Instant::now();
-                        let r = f(rank);
-                        let total = t.elapsed().as_nanos() as u64;
-                        let coll = st.collective_ns.load(Ordering::Relaxed) - before;
-                        st.compute_ns
-                            .fetch_add(total.saturating_sub(coll), Ordering::Relaxed);
-                        st.steps.fetch_add(1, Ordering::Relaxed);
-                        r
-                    })
-                    .expect("spawn a device worker")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    let run = |rank: usize| {
+        let id = ids[rank];
+        ON_DEVICE.with(|d| d.set(Some(id)));
+        let st = stats(id);
+        let before = st.collective_ns.load(Ordering::Relaxed);
+        let t = Instant::now();
+        let r = f(rank);
+        let total = t.elapsed().as_nanos() as u64;
+        let coll = st.collective_ns.load(Ordering::Relaxed) - before;
+        st.compute_ns
+            .fetch_add(total.saturating_sub(coll), Ordering::Relaxed);
+        st.steps.fetch_add(1, Ordering::Relaxed);
+        r
+    };
+    if on_device_worker() {
+        // From a device worker (a program started inside another one): its
+        // pool is busy with this very step, so these ranks get threads of
+        // their own.
+        return std::thread::scope(|s| {
+            let handles: Vec<_> = (0..ids.len())
+                .map(|rank| {
+                    let run = &run;
+                    std::thread::Builder::new()
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(s, move || run(rank))
+                        .expect("spawn a device worker")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+    }
+    // `broadcast` runs the closure once on every thread of the pool, each
+    // on its own thread at the same time, which SPMD needs: a rank may wait
+    // in a collective for all the others.
+    workers(ids.len()).broadcast(|ctx| run(ctx.index()))
+}
+
+/// Evaluating a graph recurses; a worker gets room for deep programs.
+const WORKER_STACK: usize = 64 << 20;
+
+/// The pool of `n` device workers, made on first use.
+fn workers(n: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: std::sync::Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
+        return p.clone();
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("device worker {i}"))
+            .stack_size(WORKER_STACK)
+            .build()
+            .expect("start the device workers"),
+    );
+    pools.push((n, pool.clone()));
+    pool
 }

@@ -409,6 +409,35 @@ mod tests {
         )
     }
 
+    /// An array kept as its devices' shards reads as the array they tile,
+    /// on uneven blocks and with replicas along an axis the spec leaves out.
+    #[test]
+    fn an_array_made_of_shards_reads_as_the_whole() {
+        let shape = [5usize, 7];
+        let whole: Vec<f64> = (0..35).map(|i| i as f64).collect();
+        let full = crate::Array::new(&shape, crate::Buffer::F64(whole.clone()));
+        for (m, spec) in [
+            (mesh(&[2, 3], &["a", "b"]), vec![vec![0], vec![1]]),
+            (mesh(&[2, 3], &["a", "b"]), vec![vec![], vec![1]]),
+            (mesh(&[3, 2], &["a", "b"]), vec![vec![0, 1], vec![]]),
+        ] {
+            let p = Arc::new(Placement::new(m, spec, 2).unwrap());
+            let shards: Vec<crate::Array> = (0..p.mesh.size())
+                .map(|pos| {
+                    let b = p.block(&shape, pos);
+                    let start: Vec<usize> = b.iter().map(|r| r.start).collect();
+                    let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
+                    crate::cpu::slice(&full, &start, &limit, &[1, 1])
+                })
+                .collect();
+            let a = crate::Array::from_shards(&shape, p.clone(), shards);
+            assert_eq!(a.shards().map(<[_]>::len), Some(p.mesh.size()));
+            assert_eq!(a.len(), 35);
+            assert_eq!(a.to_f64_vec(), whole, "{:?}", p.spec);
+            assert_eq!(a.placement().map(|q| &**q), Some(&*p));
+        }
+    }
+
     #[test]
     fn uneven_blocks_cover_every_index_once() {
         let p = Placement::new(mesh(&[4], &["x"]), vec![vec![0]], 2).unwrap();

@@ -300,6 +300,9 @@ impl Interp {
 
     fn exec_block(&mut self, stmts: &[Stmt], f: &mut Frame) -> Result<Flow> {
         for s in stmts {
+            if crate::transform::graph::recording() {
+                crate::transform::graph::set_source(&f.file, s.span);
+            }
             match self.exec(s, f)? {
                 Flow::Normal => {}
                 other => return Ok(other),

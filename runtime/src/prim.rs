@@ -415,7 +415,7 @@ impl Prim {
             Prim::Binary(_) | Prim::Pad { .. } | Prim::Gather { .. } | Prim::DotGeneral(_) => 2,
             Prim::Select | Prim::Scatter { .. } => 3,
             Prim::Threefry2x32 => 4,
-            Prim::Collective(c) => c.arity(),
+            Prim::Collective(c) => return c.arity(),
             Prim::Concatenate { .. }
             | Prim::Cond { .. }
             | Prim::While { .. }
@@ -894,7 +894,10 @@ impl Prim {
                 let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
                 return Ok(smallvec![a.into(), b.into()]);
             }
-            Prim::Collective(c) => collective::eval(c, args.into_vec())?,
+            Prim::Collective(c) => {
+                let outs = collective::eval(c, args.into_vec())?;
+                return Ok(outs.into_iter().map(Tensor::from).collect());
+            }
             Prim::ShardingConstraint(p) => args[0].with_placement(p.clone()),
             Prim::Cond { .. }
             | Prim::While { .. }

@@ -131,7 +131,7 @@ pub fn register_all(interp: &mut Interp) {
 pub fn session() -> Session {
     let mut s = Session::new();
     register_all(&mut s.interp);
-    s.run_script("<prelude>", PRELUDE)
+    s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
         .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s

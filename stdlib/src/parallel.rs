@@ -481,7 +481,8 @@ fn pmap_call(
         Mesh::new(vec![size], vec![name.clone()], (0..size).collect())
             .map_err(Error::value_error)?,
     );
-    // Stack each output's per-device values along its out axis.
+    // Each output stacks the devices' values along its out axis; they stay
+    // as the devices' shards until something reads the whole array.
     let n_out = outs.first().map_or(0, Vec::len);
     let mut stacked = Vec::with_capacity(n_out);
     for i in 0..n_out {
@@ -489,23 +490,16 @@ fn pmap_call(
         stacked.push(Tensor::from(match odims.get(i).copied().flatten() {
             None => parts[0].clone(),
             Some(a) => {
-                let axis = out_axis(a, parts[0].ndim() + 1);
-                let expanded: Vec<Array> = parts
-                    .iter()
-                    .map(|p| {
-                        let mut shape = p.shape().to_vec();
-                        shape.insert(axis.min(shape.len()), 1);
-                        p.reshape(&shape)
-                    })
-                    .collect();
-                let axis = axis.min(parts[0].ndim());
-                let stacked = arr_kernels::cpu::concatenate(&expanded, axis);
-                let mut spec = vec![Vec::new(); stacked.ndim()];
+                let axis = out_axis(a, parts[0].ndim() + 1).min(parts[0].ndim());
+                let mut shape = parts[0].shape().to_vec();
+                shape.insert(axis, 1);
+                let shards: Vec<Array> = parts.iter().map(|p| p.reshape(&shape)).collect();
+                shape[axis] = size;
+                let mut spec = vec![Vec::new(); shape.len()];
                 spec[axis] = vec![0];
-                match sharding::Placement::new(out_mesh.clone(), spec, stacked.ndim()) {
-                    Ok(p) => stacked.with_placement(Arc::new(p)),
-                    Err(_) => stacked,
-                }
+                let p = sharding::Placement::new(out_mesh.clone(), spec, shape.len())
+                    .map_err(Error::value_error)?;
+                Array::from_shards(&shape, Arc::new(p), shards)
             }
         }));
     }
@@ -521,20 +515,29 @@ fn run_on_devices(
     flat: &[Tensor],
     dims: &[Option<usize>],
 ) -> Result<Vec<Vec<Array>>> {
-    let inputs: Vec<Vec<Array>> = (0..size)
-        .map(|r| {
-            flat.iter()
-                .zip(dims)
-                .map(|(t, d)| {
-                    let a = t.concrete()?;
-                    Ok(match d {
-                        None => a.clone(),
-                        Some(d) => slice_at(a, *d, r),
-                    })
-                })
-                .collect::<Result<Vec<Array>>>()
-        })
+    let whole: Vec<Array> = flat
+        .iter()
+        .map(|t| t.concrete().cloned())
         .collect::<Result<_>>()?;
+    // Each worker takes its own slices: in parallel, and into its own cache.
+    let inputs = |r: usize| -> Vec<Array> {
+        whole
+            .iter()
+            .zip(dims)
+            .map(|(a, d)| match d {
+                None => a.clone(),
+                Some(d) => match device_slices(a, *d, size) {
+                    // An earlier pmap's output: this device's own result.
+                    Some(shards) => {
+                        let mut shape = shards[r].shape().to_vec();
+                        shape.remove(*d);
+                        shards[r].reshape(&shape)
+                    }
+                    None => slice_at(a, *d, r),
+                },
+            })
+            .collect()
+    };
     let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
     let ids: Vec<usize> = (0..size).collect();
     run_program(
@@ -552,12 +555,13 @@ fn run_on_devices(
 pub(crate) type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
 
 /// Run a compiled per-device program on workers: rank r on device `ids[r]`
-/// with `inputs[r]` and the axis names `axes(r)`; the outputs by rank. A
+/// with the inputs `inputs(r)` (made on the worker) and the axis names
+/// `axes(r)`; the outputs by rank. A
 /// failing worker aborts `comms`, so the others stop instead of waiting.
 pub(crate) fn run_program(
     compiled: &Compiled,
     ids: &[usize],
-    inputs: &[Vec<Array>],
+    inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
     comms: &[Arc<dyn Communicator>],
     what: &str,
     axes: impl Fn(usize) -> Vec<AxisBinding> + Sync,
@@ -585,7 +589,7 @@ pub(crate) fn run_program(
             .map(|(name, size, r, comm)| collective::bind_device_axis(name, size, Some((r, comm))))
             .collect();
         let consts: Vec<Tensor> = consts.iter().cloned().map(Tensor::from).collect();
-        let args: Vec<Tensor> = inputs[rank].iter().cloned().map(Tensor::from).collect();
+        let args: Vec<Tensor> = inputs(rank).into_iter().map(Tensor::from).collect();
         let out = exec::run(&graph, last_use, &consts, args).and_then(|outs| {
             outs.iter()
                 .map(|t| t.concrete().cloned())
@@ -722,23 +726,15 @@ fn shard_map_call(
     };
     let out_tree = out_tree.into_inner();
     let groups = MeshGroups::new(mesh)?;
-    let inputs: Vec<Vec<Array>> = (0..mesh.size())
-        .map(|pos| {
-            flat.iter()
-                .zip(&placements)
-                .map(|(a, p)| block_of(a, &p.block(a.shape(), pos)))
-                .collect()
-        })
-        .collect();
+    let inputs = |pos: usize| blocks_at(&flat, &placements, pos);
     let outs = groups.run(&compiled, &inputs, "shard_map")?;
-    let coords = &groups.coords;
     // Reassemble each output from its blocks by the out specs.
     let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
     let mut results = Vec::new();
     for (i, spec) in leaf_specs.iter().enumerate() {
         let rank = outs[0][i].ndim();
         let p = spec.placement(mesh, rank)?;
-        results.push(Tensor::from(assemble(&p, coords, &outs, i)));
+        results.push(Tensor::from(assemble(&p, &outs, i)));
     }
     crate::transforms::unflatten_tree(&out_tree, &results)
 }
@@ -748,7 +744,7 @@ fn shard_map_call(
 /// that agree on every other coordinate).
 pub(crate) struct MeshGroups<'a> {
     mesh: &'a Arc<Mesh>,
-    pub coords: Vec<Vec<usize>>,
+    coords: Vec<Vec<usize>>,
     comms: Vec<Arc<dyn Communicator>>,
     /// Per position, per mesh axis: its group's index in `comms`.
     group_of: Vec<Vec<usize>>,
@@ -786,7 +782,7 @@ impl<'a> MeshGroups<'a> {
     pub fn run(
         &self,
         compiled: &Compiled,
-        inputs: &[Vec<Array>],
+        inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
         what: &str,
     ) -> Result<Vec<Vec<Array>>> {
         let mesh = self.mesh;
@@ -983,51 +979,48 @@ pub(crate) fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
     arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])
 }
 
-/// Output `i` of every device put together by placement `p`: block b of
-/// each dimension comes from a device at that block, taking coordinate 0
-/// along the mesh axes the spec does not name (those copies are replicas).
-pub(crate) fn assemble(
-    p: &sharding::Placement,
-    coords: &[Vec<usize>],
-    outs: &[Vec<Array>],
-    i: usize,
-) -> Array {
-    let rank = outs[0][i].ndim();
-    let named: Vec<usize> = p.spec.iter().flatten().copied().collect();
-    let mut by_block: std::collections::HashMap<Vec<usize>, usize> = Default::default();
-    for (pos, c) in coords.iter().enumerate() {
-        if c.iter()
-            .enumerate()
-            .all(|(a, &x)| named.contains(&a) || x == 0)
-        {
-            let key: Vec<usize> = (0..rank).map(|d| p.block_index(d, c)).collect();
-            by_block.insert(key, pos);
+/// The block of each array that the device at mesh position `pos` holds:
+/// its own shard when the array keeps its devices' shards in that layout.
+pub(crate) fn blocks_at(
+    arrays: &[Array],
+    placements: &[sharding::Placement],
+    pos: usize,
+) -> Vec<Array> {
+    arrays
+        .iter()
+        .zip(placements)
+        .map(|(a, p)| match a.shards() {
+            Some(shards) if a.placement().map(|q| &**q) == Some(p) => shards[pos].clone(),
+            _ => block_of(a, &p.block(a.shape(), pos)),
+        })
+        .collect()
+}
+
+/// Output `i` of every mesh position, laid out by `p`: kept as the
+/// devices' shards (replicas along the axes `p` does not name).
+pub(crate) fn assemble(p: &sharding::Placement, outs: &[Vec<Array>], i: usize) -> Array {
+    let block = outs[0][i].shape();
+    let shape: Vec<usize> = (0..block.len()).map(|d| block[d] * p.parts(d)).collect();
+    let shards: Vec<Array> = outs.iter().map(|o| o[i].clone()).collect();
+    Array::from_shards(&shape, Arc::new(p.clone()), shards)
+}
+
+/// The devices' shards of `a` when it is laid out as a pmap's output is:
+/// one index of `axis` on each of devices 0..size.
+fn device_slices(a: &Array, axis: usize, size: usize) -> Option<&[Array]> {
+    let p = a.placement()?;
+    let split_here = p.spec.iter().enumerate().all(|(d, names)| {
+        if d == axis {
+            names == &[0]
+        } else {
+            names.is_empty()
         }
-    }
-    fn build(
-        p: &sharding::Placement,
-        by_block: &std::collections::HashMap<Vec<usize>, usize>,
-        outs: &[Vec<Array>],
-        i: usize,
-        prefix: &mut Vec<usize>,
-    ) -> Array {
-        let rank = outs[0][i].ndim();
-        if prefix.len() == rank {
-            return outs[by_block[prefix.as_slice()]][i].clone();
-        }
-        let d = prefix.len();
-        let parts: Vec<Array> = (0..p.parts(d))
-            .map(|b| {
-                prefix.push(b);
-                let a = build(p, by_block, outs, i, prefix);
-                prefix.pop();
-                a
-            })
-            .collect();
-        arr_kernels::cpu::concatenate(&parts, d)
-    }
-    let whole = build(p, &by_block, outs, i, &mut Vec::new());
-    whole.with_placement(Arc::new(p.clone()))
+    });
+    let laid_out = p.mesh.shape == [size]
+        && p.mesh.devices.iter().copied().eq(0..size)
+        && a.shape().get(axis) == Some(&size)
+        && split_here;
+    laid_out.then(|| a.shards()).flatten()
 }
 
 /// `a` at index `i` along `axis`, with that axis removed.

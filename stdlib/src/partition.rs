@@ -15,7 +15,7 @@
 //! their free dimensions' layouts; every other operation gathers its
 //! operands and computes replicated.
 
-use crate::parallel::{assemble, bind_mesh_axes, block_of, under_transformation, MeshGroups};
+use crate::parallel::{assemble, bind_mesh_axes, blocks_at, under_transformation, MeshGroups};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, DType, ReduceOp};
 use arr_runtime::jit;
@@ -45,6 +45,8 @@ pub struct PlannedCollective {
     pub what: String,
     pub bytes_per_device: usize,
     pub because: String,
+    /// The source position of the operation that needs it.
+    pub line: Option<Arc<str>>,
 }
 
 /// The per-device program of a sharded jit: the SPMD interpreter of the
@@ -52,6 +54,8 @@ pub struct PlannedCollective {
 struct Partitioner<'a> {
     mesh: &'a Mesh,
     plan: RefCell<Vec<PlannedCollective>>,
+    /// The source position of the global equation being partitioned.
+    line: RefCell<Option<Arc<str>>>,
 }
 
 impl Partitioner<'_> {
@@ -86,6 +90,7 @@ impl Partitioner<'_> {
             ),
             bytes_per_device: sent,
             because: because.to_string(),
+            line: self.line.borrow().clone(),
         });
         Ok(out)
     }
@@ -169,11 +174,15 @@ impl Partitioner<'_> {
         };
         for eqn in &g.eqns {
             let ins: Vec<(Tensor, Spec)> = eqn.inputs.iter().map(|a| read(&env, a)).collect();
-            let outs = self.eqn(&eqn.prim, g, &eqn.outputs, ins)?;
+            *self.line.borrow_mut() = eqn.line.clone();
+            let outs = graph::at_line(eqn.line.clone(), || {
+                self.eqn(&eqn.prim, g, &eqn.outputs, ins)
+            })?;
             for (&o, v) in eqn.outputs.iter().zip(outs) {
                 env[o] = Some(v);
             }
         }
+        *self.line.borrow_mut() = None;
         Ok(g.outvars.iter().map(|a| read(&env, a)).collect())
     }
 
@@ -520,6 +529,7 @@ pub fn partition(
     let p = Partitioner {
         mesh,
         plan: RefCell::new(Vec::new()),
+        line: RefCell::new(None),
     };
     let out_specs = RefCell::new(Vec::new());
     let compiled = {
@@ -554,30 +564,24 @@ pub fn partition(
 /// the global inputs; the outputs come back laid out over the mesh.
 pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
     let mesh = &part.mesh;
-    let n = mesh.size();
     let placements: Vec<Placement> = inputs
         .iter()
         .zip(&part.in_specs)
         .map(|(a, s)| Placement::new(mesh.clone(), s.clone(), a.ndim()).map_err(Error::value_error))
         .collect::<Result<_>>()?;
     let groups = MeshGroups::new(mesh)?;
-    let blocks: Vec<Vec<Array>> = (0..n)
-        .map(|pos| {
-            inputs
-                .iter()
-                .zip(&placements)
-                .map(|(a, p)| block_of(a, &p.block(a.shape(), pos)))
-                .collect()
-        })
-        .collect();
-    let outs = groups.run(&part.compiled, &blocks, "jit")?;
+    let outs = groups.run(
+        &part.compiled,
+        &|pos| blocks_at(inputs, &placements, pos),
+        "jit",
+    )?;
     part.out_specs
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let rank = outs[0][i].ndim();
             let p = Placement::new(mesh.clone(), s.clone(), rank).map_err(Error::value_error)?;
-            Ok(assemble(&p, &groups.coords, &outs, i))
+            Ok(assemble(&p, &outs, i))
         })
         .collect()
 }
@@ -591,8 +595,13 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
     let mut total = 0;
     for (i, c) in part.plan.iter().enumerate() {
         total += c.bytes_per_device;
+        let at = c
+            .line
+            .as_deref()
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "{:>3}. {}: {} sent per device  ({})\n",
+            "{:>3}. {}: {} sent per device  ({}){at}\n",
             i + 1,
             c.what,
             arr_kernels::sharding::human_bytes(c.bytes_per_device),

@@ -9,7 +9,7 @@ use expect_test::{expect, Expect};
 
 fn session() -> Session {
     let mut s = arr_stdlib::session();
-    s.run_script("<prelude>", PRELUDE)
+    s.run_script("<setup>", PRELUDE)
         .unwrap_or_else(|e| panic!("{}", e.render()));
     s
 }
@@ -50,7 +50,7 @@ fn tensor_parallel_plan_has_one_psum() {
         "jit(mlp, in_shardings=(s('data', None), s(None, 'model'), s('model', None)), out_shardings=s('data', None)).plan(x, w1, w2)",
         expect![[r#"
             sharded jit on Mesh('data': 2, 'model': 4)
-              1. psum over 'model' (4 devices) of f32[8,8]: 384 B sent per device  (dot: partial sums over the contracting dimension split by 'model')
+              1. psum over 'model' (4 devices) of f32[8,8]: 384 B sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:16
             collectives send 384 B per device; inputs take 11.0 KiB, peak memory 12.0 KiB per device
         "#]],
     );
@@ -76,9 +76,9 @@ fn data_parallel_gradients_are_summed_over_the_batch_axis() {
         "jit(grad(loss), in_shardings=(s(), s('data', None), s('data'))).plan((w1, w2), x, y)",
         expect![[r#"
             sharded jit on Mesh('data': 2, 'model': 4)
-              1. all_gather over 'data' (2 devices) of i32[8,1]: 32 B sent per device  (scatter_add needs whole operands)
-              2. psum over 'data' (2 devices) of f32[8,128]: 4.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'data')
-              3. psum over 'data' (2 devices) of f32[128,64]: 32.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'data')
+              1. all_gather over 'data' (2 devices) of i32[8,1]: 32 B sent per device  (scatter_add needs whole operands) at <setup>:20
+              2. psum over 'data' (2 devices) of f32[8,128]: 4.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'data') at <setup>:19
+              3. psum over 'data' (2 devices) of f32[128,64]: 32.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'data') at <setup>:19
             collectives send 36.0 KiB per device; inputs take 38.0 KiB, peak memory 68.0 KiB per device
         "#]],
     );

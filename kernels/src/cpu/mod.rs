@@ -20,7 +20,9 @@ pub use blas::backend_name as gemm_backend;
 pub use elem::release_pooled_buffers;
 pub use fused::run_kernel;
 pub use random::threefry_block;
+pub(crate) use scalar::Arith;
 pub use scalar::{erf_inv_f32, erf_inv_f64};
+pub use shape::assemble_blocks;
 
 use crate::{ArgReduceOp, Array, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};
 

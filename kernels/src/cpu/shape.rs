@@ -144,11 +144,19 @@ pub fn strided_copy<T: Elem>(
     strides: &[isize],
 ) -> Vec<T> {
     let n: usize = shape.iter().product();
-    let mut out = alloc_overwrite::<T>(n);
     if n == 0 {
-        return out;
+        return Vec::new();
     }
     let (shape, strides) = coalesce(shape, strides);
+    // One contiguous run (a block of leading rows, say) that one thread
+    // copies: without first zeroing a fresh output, which costs as much as
+    // the copy. (Large runs on the main thread take the parallel path.)
+    let contiguous = shape.is_empty() || (shape.len() == 1 && strides[0] == 1);
+    if contiguous && par_chunk(n).is_none() {
+        let s = offset as usize;
+        return src[s..s + n].to_vec();
+    }
+    let mut out = alloc_overwrite::<T>(n);
     let nd = shape.len();
     // When the last two axes read a contiguous block transposed, copy block by
     // block through the tiled path: the naive inner loop would stride by a
@@ -375,6 +383,50 @@ fn concat_typed<T: Elem>(arrays: &[Array], axis: usize, shape: &[usize]) -> Arra
         }
     }
     Array::new(shape, T::into_buffer(out))
+}
+
+/// An array of `shape` put together from blocks, each given by its index
+/// ranges (blocks held by several devices are copied once): the n-D
+/// generalisation of `concatenate`, for arrays kept as per-device shards.
+pub fn assemble_blocks<'a>(
+    shape: &[usize],
+    dtype: DType,
+    blocks: impl Iterator<Item = (Vec<std::ops::Range<usize>>, &'a Array)>,
+) -> Buffer {
+    fn typed<'a, T: Elem>(
+        shape: &[usize],
+        blocks: impl Iterator<Item = (Vec<std::ops::Range<usize>>, &'a Array)>,
+    ) -> Buffer {
+        let n: usize = shape.iter().product();
+        let mut out = alloc_overwrite::<T>(n);
+        let strides = strides_of(shape);
+        let mut seen = std::collections::HashSet::new();
+        for (ranges, block) in blocks {
+            if !seen.insert(ranges.clone()) || block.is_empty() {
+                continue;
+            }
+            let src = elems::<T>(block);
+            let nd = shape.len();
+            if nd == 0 {
+                out[0] = src[0];
+                continue;
+            }
+            // Copy the block row by row (its last axis is contiguous in both).
+            let row = ranges[nd - 1].len();
+            let outer: Vec<usize> = ranges[..nd - 1].iter().map(|r| r.len()).collect();
+            for (i, chunk) in src.chunks_exact(row).enumerate() {
+                let mut rest = i;
+                let mut at = ranges[nd - 1].start;
+                for d in (0..nd - 1).rev() {
+                    at += (ranges[d].start + rest % outer[d]) * strides[d];
+                    rest /= outer[d];
+                }
+                out[at..at + row].copy_from_slice(chunk);
+            }
+        }
+        T::into_buffer(out)
+    }
+    crate::with_dtype!(dtype, T => typed::<T>(shape, blocks))
 }
 
 pub fn concatenate(arrays: &[Array], axis: usize) -> Array {

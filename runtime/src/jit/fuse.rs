@@ -288,6 +288,7 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
         prim: Prim::Fused(Arc::new(kernel)),
         inputs: inputs.into_iter().map(|(_, a)| a).collect(),
         outputs: out_vars,
+        line: group.eqns.first().and_then(|&i| g.eqns[i].line.clone()),
     })
 }
 

@@ -143,6 +143,7 @@ pub fn fold_constants(g: &Graph) -> Graph {
             prim: eqn.prim.clone(),
             inputs,
             outputs: eqn.outputs.clone(),
+            line: eqn.line.clone(),
         });
     }
     subst.finish(g, eqns)
@@ -238,6 +239,7 @@ pub fn simplify(g: &Graph) -> Graph {
             prim: eqn.prim.clone(),
             inputs,
             outputs: eqn.outputs.clone(),
+            line: eqn.line.clone(),
         });
     }
     subst.finish(g, eqns)
@@ -267,6 +269,7 @@ pub fn dot_transpose(g: &Graph) -> Graph {
             prim,
             inputs,
             outputs: eqn.outputs.clone(),
+            line: eqn.line.clone(),
         });
     }
     Graph {
@@ -278,10 +281,12 @@ pub fn dot_transpose(g: &Graph) -> Graph {
 }
 
 /// All-reduces over the same axis (psums of every gradient, say) that can
-/// wait for each other become one all-reduce of their operands flattened
-/// and concatenated, at the place of the last: one exchange between the
-/// devices instead of several (gradient bucketing). Every element is still
-/// reduced over the same devices in the same order, so values are unchanged.
+/// wait for each other become one all-reduce of all their operands, at the
+/// place of the last: one exchange between the devices instead of several
+/// (gradient bucketing). The communicator decides how to move the group
+/// (in one process, without packing it into one buffer first). Every
+/// element is still reduced over the same devices in the same order, so
+/// values are unchanged.
 pub fn combine_collectives(g: &Graph) -> Graph {
     use crate::transform::collective::CollectiveOp;
     // Where each variable is first read.
@@ -293,104 +298,55 @@ pub fn combine_collectives(g: &Graph) -> Graph {
             }
         }
     }
-    // Groups of all-reduces by what they reduce over and the dtype.
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    // Groups of all-reduces by what they reduce over.
+    let mut groups: Vec<(&Prim, Vec<usize>)> = Vec::new();
     for (i, e) in g.eqns.iter().enumerate() {
-        if let (Prim::Collective(c), [Atom::Var(v)]) = (&e.prim, &e.inputs[..]) {
+        if let Prim::Collective(c) = &e.prim {
             if let CollectiveOp::AllReduce(_) = c.op {
-                let key = format!("{:?} {}", c, g.types[*v].dtype);
-                match groups.iter_mut().find(|(k, _)| *k == key) {
+                match groups.iter_mut().find(|(p, _)| *p == &e.prim) {
                     Some((_, members)) => members.push(i),
-                    None => groups.push((key, vec![i])),
+                    None => groups.push((&e.prim, vec![i])),
                 }
             }
         }
     }
-    let mut g = g.clone();
-    let mut replaced: HashMap<usize, Vec<Eqn>> = HashMap::new();
+    let mut merged: HashMap<usize, Eqn> = HashMap::new();
     let mut removed = vec![false; g.eqns.len()];
-    for (_, members) in groups {
-        if members.len() < 2 {
+    for (prim, members) in groups {
+        let Some(&last) = members.last() else {
             continue;
-        }
-        let last = *members.last().expect("non-empty");
-        // Only those whose result nobody reads before the last one runs.
+        };
+        // Only those whose results nobody reads before the last one runs.
         let members: Vec<usize> = members
             .into_iter()
-            .filter(|&m| first_use[g.eqns[m].outputs[0]] > last || m == last)
+            .filter(|&m| m == last || g.eqns[m].outputs.iter().all(|&o| first_use[o] > last))
             .collect();
         if members.len() < 2 {
             continue;
         }
-        let prim = g.eqns[last].prim.clone();
-        let dtype = g.types[g.eqns[last].outputs[0]].dtype;
-        let new_var = |g: &mut Graph, shape: Vec<usize>| {
-            g.types.push(Aval {
-                shape: shape.into(),
-                dtype,
-            });
-            g.types.len() - 1
+        let mut eqn = Eqn {
+            prim: prim.clone(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            line: g.eqns[last].line.clone(),
         };
-        let mut eqns = Vec::new();
-        let mut flats = Vec::new();
-        let mut sizes = Vec::new();
         for &m in &members {
-            let input = g.eqns[m].inputs[0].clone();
-            let n: usize = g.atom_aval(&input).shape.iter().product();
-            let flat = new_var(&mut g, vec![n]);
-            eqns.push(Eqn {
-                prim: Prim::Reshape(vec![n]),
-                inputs: vec![input],
-                outputs: vec![flat],
-            });
-            flats.push(Atom::Var(flat));
-            sizes.push(n);
-        }
-        let total: usize = sizes.iter().sum();
-        let joined = new_var(&mut g, vec![total]);
-        eqns.push(Eqn {
-            prim: Prim::Concatenate { axis: 0 },
-            inputs: flats,
-            outputs: vec![joined],
-        });
-        let reduced = new_var(&mut g, vec![total]);
-        eqns.push(Eqn {
-            prim,
-            inputs: vec![Atom::Var(joined)],
-            outputs: vec![reduced],
-        });
-        let mut start = 0;
-        for (&m, &n) in members.iter().zip(&sizes) {
-            let part = new_var(&mut g, vec![n]);
-            eqns.push(Eqn {
-                prim: Prim::Slice {
-                    start: vec![start],
-                    limit: vec![start + n],
-                    stride: vec![1],
-                },
-                inputs: vec![Atom::Var(reduced)],
-                outputs: vec![part],
-            });
-            let out = g.eqns[m].outputs[0];
-            eqns.push(Eqn {
-                prim: Prim::Reshape(g.types[out].shape.to_vec()),
-                inputs: vec![Atom::Var(part)],
-                outputs: vec![out],
-            });
-            start += n;
+            eqn.inputs.extend(g.eqns[m].inputs.iter().cloned());
+            eqn.outputs.extend(g.eqns[m].outputs.iter().copied());
             removed[m] = true;
         }
-        replaced.insert(last, eqns);
+        merged.insert(last, eqn);
     }
-    let old = std::mem::take(&mut g.eqns);
-    for (i, e) in old.into_iter().enumerate() {
-        match replaced.remove(&i) {
-            Some(eqns) => g.eqns.extend(eqns),
+    let mut out = g.clone();
+    out.eqns = Vec::with_capacity(g.eqns.len());
+    for (i, e) in g.eqns.iter().enumerate() {
+        match merged.remove(&i) {
+            Some(eqn) => out.eqns.push(eqn),
             None if removed[i] => {}
-            None => g.eqns.push(e),
+            None => out.eqns.push(e.clone()),
         }
     }
-    g
+    out
 }
 
 /// `transpose(dot_general(a, b), perm)` as `dot_general(b, a)`, when `perm`
@@ -466,6 +422,7 @@ pub fn cse(g: &Graph) -> Graph {
             prim: eqn.prim.clone(),
             inputs,
             outputs: eqn.outputs.clone(),
+            line: eqn.line.clone(),
         });
     }
     subst.finish(g, eqns)
@@ -508,8 +465,13 @@ mod tests {
         .unwrap();
         let combined = combine_collectives(&closed.graph);
         let text = graph::text(&combined, 0);
-        assert_eq!(text.matches("psum").count(), 2, "{text}");
-        assert!(text.contains("concatenate"), "{text}");
+        expect_test::expect![[r#"
+            { lambda ; a:f32[2,3] b:f32[3] c:f32[]. let
+                d:f32[] = psum[axis_name=i size=4] c
+                e:f32[3] = mul b d
+                f:f32[2,3] g:f32[3] = psum[axis_name=i size=4] a e
+              in (f, g, d) }"#]]
+        .assert_eq(&text);
         assert!(graph::typecheck(&combined).is_ok());
     }
 }

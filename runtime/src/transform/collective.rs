@@ -90,11 +90,20 @@ impl Collective {
         format!("axis_name={} size={}{extra}", self.axis, self.size)
     }
 
-    pub fn arity(&self) -> usize {
+    /// Operands taken: an all-reduce takes any number (one exchange for
+    /// all, as `combine_collectives` makes them); `None` for that.
+    pub fn arity(&self) -> Option<usize> {
         match self.op {
-            CollectiveOp::AxisIndex => 0,
-            _ => 1,
+            CollectiveOp::AxisIndex => Some(0),
+            CollectiveOp::AllReduce(_) => None,
+            _ => Some(1),
         }
+    }
+
+    /// An all-reduce of several operands: for every rule but evaluation it
+    /// is the same all-reduce of each operand alone.
+    fn grouped(&self, operands: usize) -> bool {
+        matches!(self.op, CollectiveOp::AllReduce(_)) && operands > 1
     }
 
     fn with_op(&self, op: CollectiveOp) -> Prim {
@@ -262,6 +271,12 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
     if let CollectiveOp::AxisIndex = c.op {
         return one(vec![], DType::I32);
     }
+    if let CollectiveOp::AllReduce(_) = c.op {
+        if args.is_empty() {
+            return err("takes at least one operand".into());
+        }
+        return Ok(args.iter().cloned().collect());
+    }
     let a = &args[0];
     let mut shape: Vec<usize> = a.shape.to_vec();
     let check = |axis: usize, rank: usize| -> Result<()> {
@@ -348,7 +363,7 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
 }
 
 /// Evaluate on a device worker, through the axis's communicator.
-pub fn eval(c: &Collective, args: Vec<Array>) -> Result<Array> {
+pub fn eval(c: &Collective, args: Vec<Array>) -> Result<Vec<Array>> {
     let device = DEVICE_AXES.with(|a| {
         a.borrow()
             .iter()
@@ -421,11 +436,11 @@ fn eval_on(
     rank: usize,
     comm: &dyn Communicator,
     mut args: Vec<Array>,
-) -> CommResult<Array> {
+) -> CommResult<Vec<Array>> {
     let n = c.size;
-    Ok(match &c.op {
+    let one = match &c.op {
         CollectiveOp::AxisIndex => Array::new(&[], arr_kernels::Buffer::I32(vec![rank as i32])),
-        CollectiveOp::AllReduce(op) => comm.all_reduce(rank, *op, &args[0])?,
+        CollectiveOp::AllReduce(op) => return comm.all_reduce_many(rank, *op, &args),
         CollectiveOp::AllGather { axis, tiled } => {
             let parts = comm.all_gather(rank, &args[0])?;
             if *tiled {
@@ -452,7 +467,30 @@ fn eval_on(
             comm.send_recv(rank, &x, to, from)?
                 .unwrap_or_else(|| Array::zeros(x.dtype(), x.shape()))
         }
-    })
+    };
+    Ok(vec![one])
+}
+
+/// A rule applied to each operand of a grouped all-reduce alone: `rule`
+/// gets the one-operand primitive and operand `i`.
+fn each_operand<T>(
+    c: &Collective,
+    n: usize,
+    mut rule: impl FnMut(&Prim, usize) -> Result<T>,
+) -> Result<Vec<T>> {
+    let single = Prim::Collective(c.clone());
+    (0..n).map(|i| rule(&single, i)).collect()
+}
+
+/// A batching rule applied to each operand of a grouped all-reduce alone.
+fn batched_each(
+    c: &Collective,
+    n: usize,
+    mut rule: impl FnMut(usize) -> Result<(Outs, Bdims)>,
+) -> Result<(Outs, Bdims)> {
+    let parts = each_operand(c, n, |_, i| rule(i))?;
+    let (outs, dims): (Vec<Outs>, Vec<Bdims>) = parts.into_iter().unzip();
+    Ok((outs.into_iter().flatten().collect(), dims.concat()))
 }
 
 // ---------------------------------------------------------------------------
@@ -467,6 +505,11 @@ pub fn jvp(
     p: &[Tensor],
     t: &[Option<Tensor>],
 ) -> Result<(Outs, Vec<Option<Tensor>>)> {
+    if c.grouped(p.len()) {
+        let parts = each_operand(c, p.len(), |single, i| jvp(single, c, &p[i..=i], &t[i..=i]))?;
+        let (ys, ts): (Vec<Outs>, Vec<Vec<Option<Tensor>>>) = parts.into_iter().unzip();
+        return Ok((ys.into_iter().flatten().collect(), ts.concat()));
+    }
     let y = bind(prim, p.to_vec())?;
     let Some(tx) = t.first().cloned().flatten() else {
         return Ok((y, vec![None]));
@@ -490,8 +533,23 @@ pub fn jvp(
     Ok((y, vec![Some(ty)]))
 }
 
+/// Transposes of a linear collective's operands, given its outputs'
+/// cotangents (`None`: zero) and which operands are linear.
+pub fn transpose_all(
+    c: &Collective,
+    cts: &[Option<Tensor>],
+    linear: &[bool],
+) -> Result<Vec<Option<Tensor>>> {
+    (0..linear.len())
+        .map(|i| match (&cts[i], linear[i]) {
+            (Some(ct), true) => transpose(c, ct.clone()).map(Some),
+            _ => Ok(None),
+        })
+        .collect()
+}
+
 /// Transpose of a linear collective, given the output's cotangent.
-pub fn transpose(c: &Collective, ct: Tensor) -> Result<Tensor> {
+fn transpose(c: &Collective, ct: Tensor) -> Result<Tensor> {
     let op = match &c.op {
         CollectiveOp::AllReduce(ReduceOp::Sum) => CollectiveOp::AllReduce(ReduceOp::Sum),
         CollectiveOp::AllGather { axis, tiled } => CollectiveOp::ReduceScatter {
@@ -530,6 +588,9 @@ pub fn batch_other(
     v: &[Tensor],
     d: &[Option<usize>],
 ) -> Result<(Outs, Bdims)> {
+    if c.grouped(v.len()) {
+        return batched_each(c, v.len(), |i| batch_other(c, size, &v[i..=i], &d[i..=i]));
+    }
     let x = to_front(&v[0], d[0], size)?;
     let op = match &c.op {
         CollectiveOp::AllGather { axis, tiled } => CollectiveOp::AllGather {
@@ -555,6 +616,9 @@ pub fn batch_other(
 /// Batching by the `vmap` that binds the collective's own axis name: the
 /// devices are the batch axis, so each collective is array code over it.
 pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
+    if c.grouped(v.len()) {
+        return batched_each(c, v.len(), |i| batch_named(c, &v[i..=i], &d[i..=i]));
+    }
     let n = c.size;
     if let CollectiveOp::AxisIndex = c.op {
         return Ok((smallvec![iota(DType::I32, &[n], 0)?], vec![Some(0)]));

@@ -36,6 +36,9 @@ pub struct Eqn {
     pub prim: Prim,
     pub inputs: Vec<Atom>,
     pub outputs: Vec<usize>,
+    /// Where the source made it (`file:line`), when it was traced from
+    /// arr code: what `:plan` shows beside a collective it causes.
+    pub line: Option<Arc<str>>,
 }
 
 /// A graph with values for its first `consts.len()` inputs (what the traced
@@ -191,8 +194,96 @@ pub fn process(
         prim: prim.clone(),
         inputs,
         outputs,
+        line: source_line(),
     });
     Ok(outs)
+}
+
+thread_local! {
+    /// Graph traces running on this thread (the interpreter notes source
+    /// positions only while one is).
+    static GRAPH_TRACES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The statement being run, and its position as text once asked for.
+    static SOURCE: RefCell<Option<(Rc<arr_lang::SourceFile>, arr_lang::Span, Option<Arc<str>>)>> =
+        const { RefCell::new(None) };
+    /// The position of the equation a transformation is replaying (a
+    /// backward pass transposing it), which its new equations take.
+    static REPLAYING: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+}
+
+/// The name of the standard library's own arr source: its statements are
+/// not where a user's operation comes from, so positions skip them.
+pub const STDLIB_SOURCE: &str = "<stdlib>";
+
+/// Run `f` with the equations it records placed at `line` (those of an
+/// equation being transposed or partitioned come from its position).
+pub fn at_line<R>(line: Option<Arc<str>>, f: impl FnOnce() -> R) -> R {
+    if line.is_none() {
+        return f();
+    }
+    let before = REPLAYING.with(|r| r.replace(line));
+    let out = f();
+    REPLAYING.with(|r| *r.borrow_mut() = before);
+    out
+}
+
+/// Whether a graph is being traced here, so equations want source positions.
+#[inline]
+pub fn recording() -> bool {
+    GRAPH_TRACES.with(|n| n.get() > 0)
+}
+
+/// The interpreter is running the statement at `span` of `file`.
+pub fn set_source(file: &Rc<arr_lang::SourceFile>, span: arr_lang::Span) {
+    if file.name == STDLIB_SOURCE {
+        return;
+    }
+    SOURCE.with(|s| {
+        let mut s = s.borrow_mut();
+        if !matches!(&*s, Some((f, sp, _)) if Rc::ptr_eq(f, file) && *sp == span) {
+            *s = Some((file.clone(), span, None));
+        }
+    });
+}
+
+/// The position of the statement being run, as `file:line`.
+fn source_line() -> Option<Arc<str>> {
+    if let Some(line) = REPLAYING.with(|r| r.borrow().clone()) {
+        return Some(line);
+    }
+    SOURCE.with(|s| {
+        let mut s = s.borrow_mut();
+        let (file, span, text) = s.as_mut()?;
+        Some(
+            text.get_or_insert_with(|| {
+                // The file's own name: a plan reads the same wherever it runs.
+                let name = std::path::Path::new(&file.name)
+                    .file_name()
+                    .map_or(file.name.clone(), |n| n.to_string_lossy().into_owned());
+                Arc::from(format!("{name}:{}", file.line_col(span.start).line))
+            })
+            .clone(),
+        )
+    })
+}
+
+/// Counts a graph trace while it lives.
+struct Recording;
+
+impl Recording {
+    fn start() -> Recording {
+        GRAPH_TRACES.with(|n| n.set(n.get() + 1));
+        Recording
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        GRAPH_TRACES.with(|n| n.set(n.get() - 1));
+        if !recording() {
+            SOURCE.with(|s| s.borrow_mut().take());
+        }
+    }
 }
 
 /// Trace `f` on arguments of types `in_avals` into a graph. With `dynamic`,
@@ -204,6 +295,7 @@ pub fn trace(
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
 ) -> Result<ClosedGraph> {
     let builder = Rc::new(RefCell::new(Builder::default()));
+    let _recording = Recording::start();
     let guard = push(TraceKind::Graph(builder.clone()), dynamic);
     let mut arg_vars = Vec::new();
     let mut args = Vec::new();

@@ -177,7 +177,9 @@ pub fn backward_pass(
                 a => LinIn::Known(read(&values, a)),
             })
             .collect();
-        let in_cts = super::rules::transpose_rule(&eqn.prim, &out_cts, &ins)?;
+        let in_cts = super::graph::at_line(eqn.line.clone(), || {
+            super::rules::transpose_rule(&eqn.prim, &out_cts, &ins)
+        })?;
         for (a, ct) in eqn.inputs.iter().zip(in_cts) {
             if let (Atom::Var(v), Some(ct)) = (a, ct) {
                 if linear[*v] {

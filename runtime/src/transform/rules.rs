@@ -636,6 +636,10 @@ pub fn transpose_rule(
     {
         return super::control::transpose(prim, cts, ins);
     }
+    if let Prim::Collective(c) = prim {
+        let linear: Vec<bool> = ins.iter().map(LinIn::is_linear).collect();
+        return super::collective::transpose_all(c, cts, &linear);
+    }
     let ct = cts[0].clone().expect("a cotangent");
     let one_op = |p: Prim, x: Tensor| bind(&p, [x]).map(|mut o| o.swap_remove(0));
     match prim {
@@ -757,7 +761,7 @@ pub fn transpose_rule(
                 .collect();
             transpose(&r, &perm)
         }),
-        Prim::Collective(c) => for_linear(ins, |_| super::collective::transpose(c, ct.clone())),
+        Prim::Collective(_) => unreachable!("transposed above"),
         Prim::ShardingConstraint(_) => for_linear(ins, |_| one_op(prim.clone(), ct.clone())),
         Prim::Transpose(perm) => for_linear(ins, |_| {
             let mut inv = vec![0; perm.len()];
