@@ -311,6 +311,8 @@ struct Program {
     /// The output pytree (leaves are placeholders) and each leaf's mapped axis.
     out_tree: Value,
     out_dims: Vec<Option<i64>>,
+    /// For a pmap of a pmap, each leaf's inner mapped axis too.
+    inner_dims: Vec<Option<i64>>,
 }
 
 fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -328,7 +330,14 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         v => vec![int_arg("static_broadcasted_argnums", v)? as usize],
     };
     let programs: RefCell<Vec<Program>> = RefCell::new(Vec::new());
-    Ok(NativeClosure::value(
+    let level = PmapLevel {
+        f: f.clone(),
+        name: name.clone(),
+        in_axes: in_axes.clone(),
+        out_axes: out_axes.clone(),
+        statics: statics.clone(),
+    };
+    let v = NativeClosure::value(
         format!("pmap({})", func_name(&f)),
         move |interp, args, kwargs| {
             let spec = MapSpec {
@@ -339,7 +348,246 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             };
             pmap_call(interp, &f, &spec, &name, &statics, &programs, args, kwargs)
         },
-    ))
+    );
+    if let Value::Native(n) = &v {
+        n.attrs
+            .borrow_mut()
+            .push((PMAP_LEVEL.into(), Value::object(level)));
+    }
+    Ok(v)
+}
+
+/// The attribute under which a pmapped function keeps how it maps, so a
+/// pmap of it can put both mapped axes on a grid of devices.
+const PMAP_LEVEL: &str = "_pmap_level";
+
+/// How a pmapped function maps its function over devices.
+#[derive(Debug)]
+struct PmapLevel {
+    f: Value,
+    name: Arc<str>,
+    in_axes: Value,
+    out_axes: Value,
+    statics: Vec<usize>,
+}
+
+impl arr_runtime::value::Object for PmapLevel {
+    fn type_name(&self) -> &'static str {
+        "pmap_level"
+    }
+    fn repr(&self) -> String {
+        format!("<pmap over '{}'>", self.name)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The mapping of `f` when it is itself a pmapped function without static
+/// arguments.
+fn inner_pmap(f: &Value) -> Option<Rc<NativeClosure>> {
+    match f {
+        Value::Native(n) => {
+            let attrs = n.attrs.borrow();
+            let (_, level) = attrs.iter().find(|(k, _)| k == PMAP_LEVEL)?;
+            let level = object::<PmapLevel>(level)?;
+            level.statics.is_empty().then(|| n.clone())
+        }
+        _ => None,
+    }
+}
+
+/// `pmap(pmap(g, 'j'), 'i')(args)` on an (n_i, n_j) grid of devices: each
+/// device runs `g` on its slice of both mapped axes with both axis names
+/// bound, collectives over 'j' among the devices of its row and over 'i'
+/// among those of its column. `None` when the grid does not fit the
+/// devices or the inner pmap maps nothing (then the inner one runs as vmap
+/// on each of the outer devices, which computes the same values).
+fn nested_pmap_call(
+    interp: &mut Interp,
+    outer: &MapSpec,
+    outer_name: &Arc<str>,
+    inner: &Rc<NativeClosure>,
+    programs: &RefCell<Vec<Program>>,
+    args: &[Value],
+) -> Result<Option<Value>> {
+    let attrs = inner.attrs.borrow();
+    let level = attrs
+        .iter()
+        .find_map(|(k, v)| (k == PMAP_LEVEL).then(|| object::<PmapLevel>(v)).flatten())
+        .expect("checked by inner_pmap");
+    let (args_tree, flat, dims_o, n_o) = map_args(outer, args)?;
+    // The inner pmap's axes, on the leaves with the outer axis removed.
+    let inner_spec = match &level.in_axes {
+        v @ (Value::Tuple(_) | Value::List(_)) => v.clone(),
+        other => Value::tuple(vec![other.clone(); args.len()]),
+    };
+    let mut axes_i = Vec::new();
+    crate::transforms::axes_for(&inner_spec, &args_tree, &mut axes_i)?;
+    let mut dims_i = Vec::new();
+    let mut n_i = None;
+    for ((t, d_o), a) in flat.iter().zip(&dims_o).zip(&axes_i) {
+        let rank = t.ndim() - usize::from(d_o.is_some());
+        let d = match a {
+            None => None,
+            Some(a) => {
+                let Ok(d) = numpy::normalize_axis(*a, rank) else {
+                    return Ok(None);
+                };
+                let mut shape = t.shape().to_vec();
+                if let Some(o) = d_o {
+                    shape.remove(*o);
+                }
+                if n_i.is_some_and(|n| n != shape[d]) {
+                    return Ok(None);
+                }
+                n_i = Some(shape[d]);
+                Some(d)
+            }
+        };
+        dims_i.push(d);
+    }
+    let Some(n_i) = n_i else {
+        return Ok(None);
+    };
+    if n_o * n_i > devices::count() {
+        return Ok(None);
+    }
+    // Each device's argument types, and where its block of a leaf lies.
+    let local_shape = |t: &Tensor, k: usize| -> Vec<usize> {
+        let mut shape = t.shape().to_vec();
+        if let Some(o) = dims_o[k] {
+            shape.remove(o);
+        }
+        if let Some(i) = dims_i[k] {
+            shape.remove(i);
+        }
+        shape
+    };
+    let avals: Vec<Aval> = flat
+        .iter()
+        .enumerate()
+        .map(|(k, t)| Aval {
+            shape: local_shape(t, k).into(),
+            dtype: t.dtype(),
+        })
+        .collect();
+    let key = format!("nested {} {}", level.name, structure(&args_tree));
+    let found = programs
+        .borrow()
+        .iter()
+        .position(|p| p.avals == avals && p.statics == key);
+    let index = match found {
+        Some(i) => i,
+        None => {
+            let out_tree = RefCell::new(Value::None);
+            let compiled = {
+                let _o = collective::bind_device_axis(outer_name.clone(), n_o, None);
+                let _i = collective::bind_device_axis(level.name.clone(), n_i, None);
+                jit::compile(&avals, |ts| {
+                    let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
+                    let out = interp.call(&level.f, numpy::sequence_items(&rebuilt)?, vec![])?;
+                    let ts = crate::transforms::flatten_tree(&out)?;
+                    *out_tree.borrow_mut() = out;
+                    Ok(ts)
+                })?
+            };
+            let out_tree = out_tree.into_inner();
+            let out_dims_o = out_dims(outer.out_axes, &out_tree)?;
+            let inner_dims = out_dims(&level.out_axes, &out_tree)?;
+            let mut ps = programs.borrow_mut();
+            ps.push(Program {
+                avals,
+                statics: key,
+                compiled: Rc::new(compiled),
+                out_tree,
+                out_dims: out_dims_o,
+                inner_dims,
+            });
+            ps.len() - 1
+        }
+    };
+    let (compiled, out_tree, od_o, od_i) = {
+        let ps = programs.borrow();
+        let p = &ps[index];
+        (
+            p.compiled.clone(),
+            p.out_tree.clone(),
+            p.out_dims.clone(),
+            p.inner_dims.clone(),
+        )
+    };
+    let grid = Arc::new(
+        Mesh::new(
+            vec![n_o, n_i],
+            vec![outer_name.clone(), level.name.clone()],
+            (0..n_o * n_i).collect(),
+        )
+        .map_err(Error::value_error)?,
+    );
+    let whole: Vec<Array> = flat
+        .iter()
+        .map(|t| t.concrete().cloned())
+        .collect::<Result<_>>()?;
+    let inputs = |pos: usize| -> Vec<Array> {
+        let (a, b) = (pos / n_i, pos % n_i);
+        whole
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                let x = match dims_o[k] {
+                    Some(d) => slice_at(x, d, a),
+                    None => x.clone(),
+                };
+                match dims_i[k] {
+                    Some(d) => slice_at(&x, d, b),
+                    None => x,
+                }
+            })
+            .collect()
+    };
+    let outs = MeshGroups::new(&grid)?.run(&compiled, &inputs, "pmap")?;
+    let mut results = Vec::new();
+    for (k, (&ax_o, &ax_i)) in od_o.iter().zip(&od_i).enumerate() {
+        let parts: Vec<Array> = outs.iter().map(|o| o[k].clone()).collect();
+        if ax_o.is_none() && ax_i.is_none() {
+            results.push(Tensor::from(parts[0].clone()));
+            continue;
+        }
+        // Insert the inner axis, then the outer one; note where each lands.
+        let mut shape = parts[0].shape().to_vec();
+        let mut at_i = None;
+        if let Some(a) = ax_i {
+            let a = out_axis(a, shape.len() + 1).min(shape.len());
+            shape.insert(a, 1);
+            at_i = Some(a);
+        }
+        let mut at_o = None;
+        if let Some(a) = ax_o {
+            let a = out_axis(a, shape.len() + 1).min(shape.len());
+            shape.insert(a, 1);
+            at_o = Some(a);
+            at_i = at_i.map(|i| if a <= i { i + 1 } else { i });
+        }
+        let shards: Vec<Array> = parts.iter().map(|x| x.reshape(&shape)).collect();
+        let mut spec = vec![Vec::new(); shape.len()];
+        if let Some(a) = at_o {
+            shape[a] = n_o;
+            spec[a] = vec![0];
+        }
+        if let Some(a) = at_i {
+            shape[a] = n_i;
+            spec[a] = vec![1];
+        }
+        let placement = sharding::Placement::new(grid.clone(), spec, shape.len())
+            .map_err(Error::value_error)?;
+        results.push(Tensor::from(Array::from_shards(
+            &shape,
+            Arc::new(placement),
+            shards,
+        )));
+    }
+    crate::transforms::unflatten_tree(&out_tree, &results).map(Some)
 }
 
 /// `f` with the static arguments put back at their positions.
@@ -401,6 +649,11 @@ fn pmap_call(
             move |interp, args, kwargs| interp.call(&f, with_statics(&statics2, args), kwargs)
         });
         return vmap_call(interp, &g, &spec, dynamic, kwargs, Some(name.clone()));
+    }
+    if let (true, true, Some(inner)) = (statics.is_empty(), kwargs.is_empty(), inner_pmap(f)) {
+        if let Some(out) = nested_pmap_call(interp, &spec, name, &inner, programs, &dynamic)? {
+            return Ok(out);
+        }
     }
     let (args_tree, flat, dims, size) = map_args(&spec, &dynamic)?;
     let n_dev = devices::count();
@@ -465,6 +718,7 @@ fn pmap_call(
                 compiled: Rc::new(compiled),
                 out_tree,
                 out_dims,
+                inner_dims: Vec::new(),
             });
             ps.len() - 1
         }

@@ -780,7 +780,7 @@ fn slice_last(t: &Tensor, from: usize, to: usize) -> Result<Tensor> {
 
 /// Per leaf of `tree`, the axis from `spec`: an int or None applies to the
 /// whole subtree; a container matches the tree's container.
-fn axes_for(spec: &Value, tree: &Value, out: &mut Vec<Option<i64>>) -> Result<()> {
+pub(crate) fn axes_for(spec: &Value, tree: &Value, out: &mut Vec<Option<i64>>) -> Result<()> {
     match (spec, tree) {
         (Value::None, _) => {
             out.extend(std::iter::repeat_n(None, leaves(tree).len()));

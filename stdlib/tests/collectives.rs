@@ -119,6 +119,43 @@ for shape in [(2, 4), (4, 2), (1, 8), (8, 1), (2, 2)]:
     close(vmap(lambda a: shard_map(lambda b: psum(b, ("r", "c")), m, P("r", "c"), P(None, None))(a))(x[None]), both[None], "vmap of shard_map on " + str(shape))
 "#;
 
+/// A pmap of a pmap runs on a 2-D grid of devices (both axes' collectives
+/// between real workers, the result laid out over the grid) and equals the
+/// nested named vmaps, forward, under jit and under grad, with in_axes None
+/// and out_axes moved on the inner level; a grid larger than the devices
+/// falls back to vmap inside each outer device.
+const NESTED_PMAP: &str = r#"
+def close(a, b, what):
+    assert a.shape == b.shape, what + ": shapes " + str(a.shape) + " and " + str(b.shape)
+    err = max(abs(a - b)) if a.size > 0 else 0.0
+    assert err <= 1e-4 * (1.0 + max(abs(b))), what + ": off by " + str(err)
+
+def g(v):
+    return v * 2.0 + psum(v, "j") - pmean(v, "i") + pmax(v, ("i", "j")) + axis_index("i") * 10.0 + axis_index("j")
+for (I, J) in [(2, 4), (4, 2), (1, 8), (2, 3), (8, 1)]:
+    x = random.normal(random.key(I * 10 + J), (I, J, 3))
+    f = pmap(pmap(g, axis_name="j"), axis_name="i")
+    ref = vmap(vmap(g, axis_name="j"), axis_name="i")(x)
+    y = f(x)
+    assert str(type(y)) == "f32[" + str(I) + "@i," + str(J) + "@j,3]", str(type(y))
+    close(y, ref, "nested pmap " + str((I, J)))
+    close(jit(f)(x), ref, "jit of nested pmap " + str((I, J)))
+    close(f(y), vmap(vmap(g, axis_name="j"), axis_name="i")(ref), "nested pmap of its own output " + str((I, J)))
+    close(grad(lambda x: sum(f(x) ** 2))(x), grad(lambda x: sum(vmap(vmap(g, axis_name="j"), axis_name="i")(x) ** 2))(x), "grad of nested pmap " + str((I, J)))
+    inner = lambda a, b: a * b + psum(a, "j") + pmean(a, "i")
+    h = pmap(pmap(inner, axis_name="j", in_axes=(0, None), out_axes=1), axis_name="i")
+    hv = vmap(vmap(inner, axis_name="j", in_axes=(0, None), out_axes=1), axis_name="i")
+    b = random.normal(random.key(5), (I, 3))
+    close(h(x, b), hv(x, b), "in_axes None, out_axes 1 " + str((I, J)))
+big = random.normal(random.key(9), (4, 4, 2))
+close(pmap(pmap(g, axis_name="j"), axis_name="i")(big), vmap(vmap(g, axis_name="j"), axis_name="i")(big), "a 4x4 grid on 8 devices")
+"#;
+
+#[test]
+fn nested_pmap_runs_on_a_grid_of_devices() {
+    run(NESTED_PMAP).unwrap_or_else(|e| panic!("{e}"));
+}
+
 fn run(src: &str) -> Result<(), String> {
     let mut s: Session = arr_stdlib::session();
     s.run_script("<collectives>", src)

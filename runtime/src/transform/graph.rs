@@ -199,13 +199,15 @@ pub fn process(
     Ok(outs)
 }
 
+/// A statement's file and span, and its `file:line` text once made.
+type Source = (Rc<arr_lang::SourceFile>, arr_lang::Span, Option<Arc<str>>);
+
 thread_local! {
     /// Graph traces running on this thread (the interpreter notes source
     /// positions only while one is).
     static GRAPH_TRACES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// The statement being run, and its position as text once asked for.
-    static SOURCE: RefCell<Option<(Rc<arr_lang::SourceFile>, arr_lang::Span, Option<Arc<str>>)>> =
-        const { RefCell::new(None) };
+    static SOURCE: RefCell<Option<Source>> = const { RefCell::new(None) };
     /// The position of the equation a transformation is replaying (a
     /// backward pass transposing it), which its new equations take.
     static REPLAYING: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
