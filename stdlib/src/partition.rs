@@ -341,28 +341,37 @@ impl Partitioner<'_> {
                 }
                 Ok(vec![(y, spec)])
             }
-            Prim::DotGeneral(dd) if dd.lhs_batch.is_empty() => {
+            Prim::DotGeneral(dd) => {
                 let mut it = ins.into_iter();
                 let ((a, sa), (b, sb)) = (it.next().expect("lhs"), it.next().expect("rhs"));
                 let (mut ta, mut tb) = (sa.clone(), sb.clone());
+                // Batch dimensions: the rhs follows the lhs's layout, and the
+                // result keeps it (no collective).
+                for (&l, &r) in dd.lhs_batch.iter().zip(&dd.rhs_batch) {
+                    tb[r] = ta[l].clone();
+                }
                 let mut summed: Vec<usize> = Vec::new();
                 for (&l, &r) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
-                    if sa[l] == sb[r] {
+                    if sa[l] == tb[r] {
                         summed.extend(sa[l].iter().copied());
                     } else {
                         ta[l].clear();
                         tb[r].clear();
                     }
                 }
-                // A mesh axis may split only one dimension of the result.
-                let lfree: Vec<usize> = (0..sa.len())
-                    .filter(|d| !dd.lhs_contract.contains(d))
-                    .collect();
-                let rfree: Vec<usize> = (0..sb.len())
-                    .filter(|d| !dd.rhs_contract.contains(d))
-                    .collect();
-                let used: Vec<usize> = lfree
+                let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
+                    (0..rank)
+                        .filter(|d| !batch.contains(d) && !contract.contains(d))
+                        .collect()
+                };
+                let lfree = free(sa.len(), &dd.lhs_batch, &dd.lhs_contract);
+                let rfree = free(sb.len(), &dd.rhs_batch, &dd.rhs_contract);
+                // A mesh axis may split only one dimension of the result (and
+                // of the rhs, whose batch layout was just changed).
+                let used: Vec<usize> = dd
+                    .lhs_batch
                     .iter()
+                    .chain(&lfree)
                     .flat_map(|&d| ta[d].clone())
                     .chain(summed.iter().copied())
                     .collect();
@@ -371,18 +380,8 @@ impl Partitioner<'_> {
                         tb[d].clear();
                     }
                 }
-                let a = self.reshard(
-                    &a,
-                    &sa,
-                    &ta,
-                    "dot: contracting dimensions laid out differently",
-                )?;
-                let b = self.reshard(
-                    &b,
-                    &sb,
-                    &tb,
-                    "dot: contracting dimensions laid out differently",
-                )?;
+                let a = self.reshard(&a, &sa, &ta, "dot: operands laid out differently")?;
+                let b = self.reshard(&b, &sb, &tb, "dot: operands laid out differently")?;
                 let mut y = bind(prim, [a, b])?.swap_remove(0);
                 for &ax in &summed {
                     y = self.collective(
@@ -395,8 +394,10 @@ impl Partitioner<'_> {
                         ),
                     )?;
                 }
-                let spec: Spec = lfree
+                let spec: Spec = dd
+                    .lhs_batch
                     .iter()
+                    .chain(&lfree)
                     .map(|&d| ta[d].clone())
                     .chain(rfree.iter().map(|&d| tb[d].clone()))
                     .collect();

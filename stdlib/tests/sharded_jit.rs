@@ -133,6 +133,21 @@ for ins, f in [
     close(jit(f, in_shardings=ins)(c3), f(c3), "reshape " + str(ins))
 plan = jit(lambda t: sum(t.reshape(8, 24), axis=1), in_shardings=s('data', None, None)).plan(c3)
 assert "no collectives" in plan, plan
+# Batched products: split batch dimensions stay split (no collective),
+# a replicated rhs follows the lhs's batch layout, split contractions psum.
+ba = random.normal(random.key(11), (4, 8, 8))
+bb = random.normal(random.key(12), (4, 8, 4))
+bmm = lambda p, q: p @ q
+for ins in [(s('data', None, None), s('data', None, None)), (s('data', None, None), s()),
+            (s(None, None, 'model'), s(None, 'model', None)), (s('data', 'model', None), s('data', None, None)),
+            (s('model', None, 'data'), s(None, 'data', None)), (s(), s(None, None, 'model'))]:
+    close(jit(bmm, in_shardings=ins)(ba, bb), bmm(ba, bb), "batched dot " + str([i for i in ins]))
+    close(jit(grad(lambda p, q: sum(bmm(p, q) ** 2)), in_shardings=ins)(ba, bb), grad(lambda p, q: sum(bmm(p, q) ** 2))(ba, bb), "grad of batched dot " + str([i for i in ins]))
+plan = jit(bmm, in_shardings=(s('data', None, None), s('data', None, None))).plan(ba, bb)
+assert "no collectives" in plan, plan
+assert type(jit(bmm, in_shardings=(s('data', None, None), s()))(ba, bb)) == "f32[4@data,8,4]"
+plan = jit(bmm, in_shardings=(s(None, None, 'model'), s(None, 'model', None))).plan(ba, bb)
+assert len(plan.split("psum over 'model'")) == 2 and "all_gather" not in plan, plan
 # with_sharding_constraint: inside, the partitioner makes that layout.
 h = lambda a: with_sharding_constraint(a * 2.0, s(None, 'model')) + 1.0
 hs = jit(h, in_shardings=s('data', None))
