@@ -304,6 +304,7 @@ fn pairs(v: &Value) -> Result<Vec<(usize, usize)>> {
 // pmap
 
 /// One compiled per-device program of a pmapped function.
+#[derive(Clone)]
 struct Program {
     avals: Vec<Aval>,
     statics: String,
@@ -473,50 +474,22 @@ fn nested_pmap_call(
         })
         .collect();
     let key = format!("nested {} {}", level.name, structure(&args_tree));
-    let found = programs
-        .borrow()
-        .iter()
-        .position(|p| p.avals == avals && p.statics == key);
-    let index = match found {
-        Some(i) => i,
-        None => {
-            let out_tree = RefCell::new(Value::None);
-            let compiled = {
-                let _o = collective::bind_device_axis(outer_name.clone(), n_o, None);
-                let _i = collective::bind_device_axis(level.name.clone(), n_i, None);
-                jit::compile(&avals, |ts| {
-                    let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
-                    let out = interp.call(&level.f, numpy::sequence_items(&rebuilt)?, vec![])?;
-                    let ts = crate::transforms::flatten_tree(&out)?;
-                    *out_tree.borrow_mut() = out;
-                    Ok(ts)
-                })?
-            };
-            let out_tree = out_tree.into_inner();
-            let out_dims_o = out_dims(outer.out_axes, &out_tree)?;
-            let inner_dims = out_dims(&level.out_axes, &out_tree)?;
-            let mut ps = programs.borrow_mut();
-            ps.push(Program {
-                avals,
-                statics: key,
-                compiled: Rc::new(compiled),
-                out_tree,
-                out_dims: out_dims_o,
-                inner_dims,
-            });
-            ps.len() - 1
-        }
-    };
-    let (compiled, out_tree, od_o, od_i) = {
-        let ps = programs.borrow();
-        let p = &ps[index];
-        (
-            p.compiled.clone(),
-            p.out_tree.clone(),
-            p.out_dims.clone(),
-            p.inner_dims.clone(),
-        )
-    };
+    let axes = [(outer_name.clone(), n_o), (level.name.clone(), n_i)];
+    let p = cached_program(
+        programs,
+        avals,
+        key,
+        &axes,
+        &args_tree,
+        |args| interp.call(&level.f, args, vec![]),
+        |out_tree| {
+            Ok((
+                out_dims(outer.out_axes, out_tree)?,
+                out_dims(&level.out_axes, out_tree)?,
+            ))
+        },
+    )?;
+    let (compiled, out_tree, od_o, od_i) = (p.compiled, p.out_tree, p.out_dims, p.inner_dims);
     let grid = Arc::new(
         Mesh::new(
             vec![n_o, n_i],
@@ -588,6 +561,54 @@ fn nested_pmap_call(
         )));
     }
     crate::transforms::unflatten_tree(&out_tree, &results).map(Some)
+}
+
+/// The program compiled for these argument types and key: found in the
+/// cache, or traced now by `call` (on the rebuilt argument tree) with the
+/// device axes `axes` bound; `out_dims` gives each output leaf's outer and
+/// inner mapped axes.
+fn cached_program(
+    programs: &RefCell<Vec<Program>>,
+    avals: Vec<Aval>,
+    key: String,
+    axes: &[(Arc<str>, usize)],
+    args_tree: &Value,
+    mut call: impl FnMut(Vec<Value>) -> Result<Value>,
+    out_dims: impl FnOnce(&Value) -> Result<(Vec<Option<i64>>, Vec<Option<i64>>)>,
+) -> Result<Program> {
+    if let Some(p) = programs
+        .borrow()
+        .iter()
+        .find(|p| p.avals == avals && p.statics == key)
+    {
+        return Ok(p.clone());
+    }
+    let out_tree = RefCell::new(Value::None);
+    let compiled = {
+        let _axes: Vec<collective::AxisGuard> = axes
+            .iter()
+            .map(|(n, size)| collective::bind_device_axis(n.clone(), *size, None))
+            .collect();
+        jit::compile(&avals, |ts| {
+            let rebuilt = crate::transforms::unflatten_tree(args_tree, &ts)?;
+            let out = call(numpy::sequence_items(&rebuilt)?)?;
+            let ts = crate::transforms::flatten_tree(&out)?;
+            *out_tree.borrow_mut() = out;
+            Ok(ts)
+        })?
+    };
+    let out_tree = out_tree.into_inner();
+    let (outer, inner) = out_dims(&out_tree)?;
+    let p = Program {
+        avals,
+        statics: key,
+        compiled: Rc::new(compiled),
+        out_tree,
+        out_dims: outer,
+        inner_dims: inner,
+    };
+    programs.borrow_mut().push(p.clone());
+    Ok(p)
 }
 
 /// `f` with the static arguments put back at their positions.
@@ -690,44 +711,17 @@ fn pmap_call(
             .collect::<Vec<_>>()
             .join(",")
     );
-    let found = programs
-        .borrow()
-        .iter()
-        .position(|p| p.avals == avals && p.statics == statics_key);
-    let index = match found {
-        Some(i) => i,
-        None => {
-            let out_tree = RefCell::new(Value::None);
-            let compiled = {
-                let _axis = collective::bind_device_axis(name.clone(), size, None);
-                jit::compile(&avals, |ts| {
-                    let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
-                    let args = with_statics(&statics, numpy::sequence_items(&rebuilt)?);
-                    let out = interp.call(f, args, kwargs.clone())?;
-                    let ts = crate::transforms::flatten_tree(&out)?;
-                    *out_tree.borrow_mut() = out;
-                    Ok(ts)
-                })?
-            };
-            let out_tree = out_tree.into_inner();
-            let out_dims = out_dims(spec.out_axes, &out_tree)?;
-            let mut ps = programs.borrow_mut();
-            ps.push(Program {
-                avals,
-                statics: statics_key,
-                compiled: Rc::new(compiled),
-                out_tree,
-                out_dims,
-                inner_dims: Vec::new(),
-            });
-            ps.len() - 1
-        }
-    };
-    let (compiled, out_tree, odims) = {
-        let ps = programs.borrow();
-        let p = &ps[index];
-        (p.compiled.clone(), p.out_tree.clone(), p.out_dims.clone())
-    };
+    let axes = [(name.clone(), size)];
+    let p = cached_program(
+        programs,
+        avals,
+        statics_key,
+        &axes,
+        &args_tree,
+        |args| interp.call(f, with_statics(&statics, args), kwargs.clone()),
+        |out_tree| Ok((out_dims(spec.out_axes, out_tree)?, Vec::new())),
+    )?;
+    let (compiled, out_tree, odims) = (p.compiled, p.out_tree, p.out_dims);
     let outs = run_on_devices(&compiled, name, size, &flat, &dims)?;
     // The outputs stay laid out over the devices that computed them: a
     // one-axis mesh named after the pmap axis, split along each out axis.
