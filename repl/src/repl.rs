@@ -230,7 +230,7 @@ help(name), ?name    documentation of a function or module
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
-:plan f(args)        the collectives a sharded jit will run for these arguments, with bytes and peak memory
+:plan f(args)        the collectives a sharded jit will run for these arguments, with source lines, bytes and peak memory
 :mesh                the devices (memory, steps, compute and collective time, bytes sent) and the sharded arrays on them
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
