@@ -770,3 +770,65 @@ fn softmax_under_jit_fuses_around_its_reductions() {
               in (g) }"#]],
     );
 }
+
+// ---------------------------------------------------------------------------
+// Epilogue fusion: a product read only by elementwise operations takes them
+// as its epilogue; one whose result is needed elsewhere stays a product.
+
+const MLP_LAYER: &str = "jit(lambda x, w, b: tanh(x @ w + b))";
+
+#[test]
+fn pass_fuse_matmul_epilogue() {
+    check(
+        &format!("{MLP_LAYER}.ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")"),
+        expect![[r#"
+            { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
+                d:f32[8,4] = fused_matmul[ops=4 inputs=3 outputs=1] a b c
+              in (d) }"#]],
+    );
+}
+
+#[test]
+fn matmul_epilogue_kernel_text() {
+    check(
+        &format!("{MLP_LAYER}.kernels(ones((8, 3)), ones((3, 4)), ones(4))"),
+        expect![[r#"
+            matmul f32[8,4] = dot f32[8,3] f32[3,4] contract (1) (0) batch () () {
+              in0: f32[8,4] strides (4,1) = product
+              in1: f32[4] strides (0,1)
+              r0 = load in0
+              r1 = load in1
+              r2 = add r0 r1
+              r3 = tanh r2
+              out0 = r3
+            }"#]],
+    );
+}
+
+/// The product is also an output: it must be stored, so nothing folds into it.
+#[test]
+fn pass_fuse_keeps_a_product_used_twice() {
+    check(
+        "jit(lambda x, w, b: (x @ w, tanh(x @ w + b))).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")",
+        expect![[r#"
+            { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
+                d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+                e:f32[8,4] = fused[ops=4 inputs=2 outputs=1] d c
+              in (d, e) }"#]],
+    );
+}
+
+/// The product is read by a reduction over its rows as well as by the
+/// elementwise group: both need the whole product, so it stays a product.
+#[test]
+fn pass_fuse_keeps_a_product_read_by_a_reduction() {
+    check(
+        "jit(lambda x, w, b: (lambda p: tanh(p + b) * sum(p, axis=0))(x @ w)).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")",
+        expect![[r#"
+            { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
+                d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+                e:f32[4] = reduce_sum[axes=(0,)] d
+                f:f32[8,4] = fused[ops=6 inputs=3 outputs=1] d c e
+              in (f) }"#]],
+    );
+}

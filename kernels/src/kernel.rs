@@ -10,8 +10,15 @@
 //!
 //! Registers hold the kernel's float `dtype`; comparisons give 0 or 1 and
 //! `Select` picks where its condition is non-zero; bool inputs load as 0/1.
+//!
+//! A `MatmulKernel` is a matrix product (`dot_general`) with an elementwise
+//! `Kernel` as its epilogue: the epilogue's iteration space is the product's
+//! shape and one designated input is the product itself, so a backend can
+//! apply the epilogue to each tile of the product as it is computed (CPU:
+//! each thread's rows, `cpu::linalg`; CUDA: the accumulator tile before its
+//! store) instead of in a second pass over the stored product.
 
-use crate::{BinaryOp, DType, ReduceOp, UnaryOp};
+use crate::{BinaryOp, DType, DotDims, ReduceOp, UnaryOp};
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +63,30 @@ pub struct KernelOutput {
     pub reduce: Option<ReduceOp>,
 }
 
+/// A matrix product whose result is read by an elementwise kernel.
+///
+/// Operands of the operation are `lhs`, `rhs`, then the epilogue's inputs
+/// other than `product`, in order. The epilogue stores every output (it
+/// has no reductions) and its `product` input is the product's result:
+/// `epilogue.shape` and that input's shape are the product's shape and the
+/// input is read at every index (row-major strides).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatmulKernel {
+    pub lhs: MatmulOperand,
+    pub rhs: MatmulOperand,
+    pub dims: DotDims,
+    pub epilogue: Kernel,
+    /// Which input of `epilogue` is the product.
+    pub product: usize,
+}
+
+/// An operand of a matrix product: its dtype and shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatmulOperand {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
 impl KernelInput {
     /// An input of `shape` read at every index of `space` with NumPy
     /// broadcasting (trailing axes aligned).
@@ -96,6 +127,45 @@ impl Kernel {
     }
 }
 
+impl MatmulKernel {
+    /// The product's shape (the epilogue's iteration space).
+    pub fn product_shape(&self) -> &[usize] {
+        &self.epilogue.shape
+    }
+
+    /// The shape of output `k`.
+    pub fn output_shape(&self, k: usize) -> Vec<usize> {
+        self.epilogue.output_shape(k)
+    }
+
+    /// Which operand of the operation feeds epilogue input `i` (`None` for
+    /// the product): lhs and rhs are operands 0 and 1.
+    pub fn operand_of_input(&self, i: usize) -> Option<usize> {
+        use std::cmp::Ordering::*;
+        match i.cmp(&self.product) {
+            Less => Some(2 + i),
+            Equal => None,
+            Greater => Some(1 + i),
+        }
+    }
+
+    /// Whether the epilogue has the form the backends run: stores only, and
+    /// the product input read at every index of the product's shape.
+    pub fn is_well_formed(&self) -> bool {
+        let e = &self.epilogue;
+        let p = e.inputs.get(self.product);
+        e.reduce_axes == 0
+            && e.outputs.iter().all(|o| o.reduce.is_none())
+            && p.is_some_and(|p| {
+                p.dtype == e.dtype
+                    && p.shape == e.shape
+                    && p.strides == KernelInput::broadcast(e.dtype, &e.shape, &e.shape).strides
+            })
+            && self.lhs.dtype == e.dtype
+            && self.rhs.dtype == e.dtype
+    }
+}
+
 fn dims(v: &[usize]) -> String {
     let d: Vec<String> = v.iter().map(|x| x.to_string()).collect();
     d.join(",")
@@ -118,13 +188,23 @@ impl fmt::Display for Kernel {
             dims(&self.shape),
             self.reduce_axes
         )?;
+        self.fmt_body(f, None)?;
+        write!(f, "}}")
+    }
+}
+
+impl Kernel {
+    /// The lines between the braces: inputs (`product` marks the one that is
+    /// a matrix product's result), registers, outputs.
+    fn fmt_body(&self, f: &mut fmt::Formatter, product: Option<usize>) -> fmt::Result {
         for (i, input) in self.inputs.iter().enumerate() {
             writeln!(
                 f,
-                "  in{i}: {}[{}] strides ({})",
+                "  in{i}: {}[{}] strides ({}){}",
                 input.dtype.short(),
                 dims(&input.shape),
-                dims(&input.strides)
+                dims(&input.strides),
+                if product == Some(i) { " = product" } else { "" }
             )?;
         }
         for (i, op) in self.body.iter().enumerate() {
@@ -152,6 +232,42 @@ impl fmt::Display for Kernel {
                 )?,
             }
         }
+        Ok(())
+    }
+}
+
+impl fmt::Display for MatmulKernel {
+    /// The product, then its epilogue's body; `= product` marks the input
+    /// that is the product's result:
+    ///
+    /// ```text
+    /// matmul f32[256,512] = dot f32[256,784] f32[784,512] contract (1) (0) batch () () {
+    ///   in0: f32[256,512] strides (512,1) = product
+    ///   in1: f32[512] strides (0,1)
+    ///   r0 = load in0
+    ///   r1 = load in1
+    ///   r2 = add r0 r1
+    ///   r3 = tanh r2
+    ///   out0 = r3
+    /// }
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let d = &self.dims;
+        writeln!(
+            f,
+            "matmul {}[{}] = dot {}[{}] {}[{}] contract ({}) ({}) batch ({}) ({}) {{",
+            self.epilogue.dtype.short(),
+            dims(&self.epilogue.shape),
+            self.lhs.dtype.short(),
+            dims(&self.lhs.shape),
+            self.rhs.dtype.short(),
+            dims(&self.rhs.shape),
+            dims(&d.lhs_contract),
+            dims(&d.rhs_contract),
+            dims(&d.lhs_batch),
+            dims(&d.rhs_batch),
+        )?;
+        self.epilogue.fmt_body(f, Some(self.product))?;
         write!(f, "}}")
     }
 }

@@ -15,5 +15,5 @@ pub mod sharding;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
 pub use dtype::DType;
-pub use kernel::{Kernel, KernelInput, KernelOutput, ScalarOp};
+pub use kernel::{Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ScalarOp};
 pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

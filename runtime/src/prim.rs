@@ -12,8 +12,8 @@ use crate::transform::{
     graph::{Graph, GraphRef},
 };
 use arr_kernels::{
-    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, ReduceOp, ScanOp,
-    ScatterMode, Shape, UnaryOp,
+    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, MatmulKernel,
+    ReduceOp, ScanOp, ScatterMode, Shape, UnaryOp,
 };
 use smallvec::{smallvec, SmallVec};
 use std::sync::Arc;
@@ -121,6 +121,12 @@ pub enum Prim {
     /// kernel's inputs. Exists only in compiled graphs, after every
     /// transformation has run.
     Fused(Arc<Kernel>),
+    /// A matrix product with an elementwise epilogue
+    /// (`arr_kernels::MatmulKernel`): made by the fusion pass from a
+    /// `dot_general` whose result only elementwise operations read.
+    /// Operands: lhs, rhs, then the epilogue's other inputs. Exists only in
+    /// compiled graphs, like `Fused`.
+    FusedMatmul(Arc<MatmulKernel>),
     /// A collective over a named axis (`psum`, `all_gather`, `ppermute`...;
     /// see `transform::collective`).
     Collective(collective::Collective),
@@ -270,6 +276,7 @@ impl Prim {
             Prim::Scan { .. } => "scan",
             Prim::CustomVjp { .. } => "custom_vjp",
             Prim::Fused(_) => "fused",
+            Prim::FusedMatmul(_) => "fused_matmul",
             Prim::Collective(c) => c.name(),
             Prim::ShardingConstraint(_) => "sharding_constraint",
         }
@@ -361,6 +368,12 @@ impl Prim {
                 k.inputs.len(),
                 k.outputs.len()
             ),
+            Prim::FusedMatmul(k) => format!(
+                "ops={} inputs={} outputs={}",
+                k.epilogue.body.len(),
+                k.epilogue.inputs.len() + 1,
+                k.epilogue.outputs.len()
+            ),
             Prim::While { n_cond, n_body, .. } => format!("n_cond={n_cond} n_body={n_body}"),
             Prim::Scan {
                 n_consts,
@@ -421,7 +434,8 @@ impl Prim {
             | Prim::While { .. }
             | Prim::Scan { .. }
             | Prim::CustomVjp { .. }
-            | Prim::Fused(_) => return None,
+            | Prim::Fused(_)
+            | Prim::FusedMatmul(_) => return None,
             _ => 1,
         })
     }
@@ -808,6 +822,38 @@ impl Prim {
                     })
                     .collect())
             }
+            Prim::FusedMatmul(k) => {
+                let e = &k.epilogue;
+                let matches = |a: &Aval, dtype: DType, shape: &[usize]| {
+                    a.dtype == dtype && a.shape[..] == shape[..]
+                };
+                let fits = args.len() == e.inputs.len() + 1
+                    && matches(&args[0], k.lhs.dtype, &k.lhs.shape)
+                    && matches(&args[1], k.rhs.dtype, &k.rhs.shape)
+                    && (0..e.inputs.len()).all(|i| {
+                        k.operand_of_input(i).is_none_or(|o| {
+                            matches(&args[o], e.inputs[i].dtype, &e.inputs[i].shape)
+                        })
+                    });
+                if !fits {
+                    return Err(Error::type_error(
+                        "fused matmul: operands do not match the kernel's inputs",
+                    ));
+                }
+                // The product's own type, as dot_general's rule gives it.
+                let dot = Prim::DotGeneral(k.dims.clone()).shape_rule(&args[..2])?;
+                if dot[0].dtype != e.dtype || dot[0].shape[..] != e.shape[..] {
+                    return Err(Error::type_error(
+                        "fused matmul: the product's type is not the epilogue's",
+                    ));
+                }
+                Ok((0..e.outputs.len())
+                    .map(|j| Aval {
+                        shape: k.output_shape(j).into(),
+                        dtype: e.dtype,
+                    })
+                    .collect())
+            }
         }
     }
 
@@ -848,6 +894,14 @@ impl Prim {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
             let refs: Vec<&Array> = arrays.iter().collect();
             return Ok(cpu::run_kernel(k, &refs)
+                .into_iter()
+                .map(Tensor::from)
+                .collect());
+        }
+        if let Prim::FusedMatmul(k) = self {
+            let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
+            let refs: Vec<&Array> = arrays.iter().collect();
+            return Ok(cpu::matmul_kernel(k, &refs)
                 .into_iter()
                 .map(Tensor::from)
                 .collect());
@@ -903,7 +957,8 @@ impl Prim {
             | Prim::While { .. }
             | Prim::Scan { .. }
             | Prim::CustomVjp { .. }
-            | Prim::Fused(_) => unreachable!(),
+            | Prim::Fused(_)
+            | Prim::FusedMatmul(_) => unreachable!(),
         };
         Ok(smallvec![out.into()])
     }

@@ -173,6 +173,7 @@ fn jitted(f: Value, options: Options) -> Value {
                         .iter()
                         .filter_map(|e| match &e.prim {
                             Prim::Fused(k) => Some(k.to_string()),
+                            Prim::FusedMatmul(k) => Some(k.to_string()),
                             _ => None,
                         })
                         .collect();

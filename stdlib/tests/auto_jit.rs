@@ -237,3 +237,47 @@ fn turning_it_off_compiles_nothing() {
     let err = s.run_entry("set_auto_jit(True, threshold=0)").unwrap_err();
     assert!(err.render().contains("threshold must be at least 1"));
 }
+
+/// Automatic JIT fuses epilogues into products too (the exact pipeline),
+/// and the results stay bit for bit the interpreter's: the product's values
+/// are computed by the same gemm calls either way.
+#[test]
+fn matmul_epilogues_compile_to_the_same_bits() {
+    let mut s = session();
+    for (case, (m, k, n, dtype)) in [
+        (300, 200, 100, "float32"),
+        (517, 64, 700, "float32"),
+        (200, 33, 129, "float64"),
+        (1000, 300, 50, "float64"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let src = format!(
+            "k = random.split(random.key({case}), 3)\n\
+             x = random.normal(k[0], ({m}, {k}), dtype={dtype})\n\
+             w = random.normal(k[1], ({k}, {n}), dtype={dtype}) * 0.1\n\
+             b = random.normal(k[2], ({n},), dtype={dtype})\n\
+             def mlp{case}(x, w, b):\n    return tanh(x @ w + b)\n"
+        );
+        run(&mut s, &src);
+        run(&mut s, "set_auto_jit(False)");
+        let want = run(&mut s, &format!("mlp{case}(x, w, b)"));
+        run(&mut s, "set_auto_jit(True)");
+        for call in 0..7 {
+            let got = run(&mut s, &format!("mlp{case}(x, w, b)"));
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "case {case}, call {}: compiled and interpreted results differ",
+                call + 1
+            );
+        }
+        let r = report(&mut s);
+        let line = r
+            .lines()
+            .find(|l| l.contains(&format!("compiled     function mlp{case} ")))
+            .unwrap_or_else(|| panic!("mlp{case} was not compiled:\n{r}"));
+        assert!(line.contains("3 equations -> 1 (1 fused kernels)"), "{r}");
+    }
+}

@@ -99,3 +99,97 @@ fn jit_composes_with_transformations_and_python_control_on_statics() {
         err.render()
     );
 }
+
+/// Products with an elementwise epilogue (`fused_matmul`) give eager
+/// evaluation's bits: random shapes (not multiples of the panel size, some
+/// large enough for BLAS and for several panels on all threads), float32
+/// and float64, biases broadcast along rows or columns or scalar, batched
+/// and transposed operands.
+#[test]
+fn matmul_epilogues_match_eager_bit_for_bit() {
+    let mut s = session();
+    let mut rng = Rng(2024);
+    let epilogues = [
+        "tanh(x @ w + b)",
+        "maximum(x @ w + b, 0.0) * 2.0",
+        "(x @ w) * b - 1.0",
+        "where(x @ w > b, x @ w, b * 0.5)",
+        "exp(-abs(x @ w)) + b",
+    ];
+    for case in 0..30u64 {
+        let big = case % 3 == 0;
+        let (m, k, n) = if big {
+            (
+                100 + rng.below(600),
+                1 + rng.below(300),
+                100 + rng.below(400),
+            )
+        } else {
+            (1 + rng.below(40), 1 + rng.below(40), 1 + rng.below(40))
+        };
+        let dtype = if rng.below(3) == 0 {
+            "float64"
+        } else {
+            "float32"
+        };
+        let bias = match rng.below(3) {
+            0 => format!("({n},)"),
+            1 => format!("({m}, 1)"),
+            _ => "()".to_string(),
+        };
+        // One case in four is a batch of products.
+        let lead = if rng.below(4) == 0 { "3, " } else { "" };
+        let body = epilogues[rng.below(epilogues.len() as u64) as usize];
+        let src = format!(
+            "k = random.split(random.key({case}), 3)\n\
+             x = random.normal(k[0], ({lead}{m}, {k}), dtype={dtype})\n\
+             w = random.normal(k[1], ({lead}{k}, {n}), dtype={dtype}) * 0.1\n\
+             b = random.normal(k[2], {bias}, dtype={dtype})\n\
+             f = lambda x, w, b: {body}\n\
+             g = jit(f)\n\
+             was = set_auto_jit(False)\n\
+             want = f(x, w, b)\n\
+             set_auto_jit(was)\n\
+             got = g(x, w, b)\n"
+        );
+        run(&mut s, &src);
+        assert!(
+            truthy(
+                &mut s,
+                "got.shape == want.shape and got.dtype == want.dtype and bool(all(got == want))"
+            ),
+            "case {case}: jit differs from eager for\n{src}"
+        );
+        assert!(
+            truthy(&mut s, "'fused_matmul' in g.ir(x, w, b)"),
+            "case {case}: no epilogue was fused for\n{src}{}",
+            match run(&mut s, "g.ir(x, w, b)") {
+                Value::Str(t) => t.to_string(),
+                _ => String::new(),
+            }
+        );
+    }
+}
+
+/// pmap compiles with jit's pipeline and runs on device workers (one
+/// thread each, no BLAS there): its fused products match eager ones.
+#[test]
+fn matmul_epilogues_run_on_device_workers() {
+    let mut s = session();
+    run(
+        &mut s,
+        "k = random.split(random.key(9), 3)\n\
+         xs = random.normal(k[0], (4, 300, 70))\n\
+         w = random.normal(k[1], (70, 130)) * 0.1\n\
+         b = random.normal(k[2], (130,))\n\
+         f = lambda x, w, b: maximum(tanh(x @ w + b), 0.0)\n\
+         got = pmap(f, in_axes=(0, None, None))(xs, w, b)\n\
+         was = set_auto_jit(False)\n\
+         want = stack([f(xs[i], w, b) for i in range(4)])\n\
+         set_auto_jit(was)\n",
+    );
+    assert!(truthy(
+        &mut s,
+        "got.shape == want.shape and bool(all(got == want))"
+    ));
+}

@@ -162,15 +162,36 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
     }
 }
 
+/// An input as the registers read it: its elements, and the flat index of
+/// the iteration space that its first element stands at (0, except for a
+/// matrix product's panel, which holds only the rows being computed).
+#[derive(Clone, Copy)]
+struct Src<'a, T> {
+    elems: &'a [T],
+    base: usize,
+}
+
+/// Every input from index 0.
+fn whole<'a, T: KFloat>(data: &'a [Data<'a, T>]) -> Vec<Src<'a, T>> {
+    data.iter()
+        .map(|d| Src {
+            elems: d.slice(),
+            base: 0,
+        })
+        .collect()
+}
+
 /// Read `len` elements of an input starting at flat iteration index `start`.
 #[inline(always)]
-fn load<T: KFloat>(k: &Kernel, n: usize, src: &[T], start: usize, out: &mut [T]) {
+fn load<T: KFloat>(k: &Kernel, n: usize, src: Src<T>, start: usize, out: &mut [T]) {
     let input = &k.inputs[n];
     let len = out.len();
     if input.is_contiguous(&k.shape) {
-        out.copy_from_slice(&src[start..start + len]);
+        out.copy_from_slice(&src.elems[start - src.base..start - src.base + len]);
         return;
     }
+    // Only contiguous inputs come in panels.
+    let src = src.elems;
     if input.is_scalar() {
         out.fill(src[0]);
         return;
@@ -293,7 +314,7 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
 #[inline(always)]
 fn eval_block<'a, T: KFloat>(
     k: &Kernel,
-    srcs: &'a [Data<'a, T>],
+    srcs: &[Src<'a, T>],
     regs: &mut [T],
     width: usize,
     start: usize,
@@ -308,10 +329,11 @@ fn eval_block<'a, T: KFloat>(
         let mut view = None;
         match k.body[i] {
             ScalarOp::Load(n) => {
+                let src = srcs[n];
                 if k.inputs[n].is_contiguous(&k.shape) {
-                    view = Some(&srcs[n].slice()[start..start + len]);
+                    view = Some(&src.elems[start - src.base..start - src.base + len]);
                 } else {
-                    load(k, n, srcs[n].slice(), start, out)
+                    load(k, n, src, start, out)
                 }
             }
             // A constant's register is written by nothing else: filled once.
@@ -338,7 +360,7 @@ fn eval_block<'a, T: KFloat>(
 /// (slices covering exactly that range) and return the reductions' partials.
 fn run_range<T: KFloat>(
     k: &Kernel,
-    srcs: &[Data<T>],
+    srcs: &[Src<T>],
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
@@ -358,7 +380,7 @@ fn run_range<T: KFloat>(
 #[target_feature(enable = "avx2")]
 unsafe fn run_range_avx2<T: KFloat>(
     k: &Kernel,
-    srcs: &[Data<T>],
+    srcs: &[Src<T>],
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
@@ -369,7 +391,7 @@ unsafe fn run_range_avx2<T: KFloat>(
 #[inline(always)]
 fn run_range_body<T: KFloat>(
     k: &Kernel,
-    srcs: &[Data<T>],
+    srcs: &[Src<T>],
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
@@ -407,7 +429,8 @@ fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
     let n: usize = k.shape.iter().product();
     let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
     let outer = n.checked_div(inner).unwrap_or(0);
-    let srcs: Vec<Data<T>> = inputs.iter().map(|a| data::<T>(a)).collect();
+    let data: Vec<Data<T>> = inputs.iter().map(|a| data::<T>(a)).collect();
+    let srcs = whole(&data);
     let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
     let mut stores: Vec<Vec<T>> = (0..n_stores).map(|_| alloc_overwrite::<T>(n)).collect();
     let mut reduced: Vec<Vec<T>> = k
@@ -529,5 +552,52 @@ fn write_reduced<T: KFloat>(k: &Kernel, reduced: &mut [Vec<T>], row: usize, acc:
             }
             s += 1;
         }
+    }
+}
+
+/// The epilogue of a matrix product (`crate::kernel::MatmulKernel`), run on
+/// panels of the product as they are computed.
+pub(super) struct Epilogue<'a, T: KFloat> {
+    k: &'a Kernel,
+    product: usize,
+    /// Every input but the product (whose slot holds an empty slice).
+    data: Vec<Data<'a, T>>,
+}
+
+impl<'a, T: KFloat> Epilogue<'a, T> {
+    /// `others` are the epilogue's inputs other than the product, in order.
+    pub(super) fn new(k: &'a Kernel, product: usize, others: &[&'a Array]) -> Epilogue<'a, T> {
+        assert_eq!(others.len() + 1, k.inputs.len(), "epilogue inputs");
+        assert!(
+            k.reduce_axes == 0 && k.outputs.iter().all(|o| o.reduce.is_none()),
+            "an epilogue only stores"
+        );
+        let mut data: Vec<Data<T>> = others.iter().map(|a| data::<T>(a)).collect();
+        data.insert(product, Data::Borrowed(&[]));
+        Epilogue { k, product, data }
+    }
+
+    /// How many outputs the epilogue stores.
+    pub(super) fn n_outputs(&self) -> usize {
+        self.k.outputs.len()
+    }
+
+    /// Apply the epilogue to flat indices `[start, start + panel.len())` of
+    /// the product, whose values are `panel`; `stores` are the outputs'
+    /// slices for that range.
+    pub(super) fn run_panel(&self, panel: &[T], start: usize, stores: &mut [&mut [T]]) {
+        let mut srcs: SmallVec<[Src<T>; 8]> = self
+            .data
+            .iter()
+            .map(|d| Src {
+                elems: d.slice(),
+                base: 0,
+            })
+            .collect();
+        srcs[self.product] = Src {
+            elems: panel,
+            base: start,
+        };
+        run_range(self.k, &srcs, start, start + panel.len(), stores);
     }
 }

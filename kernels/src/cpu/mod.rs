@@ -80,6 +80,13 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
     linalg::dot_general(a, b, dims)
 }
 
+/// A matrix product and its elementwise epilogue (`crate::kernel::MatmulKernel`)
+/// on `lhs`, `rhs`, then the epilogue's other inputs. Each output equals
+/// `run_kernel` of the epilogue on `dot_general`'s result, bit for bit.
+pub fn matmul_kernel(k: &crate::kernel::MatmulKernel, inputs: &[&Array]) -> Vec<Array> {
+    linalg::matmul_kernel(k, inputs)
+}
+
 /// Permute axes: result axis `i` is input axis `perm[i]`.
 pub fn transpose(a: &Array, perm: &[usize]) -> Array {
     shape::transpose(a, perm)

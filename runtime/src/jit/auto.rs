@@ -389,7 +389,12 @@ fn count_kernels(c: &Compiled) -> usize {
     c.graph
         .eqns
         .iter()
-        .filter(|e| matches!(e.prim, crate::prim::Prim::Fused(_)))
+        .filter(|e| {
+            matches!(
+                e.prim,
+                crate::prim::Prim::Fused(_) | crate::prim::Prim::FusedMatmul(_)
+            )
+        })
         .count()
 }
 

@@ -4,11 +4,18 @@
 //! reductions over trailing axes of their results (reductions fused with
 //! their producers). A fused kernel makes one pass over its inputs with no
 //! full-size intermediates.
+//!
+//! Then each float `dot_general` whose result is read by one elementwise
+//! equation or one fused kernel without reductions (and nothing else)
+//! takes that as its epilogue: the pair becomes one `fused_matmul`
+//! (`arr_kernels::MatmulKernel`), whose backend applies the epilogue to the
+//! product as it is computed instead of in a second pass over memory.
 
 use crate::prim::Prim;
 use crate::transform::graph::{Atom, Eqn, Graph};
 use arr_kernels::{
-    BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
+    BinaryOp, DType, Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ReduceOp,
+    ScalarOp, UnaryOp,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -392,10 +399,128 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
             }
         }
     }
+    let eqns = fold_epilogues(g, eqns, &outputs, min_elements);
     Graph {
         types: g.types.clone(),
         invars: g.invars.clone(),
         eqns,
         outvars: g.outvars.clone(),
+    }
+}
+
+/// Fold into each float `dot_general` (of at least `min_elements` elements)
+/// the one equation that reads its result, when that is elementwise at the
+/// product's shape: the pair becomes a `fused_matmul`, at the reader's place.
+fn fold_epilogues(g: &Graph, eqns: Vec<Eqn>, outputs: &[usize], min_elements: usize) -> Vec<Eqn> {
+    let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, eqn) in eqns.iter().enumerate() {
+        for a in &eqn.inputs {
+            if let Atom::Var(v) = a {
+                let r = readers.entry(*v).or_default();
+                if r.last() != Some(&i) {
+                    r.push(i);
+                }
+            }
+        }
+    }
+    let mut eqns: Vec<Option<Eqn>> = eqns.into_iter().map(Some).collect();
+    for d in 0..eqns.len() {
+        let Some(dot) = &eqns[d] else { continue };
+        let Prim::DotGeneral(dims) = &dot.prim else {
+            continue;
+        };
+        let v = dot.outputs[0];
+        let aval = &g.types[v];
+        let size = aval.shape.iter().product::<usize>();
+        if !is_float(aval.dtype) || size == 0 || size < min_elements || outputs.contains(&v) {
+            continue;
+        }
+        let r = match readers.get(&v).map(Vec::as_slice) {
+            Some(&[r]) => r,
+            _ => continue,
+        };
+        let Some(reader) = &eqns[r] else { continue };
+        let Some((epilogue, product, others)) = epilogue(g, reader, v) else {
+            continue;
+        };
+        let operand = |a: &Atom| {
+            let aval = g.atom_aval(a);
+            MatmulOperand {
+                dtype: aval.dtype,
+                shape: aval.shape.to_vec(),
+            }
+        };
+        let kernel = MatmulKernel {
+            lhs: operand(&dot.inputs[0]),
+            rhs: operand(&dot.inputs[1]),
+            dims: dims.clone(),
+            epilogue,
+            product,
+        };
+        if !kernel.is_well_formed() {
+            continue;
+        }
+        let fused = Eqn {
+            prim: Prim::FusedMatmul(Arc::new(kernel)),
+            inputs: dot.inputs.iter().cloned().chain(others).collect(),
+            outputs: reader.outputs.clone(),
+        };
+        eqns[r] = Some(fused);
+        eqns[d] = None;
+    }
+    eqns.into_iter().flatten().collect()
+}
+
+/// The epilogue that `reader` makes of a product `v` it alone reads: the
+/// kernel, which of its inputs is `v`, and the operands for its other inputs.
+fn epilogue(g: &Graph, reader: &Eqn, v: usize) -> Option<(Kernel, usize, Vec<Atom>)> {
+    let aval = &g.types[v];
+    let (shape, dtype) = (aval.shape.to_vec(), aval.dtype);
+    let at = |i: usize| matches!(&reader.inputs[i], Atom::Var(w) if *w == v);
+    match &reader.prim {
+        Prim::Fused(k) => {
+            let stores = k.reduce_axes == 0 && k.outputs.iter().all(|o| o.reduce.is_none());
+            let mut reads = (0..reader.inputs.len()).filter(|&i| at(i));
+            let product = reads.next()?;
+            let fits = stores && k.shape == shape && k.dtype == dtype && reads.next().is_none();
+            fits.then(|| {
+                let others = (0..reader.inputs.len())
+                    .filter(|&i| i != product)
+                    .map(|i| reader.inputs[i].clone())
+                    .collect();
+                ((**k).clone(), product, others)
+            })
+        }
+        Prim::Unary(_) | Prim::Binary(_) | Prim::Select => {
+            let mut group = Group::new(shape.clone(), dtype, false);
+            let input = KernelInput::broadcast(dtype, &shape, &shape);
+            let reg = group.load(v, input);
+            group.reg_of.insert(v, reg);
+            let out = reader.outputs[0];
+            if g.types[out].dtype != dtype || !try_add(g, &mut group, 0, reader) {
+                return None;
+            }
+            let mut inputs: Vec<(usize, Atom)> = group
+                .input_of
+                .iter()
+                .map(|((w, _), &n)| (n, Atom::Var(*w)))
+                .collect();
+            inputs.sort_by_key(|(n, _)| *n);
+            let kernel = Kernel {
+                shape,
+                dtype,
+                inputs: group.inputs,
+                body: group.body,
+                outputs: vec![KernelOutput {
+                    reg: group.reg_of[&out],
+                    reduce: None,
+                }],
+                reduce_axes: 0,
+            };
+            // The product was the first input.
+            let others = inputs.into_iter().skip(1).map(|(_, a)| a).collect();
+            Some((kernel, 0, others))
+        }
+        _ => None,
     }
 }

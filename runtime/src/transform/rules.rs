@@ -392,7 +392,7 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
             let ty = map(&t[0], |t| Ok(bind(prim, [t.clone()])?.swap_remove(0)))?;
             one(y, ty)
         }
-        Prim::Fused(_) => Err(fused_error()),
+        Prim::Fused(_) | Prim::FusedMatmul(_) => Err(fused_error()),
     }
 }
 
@@ -1227,7 +1227,7 @@ pub fn batch_rule(
                 .map_err(Error::value_error)?;
             single(Prim::ShardingConstraint(std::sync::Arc::new(q)), front(0)?)
         }
-        Prim::Fused(_) => Err(fused_error()),
+        Prim::Fused(_) | Prim::FusedMatmul(_) => Err(fused_error()),
     }
 }
 
