@@ -464,6 +464,7 @@ fn fold_epilogues(g: &Graph, eqns: Vec<Eqn>, outputs: &[usize], min_elements: us
             prim: Prim::FusedMatmul(Arc::new(kernel)),
             inputs: dot.inputs.iter().cloned().chain(others).collect(),
             outputs: reader.outputs.clone(),
+            line: dot.line.clone(),
         };
         eqns[r] = Some(fused);
         eqns[d] = None;
