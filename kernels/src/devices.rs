@@ -146,10 +146,20 @@ pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R>
         st.steps.fetch_add(1, Ordering::Relaxed);
         r
     };
-    if on_device_worker() {
-        // From a device worker (a program started inside another one): its
-        // pool is busy with this very step, so these ranks get threads of
-        // their own.
+    let (pool, busy) = workers(ids.len());
+    // One program at a time on a pool: two interleaved on its threads could
+    // each wait in a collective for a rank queued behind the other's.
+    let turn = match busy.try_lock() {
+        _ if on_device_worker() => None,
+        Ok(t) => Some(t),
+        // A program that panicked held it; the pool itself is fine.
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    if turn.is_none() {
+        // From a device worker (a program started inside another one), or
+        // while another session's program holds the pool: these ranks get
+        // threads of their own.
         return std::thread::scope(|s| {
             let handles: Vec<_> = (0..ids.len())
                 .map(|rank| {
@@ -169,19 +179,21 @@ pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R>
     // `broadcast` runs the closure once on every thread of the pool, each
     // on its own thread at the same time, which SPMD needs: a rank may wait
     // in a collective for all the others.
-    workers(ids.len()).broadcast(|ctx| run(ctx.index()))
+    pool.broadcast(|ctx| run(ctx.index()))
 }
 
 /// Evaluating a graph recurses; a worker gets room for deep programs.
 const WORKER_STACK: usize = 64 << 20;
 
+/// A pool of device workers, and the lock of the program running on it.
+type Workers = (Arc<rayon::ThreadPool>, Arc<std::sync::Mutex<()>>);
+
 /// The pool of `n` device workers, made on first use.
-fn workers(n: usize) -> Arc<rayon::ThreadPool> {
-    static POOLS: std::sync::Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> =
-        std::sync::Mutex::new(Vec::new());
+fn workers(n: usize) -> Workers {
+    static POOLS: std::sync::Mutex<Vec<(usize, Workers)>> = std::sync::Mutex::new(Vec::new());
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, p)) = pools.iter().find(|(k, _)| *k == n) {
-        return p.clone();
+    if let Some((_, w)) = pools.iter().find(|(k, _)| *k == n) {
+        return w.clone();
     }
     let pool = Arc::new(
         rayon::ThreadPoolBuilder::new()
@@ -191,6 +203,40 @@ fn workers(n: usize) -> Arc<rayon::ThreadPool> {
             .build()
             .expect("start the device workers"),
     );
-    pools.push((n, pool.clone()));
-    pool
+    let w = (pool, Arc::new(std::sync::Mutex::new(())));
+    pools.push((n, w.clone()));
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collectives::{Communicator, ThreadComm};
+    use crate::{Array, Buffer, ReduceOp};
+
+    /// Programs started at once from two threads (two sessions in one
+    /// process) both finish: one runs on the pool, the other on threads of
+    /// its own, and their collectives never wait on each other's ranks.
+    #[test]
+    fn concurrent_programs_do_not_wait_on_each_other() {
+        let ids: Vec<usize> = (0..8).collect();
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let ids = &ids;
+                s.spawn(move || {
+                    for step in 0..40 {
+                        let comm = ThreadComm::new(8);
+                        let out = run_spmd(ids, |r| {
+                            let x =
+                                Array::new(&[2], Buffer::F64(vec![r as f64, (t + step) as f64]));
+                            comm.all_reduce(r, ReduceOp::Sum, &x).unwrap().to_f64_vec()
+                        });
+                        for o in out {
+                            assert_eq!(o, vec![28.0, 8.0 * (t + step) as f64]);
+                        }
+                    }
+                });
+            }
+        });
+    }
 }
