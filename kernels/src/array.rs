@@ -226,6 +226,30 @@ impl Array {
         a.with_placement(placement)
     }
 
+    /// The array laid out by `placement`, each mesh position's block copied
+    /// into a buffer of its own, as a transfer to the devices makes (the
+    /// whole buffer stays too, for reading it on the host).
+    pub fn distribute(&self, placement: Arc<Placement>) -> Array {
+        let shards: Vec<Array> = (0..placement.mesh.size())
+            .map(|pos| {
+                let b = placement.block(self.shape(), pos);
+                let start: Vec<usize> = b.iter().map(|r| r.start).collect();
+                let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
+                crate::cpu::slice(self, &start, &limit, &vec![1; self.ndim()])
+            })
+            .collect();
+        let a = Array {
+            inner: Arc::new(ArrayInner {
+                shape: self.inner.shape.clone(),
+                dtype: self.inner.dtype,
+                buf: OnceLock::from(self.buf().clone()),
+                placement: None,
+                shards: Some(shards.into()),
+            }),
+        };
+        a.with_placement(placement)
+    }
+
     /// The block of each mesh position of its placement, without copying,
     /// when the array keeps its devices' shards (`from_shards`).
     pub fn shards(&self) -> Option<&[Array]> {
