@@ -149,12 +149,15 @@ pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R>
     let (pool, busy) = workers(ids.len());
     // One program at a time on a pool: two interleaved on its threads could
     // each wait in a collective for a rank queued behind the other's.
-    let turn = match busy.try_lock() {
-        _ if on_device_worker() => None,
-        Ok(t) => Some(t),
-        // A program that panicked held it; the pool itself is fine.
-        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
+    let turn = if on_device_worker() {
+        None
+    } else {
+        match busy.try_lock() {
+            Ok(t) => Some(t),
+            // A program that panicked held it; the pool itself is fine.
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     };
     if turn.is_none() {
         // From a device worker (a program started inside another one), or

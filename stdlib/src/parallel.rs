@@ -363,7 +363,7 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 const PMAP_LEVEL: &str = "_pmap_level";
 
 /// How a pmapped function maps its function over devices.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct PmapLevel {
     f: Value,
     name: Arc<str>,
@@ -386,16 +386,14 @@ impl arr_runtime::value::Object for PmapLevel {
 
 /// The mapping of `f` when it is itself a pmapped function without static
 /// arguments.
-fn inner_pmap(f: &Value) -> Option<Rc<NativeClosure>> {
-    match f {
-        Value::Native(n) => {
-            let attrs = n.attrs.borrow();
-            let (_, level) = attrs.iter().find(|(k, _)| k == PMAP_LEVEL)?;
-            let level = object::<PmapLevel>(level)?;
-            level.statics.is_empty().then(|| n.clone())
-        }
-        _ => None,
-    }
+fn inner_pmap(f: &Value) -> Option<PmapLevel> {
+    let Value::Native(n) = f else {
+        return None;
+    };
+    let attrs = n.attrs.borrow();
+    let (_, level) = attrs.iter().find(|(k, _)| k == PMAP_LEVEL)?;
+    let level = object::<PmapLevel>(level)?;
+    level.statics.is_empty().then(|| level.clone())
 }
 
 /// `pmap(pmap(g, 'j'), 'i')(args)` on an (n_i, n_j) grid of devices: each
@@ -408,15 +406,10 @@ fn nested_pmap_call(
     interp: &mut Interp,
     outer: &MapSpec,
     outer_name: &Arc<str>,
-    inner: &Rc<NativeClosure>,
+    level: &PmapLevel,
     programs: &RefCell<Vec<Program>>,
     args: &[Value],
 ) -> Result<Option<Value>> {
-    let attrs = inner.attrs.borrow();
-    let level = attrs
-        .iter()
-        .find_map(|(k, v)| (k == PMAP_LEVEL).then(|| object::<PmapLevel>(v)).flatten())
-        .expect("checked by inner_pmap");
     let (args_tree, flat, dims_o, n_o) = map_args(outer, args)?;
     // The inner pmap's axes, on the leaves with the outer axis removed.
     let inner_spec = match &level.in_axes {
@@ -671,8 +664,8 @@ fn pmap_call(
         });
         return vmap_call(interp, &g, &spec, dynamic, kwargs, Some(name.clone()));
     }
-    if let (true, true, Some(inner)) = (statics.is_empty(), kwargs.is_empty(), inner_pmap(f)) {
-        if let Some(out) = nested_pmap_call(interp, &spec, name, &inner, programs, &dynamic)? {
+    if let (true, true, Some(level)) = (statics.is_empty(), kwargs.is_empty(), inner_pmap(f)) {
+        if let Some(out) = nested_pmap_call(interp, &spec, name, &level, programs, &dynamic)? {
             return Ok(out);
         }
     }
