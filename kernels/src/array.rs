@@ -3,11 +3,13 @@
 //! Arrays are values: an operation returns a new array. The buffer is behind an
 //! `Arc`, so reshaping and copying a handle are free, and a kernel may reuse an
 //! input's buffer in place when it holds the only reference (`Arc::get_mut`).
+//! The one change an array sees is donation: its buffer is given to a
+//! compiled function and every handle of it is deleted.
 
 use crate::dtype::DType;
 use crate::sharding::Placement;
 use smallvec::SmallVec;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 pub type Shape = SmallVec<[usize; 4]>;
 
@@ -160,7 +162,12 @@ struct ArrayInner {
     dtype: DType,
     /// The elements, row-major. An array made from per-device shards
     /// puts them together here the first time they are read as a whole.
-    buf: OnceLock<Arc<Buffer>>,
+    /// Behind a lock rather than immutable so that donating the array to a
+    /// compiled function can take the buffer out of every handle at once
+    /// (`donate`); reads hold the lock only to clone the `Arc`.
+    buf: RwLock<Option<Arc<Buffer>>>,
+    /// Why the array's buffer is gone (`donate`), once it is.
+    deleted: OnceLock<Arc<str>>,
     /// Which device holds which block (`None`: an ordinary host array).
     /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
@@ -187,7 +194,8 @@ impl Array {
                 // `from_slice` copies; `into()` would go through the generic extend.
                 shape: Shape::from_slice(shape),
                 dtype: buf.dtype(),
-                buf: OnceLock::from(buf),
+                buf: RwLock::new(Some(buf)),
+                deleted: OnceLock::new(),
                 placement: None,
                 shards: None,
             }),
@@ -218,7 +226,8 @@ impl Array {
             inner: Arc::new(ArrayInner {
                 shape: Shape::from_slice(shape),
                 dtype,
-                buf: OnceLock::new(),
+                buf: RwLock::new(None),
+                deleted: OnceLock::new(),
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -242,7 +251,8 @@ impl Array {
             inner: Arc::new(ArrayInner {
                 shape: self.inner.shape.clone(),
                 dtype: self.inner.dtype,
-                buf: OnceLock::from(self.buf().clone()),
+                buf: RwLock::new(Some(self.buf())),
+                deleted: OnceLock::new(),
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -257,24 +267,78 @@ impl Array {
     }
 
     /// The whole buffer: the buffer itself, or (once) its shards put together.
-    fn buf(&self) -> &Arc<Buffer> {
-        self.inner.buf.get_or_init(|| {
-            let shards = self
-                .inner
-                .shards
-                .as_ref()
-                .expect("an array has a buffer or shards");
-            let p = self
-                .inner
-                .placement
-                .as_ref()
-                .expect("sharded arrays have a placement");
-            Arc::new(crate::cpu::assemble_blocks(
-                &self.inner.shape,
-                self.inner.dtype,
-                (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
-            ))
-        })
+    /// Panics on a donated array: the language checks `deleted` before it
+    /// reads an array (`eval_concrete`, `Tensor::concrete`).
+    fn buf(&self) -> Arc<Buffer> {
+        if let Some(b) = &*self.inner.buf.read().unwrap_or_else(|e| e.into_inner()) {
+            return b.clone();
+        }
+        let mut slot = self.inner.buf.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = &*slot {
+            return b.clone();
+        }
+        if let Some(why) = self.deleted() {
+            panic!("read of a deleted array ({why})");
+        }
+        let shards = self
+            .inner
+            .shards
+            .as_ref()
+            .expect("an array has a buffer or shards");
+        let p = self
+            .inner
+            .placement
+            .as_ref()
+            .expect("sharded arrays have a placement");
+        let b = Arc::new(crate::cpu::assemble_blocks(
+            &self.inner.shape,
+            self.inner.dtype,
+            (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
+        ));
+        *slot = Some(b.clone());
+        b
+    }
+
+    /// Why the array has no buffer any more (it was donated), if it has none.
+    pub fn deleted(&self) -> Option<&str> {
+        self.inner.deleted.get().map(|s| &**s)
+    }
+
+    /// Give this array's elements away, as JAX's buffer donation does: every
+    /// handle of the array is deleted from now on (`deleted` says `why`),
+    /// and the returned array holds the buffer, uniquely if nothing else
+    /// shared it, so a compiled function can write its results in place.
+    /// A sharded array's per-device shards are donated too. `None` if the
+    /// array was already deleted.
+    pub fn donate(&self, why: &str) -> Option<Array> {
+        if self.inner.deleted.set(why.into()).is_err() {
+            return None;
+        }
+        let buf = self
+            .inner
+            .buf
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let buf = match buf {
+            Some(b) => b,
+            // Never read on the host: put the shards together once, now.
+            None => {
+                let shards = self.inner.shards.as_ref().expect("a buffer or shards");
+                let p = self.inner.placement.as_ref().expect("a placement");
+                Arc::new(crate::cpu::assemble_blocks(
+                    &self.inner.shape,
+                    self.inner.dtype,
+                    (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
+                ))
+            }
+        };
+        if let Some(shards) = &self.inner.shards {
+            for s in shards.iter() {
+                s.donate(why);
+            }
+        }
+        Some(Array::from_arc(&self.inner.shape, buf))
     }
 
     pub fn scalar_f32(x: f32) -> Array {
@@ -305,11 +369,8 @@ impl Array {
         self.inner.dtype
     }
 
-    pub fn buffer(&self) -> &Buffer {
-        self.buf()
-    }
-
-    pub fn buffer_arc(&self) -> &Arc<Buffer> {
+    /// The elements (a handle: the buffer is shared, not copied).
+    pub fn buffer(&self) -> Arc<Buffer> {
         self.buf()
     }
 
@@ -317,8 +378,38 @@ impl Array {
     pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
         self.buf();
         Arc::get_mut(&mut self.inner)
-            .and_then(|inner| inner.buf.get_mut())
+            .and_then(|inner| {
+                inner
+                    .buf
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_mut()
+            })
             .and_then(Arc::get_mut)
+    }
+
+    /// The buffer itself, if no other array or handle shares it (so a
+    /// kernel can write its result into it); otherwise the array back.
+    pub fn into_buffer(mut self) -> Result<Buffer, Array> {
+        if self.deleted().is_some() || self.buffer_mut().is_none() {
+            return Err(self);
+        }
+        let Ok(mut inner) = Arc::try_unwrap(self.inner) else {
+            unreachable!("buffer_mut found the array unshared")
+        };
+        let buf = inner
+            .buf
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("buffer_mut put the buffer together");
+        Ok(Arc::try_unwrap(buf).unwrap_or_else(|_| unreachable!("buffer_mut found it unshared")))
+    }
+
+    /// The address of the first element: two arrays with the same address
+    /// share their storage (JAX's `unsafe_buffer_pointer`).
+    pub fn buffer_address(&self) -> usize {
+        with_buffer!(&*self.buf(), v => v.as_ptr() as usize)
     }
 
     /// Whether two handles are the same array (same buffer, same shape).
@@ -326,14 +417,19 @@ impl Array {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// A number that identifies this array (not its buffer) while it lives.
+    pub fn identity(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// Whether two arrays share one buffer.
     pub fn same_buffer(&self, other: &Array) -> bool {
-        Arc::ptr_eq(self.buf(), other.buf())
+        Arc::ptr_eq(&self.buf(), &other.buf())
     }
 
     /// Same elements, new shape. Panics if the sizes differ: callers check.
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        Array::from_arc(shape, self.buf().clone())
+        Array::from_arc(shape, self.buf())
     }
 
     /// Which device holds which block, for a sharded array.
@@ -353,16 +449,23 @@ impl Array {
         let shards = self.inner.shards.clone().filter(|_| {
             self.inner.placement.is_none() || self.placement().map(|p| &**p) == Some(&*placement)
         });
-        let buf = match (&shards, self.inner.buf.get()) {
-            (_, Some(b)) => OnceLock::from(b.clone()),
-            (Some(_), None) => OnceLock::new(),
-            (None, None) => OnceLock::from(self.buf().clone()),
+        let host = self
+            .inner
+            .buf
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let buf = match (&shards, host) {
+            (_, Some(b)) => Some(b),
+            (Some(_), None) => None,
+            (None, None) => Some(self.buf()),
         };
         let a = Array {
             inner: Arc::new(ArrayInner {
                 shape: self.inner.shape.clone(),
                 dtype: self.inner.dtype,
-                buf,
+                buf: RwLock::new(buf),
+                deleted: OnceLock::new(),
                 placement: Some(placement),
                 shards,
             }),
@@ -391,17 +494,10 @@ impl Array {
         self.buf().get_f64(i)
     }
 
-    /// The elements of an f32 array, `None` for other dtypes.
-    pub fn as_f32(&self) -> Option<&[f32]> {
-        match &**self.buf() {
-            Buffer::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// All elements as f64, row-major.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        (0..self.len()).map(|i| self.get_f64(i)).collect()
+        let b = self.buf();
+        (0..self.len()).map(|i| b.get_f64(i)).collect()
     }
 }
 
@@ -421,7 +517,7 @@ impl Drop for ArrayInner {
                     .fetch_sub(bytes as u64, std::sync::atomic::Ordering::Relaxed);
             }
         }
-        let Some(buf) = self.buf.get_mut() else {
+        let Some(buf) = self.buf.get_mut().unwrap_or_else(|e| e.into_inner()) else {
             return;
         };
         if crate::cpu::elem::worth_recycling(buf) {

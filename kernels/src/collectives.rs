@@ -275,11 +275,12 @@ fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
             ReduceOp::Min => each(parts, lo, hi, T::min),
         }
     }
+    let bufs: Vec<_> = parts.iter().map(|a| a.buffer()).collect();
     macro_rules! typed {
         ($variant:ident) => {{
-            let xs: Vec<_> = parts
+            let xs: Vec<_> = bufs
                 .iter()
-                .map(|a| match a.buffer() {
+                .map(|b| match &**b {
                     Buffer::$variant(v) => v.as_slice(),
                     _ => unreachable!("the parts of one all-reduce have one dtype"),
                 })
@@ -287,7 +288,7 @@ fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
             Buffer::$variant(fold(op, &xs, lo, hi))
         }};
     }
-    let buf = match parts[0].buffer() {
+    let buf = match &*bufs[0] {
         Buffer::F32(_) => typed!(F32),
         Buffer::F64(_) => typed!(F64),
         Buffer::I32(_) => typed!(I32),

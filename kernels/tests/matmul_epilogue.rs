@@ -115,12 +115,12 @@ fn check(
     assert!(mk.is_well_formed());
     let got = cpu::matmul_kernel(&mk, &[&a, &b, &bias]);
     let prod = cpu::dot_general(&a, &b, &dims);
-    let ins: Vec<&Array> = if product == 0 {
-        vec![&prod, &bias]
+    let ins: Vec<Array> = if product == 0 {
+        vec![prod, bias.clone()]
     } else {
-        vec![&bias, &prod]
+        vec![bias.clone(), prod]
     };
-    let want = cpu::run_kernel(&mk.epilogue, &ins);
+    let want = cpu::run_kernel(&mk.epilogue, ins);
     assert_eq!(got.len(), 2);
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g.shape(), w.shape());

@@ -201,11 +201,14 @@ pub fn array_str(t: &Tensor) -> String {
 }
 
 fn concrete_str(a: &Array) -> String {
+    if let Some(why) = a.deleted() {
+        return format!("<deleted: {why}>");
+    }
     let summarise = a.len() > THRESHOLD;
     let fmt = ElementFormat::new(a, summarise);
     if a.ndim() == 0 {
         // A 0-d array prints like the scalar it holds, as NumPy does.
-        return match a.buffer() {
+        return match &*a.buffer() {
             arr_kernels::Buffer::F32(v) => py_float32(v[0]),
             arr_kernels::Buffer::F64(v) => py_float(v[0]),
             _ => fmt.format(a, 0).trim().to_string(),

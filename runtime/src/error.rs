@@ -116,6 +116,19 @@ impl Error {
         Error::new(ErrorKind::IndexError, message)
     }
 
+    /// A read of an array whose buffer was donated (JAX's wording, plus
+    /// where it went).
+    pub fn deleted_array(a: &arr_kernels::Array) -> Error {
+        Error::new(
+            ErrorKind::RuntimeError,
+            format!(
+                "Array has been deleted with shape={}: {}",
+                crate::prim::type_str(a.shape(), a.dtype()),
+                a.deleted().unwrap_or("it was deleted")
+            ),
+        )
+    }
+
     pub fn interrupted() -> Error {
         Error::new(ErrorKind::KeyboardInterrupt, "interrupted")
     }

@@ -55,7 +55,7 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
 /// The integer coordinates of the true elements of a bool array, one i32 array per axis.
 fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
     let mask = mask.concrete()?;
-    let Buffer::Bool(bits) = mask.buffer() else {
+    let Buffer::Bool(bits) = &*mask.buffer() else {
         unreachable!("checked bool")
     };
     let strides = mask.strides();
@@ -336,9 +336,10 @@ fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<T
         ));
     }
     let mut any_negative = ix.as_concrete().is_none();
-    if let Some(c) = ix.as_concrete() {
+    if let Some(c) = ix.as_concrete().filter(|c| c.deleted().is_none()) {
+        let b = c.buffer();
         for i in 0..c.len() {
-            let v = c.buffer().get_i64(i);
+            let v = b.get_i64(i);
             if v < -n || v >= n {
                 return Err(Error::index_error(format!(
                     "index {v} is out of bounds for axis {axis} with size {len}"

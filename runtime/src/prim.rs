@@ -892,8 +892,7 @@ impl Prim {
         }
         if let Prim::Fused(k) = self {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
-            let refs: Vec<&Array> = arrays.iter().collect();
-            return Ok(cpu::run_kernel(k, &refs)
+            return Ok(cpu::run_kernel(k, arrays)
                 .into_iter()
                 .map(Tensor::from)
                 .collect());
@@ -1037,6 +1036,13 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
 /// Check the shape rule and evaluate on concrete operands, on the CPU.
 #[inline]
 pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
+    for a in &args {
+        if let Tensor::Concrete(a) = a {
+            if a.deleted().is_some() {
+                return Err(Error::deleted_array(a));
+            }
+        }
+    }
     // The commonest operation, `x * y` or `x * 2.0` on one dtype, needs only
     // the dtype part of its shape rule, and its output is the size of an
     // operand that already exists, so no allocation check either.

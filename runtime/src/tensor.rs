@@ -95,6 +95,7 @@ impl Tensor {
     /// values inside `vmap` or a traced graph do not.
     pub fn concrete(&self) -> Result<&Array> {
         match self {
+            Tensor::Concrete(a) if a.deleted().is_some() => Err(Error::deleted_array(a)),
             Tensor::Concrete(a) => Ok(a),
             Tensor::Traced(t) => match &t.kind {
                 TracerKind::Jvp { primal, .. } => primal.concrete(),

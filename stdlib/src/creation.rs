@@ -133,7 +133,7 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
         other => return numpy::broadcast_to(other, shape),
     };
     let n: usize = shape.iter().product();
-    let buf = match scalar.buffer() {
+    let buf = match &*scalar.buffer() {
         Buffer::Bool(v) => Buffer::Bool(vec![v[0]; n]),
         Buffer::I32(v) => Buffer::I32(vec![v[0]; n]),
         Buffer::I64(v) => Buffer::I64(vec![v[0]; n]),

@@ -19,14 +19,14 @@ fn eval(s: &mut Session, src: &str) -> Array {
 }
 
 fn u32s(a: &Array) -> Vec<u32> {
-    match a.buffer() {
+    match &*a.buffer() {
         Buffer::U32(v) => v.clone(),
         _ => panic!("expected u32, got {:?}", a.dtype()),
     }
 }
 
 fn f32s(a: &Array) -> Vec<f32> {
-    match a.buffer() {
+    match &*a.buffer() {
         Buffer::F32(v) => v.clone(),
         _ => panic!("expected f32, got {:?}", a.dtype()),
     }

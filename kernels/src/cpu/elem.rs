@@ -103,10 +103,29 @@ macro_rules! with_dtype {
     };
 }
 
-/// The elements of `a` as `&[T]`.
+/// The elements of `a` as `[T]`: a handle on its buffer that derefs to
+/// the slice. Bind it as `let v = &*elems::<T>(a);` (the handle lives as
+/// long as the slice) so loops index a plain slice.
 #[inline]
-pub fn elems<T: Elem>(a: &Array) -> &[T] {
-    T::slice(a.buffer())
+pub fn elems<T: Elem>(a: &Array) -> Elems<T> {
+    Elems {
+        buf: a.buffer(),
+        elem: std::marker::PhantomData,
+    }
+}
+
+/// A shared handle on a buffer of `T`s (see `elems`).
+pub struct Elems<T> {
+    buf: std::sync::Arc<Buffer>,
+    elem: std::marker::PhantomData<T>,
+}
+
+impl<T: Elem> std::ops::Deref for Elems<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        T::slice(&self.buf)
+    }
 }
 
 /// A fresh output of `n` default (zero) elements.

@@ -271,7 +271,7 @@ fn plan2(shape: &[usize], a: &Array, b: &Array) -> Plan<2> {
 fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + Sync) -> Array {
     let shape = out_shape(a, b);
     let plan = plan2(&shape, a, b);
-    let (ad, bd) = (elems::<T>(a), elems::<T>(b));
+    let (ad, bd) = (&*elems::<T>(a), &*elems::<T>(b));
     let mut out = alloc_overwrite::<O>(plan.len);
     let (sa, sb) = (plan.inner_stride(0), plan.inner_stride(1));
     plan.run(&mut out, |offs, o| {
@@ -307,7 +307,7 @@ fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync
     } else {
         (&mut a, &b, 1)
     };
-    let od = elems::<T>(other);
+    let od = &*elems::<T>(other);
     let so = plan.inner_stride(k);
     let v = dst
         .buffer_mut()
@@ -424,7 +424,7 @@ pub fn map_into<T: Elem, O: Elem>(src: &[T], out: &mut [O], f: impl Fn(T) -> O +
 
 /// A fresh array `f(a[i])`.
 pub fn map_fresh<T: Elem, O: Elem>(a: &Array, f: impl Fn(T) -> O + Sync) -> Array {
-    let src = elems::<T>(a);
+    let src = &*elems::<T>(a);
     let mut out = alloc_overwrite::<O>(src.len());
     map_into(src, &mut out, f);
     Array::new(a.shape(), O::into_buffer(out))
@@ -461,7 +461,7 @@ fn map_same_slices<T: Elem>(
         }
         return a;
     }
-    let src = elems::<T>(&a);
+    let src = &*elems::<T>(&a);
     let mut out = alloc_overwrite::<T>(src.len());
     match par_chunk(src.len()) {
         None => into(src, &mut out),
@@ -580,7 +580,7 @@ fn select_typed<T: Elem>(cond: &Array, a: &Array, b: &Array) -> Array {
             )
         });
     let plan = Plan::new(&shape, [cond.shape(), a.shape(), b.shape()]);
-    let (cd, ad, bd) = (elems::<bool>(cond), elems::<T>(a), elems::<T>(b));
+    let (cd, ad, bd) = (&*elems::<bool>(cond), &*elems::<T>(a), &*elems::<T>(b));
     let strides = [
         plan.inner_stride(0),
         plan.inner_stride(1),

@@ -4,7 +4,7 @@
 //! functions vectorise), then stored or folded into the reductions. No
 //! full-size intermediate exists, and blocks are spread over all cores.
 
-use super::elem::{alloc_overwrite, elems, Elem};
+use super::elem::{alloc_overwrite, elems, Elem, Elems};
 use super::scalar::{Arith, Float};
 use crate::kernel::{Kernel, ScalarOp};
 use crate::{Array, BinaryOp, Buffer, DType, ReduceOp, UnaryOp};
@@ -63,8 +63,9 @@ impl KFloat for f64 {
     }
 }
 
-/// Run a kernel on its inputs (in order), returning its outputs.
-pub fn run_kernel(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
+/// Run a kernel on its inputs (in order), returning its outputs. An input
+/// held nowhere else may be overwritten by an output.
+pub fn run_kernel(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
     match k.dtype {
         DType::F32 => run::<f32>(k, inputs),
         DType::F64 => run::<f64>(k, inputs),
@@ -72,30 +73,30 @@ pub fn run_kernel(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
     }
 }
 
-/// An input's elements as registers read them: the array's own slice, or
+/// An input's elements as registers read them: the array's own buffer, or
 /// its bools as 0/1.
-enum Data<'a, T> {
-    Borrowed(&'a [T]),
+enum Data<T> {
+    Shared(Elems<T>),
     Owned(Vec<T>),
 }
 
-impl<T> Data<'_, T> {
+impl<T: KFloat> Data<T> {
     fn slice(&self) -> &[T] {
         match self {
-            Data::Borrowed(s) => s,
+            Data::Shared(s) => s,
             Data::Owned(v) => v,
         }
     }
 }
 
-fn data<'a, T: KFloat>(a: &'a Array) -> Data<'a, T> {
-    match a.buffer() {
+fn data<T: KFloat>(a: &Array) -> Data<T> {
+    match &*a.buffer() {
         Buffer::Bool(v) => Data::Owned(
             v.iter()
                 .map(|&b| if b { T::ONE } else { T::ZERO })
                 .collect(),
         ),
-        _ => Data::Borrowed(elems::<T>(a)),
+        _ => Data::Shared(elems::<T>(a)),
     }
 }
 
@@ -165,18 +166,23 @@ fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
 /// An input as the registers read it: its elements, and the flat index of
 /// the iteration space that its first element stands at (0, except for a
 /// matrix product's panel, which holds only the rows being computed).
+/// An input whose buffer became output store `s` (`in_store`) is read from
+/// that store: each block is loaded into its register before the block's
+/// results are stored over it.
 #[derive(Clone, Copy)]
 struct Src<'a, T> {
     elems: &'a [T],
     base: usize,
+    in_store: Option<usize>,
 }
 
 /// Every input from index 0.
-fn whole<'a, T: KFloat>(data: &'a [Data<'a, T>]) -> Vec<Src<'a, T>> {
+fn whole<T: KFloat>(data: &[Data<T>]) -> Vec<Src<'_, T>> {
     data.iter()
         .map(|d| Src {
             elems: d.slice(),
             base: 0,
+            in_store: None,
         })
         .collect()
 }
@@ -311,10 +317,15 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
 /// `regs` holds the registers one after another, `width` elements each.
 /// A contiguous load is not copied: its register reads the input's own
 /// elements. Returns, per register, the input slice it reads (if any).
+/// `stores` are the output slices of the range that begins at flat index
+/// `range_start` (read by inputs that run in place).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn eval_block<'a, T: KFloat>(
     k: &Kernel,
     srcs: &[Src<'a, T>],
+    stores: &[&mut [T]],
+    range_start: usize,
     regs: &mut [T],
     width: usize,
     start: usize,
@@ -330,7 +341,10 @@ fn eval_block<'a, T: KFloat>(
         match k.body[i] {
             ScalarOp::Load(n) => {
                 let src = srcs[n];
-                if k.inputs[n].is_contiguous(&k.shape) {
+                if let Some(s) = src.in_store {
+                    let at = start - range_start;
+                    out.copy_from_slice(&stores[s][at..at + len]);
+                } else if k.inputs[n].is_contiguous(&k.shape) {
                     view = Some(&src.elems[start - src.base..start - src.base + len]);
                 } else {
                     load(k, n, src, start, out)
@@ -408,7 +422,17 @@ fn run_range_body<T: KFloat>(
     let mut pos = start;
     while pos < end {
         let len = BLOCK.min(end - pos);
-        let views = eval_block(k, srcs, &mut regs, width, pos, len, pos == start);
+        let views = eval_block(
+            k,
+            srcs,
+            stores,
+            start,
+            &mut regs,
+            width,
+            pos,
+            len,
+            pos == start,
+        );
         let mut s = 0;
         for (j, out) in k.outputs.iter().enumerate() {
             let r = views[out.reg].unwrap_or(&regs[out.reg * width..out.reg * width + len]);
@@ -425,14 +449,45 @@ fn run_range_body<T: KFloat>(
     acc
 }
 
-fn run<T: KFloat>(k: &Kernel, inputs: &[&Array]) -> Vec<Array> {
+fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
     let n: usize = k.shape.iter().product();
     let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
     let outer = n.checked_div(inner).unwrap_or(0);
-    let data: Vec<Data<T>> = inputs.iter().map(|a| data::<T>(a)).collect();
-    let srcs = whole(&data);
     let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
-    let mut stores: Vec<Vec<T>> = (0..n_stores).map(|_| alloc_overwrite::<T>(n)).collect();
+    // The memory plan's last step: an input nothing else holds, read
+    // element for element in the order of the iteration space and of the
+    // kernel's type, gives its buffer to an output (a dead or donated
+    // buffer is overwritten in place instead of allocating a new one).
+    let mut stores: Vec<Vec<T>> = Vec::with_capacity(n_stores);
+    let mut in_store: Vec<Option<usize>> = vec![None; inputs.len()];
+    let mut rest: Vec<Option<Array>> = Vec::with_capacity(inputs.len());
+    for (j, a) in inputs.into_iter().enumerate() {
+        if stores.len() < n_stores && a.dtype() == T::DTYPE && k.inputs[j].is_contiguous(&k.shape) {
+            match a.into_buffer() {
+                Ok(mut buf) => {
+                    let v = T::vec_mut(&mut buf).expect("the kernel's type");
+                    in_store[j] = Some(stores.len());
+                    stores.push(std::mem::take(v));
+                    rest.push(None);
+                    continue;
+                }
+                Err(a) => rest.push(Some(a)),
+            }
+        } else {
+            rest.push(Some(a));
+        }
+    }
+    while stores.len() < n_stores {
+        stores.push(alloc_overwrite::<T>(n));
+    }
+    let data: Vec<Data<T>> = rest
+        .iter()
+        .map(|a| a.as_ref().map_or(Data::Owned(Vec::new()), data::<T>))
+        .collect();
+    let mut srcs = whole(&data);
+    for (src, s) in srcs.iter_mut().zip(&in_store) {
+        src.in_store = *s;
+    }
     let mut reduced: Vec<Vec<T>> = k
         .outputs
         .iter()
@@ -561,7 +616,7 @@ pub(super) struct Epilogue<'a, T: KFloat> {
     k: &'a Kernel,
     product: usize,
     /// Every input but the product (whose slot holds an empty slice).
-    data: Vec<Data<'a, T>>,
+    data: Vec<Data<T>>,
 }
 
 impl<'a, T: KFloat> Epilogue<'a, T> {
@@ -573,7 +628,7 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             "an epilogue only stores"
         );
         let mut data: Vec<Data<T>> = others.iter().map(|a| data::<T>(a)).collect();
-        data.insert(product, Data::Borrowed(&[]));
+        data.insert(product, Data::Owned(Vec::new()));
         Epilogue { k, product, data }
     }
 
@@ -592,11 +647,13 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             .map(|d| Src {
                 elems: d.slice(),
                 base: 0,
+                in_store: None,
             })
             .collect();
         srcs[self.product] = Src {
             elems: panel,
             base: start,
+            in_store: None,
         };
         run_range(self.k, &srcs, start, start + panel.len(), stores);
     }

@@ -30,7 +30,7 @@ fn taken_shape(a: &Array, indices: &Array, axis: usize) -> Shape {
 
 fn gather_typed<T: Elem>(a: &Array, idx: &[usize], axis: usize, shape: &[usize]) -> Array {
     let (outer, len, inner) = split_at_axis(a.shape(), axis);
-    let src = elems::<T>(a);
+    let src = &*elems::<T>(a);
     let j = idx.len();
     if len == 0 {
         return Array::new(shape, T::into_buffer(alloc::<T>(outer * j * inner)));
@@ -85,7 +85,7 @@ fn scatter_typed<T: Elem>(
     add: impl Fn(T, T) -> T + Sync,
 ) -> Array {
     let (outer, len, inner) = split_at_axis(a.shape(), axis);
-    let upd = elems::<T>(updates);
+    let upd = &*elems::<T>(updates);
     let mut out = elems::<T>(a).to_vec();
     let j = idx.len();
     let block = len * inner;

@@ -257,7 +257,7 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
     }
     let (la, lv) = (&p.lhs.0, &p.lhs.1);
     let (ra, rv) = (&p.rhs.0, &p.rhs.1);
-    let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
+    let (ad, bd) = (&*elems::<T>(la), &*elems::<T>(ra));
     let Strategy {
         parallel,
         use_blas,
@@ -368,7 +368,7 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
     let mn = m * n;
     let (la, lv) = (&p.lhs.0, &p.lhs.1);
     let (ra, rv) = (&p.rhs.0, &p.rhs.1);
-    let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
+    let (ad, bd) = (&*elems::<T>(la), &*elems::<T>(ra));
     let st = strategy(p);
     let threads = super::elem::threads();
     // Rows [r0, r0 + c.len() / n) of batch `bi` of the product into `c`,
@@ -469,7 +469,7 @@ fn dot_int<T: Elem + Arith>(p: &Problem) -> Vec<T> {
     }
     let (la, lv) = (&p.lhs.0, &p.lhs.1);
     let (ra, rv) = (&p.rhs.0, &p.rhs.1);
-    let (ad, bd) = (elems::<T>(la), elems::<T>(ra));
+    let (ad, bd) = (&*elems::<T>(la), &*elems::<T>(ra));
     let one = |bi: usize, c: &mut [T]| {
         let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
         let mut brow: Vec<T> = vec![T::ZERO; p.n];
@@ -576,8 +576,8 @@ mod tests {
             };
             let got = dot_general(&a_op, &b_op, &dims);
             assert_eq!(got.shape(), &[m, n]);
-            let (av, bv) = (elems::<f32>(&a), elems::<f32>(&b));
-            let gv = elems::<f32>(&got);
+            let (av, bv) = (&*elems::<f32>(&a), &*elems::<f32>(&b));
+            let gv = &*elems::<f32>(&got);
             for i in 0..m {
                 for j in 0..n {
                     let want: f64 = (0..k)
@@ -599,11 +599,11 @@ mod tests {
                     m,
                     k,
                     n,
-                    elems::<f32>(&p.lhs.0),
+                    &*elems::<f32>(&p.lhs.0),
                     0,
                     lv.row_stride,
                     lv.col_stride,
-                    elems::<f32>(&p.rhs.0),
+                    &*elems::<f32>(&p.rhs.0),
                     0,
                     rv.row_stride,
                     rv.col_stride,

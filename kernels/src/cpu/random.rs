@@ -43,7 +43,8 @@ pub fn threefry2x32(k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, A
             big.shape()
         );
     }
-    let data: [&[u32]; 4] = inputs.map(elems::<u32>);
+    let bufs = inputs.map(elems::<u32>);
+    let data: [&[u32]; 4] = bufs.each_ref().map(|b| &**b);
     let at = |d: &[u32], i: usize| if d.len() == 1 { d[0] } else { d[i] };
     let mut y0 = alloc_overwrite::<u32>(n);
     let mut y1 = alloc_overwrite::<u32>(n);

@@ -194,7 +194,7 @@ pub fn strided_copy<T: Elem>(
 fn view<T: Elem>(a: &Array, offset: isize, shape: &[usize], strides: &[isize]) -> Array {
     Array::new(
         shape,
-        T::into_buffer(strided_copy(elems::<T>(a), offset, shape, strides)),
+        T::into_buffer(strided_copy(&*elems::<T>(a), offset, shape, strides)),
     )
 }
 
@@ -323,7 +323,7 @@ fn pad_typed<T: Elem>(
         let ost = strides_of(&shape);
         let offset: usize = (0..nd).map(|d| lo[d] * ost[d]).sum();
         let dst: Shape = (0..nd).map(|d| ost[d] * (interior[d] + 1)).collect();
-        let src = elems::<T>(a);
+        let src = &*elems::<T>(a);
         // Walk the input row by row; each row lands with stride dst[nd-1].
         let (inner, istride) = if nd == 0 {
             (1, 1)
@@ -373,9 +373,11 @@ fn concat_typed<T: Elem>(arrays: &[Array], axis: usize, shape: &[usize]) -> Arra
     let (outer, _, inner) = split_at_axis(shape, axis);
     let n: usize = shape.iter().product();
     let mut out: Vec<T> = Vec::with_capacity(n);
+    let bufs: Vec<_> = arrays.iter().map(elems::<T>).collect();
     let blocks: Vec<(&[T], usize)> = arrays
         .iter()
-        .map(|a| (elems::<T>(a), a.shape()[axis] * inner))
+        .zip(&bufs)
+        .map(|(a, b)| (&**b, a.shape()[axis] * inner))
         .collect();
     for o in 0..outer {
         for &(data, block) in &blocks {
@@ -405,7 +407,7 @@ pub fn assemble_blocks<'a>(
             if !seen.insert(ranges.clone()) || block.is_empty() {
                 continue;
             }
-            let src = elems::<T>(block);
+            let src = &*elems::<T>(block);
             let nd = shape.len();
             if nd == 0 {
                 out[0] = src[0];

@@ -25,7 +25,7 @@ fn for_each_lane<T: Elem, O: Elem>(
     f: impl Fn(&[T], &mut [O]) + Sync,
 ) -> Vec<O> {
     let (outer, len, inner) = split_at_axis(a.shape(), axis);
-    let src = elems::<T>(a);
+    let src = &*elems::<T>(a);
     let mut out = vec![O::default(); src.len()];
     if src.is_empty() {
         return out;

@@ -122,23 +122,23 @@ pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
     }
 }
 
-pub fn f32s(a: &Array) -> &[f32] {
-    match a.buffer() {
-        Buffer::F32(v) => v,
+pub fn f32s(a: &Array) -> Vec<f32> {
+    match &*a.buffer() {
+        Buffer::F32(v) => v.clone(),
         b => panic!("expected f32, got {}", b.dtype()),
     }
 }
 
-pub fn i32s(a: &Array) -> &[i32] {
-    match a.buffer() {
-        Buffer::I32(v) => v,
+pub fn i32s(a: &Array) -> Vec<i32> {
+    match &*a.buffer() {
+        Buffer::I32(v) => v.clone(),
         b => panic!("expected i32, got {}", b.dtype()),
     }
 }
 
-pub fn bools(a: &Array) -> &[bool] {
-    match a.buffer() {
-        Buffer::Bool(v) => v,
+pub fn bools(a: &Array) -> Vec<bool> {
+    match &*a.buffer() {
+        Buffer::Bool(v) => v.clone(),
         b => panic!("expected bool, got {}", b.dtype()),
     }
 }
@@ -155,5 +155,5 @@ pub fn same(a: &Array, b: &Array) -> bool {
 
 /// Copy an array so its buffer is unshared (exercises in-place reuse).
 pub fn fresh(a: &Array) -> Array {
-    Array::new(a.shape(), a.buffer().clone())
+    Array::new(a.shape(), (*a.buffer()).clone())
 }

@@ -112,7 +112,10 @@ impl Builder {
         // Concrete arrays of different shapes may share a buffer (reshape):
         // a variable is reused only when the types agree too.
         let key = match t {
-            Tensor::Concrete(a) => a.buffer_arc().as_ref() as *const _ as usize,
+            Tensor::Concrete(a) if a.deleted().is_none() => {
+                std::sync::Arc::as_ptr(&a.buffer()) as usize
+            }
+            Tensor::Concrete(a) => a.identity(),
             Tensor::Traced(tr) => Rc::as_ptr(tr) as usize,
         };
         if let Some(&v) = self.const_index.get(&key) {
