@@ -183,7 +183,7 @@ where
         return Array::new(&out_shape, T::into_buffer(vec![r.init; out_len]));
     }
     let out = match as_three_groups(a.shape(), axes) {
-        Some((outer, red, inner)) => r.run(&*elems::<T>(a), outer, red, inner),
+        Some((outer, red, inner)) => r.run(&elems::<T>(a), outer, red, inner),
         None => {
             // Move the reduced axes last, then fold contiguous rows.
             let perm: Vec<usize> = (0..a.ndim())
@@ -191,7 +191,7 @@ where
                 .chain(axes.iter().copied())
                 .collect();
             let t = super::shape::transpose(a, &perm);
-            r.run(&*elems::<T>(&t), out_len, red_len, 1)
+            r.run(&elems::<T>(&t), out_len, red_len, 1)
         }
     };
     Array::new(&out_shape, T::into_buffer(out))

@@ -194,7 +194,7 @@ pub fn strided_copy<T: Elem>(
 fn view<T: Elem>(a: &Array, offset: isize, shape: &[usize], strides: &[isize]) -> Array {
     Array::new(
         shape,
-        T::into_buffer(strided_copy(&*elems::<T>(a), offset, shape, strides)),
+        T::into_buffer(strided_copy(&elems::<T>(a), offset, shape, strides)),
     )
 }
 
