@@ -19,11 +19,13 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
-        "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), in_shardings=None, out_shardings=None)",
+        "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(), in_shardings=None, out_shardings=None)",
         "Compile fun: it is traced once per signature (argument types, pytree structure and \
          the values of static arguments), optimised, and the compiled version runs on later \
          calls. As a decorator: @jit, or @jit(static_argnums=1). f.why() lists every compile \
-         with its reason. With in_shardings/out_shardings (NamedSharding, or a tuple with \
+         with its reason. The arrays of donated arguments (donate_argnums, donate_argnames) \
+         give their buffers to the call, which writes results into them in place: afterwards \
+         they are deleted (x.is_deleted()), as in JAX. With in_shardings/out_shardings (NamedSharding, or a tuple with \
          one per argument/output), the program is partitioned over the mesh: each device \
          runs on its blocks, with collectives where layouts need them; f.plan(args) lists them.",
         make_jit,
@@ -89,6 +91,8 @@ pub(crate) fn register(r: &mut Registry) {
 struct Options {
     static_argnums: Vec<i64>,
     static_argnames: Vec<String>,
+    donate_argnums: Vec<i64>,
+    donate_argnames: Vec<String>,
 }
 
 fn int_list(v: &Value, what: &str) -> Result<Vec<i64>> {
@@ -117,13 +121,40 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let options = Options {
         static_argnums: int_list(&a[1], "static_argnums")?,
         static_argnames: str_list(&a[2], "static_argnames")?,
+        donate_argnums: int_list(&a[3], "donate_argnums")?,
+        donate_argnames: str_list(&a[4], "donate_argnames")?,
     };
-    // donate_argnums is accepted for compatibility: arrays are immutable
-    // values here, and the executor already reuses every buffer that is
-    // dead, so there is nothing more to donate.
-    let _ = int_list(&a[3], "donate_argnums")?;
-    if !matches!((&a[4], &a[5]), (Value::None, Value::None)) {
-        let (ins, outs) = (a[4].clone(), a[5].clone());
+    if let Some(i) = options
+        .donate_argnums
+        .iter()
+        .find(|i| options.static_argnums.contains(i))
+    {
+        return Err(Error::value_error(format!(
+            "jit: argument {i} is in both static_argnums and donate_argnums: \
+             a static argument is a Python value, it has no buffer to donate"
+        )));
+    }
+    if let Some(k) = options
+        .donate_argnames
+        .iter()
+        .find(|k| options.static_argnames.contains(k))
+    {
+        return Err(Error::value_error(format!(
+            "jit: argument '{k}' is in both static_argnames and donate_argnames: \
+             a static argument is a Python value, it has no buffer to donate"
+        )));
+    }
+    if !matches!((&a[5], &a[6]), (Value::None, Value::None)) {
+        if !options.donate_argnums.is_empty() || !options.donate_argnames.is_empty() {
+            // The partitioned program reads each device's block of its
+            // inputs; donating those blocks is not built yet, and silently
+            // keeping the buffers would not be what was asked.
+            return Err(Error::value_error(
+                "jit: donate_argnums/donate_argnames together with in_shardings or \
+                 out_shardings is not supported yet; leave out the donation",
+            ));
+        }
+        let (ins, outs) = (a[5].clone(), a[6].clone());
         return match &a[0] {
             Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
                 let f = args.into_iter().next().ok_or_else(|| {
@@ -328,15 +359,29 @@ fn call(
     kwargs: Kwargs,
 ) -> Result<Value> {
     let split = split_args(options, &args, &kwargs)?;
-    let flat: Vec<Tensor> = leaves(&split.dynamic)
+    let mut flat: Vec<Tensor> = leaves(&split.dynamic)
         .iter()
         .map(numpy::to_tensor)
         .collect::<Result<_>>()?;
     // Inside a transformation or another trace, trace through: the outer
     // interpretation sees the primitives (and an outer jit compiles them).
+    // Donation is only for a call that runs the compiled program, as in JAX.
     if transform::top_level(&flat)?.is_some() {
+        let donates = !options.donate_argnums.is_empty() || !options.donate_argnames.is_empty();
+        if donates && jit::auto::tracing() {
+            // Compiled, the region would keep the arrays the interpreter
+            // deletes: it stays interpreted, so both agree.
+            return Err(jit::auto::not_pure(format!(
+                "calls jit({}) with donated arguments, which deletes the caller's arrays",
+                cache.borrow().name
+            )));
+        }
         return interp.call(f, args, kwargs);
     }
+    for t in &flat {
+        t.concrete()?;
+    }
+    let donated = donated_leaves(options, &args, &kwargs, &flat)?;
     let sig = signature(&split, &flat);
     let compiled = cache.borrow().lookup(&sig);
     let compiled = match compiled {
@@ -356,9 +401,21 @@ fn call(
             trees
                 .borrow_mut()
                 .push((sig.clone(), out_tree.into_inner()));
+            warn_unusable_donations(interp, &cache.borrow().name, &c, &donated);
             c
         }
     };
+    if donated.iter().any(|d| *d) {
+        let why = format!("it was donated to jit({})", cache.borrow().name);
+        for (t, d) in flat.iter_mut().zip(&donated) {
+            if let (true, Tensor::Concrete(a)) = (*d, &*t) {
+                // Every handle (the caller's variables, pytrees holding it)
+                // is deleted; the program gets the buffer itself.
+                let given = a.donate(&why).expect("checked not deleted");
+                *t = Tensor::Concrete(given);
+            }
+        }
+    }
     let outs = compiled.run(flat)?;
     let trees = trees.borrow();
     let tree = &trees
@@ -370,6 +427,108 @@ fn call(
     map_leaves(tree, &mut |_| {
         Ok(Value::Array(it.next().expect("one output per leaf")))
     })
+}
+
+/// Which leaves of the dynamic arguments (in `leaves` order) are donated:
+/// every array leaf of a donated argument. A donated array may be passed
+/// only once in a call (its buffer cannot be both read and overwritten).
+fn donated_leaves(
+    options: &Options,
+    args: &[Value],
+    kwargs: &Kwargs,
+    flat: &[Tensor],
+) -> Result<Vec<bool>> {
+    if options.donate_argnums.is_empty() && options.donate_argnames.is_empty() {
+        return Ok(vec![false; flat.len()]);
+    }
+    let n = args.len() as i64;
+    let is_static = |i: usize| {
+        options
+            .static_argnums
+            .iter()
+            .any(|&j| (if j < 0 { j + n } else { j }) == i as i64)
+    };
+    let marked = |v: &Value, on: bool| map_leaves(v, &mut |_| Ok(Value::Bool(on)));
+    // The same tree as `split_args`'s dynamic part, with each leaf saying
+    // whether its argument is donated.
+    let mut pos = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        pos.push(if is_static(i) {
+            Value::None
+        } else {
+            let on = options
+                .donate_argnums
+                .iter()
+                .any(|&j| (if j < 0 { j + n } else { j }) == i as i64);
+            marked(a, on)?
+        });
+    }
+    let mut kw = Dict::default();
+    for (k, v) in kwargs {
+        if !options.static_argnames.iter().any(|s| **s == **k) {
+            let on = options.donate_argnames.iter().any(|s| **s == **k);
+            kw.insert(Key::Str(k.clone()), marked(v, on)?);
+        }
+    }
+    let tree = Value::tuple(vec![Value::tuple(pos), Value::dict(kw)]);
+    let donated: Vec<bool> = leaves(&tree)
+        .iter()
+        .zip(flat)
+        // A Python number has no buffer: nothing to give.
+        .map(|(m, t)| matches!(m, Value::Bool(true)) && t.as_concrete().is_some())
+        .collect();
+    for (i, d) in donated.iter().enumerate() {
+        if !*d {
+            continue;
+        }
+        let a = flat[i].as_concrete().expect("donated leaves are arrays");
+        if let Some(j) = (0..flat.len())
+            .find(|&j| j != i && matches!(flat[j].as_concrete(), Some(b) if b.same(a)))
+        {
+            return Err(Error::value_error(format!(
+                "jit: array argument {i} is donated, and the same array is also array \
+                 argument {j} of this call ({}); a donated buffer can be passed only once",
+                arr_runtime::prim::type_str(a.shape(), a.dtype())
+            )));
+        }
+    }
+    Ok(donated)
+}
+
+/// As JAX does when it compiles: say which donated inputs no output can
+/// take over (no output has their shape and dtype), since their donation
+/// saves nothing but the input's lifetime.
+fn warn_unusable_donations(interp: &mut Interp, name: &str, c: &jit::Compiled, donated: &[bool]) {
+    let g = &c.graph;
+    let n_consts = c.consts.len();
+    let mut outs: Vec<arr_runtime::prim::Aval> = g
+        .outvars
+        .iter()
+        .map(|a| match a {
+            graph::Atom::Var(v) => g.types[*v].clone(),
+            graph::Atom::Lit(x) => arr_runtime::prim::Aval::of(x),
+        })
+        .collect();
+    let mut unusable = Vec::new();
+    for (k, d) in donated.iter().enumerate() {
+        if !*d {
+            continue;
+        }
+        let aval = &g.types[g.invars[n_consts + k]];
+        match outs.iter().position(|o| o == aval) {
+            Some(i) => {
+                outs.swap_remove(i);
+            }
+            None => unusable.push(arr_runtime::prim::type_str(&aval.shape, aval.dtype)),
+        }
+    }
+    if !unusable.is_empty() {
+        interp.emit(arr_runtime::output::RichOutput::Stderr(format!(
+            "UserWarning: jit({name}): some donated buffers were not usable: {} \
+             (no output has the same shape and dtype)\n",
+            unusable.join(", ")
+        )));
+    }
 }
 
 /// `f.ir(*args, after=NAME)`: the IR of the compiled function for these

@@ -7,7 +7,7 @@ use arr_runtime::display;
 use arr_runtime::eval::{compare_values, iter_items, seq_index, values_equal};
 use arr_runtime::numpy;
 use arr_runtime::session::help_for;
-use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Value};
+use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Tensor, Value};
 use std::cmp::Ordering;
 use std::time::Instant;
 
@@ -122,6 +122,40 @@ pub(crate) fn register(r: &mut Registry) {
         "block_until_ready(self)",
         "Wait until the array is computed and return it.",
         block_until_ready,
+    );
+
+    r.method(
+        "array",
+        "is_deleted(self)",
+        "Whether the array's buffer is gone: donated to a jitted function \
+         (jit(f, donate_argnums=...)) or freed with x.delete().",
+        |_, a| {
+            Ok(Value::Bool(matches!(
+                &a[0],
+                Value::Array(Tensor::Concrete(x)) if x.deleted().is_some()
+            )))
+        },
+    );
+    r.method(
+        "array",
+        "delete(self)",
+        "Free the array's buffer now; every later use of the array is an error.",
+        |_, a| {
+            if let Value::Array(Tensor::Concrete(x)) = &a[0] {
+                x.donate("it was freed with delete()");
+            }
+            Ok(Value::None)
+        },
+    );
+    r.method(
+        "array",
+        "unsafe_buffer_pointer(self)",
+        "The address of the array's first element: arrays with the same address \
+         share storage (to check that a donated buffer was reused).",
+        |_, a| {
+            let x = array_arg(&a[0])?;
+            Ok(Value::Int(x.concrete()?.buffer_address() as i64))
+        },
     );
 
     r.mutating_method(

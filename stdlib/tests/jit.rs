@@ -193,3 +193,150 @@ fn matmul_epilogues_run_on_device_workers() {
         "got.shape == want.shape and bool(all(got == want))"
     ));
 }
+
+fn error_of(s: &mut Session, src: &str) -> String {
+    match s.run_entry(src) {
+        Err(e) => format!("{}: {}", e.kind.name(), e.message),
+        Ok(v) => panic!("{src}\nsucceeded with {v:?}"),
+    }
+}
+
+#[test]
+fn donated_arguments_are_deleted_and_their_buffers_hold_the_results() {
+    let mut s = session();
+    // Small and large (fused over blocks on all cores) arrays alike.
+    for n in [4, 100_000] {
+        run(
+            &mut s,
+            &format!(
+                "f = jit(lambda p, g: p - 0.5 * g, donate_argnums=0)\n\
+                 p = arange({n}, dtype=float32)\ng = ones({n})\nalias = p\n\
+                 at = p.unsafe_buffer_pointer()\nq = f(p, g)\n"
+            ),
+        );
+        assert!(truthy(&mut s, "p.is_deleted() and alias.is_deleted()"));
+        assert!(truthy(&mut s, "not g.is_deleted() and not q.is_deleted()"));
+        assert!(
+            truthy(&mut s, "q.unsafe_buffer_pointer() == at"),
+            "n={n}: the result was not written into the donated buffer"
+        );
+        assert!(truthy(
+            &mut s,
+            &format!("bool(all(q == arange({n}, dtype=float32) - 0.5))")
+        ));
+        // The next step donates the result of the last one: a training loop
+        // keeps one buffer per parameter.
+        run(&mut s, "r = f(q, g)\n");
+        assert!(truthy(
+            &mut s,
+            "q.is_deleted() and r.unsafe_buffer_pointer() == at"
+        ));
+        let msg = error_of(&mut s, "p + 1");
+        assert!(
+            msg.starts_with(&format!(
+                "RuntimeError: Array has been deleted with shape=f32[{n}]: it was donated to jit(<lambda>)"
+            )),
+            "{msg}"
+        );
+        let msg = error_of(&mut s, "f(p, g)");
+        assert!(msg.contains("Array has been deleted"), "{msg}");
+        // The type is still known, and printing says what happened.
+        assert!(truthy(&mut s, &format!("alias.shape == ({n},)")));
+        assert!(truthy(&mut s, "'deleted' in str(alias)"));
+    }
+}
+
+#[test]
+fn donated_pytrees_keywords_and_misuse() {
+    let mut s = session();
+    run(
+        &mut s,
+        "def sgd(params, grads, lr):\n    \
+             return {k: params[k] - lr * grads[k] for k in params}\n\
+         step = jit(sgd, donate_argnames='params')\n\
+         params = {'w': ones((64, 32)), 'b': zeros(32)}\n\
+         grads = {'w': ones((64, 32)), 'b': ones(32)}\n\
+         at = {k: v.unsafe_buffer_pointer() for k, v in params.items()}\n\
+         new = step(params=params, grads=grads, lr=0.1)\n",
+    );
+    assert!(truthy(
+        &mut s,
+        "all([params[k].is_deleted() and not grads[k].is_deleted() for k in params])"
+    ));
+    assert!(truthy(
+        &mut s,
+        "all([new[k].unsafe_buffer_pointer() == at[k] for k in new])"
+    ));
+    assert!(truthy(&mut s, "bool(all(new['b'] == -0.1))"));
+    // The same array passed twice cannot be donated: nothing is deleted.
+    run(
+        &mut s,
+        "h = jit(lambda x, y: x + y, donate_argnums=0)\na = ones(3)\n",
+    );
+    let msg = error_of(&mut s, "h(a, a)");
+    assert!(
+        msg.contains("array argument 0 is donated, and the same array is also array argument 1"),
+        "{msg}"
+    );
+    assert!(truthy(&mut s, "not a.is_deleted()"));
+    let msg = error_of(
+        &mut s,
+        "jit(lambda x, n: x, static_argnums=1, donate_argnums=1)",
+    );
+    assert!(
+        msg.contains("both static_argnums and donate_argnums"),
+        "{msg}"
+    );
+    // Under a transformation the jitted function is traced through, and
+    // nothing is donated (as in JAX).
+    run(
+        &mut s,
+        "sq = jit(lambda x: (x * x).sum(), donate_argnums=0)\nx = ones(3)\n\
+         dx = grad(sq)(x)\nv = vmap(jit(lambda t: t * 2, donate_argnums=0))(x)\n",
+    );
+    assert!(truthy(&mut s, "not x.is_deleted()"));
+    // delete() frees an array by hand.
+    run(&mut s, "z = ones(3)\nz.delete()\n");
+    assert!(truthy(&mut s, "z.is_deleted()"));
+    assert!(error_of(&mut s, "z.sum()").contains("freed with delete()"));
+}
+
+#[test]
+fn a_donation_no_output_can_use_is_reported_once_per_compile() {
+    let mut s = session();
+    let warnings = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let log = warnings.clone();
+    s.set_rich_output(Box::new(move |o| {
+        if let arr_runtime::RichOutput::Stderr(t) = o {
+            log.borrow_mut().push(t);
+        }
+    }));
+    run(
+        &mut s,
+        "total = jit(lambda x: x.sum(), donate_argnums=0)\n\
+         a = total(ones(5))\nb = total(ones(5))\nc = total(ones(6))\n\
+         same = jit(lambda x: x * 2, donate_argnums=0)\nd = same(ones(5))\n",
+    );
+    let w = warnings.borrow();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("jit(<lambda>): some donated buffers were not usable: f32[5]"),
+        "{w:?}"
+    );
+    assert!(w[1].contains("f32[6]"), "{w:?}");
+}
+
+#[test]
+fn automatic_jit_leaves_loops_that_donate_interpreted() {
+    // A compiled loop would keep the arrays the interpreter deletes.
+    let src = "f = jit(lambda p, g: p - 0.1 * g, donate_argnums=0)\n\
+               p = ones(4)\ng = ones(4)\nfirst = p\n\
+               for i in range(20):\n    p = f(p, g)\n";
+    for auto in [true, false] {
+        let mut s = session();
+        s.set_auto_jit(auto);
+        run(&mut s, src);
+        assert!(truthy(&mut s, "first.is_deleted()"), "auto-JIT {auto}");
+        assert!(truthy(&mut s, "bool(allclose(p, -1.0))"), "auto-JIT {auto}");
+    }
+}
