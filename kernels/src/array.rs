@@ -168,6 +168,8 @@ struct ArrayInner {
     buf: RwLock<Option<Arc<Buffer>>>,
     /// Why the array's buffer is gone (`donate`), once it is.
     deleted: OnceLock<Arc<str>>,
+    /// Shared by the runtime itself (a cached scalar): never donated.
+    pinned: bool,
     /// Which device holds which block (`None`: an ordinary host array).
     /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
@@ -196,6 +198,7 @@ impl Array {
                 dtype: buf.dtype(),
                 buf: RwLock::new(Some(buf)),
                 deleted: OnceLock::new(),
+                pinned: false,
                 placement: None,
                 shards: None,
             }),
@@ -228,6 +231,7 @@ impl Array {
                 dtype,
                 buf: RwLock::new(None),
                 deleted: OnceLock::new(),
+                pinned: false,
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -253,6 +257,7 @@ impl Array {
                 dtype: self.inner.dtype,
                 buf: RwLock::new(Some(self.buf())),
                 deleted: OnceLock::new(),
+                pinned: false,
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -309,9 +314,9 @@ impl Array {
     /// and the returned array holds the buffer, uniquely if nothing else
     /// shared it, so a compiled function can write its results in place.
     /// A sharded array's per-device shards are donated too. `None` if the
-    /// array was already deleted.
+    /// array was already deleted, or is pinned (then nothing changes).
     pub fn donate(&self, why: &str) -> Option<Array> {
-        if self.inner.deleted.set(why.into()).is_err() {
+        if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
             return None;
         }
         let buf = self
@@ -417,6 +422,17 @@ impl Array {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// A handle of the same elements that is never donated, for an array
+    /// the runtime hands to many owners (a cached scalar): donating one
+    /// owner's handle must not delete everybody's.
+    pub fn pinned(&self) -> Array {
+        let mut a = self.reshape(self.shape());
+        if let Some(inner) = Arc::get_mut(&mut a.inner) {
+            inner.pinned = true;
+        }
+        a
+    }
+
     /// A number that identifies this array (not its buffer) while it lives.
     pub fn identity(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
@@ -466,6 +482,7 @@ impl Array {
                 dtype: self.inner.dtype,
                 buf: RwLock::new(buf),
                 deleted: OnceLock::new(),
+                pinned: false,
                 placement: Some(placement),
                 shards,
             }),

@@ -77,6 +77,7 @@ fn check(
     n: usize,
     rhs_t: bool,
     col_bias: bool,
+    full_bias: bool,
     product: usize,
     seed: u64,
 ) {
@@ -95,7 +96,11 @@ fn check(
         rhs_contract: vec![if rhs_t { nb + 1 } else { nb }],
     };
     let out_shape: Vec<usize> = lead.iter().copied().chain([m, n]).collect();
-    let bias_shape = if col_bias { vec![m, 1] } else { vec![n] };
+    let bias_shape = match (full_bias, col_bias) {
+        (true, _) => out_shape.clone(),
+        (false, true) => vec![m, 1],
+        (false, false) => vec![n],
+    };
     let a = array(dtype, &lhs_shape, seed);
     let b = array(dtype, &rhs_shape, seed + 1);
     let bias = array(dtype, &bias_shape, seed + 2);
@@ -113,7 +118,18 @@ fn check(
         product,
     };
     assert!(mk.is_well_formed());
-    let got = cpu::matmul_kernel(&mk, &[&a, &b, &bias]);
+    // A full-size bias held nowhere else gives its buffer to an output.
+    let (got, reused) = if full_bias {
+        let own = common::fresh(&bias);
+        let at = own.buffer_address();
+        let got = cpu::matmul_kernel(&mk, vec![a.clone(), b.clone(), own]);
+        let reused = got[0].buffer_address() == at;
+        (got, reused)
+    } else {
+        let got = cpu::matmul_kernel(&mk, vec![a.clone(), b.clone(), bias.clone()]);
+        (got, true)
+    };
+    assert!(reused, "the unshared bias's buffer was not reused");
     let prod = cpu::dot_general(&a, &b, &dims);
     let ins: Vec<Array> = if product == 0 {
         vec![prod, bias.clone()]
@@ -143,11 +159,12 @@ proptest! {
         n in 1usize..300,
         rhs_t in any::<bool>(),
         col_bias in any::<bool>(),
+        full_bias in any::<bool>(),
         product in 0usize..2,
         seed in 0u64..1000,
     ) {
         let dtype = if f64_ { DType::F64 } else { DType::F32 };
-        check(dtype, batch, m, k, n, rhs_t, col_bias, product, seed);
+        check(dtype, batch, m, k, n, rhs_t, col_bias, full_bias, product, seed);
     }
 }
 
@@ -164,8 +181,9 @@ fn epilogue_on_every_path() {
             (Some(12), 50, 40, 60),
             (Some(2), 300, 200, 150),
         ] {
-            check(dtype, batch, m, k, n, false, false, 0, 7);
-            check(dtype, batch, m, k, n, true, true, 1, 8);
+            check(dtype, batch, m, k, n, false, false, false, 0, 7);
+            check(dtype, batch, m, k, n, true, true, false, 1, 8);
+            check(dtype, batch, m, k, n, false, false, true, 1, 9);
         }
     }
 }

@@ -127,7 +127,8 @@ fn cached_scalar(bits: ScalarKey, dtype: DType, make: impl FnOnce() -> Array) ->
         if let Some((_, _, a)) = cache.1.iter().find(|(b, d, _)| *b == bits && *d == dtype) {
             return a.clone();
         }
-        let a = make();
+        // Pinned: every user of this value shares one array.
+        let a = make().pinned();
         let (next, entries) = &mut *cache;
         if entries.len() < SCALAR_CACHE {
             entries.push((bits, dtype, a.clone()));

@@ -899,8 +899,7 @@ impl Prim {
         }
         if let Prim::FusedMatmul(k) = self {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
-            let refs: Vec<&Array> = arrays.iter().collect();
-            return Ok(cpu::matmul_kernel(k, &refs)
+            return Ok(cpu::matmul_kernel(k, arrays)
                 .into_iter()
                 .map(Tensor::from)
                 .collect());

@@ -410,9 +410,11 @@ fn call(
         for (t, d) in flat.iter_mut().zip(&donated) {
             if let (true, Tensor::Concrete(a)) = (*d, &*t) {
                 // Every handle (the caller's variables, pytrees holding it)
-                // is deleted; the program gets the buffer itself.
-                let given = a.donate(&why).expect("checked not deleted");
-                *t = Tensor::Concrete(given);
+                // is deleted; the program gets the buffer itself. (A
+                // runtime-shared scalar is pinned: it stays.)
+                if let Some(given) = a.donate(&why) {
+                    *t = Tensor::Concrete(given);
+                }
             }
         }
     }

@@ -295,6 +295,25 @@ fn donated_pytrees_keywords_and_misuse() {
          dx = grad(sq)(x)\nv = vmap(jit(lambda t: t * 2, donate_argnums=0))(x)\n",
     );
     assert!(truthy(&mut s, "not x.is_deleted()"));
+    // Values the runtime shares are never deleted through one holder: a
+    // cached scalar, a 0-d array that became a compiled literal, and a
+    // literal a compiled function returns.
+    run(
+        &mut s,
+        "two = float32(2.0)\nd2 = jit(lambda x: x * 2, donate_argnums=0)(two)\n\
+         c = array(3.0)\ntimes_c = jit(lambda x: x * c)\nfirst = times_c(ones(2))\n\
+         c.delete()\nwith_lit = jit(lambda x: (x, 5.0))\nlit = with_lit(ones(1))[1]\n\
+         lit.delete()\n",
+    );
+    assert!(truthy(
+        &mut s,
+        "not two.is_deleted() and bool(all(ones(2) * 2.0 == 2.0))"
+    ));
+    assert!(truthy(
+        &mut s,
+        "c.is_deleted() and bool(all(times_c(ones(2)) == 3.0))"
+    ));
+    assert!(truthy(&mut s, "float(with_lit(ones(1))[1]) == 5.0"));
     // delete() frees an array by hand.
     run(&mut s, "z = ones(3)\nz.delete()\n");
     assert!(truthy(&mut s, "z.is_deleted()"));

@@ -449,41 +449,59 @@ fn run_range_body<T: KFloat>(
     acc
 }
 
-fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
+/// The output stores of a kernel and the inputs as its registers read them.
+/// This is the memory plan's last step: an input nothing else holds, read
+/// element for element in the order of the iteration space and of the
+/// kernel's type, gives its buffer to a store (a dead or donated buffer is
+/// overwritten in place instead of allocating a new one); `in_store` says
+/// which. `None` inputs (an epilogue's product) read nothing here.
+#[allow(clippy::type_complexity)]
+fn claim<T: KFloat>(
+    k: &Kernel,
+    inputs: Vec<Option<Array>>,
+    n_stores: usize,
+) -> (Vec<Vec<T>>, Vec<Data<T>>, Vec<Option<usize>>) {
     let n: usize = k.shape.iter().product();
-    let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
-    let outer = n.checked_div(inner).unwrap_or(0);
-    let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
-    // The memory plan's last step: an input nothing else holds, read
-    // element for element in the order of the iteration space and of the
-    // kernel's type, gives its buffer to an output (a dead or donated
-    // buffer is overwritten in place instead of allocating a new one).
     let mut stores: Vec<Vec<T>> = Vec::with_capacity(n_stores);
     let mut in_store: Vec<Option<usize>> = vec![None; inputs.len()];
-    let mut rest: Vec<Option<Array>> = Vec::with_capacity(inputs.len());
+    let mut read: Vec<Data<T>> = Vec::with_capacity(inputs.len());
     for (j, a) in inputs.into_iter().enumerate() {
-        if stores.len() < n_stores && a.dtype() == T::DTYPE && k.inputs[j].is_contiguous(&k.shape) {
+        let Some(a) = a else {
+            read.push(Data::Owned(Vec::new()));
+            continue;
+        };
+        let a = if stores.len() < n_stores
+            && a.dtype() == T::DTYPE
+            && k.inputs[j].is_contiguous(&k.shape)
+        {
             match a.into_buffer() {
                 Ok(mut buf) => {
                     let v = T::vec_mut(&mut buf).expect("the kernel's type");
                     in_store[j] = Some(stores.len());
                     stores.push(std::mem::take(v));
-                    rest.push(None);
+                    read.push(Data::Owned(Vec::new()));
                     continue;
                 }
-                Err(a) => rest.push(Some(a)),
+                Err(a) => a,
             }
         } else {
-            rest.push(Some(a));
-        }
+            a
+        };
+        read.push(data::<T>(&a));
     }
     while stores.len() < n_stores {
         stores.push(alloc_overwrite::<T>(n));
     }
-    let data: Vec<Data<T>> = rest
-        .iter()
-        .map(|a| a.as_ref().map_or(Data::Owned(Vec::new()), data::<T>))
-        .collect();
+    (stores, read, in_store)
+}
+
+fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
+    let n: usize = k.shape.iter().product();
+    let inner: usize = k.shape[k.shape.len() - k.reduce_axes..].iter().product();
+    let outer = n.checked_div(inner).unwrap_or(0);
+    let n_stores = k.outputs.iter().filter(|o| o.reduce.is_none()).count();
+    let (mut stores, data, in_store) =
+        claim::<T>(k, inputs.into_iter().map(Some).collect(), n_stores);
     let mut srcs = whole(&data);
     for (src, s) in srcs.iter_mut().zip(&in_store) {
         src.in_store = *s;
@@ -617,24 +635,34 @@ pub(super) struct Epilogue<'a, T: KFloat> {
     product: usize,
     /// Every input but the product (whose slot holds an empty slice).
     data: Vec<Data<T>>,
+    /// Which inputs are read from the output store that took their buffer.
+    in_store: Vec<Option<usize>>,
 }
 
 impl<'a, T: KFloat> Epilogue<'a, T> {
     /// `others` are the epilogue's inputs other than the product, in order.
-    pub(super) fn new(k: &'a Kernel, product: usize, others: &[&'a Array]) -> Epilogue<'a, T> {
+    /// Returns the epilogue and its output stores (each the size of the
+    /// product; an unshared input's buffer may be one of them).
+    pub(super) fn new(
+        k: &'a Kernel,
+        product: usize,
+        others: Vec<Array>,
+    ) -> (Epilogue<'a, T>, Vec<Vec<T>>) {
         assert_eq!(others.len() + 1, k.inputs.len(), "epilogue inputs");
         assert!(
             k.reduce_axes == 0 && k.outputs.iter().all(|o| o.reduce.is_none()),
             "an epilogue only stores"
         );
-        let mut data: Vec<Data<T>> = others.iter().map(|a| data::<T>(a)).collect();
-        data.insert(product, Data::Owned(Vec::new()));
-        Epilogue { k, product, data }
-    }
-
-    /// How many outputs the epilogue stores.
-    pub(super) fn n_outputs(&self) -> usize {
-        self.k.outputs.len()
+        let mut inputs: Vec<Option<Array>> = others.into_iter().map(Some).collect();
+        inputs.insert(product, None);
+        let (stores, data, in_store) = claim::<T>(k, inputs, k.outputs.len());
+        let epi = Epilogue {
+            k,
+            product,
+            data,
+            in_store,
+        };
+        (epi, stores)
     }
 
     /// Apply the epilogue to flat indices `[start, start + panel.len())` of
@@ -644,10 +672,11 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
         let mut srcs: SmallVec<[Src<T>; 8]> = self
             .data
             .iter()
-            .map(|d| Src {
+            .zip(&self.in_store)
+            .map(|(d, s)| Src {
                 elems: d.slice(),
                 base: 0,
-                in_store: None,
+                in_store: *s,
             })
             .collect();
         srcs[self.product] = Src {

@@ -291,13 +291,15 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
 
 /// Run a matrix product with its epilogue (`MatmulKernel`) on the operands
 /// `lhs`, `rhs`, then the epilogue's other inputs; returns its outputs.
-pub fn matmul_kernel(mk: &MatmulKernel, inputs: &[&Array]) -> Vec<Array> {
+pub fn matmul_kernel(mk: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
     assert!(inputs.len() >= 2, "a matrix product has two operands");
     assert!(mk.is_well_formed(), "malformed matmul kernel:\n{mk}");
-    let (a, b, others) = (inputs[0], inputs[1], &inputs[2..]);
+    let mut inputs = inputs.into_iter();
+    let (a, b) = (inputs.next().unwrap(), inputs.next().unwrap());
+    let others: Vec<Array> = inputs.collect();
     match mk.epilogue.dtype {
-        DType::F32 => dot_epilogue::<f32>(mk, a, b, others),
-        DType::F64 => dot_epilogue::<f64>(mk, a, b, others),
+        DType::F32 => dot_epilogue::<f32>(mk, &a, &b, others),
+        DType::F64 => dot_epilogue::<f64>(mk, &a, &b, others),
         d => panic!("matmul kernels compute in float32 or float64, not {d}"),
     }
 }
@@ -326,7 +328,7 @@ fn dot_epilogue<T: Gemm + KFloat>(
     mk: &MatmulKernel,
     a: &Array,
     b: &Array,
-    others: &[&Array],
+    others: Vec<Array>,
 ) -> Vec<Array> {
     assert!(
         a.dtype() == T::DTYPE && b.dtype() == T::DTYPE,
@@ -334,12 +336,8 @@ fn dot_epilogue<T: Gemm + KFloat>(
     );
     let p = plan(a, b, &mk.dims);
     assert_eq!(&p.out_shape[..], mk.product_shape(), "matmul kernel shape");
-    let epi = Epilogue::<T>::new(&mk.epilogue, mk.product, others);
-    let (m, n) = (p.m, p.n);
-    let mn = m * n;
-    let mut stores: Vec<Vec<T>> = (0..epi.n_outputs())
-        .map(|_| alloc_overwrite::<T>(p.batch * mn))
-        .collect();
+    let (epi, mut stores) = Epilogue::<T>::new(&mk.epilogue, mk.product, others);
+    let mn = p.m * p.n;
     if mn > 0 {
         run_dot_epilogue(&p, &epi, &mut stores);
     }

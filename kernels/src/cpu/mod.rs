@@ -83,7 +83,8 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
 /// A matrix product and its elementwise epilogue (`crate::kernel::MatmulKernel`)
 /// on `lhs`, `rhs`, then the epilogue's other inputs. Each output equals
 /// `run_kernel` of the epilogue on `dot_general`'s result, bit for bit.
-pub fn matmul_kernel(k: &crate::kernel::MatmulKernel, inputs: &[&Array]) -> Vec<Array> {
+/// An epilogue input held nowhere else may be overwritten by an output.
+pub fn matmul_kernel(k: &crate::kernel::MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
     linalg::matmul_kernel(k, inputs)
 }
 

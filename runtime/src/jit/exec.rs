@@ -60,7 +60,8 @@ pub fn run(g: &Graph, last: &[usize], consts: &[Tensor], args: Vec<Tensor>) -> R
         .iter()
         .map(|a| match a {
             Atom::Var(v) => env[*v].clone().expect("output defined"),
-            Atom::Lit(x) => Tensor::Concrete(x.clone()),
+            // A literal stays the graph's: the caller may donate its handle.
+            Atom::Lit(x) => Tensor::Concrete(x.pinned()),
         })
         .collect())
 }

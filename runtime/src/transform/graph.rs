@@ -106,7 +106,8 @@ impl Builder {
     fn lift(&mut self, t: &Tensor) -> Atom {
         if let Tensor::Concrete(a) = t {
             if a.shape().is_empty() {
-                return Atom::Lit(a.clone());
+                // A handle of the graph's own: the user may delete theirs.
+                return Atom::Lit(a.pinned());
             }
         }
         // Concrete arrays of different shapes may share a buffer (reshape):
@@ -367,7 +368,15 @@ pub fn eval(graph: &Graph, args: &[Tensor]) -> Result<Vec<Tensor>> {
             env[v] = Some(o);
         }
     }
-    Ok(graph.outvars.iter().map(|a| read(&env, a)).collect())
+    Ok(graph
+        .outvars
+        .iter()
+        .map(|a| match a {
+            // The caller gets a handle of its own (it may donate it).
+            Atom::Lit(x) => Tensor::Concrete(x.pinned()),
+            a => read(&env, a),
+        })
+        .collect())
 }
 
 impl ClosedGraph {
