@@ -137,10 +137,11 @@ def w4_jit():
     return jstep(params, xb, yb)
 # The training loop's form: each step donates the parameters it replaces.
 dstep = jit(step, donate_argnums=0)
-dparams = [tree_map(lambda a: a + 0.0, params)]
+dparams = tree_map(lambda a: a + 0.0, params)
 def w4_donate():
-    dparams[0] = dstep(dparams[0], xb, yb)
-    return dparams[0]
+    global dparams
+    dparams = dstep(dparams, xb, yb)
+    return dparams
 def w4():
     was = set_auto_jit(False)
     p = step(params, xb, yb)
