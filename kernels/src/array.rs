@@ -343,6 +343,8 @@ impl Array {
                 s.donate(why);
             }
         }
+        // The devices hold nothing of it any more.
+        self.inner.release_resident();
         Some(Array::from_arc(&self.inner.shape, buf))
     }
 
@@ -499,6 +501,7 @@ impl Array {
         live.retain(|w| w.strong_count() > 0);
         live.iter()
             .filter_map(|w| w.upgrade().map(|inner| Array { inner }))
+            .filter(|a| a.deleted().is_none())
             .collect()
     }
 
@@ -525,14 +528,24 @@ static LIVE_SHARDED: std::sync::Mutex<Vec<std::sync::Weak<ArrayInner>>> =
 /// A large buffer whose last array goes away is offered to the CPU kernels'
 /// buffer pool, so the next large output reuses its pages instead of faulting
 /// in fresh zeroed ones.
-impl Drop for ArrayInner {
-    fn drop(&mut self) {
+impl ArrayInner {
+    /// Take this array's blocks off its devices' resident bytes.
+    fn release_resident(&self) {
         if let Some(p) = &self.placement {
             for (dev, bytes) in p.bytes_per_device(&self.shape, self.dtype) {
                 crate::devices::stats(dev)
                     .resident_bytes
                     .fetch_sub(bytes as u64, std::sync::atomic::Ordering::Relaxed);
             }
+        }
+    }
+}
+
+impl Drop for ArrayInner {
+    fn drop(&mut self) {
+        // A donated array released its bytes when it was donated.
+        if self.deleted.get().is_none() {
+            self.release_resident();
         }
         let Some(buf) = self.buf.get_mut().unwrap_or_else(|e| e.into_inner()) else {
             return;
