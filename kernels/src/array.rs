@@ -170,6 +170,8 @@ struct ArrayInner {
     deleted: OnceLock<Arc<str>>,
     /// Shared by the runtime itself (a cached scalar): never donated.
     pinned: bool,
+    /// Made by `donate`: kernels write into this buffer before others.
+    donated: bool,
     /// Which device holds which block (`None`: an ordinary host array).
     /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
@@ -199,6 +201,7 @@ impl Array {
                 buf: RwLock::new(Some(buf)),
                 deleted: OnceLock::new(),
                 pinned: false,
+                donated: false,
                 placement: None,
                 shards: None,
             }),
@@ -232,6 +235,7 @@ impl Array {
                 buf: RwLock::new(None),
                 deleted: OnceLock::new(),
                 pinned: false,
+                donated: false,
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -258,6 +262,7 @@ impl Array {
                 buf: RwLock::new(Some(self.buf())),
                 deleted: OnceLock::new(),
                 pinned: false,
+                donated: false,
                 placement: None,
                 shards: Some(shards.into()),
             }),
@@ -309,6 +314,30 @@ impl Array {
         self.inner.deleted.get().map(|s| &**s)
     }
 
+    /// Delete the array without giving its elements to anybody (its
+    /// shards may have been donated one by one already): every handle of
+    /// it is deleted, its buffer and shards are freed once the last handle
+    /// goes. False if it was already deleted or is pinned.
+    pub fn delete(&self, why: &str) -> bool {
+        if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
+            return false;
+        }
+        drop(
+            self.inner
+                .buf
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        if let Some(shards) = &self.inner.shards {
+            for s in shards.iter() {
+                s.delete(why);
+            }
+        }
+        self.inner.release_resident();
+        true
+    }
+
     /// Give this array's elements away, as JAX's buffer donation does: every
     /// handle of the array is deleted from now on (`deleted` says `why`),
     /// and the returned array holds the buffer, uniquely if nothing else
@@ -345,7 +374,11 @@ impl Array {
         }
         // The devices hold nothing of it any more.
         self.inner.release_resident();
-        Some(Array::from_arc(&self.inner.shape, buf))
+        let mut given = Array::from_arc(&self.inner.shape, buf);
+        if let Some(inner) = Arc::get_mut(&mut given.inner) {
+            inner.donated = true;
+        }
+        Some(given)
     }
 
     pub fn scalar_f32(x: f32) -> Array {
@@ -435,6 +468,13 @@ impl Array {
         a
     }
 
+    /// Whether this array holds a donated buffer (`donate`'s result): a
+    /// kernel that may overwrite one of its inputs picks such a one first,
+    /// so results land where the caller gave memory, as JAX's aliasing does.
+    pub fn is_donated(&self) -> bool {
+        self.inner.donated
+    }
+
     /// A number that identifies this array (not its buffer) while it lives.
     pub fn identity(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
@@ -485,6 +525,7 @@ impl Array {
                 buf: RwLock::new(buf),
                 deleted: OnceLock::new(),
                 pinned: false,
+                donated: false,
                 placement: Some(placement),
                 shards,
             }),

@@ -145,24 +145,23 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         )));
     }
     if !matches!((&a[5], &a[6]), (Value::None, Value::None)) {
-        if !options.donate_argnums.is_empty() || !options.donate_argnames.is_empty() {
-            // The partitioned program reads each device's block of its
-            // inputs; donating those blocks is not built yet, and silently
-            // keeping the buffers would not be what was asked.
+        if !options.donate_argnames.is_empty() {
+            // A partitioned program bakes keyword arguments in as constants.
             return Err(Error::value_error(
-                "jit: donate_argnums/donate_argnames together with in_shardings or \
-                 out_shardings is not supported yet; leave out the donation",
+                "jit: with in_shardings/out_shardings, donated arguments are given by \
+                 position (donate_argnums), not by name",
             ));
         }
         let (ins, outs) = (a[5].clone(), a[6].clone());
+        let donate = options.donate_argnums.clone();
         return match &a[0] {
             Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
                 let f = args.into_iter().next().ok_or_else(|| {
                     Error::type_error("jit(...) as a decorator takes the function")
                 })?;
-                crate::partition::sharded_jit(f, ins.clone(), outs.clone())
+                crate::partition::sharded_jit(f, ins.clone(), outs.clone(), donate.clone())
             })),
-            f => crate::partition::sharded_jit(f.clone(), ins, outs),
+            f => crate::partition::sharded_jit(f.clone(), ins, outs, donate),
         };
     }
     match &a[0] {

@@ -1227,11 +1227,32 @@ pub(crate) fn blocks_at(
     placements: &[sharding::Placement],
     pos: usize,
 ) -> Vec<Array> {
+    donated_blocks_at(arrays, placements, pos, &[], "")
+}
+
+/// `blocks_at`, where each array marked in `donated` whose shards are laid
+/// out as wanted gives its shard's buffer to this position's program
+/// (deleting the shard, `why`); the caller deletes the arrays themselves
+/// once every position has taken its block.
+pub(crate) fn donated_blocks_at(
+    arrays: &[Array],
+    placements: &[sharding::Placement],
+    pos: usize,
+    donated: &[bool],
+    why: &str,
+) -> Vec<Array> {
     arrays
         .iter()
         .zip(placements)
-        .map(|(a, p)| match a.shards() {
-            Some(shards) if a.placement().map(|q| &**q) == Some(p) => shards[pos].clone(),
+        .enumerate()
+        .map(|(i, (a, p))| match a.shards() {
+            Some(shards) if a.placement().map(|q| &**q) == Some(p) => {
+                let shard = &shards[pos];
+                match donated.get(i) {
+                    Some(true) => shard.donate(why).unwrap_or_else(|| shard.clone()),
+                    _ => shard.clone(),
+                }
+            }
             _ => block_of(a, &p.block(a.shape(), pos)),
         })
         .collect()

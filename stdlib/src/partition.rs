@@ -15,7 +15,9 @@
 //! their free dimensions' layouts; every other operation gathers its
 //! operands and computes replicated.
 
-use crate::parallel::{assemble, bind_mesh_axes, blocks_at, under_transformation, MeshGroups};
+use crate::parallel::{
+    assemble, bind_mesh_axes, donated_blocks_at, under_transformation, MeshGroups,
+};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, DType, ReduceOp};
 use arr_runtime::jit;
@@ -563,7 +565,14 @@ pub fn partition(
 
 /// Run a partitioned program on its mesh: each device gets its blocks of
 /// the global inputs; the outputs come back laid out over the mesh.
-pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
+/// The inputs marked in `donated` give their buffers to the devices'
+/// programs (each device its own shard) and are deleted (`why`).
+pub fn run(
+    part: &Partitioned,
+    inputs: &[Array],
+    donated: &[bool],
+    why: &str,
+) -> Result<Vec<Array>> {
     let mesh = &part.mesh;
     let placements: Vec<Placement> = inputs
         .iter()
@@ -573,9 +582,17 @@ pub fn run(part: &Partitioned, inputs: &[Array]) -> Result<Vec<Array>> {
     let groups = MeshGroups::new(mesh)?;
     let outs = groups.run(
         &part.compiled,
-        &|pos| blocks_at(inputs, &placements, pos),
+        &|pos| donated_blocks_at(inputs, &placements, pos, donated, why),
         "jit",
-    )?;
+    );
+    // Deleted whether or not the program ran to the end: their shards
+    // may already be gone.
+    for (a, d) in inputs.iter().zip(donated) {
+        if *d {
+            a.delete(why);
+        }
+    }
+    let outs = outs?;
     part.out_specs
         .iter()
         .enumerate()
@@ -681,7 +698,13 @@ struct Entry {
 }
 
 /// `jit(f)` with input and output layouts: see the module comment.
-pub(crate) fn sharded_jit(f: Value, in_shardings: Value, out_shardings: Value) -> Result<Value> {
+/// `jit(f, in_shardings=..., out_shardings=..., donate_argnums=...)`.
+pub(crate) fn sharded_jit(
+    f: Value,
+    in_shardings: Value,
+    out_shardings: Value,
+    donate_argnums: Vec<i64>,
+) -> Result<Value> {
     let name = func_name(&f);
     let entries: Rc<RefCell<Vec<Entry>>> = Rc::new(RefCell::new(Vec::new()));
     let (f2, i2, o2, e2) = (
@@ -690,8 +713,29 @@ pub(crate) fn sharded_jit(f: Value, in_shardings: Value, out_shardings: Value) -
         out_shardings.clone(),
         entries.clone(),
     );
+    let why = format!("it was donated to jit({name})");
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
-        call(interp, &f2, &i2, &o2, &e2, args, kwargs, false)
+        let n = args.len() as i64;
+        let donated: Vec<bool> = (0..args.len() as i64)
+            .map(|i| {
+                donate_argnums
+                    .iter()
+                    .any(|&j| (if j < 0 { j + n } else { j }) == i)
+            })
+            .collect();
+        call(
+            interp,
+            &f2,
+            &i2,
+            &o2,
+            &e2,
+            args,
+            kwargs,
+            Mode::Run {
+                donated: &donated,
+                why: &why,
+            },
+        )
     });
     if let Value::Native(n) = &value {
         let plan =
@@ -704,7 +748,7 @@ pub(crate) fn sharded_jit(f: Value, in_shardings: Value, out_shardings: Value) -
                     &entries,
                     args,
                     kwargs,
-                    true,
+                    Mode::Plan,
                 )
             });
         n.attrs.borrow_mut().push(("plan".into(), plan));
@@ -738,6 +782,14 @@ fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
     }
 }
 
+/// What a call of a sharded jit does: run the program (the positional
+/// arguments marked `donated` give their buffers to it), or describe it.
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    Run { donated: &'a [bool], why: &'a str },
+    Plan,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn call(
     interp: &mut Interp,
@@ -747,9 +799,17 @@ fn call(
     entries: &RefCell<Vec<Entry>>,
     args: Vec<Value>,
     kwargs: Kwargs,
-    plan_only: bool,
+    mode: Mode,
 ) -> Result<Value> {
+    let plan_only = matches!(mode, Mode::Plan);
     if under_transformation(&args) && !plan_only {
+        let donates = matches!(mode, Mode::Run { donated, .. } if donated.iter().any(|d| *d));
+        if donates && arr_runtime::jit::auto::tracing() {
+            // Compiled, the region would keep the arrays the interpreter deletes.
+            return Err(arr_runtime::jit::auto::not_pure(
+                "calls a sharded jit with donated arguments, which deletes the caller's arrays",
+            ));
+        }
         // Under a transformation the layouts do not change the values.
         return interp.call(f, args, kwargs);
     }
@@ -764,6 +824,8 @@ fn call(
     }
     let mut flat = Vec::new();
     let mut specs: Vec<Spec> = Vec::new();
+    // Per flat leaf: whether its argument is donated.
+    let mut donated_leaves: Vec<bool> = Vec::new();
     for (i, arg) in args.iter().enumerate() {
         // One sharding for the whole argument, or a pytree of them like it.
         let item = match in_shardings {
@@ -804,6 +866,17 @@ fn call(
             };
             flat.push(a);
             specs.push(spec);
+            donated_leaves.push(matches!(mode, Mode::Run { donated, .. } if donated[i]));
+        }
+    }
+    for (i, d) in donated_leaves.iter().enumerate() {
+        if *d {
+            if let Some(j) = (0..flat.len()).find(|&j| j != i && flat[j].same(&flat[i])) {
+                return Err(Error::value_error(format!(
+                    "sharded jit: array argument {i} is donated, and the same array is also \
+                     array argument {j} of this call; a donated buffer can be passed only once"
+                )));
+            }
         }
     }
     let Some(mesh) = mesh else {
@@ -874,6 +947,13 @@ fn call(
     if plan_only {
         return Ok(Value::str(&plan_text(&part, &global)));
     }
-    let outs: Vec<Tensor> = run(&part, &flat)?.into_iter().map(Tensor::from).collect();
+    let why = match mode {
+        Mode::Run { why, .. } => why,
+        Mode::Plan => "",
+    };
+    let outs: Vec<Tensor> = run(&part, &flat, &donated_leaves, why)?
+        .into_iter()
+        .map(Tensor::from)
+        .collect();
     unflatten_tree(&out_tree, &outs)
 }

@@ -359,3 +359,35 @@ fn automatic_jit_leaves_loops_that_donate_interpreted() {
         assert!(truthy(&mut s, "bool(allclose(p, -1.0))"), "auto-JIT {auto}");
     }
 }
+
+#[test]
+fn a_donated_training_step_writes_every_parameter_in_place() {
+    let mut s = session();
+    run(
+        &mut s,
+        "k = random.split(random.key(3), 4)\n\
+         params = {'w1': random.normal(k[0], (96, 64)) * 0.05, 'b1': zeros(64),\n\
+                   'w2': random.normal(k[1], (64, 10)) * 0.05, 'b2': zeros(10)}\n\
+         xb = random.normal(k[2], (32, 96))\nyb = random.randint(k[3], (32,), 0, 10)\n\
+         def loss(p, x, y):\n    \
+             h = tanh(x @ p['w1'] + p['b1'])\n    \
+             logp = log_softmax(h @ p['w2'] + p['b2'], axis=-1)\n    \
+             return -mean(take_along_axis(logp, y[:, None], axis=1))\n\
+         def step(p, x, y):\n    \
+             g = grad(loss)(p, x, y)\n    \
+             return tree_map(lambda a, b: a - 0.1 * b, p, g)\n\
+         want = jit(step)(jit(step)(params, xb, yb), xb, yb)\n\
+         dstep = jit(step, donate_argnums=0)\n\
+         p = tree_map(lambda a: a + 0.0, params)\n\
+         at = {k: v.unsafe_buffer_pointer() for k, v in p.items()}\n\
+         p = dstep(dstep(p, xb, yb), xb, yb)\n",
+    );
+    assert!(truthy(
+        &mut s,
+        "all([p[k].unsafe_buffer_pointer() == at[k] for k in p])"
+    ));
+    assert!(truthy(
+        &mut s,
+        "all([bool(all(p[k] == want[k])) for k in p])"
+    ));
+}

@@ -187,3 +187,66 @@ fn errors_name_the_problem() {
         assert!(err.contains(want), "{src}: {err}");
     }
 }
+
+/// The addresses of each device's shard of a global array.
+fn shard_addresses(s: &mut Session, expr: &str) -> Vec<usize> {
+    match run_ok(s, expr) {
+        Value::Array(arr_runtime::Tensor::Concrete(a)) => a
+            .shards()
+            .expect("kept as shards")
+            .iter()
+            .map(|b| b.buffer_address())
+            .collect(),
+        other => panic!("{expr}: {other:?}"),
+    }
+}
+
+fn run_ok(s: &mut Session, src: &str) -> Value {
+    s.run_entry(src)
+        .unwrap_or_else(|e| panic!("{src}\n{}", e.render()))
+        .unwrap_or(Value::None)
+}
+
+#[test]
+fn donated_parameters_keep_their_device_buffers_step_after_step() {
+    let mut s = session();
+    run_ok(
+        &mut s,
+        "def sgd(p, x, y):\n    \
+             g = grad(loss)(p, x, y)\n    \
+             return [a - 0.1 * b for a, b in zip(p, g)]\n\
+         shp = [s(None, 'model'), s('model', None)]\n\
+         step = jit(sgd, in_shardings=(shp, s('data'), s('data')), \
+         out_shardings=shp, donate_argnums=0)\n\
+         plain = jit(sgd)\n\
+         p0 = [device_put(w1, shp[0]), device_put(w2, shp[1])]\n\
+         want = plain(plain([w1, w2], x, y), x, y)\n\
+         p1 = step(p0, x, y)\n",
+    );
+    let first = (
+        shard_addresses(&mut s, "p1[0]"),
+        shard_addresses(&mut s, "p1[1]"),
+    );
+    run_ok(&mut s, "p2 = step(p1, x, y)\n");
+    assert!(matches!(
+        run_ok(
+            &mut s,
+            "p0[0].is_deleted() and p0[1].is_deleted() and p1[0].is_deleted() \
+             and not p2[0].is_deleted() and not x.is_deleted()"
+        ),
+        Value::Bool(true)
+    ));
+    // Each device wrote the new block over its old one.
+    assert_eq!(shard_addresses(&mut s, "p2[0]"), first.0);
+    assert_eq!(shard_addresses(&mut s, "p2[1]"), first.1);
+    run_ok(
+        &mut s,
+        "close(p2[0], want[0], 'w1')\nclose(p2[1], want[1], 'w2')\n",
+    );
+    let err = s.run_entry("step(p1, x, y)").unwrap_err();
+    assert!(
+        err.message.contains("Array has been deleted"),
+        "{}",
+        err.message
+    );
+}

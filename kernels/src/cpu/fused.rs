@@ -458,40 +458,43 @@ fn run_range_body<T: KFloat>(
 #[allow(clippy::type_complexity)]
 fn claim<T: KFloat>(
     k: &Kernel,
-    inputs: Vec<Option<Array>>,
+    mut inputs: Vec<Option<Array>>,
     n_stores: usize,
 ) -> (Vec<Vec<T>>, Vec<Data<T>>, Vec<Option<usize>>) {
     let n: usize = k.shape.iter().product();
     let mut stores: Vec<Vec<T>> = Vec::with_capacity(n_stores);
     let mut in_store: Vec<Option<usize>> = vec![None; inputs.len()];
-    let mut read: Vec<Data<T>> = Vec::with_capacity(inputs.len());
-    for (j, a) in inputs.into_iter().enumerate() {
-        let Some(a) = a else {
-            read.push(Data::Owned(Vec::new()));
+    // Donated buffers first (a stable sort keeps the inputs' order otherwise).
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&j| !inputs[j].as_ref().is_some_and(Array::is_donated));
+    for j in order {
+        if stores.len() == n_stores {
+            break;
+        }
+        let eligible = inputs[j]
+            .as_ref()
+            .is_some_and(|a| a.dtype() == T::DTYPE && k.inputs[j].is_contiguous(&k.shape));
+        if !eligible {
             continue;
-        };
-        let a = if stores.len() < n_stores
-            && a.dtype() == T::DTYPE
-            && k.inputs[j].is_contiguous(&k.shape)
-        {
-            match a.into_buffer() {
-                Ok(mut buf) => {
-                    let v = T::vec_mut(&mut buf).expect("the kernel's type");
-                    in_store[j] = Some(stores.len());
-                    stores.push(std::mem::take(v));
-                    read.push(Data::Owned(Vec::new()));
-                    continue;
-                }
-                Err(a) => a,
+        }
+        let a = inputs[j].take().expect("eligible inputs exist");
+        match a.into_buffer() {
+            Ok(mut buf) => {
+                let v = T::vec_mut(&mut buf).expect("the kernel's type");
+                in_store[j] = Some(stores.len());
+                stores.push(std::mem::take(v));
             }
-        } else {
-            a
-        };
-        read.push(data::<T>(&a));
+            Err(a) => inputs[j] = Some(a),
+        }
     }
     while stores.len() < n_stores {
         stores.push(alloc_overwrite::<T>(n));
     }
+    // Inputs that became stores (and the epilogue's product) read nothing here.
+    let read = inputs
+        .iter()
+        .map(|a| a.as_ref().map_or(Data::Owned(Vec::new()), data::<T>))
+        .collect();
     (stores, read, in_store)
 }
 
