@@ -329,20 +329,44 @@ impl Array {
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
         );
-        if let Some(shards) = &self.inner.shards {
-            for s in shards.iter() {
+        self.release_shards(why);
+        self.inner.release_resident();
+        true
+    }
+
+    /// Whether the shard at `pos` is held by this array alone (no other
+    /// handle made by `with_placement` shares the shards, nobody holds the
+    /// shard itself), so deleting it deletes nothing of anybody else's.
+    fn sole_shard(&self, pos: usize) -> Option<&Array> {
+        let shards = self.inner.shards.as_ref()?;
+        let shard = shards.get(pos)?;
+        (Arc::strong_count(shards) == 1 && Arc::strong_count(&shard.inner) == 1).then_some(shard)
+    }
+
+    /// Free the shards this (deleted) array alone holds.
+    fn release_shards(&self, why: &str) {
+        for pos in 0..self.inner.shards.as_ref().map_or(0, |s| s.len()) {
+            if let Some(s) = self.sole_shard(pos) {
                 s.delete(why);
             }
         }
-        self.inner.release_resident();
-        true
+    }
+
+    /// The block at mesh position `pos` for a program this array is
+    /// donated to: the shard's own buffer (the shard is deleted) when this
+    /// array alone holds it, else a shared handle of it.
+    pub fn donate_shard(&self, pos: usize, why: &str) -> Option<Array> {
+        if let Some(given) = self.sole_shard(pos).and_then(|s| s.donate(why)) {
+            return Some(given);
+        }
+        self.shards().map(|s| s[pos].clone())
     }
 
     /// Give this array's elements away, as JAX's buffer donation does: every
     /// handle of the array is deleted from now on (`deleted` says `why`),
     /// and the returned array holds the buffer, uniquely if nothing else
     /// shared it, so a compiled function can write its results in place.
-    /// A sharded array's per-device shards are donated too. `None` if the
+    /// The shards of a sharded array that nobody else holds are freed. `None` if the
     /// array was already deleted, or is pinned (then nothing changes).
     pub fn donate(&self, why: &str) -> Option<Array> {
         if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
@@ -367,11 +391,7 @@ impl Array {
                 ))
             }
         };
-        if let Some(shards) = &self.inner.shards {
-            for s in shards.iter() {
-                s.donate(why);
-            }
-        }
+        self.release_shards(why);
         // The devices hold nothing of it any more.
         self.inner.release_resident();
         let mut given = Array::from_arc(&self.inner.shape, buf);
@@ -473,6 +493,15 @@ impl Array {
     /// so results land where the caller gave memory, as JAX's aliasing does.
     pub fn is_donated(&self) -> bool {
         self.inner.donated
+    }
+
+    /// Another array of the same elements and layout (the buffer shared):
+    /// deleting one leaves the other.
+    pub fn handle(&self) -> Array {
+        match self.placement() {
+            Some(p) => self.with_placement(p.clone()),
+            None => self.reshape(self.shape()),
+        }
     }
 
     /// A number that identifies this array (not its buffer) while it lives.

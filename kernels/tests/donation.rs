@@ -66,17 +66,46 @@ fn donation_deletes_every_handle_and_frees_the_buffer() {
         before.iter().map(|b| b + 8).collect::<Vec<_>>(),
         "two f32s a device"
     );
-    let shards: Vec<Array> = s.shards().unwrap().to_vec();
     assert!(Array::live_sharded().iter().any(|x| x.same(&s)));
+    // Another handle of the same layout shares the shards: they stay its.
+    let other = s.handle();
+    let first_shard = s.donate_shard(0, "donated").unwrap();
+    assert!(
+        first_shard.same(&other.shards().unwrap()[0]),
+        "shared, not taken"
+    );
+    assert!(other.shards().unwrap()[0].deleted().is_none());
+    drop(first_shard);
     let given = s.donate("donated").unwrap();
     assert_eq!(
         given.to_f64_vec(),
         (0..8).map(f64::from).collect::<Vec<_>>()
     );
     assert!(given.placement().is_none(), "the program gets a host array");
-    assert!(shards.iter().all(|x| x.deleted().is_some()));
-    assert_eq!(resident(&devs), before);
+    assert!(other.deleted().is_none());
+    assert_eq!(other.to_f64_vec(), given.to_f64_vec());
     assert!(!Array::live_sharded().iter().any(|x| x.same(&s)));
+    assert!(Array::live_sharded().iter().any(|x| x.same(&other)));
+    drop(other);
+    assert_eq!(resident(&devs), before);
     drop(s);
     assert_eq!(resident(&devs), before, "released once, not again on drop");
+    // Held alone, each shard's buffer goes to the program at its position.
+    let mesh = Arc::new(Mesh::new(vec![4], vec!["x".into()], devs.clone()).unwrap());
+    let p = Arc::new(Placement::new(mesh, vec![vec![0]], 1).unwrap());
+    let t = Array::new(&[8], Buffer::F32(vec![1.0; 8])).distribute(p);
+    let at: Vec<usize> = t
+        .shards()
+        .unwrap()
+        .iter()
+        .map(Array::buffer_address)
+        .collect();
+    for (pos, &addr) in at.iter().enumerate() {
+        let mut b = t.donate_shard(pos, "donated").unwrap();
+        assert_eq!(b.buffer_address(), addr);
+        assert!(b.buffer_mut().is_some(), "unshared");
+        assert!(t.shards().unwrap()[pos].deleted().is_some());
+    }
+    assert!(t.delete("donated"));
+    assert_eq!(resident(&devs), before);
 }

@@ -20,6 +20,10 @@ pub fn mime_data(v: &Value) -> Vec<(&'static str, String)> {
         }
     }
     if let Value::Array(Tensor::Concrete(a)) = v {
+        if a.deleted().is_some() {
+            // Its text form says so; there are no elements to tabulate.
+            return data;
+        }
         let mut html = array_html(a);
         // A sharded array also shows which device holds which block: the
         // grid, coloured per device (and as text for plain-text clients).

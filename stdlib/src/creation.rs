@@ -95,8 +95,15 @@ pub(crate) fn register(r: &mut Registry) {
     r.method(
         "array",
         "copy(self)",
-        "The same values (arrays are immutable, so no copy is needed).",
-        |_, a| Ok(a[0].clone()),
+        "The same values, as an array of its own: donating or deleting one \
+         leaves the other (the elements are shared until then, never copied).",
+        |_, a| {
+            let t = array_arg(&a[0])?;
+            Ok(match &t {
+                Tensor::Concrete(_) => Value::Array(Tensor::from(t.concrete()?.handle())),
+                Tensor::Traced(_) => a[0].clone(),
+            })
+        },
     );
     r.method(
         "array",

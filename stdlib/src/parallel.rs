@@ -1246,13 +1246,10 @@ pub(crate) fn donated_blocks_at(
         .zip(placements)
         .enumerate()
         .map(|(i, (a, p))| match a.shards() {
-            Some(shards) if a.placement().map(|q| &**q) == Some(p) => {
-                let shard = &shards[pos];
-                match donated.get(i) {
-                    Some(true) => shard.donate(why).unwrap_or_else(|| shard.clone()),
-                    _ => shard.clone(),
-                }
-            }
+            Some(shards) if a.placement().map(|q| &**q) == Some(p) => match donated.get(i) {
+                Some(true) => a.donate_shard(pos, why).expect("the array has shards"),
+                _ => shards[pos].clone(),
+            },
             _ => block_of(a, &p.block(a.shape(), pos)),
         })
         .collect()
@@ -1472,11 +1469,14 @@ fn spec_arg(v: &Value, what: &str) -> Result<SpecValue> {
 fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
     map_leaves(x, &mut |leaf| {
         let t = numpy::to_tensor(leaf)?;
-        let a = t.concrete().map_err(|_| {
-            Error::value_error(
-                "device_put of a traced value: use with_sharding_constraint inside jit",
-            )
-        })?;
+        let a = match &t {
+            Tensor::Concrete(_) => t.concrete()?,
+            Tensor::Traced(_) => {
+                return Err(Error::value_error(
+                    "device_put of a traced value: use with_sharding_constraint inside jit",
+                ))
+            }
+        };
         let p = spec.placement(mesh, a.ndim())?;
         Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p)))))
     })

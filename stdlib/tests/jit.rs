@@ -314,6 +314,15 @@ fn donated_pytrees_keywords_and_misuse() {
         "c.is_deleted() and bool(all(times_c(ones(2)) == 3.0))"
     ));
     assert!(truthy(&mut s, "float(with_lit(ones(1))[1]) == 5.0"));
+    // A copy is an array of its own: donating the original leaves it.
+    run(
+        &mut s,
+        "orig = ones(5)\nkept = orig.copy()\nout = jit(lambda v: v + 1, donate_argnums=0)(orig)\n",
+    );
+    assert!(truthy(
+        &mut s,
+        "orig.is_deleted() and not kept.is_deleted() and bool(all(kept == 1.0))"
+    ));
     // delete() frees an array by hand.
     run(&mut s, "z = ones(3)\nz.delete()\n");
     assert!(truthy(&mut s, "z.is_deleted()"));
