@@ -49,3 +49,30 @@ print(auto.plan(x, w1, w2))
 z = auto(x, w1, w2)
 print("z: ", type(z))
 print("sharded jit matches one device:", max(abs(z - mlp(x, w1, w2))) < 1e-5)
+
+# Training over the same layout. The parameters are donated: each device
+# writes its new blocks over its old ones, step after step, and the arrays
+# passed in are deleted.
+target = random.normal(random.key(9), (16, 10))
+
+def loss(w1, w2, x, t):
+    return mean((mlp(x, w1, w2) - t) ** 2)
+
+def sgd(w1, w2, x, t):
+    g1, g2 = grad(loss, argnums=(0, 1))(w1, w2, x, t)
+    return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+layout = (s(None, "model"), s("model", None))
+train = jit(sgd, in_shardings=layout + (s("data", None), s("data", None)),
+            out_shardings=layout, donate_argnums=(0, 1))
+p1, p2 = device_put(w1, layout[0]), device_put(w2, layout[1])
+start = p1
+print(f"loss before {float(loss(p1, p2, x, target)):.4f}")
+for i in range(20):
+    p1, p2 = train(p1, p2, x, target)
+print(f"loss after 20 steps {float(loss(p1, p2, x, target)):.4f}")
+print("p1:", type(p1), "  first parameters deleted:", start.is_deleted())
+q1, q2 = w1, w2
+for i in range(20):
+    q1, q2 = sgd(q1, q2, x, target)
+print("matches training on one device:", max(abs(p1 - q1)) < 1e-4 and max(abs(p2 - q2)) < 1e-4)
