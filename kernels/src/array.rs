@@ -290,6 +290,13 @@ impl Array {
         if let Some(why) = self.deleted() {
             panic!("read of a deleted array ({why})");
         }
+        let b = Arc::new(self.assemble());
+        *slot = Some(b.clone());
+        b
+    }
+
+    /// The shards put together into one buffer.
+    fn assemble(&self) -> Buffer {
         let shards = self
             .inner
             .shards
@@ -300,13 +307,39 @@ impl Array {
             .placement
             .as_ref()
             .expect("sharded arrays have a placement");
-        let b = Arc::new(crate::cpu::assemble_blocks(
+        crate::cpu::assemble_blocks(
             &self.inner.shape,
             self.inner.dtype,
             (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
-        ));
-        *slot = Some(b.clone());
-        b
+        )
+    }
+
+    /// Mark every handle deleted (`why`) and take the host buffer out;
+    /// `None` if the array was already deleted or is pinned. Shards held
+    /// by this array alone are freed, and the devices' resident bytes
+    /// released, by `release`.
+    fn take_for_deletion(&self, why: &str) -> Option<Option<Arc<Buffer>>> {
+        if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
+            return None;
+        }
+        Some(
+            self.inner
+                .buf
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        )
+    }
+
+    /// The rest of a deletion: free the shards this array alone holds and
+    /// take its blocks off the devices' resident bytes.
+    fn release(&self, why: &str) {
+        for pos in 0..self.inner.shards.as_ref().map_or(0, |s| s.len()) {
+            if let Some(s) = self.sole_shard(pos) {
+                s.delete(why);
+            }
+        }
+        self.inner.release_resident();
     }
 
     /// Why the array has no buffer any more (it was donated), if it has none.
@@ -319,18 +352,10 @@ impl Array {
     /// it is deleted, its buffer and shards are freed once the last handle
     /// goes. False if it was already deleted or is pinned.
     pub fn delete(&self, why: &str) -> bool {
-        if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
+        if self.take_for_deletion(why).is_none() {
             return false;
         }
-        drop(
-            self.inner
-                .buf
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(),
-        );
-        self.release_shards(why);
-        self.inner.release_resident();
+        self.release(why);
         true
     }
 
@@ -341,15 +366,6 @@ impl Array {
         let shards = self.inner.shards.as_ref()?;
         let shard = shards.get(pos)?;
         (Arc::strong_count(shards) == 1 && Arc::strong_count(&shard.inner) == 1).then_some(shard)
-    }
-
-    /// Free the shards this (deleted) array alone holds.
-    fn release_shards(&self, why: &str) {
-        for pos in 0..self.inner.shards.as_ref().map_or(0, |s| s.len()) {
-            if let Some(s) = self.sole_shard(pos) {
-                s.delete(why);
-            }
-        }
     }
 
     /// The block at mesh position `pos` for a program this array is
@@ -369,31 +385,11 @@ impl Array {
     /// The shards of a sharded array that nobody else holds are freed. `None` if the
     /// array was already deleted, or is pinned (then nothing changes).
     pub fn donate(&self, why: &str) -> Option<Array> {
-        if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
-            return None;
-        }
+        // Never read on the host: the shards are put together once, now.
         let buf = self
-            .inner
-            .buf
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let buf = match buf {
-            Some(b) => b,
-            // Never read on the host: put the shards together once, now.
-            None => {
-                let shards = self.inner.shards.as_ref().expect("a buffer or shards");
-                let p = self.inner.placement.as_ref().expect("a placement");
-                Arc::new(crate::cpu::assemble_blocks(
-                    &self.inner.shape,
-                    self.inner.dtype,
-                    (0..shards.len()).map(|pos| (p.block(&self.inner.shape, pos), &shards[pos])),
-                ))
-            }
-        };
-        self.release_shards(why);
-        // The devices hold nothing of it any more.
-        self.inner.release_resident();
+            .take_for_deletion(why)?
+            .unwrap_or_else(|| Arc::new(self.assemble()));
+        self.release(why);
         let mut given = Array::from_arc(&self.inner.shape, buf);
         if let Some(inner) = Arc::get_mut(&mut given.inner) {
             inner.donated = true;
