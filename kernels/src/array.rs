@@ -511,8 +511,15 @@ impl Array {
     }
 
     /// Same elements, new shape. Panics if the sizes differ: callers check.
+    /// A donated buffer stays marked as one (see `is_donated`).
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        Array::from_arc(shape, self.buf())
+        let mut a = Array::from_arc(shape, self.buf());
+        if self.inner.donated {
+            if let Some(inner) = Arc::get_mut(&mut a.inner) {
+                inner.donated = true;
+            }
+        }
+        a
     }
 
     /// Which device holds which block, for a sharded array.

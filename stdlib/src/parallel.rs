@@ -32,12 +32,14 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 pub(crate) fn register(r: &mut Registry) {
     register_sharding(r);
     r.func(
-        "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None)",
+        "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None, donate_argnums=())",
         "Run fun on several devices at once (SPMD): argument axes in_axes are split across \
          devices, one slice each, and the results are stacked along out_axes. Inside fun, \
          collectives (psum, pmean, all_gather, ppermute...) over axis_name exchange values \
          between the devices. Compiled once per signature; under jit, grad or vmap it \
-         computes the same as vmap(fun, axis_name=axis_name).",
+         computes the same as vmap(fun, axis_name=axis_name). Donated arguments \
+         (donate_argnums) are deleted by the call; an earlier pmap's output gives each \
+         device's slice to that device's program, which writes its results there.",
         make_pmap,
     );
     r.func(
@@ -330,6 +332,20 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             .collect::<Result<_>>()?,
         v => vec![int_arg("static_broadcasted_argnums", v)? as usize],
     };
+    let donate: Vec<usize> = match &a[6] {
+        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(&a[6])?
+            .iter()
+            .map(|x| int_arg("donate_argnums", x).map(|i| i as usize))
+            .collect::<Result<_>>()?,
+        v => vec![int_arg("donate_argnums", v)? as usize],
+    };
+    if let Some(i) = donate.iter().find(|i| statics.contains(i)) {
+        return Err(Error::value_error(format!(
+            "pmap: argument {i} is in both static_broadcasted_argnums and donate_argnums: \
+             a static argument has no buffer to donate"
+        )));
+    }
+    let why = format!("it was donated to pmap({})", func_name(&f));
     let programs: RefCell<Vec<Program>> = RefCell::new(Vec::new());
     let level = PmapLevel {
         f: f.clone(),
@@ -347,7 +363,13 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 axis_size: &axis_size,
                 what: "pmap",
             };
-            pmap_call(interp, &f, &spec, &name, &statics, &programs, args, kwargs)
+            let donated = Donation {
+                argnums: &donate,
+                why: &why,
+            };
+            pmap_call(
+                interp, &f, &spec, &name, &statics, &donated, &programs, args, kwargs,
+            )
         },
     );
     if let Value::Native(n) = &v {
@@ -613,12 +635,21 @@ fn with_statics(statics: &[(usize, Value)], mut dynamic: Vec<Value>) -> Vec<Valu
 }
 
 #[allow(clippy::too_many_arguments)]
+/// Which positional arguments of a pmap call are donated, and what their
+/// deletion says.
+struct Donation<'a> {
+    argnums: &'a [usize],
+    why: &'a str,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn pmap_call(
     interp: &mut Interp,
     f: &Value,
     spec: &MapSpec,
     name: &Arc<str>,
     static_nums: &[usize],
+    donation: &Donation,
     programs: &RefCell<Vec<Program>>,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -630,13 +661,21 @@ fn pmap_call(
     // Static arguments are passed through as they are, and key the cache.
     let mut statics = Vec::new();
     let mut dynamic = Vec::new();
+    // The donated dynamic arguments, marked leaf by leaf.
+    let mut marks = Vec::new();
     for (i, v) in args.into_iter().enumerate() {
         if static_nums.contains(&i) {
             statics.push((i, v));
         } else {
+            let on = donation.argnums.contains(&i);
+            marks.push(map_leaves(&v, &mut |_| Ok(Value::Bool(on)))?);
             dynamic.push(v);
         }
     }
+    let donated: Vec<bool> = leaves(&Value::tuple(marks))
+        .iter()
+        .map(|m| matches!(m, Value::Bool(true)))
+        .collect();
     let in_axes_dyn;
     let spec = if let (false, Value::Tuple(_) | Value::List(_)) = (statics.is_empty(), spec.in_axes)
     {
@@ -664,12 +703,35 @@ fn pmap_call(
         });
         return vmap_call(interp, &g, &spec, dynamic, kwargs, Some(name.clone()));
     }
+    let (args_tree, flat, dims, size) = map_args(&spec, &dynamic)?;
+    let donated_arrays: Vec<Array> = flat
+        .iter()
+        .zip(&donated)
+        .filter_map(|(t, d)| t.as_concrete().filter(|_| *d).cloned())
+        .collect();
+    for (i, a) in donated_arrays.iter().enumerate() {
+        if donated_arrays[i + 1..].iter().any(|b| b.same(a))
+            || flat
+                .iter()
+                .zip(&donated)
+                .any(|(t, d)| !*d && t.as_concrete().is_some_and(|b| b.same(a)))
+        {
+            return Err(Error::value_error(
+                "pmap: a donated array is passed twice in one call; a donated buffer can be \
+                 passed only once",
+            ));
+        }
+    }
     if let (true, true, Some(level)) = (statics.is_empty(), kwargs.is_empty(), inner_pmap(f)) {
-        if let Some(out) = nested_pmap_call(interp, &spec, name, &level, programs, &dynamic)? {
+        let out = nested_pmap_call(interp, &spec, name, &level, programs, &dynamic)?;
+        if let Some(out) = out {
+            // The grid's programs read slices of the arguments: deleted, not reused.
+            for a in &donated_arrays {
+                a.delete(donation.why);
+            }
             return Ok(out);
         }
     }
-    let (args_tree, flat, dims, size) = map_args(&spec, &dynamic)?;
     let n_dev = devices::count();
     if size > n_dev {
         return Err(Error::value_error(format!(
@@ -715,7 +777,13 @@ fn pmap_call(
         |out_tree| Ok((out_dims(spec.out_axes, out_tree)?, Vec::new())),
     )?;
     let (compiled, out_tree, odims) = (p.compiled, p.out_tree, p.out_dims);
-    let outs = run_on_devices(&compiled, name, size, &flat, &dims)?;
+    let outs = run_on_devices(&compiled, name, size, &flat, &dims, &donated, donation.why);
+    // Deleted whether or not the program ran to the end: their slices may
+    // already be gone.
+    for a in &donated_arrays {
+        a.delete(donation.why);
+    }
+    let outs = outs?;
     // The outputs stay laid out over the devices that computed them: a
     // one-axis mesh named after the pmap axis, split along each out axis.
     let out_mesh = Arc::new(
@@ -748,13 +816,17 @@ fn pmap_call(
 }
 
 /// Run the compiled per-device program on `size` device workers, each on
-/// its slice of the mapped arguments; the outputs by device.
+/// its slice of the mapped arguments; the outputs by device. A `donated`
+/// argument laid out over the devices gives each device its own slice's
+/// buffer (the caller deletes the arguments afterwards).
 fn run_on_devices(
     compiled: &Compiled,
     name: &Arc<str>,
     size: usize,
     flat: &[Tensor],
     dims: &[Option<usize>],
+    donated: &[bool],
+    why: &str,
 ) -> Result<Vec<Vec<Array>>> {
     let whole: Vec<Array> = flat
         .iter()
@@ -765,14 +837,19 @@ fn run_on_devices(
         whole
             .iter()
             .zip(dims)
-            .map(|(a, d)| match d {
+            .enumerate()
+            .map(|(i, (a, d))| match d {
                 None => a.clone(),
                 Some(d) => match device_slices(a, *d, size) {
                     // An earlier pmap's output: this device's own result.
                     Some(shards) => {
-                        let mut shape = shards[r].shape().to_vec();
+                        let shard = match donated.get(i) {
+                            Some(true) => a.donate_shard(r, why).expect("laid out as shards"),
+                            _ => shards[r].clone(),
+                        };
+                        let mut shape = shard.shape().to_vec();
                         shape.remove(*d);
-                        shards[r].reshape(&shape)
+                        shard.reshape(&shape)
                     }
                     None => slice_at(a, *d, r),
                 },

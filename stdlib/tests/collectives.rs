@@ -218,3 +218,52 @@ fn pmap_errors_name_the_problem() {
     // changing it is tested through `arr --devices` in the CLI tests.
     run("assert device_count() == 8\nassert len(devices()) == 8").unwrap();
 }
+
+/// The addresses of each device's shard of the array `expr` evaluates to.
+fn shard_addresses(s: &mut Session, expr: &str) -> Vec<usize> {
+    match s.run_entry(expr) {
+        Ok(Some(arr_runtime::Value::Array(arr_runtime::Tensor::Concrete(a)))) => a
+            .shards()
+            .expect("kept on the devices")
+            .iter()
+            .map(|b| b.buffer_address())
+            .collect(),
+        other => panic!("{expr}: {:?}", other.map_err(|e| e.render())),
+    }
+}
+
+#[test]
+fn pmap_donation_keeps_each_devices_buffers_step_after_step() {
+    let mut s = arr_stdlib::session();
+    let ok = |s: &mut Session, src: &str| {
+        s.run_entry(src)
+            .unwrap_or_else(|e| panic!("{src}\n{}", e.render()));
+    };
+    ok(
+        &mut s,
+        "def step(p, x):\n    return p - 0.1 * pmean(x * p, 'd')\n\
+         ps = pmap(step, axis_name='d', donate_argnums=0)\n\
+         plain = pmap(step, axis_name='d')\n\
+         x = ones((4, 5000))\np0 = ones((4, 5000))\n\
+         want = plain(plain(plain(p0, x), x), x)\np1 = ps(p0, x)\n",
+    );
+    let first = shard_addresses(&mut s, "p1");
+    ok(&mut s, "p2 = ps(p1, x)\np3 = ps(p2, x)\n");
+    assert_eq!(shard_addresses(&mut s, "p3"), first);
+    let check = s
+        .run_entry(
+            "p0.is_deleted() and p1.is_deleted() and p2.is_deleted() \
+             and not x.is_deleted() and bool(all(p3 == want))",
+        )
+        .unwrap();
+    assert!(
+        matches!(check, Some(arr_runtime::Value::Bool(true))),
+        "{check:?}"
+    );
+    let err = s.run_entry("ps(p3, p3)").unwrap_err();
+    assert!(err.message.contains("passed twice"), "{}", err.message);
+    assert!(matches!(
+        s.run_entry("p3.is_deleted()").unwrap(),
+        Some(arr_runtime::Value::Bool(false))
+    ));
+}
