@@ -188,22 +188,42 @@ impl Array {
     }
 
     pub fn from_arc(shape: &[usize], buf: Arc<Buffer>) -> Array {
+        Array::host(shape, buf, false)
+    }
+
+    /// A host array of `buf`; `donated` marks a buffer given by `donate`.
+    fn host(shape: &[usize], buf: Arc<Buffer>, donated: bool) -> Array {
         assert_eq!(
             shape.iter().product::<usize>(),
             buf.len(),
             "buffer length does not match shape {shape:?}"
         );
+        // `from_slice` copies; `into()` would go through the generic extend.
+        let mut a = Array::build(Shape::from_slice(shape), buf.dtype(), Some(buf), None, None);
+        if donated {
+            Arc::get_mut(&mut a.inner).expect("just made").donated = true;
+        }
+        a
+    }
+
+    /// A new array (not deleted, pinned or donated) of these parts.
+    fn build(
+        shape: Shape,
+        dtype: DType,
+        buf: Option<Arc<Buffer>>,
+        placement: Option<Arc<Placement>>,
+        shards: Option<Arc<[Array]>>,
+    ) -> Array {
         Array {
             inner: Arc::new(ArrayInner {
-                // `from_slice` copies; `into()` would go through the generic extend.
-                shape: Shape::from_slice(shape),
-                dtype: buf.dtype(),
-                buf: RwLock::new(Some(buf)),
+                shape,
+                dtype,
+                buf: RwLock::new(buf),
                 deleted: OnceLock::new(),
                 pinned: false,
                 donated: false,
-                placement: None,
-                shards: None,
+                placement,
+                shards,
             }),
         }
     }
@@ -228,19 +248,14 @@ impl Array {
             assert_eq!(shard.shape(), &want[..], "shard {pos} of {shape:?}");
         }
         let dtype = shards.first().map_or(DType::F32, Array::dtype);
-        let a = Array {
-            inner: Arc::new(ArrayInner {
-                shape: Shape::from_slice(shape),
-                dtype,
-                buf: RwLock::new(None),
-                deleted: OnceLock::new(),
-                pinned: false,
-                donated: false,
-                placement: None,
-                shards: Some(shards.into()),
-            }),
-        };
-        a.with_placement(placement)
+        Array::build(
+            Shape::from_slice(shape),
+            dtype,
+            None,
+            None,
+            Some(shards.into()),
+        )
+        .with_placement(placement)
     }
 
     /// The array laid out by `placement`, each mesh position's block copied
@@ -255,19 +270,14 @@ impl Array {
                 crate::cpu::slice(self, &start, &limit, &vec![1; self.ndim()])
             })
             .collect();
-        let a = Array {
-            inner: Arc::new(ArrayInner {
-                shape: self.inner.shape.clone(),
-                dtype: self.inner.dtype,
-                buf: RwLock::new(Some(self.buf())),
-                deleted: OnceLock::new(),
-                pinned: false,
-                donated: false,
-                placement: None,
-                shards: Some(shards.into()),
-            }),
-        };
-        a.with_placement(placement)
+        Array::build(
+            self.inner.shape.clone(),
+            self.inner.dtype,
+            Some(self.buf()),
+            None,
+            Some(shards.into()),
+        )
+        .with_placement(placement)
     }
 
     /// The block of each mesh position of its placement, without copying,
@@ -390,11 +400,7 @@ impl Array {
             .take_for_deletion(why)?
             .unwrap_or_else(|| Arc::new(self.assemble()));
         self.release(why);
-        let mut given = Array::from_arc(&self.inner.shape, buf);
-        if let Some(inner) = Arc::get_mut(&mut given.inner) {
-            inner.donated = true;
-        }
-        Some(given)
+        Some(Array::host(&self.inner.shape, buf, true))
     }
 
     pub fn scalar_f32(x: f32) -> Array {
@@ -477,10 +483,8 @@ impl Array {
     /// the runtime hands to many owners (a cached scalar): donating one
     /// owner's handle must not delete everybody's.
     pub fn pinned(&self) -> Array {
-        let mut a = self.reshape(self.shape());
-        if let Some(inner) = Arc::get_mut(&mut a.inner) {
-            inner.pinned = true;
-        }
+        let mut a = Array::from_arc(self.shape(), self.buf());
+        Arc::get_mut(&mut a.inner).expect("just made").pinned = true;
         a
     }
 
@@ -513,13 +517,7 @@ impl Array {
     /// Same elements, new shape. Panics if the sizes differ: callers check.
     /// A donated buffer stays marked as one (see `is_donated`).
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        let mut a = Array::from_arc(shape, self.buf());
-        if self.inner.donated {
-            if let Some(inner) = Arc::get_mut(&mut a.inner) {
-                inner.donated = true;
-            }
-        }
-        a
+        Array::host(shape, self.buf(), self.inner.donated)
     }
 
     /// Which device holds which block, for a sharded array.
@@ -550,18 +548,13 @@ impl Array {
             (Some(_), None) => None,
             (None, None) => Some(self.buf()),
         };
-        let a = Array {
-            inner: Arc::new(ArrayInner {
-                shape: self.inner.shape.clone(),
-                dtype: self.inner.dtype,
-                buf: RwLock::new(buf),
-                deleted: OnceLock::new(),
-                pinned: false,
-                donated: false,
-                placement: Some(placement),
-                shards,
-            }),
-        };
+        let a = Array::build(
+            self.inner.shape.clone(),
+            self.inner.dtype,
+            buf,
+            Some(placement),
+            shards,
+        );
         let mut live = LIVE_SHARDED.lock().unwrap_or_else(|e| e.into_inner());
         live.retain(|w| w.strong_count() > 0);
         live.push(Arc::downgrade(&a.inner));

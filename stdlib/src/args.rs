@@ -109,3 +109,18 @@ pub fn key_values(
             .collect(),
     }
 }
+
+/// A donated array that the same call also passes elsewhere: `(i, j)` with
+/// `arrays[i]` donated and `arrays[j]` the same array (`None`: no array).
+/// Its buffer cannot be both read and overwritten, so the call is refused.
+pub fn donated_twice(
+    arrays: &[Option<&arr_kernels::Array>],
+    donated: &[bool],
+) -> Option<(usize, usize)> {
+    (0..arrays.len()).filter(|&i| donated[i]).find_map(|i| {
+        let a = arrays[i]?;
+        (0..arrays.len())
+            .find(|&j| j != i && arrays[j].is_some_and(|b| b.same(a)))
+            .map(|j| (i, j))
+    })
+}

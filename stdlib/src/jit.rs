@@ -95,7 +95,7 @@ struct Options {
     donate_argnames: Vec<String>,
 }
 
-fn int_list(v: &Value, what: &str) -> Result<Vec<i64>> {
+pub(crate) fn int_list(v: &Value, what: &str) -> Result<Vec<i64>> {
     match v {
         Value::Tuple(_) | Value::List(_) => numpy::sequence_items(v)?
             .iter()
@@ -380,7 +380,7 @@ fn call(
     for t in &flat {
         t.concrete()?;
     }
-    let donated = donated_leaves(options, &args, &kwargs, &flat)?;
+    let donated = donated_leaves(options, &split, &flat)?;
     let sig = signature(&split, &flat);
     let compiled = cache.borrow().lookup(&sig);
     let compiled = match compiled {
@@ -430,45 +430,36 @@ fn call(
     })
 }
 
+/// Whether `nums` (argument numbers, negative ones from the end) names
+/// argument `i` of a call with `n` positional arguments.
+pub(crate) fn names_argument(nums: &[i64], i: usize, n: usize) -> bool {
+    nums.iter()
+        .any(|&j| (if j < 0 { j + n as i64 } else { j }) == i as i64)
+}
+
 /// Which leaves of the dynamic arguments (in `leaves` order) are donated:
 /// every array leaf of a donated argument. A donated array may be passed
 /// only once in a call (its buffer cannot be both read and overwritten).
-fn donated_leaves(
-    options: &Options,
-    args: &[Value],
-    kwargs: &Kwargs,
-    flat: &[Tensor],
-) -> Result<Vec<bool>> {
+fn donated_leaves(options: &Options, split: &Split, flat: &[Tensor]) -> Result<Vec<bool>> {
     if options.donate_argnums.is_empty() && options.donate_argnames.is_empty() {
         return Ok(vec![false; flat.len()]);
     }
-    let n = args.len() as i64;
-    let is_static = |i: usize| {
-        options
-            .static_argnums
-            .iter()
-            .any(|&j| (if j < 0 { j + n } else { j }) == i as i64)
-    };
     let marked = |v: &Value, on: bool| map_leaves(v, &mut |_| Ok(Value::Bool(on)));
-    // The same tree as `split_args`'s dynamic part, with each leaf saying
+    // The dynamic tree (static positions are None), each leaf saying
     // whether its argument is donated.
-    let mut pos = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        pos.push(if is_static(i) {
-            Value::None
-        } else {
-            let on = options
-                .donate_argnums
-                .iter()
-                .any(|&j| (if j < 0 { j + n } else { j }) == i as i64);
-            marked(a, on)?
-        });
-    }
+    let parts = numpy::sequence_items(&split.dynamic)?;
+    let dyn_args = numpy::sequence_items(&parts[0])?;
+    let n = dyn_args.len();
+    let pos = dyn_args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| marked(a, names_argument(&options.donate_argnums, i, n)))
+        .collect::<Result<Vec<_>>>()?;
     let mut kw = Dict::default();
-    for (k, v) in kwargs {
-        if !options.static_argnames.iter().any(|s| **s == **k) {
-            let on = options.donate_argnames.iter().any(|s| **s == **k);
-            kw.insert(Key::Str(k.clone()), marked(v, on)?);
+    if let Value::Dict(d) = &parts[1] {
+        for (k, v) in d.borrow().iter() {
+            let on = matches!(k, Key::Str(k) if options.donate_argnames.iter().any(|s| **s == **k));
+            kw.insert(k.clone(), marked(v, on)?);
         }
     }
     let tree = Value::tuple(vec![Value::tuple(pos), Value::dict(kw)]);
@@ -478,20 +469,14 @@ fn donated_leaves(
         // A Python number has no buffer: nothing to give.
         .map(|(m, t)| matches!(m, Value::Bool(true)) && t.as_concrete().is_some())
         .collect();
-    for (i, d) in donated.iter().enumerate() {
-        if !*d {
-            continue;
-        }
-        let a = flat[i].as_concrete().expect("donated leaves are arrays");
-        if let Some(j) = (0..flat.len())
-            .find(|&j| j != i && matches!(flat[j].as_concrete(), Some(b) if b.same(a)))
-        {
-            return Err(Error::value_error(format!(
-                "jit: array argument {i} is donated, and the same array is also array \
-                 argument {j} of this call ({}); a donated buffer can be passed only once",
-                arr_runtime::prim::type_str(a.shape(), a.dtype())
-            )));
-        }
+    let arrays: Vec<_> = flat.iter().map(Tensor::as_concrete).collect();
+    if let Some((i, j)) = donated_twice(&arrays, &donated) {
+        let a = arrays[i].expect("donated leaves are arrays");
+        return Err(Error::value_error(format!(
+            "jit: array argument {i} is donated, and the same array is also array \
+             argument {j} of this call ({}); a donated buffer can be passed only once",
+            arr_runtime::prim::type_str(a.shape(), a.dtype())
+        )));
     }
     Ok(donated)
 }

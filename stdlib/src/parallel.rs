@@ -332,13 +332,10 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             .collect::<Result<_>>()?,
         v => vec![int_arg("static_broadcasted_argnums", v)? as usize],
     };
-    let donate: Vec<usize> = match &a[6] {
-        Value::Tuple(_) | Value::List(_) => numpy::sequence_items(&a[6])?
-            .iter()
-            .map(|x| int_arg("donate_argnums", x).map(|i| i as usize))
-            .collect::<Result<_>>()?,
-        v => vec![int_arg("donate_argnums", v)? as usize],
-    };
+    let donate: Vec<usize> = crate::jit::int_list(&a[6], "donate_argnums")?
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
     if let Some(i) = donate.iter().find(|i| statics.contains(i)) {
         return Err(Error::value_error(format!(
             "pmap: argument {i} is in both static_broadcasted_argnums and donate_argnums: \
@@ -709,18 +706,12 @@ fn pmap_call(
         .zip(&donated)
         .filter_map(|(t, d)| t.as_concrete().filter(|_| *d).cloned())
         .collect();
-    for (i, a) in donated_arrays.iter().enumerate() {
-        if donated_arrays[i + 1..].iter().any(|b| b.same(a))
-            || flat
-                .iter()
-                .zip(&donated)
-                .any(|(t, d)| !*d && t.as_concrete().is_some_and(|b| b.same(a)))
-        {
-            return Err(Error::value_error(
-                "pmap: a donated array is passed twice in one call; a donated buffer can be \
-                 passed only once",
-            ));
-        }
+    let arrays: Vec<_> = flat.iter().map(Tensor::as_concrete).collect();
+    if donated_twice(&arrays, &donated).is_some() {
+        return Err(Error::value_error(
+            "pmap: a donated array is passed twice in one call; a donated buffer can be \
+             passed only once",
+        ));
     }
     if let (true, true, Some(level)) = (statics.is_empty(), kwargs.is_empty(), inner_pmap(f)) {
         let out = nested_pmap_call(interp, &spec, name, &level, programs, &dynamic)?;

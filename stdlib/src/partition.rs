@@ -715,13 +715,8 @@ pub(crate) fn sharded_jit(
     );
     let why = format!("it was donated to jit({name})");
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
-        let n = args.len() as i64;
-        let donated: Vec<bool> = (0..args.len() as i64)
-            .map(|i| {
-                donate_argnums
-                    .iter()
-                    .any(|&j| (if j < 0 { j + n } else { j }) == i)
-            })
+        let donated: Vec<bool> = (0..args.len())
+            .map(|i| crate::jit::names_argument(&donate_argnums, i, args.len()))
             .collect();
         call(
             interp,
@@ -869,15 +864,12 @@ fn call(
             donated_leaves.push(matches!(mode, Mode::Run { donated, .. } if donated[i]));
         }
     }
-    for (i, d) in donated_leaves.iter().enumerate() {
-        if *d {
-            if let Some(j) = (0..flat.len()).find(|&j| j != i && flat[j].same(&flat[i])) {
-                return Err(Error::value_error(format!(
-                    "sharded jit: array argument {i} is donated, and the same array is also \
-                     array argument {j} of this call; a donated buffer can be passed only once"
-                )));
-            }
-        }
+    let arrays: Vec<_> = flat.iter().map(Some).collect();
+    if let Some((i, j)) = crate::args::donated_twice(&arrays, &donated_leaves) {
+        return Err(Error::value_error(format!(
+            "sharded jit: array argument {i} is donated, and the same array is also \
+             array argument {j} of this call; a donated buffer can be passed only once"
+        )));
     }
     let Some(mesh) = mesh else {
         return Err(Error::value_error(

@@ -54,6 +54,17 @@ fn fusible_binary(op: BinaryOp) -> bool {
 }
 
 impl Group {
+    /// The variables the kernel's inputs read, in input order.
+    fn operands(&self) -> Vec<Atom> {
+        let mut inputs: Vec<(usize, Atom)> = self
+            .input_of
+            .iter()
+            .map(|((v, _), &n)| (n, Atom::Var(*v)))
+            .collect();
+        inputs.sort_by_key(|(n, _)| *n);
+        inputs.into_iter().map(|(_, a)| a).collect()
+    }
+
     fn new(shape: Vec<usize>, dtype: DType, fuse_reductions: bool) -> Group {
         Group {
             shape,
@@ -277,12 +288,7 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
             out_vars.push(v);
         }
     }
-    let mut inputs: Vec<(usize, Atom)> = group
-        .input_of
-        .iter()
-        .map(|((v, _), &n)| (n, Atom::Var(*v)))
-        .collect();
-    inputs.sort_by_key(|(n, _)| *n);
+    let inputs = group.operands();
     let kernel = Kernel {
         shape: group.shape,
         dtype: group.dtype,
@@ -293,7 +299,7 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
     };
     Some(Eqn {
         prim: Prim::Fused(Arc::new(kernel)),
-        inputs: inputs.into_iter().map(|(_, a)| a).collect(),
+        inputs,
         outputs: out_vars,
         line: group.eqns.first().and_then(|&i| g.eqns[i].line.clone()),
     })
@@ -501,12 +507,7 @@ fn epilogue(g: &Graph, reader: &Eqn, v: usize) -> Option<(Kernel, usize, Vec<Ato
             if g.types[out].dtype != dtype || !try_add(g, &mut group, 0, reader) {
                 return None;
             }
-            let mut inputs: Vec<(usize, Atom)> = group
-                .input_of
-                .iter()
-                .map(|((w, _), &n)| (n, Atom::Var(*w)))
-                .collect();
-            inputs.sort_by_key(|(n, _)| *n);
+            let inputs = group.operands();
             let kernel = Kernel {
                 shape,
                 dtype,
@@ -519,7 +520,7 @@ fn epilogue(g: &Graph, reader: &Eqn, v: usize) -> Option<(Kernel, usize, Vec<Ato
                 reduce_axes: 0,
             };
             // The product was the first input.
-            let others = inputs.into_iter().skip(1).map(|(_, a)| a).collect();
+            let others = inputs.into_iter().skip(1).collect();
             Some((kernel, 0, others))
         }
         _ => None,
