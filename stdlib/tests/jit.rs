@@ -188,10 +188,18 @@ fn matmul_epilogues_run_on_device_workers() {
          want = stack([f(xs[i], w, b) for i in range(4)])\n\
          set_auto_jit(was)\n",
     );
-    assert!(truthy(
-        &mut s,
+    // Device workers never call the system BLAS (one shared thread pool
+    // would serialise them); the interpreter does for products this large.
+    // With the same gemm on both sides the fused epilogue must reproduce
+    // the eager bits; with two gemm implementations only the summation
+    // order differs, so the results agree to float32 rounding.
+    let same_gemm = arr_kernels::cpu::gemm_backend().starts_with("matrixmultiply");
+    let check = if same_gemm {
         "got.shape == want.shape and bool(all(got == want))"
-    ));
+    } else {
+        "got.shape == want.shape and bool(allclose(got, want, rtol=1e-5, atol=1e-6))"
+    };
+    assert!(truthy(&mut s, check), "{check} (gemm: {})", arr_kernels::cpu::gemm_backend());
 }
 
 fn error_of(s: &mut Session, src: &str) -> String {
