@@ -8,6 +8,7 @@
 
 use crate::dtype::DType;
 use crate::sharding::Placement;
+use crate::Backend;
 use smallvec::SmallVec;
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -267,7 +268,7 @@ impl Array {
                 let b = placement.block(self.shape(), pos);
                 let start: Vec<usize> = b.iter().map(|r| r.start).collect();
                 let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
-                crate::cpu::slice(self, &start, &limit, &vec![1; self.ndim()])
+                crate::cpu::Cpu.slice(self, &start, &limit, &vec![1; self.ndim()])
             })
             .collect();
         Array::build(

@@ -11,6 +11,7 @@
 //! caller's shape rules guarantee it).
 
 use crate::cpu::Arith;
+use crate::Backend;
 use crate::{cpu, Array, BinaryOp, Buffer, ReduceOp};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -251,7 +252,7 @@ fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
         ReduceOp::Max => BinaryOp::Max,
         ReduceOp::Min => BinaryOp::Min,
     };
-    cpu::binary(bop, a, b)
+    cpu::Cpu.binary(bop, a, b)
 }
 
 /// Elements `lo..hi` of the flat `parts` (one dtype) reduced with `op`
@@ -296,9 +297,9 @@ fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
         Buffer::U32(_) => typed!(U32),
         Buffer::Bool(_) => {
             // Booleans (any, all) through the general elementwise kernels.
-            let mut acc = cpu::slice(parts[0], &[lo], &[hi], &[1]);
+            let mut acc = cpu::Cpu.slice(parts[0], &[lo], &[hi], &[1]);
             for p in &parts[1..] {
-                acc = combine(op, acc, cpu::slice(p, &[lo], &[hi], &[1]));
+                acc = combine(op, acc, cpu::Cpu.slice(p, &[lo], &[hi], &[1]));
             }
             return acc;
         }
@@ -337,7 +338,7 @@ impl Communicator for ThreadComm {
                 .enumerate()
                 .map(|(k, x)| {
                     let pieces: Vec<Array> = parts.iter().map(|p| p[k].clone()).collect();
-                    cpu::concatenate(&pieces, 0).reshape(x.shape())
+                    cpu::Cpu.concatenate(&pieces, 0).reshape(x.shape())
                 })
                 .collect()
         })?;

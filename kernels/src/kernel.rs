@@ -212,10 +212,10 @@ impl Kernel {
                 ScalarOp::Load(n) => format!("load in{n}"),
                 ScalarOp::Const(x) => format!("const {x}"),
                 ScalarOp::Unary(op, a) => {
-                    format!("{} r{a}", crate::ops::snake_name(&format!("{op:?}")))
+                    format!("{} r{a}", op.name())
                 }
                 ScalarOp::Binary(op, a, b) => {
-                    format!("{} r{a} r{b}", crate::ops::snake_name(&format!("{op:?}")))
+                    format!("{} r{a} r{b}", op.name())
                 }
                 ScalarOp::Select(c, a, b) => format!("select r{c} r{a} r{b}"),
             };

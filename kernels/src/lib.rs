@@ -5,15 +5,18 @@
 //! and asserted, and a violation is a bug in the caller, not a user error.
 
 pub mod array;
+pub mod backend;
 pub mod collectives;
 pub mod cpu;
 pub mod devices;
 pub mod dtype;
 pub mod kernel;
 pub mod ops;
+mod optable;
 pub mod sharding;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
+pub use backend::Backend;
 pub use dtype::DType;
 pub use kernel::{Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ScalarOp};
 pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

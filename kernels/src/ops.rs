@@ -1,92 +1,10 @@
-//! The closed set of scalar operations kernels are made of, as data.
-//!
-//! These enums are shared by the eager CPU kernels today and by the fused
-//! kernel IR (CPU and CUDA renderers) later: an op is a name, never a closure.
+//! The closed set of operations kernels are made of, as data: the
+//! elementwise ops (rows of `optable.rs`), reductions, scans, scatter modes
+//! and dot dimension numbers. An op is a name, never a closure, so the eager
+//! kernels, the fused kernel IR and code generators share it.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg,
-    /// Logical not on bool, bitwise not on integers.
-    Not,
-    Abs,
-    Sign,
-    Floor,
-    Ceil,
-    /// Round half to even, as NumPy.
-    Round,
-    Exp,
-    Expm1,
-    Log,
-    Log1p,
-    Sqrt,
-    Rsqrt,
-    Sin,
-    Cos,
-    Tan,
-    Asin,
-    Acos,
-    Atan,
-    Sinh,
-    Cosh,
-    Tanh,
-    Asinh,
-    Acosh,
-    Atanh,
-    /// 1 / (1 + exp(-x))
-    Logistic,
-    Erf,
-    ErfInv,
-    /// Result dtype bool.
-    IsFinite,
-    /// Result dtype bool.
-    IsNan,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    /// True division on floats; on integers, Python's floor division is `FloorDiv`
-    /// and `Div` truncates toward zero (C semantics, as XLA).
-    Div,
-    /// Python `//`: floor(a / b) on floats, floor division on integers.
-    FloorDiv,
-    /// Python `%`: the result has the sign of the divisor.
-    Mod,
-    Pow,
-    Max,
-    Min,
-    Atan2,
-    /// Logical on bool, bitwise on integers.
-    And,
-    Or,
-    Xor,
-    ShiftLeft,
-    ShiftRight,
-    /// Comparisons: result dtype bool.
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl BinaryOp {
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        )
-    }
-}
-
-impl UnaryOp {
-    pub fn is_predicate(self) -> bool {
-        matches!(self, UnaryOp::IsFinite | UnaryOp::IsNan)
-    }
-}
+pub use crate::optable::{BinaryFn, BinaryKernels, Builtin, UnaryFn, UnaryKernels};
+pub use crate::optable::{BinaryOp, UnaryOp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {

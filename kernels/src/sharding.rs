@@ -396,6 +396,7 @@ pub fn human_bytes(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Backend;
 
     fn mesh(shape: &[usize], names: &[&str]) -> Arc<Mesh> {
         let n = shape.iter().product();
@@ -427,7 +428,7 @@ mod tests {
                     let b = p.block(&shape, pos);
                     let start: Vec<usize> = b.iter().map(|r| r.start).collect();
                     let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
-                    crate::cpu::slice(&full, &start, &limit, &[1, 1])
+                    crate::cpu::Cpu.slice(&full, &start, &limit, &[1, 1])
                 })
                 .collect();
             let a = crate::Array::from_shards(&shape, p.clone(), shards.clone());

@@ -4,6 +4,7 @@
 mod common;
 
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, UnaryOp};
 use common::*;
 use proptest::prelude::*;
@@ -67,7 +68,7 @@ proptest! {
         ] {
             let (shape, want) = naive_binary(&a, &b, f);
             for (x, y) in [(a.clone(), b.clone()), (fresh(&a), b.clone()), (a.clone(), fresh(&b))] {
-                let got = cpu::binary(op, x, y);
+                let got = cpu::Cpu.binary(op, x, y);
                 prop_assert_eq!(got.shape(), &shape[..]);
                 for (i, &w) in want.iter().enumerate() {
                     prop_assert_eq!(got.get_f64(i), w as f32 as f64, "{:?} at {}", op, i);
@@ -75,14 +76,14 @@ proptest! {
             }
         }
         let (shape, want) = naive_binary(&a, &b, |x, y| (x < y) as u8 as f64);
-        let got = cpu::binary(BinaryOp::Lt, a.clone(), b.clone());
+        let got = cpu::Cpu.binary(BinaryOp::Lt, a.clone(), b.clone());
         prop_assert_eq!(got.dtype(), DType::Bool);
         prop_assert_eq!(got.shape(), &shape[..]);
         prop_assert_eq!(got.to_f64_vec(), want);
         let ia = i32_array(&sa, seed, -50, 50);
         let ib = i32_array(&sb, seed + 7, -50, 50);
         let (_, want) = naive_binary(&ia, &ib, |x, y| x * y - 0.0);
-        prop_assert_eq!(cpu::binary(BinaryOp::Mul, fresh(&ia), ib.clone()).to_f64_vec(), want);
+        prop_assert_eq!(cpu::Cpu.binary(BinaryOp::Mul, fresh(&ia), ib.clone()).to_f64_vec(), want);
     }
 
     #[test]
@@ -90,7 +91,7 @@ proptest! {
         let c = bool_array(&sa, seed);
         let a = f32_array(&sb, seed + 1);
         let b = f32_array(&[], seed + 2);
-        let got = cpu::select(&c, &a, &b);
+        let got = cpu::Cpu.select(&c, &a, &b);
         let (shape, cond) = naive_binary(&c, &a, |c, _| c);
         let (_, av) = naive_binary(&c, &a, |_, a| a);
         prop_assert_eq!(got.shape(), &shape[..]);
@@ -106,13 +107,13 @@ fn large_broadcasts_use_threads_and_agree() {
     let row = f32_array(&[257], 2);
     let col = f32_array(&[300, 1], 3);
     for b in [&row, &col] {
-        let got = cpu::binary(BinaryOp::Sub, a.clone(), b.clone());
+        let got = cpu::Cpu.binary(BinaryOp::Sub, a.clone(), b.clone());
         let (_, want) = naive_binary(&a, b, |x, y| x - y);
         assert_eq!(
             got.to_f64_vec(),
             want.iter().map(|&w| w as f32 as f64).collect::<Vec<_>>()
         );
-        let got = cpu::binary(BinaryOp::Sub, b.clone(), fresh(&a));
+        let got = cpu::Cpu.binary(BinaryOp::Sub, b.clone(), fresh(&a));
         let (_, want) = naive_binary(b, &a, |x, y| x - y);
         assert_eq!(
             got.to_f64_vec(),
@@ -120,7 +121,7 @@ fn large_broadcasts_use_threads_and_agree() {
         );
     }
     let big = f32_array(&[100_000], 4);
-    let got = cpu::binary(BinaryOp::Mul, fresh(&big), Array::scalar_f32(3.0));
+    let got = cpu::Cpu.binary(BinaryOp::Mul, fresh(&big), Array::scalar_f32(3.0));
     for i in 0..big.len() {
         assert_eq!(got.get_f64(i), (big.get_f64(i) as f32 * 3.0) as f64);
     }
@@ -130,14 +131,14 @@ fn large_broadcasts_use_threads_and_agree() {
 fn in_place_reuse_keeps_the_buffer() {
     let x = fresh(&f32_array(&[64], 5));
     let ptr = x.buffer_address();
-    let y = cpu::binary(BinaryOp::Add, x, Array::scalar_f32(1.0));
+    let y = cpu::Cpu.binary(BinaryOp::Add, x, Array::scalar_f32(1.0));
     assert_eq!(y.buffer_address(), ptr);
-    let z = cpu::unary(UnaryOp::Exp, y);
+    let z = cpu::Cpu.unary(UnaryOp::Exp, y);
     assert_eq!(z.buffer_address(), ptr);
     // A shared input must not be modified.
     let s = f32_array(&[8], 6);
     let keep = s.clone();
-    let _ = cpu::binary(BinaryOp::Add, s.clone(), Array::scalar_f32(1.0));
+    let _ = cpu::Cpu.binary(BinaryOp::Add, s.clone(), Array::scalar_f32(1.0));
     assert!(same(&s, &keep));
     assert_eq!(s.get_f64(0), f32_array(&[8], 6).get_f64(0));
 }
@@ -147,18 +148,20 @@ fn zero_d_and_empty() {
     let a = Array::scalar_f32(2.0);
     let b = Array::new(&[0, 3], Buffer::F32(vec![]));
     assert_eq!(
-        cpu::binary(BinaryOp::Add, a.clone(), a.clone()).get_f64(0),
+        cpu::Cpu
+            .binary(BinaryOp::Add, a.clone(), a.clone())
+            .get_f64(0),
         4.0
     );
-    let e = cpu::binary(BinaryOp::Add, a.clone(), b.clone());
+    let e = cpu::Cpu.binary(BinaryOp::Add, a.clone(), b.clone());
     assert_eq!(e.shape(), &[0, 3]);
-    assert_eq!(cpu::binary(BinaryOp::Eq, b.clone(), a).shape(), &[0, 3]);
-    assert_eq!(cpu::unary(UnaryOp::Sin, b.clone()).shape(), &[0, 3]);
-    assert_eq!(cpu::convert(&b, DType::I32).shape(), &[0, 3]);
+    assert_eq!(cpu::Cpu.binary(BinaryOp::Eq, b.clone(), a).shape(), &[0, 3]);
+    assert_eq!(cpu::Cpu.unary(UnaryOp::Sin, b.clone()).shape(), &[0, 3]);
+    assert_eq!(cpu::Cpu.convert(&b, DType::I32).shape(), &[0, 3]);
 }
 
 fn i32_op(op: BinaryOp, x: i32, y: i32) -> i32 {
-    let r = cpu::binary(
+    let r = cpu::Cpu.binary(
         op,
         Array::new(&[], Buffer::I32(vec![x])),
         Array::new(&[], Buffer::I32(vec![y])),
@@ -221,19 +224,19 @@ fn integer_division_semantics() {
     assert_eq!(i32_op(BinaryOp::And, 12, 10), 8);
     assert_eq!(i32_op(BinaryOp::Or, 12, 10), 14);
     assert_eq!(i32_op(BinaryOp::Xor, 12, 10), 6);
-    let neg = cpu::unary(
+    let neg = cpu::Cpu.unary(
         UnaryOp::Abs,
         Array::new(&[2], Buffer::I32(vec![i32::MIN, -3])),
     );
     assert_eq!(i32s(&neg), &[i32::MIN, 3]);
-    let not = cpu::unary(UnaryOp::Not, Array::new(&[1], Buffer::I32(vec![5])));
+    let not = cpu::Cpu.unary(UnaryOp::Not, Array::new(&[1], Buffer::I32(vec![5])));
     assert_eq!(i32s(&not), &[!5]);
 }
 
 #[test]
 fn unsigned_and_i64_semantics() {
     let u = |op, x: u32, y: u32| -> u32 {
-        let r = cpu::binary(
+        let r = cpu::Cpu.binary(
             op,
             Array::new(&[], Buffer::U32(vec![x])),
             Array::new(&[], Buffer::U32(vec![y])),
@@ -247,7 +250,7 @@ fn unsigned_and_i64_semantics() {
     assert_eq!(u(BinaryOp::ShiftRight, u32::MAX, 31), 1);
     assert_eq!(u(BinaryOp::ShiftRight, u32::MAX, 32), 0);
     let l = |op, x: i64, y: i64| -> i64 {
-        let r = cpu::binary(
+        let r = cpu::Cpu.binary(
             op,
             Array::new(&[], Buffer::I64(vec![x])),
             Array::new(&[], Buffer::I64(vec![y])),
@@ -263,16 +266,19 @@ fn unsigned_and_i64_semantics() {
 }
 
 fn f64_op(op: BinaryOp, x: f64, y: f64) -> f64 {
-    cpu::binary(
-        op,
-        Array::new(&[], Buffer::F64(vec![x])),
-        Array::new(&[], Buffer::F64(vec![y])),
-    )
-    .get_f64(0)
+    cpu::Cpu
+        .binary(
+            op,
+            Array::new(&[], Buffer::F64(vec![x])),
+            Array::new(&[], Buffer::F64(vec![y])),
+        )
+        .get_f64(0)
 }
 
 fn f32_op(op: BinaryOp, x: f32, y: f32) -> f32 {
-    cpu::binary(op, Array::scalar_f32(x), Array::scalar_f32(y)).get_f64(0) as f32
+    cpu::Cpu
+        .binary(op, Array::scalar_f32(x), Array::scalar_f32(y))
+        .get_f64(0) as f32
 }
 
 #[test]
@@ -309,7 +315,7 @@ fn float_division_semantics() {
 fn bool_ops() {
     let t = Array::new(&[4], Buffer::Bool(vec![true, true, false, false]));
     let u = Array::new(&[4], Buffer::Bool(vec![true, false, true, false]));
-    let run = |op| bools(&cpu::binary(op, t.clone(), u.clone())).to_vec();
+    let run = |op| bools(&cpu::Cpu.binary(op, t.clone(), u.clone())).to_vec();
     assert_eq!(run(BinaryOp::And), [true, false, false, false]);
     assert_eq!(run(BinaryOp::Or), [true, true, true, false]);
     assert_eq!(run(BinaryOp::Xor), [false, true, true, false]);
@@ -318,7 +324,7 @@ fn bool_ops() {
     assert_eq!(run(BinaryOp::Gt), [false, true, false, false]);
     assert_eq!(run(BinaryOp::Eq), [true, false, false, true]);
     assert_eq!(
-        bools(&cpu::unary(UnaryOp::Not, t.clone())),
+        bools(&cpu::Cpu.unary(UnaryOp::Not, t.clone())),
         &[false, false, true, true]
     );
 }
@@ -329,27 +335,27 @@ fn special_float_unaries() {
         &[7],
         Buffer::F32(vec![0.5, 1.5, 2.5, -0.5, -2.5, f32::NAN, -3.0]),
     );
-    let r = cpu::unary(UnaryOp::Round, x.clone());
+    let r = cpu::Cpu.unary(UnaryOp::Round, x.clone());
     assert_eq!(&f32s(&r)[..5], &[0.0, 2.0, 2.0, -0.0, -2.0]);
-    let s = cpu::unary(UnaryOp::Sign, x.clone());
+    let s = cpu::Cpu.unary(UnaryOp::Sign, x.clone());
     assert!(f32s(&s)[5].is_nan());
     assert_eq!(f32s(&s)[6], -1.0);
     let big = Array::new(&[4], Buffer::F32(vec![-1000.0, -100.0, 100.0, 1000.0]));
-    let l = cpu::unary(UnaryOp::Logistic, big);
+    let l = cpu::Cpu.unary(UnaryOp::Logistic, big);
     assert_eq!(f32s(&l), &[0.0, (-100f64).exp() as f32, 1.0, 1.0]);
-    let fin = cpu::unary(
+    let fin = cpu::Cpu.unary(
         UnaryOp::IsFinite,
         Array::new(&[3], Buffer::F32(vec![1.0, f32::INFINITY, f32::NAN])),
     );
     assert_eq!(bools(&fin), &[true, false, false]);
-    let nan = cpu::unary(
+    let nan = cpu::Cpu.unary(
         UnaryOp::IsNan,
         Array::new(&[3], Buffer::F32(vec![1.0, f32::INFINITY, f32::NAN])),
     );
     assert_eq!(bools(&nan), &[false, false, true]);
-    let rs = cpu::unary(UnaryOp::Rsqrt, Array::scalar_f32(4.0));
+    let rs = cpu::Cpu.unary(UnaryOp::Rsqrt, Array::scalar_f32(4.0));
     assert_eq!(rs.get_f64(0), 0.5);
-    let i = cpu::unary(UnaryOp::IsNan, Array::new(&[1], Buffer::I32(vec![3])));
+    let i = cpu::Cpu.unary(UnaryOp::IsNan, Array::new(&[1], Buffer::I32(vec![3])));
     assert_eq!(bools(&i), &[false]);
 }
 
@@ -401,7 +407,7 @@ fn f32_transcendentals_within_a_few_ulp() {
         let xs: Vec<f32> = (0..4000)
             .map(|_| (lo + (hi - lo) * rng.uniform()) as f32)
             .collect();
-        let got = cpu::unary(op, Array::new(&[xs.len()], Buffer::F32(xs.clone())));
+        let got = cpu::Cpu.unary(op, Array::new(&[xs.len()], Buffer::F32(xs.clone())));
         for (&x, g) in xs.iter().zip(f32s(&got)) {
             let want = reference(x as f64);
             // Tan and the hyperbolics amplify argument error; allow 4 ulp.
@@ -444,7 +450,7 @@ fn erf_inv_inverts_erf() {
     assert_eq!(cpu::erf_inv_f32(-1.0), f32::NEG_INFINITY);
     assert!(cpu::erf_inv_f32(1.5).is_nan());
     assert_eq!(cpu::erf_inv_f64(0.0), 0.0);
-    let a = cpu::unary(
+    let a = cpu::Cpu.unary(
         UnaryOp::ErfInv,
         Array::new(&[2], Buffer::F64(vec![0.5, -0.5])),
     );
@@ -459,21 +465,21 @@ fn convert_semantics() {
         Buffer::F32(vec![1.9, -1.9, f32::NAN, 1e20, -1e20, 0.0]),
     );
     assert_eq!(
-        i32s(&cpu::convert(&f, DType::I32)),
+        i32s(&cpu::Cpu.convert(&f, DType::I32)),
         &[1, -1, 0, i32::MAX, i32::MIN, 0]
     );
     assert_eq!(
-        bools(&cpu::convert(&f, DType::Bool)),
+        bools(&cpu::Cpu.convert(&f, DType::Bool)),
         &[true, true, true, true, true, false]
     );
     let b = Array::new(&[2], Buffer::Bool(vec![true, false]));
-    assert_eq!(f32s(&cpu::convert(&b, DType::F32)), &[1.0, 0.0]);
+    assert_eq!(f32s(&cpu::Cpu.convert(&b, DType::F32)), &[1.0, 0.0]);
     let u = Array::new(&[1], Buffer::U32(vec![u32::MAX]));
-    assert_eq!(i32s(&cpu::convert(&u, DType::I32)), &[-1]);
+    assert_eq!(i32s(&cpu::Cpu.convert(&u, DType::I32)), &[-1]);
     for from in DType::ALL {
         for to in DType::ALL {
             let a = small_array(from, &[2, 3], 3);
-            let c = cpu::convert(&a, to);
+            let c = cpu::Cpu.convert(&a, to);
             assert_eq!(c.dtype(), to);
             assert_eq!(c.shape(), &[2, 3]);
             for i in 0..6 {
@@ -501,11 +507,11 @@ fn every_dtype_binary_arith() {
             (BinaryOp::Max, f64::max),
             (BinaryOp::Min, f64::min),
         ] {
-            let got = cpu::binary(op, a.clone(), b.clone());
+            let got = cpu::Cpu.binary(op, a.clone(), b.clone());
             let (_, want) = naive_binary(&a, &b, f);
             assert_eq!(got.to_f64_vec(), want, "{op:?} {dtype}");
         }
-        let got = cpu::binary(BinaryOp::Ge, a.clone(), b.clone());
+        let got = cpu::Cpu.binary(BinaryOp::Ge, a.clone(), b.clone());
         let (_, want) = naive_binary(&a, &b, |x, y| (x >= y) as u8 as f64);
         assert_eq!(got.to_f64_vec(), want);
     }

@@ -7,6 +7,7 @@
 mod common;
 
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{Array, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ScalarOp, UnaryOp};
 use common::{f32_array, f64_array, fresh};
 use proptest::prelude::*;
@@ -73,12 +74,12 @@ proptest! {
         let (x, b, y) = (make(&shape, seed), make(&[cols], seed + 1), make(&shape, seed + 2));
         let keep = (bits(&x), bits(&y));
         // Shared inputs (the caller keeps x, b, y): fresh outputs.
-        let want = cpu::run_kernel(&k, vec![x.clone(), b.clone(), y.clone()]);
+        let want = cpu::Cpu.run_kernel(&k, vec![x.clone(), b.clone(), y.clone()]);
         prop_assert_eq!((bits(&x), bits(&y)), keep.clone());
         // Unshared inputs: x and y become the two stores, b is broadcast.
         let (ux, uy) = (fresh(&x), fresh(&y));
         let (ax, ay) = (ux.buffer_address(), uy.buffer_address());
-        let got = cpu::run_kernel(&k, vec![ux, fresh(&b), uy]);
+        let got = cpu::Cpu.run_kernel(&k, vec![ux, fresh(&b), uy]);
         prop_assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
             prop_assert_eq!(g.shape(), w.shape());

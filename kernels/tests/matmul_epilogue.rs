@@ -6,6 +6,7 @@
 mod common;
 
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{
     Array, BinaryOp, Buffer, DType, DotDims, Kernel, KernelInput, KernelOutput, MatmulKernel,
     MatmulOperand, ScalarOp, UnaryOp,
@@ -122,21 +123,21 @@ fn check(
     let (got, reused) = if full_bias {
         let own = common::fresh(&bias);
         let at = own.buffer_address();
-        let got = cpu::matmul_kernel(&mk, vec![a.clone(), b.clone(), own]);
+        let got = cpu::Cpu.matmul_kernel(&mk, vec![a.clone(), b.clone(), own]);
         let reused = got[0].buffer_address() == at;
         (got, reused)
     } else {
-        let got = cpu::matmul_kernel(&mk, vec![a.clone(), b.clone(), bias.clone()]);
+        let got = cpu::Cpu.matmul_kernel(&mk, vec![a.clone(), b.clone(), bias.clone()]);
         (got, true)
     };
     assert!(reused, "the unshared bias's buffer was not reused");
-    let prod = cpu::dot_general(&a, &b, &dims);
+    let prod = cpu::Cpu.dot_general(&a, &b, &dims);
     let ins: Vec<Array> = if product == 0 {
         vec![prod, bias.clone()]
     } else {
         vec![bias.clone(), prod]
     };
-    let want = cpu::run_kernel(&mk.epilogue, ins);
+    let want = cpu::Cpu.run_kernel(&mk.epilogue, ins);
     assert_eq!(got.len(), 2);
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g.shape(), w.shape());

@@ -3,6 +3,7 @@
 mod common;
 
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{Array, Buffer, DType, DotDims, ScatterMode};
 use common::*;
 use proptest::prelude::*;
@@ -26,7 +27,7 @@ proptest! {
     fn transpose_matches_naive(shape in shape_strategy(), seed in 0u64..1000) {
         let a = i32_array(&shape, seed, -100, 100);
         let perm = permutation(shape.len(), seed);
-        let got = cpu::transpose(&a, &perm);
+        let got = cpu::Cpu.transpose(&a, &perm);
         let oshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
         prop_assert_eq!(got.shape(), &oshape[..]);
         for i in 0..got.len() {
@@ -53,7 +54,7 @@ proptest! {
             limit.push(l);
             stride.push(1 + r.next_u32() as usize % 3);
         }
-        let got = cpu::slice(&a, &start, &limit, &stride);
+        let got = cpu::Cpu.slice(&a, &start, &limit, &stride);
         let oshape: Vec<usize> = (0..shape.len()).map(|d| (limit[d] - start[d]).div_ceil(stride[d])).collect();
         prop_assert_eq!(got.shape(), &oshape[..]);
         for i in 0..got.len() {
@@ -61,7 +62,7 @@ proptest! {
             prop_assert_eq!(got.get_f64(i), a.get_f64(ravel(&idx, &shape)));
         }
         let axes: Vec<usize> = (0..shape.len()).filter(|_| r.next_u32() & 1 == 1).collect();
-        let got = cpu::rev(&a, &axes);
+        let got = cpu::Cpu.rev(&a, &axes);
         prop_assert_eq!(got.shape(), &shape[..]);
         for i in 0..got.len() {
             let mut idx = unravel(i, &shape);
@@ -80,7 +81,7 @@ proptest! {
         let a = i32_array(&small, seed, -9, 9);
         let out_shape: Vec<usize> = [2].iter().copied().chain(shape.iter().copied()).collect();
         let dims: Vec<usize> = (1..=shape.len()).collect();
-        let got = cpu::broadcast_in_dim(&a, &out_shape, &dims);
+        let got = cpu::Cpu.broadcast_in_dim(&a, &out_shape, &dims);
         prop_assert_eq!(got.shape(), &out_shape[..]);
         for i in 0..got.len() {
             let oidx = unravel(i, &out_shape);
@@ -93,7 +94,7 @@ proptest! {
         let hi: Vec<usize> = shape.iter().map(|_| r.next_u32() as usize % 3).collect();
         let interior: Vec<usize> = shape.iter().map(|_| r.next_u32() as usize % 3).collect();
         let value = Array::new(&[], Buffer::I32(vec![100]));
-        let got = cpu::pad(&b, &value, &lo, &hi, &interior);
+        let got = cpu::Cpu.pad(&b, &value, &lo, &hi, &interior);
         let pshape: Vec<usize> = (0..shape.len()).map(|d| lo[d] + hi[d] + shape[d] + shape[d].saturating_sub(1) * interior[d]).collect();
         prop_assert_eq!(got.shape(), &pshape[..]);
         let mut want = vec![100.0; size(&pshape)];
@@ -108,7 +109,7 @@ proptest! {
         let mut s2 = shape.clone();
         s2[axis] = r.next_u32() as usize % 3;
         let c = i32_array(&s2, seed + 2, -9, 9);
-        let got = cpu::concatenate(&[b.clone(), c.clone()], axis);
+        let got = cpu::Cpu.concatenate(&[b.clone(), c.clone()], axis);
         let mut cshape = shape.clone();
         cshape[axis] += s2[axis];
         prop_assert_eq!(got.shape(), &cshape[..]);
@@ -135,10 +136,10 @@ proptest! {
         let inv = |perm: &[usize]| { let mut v = vec![0; perm.len()]; for (i, &p) in perm.iter().enumerate() { v[p] = i; } v };
         let (linv, rinv) = (inv(&lperm), inv(&rperm));
         for dtype in [DType::F32, DType::F64, DType::I32] {
-            let lc = cpu::convert(&i32_array(&lshape, seed + 2, -4, 4), dtype);
-            let rc = cpu::convert(&i32_array(&rshape, seed + 3, -4, 4), dtype);
-            let l = cpu::transpose(&lc, &lperm);
-            let rr = cpu::transpose(&rc, &rperm);
+            let lc = cpu::Cpu.convert(&i32_array(&lshape, seed + 2, -4, 4), dtype);
+            let rc = cpu::Cpu.convert(&i32_array(&rshape, seed + 3, -4, 4), dtype);
+            let l = cpu::Cpu.transpose(&lc, &lperm);
+            let rr = cpu::Cpu.transpose(&rc, &rperm);
             let nbt = batch.len();
             let dims = DotDims {
                 lhs_batch: (0..nbt).map(|d| linv[d]).collect(),
@@ -146,7 +147,7 @@ proptest! {
                 lhs_contract: (0..k.len()).map(|d| linv[nbt + m.len() + d]).collect(),
                 rhs_contract: (0..k.len()).map(|d| rinv[nbt + d]).collect(),
             };
-            let got = cpu::dot_general(&l, &rr, &dims);
+            let got = cpu::Cpu.dot_general(&l, &rr, &dims);
             // Free axes keep their order in the permuted operand.
             let mut lfree: Vec<usize> = (0..m.len()).map(|d| linv[nbt + d]).collect();
             lfree.sort();
@@ -180,7 +181,7 @@ proptest! {
         // Include out-of-range indices to exercise clamping and dropping.
         let idx = if wide { i64_array(&ishape, seed + 1, 0, n as i64 + 1) } else { i32_array(&ishape, seed + 1, 0, n as i32 + 1) };
         let oshape: Vec<usize> = shape[..axis].iter().chain(&ishape).chain(&shape[axis + 1..]).copied().collect();
-        let got = cpu::gather(&a, &idx, axis);
+        let got = cpu::Cpu.gather(&a, &idx, axis);
         prop_assert_eq!(got.shape(), &oshape[..]);
         let k = ishape.len();
         for i in 0..got.len() {
@@ -195,7 +196,7 @@ proptest! {
         }
         let upd = i32_array(&oshape, seed + 2, -9, 9);
         for mode in [ScatterMode::Set, ScatterMode::Add] {
-            let got = cpu::scatter(&a, &idx, &upd, axis, mode);
+            let got = cpu::Cpu.scatter(&a, &idx, &upd, axis, mode);
             let mut want = a.to_f64_vec();
             for i in 0..upd.len() {
                 let oidx = unravel(i, &oshape);
@@ -219,8 +220,8 @@ proptest! {
         // Ties and NaNs.
         let v: Vec<f32> = (0..a.len()).map(|i| if i % 7 == 3 { f32::NAN } else { a.get_f64(i).round() as f32 }).collect();
         a = Array::new(&shape, Buffer::F32(v));
-        let s = cpu::sort(&a, axis);
-        let order = cpu::argsort(&a, axis);
+        let s = cpu::Cpu.sort(&a, axis);
+        let order = cpu::Cpu.argsort(&a, axis);
         prop_assert_eq!(order.dtype(), DType::I32);
         let mut lane_shape = shape.clone();
         lane_shape[axis] = 1;
@@ -246,7 +247,7 @@ proptest! {
 #[test]
 fn big_transpose_and_sgemm() {
     let a = f32_array(&[70, 90], 1);
-    let t = cpu::transpose(&a, &[1, 0]);
+    let t = cpu::Cpu.transpose(&a, &[1, 0]);
     for i in 0..70 {
         for j in 0..90 {
             assert_eq!(t.get_f64(j * 70 + i), a.get_f64(i * 90 + j));
@@ -259,7 +260,7 @@ fn big_transpose_and_sgemm() {
         lhs_contract: vec![1],
         rhs_contract: vec![0],
     };
-    let c = cpu::dot_general(&a, &b, &dims);
+    let c = cpu::Cpu.dot_general(&a, &b, &dims);
     assert_eq!(c.shape(), &[70, 40]);
     for i in 0..70 {
         for j in 0..40 {
@@ -272,7 +273,7 @@ fn big_transpose_and_sgemm() {
     // Zero-size contraction gives zeros; zero-size free axes give empty results.
     let e1 = Array::new(&[3, 0], Buffer::F32(vec![]));
     let e2 = Array::new(&[0, 2], Buffer::F32(vec![]));
-    assert_eq!(cpu::dot_general(&e1, &e2, &dims).to_f64_vec(), [0.0; 6]);
+    assert_eq!(cpu::Cpu.dot_general(&e1, &e2, &dims).to_f64_vec(), [0.0; 6]);
     let bd = DotDims {
         lhs_batch: vec![],
         rhs_batch: vec![],
@@ -281,32 +282,32 @@ fn big_transpose_and_sgemm() {
     };
     let v = Array::new(&[3], Buffer::Bool(vec![true, false, true]));
     let w = Array::new(&[3], Buffer::Bool(vec![false, false, true]));
-    assert_eq!(bools(&cpu::dot_general(&v, &w, &bd)), &[true]);
+    assert_eq!(bools(&cpu::Cpu.dot_general(&v, &w, &bd)), &[true]);
 }
 
 #[test]
 fn iota_and_zero_d() {
-    let i = cpu::iota(DType::I32, &[2, 3], 1);
+    let i = cpu::Cpu.iota(DType::I32, &[2, 3], 1);
     assert_eq!(i32s(&i), &[0, 1, 2, 0, 1, 2]);
-    let f = cpu::iota(DType::F32, &[3, 2], 0);
+    let f = cpu::Cpu.iota(DType::F32, &[3, 2], 0);
     assert_eq!(f32s(&f), &[0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
     let s = Array::scalar_f32(5.0);
-    assert_eq!(cpu::transpose(&s, &[]).to_f64_vec(), [5.0]);
-    assert_eq!(cpu::rev(&s, &[]).to_f64_vec(), [5.0]);
-    assert_eq!(cpu::slice(&s, &[], &[], &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::Cpu.transpose(&s, &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::Cpu.rev(&s, &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::Cpu.slice(&s, &[], &[], &[]).to_f64_vec(), [5.0]);
     assert_eq!(
-        cpu::broadcast_in_dim(&s, &[2, 2], &[]).to_f64_vec(),
+        cpu::Cpu.broadcast_in_dim(&s, &[2, 2], &[]).to_f64_vec(),
         [5.0; 4]
     );
     let zero = Array::scalar_f32(0.0);
-    assert_eq!(cpu::pad(&s, &zero, &[], &[], &[]).to_f64_vec(), [5.0]);
+    assert_eq!(cpu::Cpu.pad(&s, &zero, &[], &[], &[]).to_f64_vec(), [5.0]);
     let d = DotDims {
         lhs_batch: vec![],
         rhs_batch: vec![],
         lhs_contract: vec![],
         rhs_contract: vec![],
     };
-    assert_eq!(cpu::dot_general(&s, &s, &d).to_f64_vec(), [25.0]);
+    assert_eq!(cpu::Cpu.dot_general(&s, &s, &d).to_f64_vec(), [25.0]);
 }
 
 #[test]
@@ -321,7 +322,7 @@ fn threefry_known_answers() {
             0x13198a2e, 0x03707344, 0x243f6a88, 0x85a308d3, 0xc4923a9c, 0x483df7a0,
         ),
     ] {
-        let (a, b) = cpu::threefry2x32(&u(k0), &u(k1), &u(x0), &u(x1));
+        let (a, b) = cpu::Cpu.threefry2x32(&u(k0), &u(k1), &u(x0), &u(x1));
         assert_eq!(
             (a.buffer().get_i64(0) as u32, b.buffer().get_i64(0) as u32),
             (y0, y1)
@@ -332,7 +333,7 @@ fn threefry_known_answers() {
     let n = 100_000u32;
     let x0 = Array::new(&[n as usize], Buffer::U32((0..n).collect()));
     let x1 = Array::new(&[n as usize], Buffer::U32((0..n).map(|i| i * 3).collect()));
-    let (a, b) = cpu::threefry2x32(&u(7), &u(9), &x0, &x1);
+    let (a, b) = cpu::Cpu.threefry2x32(&u(7), &u(9), &x0, &x1);
     for i in [0usize, 1, 4097, 99_999] {
         let want = cpu::threefry_block(7, 9, i as u32, i as u32 * 3);
         assert_eq!(
@@ -348,7 +349,7 @@ fn large_inputs_take_the_parallel_paths() {
     let a = i32_array(&[200, 300], 11, -5, 5);
     for axis in [0, 1] {
         for reverse in [false, true] {
-            let got = cpu::scan(ScanOp::Sum, &a, axis, reverse);
+            let got = cpu::Cpu.scan(ScanOp::Sum, &a, axis, reverse);
             for i in (0..a.len()).step_by(997) {
                 let idx = unravel(i, a.shape());
                 let range: Vec<usize> = if reverse {
@@ -369,19 +370,22 @@ fn large_inputs_take_the_parallel_paths() {
         }
     }
     let idx = i32_array(&[500], 12, 0, 199);
-    let g = cpu::gather(&a, &idx, 0);
+    let g = cpu::Cpu.gather(&a, &idx, 0);
     assert_eq!(g.shape(), &[500, 300]);
     for (j, &r) in i32s(&idx).iter().enumerate().step_by(37) {
         assert_eq!(g.get_f64(j * 300 + 7), a.get_f64(r as usize * 300 + 7));
     }
     let upd = i32_array(&[200, 500], 13, 1, 1);
     let cols = i32_array(&[500], 14, 0, 299);
-    let s = cpu::scatter(&a, &cols, &upd, 1, ScatterMode::Add);
-    let total =
-        |x: &Array| cpu::reduce(ReduceOp::Sum, &cpu::convert(x, DType::I64), &[0, 1]).get_f64(0);
+    let s = cpu::Cpu.scatter(&a, &cols, &upd, 1, ScatterMode::Add);
+    let total = |x: &Array| {
+        cpu::Cpu
+            .reduce(ReduceOp::Sum, &cpu::Cpu.convert(x, DType::I64), &[0, 1])
+            .get_f64(0)
+    };
     assert_eq!(total(&s), total(&a) + 200.0 * 500.0);
-    let sorted = cpu::sort(&a, 0);
-    let order = cpu::argsort(&a, 0);
+    let sorted = cpu::Cpu.sort(&a, 0);
+    let order = cpu::Cpu.argsort(&a, 0);
     for c in (0..300).step_by(29) {
         for r in 1..200 {
             assert!(sorted.get_f64(r * 300 + c) >= sorted.get_f64((r - 1) * 300 + c));
@@ -390,7 +394,7 @@ fn large_inputs_take_the_parallel_paths() {
         }
     }
     let cond = bool_array(&[200, 300], 15);
-    let sel = cpu::select(&cond, &a, &Array::new(&[300], Buffer::I32(vec![-100; 300])));
+    let sel = cpu::Cpu.select(&cond, &a, &Array::new(&[300], Buffer::I32(vec![-100; 300])));
     for i in (0..a.len()).step_by(101) {
         assert_eq!(
             sel.get_f64(i),
@@ -401,7 +405,7 @@ fn large_inputs_take_the_parallel_paths() {
             }
         );
     }
-    let f = cpu::convert(&a, DType::F64);
+    let f = cpu::Cpu.convert(&a, DType::F64);
     assert_eq!(f.to_f64_vec(), a.to_f64_vec());
 }
 
@@ -419,7 +423,7 @@ fn recycled_buffers_are_fully_overwritten() {
     let x = f32_array(&[n / 512, 512], 21);
     let row = f32_array(&[512], 22);
     poison();
-    let y = cpu::binary(arr_kernels::BinaryOp::Add, x.clone(), row.clone());
+    let y = cpu::Cpu.binary(arr_kernels::BinaryOp::Add, x.clone(), row.clone());
     for i in 0..n {
         assert_eq!(
             y.get_f64(i),
@@ -427,21 +431,21 @@ fn recycled_buffers_are_fully_overwritten() {
         );
     }
     poison();
-    let r = cpu::rev(&x, &[0, 1]);
+    let r = cpu::Cpu.rev(&x, &[0, 1]);
     assert!((0..n).all(|i| r.get_f64(i) == x.get_f64(n - 1 - i)));
     poison();
-    let t = cpu::transpose(&x, &[1, 0]);
-    assert_eq!(cpu::transpose(&t, &[1, 0]).to_f64_vec(), x.to_f64_vec());
+    let t = cpu::Cpu.transpose(&x, &[1, 0]);
+    assert_eq!(cpu::Cpu.transpose(&t, &[1, 0]).to_f64_vec(), x.to_f64_vec());
     poison();
-    let e = cpu::unary(arr_kernels::UnaryOp::Neg, x.clone());
+    let e = cpu::Cpu.unary(arr_kernels::UnaryOp::Neg, x.clone());
     assert!((0..n).all(|i| e.get_f64(i) == -x.get_f64(i)));
     poison();
     let idx = Array::new(
         &[n / 512],
         Buffer::I32((0..(n / 512) as i32).rev().collect()),
     );
-    let g = cpu::gather(&x, &idx, 0);
-    assert_eq!(g.to_f64_vec(), cpu::rev(&x, &[0]).to_f64_vec());
+    let g = cpu::Cpu.gather(&x, &idx, 0);
+    assert_eq!(g.to_f64_vec(), cpu::Cpu.rev(&x, &[0]).to_f64_vec());
     poison_len(n / 2);
     let ones = Array::new(&[512, 1], Buffer::F32(vec![1.0; 512]));
     let dims = DotDims {
@@ -450,13 +454,13 @@ fn recycled_buffers_are_fully_overwritten() {
         lhs_contract: vec![1],
         rhs_contract: vec![0],
     };
-    let big = cpu::dot_general(
-        &cpu::transpose(&x, &[1, 0]),
+    let big = cpu::Cpu.dot_general(
+        &cpu::Cpu.transpose(&x, &[1, 0]),
         &Array::new(&[n / 512, 2048], Buffer::F32(vec![0.0; n * 4])),
         &dims,
     );
     assert!(big.to_f64_vec().iter().all(|&v| v == 0.0));
-    let s = cpu::dot_general(&x, &ones, &dims);
+    let s = cpu::Cpu.dot_general(&x, &ones, &dims);
     assert!(s.to_f64_vec().iter().all(|v| v.is_finite()));
 }
 
@@ -470,7 +474,7 @@ fn batched_and_large_transposes() {
         (vec![300, 200], vec![1, 0]),
     ] {
         let a = i32_array(&shape, 5, -1000, 1000);
-        let got = cpu::transpose(&a, &perm);
+        let got = cpu::Cpu.transpose(&a, &perm);
         let oshape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
         for i in 0..got.len() {
             let oidx = unravel(i, &oshape);

@@ -3,6 +3,7 @@
 mod common;
 
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{ArgReduceOp, Array, Buffer, DType, ReduceOp, ScanOp};
 use common::*;
 use proptest::prelude::*;
@@ -58,8 +59,8 @@ proptest! {
             let a = if op == ReduceOp::Prod { &unit } else { &wide };
             let (oshape, want) = naive_reduce(a, &axes, init, f);
             for dtype in [DType::I32, DType::I64, DType::F32, DType::F64] {
-                let x = cpu::convert(a, dtype);
-                let got = cpu::reduce(op, &x, &axes);
+                let x = cpu::Cpu.convert(a, dtype);
+                let got = cpu::Cpu.reduce(op, &x, &axes);
                 prop_assert_eq!(got.shape(), &oshape[..]);
                 prop_assert_eq!(got.dtype(), dtype);
                 for (i, &w) in want.iter().enumerate() {
@@ -80,7 +81,7 @@ proptest! {
             (ReduceOp::Any, 0.0, f64::max),
         ] {
             let (_, want) = naive_reduce(&b, &axes, init, f);
-            prop_assert_eq!(cpu::reduce(op, &b, &axes).to_f64_vec(), want);
+            prop_assert_eq!(cpu::Cpu.reduce(op, &b, &axes).to_f64_vec(), want);
         }
     }
 
@@ -88,7 +89,7 @@ proptest! {
     fn float_sums_are_close((shape, axes) in shape_and_axes(), seed in 0u64..1000) {
         let a = f32_array(&shape, seed);
         let (_, want) = naive_reduce(&a, &axes, 0.0, |x, y| x + y);
-        let got = cpu::reduce(ReduceOp::Sum, &a, &axes);
+        let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &axes);
         for (i, &w) in want.iter().enumerate() {
             prop_assert!((got.get_f64(i) - w).abs() <= 1e-5 * (1.0 + w.abs()));
         }
@@ -118,7 +119,7 @@ proptest! {
                 *w = acc.unwrap();
             }
             for dtype in [DType::I32, DType::F64] {
-                let got = cpu::scan(op, &cpu::convert(&a, dtype), axis, reverse);
+                let got = cpu::Cpu.scan(op, &cpu::Cpu.convert(&a, dtype), axis, reverse);
                 prop_assert_eq!(got.shape(), &shape[..]);
                 prop_assert_eq!(got.to_f64_vec(), want.clone());
             }
@@ -132,7 +133,7 @@ proptest! {
         let mut oshape = shape.clone();
         oshape.remove(axis);
         for (op, better) in [(ArgReduceOp::ArgMax, (|x, y| x > y) as fn(f64, f64) -> bool), (ArgReduceOp::ArgMin, |x, y| x < y)] {
-            let got = cpu::arg_reduce(op, &a, axis);
+            let got = cpu::Cpu.arg_reduce(op, &a, axis);
             prop_assert_eq!(got.dtype(), DType::I32);
             prop_assert_eq!(got.shape(), &oshape[..]);
             for o in 0..size(&oshape) {
@@ -155,67 +156,94 @@ proptest! {
 #[test]
 fn empty_reductions_give_identities() {
     let e = Array::new(&[0, 3], Buffer::F32(vec![]));
-    assert_eq!(cpu::reduce(ReduceOp::Sum, &e, &[0]).to_f64_vec(), [0.0; 3]);
-    assert_eq!(cpu::reduce(ReduceOp::Prod, &e, &[0]).to_f64_vec(), [1.0; 3]);
     assert_eq!(
-        cpu::reduce(ReduceOp::Max, &e, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Sum, &e, &[0]).to_f64_vec(),
+        [0.0; 3]
+    );
+    assert_eq!(
+        cpu::Cpu.reduce(ReduceOp::Prod, &e, &[0]).to_f64_vec(),
+        [1.0; 3]
+    );
+    assert_eq!(
+        cpu::Cpu.reduce(ReduceOp::Max, &e, &[0]).to_f64_vec(),
         [f64::NEG_INFINITY; 3]
     );
     assert_eq!(
-        cpu::reduce(ReduceOp::Min, &e, &[0, 1]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Min, &e, &[0, 1]).to_f64_vec(),
         [f64::INFINITY]
     );
-    assert_eq!(cpu::reduce(ReduceOp::Sum, &e, &[1]).shape(), &[0]);
+    assert_eq!(cpu::Cpu.reduce(ReduceOp::Sum, &e, &[1]).shape(), &[0]);
     let ei = Array::new(&[0], Buffer::I32(vec![]));
     assert_eq!(
-        cpu::reduce(ReduceOp::Max, &ei, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Max, &ei, &[0]).to_f64_vec(),
         [i32::MIN as f64]
     );
     assert_eq!(
-        cpu::reduce(ReduceOp::Min, &ei, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Min, &ei, &[0]).to_f64_vec(),
         [i32::MAX as f64]
     );
     let eb = Array::new(&[0], Buffer::Bool(vec![]));
-    assert_eq!(cpu::reduce(ReduceOp::All, &eb, &[0]).to_f64_vec(), [1.0]);
-    assert_eq!(cpu::reduce(ReduceOp::Any, &eb, &[0]).to_f64_vec(), [0.0]);
-    let s = Array::scalar_f32(3.0);
-    assert_eq!(cpu::reduce(ReduceOp::Sum, &s, &[]).to_f64_vec(), [3.0]);
     assert_eq!(
-        cpu::arg_reduce(
-            ArgReduceOp::ArgMax,
-            &Array::new(&[2, 0], Buffer::F32(vec![])),
-            1
-        )
-        .to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::All, &eb, &[0]).to_f64_vec(),
+        [1.0]
+    );
+    assert_eq!(
+        cpu::Cpu.reduce(ReduceOp::Any, &eb, &[0]).to_f64_vec(),
+        [0.0]
+    );
+    let s = Array::scalar_f32(3.0);
+    assert_eq!(cpu::Cpu.reduce(ReduceOp::Sum, &s, &[]).to_f64_vec(), [3.0]);
+    assert_eq!(
+        cpu::Cpu
+            .arg_reduce(
+                ArgReduceOp::ArgMax,
+                &Array::new(&[2, 0], Buffer::F32(vec![])),
+                1
+            )
+            .to_f64_vec(),
         [0.0, 0.0]
     );
-    assert_eq!(cpu::scan(ScanOp::Sum, &e, 0, false).shape(), &[0, 3]);
+    assert_eq!(cpu::Cpu.scan(ScanOp::Sum, &e, 0, false).shape(), &[0, 3]);
 }
 
 #[test]
 fn nan_handling() {
     let a = Array::new(&[5], Buffer::F32(vec![1.0, f32::NAN, 5.0, f32::NAN, 7.0]));
-    assert!(cpu::reduce(ReduceOp::Max, &a, &[0]).get_f64(0).is_nan());
-    assert!(cpu::reduce(ReduceOp::Min, &a, &[0]).get_f64(0).is_nan());
-    assert_eq!(cpu::arg_reduce(ArgReduceOp::ArgMax, &a, 0).get_f64(0), 1.0);
-    assert_eq!(cpu::arg_reduce(ArgReduceOp::ArgMin, &a, 0).get_f64(0), 1.0);
+    assert!(cpu::Cpu.reduce(ReduceOp::Max, &a, &[0]).get_f64(0).is_nan());
+    assert!(cpu::Cpu.reduce(ReduceOp::Min, &a, &[0]).get_f64(0).is_nan());
+    assert_eq!(
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &a, 0).get_f64(0),
+        1.0
+    );
+    assert_eq!(
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMin, &a, 0).get_f64(0),
+        1.0
+    );
     let long: Vec<f32> = (0..1000)
         .map(|i| if i == 777 { f32::NAN } else { i as f32 })
         .collect();
     let long = Array::new(&[1000], Buffer::F32(long));
-    assert!(cpu::reduce(ReduceOp::Max, &long, &[0]).get_f64(0).is_nan());
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Max, &long, &[0])
+        .get_f64(0)
+        .is_nan());
     let col = long.reshape(&[1000, 1]);
-    assert!(cpu::reduce(ReduceOp::Max, &col, &[0]).get_f64(0).is_nan());
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Max, &col, &[0])
+        .get_f64(0)
+        .is_nan());
     assert_eq!(
-        cpu::arg_reduce(ArgReduceOp::ArgMax, &col, 0).get_f64(0),
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &col, 0).get_f64(0),
         777.0
     );
     let first = Array::new(&[4], Buffer::I32(vec![3, 9, 9, 1]));
     assert_eq!(
-        cpu::arg_reduce(ArgReduceOp::ArgMax, &first, 0).get_f64(0),
+        cpu::Cpu
+            .arg_reduce(ArgReduceOp::ArgMax, &first, 0)
+            .get_f64(0),
         1.0
     );
-    let c = cpu::scan(ScanOp::Max, &a, 0, false);
+    let c = cpu::Cpu.scan(ScanOp::Max, &a, 0, false);
     assert_eq!(c.get_f64(0), 1.0);
     assert!(c.get_f64(2).is_nan());
 }
@@ -225,19 +253,22 @@ fn large_reductions_along_each_axis() {
     let a = f32_array(&[300, 400], 9);
     for axes in [vec![0], vec![1], vec![0, 1]] {
         let (_, want) = naive_reduce(&a, &axes, 0.0, |x, y| x + y);
-        let got = cpu::reduce(ReduceOp::Sum, &a, &axes);
+        let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &axes);
         for (i, &w) in want.iter().enumerate() {
             // f32 accumulates sequentially along leading axes, as NumPy does.
             assert!((got.get_f64(i) - w).abs() <= 1e-3, "{axes:?}");
         }
         let (_, want) = naive_reduce(&a, &axes, f64::NEG_INFINITY, f64::max);
-        assert_eq!(cpu::reduce(ReduceOp::Max, &a, &axes).to_f64_vec(), want);
+        assert_eq!(cpu::Cpu.reduce(ReduceOp::Max, &a, &axes).to_f64_vec(), want);
     }
     let b = f32_array(&[2, 50_000, 2], 10);
     let (_, want) = naive_reduce(&b, &[0, 2], f64::INFINITY, f64::min);
-    assert_eq!(cpu::reduce(ReduceOp::Min, &b, &[0, 2]).to_f64_vec(), want);
+    assert_eq!(
+        cpu::Cpu.reduce(ReduceOp::Min, &b, &[0, 2]).to_f64_vec(),
+        want
+    );
     let (_, want) = naive_reduce(&b, &[1], f64::INFINITY, f64::min);
-    assert_eq!(cpu::reduce(ReduceOp::Min, &b, &[1]).to_f64_vec(), want);
+    assert_eq!(cpu::Cpu.reduce(ReduceOp::Min, &b, &[1]).to_f64_vec(), want);
 }
 
 #[test]
@@ -246,11 +277,11 @@ fn sum_of_ten_million_f32_is_accurate() {
     let v: Vec<f32> = (0..10_000_000).map(|_| rng.uniform() as f32).collect();
     let exact: f64 = v.iter().map(|&x| x as f64).sum();
     let a = Array::new(&[v.len()], Buffer::F32(v));
-    let got = cpu::reduce(ReduceOp::Sum, &a, &[0]).get_f64(0);
+    let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &[0]).get_f64(0);
     assert!(((got - exact) / exact).abs() < 1e-6, "{got} vs {exact}");
     // The same along a leading axis.
     let m = a.reshape(&[10_000, 1000]);
-    let rows = cpu::reduce(ReduceOp::Sum, &m, &[1]);
+    let rows = cpu::Cpu.reduce(ReduceOp::Sum, &m, &[1]);
     let total: f64 = rows.to_f64_vec().iter().sum();
     assert!(((total - exact) / exact).abs() < 1e-6);
 }

@@ -26,7 +26,9 @@ pub struct Builtin {
     pub doc: String,
     pub params: Vec<ParamSpec>,
     pub defaults: Vec<Option<Value>>,
-    pub func: NativeFn,
+    /// A function pointer for most builtins; a closure for families made
+    /// from a table (one builtin per elementwise op).
+    pub func: Rc<dyn Fn(&mut Interp, Vec<Value>) -> Result<Value>>,
     /// What calling it does besides returning a value: automatic JIT only
     /// compiles code that calls builtins without effects.
     pub effect: Effect,
@@ -55,7 +57,11 @@ impl Builtin {
     /// Build from a signature such as `"clip(x, a_min=None, a_max=None)"`.
     /// Panics on a malformed signature: they are written in the source, and a
     /// test constructs every builtin.
-    pub fn new(signature: &str, doc: &str, func: NativeFn) -> Builtin {
+    pub fn new(
+        signature: &str,
+        doc: &str,
+        func: impl Fn(&mut Interp, Vec<Value>) -> Result<Value> + 'static,
+    ) -> Builtin {
         let (name, params, defaults) = parse_signature(signature)
             .unwrap_or_else(|e| panic!("bad builtin signature {signature:?}: {e}"));
         Builtin {
@@ -64,7 +70,7 @@ impl Builtin {
             doc: doc.to_string(),
             params,
             defaults,
-            func,
+            func: Rc::new(func),
             effect: Effect::Pure,
         }
     }

@@ -12,7 +12,7 @@ use crate::transform::{
     graph::{Graph, GraphRef},
 };
 use arr_kernels::{
-    broadcast_shapes, cpu, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, MatmulKernel,
+    backend, broadcast_shapes, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, MatmulKernel,
     ReduceOp, ScanOp, ScatterMode, Shape, UnaryOp,
 };
 use smallvec::{smallvec, SmallVec};
@@ -194,26 +194,19 @@ impl Aval {
     }
 }
 
-/// Bitwise operations: not defined on floats.
-fn binary_bitwise(op: BinaryOp) -> bool {
-    matches!(
-        op,
-        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRight
-    )
-}
-
-/// The binary operations defined on bool operands.
-fn binary_bool_ok(op: BinaryOp) -> bool {
-    matches!(
-        op,
-        BinaryOp::Add
-            | BinaryOp::Mul
-            | BinaryOp::Max
-            | BinaryOp::Min
-            | BinaryOp::And
-            | BinaryOp::Or
-            | BinaryOp::Xor
-    ) || op.is_comparison()
+/// The operands an op accepts, from its op-table row, for `needs float operands`.
+fn needs(accepts: impl Fn(DType) -> bool) -> &'static str {
+    match (
+        accepts(DType::Bool),
+        accepts(DType::I32),
+        accepts(DType::F32),
+    ) {
+        (false, false, true) => "float",
+        (true, true, false) => "bool or integer",
+        (false, true, false) => "integer",
+        (false, true, true) => "numeric (non-bool)",
+        _ => "other",
+    }
 }
 
 /// `f32[3,4]`
@@ -285,8 +278,8 @@ impl Prim {
     /// The name in the IR text: the operation itself (`sin`, `mul`, `reduce_sum`).
     pub fn ir_name(&self) -> String {
         match self {
-            Prim::Unary(op) => arr_kernels::ops::snake_name(&format!("{op:?}")),
-            Prim::Binary(op) => arr_kernels::ops::snake_name(&format!("{op:?}")),
+            Prim::Unary(op) => op.name().to_string(),
+            Prim::Binary(op) => op.name().to_string(),
             Prim::Reduce { op, .. } => format!(
                 "reduce_{}",
                 arr_kernels::ops::snake_name(&format!("{op:?}"))
@@ -455,24 +448,11 @@ impl Prim {
         match self {
             Prim::Unary(op) => {
                 let a = &args[0];
-                let float_only = !matches!(
-                    op,
-                    UnaryOp::Neg
-                        | UnaryOp::Not
-                        | UnaryOp::Abs
-                        | UnaryOp::Sign
-                        | UnaryOp::IsFinite
-                        | UnaryOp::IsNan
-                );
-                if float_only && !a.dtype.is_float() {
+                if !op.accepts(a.dtype) {
                     return Err(Error::type_error(format!(
-                        "{op:?} needs a float array, got {}",
-                        ty(a)
-                    )));
-                }
-                if *op == UnaryOp::Not && a.dtype.is_float() {
-                    return Err(Error::type_error(format!(
-                        "~ needs a bool or integer array, got {}",
+                        "{} needs a {} array, got {}",
+                        op.symbol(),
+                        needs(|d| op.accepts(d)),
                         ty(a)
                     )));
                 }
@@ -497,18 +477,13 @@ impl Prim {
                 let dtype = if a.dtype == b.dtype {
                     a.dtype
                 } else {
-                    same_dtype(&format!("{op:?}"), args)?
+                    same_dtype(op.symbol(), args)?
                 };
-                if dtype == DType::Bool && !binary_bool_ok(*op) {
+                if !op.accepts(dtype) {
                     return Err(Error::type_error(format!(
-                        "{op:?} is not defined on bool operands ({} and {})",
-                        ty(a),
-                        ty(b)
-                    )));
-                }
-                if binary_bitwise(*op) && dtype.is_float() {
-                    return Err(Error::type_error(format!(
-                        "{op:?} needs bool or integer operands, got {} and {}",
+                        "{} needs {} operands, got {} and {}",
+                        op.symbol(),
+                        needs(|d| op.accepts(d)),
                         ty(a),
                         ty(b)
                     )));
@@ -877,9 +852,11 @@ impl Prim {
                 unreachable!("checked arity")
             };
             let place = elementwise_placement(&[&a, &b]);
-            return Ok(smallvec![
-                keep_placement(cpu::binary(*op, a, b), place).into()
-            ]);
+            return Ok(smallvec![keep_placement(
+                backend::of(&[&a, &b]).binary(*op, a, b),
+                place
+            )
+            .into()]);
         }
         if let Prim::Unary(op) = self {
             let a = args
@@ -888,62 +865,75 @@ impl Prim {
                 .map(concrete)
                 .expect("checked arity");
             let place = elementwise_placement(&[&a]);
-            return Ok(smallvec![keep_placement(cpu::unary(*op, a), place).into()]);
+            return Ok(smallvec![keep_placement(
+                backend::of(&[&a]).unary(*op, a),
+                place
+            )
+            .into()]);
         }
         if let Prim::Fused(k) = self {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
-            return Ok(cpu::run_kernel(k, arrays)
+            let device = backend::of(&arrays.iter().collect::<Vec<_>>());
+            return Ok(device
+                .run_kernel(k, arrays)
                 .into_iter()
                 .map(Tensor::from)
                 .collect());
         }
         if let Prim::FusedMatmul(k) = self {
             let arrays: Vec<Array> = args.into_iter().map(concrete).collect();
-            return Ok(cpu::matmul_kernel(k, arrays)
+            let device = backend::of(&arrays.iter().collect::<Vec<_>>());
+            return Ok(device
+                .matmul_kernel(k, arrays)
                 .into_iter()
                 .map(Tensor::from)
                 .collect());
         }
         let mut args: SmallVec<[Array; 4]> = args.into_iter().map(concrete).collect();
+        let device = if args.is_empty() {
+            backend::default()
+        } else {
+            backend::of(&args.iter().collect::<SmallVec<[&Array; 4]>>())
+        };
         let out = match self {
-            Prim::Unary(op) => cpu::unary(*op, args.pop().unwrap()),
+            Prim::Unary(op) => device.unary(*op, args.pop().unwrap()),
             Prim::Binary(op) => {
                 let b = args.pop().unwrap();
                 let a = args.pop().unwrap();
-                cpu::binary(*op, a, b)
+                device.binary(*op, a, b)
             }
-            Prim::Select => cpu::select(&args[0], &args[1], &args[2]),
+            Prim::Select => device.select(&args[0], &args[1], &args[2]),
             Prim::Convert(d) => {
                 if args[0].dtype() == *d {
                     args.pop().unwrap()
                 } else {
-                    cpu::convert(&args[0], *d)
+                    device.convert(&args[0], *d)
                 }
             }
-            Prim::Reduce { op, axes } => cpu::reduce(*op, &args[0], axes),
-            Prim::ArgReduce { op, axis } => cpu::arg_reduce(*op, &args[0], *axis),
-            Prim::Cumulative { op, axis, reverse } => cpu::scan(*op, &args[0], *axis, *reverse),
-            Prim::DotGeneral(d) => cpu::dot_general(&args[0], &args[1], d),
-            Prim::Transpose(perm) => cpu::transpose(&args[0], perm),
-            Prim::BroadcastInDim { shape, dims } => cpu::broadcast_in_dim(&args[0], shape, dims),
+            Prim::Reduce { op, axes } => device.reduce(*op, &args[0], axes),
+            Prim::ArgReduce { op, axis } => device.arg_reduce(*op, &args[0], *axis),
+            Prim::Cumulative { op, axis, reverse } => device.scan(*op, &args[0], *axis, *reverse),
+            Prim::DotGeneral(d) => device.dot_general(&args[0], &args[1], d),
+            Prim::Transpose(perm) => device.transpose(&args[0], perm),
+            Prim::BroadcastInDim { shape, dims } => device.broadcast_in_dim(&args[0], shape, dims),
             Prim::Reshape(shape) => args[0].reshape(shape),
             Prim::Slice {
                 start,
                 limit,
                 stride,
-            } => cpu::slice(&args[0], start, limit, stride),
-            Prim::Rev(axes) => cpu::rev(&args[0], axes),
-            Prim::Pad { lo, hi, interior } => cpu::pad(&args[0], &args[1], lo, hi, interior),
-            Prim::Concatenate { axis } => cpu::concatenate(&args, *axis),
-            Prim::Gather { axis } => cpu::gather(&args[0], &args[1], *axis),
+            } => device.slice(&args[0], start, limit, stride),
+            Prim::Rev(axes) => device.rev(&args[0], axes),
+            Prim::Pad { lo, hi, interior } => device.pad(&args[0], &args[1], lo, hi, interior),
+            Prim::Concatenate { axis } => device.concatenate(&args, *axis),
+            Prim::Gather { axis } => device.gather(&args[0], &args[1], *axis),
             Prim::Scatter { axis, mode } => {
-                cpu::scatter(&args[0], &args[1], &args[2], *axis, *mode)
+                device.scatter(&args[0], &args[1], &args[2], *axis, *mode)
             }
-            Prim::Iota { dtype, shape, dim } => cpu::iota(*dtype, shape, *dim),
-            Prim::Sort { axis } => cpu::sort(&args[0], *axis),
-            Prim::Argsort { axis } => cpu::argsort(&args[0], *axis),
+            Prim::Iota { dtype, shape, dim } => device.iota(*dtype, shape, *dim),
+            Prim::Sort { axis } => device.sort(&args[0], *axis),
+            Prim::Argsort { axis } => device.argsort(&args[0], *axis),
             Prim::Threefry2x32 => {
-                let (a, b) = cpu::threefry2x32(&args[0], &args[1], &args[2], &args[3]);
+                let (a, b) = device.threefry2x32(&args[0], &args[1], &args[2], &args[3]);
                 return Ok(smallvec![a.into(), b.into()]);
             }
             Prim::Collective(c) => {
@@ -1047,10 +1037,7 @@ pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
     // operand that already exists, so no allocation check either.
     if let (Prim::Binary(op), [Tensor::Concrete(a), Tensor::Concrete(b)]) = (prim, &args[..]) {
         let d = a.dtype();
-        let simple = d == b.dtype()
-            && (a.shape() == b.shape() || b.ndim() == 0)
-            && (d != DType::Bool || binary_bool_ok(*op))
-            && !(d.is_float() && binary_bitwise(*op));
+        let simple = d == b.dtype() && (a.shape() == b.shape() || b.ndim() == 0) && op.accepts(d);
         if simple {
             return prim.eval(args);
         }

@@ -36,6 +36,19 @@ pub struct Registry<'a> {
 }
 
 impl Registry<'_> {
+    /// A global function made from data (a row of a table).
+    pub fn func_from(
+        &mut self,
+        signature: &str,
+        doc: &str,
+        f: impl Fn(&mut Interp, Vec<Value>) -> arr_runtime::Result<Value> + 'static,
+    ) -> Value {
+        let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));
+        let name = b_name(&b);
+        self.interp.set_builtin(&name, b.clone());
+        b
+    }
+
     /// A global function.
     pub fn func(&mut self, signature: &str, doc: &str, f: NativeFn) -> Value {
         let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));

@@ -2,51 +2,29 @@
 
 use crate::args::*;
 use crate::Registry;
+use arr_kernels::ops::Builtin;
 use arr_kernels::{BinaryOp, DType, DotDims, UnaryOp};
 use arr_runtime::numpy::{self, ty};
 use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, NativeFn, Result, Value};
 
-/// Float functions: ints and bools are converted to float32 first, as in JAX.
-macro_rules! float_unary {
-    ($r:expr, $($name:literal => $op:ident : $doc:literal),* $(,)?) => {
-        $( $r.func(concat!($name, "(x)"), $doc, |_, a| numpy::unary_float(UnaryOp::$op, &a[0])); )*
-    };
-}
-
-macro_rules! binary {
-    ($r:expr, $($name:literal => $op:ident : $doc:literal),* $(,)?) => {
-        $( $r.func(concat!($name, "(x, y)"), $doc, |_, a| numpy::binary(BinaryOp::$op, &a[0], &a[1])); )*
-    };
-}
-
 pub(crate) fn register(r: &mut Registry) {
-    float_unary!(r,
-        "exp" => Exp: "e to the power x, elementwise.",
-        "expm1" => Expm1: "exp(x) - 1, accurate near 0.",
-        "log" => Log: "Natural logarithm, elementwise.",
-        "log1p" => Log1p: "log(1 + x), accurate near 0.",
-        "sqrt" => Sqrt: "Square root, elementwise.",
-        "rsqrt" => Rsqrt: "1 / sqrt(x), elementwise.",
-        "sin" => Sin: "Sine, elementwise (radians).",
-        "cos" => Cos: "Cosine, elementwise (radians).",
-        "tan" => Tan: "Tangent, elementwise (radians).",
-        "arcsin" => Asin: "Inverse sine, elementwise.",
-        "arccos" => Acos: "Inverse cosine, elementwise.",
-        "arctan" => Atan: "Inverse tangent, elementwise.",
-        "sinh" => Sinh: "Hyperbolic sine, elementwise.",
-        "cosh" => Cosh: "Hyperbolic cosine, elementwise.",
-        "tanh" => Tanh: "Hyperbolic tangent, elementwise.",
-        "arcsinh" => Asinh: "Inverse hyperbolic sine, elementwise.",
-        "arccosh" => Acosh: "Inverse hyperbolic cosine, elementwise.",
-        "arctanh" => Atanh: "Inverse hyperbolic tangent, elementwise.",
-        "logistic" => Logistic: "1 / (1 + exp(-x)), computed stably.",
-        "erf" => Erf: "The error function, elementwise.",
-        "erfinv" => ErfInv: "The inverse error function, elementwise.",
-        "floor" => Floor: "Largest integer not greater than x, elementwise.",
-        "ceil" => Ceil: "Smallest integer not less than x, elementwise.",
-    );
+    // Every elementwise op that is a builtin by itself, from its op-table row.
+    for &op in UnaryOp::ALL {
+        if let Builtin::Float { name, doc } = op.builtin() {
+            r.func_from(&format!("{name}(x)"), doc, move |_, a| {
+                numpy::unary_float(op, &a[0])
+            });
+        }
+    }
+    for &op in BinaryOp::ALL {
+        if let Builtin::Promoted { name, doc } = op.builtin() {
+            r.func_from(&format!("{name}(x, y)"), doc, move |_, a| {
+                numpy::binary(op, &a[0], &a[1])
+            });
+        }
+    }
     for (name, doc, f) in [
         (
             "log2(x)",
@@ -130,29 +108,14 @@ pub(crate) fn register(r: &mut Registry) {
         clip,
     );
     r.method("array", "dot(self, b)", "Dot product with b.", dot);
-    binary!(r,
-        "add" => Add: "x + y, elementwise.",
-        "subtract" => Sub: "x - y, elementwise.",
-        "multiply" => Mul: "x * y, elementwise.",
-        "divide" => Div: "x / y, elementwise (true division).",
-        "true_divide" => Div: "x / y, elementwise.",
-        "floor_divide" => FloorDiv: "x // y, elementwise.",
-        "mod" => Mod: "x % y, elementwise (sign of y).",
-        "remainder" => Mod: "x % y, elementwise (sign of y).",
-        "power" => Pow: "x ** y, elementwise.",
-        "maximum" => Max: "The larger of x and y, elementwise (NaN propagates).",
-        "minimum" => Min: "The smaller of x and y, elementwise (NaN propagates).",
-        "arctan2" => Atan2: "Angle of the point (y=x, x=y), elementwise.",
-        "equal" => Eq: "x == y, elementwise.",
-        "not_equal" => Ne: "x != y, elementwise.",
-        "less" => Lt: "x < y, elementwise.",
-        "less_equal" => Le: "x <= y, elementwise.",
-        "greater" => Gt: "x > y, elementwise.",
-        "greater_equal" => Ge: "x >= y, elementwise.",
-        "bitwise_and" => And: "x & y, elementwise.",
-        "bitwise_or" => Or: "x | y, elementwise.",
-        "bitwise_xor" => Xor: "x ^ y, elementwise.",
-    );
+    // NumPy's other names of two ops.
+    for (alias, op) in [("true_divide", BinaryOp::Div), ("remainder", BinaryOp::Mod)] {
+        if let Builtin::Promoted { doc, .. } = op.builtin() {
+            r.func_from(&format!("{alias}(x, y)"), doc, move |_, a| {
+                numpy::binary(op, &a[0], &a[1])
+            });
+        }
+    }
     for (name, op) in [
         ("logical_and", BinaryOp::And),
         ("logical_or", BinaryOp::Or),

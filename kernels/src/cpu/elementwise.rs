@@ -6,8 +6,7 @@
 //! or a single repeated value. Hot loops are plain slice zips so they vectorise.
 
 use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
-use super::scalar::{Arith, Bits, Float};
-use super::vmath;
+use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -323,84 +322,24 @@ fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync
     }
 }
 
-fn binary_cmp<T: Elem>(op: BinaryOp, a: &Array, b: &Array) -> Array {
-    match op {
-        BinaryOp::Eq => binary_fresh(a, b, |x: T, y: T| x == y),
-        BinaryOp::Ne => binary_fresh(a, b, |x: T, y: T| x != y),
-        BinaryOp::Lt => binary_fresh(a, b, |x: T, y: T| x < y),
-        BinaryOp::Le => binary_fresh(a, b, |x: T, y: T| x <= y),
-        BinaryOp::Gt => binary_fresh(a, b, |x: T, y: T| x > y),
-        BinaryOp::Ge => binary_fresh(a, b, |x: T, y: T| x >= y),
-        _ => unreachable!(),
+/// A binary op's function from the op table, run over two arrays.
+struct BinaryArrays(Array, Array);
+
+impl<T: Elem> BinaryFn<T> for BinaryArrays {
+    type Out = Array;
+    fn map<F: Fn(T, T) -> T + Copy + Send + Sync>(self, f: F) -> Array {
+        binary_same(self.0, self.1, f)
     }
-}
-
-/// Arithmetic shared by ints and floats; `None` for other ops.
-fn binary_arith<T: Elem + Arith>(
-    op: BinaryOp,
-    a: Array,
-    b: Array,
-) -> Result<Array, (Array, Array)> {
-    Ok(match op {
-        BinaryOp::Add => binary_same(a, b, T::add),
-        BinaryOp::Sub => binary_same(a, b, T::sub),
-        BinaryOp::Mul => binary_same(a, b, T::mul),
-        BinaryOp::Div => binary_same(a, b, T::div),
-        BinaryOp::FloorDiv => binary_same(a, b, T::floor_div),
-        BinaryOp::Mod => binary_same(a, b, T::modulo),
-        BinaryOp::Pow => binary_same(a, b, T::pow),
-        BinaryOp::Max => binary_same(a, b, T::max),
-        BinaryOp::Min => binary_same(a, b, T::min),
-        BinaryOp::Atan2 => binary_same(a, b, T::atan2),
-        _ => return Err((a, b)),
-    })
-}
-
-fn binary_int<T: Elem + Arith + Bits>(op: BinaryOp, a: Array, b: Array) -> Array {
-    match binary_arith::<T>(op, a, b) {
-        Ok(r) => r,
-        Err((a, b)) => match op {
-            BinaryOp::And => binary_same(a, b, T::and),
-            BinaryOp::Or => binary_same(a, b, T::or),
-            BinaryOp::Xor => binary_same(a, b, T::xor),
-            BinaryOp::ShiftLeft => binary_same(a, b, T::shl),
-            BinaryOp::ShiftRight => binary_same(a, b, T::shr),
-            _ => unreachable!("{op:?}"),
-        },
-    }
-}
-
-fn binary_float<T: Elem + Arith>(op: BinaryOp, a: Array, b: Array) -> Array {
-    match binary_arith::<T>(op, a, b) {
-        Ok(r) => r,
-        Err(_) => panic!("{op:?} is not defined on {}", T::DTYPE),
-    }
-}
-
-fn binary_bool(op: BinaryOp, a: Array, b: Array) -> Array {
-    match op {
-        BinaryOp::Add | BinaryOp::Or | BinaryOp::Max => binary_same(a, b, |x: bool, y: bool| x | y),
-        BinaryOp::Mul | BinaryOp::And | BinaryOp::Min => {
-            binary_same(a, b, |x: bool, y: bool| x & y)
-        }
-        BinaryOp::Xor | BinaryOp::Sub => binary_same(a, b, |x: bool, y: bool| x ^ y),
-        _ => panic!("{op:?} is not defined on bool"),
+    fn test<F: Fn(T, T) -> bool + Copy + Send + Sync>(self, f: F) -> Array {
+        binary_fresh(&self.0, &self.1, f)
     }
 }
 
 pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
-    assert_eq!(a.dtype(), b.dtype(), "binary {op:?} on mixed dtypes");
-    if op.is_comparison() {
-        return crate::with_dtype!(a.dtype(), T => binary_cmp::<T>(op, &a, &b));
-    }
-    match a.dtype() {
-        DType::Bool => binary_bool(op, a, b),
-        DType::I32 => binary_int::<i32>(op, a, b),
-        DType::I64 => binary_int::<i64>(op, a, b),
-        DType::U32 => binary_int::<u32>(op, a, b),
-        DType::F32 => binary_float::<f32>(op, a, b),
-        DType::F64 => binary_float::<f64>(op, a, b),
-    }
+    assert_eq!(a.dtype(), b.dtype(), "binary {} on mixed dtypes", op.name());
+    let dtype = a.dtype();
+    crate::with_dtype!(dtype, T => <T as BinaryKernels>::binary(op, BinaryArrays(a, b)))
+        .unwrap_or_else(|| panic!("{} is not defined on {dtype}", op.name()))
 }
 
 /// `out[i] = f(src[i])`, in parallel for large inputs.
@@ -473,99 +412,33 @@ fn map_same_slices<T: Elem>(
     Array::new(a.shape(), T::into_buffer(out))
 }
 
-/// The f32 transcendentals run `vmath`'s slice loops, which vectorise (sin
-/// and cos except for blocks holding arguments too large for their range
-/// reduction); the rest is as for any float.
-fn unary_f32(op: UnaryOp, a: Array) -> Array {
-    use vmath::*;
-    match op {
-        UnaryOp::Exp => map_same_slices(a, exp_into, exp_in_place),
-        UnaryOp::Expm1 => map_same_slices(a, expm1_into, expm1_in_place),
-        UnaryOp::Log => map_same_slices(a, ln_into, ln_in_place),
-        UnaryOp::Log1p => map_same_slices(a, ln_1p_into, ln_1p_in_place),
-        UnaryOp::Sin => map_same_slices(a, sin_into, sin_in_place),
-        UnaryOp::Cos => map_same_slices(a, cos_into, cos_in_place),
-        UnaryOp::Tanh => map_same_slices(a, tanh_into, tanh_in_place),
-        UnaryOp::Logistic => map_same_slices(a, logistic_into, logistic_in_place),
-        UnaryOp::Erf => map_same_slices(a, erf_into, erf_in_place),
-        _ => unary_float::<f32>(op, a),
-    }
-}
+/// A unary op's function from the op table, run over an array (in its
+/// buffer when unshared). Slice loops are `vmath`'s vectorised f32
+/// transcendentals.
+struct UnaryArray(Array);
 
-fn unary_float<T: Elem + Float>(op: UnaryOp, a: Array) -> Array {
-    match op {
-        UnaryOp::Neg => map_same(a, T::neg),
-        UnaryOp::Abs => map_same(a, T::abs),
-        UnaryOp::Sign => map_same(a, T::sign),
-        UnaryOp::Floor => map_same(a, T::floor),
-        UnaryOp::Ceil => map_same(a, T::ceil),
-        UnaryOp::Round => map_same(a, T::round),
-        UnaryOp::Exp => map_same(a, T::exp),
-        UnaryOp::Expm1 => map_same(a, T::expm1),
-        UnaryOp::Log => map_same(a, T::ln),
-        UnaryOp::Log1p => map_same(a, T::ln_1p),
-        UnaryOp::Sqrt => map_same(a, T::sqrt),
-        UnaryOp::Rsqrt => map_same(a, T::rsqrt),
-        UnaryOp::Sin => map_same(a, T::sin),
-        UnaryOp::Cos => map_same(a, T::cos),
-        UnaryOp::Tan => map_same(a, T::tan),
-        UnaryOp::Asin => map_same(a, T::asin),
-        UnaryOp::Acos => map_same(a, T::acos),
-        UnaryOp::Atan => map_same(a, T::atan),
-        UnaryOp::Sinh => map_same(a, T::sinh),
-        UnaryOp::Cosh => map_same(a, T::cosh),
-        UnaryOp::Tanh => map_same(a, T::tanh),
-        UnaryOp::Asinh => map_same(a, T::asinh),
-        UnaryOp::Acosh => map_same(a, T::acosh),
-        UnaryOp::Atanh => map_same(a, T::atanh),
-        UnaryOp::Logistic => map_same(a, T::logistic),
-        UnaryOp::Erf => map_same(a, T::erf),
-        UnaryOp::ErfInv => map_same(a, T::erf_inv),
-        UnaryOp::IsFinite => map_fresh(&a, T::is_finite),
-        UnaryOp::IsNan => map_fresh(&a, <T as Float>::is_nan),
-        UnaryOp::Not => panic!("Not is not defined on {}", T::DTYPE),
+impl<T: Elem> UnaryFn<T> for UnaryArray {
+    type Out = Array;
+    fn map<F: Fn(T) -> T + Copy + Send + Sync>(self, f: F) -> Array {
+        map_same(self.0, f)
     }
-}
-
-fn unary_int<T: Elem + Arith + Bits>(op: UnaryOp, a: Array) -> Array {
-    match op {
-        UnaryOp::Neg => map_same(a, T::neg),
-        UnaryOp::Not => map_same(a, T::not),
-        UnaryOp::Abs => map_same(a, T::abs),
-        UnaryOp::Sign => map_same(a, T::sign),
-        // Integers are already whole.
-        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => a,
-        UnaryOp::IsFinite => map_fresh(&a, |_: T| true),
-        UnaryOp::IsNan => map_fresh(&a, |_: T| false),
-        _ => panic!("{op:?} is only defined on floats, not {}", T::DTYPE),
+    fn test<F: Fn(T) -> bool + Copy + Send + Sync>(self, f: F) -> Array {
+        map_fresh(&self.0, f)
     }
-}
-
-fn unary_bool(op: UnaryOp, a: Array) -> Array {
-    match op {
-        UnaryOp::Not => map_same(a, |x: bool| !x),
-        // On {0, 1} these are the identity (negation wraps modulo 2).
-        UnaryOp::Neg
-        | UnaryOp::Abs
-        | UnaryOp::Sign
-        | UnaryOp::Floor
-        | UnaryOp::Ceil
-        | UnaryOp::Round => a,
-        UnaryOp::IsFinite => map_fresh(&a, |_: bool| true),
-        UnaryOp::IsNan => map_fresh(&a, |_: bool| false),
-        _ => panic!("{op:?} is only defined on floats, not bool"),
+    fn slices<F: Fn(T) -> T + Copy + Send + Sync>(
+        self,
+        into: fn(&[T], &mut [T]),
+        in_place: fn(&mut [T]),
+        _: F,
+    ) -> Array {
+        map_same_slices(self.0, into, in_place)
     }
 }
 
 pub fn unary(op: UnaryOp, a: Array) -> Array {
-    match a.dtype() {
-        DType::Bool => unary_bool(op, a),
-        DType::I32 => unary_int::<i32>(op, a),
-        DType::I64 => unary_int::<i64>(op, a),
-        DType::U32 => unary_int::<u32>(op, a),
-        DType::F32 => unary_f32(op, a),
-        DType::F64 => unary_float::<f64>(op, a),
-    }
+    let dtype = a.dtype();
+    crate::with_dtype!(dtype, T => <T as UnaryKernels>::unary(op, UnaryArray(a)))
+        .unwrap_or_else(|| panic!("{} is not defined on {dtype}", op.name()))
 }
 
 fn select_typed<T: Elem>(cond: &Array, a: &Array, b: &Array) -> Array {

@@ -7,6 +7,7 @@
 use super::elem::{alloc_overwrite, elems, Elem, Elems};
 use super::scalar::{Arith, Float};
 use crate::kernel::{Kernel, ScalarOp};
+use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::{Array, BinaryOp, Buffer, DType, ReduceOp, UnaryOp};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -17,12 +18,9 @@ const BLOCK: usize = 1024;
 const PAR_MIN: usize = 1 << 15;
 
 /// The register types.
-pub trait KFloat: Elem + Arith + Float {
+pub trait KFloat: Elem + Arith + Float + UnaryKernels + BinaryKernels {
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
-    /// A vectorised slice loop for `op`, when the type has one (f32's
-    /// transcendentals); false to use the per-element function.
-    fn unary_slice(op: UnaryOp, a: &[Self], out: &mut [Self]) -> bool;
 }
 
 impl KFloat for f32 {
@@ -32,23 +30,6 @@ impl KFloat for f32 {
     fn to_f64(self) -> f64 {
         self as f64
     }
-    fn unary_slice(op: UnaryOp, a: &[f32], out: &mut [f32]) -> bool {
-        use super::vmath::*;
-        let f: fn(&[f32], &mut [f32]) = match op {
-            UnaryOp::Exp => exp_into,
-            UnaryOp::Expm1 => expm1_into,
-            UnaryOp::Log => ln_into,
-            UnaryOp::Log1p => ln_1p_into,
-            UnaryOp::Sin => sin_into,
-            UnaryOp::Cos => cos_into,
-            UnaryOp::Tanh => tanh_into,
-            UnaryOp::Logistic => logistic_into,
-            UnaryOp::Erf => erf_into,
-            _ => return false,
-        };
-        f(a, out);
-        true
-    }
 }
 
 impl KFloat for f64 {
@@ -57,9 +38,6 @@ impl KFloat for f64 {
     }
     fn to_f64(self) -> f64 {
         self
-    }
-    fn unary_slice(_: UnaryOp, _: &[f64], _: &mut [f64]) -> bool {
-        false
     }
 }
 
@@ -230,86 +208,117 @@ fn load<T: KFloat>(k: &Kernel, n: usize, src: Src<T>, start: usize, out: &mut [T
 }
 
 #[inline(always)]
+fn bit<T: KFloat>(b: bool) -> T {
+    if b {
+        T::ONE
+    } else {
+        T::ZERO
+    }
+}
+
+/// A unary op's function from the op table over a block of registers.
+/// Bool data sits in registers as 0/1, so an op defined only on bool (`~`)
+/// runs its bool function on `x != 0`.
+struct UnaryRegs<'a, T> {
+    a: &'a [T],
+    out: &'a mut [T],
+}
+
+impl<T: KFloat> UnaryFn<T> for UnaryRegs<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn map<F: Fn(T) -> T + Copy + Send + Sync>(self, f: F) {
+        for (o, &x) in self.out.iter_mut().zip(self.a) {
+            *o = f(x);
+        }
+    }
+    #[inline(always)]
+    fn test<F: Fn(T) -> bool + Copy + Send + Sync>(self, f: F) {
+        for (o, &x) in self.out.iter_mut().zip(self.a) {
+            *o = bit(f(x));
+        }
+    }
+    #[inline(always)]
+    fn slices<F: Fn(T) -> T + Copy + Send + Sync>(
+        self,
+        into: fn(&[T], &mut [T]),
+        _: fn(&mut [T]),
+        _: F,
+    ) {
+        into(self.a, self.out)
+    }
+}
+
+impl<T: KFloat> UnaryFn<bool> for UnaryRegs<'_, T> {
+    type Out = ();
+    fn map<F: Fn(bool) -> bool + Copy + Send + Sync>(self, f: F) {
+        for (o, &x) in self.out.iter_mut().zip(self.a) {
+            *o = bit(f(x != T::ZERO));
+        }
+    }
+    fn test<F: Fn(bool) -> bool + Copy + Send + Sync>(self, f: F) {
+        self.map(f)
+    }
+}
+
+#[inline(always)]
 fn unary<T: KFloat>(op: UnaryOp, a: &[T], out: &mut [T]) {
-    if T::unary_slice(op, a, out) {
-        return;
+    if T::unary(op, UnaryRegs { a, out: &mut *out }).is_none() {
+        op.on_bool(UnaryRegs { a, out })
+            .unwrap_or_else(|| panic!("{} is not a register operation", op.name()));
     }
-    macro_rules! each {
-        ($f:expr) => {
-            for (o, &x) in out.iter_mut().zip(a) {
-                *o = $f(x);
-            }
-        };
+}
+
+/// A binary op's function from the op table over blocks of registers; as
+/// for unary ops, logical ops run on bools read as `x != 0`.
+struct BinaryRegs<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    out: &'a mut [T],
+}
+
+impl<T: KFloat> BinaryFn<T> for BinaryRegs<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn map<F: Fn(T, T) -> T + Copy + Send + Sync>(self, f: F) {
+        for ((o, &x), &y) in self.out.iter_mut().zip(self.a).zip(self.b) {
+            *o = f(x, y);
+        }
     }
-    let bit = |b: bool| if b { T::ONE } else { T::ZERO };
-    match op {
-        UnaryOp::Neg => each!(T::neg),
-        UnaryOp::Abs => each!(T::abs),
-        UnaryOp::Sign => each!(T::sign),
-        UnaryOp::Floor => each!(T::floor),
-        UnaryOp::Ceil => each!(T::ceil),
-        UnaryOp::Round => each!(T::round),
-        UnaryOp::Exp => each!(T::exp),
-        UnaryOp::Expm1 => each!(T::expm1),
-        UnaryOp::Log => each!(T::ln),
-        UnaryOp::Log1p => each!(T::ln_1p),
-        UnaryOp::Sqrt => each!(T::sqrt),
-        UnaryOp::Rsqrt => each!(T::rsqrt),
-        UnaryOp::Sin => each!(T::sin),
-        UnaryOp::Cos => each!(T::cos),
-        UnaryOp::Tan => each!(T::tan),
-        UnaryOp::Asin => each!(T::asin),
-        UnaryOp::Acos => each!(T::acos),
-        UnaryOp::Atan => each!(T::atan),
-        UnaryOp::Sinh => each!(T::sinh),
-        UnaryOp::Cosh => each!(T::cosh),
-        UnaryOp::Tanh => each!(T::tanh),
-        UnaryOp::Asinh => each!(T::asinh),
-        UnaryOp::Acosh => each!(T::acosh),
-        UnaryOp::Atanh => each!(T::atanh),
-        UnaryOp::Logistic => each!(T::logistic),
-        UnaryOp::Erf => each!(T::erf),
-        UnaryOp::ErfInv => each!(T::erf_inv),
-        UnaryOp::IsFinite => each!(|x| bit(T::is_finite(x))),
-        UnaryOp::IsNan => each!(|x| bit(<T as Float>::is_nan(x))),
-        UnaryOp::Not => each!(|x| bit(x == T::ZERO)),
+    #[inline(always)]
+    fn test<F: Fn(T, T) -> bool + Copy + Send + Sync>(self, f: F) {
+        for ((o, &x), &y) in self.out.iter_mut().zip(self.a).zip(self.b) {
+            *o = bit(f(x, y));
+        }
+    }
+}
+
+impl<T: KFloat> BinaryFn<bool> for BinaryRegs<'_, T> {
+    type Out = ();
+    fn map<F: Fn(bool, bool) -> bool + Copy + Send + Sync>(self, f: F) {
+        for ((o, &x), &y) in self.out.iter_mut().zip(self.a).zip(self.b) {
+            *o = bit(f(x != T::ZERO, y != T::ZERO));
+        }
+    }
+    fn test<F: Fn(bool, bool) -> bool + Copy + Send + Sync>(self, f: F) {
+        self.map(f)
     }
 }
 
 #[inline(always)]
 fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
-    macro_rules! each {
-        ($f:expr) => {
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = $f(x, y);
-            }
-        };
-    }
-    let bit = |c: bool| if c { T::ONE } else { T::ZERO };
-    match op {
-        BinaryOp::Add => each!(T::add),
-        BinaryOp::Sub => each!(T::sub),
-        BinaryOp::Mul => each!(T::mul),
-        BinaryOp::Div => each!(T::div),
-        BinaryOp::FloorDiv => each!(T::floor_div),
-        BinaryOp::Mod => each!(T::modulo),
-        BinaryOp::Pow => each!(T::pow),
-        BinaryOp::Max => each!(T::max),
-        BinaryOp::Min => each!(T::min),
-        BinaryOp::Atan2 => each!(T::atan2),
-        BinaryOp::Eq => each!(|x, y| bit(x == y)),
-        BinaryOp::Ne => each!(|x, y| bit(x != y)),
-        BinaryOp::Lt => each!(|x, y| bit(x < y)),
-        BinaryOp::Le => each!(|x, y| bit(x <= y)),
-        BinaryOp::Gt => each!(|x, y| bit(x > y)),
-        BinaryOp::Ge => each!(|x, y| bit(x >= y)),
-        // Logical ops on 0/1 registers (bool operands).
-        BinaryOp::And => each!(|x, y| bit(x != T::ZERO && y != T::ZERO)),
-        BinaryOp::Or => each!(|x, y| bit(x != T::ZERO || y != T::ZERO)),
-        BinaryOp::Xor => each!(|x, y| bit((x != T::ZERO) != (y != T::ZERO))),
-        BinaryOp::ShiftLeft | BinaryOp::ShiftRight => {
-            panic!("shifts are not float operations")
-        }
+    if T::binary(
+        op,
+        BinaryRegs {
+            a,
+            b,
+            out: &mut *out,
+        },
+    )
+    .is_none()
+    {
+        op.on_bool(BinaryRegs { a, b, out })
+            .unwrap_or_else(|| panic!("{} is not a register operation", op.name()));
     }
 }
 

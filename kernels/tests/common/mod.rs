@@ -1,6 +1,7 @@
 //! Shared helpers for the kernel tests: multi-index arithmetic and test data.
 #![allow(dead_code)]
 
+use arr_kernels::Backend;
 use arr_kernels::{Array, Buffer, DType};
 
 /// Multi-index of flat position `i` in `shape` (row-major).
@@ -117,8 +118,8 @@ pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
         DType::I32 => i32_array(shape, seed, -9, 9),
         DType::I64 => i64_array(shape, seed, -9, 9),
         DType::U32 => u32_array(shape, seed, 9),
-        DType::F32 => arr_kernels::cpu::convert(&i32_array(shape, seed, -9, 9), DType::F32),
-        DType::F64 => arr_kernels::cpu::convert(&i32_array(shape, seed, -9, 9), DType::F64),
+        DType::F32 => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), DType::F32),
+        DType::F64 => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), DType::F64),
     }
 }
 

@@ -45,12 +45,24 @@ struct Group {
     fuse_reductions: bool,
 }
 
-fn float_unary(op: UnaryOp) -> bool {
-    !matches!(op, UnaryOp::Not)
+/// Whether an op computes on a kernel's float registers exactly as its eager
+/// kernel does on `operand` elements (from its op-table row). Bool data
+/// sits in registers as 0/1: ops defined only on bools run their bool
+/// function there and comparisons order 0/1 as false/true, but float
+/// arithmetic would leave 0/1 (`True + True` is 2.0).
+fn on_registers(accepts: impl Fn(DType) -> bool, comparison: bool, operand: DType) -> bool {
+    accepts(operand)
+        && (is_float(operand) || (operand == DType::Bool && (!accepts(DType::F32) || comparison)))
 }
 
-fn fusible_binary(op: BinaryOp) -> bool {
-    !matches!(op, BinaryOp::ShiftLeft | BinaryOp::ShiftRight)
+fn unary_fusible(g: &Graph, op: UnaryOp, eqn: &Eqn) -> bool {
+    let operand = g.atom_aval(&eqn.inputs[0]).dtype;
+    on_registers(|d| op.accepts(d), false, operand)
+}
+
+fn binary_fusible(g: &Graph, op: BinaryOp, eqn: &Eqn) -> bool {
+    let operand = g.atom_aval(&eqn.inputs[0]).dtype;
+    on_registers(|d| op.accepts(d), op.is_comparison(), operand)
 }
 
 impl Group {
@@ -143,8 +155,8 @@ fn starts_group(g: &Graph, eqn: &Eqn) -> Option<(Vec<usize>, DType)> {
     let out = &g.types[*eqn.outputs.first()?];
     let in_dtype = eqn.inputs.first().map(|a| g.atom_aval(a).dtype)?;
     let ok = match &eqn.prim {
-        Prim::Unary(op) => float_unary(*op) && is_float(in_dtype),
-        Prim::Binary(op) => fusible_binary(*op) && is_float(in_dtype),
+        Prim::Unary(op) => unary_fusible(g, *op, eqn) && is_float(in_dtype),
+        Prim::Binary(op) => binary_fusible(g, *op, eqn) && is_float(in_dtype),
         Prim::Select => is_float(out.dtype),
         _ => false,
     };
@@ -169,11 +181,11 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
     let elementwise_out =
         out.shape[..] == group.shape[..] && (out.dtype == group.dtype || out.dtype == DType::Bool);
     let reg = match &eqn.prim {
-        Prim::Unary(op) if elementwise_out && float_unary(*op) => {
+        Prim::Unary(op) if elementwise_out && unary_fusible(g, *op, eqn) => {
             let a = group.operand(g, &eqn.inputs[0]);
             a.map(|a| group.push(ScalarOp::Unary(*op, a)))
         }
-        Prim::Binary(op) if elementwise_out && fusible_binary(*op) => {
+        Prim::Binary(op) if elementwise_out && binary_fusible(g, *op, eqn) => {
             let a = group.operand(g, &eqn.inputs[0]);
             let b = a.and_then(|_| group.operand(g, &eqn.inputs[1]));
             match (a, b) {

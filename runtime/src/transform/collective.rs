@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::collectives::{CommResult, Communicator};
-use arr_kernels::{cpu, Array, DType, ReduceOp};
+use arr_kernels::{backend, Array, DType, ReduceOp};
 use smallvec::smallvec;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -406,7 +406,7 @@ fn blocks(x: &Array, axis: usize, n: usize, keep: bool) -> Vec<Array> {
             let mut limit = x.shape().to_vec();
             start[axis] = i * len;
             limit[axis] = (i + 1) * len;
-            let b = cpu::slice(x, &start, &limit, &vec![1; x.ndim()]);
+            let b = backend::of(&[x]).slice(x, &start, &limit, &vec![1; x.ndim()]);
             if keep {
                 b
             } else {
@@ -428,7 +428,7 @@ fn stack(parts: &[Array], axis: usize) -> Array {
             p.reshape(&shape)
         })
         .collect();
-    cpu::concatenate(&expanded, axis)
+    backend::of(&expanded.iter().collect::<Vec<_>>()).concatenate(&expanded, axis)
 }
 
 fn eval_on(
@@ -444,7 +444,7 @@ fn eval_on(
         CollectiveOp::AllGather { axis, tiled } => {
             let parts = comm.all_gather(rank, &args[0])?;
             if *tiled {
-                cpu::concatenate(&parts, *axis)
+                backend::of(&parts.iter().collect::<Vec<_>>()).concatenate(&parts, *axis)
             } else {
                 stack(&parts, *axis)
             }
