@@ -202,7 +202,7 @@ impl Session {
             Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
                 Some(p) => format!(
                     "{text}\n{}",
-                    arr_kernels::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
+                    crate::display::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
                 ),
                 None => text,
             },

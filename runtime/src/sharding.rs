@@ -2,6 +2,7 @@
 //! `P(...)`, `NamedSharding(mesh, spec)`), and their conversion to the
 //! kernels' `Placement`, which sharded arrays carry.
 
+use crate::display::sharding::MeshText;
 use crate::error::{Error, Result};
 use crate::value::{Object, Value};
 use arr_kernels::sharding::{Mesh, Placement};

@@ -16,6 +16,7 @@ use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
 use arr_kernels::collectives::{Communicator, ThreadComm};
 use arr_kernels::sharding::{self, Mesh};
+use arr_runtime::display::sharding::{human_bytes, MeshText, PlacementText};
 use arr_kernels::{devices, Array, DType, ReduceOp};
 use arr_runtime::jit::{self, exec, Compiled};
 use arr_runtime::prim::{bind, Aval, Prim};
@@ -1477,7 +1478,7 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             let t = numpy::to_tensor(&a[0])?;
             let x = t.concrete()?;
             let text = match x.placement() {
-                Some(p) => sharding::visualize(
+                Some(p) => arr_runtime::display::sharding::visualize(
                     p,
                     x.shape(),
                     x.dtype(),
@@ -1572,11 +1573,11 @@ pub fn mesh_table() -> arr_runtime::table::Table {
     for s in devices::snapshot(n) {
         t.row(vec![
             format!("cpu:{}", s.id),
-            sharding::human_bytes(s.resident_bytes as usize),
+            human_bytes(s.resident_bytes as usize),
             s.steps.to_string(),
             format!("{:.1}", s.compute_ms),
             format!("{:.1}", s.collective_ms),
-            sharding::human_bytes(s.bytes_sent as usize),
+            human_bytes(s.bytes_sent as usize),
         ]);
     }
     let live = Array::live_sharded();
@@ -1589,7 +1590,7 @@ pub fn mesh_table() -> arr_runtime::table::Table {
                 let per: Vec<String> = p
                     .bytes_per_device(a.shape(), a.dtype())
                     .iter()
-                    .map(|(d, b)| format!("{d}:{}", sharding::human_bytes(*b)))
+                    .map(|(d, b)| format!("{d}:{}", human_bytes(*b)))
                     .collect();
                 t.notes.push(format!(
                     "  {} on {} {}  [{}]",

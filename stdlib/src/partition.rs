@@ -19,6 +19,7 @@ use crate::parallel::{
     assemble, bind_mesh_axes, donated_blocks_at, under_transformation, MeshGroups,
 };
 use arr_kernels::sharding::{Mesh, Placement};
+use arr_runtime::display::sharding::{human_bytes, MeshText};
 use arr_kernels::{Array, DType, ReduceOp};
 use arr_runtime::jit;
 use arr_runtime::prim::{bind, type_str, Aval, Prim};
@@ -622,7 +623,7 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
             "{:>3}. {}: {} sent per device  ({}){at}\n",
             i + 1,
             c.what,
-            arr_kernels::sharding::human_bytes(c.bytes_per_device),
+            human_bytes(c.bytes_per_device),
             c.because
         ));
     }
@@ -640,9 +641,9 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
         .sum();
     out.push_str(&format!(
         "collectives send {} per device; inputs take {}, peak memory {} per device\n",
-        arr_kernels::sharding::human_bytes(total),
-        arr_kernels::sharding::human_bytes(input_bytes),
-        arr_kernels::sharding::human_bytes(peak_bytes(&part.compiled.graph))
+        human_bytes(total),
+        human_bytes(input_bytes),
+        human_bytes(peak_bytes(&part.compiled.graph))
     ));
     out
 }
