@@ -5,7 +5,7 @@
 //! calls (`call.rs`), attributes (`attr.rs`), operators on Python values
 //! (`scalar.rs`) and the automatic-JIT hooks (`auto_jit.rs`).
 
-mod attr;
+pub mod attr;
 mod auto_jit;
 mod call;
 mod expr;
