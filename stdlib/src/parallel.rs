@@ -791,8 +791,8 @@ fn out_layouts(
 ) -> Result<Vec<sharding::Placement>> {
     out_leaf_specs(out_specs, out_tree)?
         .iter()
-        .enumerate()
-        .map(|(i, spec)| spec.placement(mesh, ranks[i]))
+        .zip(ranks)
+        .map(|(spec, &rank)| spec.placement(mesh, rank))
         .collect()
 }
 
@@ -834,13 +834,7 @@ fn shard_map_traced(
         Ok(ts)
     };
     let results = shard_map::traced(mesh, leaves_in, placements, &mut body, |ranks| {
-        // Zipped, as the outputs are with their specs.
-        let specs = out_leaf_specs(out_specs, &out_tree.borrow())?;
-        specs
-            .iter()
-            .zip(ranks)
-            .map(|(spec, &rank)| spec.placement(mesh, rank))
-            .collect()
+        out_layouts(mesh, out_specs, &out_tree.borrow(), ranks)
     })?;
     crate::transforms::unflatten_tree(&out_tree.into_inner(), &results)
 }
