@@ -4,12 +4,10 @@
 //! `Placement` says, for each array dimension, which mesh axes split it
 //! (JAX's `PartitionSpec`). Blocks are as even as possible: a dimension of
 //! size d split over k devices gives blocks of ceil(d / k), the last ones
-//! smaller or empty (uneven shards). The text forms here — the type
-//! `f32[8@data,512@model]` and the device grid of `visualize_sharding` — are
-//! what the REPL, scripts and notebooks show.
+//! smaller or empty (uneven shards). Their text forms (`P(...)`, typed
+//! `f32[8@data,512@model]`, device grids) belong to the runtime's displays.
 
-use crate::{DType, Shape};
-use std::fmt::Write;
+use crate::DType;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -63,17 +61,6 @@ impl Mesh {
 
     pub fn axis(&self, name: &str) -> Option<usize> {
         self.axis_names.iter().position(|n| &**n == name)
-    }
-
-    /// `Mesh('data': 4, 'model': 2)`.
-    pub fn describe(&self) -> String {
-        let axes: Vec<String> = self
-            .axis_names
-            .iter()
-            .zip(&self.shape)
-            .map(|(n, s)| format!("'{n}': {s}"))
-            .collect();
-        format!("Mesh({})", axes.join(", "))
     }
 }
 
@@ -168,229 +155,6 @@ impl Placement {
             })
             .collect()
     }
-
-    /// One dimension as the type shows it: `512@model`, `8@(data,model)`, `3`.
-    fn dim_text(&self, d: usize, size: usize) -> String {
-        match &self.spec[d][..] {
-            [] => size.to_string(),
-            [a] => format!("{size}@{}", self.mesh.axis_names[*a]),
-            axes => {
-                let names: Vec<&str> = axes.iter().map(|&a| &*self.mesh.axis_names[a]).collect();
-                format!("{size}@({})", names.join(","))
-            }
-        }
-    }
-
-    /// The type with its sharding: `f32[8@data,512@model]`.
-    pub fn type_text(&self, shape: &[usize], dtype: DType) -> String {
-        let dims: Vec<String> = (0..shape.len())
-            .map(|d| self.dim_text(d, shape[d]))
-            .collect();
-        format!("{}[{}]", dtype.short(), dims.join(","))
-    }
-
-    /// `P('data', None)`-style text of the spec.
-    pub fn spec_text(&self) -> String {
-        let parts: Vec<String> = self
-            .spec
-            .iter()
-            .map(|axes| match &axes[..] {
-                [] => "None".to_string(),
-                [a] => format!("'{}'", self.mesh.axis_names[*a]),
-                many => {
-                    let names: Vec<String> = many
-                        .iter()
-                        .map(|&a| format!("'{}'", self.mesh.axis_names[a]))
-                        .collect();
-                    format!("({})", names.join(", "))
-                }
-            })
-            .collect();
-        format!("P({})", parts.join(", "))
-    }
-}
-
-/// A colour per device for grids: ANSI 256-colour backgrounds and, for HTML,
-/// the same hues as CSS.
-pub const PALETTE: [(u8, &str); 8] = [
-    (31, "#1f77b4"),
-    (166, "#ff7f0e"),
-    (34, "#2ca02c"),
-    (160, "#d62728"),
-    (97, "#9467bd"),
-    (94, "#8c564b"),
-    (169, "#e377c2"),
-    (244, "#7f7f7f"),
-];
-
-/// One cell of the grid: the devices holding a block and the block's ranges.
-#[derive(Clone, Debug)]
-pub struct GridCell {
-    pub devices: Vec<usize>,
-    pub ranges: Vec<Range<usize>>,
-}
-
-/// The grid of blocks over the sharded dimensions: rows are the blocks of
-/// the first sharded dimension, columns of the others (flattened; a lone
-/// sharded last dimension makes one row of columns), and each
-/// cell lists the devices that hold it (several when replicated along some
-/// mesh axis). An array with no sharded dimension is one cell.
-pub fn grid(p: &Placement, shape: &[usize]) -> (Vec<usize>, Vec<Vec<GridCell>>) {
-    let sharded: Vec<usize> = (0..shape.len()).filter(|&d| p.parts(d) > 1).collect();
-    // One sharded dimension that is the array's last is drawn across, as a
-    // row; otherwise the first sharded dimension runs down the rows.
-    let (row_dim, col_dims) = match &sharded[..] {
-        [d] if *d + 1 == shape.len() => (None, vec![*d]),
-        [r, rest @ ..] => (Some(*r), rest.to_vec()),
-        [] => (None, Vec::new()),
-    };
-    let rows = row_dim.map_or(1, |d| p.parts(d));
-    let cols: usize = col_dims.iter().map(|&d| p.parts(d)).product();
-    let mut cells: Vec<Vec<GridCell>> = (0..rows)
-        .map(|_| {
-            (0..cols)
-                .map(|_| GridCell {
-                    devices: Vec::new(),
-                    ranges: Vec::new(),
-                })
-                .collect()
-        })
-        .collect();
-    for pos in 0..p.mesh.size() {
-        let coords = p.coords(pos);
-        let r = row_dim.map_or(0, |d| p.block_index(d, &coords));
-        let c = col_dims
-            .iter()
-            .fold(0, |acc, &d| acc * p.parts(d) + p.block_index(d, &coords));
-        let cell = &mut cells[r][c];
-        cell.devices.push(p.mesh.devices[pos]);
-        cell.ranges = p.block(shape, pos);
-    }
-    (sharded, cells)
-}
-
-/// The device grid as text: one box per block with its devices, its index
-/// ranges along the sharded dimensions, and its shape and bytes; with
-/// `color`, each box is drawn in its first device's colour (ANSI).
-pub fn visualize(p: &Placement, shape: &[usize], dtype: DType, color: bool) -> String {
-    let (sharded, cells) = grid(p, shape);
-    let label = |cell: &GridCell| -> Vec<String> {
-        let devs: Vec<String> = cell.devices.iter().map(|d| d.to_string()).collect();
-        let mut lines = vec![format!("cpu {}", devs.join(","))];
-        if !sharded.is_empty() {
-            let ranges: Vec<String> = sharded
-                .iter()
-                .map(|&d| format!("{}:{}", cell.ranges[d].start, cell.ranges[d].end))
-                .collect();
-            lines.push(format!("[{}]", ranges.join(", ")));
-        }
-        let bshape: Shape = cell.ranges.iter().map(|r| r.len()).collect();
-        let n: usize = bshape.iter().product();
-        let dims: Vec<String> = bshape.iter().map(|x| x.to_string()).collect();
-        lines.push(format!("{}[{}]", dtype.short(), dims.join(",")));
-        lines.push(human_bytes(n * dtype.size_bytes()));
-        lines
-    };
-    let labels: Vec<Vec<Vec<String>>> = cells
-        .iter()
-        .map(|row| row.iter().map(label).collect())
-        .collect();
-    let width = labels
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 2;
-    let height = labels.iter().flatten().map(Vec::len).max().unwrap_or(0);
-    let ncols = cells.first().map_or(0, Vec::len);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} on {} ({})",
-        p.type_text(shape, dtype),
-        p.mesh.describe(),
-        p.spec_text()
-    );
-    let rule = |out: &mut String| {
-        out.push('+');
-        for _ in 0..ncols {
-            out.push_str(&"-".repeat(width));
-            out.push('+');
-        }
-        out.push('\n');
-    };
-    rule(&mut out);
-    for (row, row_cells) in labels.iter().zip(&cells) {
-        for line in 0..height {
-            out.push('|');
-            for (lab, cell) in row.iter().zip(row_cells) {
-                let text = lab.get(line).map_or("", String::as_str);
-                let pad = width - text.chars().count();
-                let body = format!(
-                    "{}{}{}",
-                    " ".repeat(pad / 2),
-                    text,
-                    " ".repeat(pad - pad / 2)
-                );
-                if color {
-                    let dev = cell.devices.first().copied().unwrap_or(0);
-                    let c = PALETTE[dev % PALETTE.len()].0;
-                    let _ = write!(out, "\x1b[48;5;{c}m\x1b[97m{body}\x1b[0m|");
-                } else {
-                    out.push_str(&body);
-                    out.push('|');
-                }
-            }
-            out.push('\n');
-        }
-        rule(&mut out);
-    }
-    out
-}
-
-/// The device grid as an HTML table, each block coloured by its first device.
-pub fn visualize_html(p: &Placement, shape: &[usize], dtype: DType) -> String {
-    let (sharded, cells) = grid(p, shape);
-    let mut out = format!(
-        "<div><code>{}</code> on {} <code>{}</code><table style=\"border-collapse:collapse\">",
-        p.type_text(shape, dtype),
-        p.mesh.describe(),
-        p.spec_text()
-    );
-    for row in &cells {
-        out.push_str("<tr>");
-        for cell in row {
-            let dev = cell.devices.first().copied().unwrap_or(0);
-            let color = PALETTE[dev % PALETTE.len()].1;
-            let devs: Vec<String> = cell.devices.iter().map(|d| d.to_string()).collect();
-            let ranges: Vec<String> = sharded
-                .iter()
-                .map(|&d| format!("{}:{}", cell.ranges[d].start, cell.ranges[d].end))
-                .collect();
-            let n: usize = cell.ranges.iter().map(|r| r.len()).product();
-            let _ = write!(
-                out,
-                "<td style=\"background:{color};color:white;padding:6px 12px;border:1px solid white;text-align:center\">cpu {}<br>[{}]<br>{}</td>",
-                devs.join(","),
-                ranges.join(", "),
-                human_bytes(n * dtype.size_bytes())
-            );
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table></div>");
-    out
-}
-
-pub fn human_bytes(n: usize) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
-    }
 }
 
 #[cfg(test)]
@@ -454,7 +218,6 @@ mod tests {
         assert_eq!(blocks[3], vec![9..10, 0..3]);
         let total: usize = blocks.iter().map(|b| b[0].len()).sum();
         assert_eq!(total, 10);
-        assert_eq!(p.type_text(&[10, 3], DType::F32), "f32[10@x,3]");
     }
 
     #[test]
@@ -463,7 +226,6 @@ mod tests {
         assert_eq!(p.parts(0), 4);
         let starts: Vec<usize> = p.blocks(&[8]).iter().map(|b| b.1[0].start).collect();
         assert_eq!(starts, vec![0, 2, 4, 6]);
-        assert_eq!(p.type_text(&[8], DType::F32), "f32[8@(a,b)]");
     }
 
     #[test]

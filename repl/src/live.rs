@@ -94,7 +94,7 @@ pub fn line(now: &DeviceSnapshot, base: Option<&DeviceSnapshot>) -> String {
         now.steps - b.steps,
         now.compute_ms - b.compute_ms,
         now.collective_ms - b.collective_ms,
-        arr_kernels::sharding::human_bytes((now.bytes_sent - b.bytes_sent) as usize)
+        arr_runtime::display::sharding::human_bytes((now.bytes_sent - b.bytes_sent) as usize)
     )
 }
 

@@ -226,7 +226,7 @@ const HELP: &str = "\
 help(name), ?name    documentation of a function or module
 :time EXPR           run EXPR and show how long it took
 :ir f(args)          the IR that f traces to for these arguments
-:ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse)
+:ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, partition (a sharded jit), fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse)
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why

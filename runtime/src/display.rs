@@ -1,12 +1,16 @@
 //! Text forms of values: Python's `repr`/`str` for scalars and containers,
 //! NumPy-style array printing (aligned columns, truncation past 1000
-//! elements with 3 edge items), and f-string format specs.
+//! elements with 3 edge items), and f-string format specs. Sharded arrays'
+//! own text forms (specs, typed layouts, device grids) are `sharding.rs`.
+
+pub mod sharding;
 
 use crate::error::{Error, Result};
 use crate::prim::type_str;
 use crate::tensor::Tensor;
 use crate::value::Value;
 use arr_kernels::{Array, DType};
+use sharding::PlacementText;
 
 /// Arrays with more elements than this are summarised, as NumPy does.
 pub const THRESHOLD: usize = 1000;

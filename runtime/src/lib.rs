@@ -19,6 +19,7 @@ pub mod progress;
 pub mod rich;
 pub mod session;
 pub mod sharding;
+pub mod spmd;
 pub mod table;
 pub mod tensor;
 pub mod transform;

@@ -5,6 +5,7 @@
 //! (see `numpy.rs` and the stdlib). Each primitive has one shape rule here,
 //! used for eager checks now and for abstract evaluation under tracing.
 
+use crate::display::sharding::PlacementText;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::transform::{

@@ -5,11 +5,11 @@
 //! value whose type has an `evcxr_display` method through
 //! `EVCXR_BEGIN_CONTENT <mime>` blocks on stdout.
 
-use crate::display::{self, ElementText};
+use crate::display::{self, sharding, ElementText};
 use crate::output::RichOutput;
 use crate::table::escape;
 use crate::{Session, Tensor, Value};
-use arr_kernels::{sharding, Array};
+use arr_kernels::Array;
 
 /// A value's representations, best last: `text/plain`, then `text/html` when there is one.
 pub fn mime_data(v: &Value) -> Vec<(&'static str, String)> {

@@ -22,9 +22,6 @@ impl Default for Session {
     }
 }
 
-/// Array attributes that are not methods, for completion.
-const ARRAY_PROPERTIES: &[&str] = &["T", "dtype", "itemsize", "nbytes", "ndim", "shape", "size"];
-
 impl Session {
     /// A session with no builtins; `arr_stdlib::session()` gives the full one.
     pub fn new() -> Session {
@@ -202,7 +199,7 @@ impl Session {
             Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
                 Some(p) => format!(
                     "{text}\n{}",
-                    arr_kernels::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
+                    crate::display::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
                 ),
                 None => text,
             },
@@ -261,28 +258,10 @@ impl Session {
                 _ => return Vec::new(),
             }
         }
-        let receiver = match &value {
-            Value::Module(m) => return m.attrs.keys().cloned().collect(),
-            Value::Array(_) => {
-                let mut names: Vec<String> =
-                    ARRAY_PROPERTIES.iter().map(|s| s.to_string()).collect();
-                names.extend(
-                    self.interp
-                        .method_names("array")
-                        .iter()
-                        .map(|s| s.to_string()),
-                );
-                return names;
-            }
-            Value::List(_) => "list",
-            Value::Dict(_) => "dict",
-            Value::Str(_) => "str",
-            _ => return Vec::new(),
-        };
         self.interp
-            .method_names(receiver)
-            .iter()
-            .map(|s| s.to_string())
+            .attributes(&value)
+            .into_iter()
+            .map(|a| a.name)
             .collect()
     }
 

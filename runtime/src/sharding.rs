@@ -2,7 +2,9 @@
 //! `P(...)`, `NamedSharding(mesh, spec)`), and their conversion to the
 //! kernels' `Placement`, which sharded arrays carry.
 
+use crate::display::sharding::MeshText;
 use crate::error::{Error, Result};
+use crate::eval::attr::{properties, property, Attribute, Property};
 use crate::value::{Object, Value};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::Array;
@@ -24,6 +26,42 @@ pub struct ShardingValue {
     pub spec: SpecValue,
 }
 
+/// The attributes of a mesh.
+const MESH_PROPERTIES: &[Property<MeshValue>] = &[
+    Property {
+        name: "shape",
+        doc: "The number of devices along each axis, a tuple.",
+        get: |m| {
+            Ok(Value::tuple(
+                m.0.shape.iter().map(|&s| Value::Int(s as i64)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "axis_names",
+        doc: "The names of the axes, a tuple of strings.",
+        get: |m| {
+            Ok(Value::tuple(
+                m.0.axis_names.iter().map(|n| Value::str(n)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "devices",
+        doc: "The device ids, row-major, a list.",
+        get: |m| {
+            Ok(Value::list(
+                m.0.devices.iter().map(|&d| Value::Int(d as i64)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "size",
+        doc: "The number of devices.",
+        get: |m| Ok(Value::Int(m.0.size() as i64)),
+    },
+];
+
 impl Object for MeshValue {
     fn type_name(&self) -> &'static str {
         "Mesh"
@@ -32,23 +70,10 @@ impl Object for MeshValue {
         self.0.describe()
     }
     fn attr(&self, name: &str) -> Option<Value> {
-        match name {
-            "shape" => Some(Value::tuple(
-                self.0.shape.iter().map(|&s| Value::Int(s as i64)).collect(),
-            )),
-            "axis_names" => Some(Value::tuple(
-                self.0.axis_names.iter().map(|n| Value::str(n)).collect(),
-            )),
-            "devices" => Some(Value::list(
-                self.0
-                    .devices
-                    .iter()
-                    .map(|&d| Value::Int(d as i64))
-                    .collect(),
-            )),
-            "size" => Some(Value::Int(self.0.size() as i64)),
-            _ => None,
-        }
+        property(MESH_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(MESH_PROPERTIES)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -125,6 +150,20 @@ impl Object for SpecValue {
     }
 }
 
+/// The attributes of a named sharding.
+const SHARDING_PROPERTIES: &[Property<ShardingValue>] = &[
+    Property {
+        name: "mesh",
+        doc: "The mesh the array is laid out over.",
+        get: |s| Ok(Value::object(MeshValue(s.mesh.clone()))),
+    },
+    Property {
+        name: "spec",
+        doc: "The partition spec: which mesh axes split each dimension.",
+        get: |s| Ok(Value::object(s.spec.clone())),
+    },
+];
+
 impl Object for ShardingValue {
     fn type_name(&self) -> &'static str {
         "NamedSharding"
@@ -137,11 +176,10 @@ impl Object for ShardingValue {
         )
     }
     fn attr(&self, name: &str) -> Option<Value> {
-        match name {
-            "mesh" => Some(Value::object(MeshValue(self.mesh.clone()))),
-            "spec" => Some(Value::object(self.spec.clone())),
-            _ => None,
-        }
+        property(SHARDING_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(SHARDING_PROPERTIES)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -2,6 +2,7 @@
 //! drawn with comfy-table on a terminal and as an HTML `<table>` in a
 //! notebook. `table(x)`, `mesh_report()` and `:mesh` return one.
 
+use crate::eval::attr::{properties, property, Attribute, Property};
 use crate::value::{Object, Value};
 use comfy_table::{presets, CellAlignment, ContentArrangement};
 use std::any::Any;
@@ -114,6 +115,31 @@ pub fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The attributes of a table.
+const TABLE_PROPERTIES: &[Property<Table>] = &[
+    Property {
+        name: "columns",
+        doc: "The column headers, a list of strings.",
+        get: |t| {
+            Ok(Value::list(
+                t.header.iter().map(|h| Value::str(h)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "rows",
+        doc: "The cells, a list of rows of strings.",
+        get: |t| {
+            Ok(Value::list(
+                t.rows
+                    .iter()
+                    .map(|r| Value::list(r.iter().map(|c| Value::str(c)).collect()))
+                    .collect(),
+            ))
+        },
+    },
+];
+
 impl Object for Table {
     fn type_name(&self) -> &'static str {
         "table"
@@ -125,18 +151,10 @@ impl Object for Table {
         Some(Table::html(self))
     }
     fn attr(&self, name: &str) -> Option<Value> {
-        match name {
-            "columns" => Some(Value::list(
-                self.header.iter().map(|h| Value::str(h)).collect(),
-            )),
-            "rows" => Some(Value::list(
-                self.rows
-                    .iter()
-                    .map(|r| Value::list(r.iter().map(|c| Value::str(c)).collect()))
-                    .collect(),
-            )),
-            _ => None,
-        }
+        property(TABLE_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(TABLE_PROPERTIES)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -44,9 +44,15 @@ pub enum Value {
 pub trait Object: std::fmt::Debug {
     fn type_name(&self) -> &'static str;
     fn repr(&self) -> String;
-    /// `obj.name`, if the type has that attribute.
+    /// `obj.name`, if the type has that attribute: read from the type's
+    /// property table (`eval::attr::property`).
     fn attr(&self, _name: &str) -> Option<Value> {
         None
+    }
+    /// Every attribute `attr` resolves, for completion: the same table's
+    /// rows (`eval::attr::properties`).
+    fn attributes(&self) -> Vec<crate::eval::attr::Attribute> {
+        Vec::new()
     }
     /// An HTML form for notebooks (tables); `None` shows the repr as text.
     fn html(&self) -> Option<String> {

@@ -159,9 +159,9 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 let f = args.into_iter().next().ok_or_else(|| {
                     Error::type_error("jit(...) as a decorator takes the function")
                 })?;
-                crate::partition::sharded_jit(f, ins.clone(), outs.clone(), donate.clone())
+                crate::sharded_jit::sharded_jit(f, ins.clone(), outs.clone(), donate.clone())
             })),
-            f => crate::partition::sharded_jit(f.clone(), ins, outs, donate),
+            f => crate::sharded_jit::sharded_jit(f.clone(), ins, outs, donate),
         };
     }
     match &a[0] {
@@ -527,6 +527,10 @@ fn ir_after(
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
+    // A sharded jit has stages of its own (the partitioner's among them).
+    if let Some(ir) = crate::sharded_jit::ir_method(f) {
+        return interp.call(&ir, args, kwargs);
+    }
     let mut kwargs = kwargs;
     let pass = match kwargs.iter().position(|(k, _)| &**k == "after") {
         Some(i) => match kwargs.remove(i).1 {
@@ -536,6 +540,12 @@ fn ir_after(
         None => None,
     };
     if let Some(p) = &pass {
+        if p == jit::partition::STAGE {
+            return Err(Error::value_error(format!(
+                "the '{p}' stage is a sharded jit's: {} has no in_shardings or out_shardings",
+                func_name(f)
+            )));
+        }
         if p != "traced" && !jit::passes::PIPELINE.iter().any(|x| x.name == p) {
             let names: Vec<&str> = jit::passes::PIPELINE.iter().map(|x| x.name).collect();
             return Err(Error::value_error(format!(

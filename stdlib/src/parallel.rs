@@ -1,6 +1,9 @@
-//! SPMD as arr functions: `pmap`, the collectives over named axes (`psum`,
-//! `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`, `all_to_all`,
-//! `ppermute`, `axis_index`), and the devices (`devices()`, `set_devices`).
+//! SPMD as arr functions: `pmap`, `shard_map`, the collectives over named
+//! axes (`psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`,
+//! `all_to_all`, `ppermute`, `axis_index`), meshes and sharded arrays
+//! (`mesh`, `P`, `NamedSharding`, `device_put`, `visualize_sharding`...),
+//! and the devices (`devices()`, `set_devices`): their signatures, docs and
+//! arguments (axes, specs, pytrees, static and donated arguments).
 //!
 //! `pmap(f)` called outside any transformation traces `f` once per
 //! signature for one device's slice of the arguments, compiles it with
@@ -8,21 +11,24 @@
 //! collectives are real exchanges between the workers. Called under a
 //! transformation (`jit`, `grad`, `vmap`, or inside another `pmap`), it is
 //! `vmap` with the axis name bound, which computes the same values and
-//! composes with everything.
+//! composes with everything. Running programs on the devices — blocks,
+//! donation, the program cache, the workers — is `arr_runtime::spmd`.
 
 use crate::args::*;
-use crate::transforms::{func_name, map_args, out_axis, out_dims, vmap_call, MapSpec};
+use crate::transforms::{func_name, map_args, out_dims, vmap_call, MapSpec};
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
-use arr_kernels::collectives::{Communicator, ThreadComm};
 use arr_kernels::sharding::{self, Mesh};
 use arr_kernels::{devices, Array, DType, ReduceOp};
-use arr_runtime::jit::{self, exec, Compiled};
+use arr_runtime::display::sharding::{human_bytes, MeshText, PlacementText};
+use arr_runtime::jit;
 use arr_runtime::prim::{bind, Aval, Prim};
 use arr_runtime::sharding::{MeshValue, ShardingValue, SpecValue};
+use arr_runtime::spmd::program::{cached_program, ProgramCache};
+use arr_runtime::spmd::{pmap, shard_map};
 use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
 use arr_runtime::transform::ops;
-use arr_runtime::{display, numpy, Error, ErrorKind, Interp, NativeClosure, Result, Tensor, Value};
+use arr_runtime::{display, numpy, Error, Interp, NativeClosure, Result, Tensor, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -305,19 +311,6 @@ fn pairs(v: &Value) -> Result<Vec<(usize, usize)>> {
 // ---------------------------------------------------------------------------
 // pmap
 
-/// One compiled per-device program of a pmapped function.
-#[derive(Clone)]
-struct Program {
-    avals: Vec<Aval>,
-    statics: String,
-    compiled: Rc<Compiled>,
-    /// The output pytree (leaves are placeholders) and each leaf's mapped axis.
-    out_tree: Value,
-    out_dims: Vec<Option<i64>>,
-    /// For a pmap of a pmap, each leaf's inner mapped axis too.
-    inner_dims: Vec<Option<i64>>,
-}
-
 fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
     let name: Arc<str> = match &a[1] {
@@ -343,7 +336,7 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         )));
     }
     let why = format!("it was donated to pmap({})", func_name(&f));
-    let programs: RefCell<Vec<Program>> = RefCell::new(Vec::new());
+    let programs = ProgramCache::default();
     let level = PmapLevel {
         f: f.clone(),
         name: name.clone(),
@@ -426,7 +419,7 @@ fn nested_pmap_call(
     outer: &MapSpec,
     outer_name: &Arc<str>,
     level: &PmapLevel,
-    programs: &RefCell<Vec<Program>>,
+    programs: &ProgramCache,
     args: &[Value],
 ) -> Result<Option<Value>> {
     let (args_tree, flat, dims_o, n_o) = map_args(outer, args)?;
@@ -492,8 +485,7 @@ fn nested_pmap_call(
         avals,
         key,
         &axes,
-        &args_tree,
-        |args| interp.call(&level.f, args, vec![]),
+        |ts| trace_call(&args_tree, ts, |args| interp.call(&level.f, args, vec![])),
         |out_tree| {
             Ok((
                 out_dims(outer.out_axes, out_tree)?,
@@ -501,126 +493,37 @@ fn nested_pmap_call(
             ))
         },
     )?;
-    let (compiled, out_tree, od_o, od_i) = (p.compiled, p.out_tree, p.out_dims, p.inner_dims);
-    let grid = Arc::new(
-        Mesh::new(
-            vec![n_o, n_i],
-            vec![outer_name.clone(), level.name.clone()],
-            (0..n_o * n_i).collect(),
-        )
-        .map_err(Error::value_error)?,
-    );
     let whole: Vec<Array> = flat
         .iter()
         .map(|t| t.concrete().cloned())
         .collect::<Result<_>>()?;
-    let inputs = |pos: usize| -> Vec<Array> {
-        let (a, b) = (pos / n_i, pos % n_i);
-        whole
-            .iter()
-            .enumerate()
-            .map(|(k, x)| {
-                let x = match dims_o[k] {
-                    Some(d) => slice_at(x, d, a),
-                    None => x.clone(),
-                };
-                match dims_i[k] {
-                    Some(d) => slice_at(&x, d, b),
-                    None => x,
-                }
-            })
-            .collect()
+    let outer_map = pmap::Mapping {
+        name: outer_name,
+        size: n_o,
+        in_dims: &dims_o,
+        out_dims: &p.out_dims,
     };
-    let outs = MeshGroups::new(&grid)?.run(&compiled, &inputs, "pmap")?;
-    let mut results = Vec::new();
-    for (k, (&ax_o, &ax_i)) in od_o.iter().zip(&od_i).enumerate() {
-        let parts: Vec<Array> = outs.iter().map(|o| o[k].clone()).collect();
-        if ax_o.is_none() && ax_i.is_none() {
-            results.push(Tensor::from(parts[0].clone()));
-            continue;
-        }
-        // Insert the inner axis, then the outer one; note where each lands.
-        let mut shape = parts[0].shape().to_vec();
-        let mut at_i = None;
-        if let Some(a) = ax_i {
-            let a = out_axis(a, shape.len() + 1).min(shape.len());
-            shape.insert(a, 1);
-            at_i = Some(a);
-        }
-        let mut at_o = None;
-        if let Some(a) = ax_o {
-            let a = out_axis(a, shape.len() + 1).min(shape.len());
-            shape.insert(a, 1);
-            at_o = Some(a);
-            at_i = at_i.map(|i| if a <= i { i + 1 } else { i });
-        }
-        let shards: Vec<Array> = parts.iter().map(|x| x.reshape(&shape)).collect();
-        let mut spec = vec![Vec::new(); shape.len()];
-        if let Some(a) = at_o {
-            shape[a] = n_o;
-            spec[a] = vec![0];
-        }
-        if let Some(a) = at_i {
-            shape[a] = n_i;
-            spec[a] = vec![1];
-        }
-        let placement = sharding::Placement::new(grid.clone(), spec, shape.len())
-            .map_err(Error::value_error)?;
-        results.push(Tensor::from(Array::from_shards(
-            &shape,
-            Arc::new(placement),
-            shards,
-        )));
-    }
-    crate::transforms::unflatten_tree(&out_tree, &results).map(Some)
+    let inner_map = pmap::Mapping {
+        name: &level.name,
+        size: n_i,
+        in_dims: &dims_i,
+        out_dims: &p.inner_dims,
+    };
+    let results = pmap::run_grid(&p.compiled, &outer_map, &inner_map, &whole)?;
+    crate::transforms::unflatten_tree(&p.out_tree, &results).map(Some)
 }
 
-/// The program compiled for these argument types and key: found in the
-/// cache, or traced now by `call` (on the rebuilt argument tree) with the
-/// device axes `axes` bound; `out_dims` gives each output leaf's outer and
-/// inner mapped axes.
-fn cached_program(
-    programs: &RefCell<Vec<Program>>,
-    avals: Vec<Aval>,
-    key: String,
-    axes: &[(Arc<str>, usize)],
+/// Trace a call on the leaves `ts` of an argument tree like `args_tree`:
+/// the flat outputs and their pytree.
+fn trace_call(
     args_tree: &Value,
-    mut call: impl FnMut(Vec<Value>) -> Result<Value>,
-    out_dims: impl FnOnce(&Value) -> Result<(Vec<Option<i64>>, Vec<Option<i64>>)>,
-) -> Result<Program> {
-    if let Some(p) = programs
-        .borrow()
-        .iter()
-        .find(|p| p.avals == avals && p.statics == key)
-    {
-        return Ok(p.clone());
-    }
-    let out_tree = RefCell::new(Value::None);
-    let compiled = {
-        let _axes: Vec<collective::AxisGuard> = axes
-            .iter()
-            .map(|(n, size)| collective::bind_device_axis(n.clone(), *size, None))
-            .collect();
-        jit::compile(&avals, |ts| {
-            let rebuilt = crate::transforms::unflatten_tree(args_tree, &ts)?;
-            let out = call(numpy::sequence_items(&rebuilt)?)?;
-            let ts = crate::transforms::flatten_tree(&out)?;
-            *out_tree.borrow_mut() = out;
-            Ok(ts)
-        })?
-    };
-    let out_tree = out_tree.into_inner();
-    let (outer, inner) = out_dims(&out_tree)?;
-    let p = Program {
-        avals,
-        statics: key,
-        compiled: Rc::new(compiled),
-        out_tree,
-        out_dims: outer,
-        inner_dims: inner,
-    };
-    programs.borrow_mut().push(p.clone());
-    Ok(p)
+    ts: Vec<Tensor>,
+    call: impl FnOnce(Vec<Value>) -> Result<Value>,
+) -> Result<(Vec<Tensor>, Value)> {
+    let rebuilt = crate::transforms::unflatten_tree(args_tree, &ts)?;
+    let out = call(numpy::sequence_items(&rebuilt)?)?;
+    let ts = crate::transforms::flatten_tree(&out)?;
+    Ok((ts, out))
 }
 
 /// `f` with the static arguments put back at their positions.
@@ -631,7 +534,6 @@ fn with_statics(statics: &[(usize, Value)], mut dynamic: Vec<Value>) -> Vec<Valu
     dynamic
 }
 
-#[allow(clippy::too_many_arguments)]
 /// Which positional arguments of a pmap call are donated, and what their
 /// deletion says.
 struct Donation<'a> {
@@ -647,7 +549,7 @@ fn pmap_call(
     name: &Arc<str>,
     static_nums: &[usize],
     donation: &Donation,
-    programs: &RefCell<Vec<Program>>,
+    programs: &ProgramCache,
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
@@ -763,171 +665,25 @@ fn pmap_call(
         avals,
         statics_key,
         &axes,
-        &args_tree,
-        |args| interp.call(f, with_statics(&statics, args), kwargs.clone()),
+        |ts| {
+            trace_call(&args_tree, ts, |args| {
+                interp.call(f, with_statics(&statics, args), kwargs.clone())
+            })
+        },
         |out_tree| Ok((out_dims(spec.out_axes, out_tree)?, Vec::new())),
     )?;
-    let (compiled, out_tree, odims) = (p.compiled, p.out_tree, p.out_dims);
-    let outs = run_on_devices(&compiled, name, size, &flat, &dims, &donated, donation.why);
-    // Deleted whether or not the program ran to the end: their slices may
-    // already be gone.
-    for a in &donated_arrays {
-        a.delete(donation.why);
-    }
-    let outs = outs?;
-    // The outputs stay laid out over the devices that computed them: a
-    // one-axis mesh named after the pmap axis, split along each out axis.
-    let out_mesh = Arc::new(
-        Mesh::new(vec![size], vec![name.clone()], (0..size).collect())
-            .map_err(Error::value_error)?,
-    );
-    // Each output stacks the devices' values along its out axis; they stay
-    // as the devices' shards until something reads the whole array.
-    let n_out = outs.first().map_or(0, Vec::len);
-    let mut stacked = Vec::with_capacity(n_out);
-    for i in 0..n_out {
-        let parts: Vec<Array> = outs.iter().map(|o| o[i].clone()).collect();
-        stacked.push(Tensor::from(match odims.get(i).copied().flatten() {
-            None => parts[0].clone(),
-            Some(a) => {
-                let axis = out_axis(a, parts[0].ndim() + 1).min(parts[0].ndim());
-                let mut shape = parts[0].shape().to_vec();
-                shape.insert(axis, 1);
-                let shards: Vec<Array> = parts.iter().map(|p| p.reshape(&shape)).collect();
-                shape[axis] = size;
-                let mut spec = vec![Vec::new(); shape.len()];
-                spec[axis] = vec![0];
-                let p = sharding::Placement::new(out_mesh.clone(), spec, shape.len())
-                    .map_err(Error::value_error)?;
-                Array::from_shards(&shape, Arc::new(p), shards)
-            }
-        }));
-    }
-    crate::transforms::unflatten_tree(&out_tree, &stacked)
-}
-
-/// Run the compiled per-device program on `size` device workers, each on
-/// its slice of the mapped arguments; the outputs by device. A `donated`
-/// argument laid out over the devices gives each device its own slice's
-/// buffer (the caller deletes the arguments afterwards).
-fn run_on_devices(
-    compiled: &Compiled,
-    name: &Arc<str>,
-    size: usize,
-    flat: &[Tensor],
-    dims: &[Option<usize>],
-    donated: &[bool],
-    why: &str,
-) -> Result<Vec<Vec<Array>>> {
     let whole: Vec<Array> = flat
         .iter()
         .map(|t| t.concrete().cloned())
         .collect::<Result<_>>()?;
-    // Each worker takes its own slices: in parallel, and into its own cache.
-    let inputs = |r: usize| -> Vec<Array> {
-        whole
-            .iter()
-            .zip(dims)
-            .enumerate()
-            .map(|(i, (a, d))| match d {
-                None => a.clone(),
-                Some(d) => match device_slices(a, *d, size) {
-                    // An earlier pmap's output: this device's own result.
-                    Some(shards) => {
-                        let shard = match donated.get(i) {
-                            Some(true) => a.donate_shard(r, why).expect("laid out as shards"),
-                            _ => shards[r].clone(),
-                        };
-                        let mut shape = shard.shape().to_vec();
-                        shape.remove(*d);
-                        shard.reshape(&shape)
-                    }
-                    None => slice_at(a, *d, r),
-                },
-            })
-            .collect()
+    let map = pmap::Mapping {
+        name,
+        size,
+        in_dims: &dims,
+        out_dims: &p.out_dims,
     };
-    let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
-    let ids: Vec<usize> = (0..size).collect();
-    run_program(
-        compiled,
-        &ids,
-        &inputs,
-        std::slice::from_ref(&comm),
-        "pmap",
-        |rank| vec![(name.clone(), size, rank, comm.clone())],
-    )
-}
-
-/// One axis name bound on a device worker: (name, axis size, this device's
-/// index along it, the communicator of its group).
-pub(crate) type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
-
-/// Run a compiled per-device program on workers: rank r on device `ids[r]`
-/// with the inputs `inputs(r)` (made on the worker) and the axis names
-/// `axes(r)`; the outputs by rank. A
-/// failing worker aborts `comms`, so the others stop instead of waiting.
-pub(crate) fn run_program(
-    compiled: &Compiled,
-    ids: &[usize],
-    inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
-    comms: &[Arc<dyn Communicator>],
-    what: &str,
-    axes: impl Fn(usize) -> Vec<AxisBinding> + Sync,
-) -> Result<Vec<Vec<Array>>> {
-    // Tensors may hold tracers (`Rc`), so workers get plain arrays.
-    let consts: Vec<Array> = compiled
-        .consts
-        .iter()
-        .map(|t| t.concrete().cloned())
-        .collect::<Result<_>>()?;
-    let graph = compiled.graph.clone();
-    let last_use = compiled.last_use();
-    let results = devices::run_spmd(ids, |rank| {
-        struct AbortOnFail<'a>(&'a [Arc<dyn Communicator>], bool);
-        impl Drop for AbortOnFail<'_> {
-            fn drop(&mut self) {
-                if !self.1 {
-                    self.0.iter().for_each(|c| c.abort());
-                }
-            }
-        }
-        let mut guard = AbortOnFail(comms, false);
-        let _axes: Vec<collective::AxisGuard> = axes(rank)
-            .into_iter()
-            .map(|(name, size, r, comm)| collective::bind_device_axis(name, size, Some((r, comm))))
-            .collect();
-        let consts: Vec<Tensor> = consts.iter().cloned().map(Tensor::from).collect();
-        let args: Vec<Tensor> = inputs(rank).into_iter().map(Tensor::from).collect();
-        let out = exec::run(&graph, last_use, &consts, args).and_then(|outs| {
-            outs.iter()
-                .map(|t| t.concrete().cloned())
-                .collect::<Result<Vec<Array>>>()
-        });
-        guard.1 = out.is_ok();
-        out.map_err(|e| (e.kind, e.message.clone()))
-    });
-    // The first device's own error, rather than another's "a peer failed".
-    let mut first_err: Option<(ErrorKind, String)> = None;
-    let mut outs = Vec::with_capacity(ids.len());
-    for (rank, r) in results.into_iter().enumerate() {
-        match r {
-            Ok(o) => outs.push(o),
-            Err((kind, msg)) => {
-                let peer = msg.contains("another device");
-                if first_err
-                    .as_ref()
-                    .is_none_or(|(_, m)| m.contains("another device") && !peer)
-                {
-                    first_err = Some((kind, format!("on device {}: {msg}", ids[rank])));
-                }
-            }
-        }
-    }
-    match first_err {
-        Some((kind, msg)) => Err(Error::new(kind, format!("{what}: {msg}"))),
-        None => Ok(outs),
-    }
+    let stacked = pmap::run(&p.compiled, &map, &whole, &donated, donation.why)?;
+    crate::transforms::unflatten_tree(&p.out_tree, &stacked)
 }
 
 // ---------------------------------------------------------------------------
@@ -1014,102 +770,30 @@ fn shard_map_call(
         .iter()
         .map(|t| t.concrete().cloned())
         .collect::<Result<_>>()?;
-    let avals: Vec<Aval> = flat
-        .iter()
-        .zip(&placements)
-        .map(|(a, p)| Aval {
-            shape: (0..a.ndim()).map(|d| a.shape()[d] / p.parts(d)).collect(),
-            dtype: a.dtype(),
-        })
-        .collect();
     let out_tree = RefCell::new(Value::None);
-    let compiled = {
-        let _axes = bind_mesh_axes(mesh);
-        jit::compile(&avals, |ts| {
-            let rebuilt = crate::transforms::unflatten_tree(&args_tree, &ts)?;
-            let out = interp.call(f, numpy::sequence_items(&rebuilt)?, kwargs.clone())?;
-            let ts = crate::transforms::flatten_tree(&out)?;
-            *out_tree.borrow_mut() = out;
-            Ok(ts)
-        })?
+    let trace = |ts: Vec<Tensor>| {
+        let (ts, tree) = trace_call(&args_tree, ts, |args| interp.call(f, args, kwargs.clone()))?;
+        *out_tree.borrow_mut() = tree;
+        Ok(ts)
     };
-    let out_tree = out_tree.into_inner();
-    let groups = MeshGroups::new(mesh)?;
-    let inputs = |pos: usize| blocks_at(&flat, &placements, pos);
-    let outs = groups.run(&compiled, &inputs, "shard_map")?;
-    // Reassemble each output from its blocks by the out specs.
-    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
-    let mut results = Vec::new();
-    for (i, spec) in leaf_specs.iter().enumerate() {
-        let rank = outs[0][i].ndim();
-        let p = spec.placement(mesh, rank)?;
-        results.push(Tensor::from(assemble(&p, &outs, i)));
-    }
-    crate::transforms::unflatten_tree(&out_tree, &results)
+    let results = shard_map::run(mesh, &flat, &placements, trace, |ranks| {
+        out_layouts(mesh, out_specs, &out_tree.borrow(), ranks)
+    })?;
+    crate::transforms::unflatten_tree(&out_tree.into_inner(), &results)
 }
 
-/// The devices of a mesh for one SPMD run: each position's coordinates, and
-/// one communicator per group of devices along each mesh axis (the devices
-/// that agree on every other coordinate).
-pub(crate) struct MeshGroups<'a> {
-    mesh: &'a Arc<Mesh>,
-    coords: Vec<Vec<usize>>,
-    comms: Vec<Arc<dyn Communicator>>,
-    /// Per position, per mesh axis: its group's index in `comms`.
-    group_of: Vec<Vec<usize>>,
-}
-
-impl<'a> MeshGroups<'a> {
-    pub fn new(mesh: &'a Arc<Mesh>) -> Result<MeshGroups<'a>> {
-        let n = mesh.size();
-        let p = sharding::Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
-        let coords: Vec<Vec<usize>> = (0..n).map(|pos| p.coords(pos)).collect();
-        let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
-        let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (a, &size) in mesh.shape.iter().enumerate() {
-            let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
-            for pos in 0..n {
-                let mut key = coords[pos].clone();
-                key.remove(a);
-                let g = *groups.entry(key).or_insert_with(|| {
-                    comms.push(Arc::new(ThreadComm::new(size)));
-                    comms.len() - 1
-                });
-                group_of[pos].push(g);
-            }
-        }
-        Ok(MeshGroups {
-            mesh,
-            coords,
-            comms,
-            group_of,
-        })
-    }
-
-    /// Run a compiled per-device program on every device of the mesh, each
-    /// position with its inputs and every mesh axis name bound.
-    pub fn run(
-        &self,
-        compiled: &Compiled,
-        inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
-        what: &str,
-    ) -> Result<Vec<Vec<Array>>> {
-        let mesh = self.mesh;
-        run_program(compiled, &mesh.devices, inputs, &self.comms, what, |pos| {
-            mesh.axis_names
-                .iter()
-                .enumerate()
-                .map(|(a, name)| {
-                    (
-                        name.clone(),
-                        mesh.shape[a],
-                        self.coords[pos][a],
-                        self.comms[self.group_of[pos][a]].clone(),
-                    )
-                })
-                .collect()
-        })
-    }
+/// The placement of each output leaf, by the out specs, for blocks of these ranks.
+fn out_layouts(
+    mesh: &Arc<Mesh>,
+    out_specs: &Value,
+    out_tree: &Value,
+    ranks: &[usize],
+) -> Result<Vec<sharding::Placement>> {
+    out_leaf_specs(out_specs, out_tree)?
+        .iter()
+        .zip(ranks)
+        .map(|(spec, &rank)| spec.placement(mesh, rank))
+        .collect()
 }
 
 /// The out spec of each output leaf: one per item of a tuple of outputs, or
@@ -1130,11 +814,8 @@ fn out_leaf_specs(out_specs: &Value, out_tree: &Value) -> Result<Vec<SpecValue>>
     })
 }
 
-/// shard_map under a transformation (`jit`, `grad`, `vmap`): the same
-/// function as nested vmaps, one per mesh axis and named after it, over
-/// each input reshaped so that its blocks are indexed by the mesh axes
-/// that split it. The values are those of the devices' run; reverse mode
-/// and compilation come with vmap.
+/// shard_map under a transformation (`jit`, `grad`, `vmap`): nested named
+/// vmaps, one per mesh axis (see `arr_runtime::spmd::shard_map`).
 #[allow(clippy::too_many_arguments)]
 fn shard_map_traced(
     interp: &mut Interp,
@@ -1146,120 +827,16 @@ fn shard_map_traced(
     out_specs: &Value,
     kwargs: Kwargs,
 ) -> Result<Value> {
-    let k = mesh.shape.len();
-    let mut inputs = Vec::new();
-    let mut has: Vec<Vec<bool>> = Vec::new();
-    for (t, p) in leaves_in.iter().zip(placements) {
-        // [mesh axes that split dim 0..., block 0, mesh axes of dim 1..., block 1, ...]
-        let mut shape = Vec::new();
-        let mut at: Vec<Option<usize>> = vec![None; k];
-        for d in 0..t.ndim() {
-            for &a in &p.spec[d] {
-                at[a] = Some(shape.len());
-                shape.push(mesh.shape[a]);
-            }
-            shape.push(t.shape()[d] / p.parts(d));
-        }
-        let r = ops::reshape(t, &shape)?;
-        // The mesh axes to the front, in mesh order, then the block.
-        let front: Vec<usize> = at.iter().flatten().copied().collect();
-        let mut perm = front.clone();
-        perm.extend((0..shape.len()).filter(|i| !front.contains(i)));
-        inputs.push(ops::transpose(&r, &perm)?);
-        has.push(at.iter().map(Option::is_some).collect());
-    }
     let out_tree = RefCell::new(Value::None);
-    let outs = nest_vmaps(
-        interp, f, mesh, 0, inputs, &has, args_tree, &kwargs, &out_tree,
-    )?;
-    let out_tree = out_tree.into_inner();
-    let leaf_specs = out_leaf_specs(out_specs, &out_tree)?;
-    // Each output is [mesh axes..., block]: replicas along axes its spec does
-    // not name are dropped (index 0), the others merged into their dimensions.
-    let mut results = Vec::new();
-    for (o, spec) in outs.iter().zip(&leaf_specs) {
-        let rank = o.ndim() - k;
-        let p = spec.placement(mesh, rank)?;
-        let named: Vec<usize> = p.spec.iter().flatten().copied().collect();
-        let mut x = o.clone();
-        for a in (0..k).rev() {
-            if !named.contains(&a) {
-                let mut start = vec![0; x.ndim()];
-                let mut limit = x.shape().to_vec();
-                start[a] = 0;
-                limit[a] = 1;
-                let sl = bind(
-                    &Prim::Slice {
-                        start,
-                        limit,
-                        stride: vec![1; x.ndim()],
-                    },
-                    [x],
-                )?
-                .swap_remove(0);
-                let mut shape = sl.shape().to_vec();
-                shape.remove(a);
-                x = ops::reshape(&sl, &shape)?;
-            }
-        }
-        let kept: Vec<usize> = (0..k).filter(|a| named.contains(a)).collect();
-        let front = |a: usize| kept.iter().position(|&b| b == a).expect("a named axis");
-        let mut perm = Vec::new();
-        let mut shape = Vec::new();
-        for d in 0..rank {
-            for &a in &p.spec[d] {
-                perm.push(front(a));
-            }
-            perm.push(kept.len() + d);
-            shape.push(x.shape()[kept.len() + d] * p.parts(d));
-        }
-        results.push(ops::reshape(&ops::transpose(&x, &perm)?, &shape)?);
-    }
-    crate::transforms::unflatten_tree(&out_tree, &results)
-}
-
-/// The vmap over mesh axis `level` and, inside it, those over the next
-/// ones; innermost, the user's function on one device's blocks.
-#[allow(clippy::too_many_arguments)]
-fn nest_vmaps(
-    interp: &mut Interp,
-    f: &Value,
-    mesh: &Arc<Mesh>,
-    level: usize,
-    xs: Vec<Tensor>,
-    has: &[Vec<bool>],
-    args_tree: &Value,
-    kwargs: &Kwargs,
-    out_tree: &RefCell<Value>,
-) -> Result<Vec<Tensor>> {
-    if level == mesh.shape.len() {
-        let rebuilt = crate::transforms::unflatten_tree(args_tree, &xs)?;
-        let out = interp.call(f, numpy::sequence_items(&rebuilt)?, kwargs.clone())?;
-        let ts = crate::transforms::flatten_tree(&out)?;
-        *out_tree.borrow_mut() = out;
-        return Ok(ts);
-    }
-    let in_axes: Vec<Option<usize>> = has.iter().map(|h| h[level].then_some(0)).collect();
-    arr_runtime::transform::batch::vmap_named(
-        |ys| {
-            nest_vmaps(
-                interp,
-                f,
-                mesh,
-                level + 1,
-                ys,
-                has,
-                args_tree,
-                kwargs,
-                out_tree,
-            )
-        },
-        xs,
-        &in_axes,
-        mesh.shape[level],
-        |_| Some(0),
-        Some(mesh.axis_names[level].clone()),
-    )
+    let mut body = |ts: Vec<Tensor>| {
+        let (ts, tree) = trace_call(args_tree, ts, |args| interp.call(f, args, kwargs.clone()))?;
+        *out_tree.borrow_mut() = tree;
+        Ok(ts)
+    };
+    let results = shard_map::traced(mesh, leaves_in, placements, &mut body, |ranks| {
+        out_layouts(mesh, out_specs, &out_tree.borrow(), ranks)
+    })?;
+    crate::transforms::unflatten_tree(&out_tree.into_inner(), &results)
 }
 
 /// Whether a call happens under a transformation (an active trace, or
@@ -1269,97 +846,6 @@ pub(crate) fn under_transformation(args: &[Value]) -> bool {
         || leaves(&Value::tuple(args.to_vec()))
             .iter()
             .any(|v| matches!(v, Value::Array(Tensor::Traced(_))))
-}
-
-/// Every axis name of `mesh` bound (for tracing a per-device program) while
-/// the guards live.
-pub(crate) fn bind_mesh_axes(mesh: &Mesh) -> Vec<collective::AxisGuard> {
-    mesh.axis_names
-        .iter()
-        .zip(&mesh.shape)
-        .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
-        .collect()
-}
-
-/// The block of `a` with these index ranges.
-pub(crate) fn block_of(a: &Array, ranges: &[std::ops::Range<usize>]) -> Array {
-    let start: Vec<usize> = ranges.iter().map(|r| r.start).collect();
-    let limit: Vec<usize> = ranges.iter().map(|r| r.end).collect();
-    arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()])
-}
-
-/// The block of each array that the device at mesh position `pos` holds:
-/// its own shard when the array keeps its devices' shards in that layout.
-pub(crate) fn blocks_at(
-    arrays: &[Array],
-    placements: &[sharding::Placement],
-    pos: usize,
-) -> Vec<Array> {
-    donated_blocks_at(arrays, placements, pos, &[], "")
-}
-
-/// `blocks_at`, where each array marked in `donated` whose shards are laid
-/// out as wanted gives its shard's buffer to this position's program
-/// (deleting the shard, `why`); the caller deletes the arrays themselves
-/// once every position has taken its block.
-pub(crate) fn donated_blocks_at(
-    arrays: &[Array],
-    placements: &[sharding::Placement],
-    pos: usize,
-    donated: &[bool],
-    why: &str,
-) -> Vec<Array> {
-    arrays
-        .iter()
-        .zip(placements)
-        .enumerate()
-        .map(|(i, (a, p))| match a.shards() {
-            Some(shards) if a.placement().map(|q| &**q) == Some(p) => match donated.get(i) {
-                Some(true) => a.donate_shard(pos, why).expect("the array has shards"),
-                _ => shards[pos].clone(),
-            },
-            _ => block_of(a, &p.block(a.shape(), pos)),
-        })
-        .collect()
-}
-
-/// Output `i` of every mesh position, laid out by `p`: kept as the
-/// devices' shards (replicas along the axes `p` does not name).
-pub(crate) fn assemble(p: &sharding::Placement, outs: &[Vec<Array>], i: usize) -> Array {
-    let block = outs[0][i].shape();
-    let shape: Vec<usize> = (0..block.len()).map(|d| block[d] * p.parts(d)).collect();
-    let shards: Vec<Array> = outs.iter().map(|o| o[i].clone()).collect();
-    Array::from_shards(&shape, Arc::new(p.clone()), shards)
-}
-
-/// The devices' shards of `a` when it is laid out as a pmap's output is:
-/// one index of `axis` on each of devices 0..size.
-fn device_slices(a: &Array, axis: usize, size: usize) -> Option<&[Array]> {
-    let p = a.placement()?;
-    let split_here = p.spec.iter().enumerate().all(|(d, names)| {
-        if d == axis {
-            names == &[0]
-        } else {
-            names.is_empty()
-        }
-    });
-    let laid_out = p.mesh.shape == [size]
-        && p.mesh.devices.iter().copied().eq(0..size)
-        && a.shape().get(axis) == Some(&size)
-        && split_here;
-    laid_out.then(|| a.shards()).flatten()
-}
-
-/// `a` at index `i` along `axis`, with that axis removed.
-fn slice_at(a: &Array, axis: usize, i: usize) -> Array {
-    let mut start = vec![0; a.ndim()];
-    let mut limit = a.shape().to_vec();
-    start[axis] = i;
-    limit[axis] = i + 1;
-    let s = arr_kernels::cpu::slice(a, &start, &limit, &vec![1; a.ndim()]);
-    let mut shape = s.shape().to_vec();
-    shape.remove(axis);
-    s.reshape(&shape)
 }
 
 // ---------------------------------------------------------------------------
@@ -1477,7 +963,7 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             let t = numpy::to_tensor(&a[0])?;
             let x = t.concrete()?;
             let text = match x.placement() {
-                Some(p) => sharding::visualize(
+                Some(p) => arr_runtime::display::sharding::visualize(
                     p,
                     x.shape(),
                     x.dtype(),
@@ -1572,11 +1058,11 @@ pub fn mesh_table() -> arr_runtime::table::Table {
     for s in devices::snapshot(n) {
         t.row(vec![
             format!("cpu:{}", s.id),
-            sharding::human_bytes(s.resident_bytes as usize),
+            human_bytes(s.resident_bytes as usize),
             s.steps.to_string(),
             format!("{:.1}", s.compute_ms),
             format!("{:.1}", s.collective_ms),
-            sharding::human_bytes(s.bytes_sent as usize),
+            human_bytes(s.bytes_sent as usize),
         ]);
     }
     let live = Array::live_sharded();
@@ -1589,7 +1075,7 @@ pub fn mesh_table() -> arr_runtime::table::Table {
                 let per: Vec<String> = p
                     .bytes_per_device(a.shape(), a.dtype())
                     .iter()
-                    .map(|(d, b)| format!("{d}:{}", sharding::human_bytes(*b)))
+                    .map(|(d, b)| format!("{d}:{}", human_bytes(*b)))
                     .collect();
                 t.notes.push(format!(
                     "  {} on {} {}  [{}]",

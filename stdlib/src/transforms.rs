@@ -945,15 +945,6 @@ pub(crate) fn out_dims(out_axes: &Value, out_tree: &Value) -> Result<Vec<Option<
     Ok(od)
 }
 
-/// A mapped output axis as an axis of the output (negative counts from the end).
-pub(crate) fn out_axis(a: i64, rank: usize) -> usize {
-    if a < 0 {
-        (a + rank as i64).max(0) as usize
-    } else {
-        a as usize
-    }
-}
-
 pub(crate) fn vmap_call(
     interp: &mut Interp,
     f: &Value,
@@ -983,7 +974,10 @@ pub(crate) fn vmap_call(
             let od = out_dims.borrow();
             let rank = out_ranks.borrow().get(i).copied().unwrap_or(1);
             // Counted in the output's rank (the mapped axis included).
-            od.get(i).copied().flatten().map(|a| out_axis(a, rank))
+            od.get(i)
+                .copied()
+                .flatten()
+                .map(|a| batch::out_axis(a, rank))
         },
         axis_name,
     )?;

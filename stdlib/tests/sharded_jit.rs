@@ -250,3 +250,53 @@ fn donated_parameters_keep_their_device_buffers_step_after_step() {
         err.message
     );
 }
+
+/// The partitioner is a stage of the compiler, between `traced` and jit's
+/// passes: `:ir --pass partition f(args)` shows one device's graph as the
+/// partitioner made it — the blocks' types, and the psum that the
+/// row-parallel product needs — and `:ir --pass traced` the global graph.
+#[test]
+fn ir_after_the_partition_stage_is_one_devices_graph() {
+    let mut s = session();
+    run_ok(
+        &mut s,
+        "f = jit(mlp, in_shardings=(s('data', None), s(None, 'model'), s('model', None)), \
+         out_shardings=s('data', None))\n",
+    );
+    let ir = |s: &mut Session, pass: &str| {
+        s.ir_of_call_after("f(x, w1, w2)", Some(pass))
+            .unwrap_or_else(|e| panic!("{pass}: {}", e.render()))
+    };
+    expect![[r#"
+        { lambda ; a:f32[8,64] b:f32[64,32] c:f32[32,8]. let
+            d:f32[8,32] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+            e:f32[8,32] = tanh d
+            f:f32[8,8] = dot_general[contract=((1,),(0,)) batch=((),())] e c
+            g:f32[8,8] = psum[axis_name=model size=4] f
+          in (g) }"#]]
+    .assert_eq(&ir(&mut s, "partition"));
+    expect![[r#"
+        { lambda ; a:f32[16,64] b:f32[64,128] c:f32[128,8]. let
+            d:f32[16,128] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+            e:f32[16,128] = tanh d
+            f:f32[16,8] = dot_general[contract=((1,),(0,)) batch=((),())] e c
+          in (f) }"#]]
+    .assert_eq(&ir(&mut s, "traced"));
+    expect![[r#"
+        { lambda ; a:f32[8,64] b:f32[64,32] c:f32[32,8]. let
+            d:f32[8,32] = fused_matmul[ops=2 inputs=2 outputs=1] a b
+            e:f32[8,8] = dot_general[contract=((1,),(0,)) batch=((),())] d c
+            f:f32[8,8] = psum[axis_name=model size=4] e
+          in (f) }"#]]
+    .assert_eq(&ir(&mut s, "fuse"));
+    let err = s
+        .ir_of_call_after("f(x, w1, w2)", Some("nosuch"))
+        .unwrap_err();
+    expect!["no pass named 'nosuch'; the stages of a sharded jit are: traced, partition, fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse"].assert_eq(&err.message);
+    // An unsharded function has no partition stage.
+    let err = s
+        .ir_of_call_after("mlp(x, w1, w2)", Some("partition"))
+        .unwrap_err();
+    expect!["the 'partition' stage is a sharded jit's: mlp has no in_shardings or out_shardings"]
+        .assert_eq(&err.message);
+}

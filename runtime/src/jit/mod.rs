@@ -13,6 +13,7 @@ pub mod auto;
 pub mod exec;
 pub mod fuse;
 
+pub mod partition;
 pub mod passes;
 
 use crate::error::Result;

@@ -130,6 +130,16 @@ pub fn vmap_named(
     Ok(result)
 }
 
+/// A mapped output axis as an axis of the output (negative counts from the
+/// end), for `out_axes` of vmap and pmap.
+pub fn out_axis(a: i64, rank: usize) -> usize {
+    if a < 0 {
+        (a + rank as i64).max(0) as usize
+    } else {
+        a as usize
+    }
+}
+
 /// Move the batch axis to the front (materialising it for unbatched values).
 pub fn to_front(v: &Tensor, d: Option<usize>, size: usize) -> Result<Tensor> {
     match d {

@@ -1,13 +1,16 @@
-//! Sharded `jit`: `jit(f, in_shardings=..., out_shardings=...)` traces `f`
-//! on the global types, then an SPMD partitioner turns the global graph into
+//! The SPMD partitioner, the compiler stage of sharded `jit` (`jit(f,
+//! in_shardings=..., out_shardings=...)`): `f` is traced on the global
+//! types, then the partitioner turns the global graph into
 //! one program per device: every value gets a sharding (a partition spec
 //! over the mesh) propagated from the inputs, each operation runs on its
 //! local blocks, and collectives are inserted where the layouts demand them
 //! — a `psum` after a product whose contracting dimension is split (row
 //! parallel) or after a reduction over a split dimension, an `all_gather`
-//! where an operation needs a dimension whole. The program is compiled like
-//! any jitted function and runs on the mesh's device workers; `plan` lists
-//! the collectives it will execute before anything runs.
+//! where an operation needs a dimension whole. The local program then goes
+//! through `jit`'s pipeline (`passes.rs`) and runs on the mesh's device
+//! workers (`spmd/`); `plan_text` lists the collectives it will execute
+//! before anything runs, and `:ir --pass partition` shows the local graph
+//! as the partitioner made it (`Partitioned::graph_after`).
 //!
 //! The rules: elementwise operations keep their operands' layout (operands
 //! are resharded to the first split one's); broadcasts, transposes and
@@ -15,24 +18,30 @@
 //! their free dimensions' layouts; every other operation gathers its
 //! operands and computes replicated.
 
-use crate::parallel::{
-    assemble, bind_mesh_axes, donated_blocks_at, under_transformation, MeshGroups,
-};
+use super::{passes, Compiled};
+use crate::display::sharding::{human_bytes, MeshText};
+use crate::error::{Error, Result};
+use crate::prim::{bind, type_str, Aval, Prim};
+use crate::spmd::blocks::{assemble, donated_blocks_at};
+use crate::spmd::program::{compile_for_mesh, MeshGroups};
+use crate::tensor::Tensor;
+use crate::transform::collective::{Collective, CollectiveOp};
+use crate::transform::graph::{self, Atom, Graph};
+use crate::transform::ops;
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, DType, ReduceOp};
-use arr_runtime::jit;
-use arr_runtime::prim::{bind, type_str, Aval, Prim};
-use arr_runtime::transform::collective::{Collective, CollectiveOp};
-use arr_runtime::transform::graph::{self, Atom, Graph};
-use arr_runtime::transform::ops;
-use arr_runtime::{Error, Result, Tensor};
 use std::cell::RefCell;
 use std::sync::Arc;
+
+/// The partitioner's name among the stages of `:ir --pass`: after `traced`
+/// (the global graph), before the passes of `passes::PIPELINE`.
+pub const STAGE: &str = "partition";
 
 /// Per dimension, the mesh axes that split it.
 pub type Spec = Vec<Vec<usize>>;
 
-fn replicated(rank: usize) -> Spec {
+/// The layout of a value no mesh axis splits.
+pub fn replicated(rank: usize) -> Spec {
     vec![Vec::new(); rank]
 }
 
@@ -489,7 +498,11 @@ fn global_dim(mesh: &Mesh, x: &Tensor, s: &Spec, d: usize) -> usize {
 
 /// A sharded jit's compiled program and what it needs to run.
 pub struct Partitioned {
-    pub compiled: jit::Compiled,
+    /// The global graph as traced, and its number of constants.
+    pub traced: Arc<Graph>,
+    pub traced_consts: usize,
+    /// The local program: as partitioned (`compiled.traced`) and optimised.
+    pub compiled: Compiled,
     pub out_specs: Vec<Spec>,
     pub plan: Vec<PlannedCollective>,
     pub mesh: Arc<Mesh>,
@@ -535,32 +548,67 @@ pub fn partition(
         line: RefCell::new(None),
     };
     let out_specs = RefCell::new(Vec::new());
-    let compiled = {
-        let _axes = bind_mesh_axes(mesh);
-        jit::compile(&local, |ts| {
-            let inputs = ts.into_iter().zip(in_specs.iter().cloned()).collect();
-            let outs = p.run(&g, &consts, inputs)?;
-            let mut result = Vec::new();
-            let mut specs = Vec::new();
-            for (i, (y, s)) in outs.into_iter().enumerate() {
-                let (y, s) = match out_wanted(i, y.ndim()) {
-                    Some(want) if want != s => (p.reshard(&y, &s, &want, "out_shardings")?, want),
-                    _ => (y, s),
-                };
-                result.push(y);
-                specs.push(s);
-            }
-            *out_specs.borrow_mut() = specs;
-            Ok(result)
-        })?
-    };
+    let compiled = compile_for_mesh(mesh, &local, |ts| {
+        let inputs = ts.into_iter().zip(in_specs.iter().cloned()).collect();
+        let outs = p.run(&g, &consts, inputs)?;
+        let mut result = Vec::new();
+        let mut specs = Vec::new();
+        for (i, (y, s)) in outs.into_iter().enumerate() {
+            let (y, s) = match out_wanted(i, y.ndim()) {
+                Some(want) if want != s => (p.reshard(&y, &s, &want, "out_shardings")?, want),
+                _ => (y, s),
+            };
+            result.push(y);
+            specs.push(s);
+        }
+        *out_specs.borrow_mut() = specs;
+        Ok(result)
+    })?;
     Ok(Partitioned {
+        traced: closed.graph.clone(),
+        traced_consts: closed.consts.len(),
         compiled,
         out_specs: out_specs.into_inner(),
         plan: p.plan.into_inner(),
         mesh: mesh.clone(),
         in_specs: in_specs.to_vec(),
     })
+}
+
+impl Partitioned {
+    /// The graph after stage `until` of the compiler, with its number of
+    /// constants: `traced`, the global graph; `partition`, the local graph
+    /// as the partitioner made it; a pass of `passes::PIPELINE`, the local
+    /// graph after it; `None`, the compiled local program. An unknown name
+    /// is an error listing the stages.
+    pub fn graph_after(&self, until: Option<&str>) -> Result<(Graph, usize)> {
+        let local_consts = self.compiled.consts.len();
+        if let Some(name) = until {
+            check_stage(name)?;
+        }
+        Ok(match until {
+            None => ((*self.compiled.graph).clone(), local_consts),
+            Some("traced") => ((*self.traced).clone(), self.traced_consts),
+            Some(STAGE) => ((*self.compiled.traced).clone(), local_consts),
+            Some(pass) => (
+                passes::run_pipeline(&self.compiled.traced, Some(pass)),
+                local_consts,
+            ),
+        })
+    }
+}
+
+/// Whether `name` is a stage of a sharded jit's compiler (`traced`,
+/// `partition`, a pass); if not, the error lists them.
+pub fn check_stage(name: &str) -> Result<()> {
+    if name == "traced" || name == STAGE || passes::PIPELINE.iter().any(|x| x.name == name) {
+        return Ok(());
+    }
+    let names: Vec<&str> = passes::PIPELINE.iter().map(|x| x.name).collect();
+    Err(Error::value_error(format!(
+        "no pass named '{name}'; the stages of a sharded jit are: traced, {STAGE}, {}",
+        names.join(", ")
+    )))
 }
 
 /// Run a partitioned program on its mesh: each device gets its blocks of
@@ -622,7 +670,7 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
             "{:>3}. {}: {} sent per device  ({}){at}\n",
             i + 1,
             c.what,
-            arr_kernels::sharding::human_bytes(c.bytes_per_device),
+            human_bytes(c.bytes_per_device),
             c.because
         ));
     }
@@ -640,9 +688,9 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
         .sum();
     out.push_str(&format!(
         "collectives send {} per device; inputs take {}, peak memory {} per device\n",
-        arr_kernels::sharding::human_bytes(total),
-        arr_kernels::sharding::human_bytes(input_bytes),
-        arr_kernels::sharding::human_bytes(peak_bytes(&part.compiled.graph))
+        human_bytes(total),
+        human_bytes(input_bytes),
+        human_bytes(peak_bytes(&part.compiled.graph))
     ));
     out
 }
@@ -675,277 +723,4 @@ fn peak_bytes(g: &Graph) -> usize {
         }
     }
     peak
-}
-
-// ---------------------------------------------------------------------------
-// The arr-facing `jit(f, in_shardings=..., out_shardings=...)`
-
-use crate::parallel::{object, sharding_parts};
-use crate::transforms::{flatten_tree, func_name, unflatten_tree};
-use crate::tree::{leaves, structure};
-use arr_runtime::sharding::ShardingValue;
-use arr_runtime::{Interp, NativeClosure, Value};
-use std::rc::Rc;
-
-type Kwargs = Vec<(Rc<str>, Value)>;
-
-/// One compiled layout of a sharded jit.
-struct Entry {
-    key: String,
-    part: Rc<Partitioned>,
-    out_tree: Value,
-    global: Vec<Aval>,
-}
-
-/// `jit(f)` with input and output layouts: see the module comment.
-/// `jit(f, in_shardings=..., out_shardings=..., donate_argnums=...)`.
-pub(crate) fn sharded_jit(
-    f: Value,
-    in_shardings: Value,
-    out_shardings: Value,
-    donate_argnums: Vec<i64>,
-) -> Result<Value> {
-    let name = func_name(&f);
-    let entries: Rc<RefCell<Vec<Entry>>> = Rc::new(RefCell::new(Vec::new()));
-    let (f2, i2, o2, e2) = (
-        f.clone(),
-        in_shardings.clone(),
-        out_shardings.clone(),
-        entries.clone(),
-    );
-    let why = format!("it was donated to jit({name})");
-    let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
-        let donated: Vec<bool> = (0..args.len())
-            .map(|i| crate::jit::names_argument(&donate_argnums, i, args.len()))
-            .collect();
-        call(
-            interp,
-            &f2,
-            &i2,
-            &o2,
-            &e2,
-            args,
-            kwargs,
-            Mode::Run {
-                donated: &donated,
-                why: &why,
-            },
-        )
-    });
-    if let Value::Native(n) = &value {
-        let plan =
-            NativeClosure::value(format!("jit({name}).plan"), move |interp, args, kwargs| {
-                call(
-                    interp,
-                    &f,
-                    &in_shardings,
-                    &out_shardings,
-                    &entries,
-                    args,
-                    kwargs,
-                    Mode::Plan,
-                )
-            });
-        n.attrs.borrow_mut().push(("plan".into(), plan));
-    }
-    Ok(value)
-}
-
-/// The sharding given for item `i` of a tuple of shardings (or the one for all).
-fn nth(v: &Value, i: usize) -> Result<Option<&ShardingValue>> {
-    let item = match v {
-        Value::Tuple(t) => t.get(i).ok_or_else(|| {
-            Error::value_error(format!(
-                "sharded jit: {} shardings for more values",
-                t.len()
-            ))
-        })?,
-        other => other,
-    };
-    one_sharding(item)
-}
-
-fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
-    match item {
-        Value::None => Ok(None),
-        s => object::<ShardingValue>(s).map(Some).ok_or_else(|| {
-            Error::type_error(format!(
-                "sharded jit: shardings must be NamedSharding or None, not {}",
-                s.type_name()
-            ))
-        }),
-    }
-}
-
-/// What a call of a sharded jit does: run the program (the positional
-/// arguments marked `donated` give their buffers to it), or describe it.
-#[derive(Clone, Copy)]
-enum Mode<'a> {
-    Run { donated: &'a [bool], why: &'a str },
-    Plan,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn call(
-    interp: &mut Interp,
-    f: &Value,
-    in_shardings: &Value,
-    out_shardings: &Value,
-    entries: &RefCell<Vec<Entry>>,
-    args: Vec<Value>,
-    kwargs: Kwargs,
-    mode: Mode,
-) -> Result<Value> {
-    let plan_only = matches!(mode, Mode::Plan);
-    if under_transformation(&args) && !plan_only {
-        let donates = matches!(mode, Mode::Run { donated, .. } if donated.iter().any(|d| *d));
-        if donates && arr_runtime::jit::auto::tracing() {
-            // Compiled, the region would keep the arrays the interpreter deletes.
-            return Err(arr_runtime::jit::auto::not_pure(
-                "calls a sharded jit with donated arguments, which deletes the caller's arrays",
-            ));
-        }
-        // Under a transformation the layouts do not change the values.
-        return interp.call(f, args, kwargs);
-    }
-    // The mesh: the first sharding's, or the first sharded argument's.
-    let mut mesh: Option<Arc<Mesh>> = None;
-    for v in [in_shardings, out_shardings] {
-        for it in &leaves(v) {
-            if let Some(s) = object::<ShardingValue>(it) {
-                mesh.get_or_insert_with(|| s.mesh.clone());
-            }
-        }
-    }
-    let mut flat = Vec::new();
-    let mut specs: Vec<Spec> = Vec::new();
-    // Per flat leaf: whether its argument is donated.
-    let mut donated_leaves: Vec<bool> = Vec::new();
-    for (i, arg) in args.iter().enumerate() {
-        // One sharding for the whole argument, or a pytree of them like it.
-        let item = match in_shardings {
-            Value::Tuple(t) => t.get(i).cloned().unwrap_or(Value::None),
-            other => other.clone(),
-        };
-        let arg_leaves = flatten_tree(arg)?;
-        let per_leaf: Vec<Value> = match &item {
-            Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
-                let l = leaves(&item);
-                if l.len() != arg_leaves.len() {
-                    return Err(Error::value_error(format!(
-                        "sharded jit: argument {i} has {} arrays but its in_shardings entry {}",
-                        arg_leaves.len(),
-                        l.len()
-                    )));
-                }
-                l
-            }
-            other => vec![other.clone(); arg_leaves.len()],
-        };
-        for (t, sh) in arg_leaves.into_iter().zip(&per_leaf) {
-            let given = one_sharding(sh)?;
-            let a = t.concrete()?.clone();
-            let spec = match given {
-                Some(s) => {
-                    let (m, spec) = sharding_parts(s, a.ndim())?;
-                    mesh.get_or_insert(m);
-                    spec
-                }
-                None => match a.placement() {
-                    Some(p) if mesh.as_ref().is_none_or(|m| *m.as_ref() == *p.mesh) => {
-                        mesh.get_or_insert_with(|| p.mesh.clone());
-                        p.spec.clone()
-                    }
-                    _ => replicated(a.ndim()),
-                },
-            };
-            flat.push(a);
-            specs.push(spec);
-            donated_leaves.push(matches!(mode, Mode::Run { donated, .. } if donated[i]));
-        }
-    }
-    let arrays: Vec<_> = flat.iter().map(Some).collect();
-    if let Some((i, j)) = crate::args::donated_twice(&arrays, &donated_leaves) {
-        return Err(Error::value_error(format!(
-            "sharded jit: array argument {i} is donated, and the same array is also \
-             array argument {j} of this call; a donated buffer can be passed only once"
-        )));
-    }
-    let Some(mesh) = mesh else {
-        return Err(Error::value_error(
-            "sharded jit: no mesh: give in_shardings or out_shardings as NamedSharding(mesh, P(...))",
-        ));
-    };
-    let global: Vec<Aval> = flat
-        .iter()
-        .map(|a| Aval {
-            shape: a.shape().into(),
-            dtype: a.dtype(),
-        })
-        .collect();
-    let args_tree = Value::tuple(args);
-    // Keyword arguments are baked into the program, so they key it too.
-    let kw: Vec<String> = kwargs
-        .iter()
-        .map(|(k, v)| format!("{k}={}", arr_runtime::display::repr(v)))
-        .collect();
-    let key = format!(
-        "{:?} {:?} {} {}",
-        global,
-        specs,
-        structure(&args_tree),
-        kw.join(",")
-    );
-    let found = entries.borrow().iter().position(|e| e.key == key);
-    let index = match found {
-        Some(i) => i,
-        None => {
-            let out_tree = RefCell::new(Value::None);
-            let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
-                nth(out_shardings, i)
-                    .ok()
-                    .flatten()
-                    .and_then(|s| sharding_parts(s, rank).ok().map(|(_, spec)| spec))
-            };
-            let part = partition(&mesh, &global, &specs, &outs_wanted, |ts| {
-                let rebuilt = unflatten_tree(&args_tree, &ts)?;
-                let out = interp.call(
-                    f,
-                    arr_runtime::numpy::sequence_items(&rebuilt)?,
-                    kwargs.clone(),
-                )?;
-                let ts = flatten_tree(&out)?;
-                *out_tree.borrow_mut() = out;
-                Ok(ts)
-            })?;
-            let mut es = entries.borrow_mut();
-            es.push(Entry {
-                key,
-                part: Rc::new(part),
-                out_tree: out_tree.into_inner(),
-                global: global.clone(),
-            });
-            es.len() - 1
-        }
-    };
-    let (part, out_tree, global) = {
-        let es = entries.borrow();
-        (
-            es[index].part.clone(),
-            es[index].out_tree.clone(),
-            es[index].global.clone(),
-        )
-    };
-    if plan_only {
-        return Ok(Value::str(&plan_text(&part, &global)));
-    }
-    let why = match mode {
-        Mode::Run { why, .. } => why,
-        Mode::Plan => "",
-    };
-    let outs: Vec<Tensor> = run(&part, &flat, &donated_leaves, why)?
-        .into_iter()
-        .map(Tensor::from)
-        .collect();
-    unflatten_tree(&out_tree, &outs)
 }

@@ -1,0 +1,298 @@
+//! Attributes. Each built-in type has one table of its properties (name, a
+//! line of documentation, the getter), and its methods are the builtins
+//! registered for it (`Interp::add_method`); attribute lookup (`x.shape`,
+//! `x.sum`) and completion (`x.sh<Tab>`) both read those, so they cannot
+//! disagree. Object types (meshes, tables...) keep their tables next to
+//! their definitions and answer through `Object::attr`/`Object::attributes`.
+
+use super::Interp;
+use crate::error::{Error, ErrorKind, Result};
+use crate::numpy;
+use crate::tensor::Tensor;
+use crate::value::{Function, Value};
+use crate::Builtin;
+use arr_kernels::DType;
+use std::rc::Rc;
+
+/// Whether an attribute is a value (`x.shape`) or something to call (`x.sum()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrKind {
+    Property,
+    Method,
+}
+
+/// A property of values of type `T`: its name, a line of documentation, and
+/// how to read it.
+pub struct Property<T: ?Sized> {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub get: fn(&T) -> Result<Value>,
+}
+
+/// One attribute of a value, as completion lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: String,
+    pub kind: AttrKind,
+    pub doc: String,
+}
+
+/// The property `name` of `x`, read through `table`; None if the table has no such row.
+pub fn property<T: ?Sized>(table: &[Property<T>], x: &T, name: &str) -> Option<Result<Value>> {
+    table.iter().find(|p| p.name == name).map(|p| (p.get)(x))
+}
+
+/// The rows of a property table as attributes.
+pub fn properties<T: ?Sized>(table: &[Property<T>]) -> Vec<Attribute> {
+    table
+        .iter()
+        .map(|p| Attribute {
+            name: p.name.to_string(),
+            kind: AttrKind::Property,
+            doc: p.doc.to_string(),
+        })
+        .collect()
+}
+
+/// The properties of arrays (their methods are registered builtins).
+pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
+    Property {
+        name: "shape",
+        doc: "The size of each dimension, a tuple of ints.",
+        get: |a| {
+            Ok(Value::tuple(
+                a.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "ndim",
+        doc: "The number of dimensions.",
+        get: |a| Ok(Value::Int(a.ndim() as i64)),
+    },
+    Property {
+        name: "size",
+        doc: "The number of elements.",
+        get: |a| Ok(Value::Int(a.len() as i64)),
+    },
+    Property {
+        name: "dtype",
+        doc: "The element type.",
+        get: |a| Ok(Value::DType(a.dtype())),
+    },
+    Property {
+        name: "T",
+        doc: "The array with its dimensions reversed.",
+        get: |a| {
+            let perm: Vec<usize> = (0..a.ndim()).rev().collect();
+            Ok(Value::Array(numpy::transpose(a.clone(), &perm)?))
+        },
+    },
+    Property {
+        name: "itemsize",
+        doc: "The bytes of one element.",
+        get: |a| Ok(Value::Int(a.dtype().size_bytes() as i64)),
+    },
+    Property {
+        name: "nbytes",
+        doc: "The bytes of all elements.",
+        get: |a| Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
+    },
+    Property {
+        name: "sharding",
+        doc: "How the array is laid out over devices (a NamedSharding), or None.",
+        get: |a| {
+            Ok(match a {
+                Tensor::Concrete(x) => crate::sharding::sharding_of(x),
+                Tensor::Traced(_) => Value::None,
+            })
+        },
+    },
+];
+
+/// The properties of dtypes (`float32.name`).
+pub const DTYPE_PROPERTIES: &[Property<DType>] = &[
+    Property {
+        name: "name",
+        doc: "NumPy's name of the type, such as 'float32'.",
+        get: |d| Ok(Value::str(d.name())),
+    },
+    Property {
+        name: "itemsize",
+        doc: "The bytes of one element.",
+        get: |d| Ok(Value::Int(d.size_bytes() as i64)),
+    },
+];
+
+/// The properties of functions written in arr.
+pub const FUNCTION_PROPERTIES: &[Property<Function>] = &[
+    Property {
+        name: "__name__",
+        doc: "The function's name.",
+        get: |f| Ok(Value::str(&f.code.name)),
+    },
+    Property {
+        name: "__doc__",
+        doc: "The function's docstring, or None.",
+        get: |f| Ok(f.code.doc.as_deref().map_or(Value::None, Value::str)),
+    },
+];
+
+/// The properties of builtin functions.
+pub const BUILTIN_PROPERTIES: &[Property<Builtin>] = &[
+    Property {
+        name: "__name__",
+        doc: "The function's name.",
+        get: |b| Ok(Value::str(&b.name)),
+    },
+    Property {
+        name: "__doc__",
+        doc: "The function's documentation.",
+        get: |b| Ok(Value::str(&b.doc)),
+    },
+];
+
+/// The receiver type under which a value's methods are registered
+/// (`""`: none).
+fn receiver(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::Object(obj) => obj.type_name(),
+        Value::List(_) => "list",
+        Value::Dict(_) => "dict",
+        Value::Str(_) => "str",
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => "number",
+        _ => "",
+    }
+}
+
+/// The first sentence of a callable's documentation (empty without one).
+fn doc_line(v: &Value) -> String {
+    let doc = match v {
+        Value::Builtin(b) => b.doc.to_string(),
+        Value::Function(f) => f.code.doc.as_deref().unwrap_or_default().to_string(),
+        _ => String::new(),
+    };
+    let doc = doc.trim();
+    match doc.find(". ") {
+        Some(i) => doc[..=i].to_string(),
+        None => doc.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+/// A member of a module or a function's attribute: a method when it is
+/// callable.
+fn member(name: &str, v: &Value) -> Attribute {
+    let callable = matches!(
+        v,
+        Value::Function(_) | Value::Builtin(_) | Value::Native(_) | Value::BoundMethod(_)
+    );
+    Attribute {
+        name: name.to_string(),
+        kind: if callable {
+            AttrKind::Method
+        } else {
+            AttrKind::Property
+        },
+        doc: doc_line(v),
+    }
+}
+
+impl Interp {
+    /// Attribute access: array properties, module members, methods.
+    pub fn get_attr(&self, o: &Value, attr: &str) -> Result<Value> {
+        match o {
+            Value::Array(a) => {
+                if let Some(v) = property(ARRAY_PROPERTIES, a, attr) {
+                    return v;
+                }
+            }
+            Value::Object(obj) => {
+                if let Some(v) = obj.attr(attr) {
+                    return Ok(v);
+                }
+            }
+            Value::Native(n) => {
+                let attrs = n.attrs.borrow();
+                return attrs
+                    .iter()
+                    .find(|(k, _)| k == attr)
+                    .map(|(_, v)| v.clone())
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::NameError,
+                            format!("function '{}' has no attribute '{attr}'", n.name),
+                        )
+                    });
+            }
+            Value::Module(m) => {
+                return m.attrs.get(attr).cloned().ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::NameError,
+                        format!("module '{}' has no attribute '{attr}'", m.name),
+                    )
+                })
+            }
+            Value::DType(d) => {
+                return property(DTYPE_PROPERTIES, d, attr).unwrap_or_else(|| {
+                    Err(Error::type_error(format!(
+                        "dtype has no attribute '{attr}'"
+                    )))
+                })
+            }
+            Value::Function(func) => {
+                return property(FUNCTION_PROPERTIES, &**func, attr).unwrap_or_else(|| {
+                    Err(Error::type_error(format!(
+                        "function has no attribute '{attr}'"
+                    )))
+                })
+            }
+            Value::Builtin(b) => {
+                return property(BUILTIN_PROPERTIES, &**b, attr).unwrap_or_else(|| {
+                    Err(Error::type_error(format!(
+                        "function has no attribute '{attr}'"
+                    )))
+                })
+            }
+            _ => {}
+        }
+        match self.methods.get(&(receiver(o), Rc::from(attr))) {
+            Some(m) => Ok(Value::BoundMethod(Rc::new((o.clone(), m.clone())))),
+            None => Err(Error::type_error(format!(
+                "'{}' object has no attribute '{attr}'",
+                o.type_name()
+            ))),
+        }
+    }
+
+    /// Every attribute `get_attr` resolves on `o`, from the same tables:
+    /// its type's properties, then the methods registered for it (sorted).
+    pub fn attributes(&self, o: &Value) -> Vec<Attribute> {
+        let mut out = match o {
+            Value::Array(_) => properties(ARRAY_PROPERTIES),
+            Value::Object(obj) => obj.attributes(),
+            Value::Native(n) => {
+                let attrs = n.attrs.borrow();
+                return attrs.iter().map(|(k, v)| member(k, v)).collect();
+            }
+            Value::Module(m) => return m.attrs.iter().map(|(k, v)| member(k, v)).collect(),
+            Value::DType(_) => return properties(DTYPE_PROPERTIES),
+            Value::Function(_) => return properties(FUNCTION_PROPERTIES),
+            Value::Builtin(_) => return properties(BUILTIN_PROPERTIES),
+            _ => Vec::new(),
+        };
+        let recv = receiver(o);
+        let mut methods: Vec<(&Rc<str>, &Value)> = self
+            .methods
+            .iter()
+            .filter(|((r, _), _)| *r == recv && !recv.is_empty())
+            .map(|((_, name), v)| (name, v))
+            .collect();
+        methods.sort_by(|a, b| a.0.cmp(b.0));
+        out.extend(methods.into_iter().map(|(name, v)| Attribute {
+            kind: AttrKind::Method,
+            ..member(name, v)
+        }));
+        out
+    }
+}

@@ -1,0 +1,165 @@
+//! Calls: of user functions (argument binding, frames, recursion depth, a
+//! growing stack), builtins (their effects under automatic JIT), native
+//! closures, bound methods and dtypes.
+
+use super::{Cell, Flow, Frame, Interp};
+use crate::builtin::{bind_args, Builtin, Effect};
+use crate::error::{Error, ErrorKind, Result};
+use crate::jit::auto;
+use crate::numpy;
+use crate::value::{Function, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Maximum depth of nested arr calls before a RecursionError.
+const MAX_DEPTH: usize = 2000;
+/// Grow the stack when less than this is left before an arr call...
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// ...by segments of this size.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+impl Interp {
+    /// Call any callable value with positional and keyword arguments.
+    pub fn call(
+        &mut self,
+        fv: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
+        self.check_interrupt()?;
+        match fv {
+            Value::Function(func) => self.call_function(func, args, kwargs),
+            Value::Builtin(b) => self.call_builtin(b, args, kwargs),
+            Value::Native(n) => {
+                if n.transform.is_some() && self.auto_jit_candidate(&args, &kwargs) {
+                    let name = n.name.clone();
+                    let compiled = auto::call(
+                        self,
+                        fv,
+                        &args,
+                        &kwargs,
+                        || format!("function {name}"),
+                        |interp, a, k| (n.f)(interp, a, k),
+                    )?;
+                    if let Some(v) = compiled {
+                        return Ok(v);
+                    }
+                }
+                (n.f)(self, args, kwargs)
+            }
+            Value::BoundMethod(m) => {
+                let (recv, method) = &**m;
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(recv.clone());
+                all.extend(args);
+                self.call(method, all, kwargs)
+            }
+            Value::DType(d) => {
+                if args.len() != 1 || !kwargs.is_empty() {
+                    return Err(Error::type_error(format!(
+                        "{}() takes one argument",
+                        d.name()
+                    )));
+                }
+                Ok(Value::Array(numpy::to_array_as(&args[0], *d)?))
+            }
+            other => Err(Error::type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            ))),
+        }
+    }
+
+    pub fn call_builtin(
+        &mut self,
+        b: &Builtin,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
+        if b.effect != Effect::Pure && self.auto.tracing.is_some() {
+            match b.effect {
+                Effect::MutatesReceiver => {
+                    if let Some(receiver) = args.first() {
+                        self.auto
+                            .mutate(receiver, &format!("calls {} on", b.name))?;
+                    }
+                }
+                _ => {
+                    return Err(auto::not_pure(format!(
+                        "calls {}, which has an effect",
+                        b.name
+                    )))
+                }
+            }
+        }
+        let bound = bind_args(&b.name, &b.params, &b.defaults, args, kwargs)?;
+        (b.func)(self, bound)
+    }
+
+    fn call_function(
+        &mut self,
+        func: &Rc<Function>,
+        args: Vec<Value>,
+        kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Result<Value> {
+        let code = &func.code;
+        let bound = bind_args(&code.name, &code.params, &func.defaults, args, kwargs)?;
+        if self.auto_jit_candidate(&bound, &[]) {
+            let region = || format!("function {} ({})", code.name, code.file.location(code.span));
+            let compiled = auto::call(
+                self,
+                &Value::Function(func.clone()),
+                &bound,
+                &[],
+                region,
+                |interp, args, _| interp.run_function(func, args),
+            )?;
+            if let Some(v) = compiled {
+                return Ok(v);
+            }
+        }
+        self.run_function(func, bound)
+    }
+
+    /// Run a function's body on bound arguments.
+    fn run_function(&mut self, func: &Function, bound: Vec<Value>) -> Result<Value> {
+        let code = &func.code;
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::new(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded",
+            ));
+        }
+        let mut locals = vec![None; code.local_names.len()];
+        let mut cells: Vec<Cell> = (0..code.own_cells)
+            .map(|_| Rc::new(RefCell::new(None)))
+            .collect();
+        if self.auto.tracing.is_some() {
+            self.auto.fresh_cells(&cells);
+        }
+        cells.extend(func.free_cells.iter().cloned());
+        for (i, v) in bound.into_iter().enumerate() {
+            locals[i] = Some(v);
+        }
+        for &(p, c) in &code.param_cells {
+            *cells[c].borrow_mut() = locals[p].take();
+        }
+        let mut frame = Frame {
+            locals,
+            cells,
+            file: code.file.clone(),
+            func: code.name.clone(),
+        };
+        self.depth += 1;
+        // Deep arr recursion must not overflow the Rust stack of whatever
+        // thread runs the session: grow it on the heap when it runs low.
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.exec_block(&code.body, &mut frame)
+        });
+        self.depth -= 1;
+        match r? {
+            Flow::Return(v) => Ok(v),
+            _ => Ok(Value::None),
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! Expressions: constants, variables, operators, containers, f-strings,
+//! comprehensions, function definitions, call expressions, and subscripts.
+
+use super::scalar::{binary_op, compare_op, float_fast, int_fast, unary_op};
+use super::{at_call, name_error, Frame, Interp};
+use crate::code::*;
+use crate::display;
+use crate::error::{Error, ErrorKind, Result};
+use crate::index;
+use crate::value::{range_len, Dict, Function, Key, SliceValue, Value};
+use arr_lang::ast::BoolOpKind;
+use std::rc::Rc;
+
+impl Interp {
+    pub(crate) fn eval(&mut self, e: &Expr, f: &mut Frame) -> Result<Value> {
+        match &e.kind {
+            // The hot cases first, without any wrapping.
+            ExprKind::Const(v) => Ok(v.clone()),
+            ExprKind::Load(var, name) => self
+                .load(*var, name, f)
+                .map_err(|err| err.at(|| f.loc(e.span))),
+            ExprKind::Binary(op, l, r) => {
+                let a = self.eval_operand(l, f)?;
+                let b = self.eval_operand(r, f)?;
+                // Python numbers in the interpreter's inner loops, without a call.
+                let fast = match (&a, &b) {
+                    (Value::Float(x), Value::Float(y)) => float_fast(*op, *x, *y),
+                    (Value::Int(x), Value::Float(y)) => float_fast(*op, *x as f64, *y),
+                    (Value::Float(x), Value::Int(y)) => float_fast(*op, *x, *y as f64),
+                    (Value::Int(x), Value::Int(y)) => int_fast(*op, *x, *y),
+                    _ => None,
+                };
+                if let Some(v) = fast {
+                    return Ok(v);
+                }
+                binary_op(*op, a, b).map_err(|err| err.at(|| f.loc(e.span)))
+            }
+            _ => self
+                .eval_other(e, f)
+                .map_err(|err| err.at(|| f.loc(e.span))),
+        }
+    }
+
+    /// An operand of an operator: constants and local numbers are read here,
+    /// without a recursive `eval` call (the common leaves of arithmetic).
+    #[inline(always)]
+    fn eval_operand(&mut self, e: &Expr, f: &mut Frame) -> Result<Value> {
+        match &e.kind {
+            ExprKind::Const(Value::Float(x)) => Ok(Value::Float(*x)),
+            ExprKind::Const(Value::Int(x)) => Ok(Value::Int(*x)),
+            ExprKind::Load(Var::Local(i), _) => match &f.locals[*i as usize] {
+                Some(Value::Float(x)) => Ok(Value::Float(*x)),
+                Some(Value::Int(x)) => Ok(Value::Int(*x)),
+                _ => self.eval(e, f),
+            },
+            _ => self.eval(e, f),
+        }
+    }
+
+    #[inline]
+    fn load(&mut self, var: Var, name: &str, f: &Frame) -> Result<Value> {
+        if self.auto.tracing.is_some() {
+            self.note_read(var, f)?;
+        }
+        match var {
+            Var::Local(i) => match &f.locals[i as usize] {
+                // Numbers are copied without the out-of-line `Value::clone`.
+                Some(Value::Float(x)) => Ok(Value::Float(*x)),
+                Some(Value::Int(x)) => Ok(Value::Int(*x)),
+                Some(v) => Ok(v.clone()),
+                None => Err(Error::new(
+                    ErrorKind::NameError,
+                    format!("local variable '{name}' referenced before assignment"),
+                )),
+            },
+            Var::Cell(i) => f.cells[i as usize].borrow().clone().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NameError,
+                    format!("free variable '{name}' referenced before assignment"),
+                )
+            }),
+            Var::Global(id) => {
+                let id = id as usize;
+                if let Some(Some(v)) = self.globals.get(id) {
+                    return Ok(v.clone());
+                }
+                if let Some(Some(v)) = self.builtins.get(id) {
+                    return Ok(v.clone());
+                }
+                Err(name_error(name))
+            }
+        }
+    }
+
+    fn eval_all(&mut self, items: &[Expr], f: &mut Frame) -> Result<Vec<Value>> {
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            if let ExprKind::Starred(inner) = &item.kind {
+                let v = self.eval(inner, f)?;
+                out.extend(self.iterate(&v).map_err(|e| e.at(|| f.loc(item.span)))?);
+            } else {
+                out.push(self.eval(item, f)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn eval_other(&mut self, e: &Expr, f: &mut Frame) -> Result<Value> {
+        Ok(match &e.kind {
+            ExprKind::Const(_) | ExprKind::Load(..) | ExprKind::Binary(..) => {
+                unreachable!("handled in eval")
+            }
+            ExprKind::List(items) => Value::list(self.eval_all(items, f)?),
+            ExprKind::Tuple(items) => Value::tuple(self.eval_all(items, f)?),
+            ExprKind::Dict(items) => {
+                let mut d = Dict::default();
+                for (k, v) in items {
+                    let key = self
+                        .eval(k, f)?
+                        .to_key()
+                        .map_err(|err| err.at(|| f.loc(k.span)))?;
+                    let value = self.eval(v, f)?;
+                    d.insert(key, value);
+                }
+                Value::dict(d)
+            }
+            ExprKind::Starred(_) => {
+                return Err(Error::new(
+                    ErrorKind::SyntaxError,
+                    "can't use starred expression here",
+                ))
+            }
+            ExprKind::FString(parts) => {
+                let mut s = String::new();
+                for p in parts {
+                    match p {
+                        FPart::Literal(l) => s.push_str(l),
+                        FPart::Hole {
+                            expr,
+                            conversion,
+                            spec,
+                        } => {
+                            let v = self.eval(expr, f)?;
+                            let text = match conversion {
+                                Some('r') => display::repr(&v),
+                                _ => match spec {
+                                    Some(spec) => display::format_spec(&v, spec)
+                                        .map_err(|err| err.at(|| f.loc(expr.span)))?,
+                                    None => display::str(&v),
+                                },
+                            };
+                            s.push_str(&text);
+                        }
+                    }
+                }
+                Value::str(&s)
+            }
+            ExprKind::Unary(op, operand) => {
+                let v = self.eval(operand, f)?;
+                unary_op(*op, v)?
+            }
+            ExprKind::BoolOp(op, values) => {
+                let mut last = Value::None;
+                for v in values {
+                    last = self.eval(v, f)?;
+                    let t = last.truthy()?;
+                    if (*op == BoolOpKind::And && !t) || (*op == BoolOpKind::Or && t) {
+                        return Ok(last);
+                    }
+                }
+                last
+            }
+            ExprKind::Compare(left, rest) => {
+                let mut a = self.eval(left, f)?;
+                if let [(op, right)] = rest.as_slice() {
+                    let b = self.eval(right, f)?;
+                    return compare_op(*op, &a, &b);
+                }
+                for (op, right) in rest {
+                    let b = self.eval(right, f)?;
+                    if !compare_op(*op, &a, &b)?.truthy()? {
+                        return Ok(Value::Bool(false));
+                    }
+                    a = b;
+                }
+                Value::Bool(true)
+            }
+            ExprKind::IfExp(test, body, orelse) => {
+                let t = self.eval(test, f)?;
+                if t.truthy()? {
+                    self.eval(body, f)?
+                } else {
+                    self.eval(orelse, f)?
+                }
+            }
+            ExprKind::MakeFunction {
+                code,
+                defaults,
+                captures,
+                decorators,
+            } => {
+                let decos = self.eval_all(decorators, f)?;
+                let mut dvals = Vec::with_capacity(defaults.len());
+                for d in defaults {
+                    dvals.push(match d {
+                        Some(d) => Some(self.eval(d, f)?),
+                        None => None,
+                    });
+                }
+                let free_cells = captures
+                    .iter()
+                    .map(|&c| f.cells[c as usize].clone())
+                    .collect();
+                let mut v = Value::Function(Rc::new(Function {
+                    code: code.clone(),
+                    defaults: dvals,
+                    free_cells,
+                }));
+                for d in decos.iter().rev() {
+                    v = self
+                        .call(d, vec![v], Vec::new())
+                        .map_err(|err| at_call(err, f.loc(e.span)))?;
+                }
+                v
+            }
+            ExprKind::Call(func, args) => {
+                let fv = self.eval(func, f)?;
+                let mut pos = Vec::with_capacity(args.len());
+                let mut kw = Vec::new();
+                for a in args {
+                    match a {
+                        CallArg::Positional(x) => pos.push(self.eval(x, f)?),
+                        CallArg::Starred(x) => {
+                            let v = self.eval(x, f)?;
+                            pos.extend(self.iterate(&v).map_err(|err| err.at(|| f.loc(x.span)))?);
+                        }
+                        CallArg::Keyword(name, x) => kw.push((name.clone(), self.eval(x, f)?)),
+                        CallArg::DoubleStarred(x) => match self.eval(x, f)? {
+                            Value::Dict(d) => {
+                                for (k, v) in d.borrow().iter() {
+                                    match k {
+                                        Key::Str(s) => kw.push((s.clone(), v.clone())),
+                                        _ => {
+                                            return Err(Error::type_error(
+                                                "keywords must be strings",
+                                            ))
+                                        }
+                                    }
+                                }
+                            }
+                            other => {
+                                return Err(Error::type_error(format!(
+                                    "argument after ** must be a dict, not {}",
+                                    other.type_name()
+                                )))
+                            }
+                        },
+                    }
+                }
+                return self
+                    .call(&fv, pos, kw)
+                    .map_err(|err| at_call(err, f.loc(e.span)));
+            }
+            ExprKind::Attribute(obj, attr) => {
+                let o = self.eval(obj, f)?;
+                self.get_attr(&o, attr)?
+            }
+            ExprKind::Subscript(obj, index) => {
+                let o = self.eval(obj, f)?;
+                let i = self.eval(index, f)?;
+                get_item(&o, &i)?
+            }
+            ExprKind::Slice(a, b, c) => {
+                let mut part = |p: &Option<Box<Expr>>| -> Result<Option<i64>> {
+                    match p {
+                        None => Ok(None),
+                        Some(x) => match self.eval(x, f)? {
+                            Value::None => Ok(None),
+                            v => v.as_int().map(Some).ok_or_else(|| {
+                                Error::type_error("slice indices must be integers or None")
+                            }),
+                        },
+                    }
+                };
+                let (start, stop, step) = (part(a)?, part(b)?, part(c)?);
+                Value::Slice(Rc::new(SliceValue { start, stop, step }))
+            }
+            ExprKind::Comprehension {
+                elt,
+                value,
+                generators,
+            } => {
+                let mut out_list = Vec::new();
+                let mut out_dict = Dict::default();
+                self.comprehend(
+                    generators,
+                    elt,
+                    value.as_deref(),
+                    f,
+                    &mut out_list,
+                    &mut out_dict,
+                )?;
+                if value.is_some() {
+                    Value::dict(out_dict)
+                } else {
+                    Value::list(out_list)
+                }
+            }
+        })
+    }
+
+    fn comprehend(
+        &mut self,
+        gens: &[Generator],
+        elt: &Expr,
+        value: Option<&Expr>,
+        f: &mut Frame,
+        list: &mut Vec<Value>,
+        dict: &mut Dict,
+    ) -> Result<()> {
+        let Some((g, rest)) = gens.split_first() else {
+            let k = self.eval(elt, f)?;
+            match value {
+                Some(v) => {
+                    let key = k.to_key()?;
+                    let val = self.eval(v, f)?;
+                    dict.insert(key, val);
+                }
+                None => list.push(k),
+            }
+            return Ok(());
+        };
+        let it = self.eval(&g.iter, f)?;
+        'items: for item in self.iterate(&it)? {
+            self.check_interrupt()?;
+            self.assign(&g.target, item, f)?;
+            for cond in &g.ifs {
+                if !self.eval(cond, f)?.truthy()? {
+                    continue 'items;
+                }
+            }
+            self.comprehend(rest, elt, value, f, list, dict)?;
+        }
+        Ok(())
+    }
+}
+
+/// A Python sequence index (negative from the end), bounds-checked.
+pub fn seq_index(idx: &Value, len: usize) -> Result<usize> {
+    let i = idx.as_int().ok_or_else(|| {
+        Error::type_error(format!(
+            "indices must be integers or slices, not {}",
+            idx.type_name()
+        ))
+    })?;
+    let j = if i < 0 { i + len as i64 } else { i };
+    if j < 0 || j >= len as i64 {
+        return Err(Error::index_error(format!(
+            "index {i} out of range for length {len}"
+        )));
+    }
+    Ok(j as usize)
+}
+
+fn slice_items<T: Clone>(items: &[T], s: &SliceValue) -> Result<Vec<T>> {
+    let n = items.len() as i64;
+    let step = s.step.unwrap_or(1);
+    if step == 0 {
+        return Err(Error::value_error("slice step cannot be zero"));
+    }
+    let norm = |v: i64, lo: i64, hi: i64| (if v < 0 { v + n } else { v }).clamp(lo, hi);
+    let mut out = Vec::new();
+    if step > 0 {
+        let (mut i, stop) = (
+            s.start.map_or(0, |v| norm(v, 0, n)),
+            s.stop.map_or(n, |v| norm(v, 0, n)),
+        );
+        while i < stop {
+            out.push(items[i as usize].clone());
+            i += step;
+        }
+    } else {
+        let (mut i, stop) = (
+            s.start.map_or(n - 1, |v| norm(v, -1, n - 1)),
+            s.stop.map_or(-1, |v| norm(v, -1, n - 1)),
+        );
+        while i > stop {
+            out.push(items[i as usize].clone());
+            i += step;
+        }
+    }
+    Ok(out)
+}
+
+/// `o[i]` for every subscriptable value.
+pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
+    match (o, i) {
+        (Value::Array(a), _) => Ok(Value::Array(index::get_index(a, i)?)),
+        (Value::List(l), Value::Slice(s)) => Ok(Value::list(slice_items(&l.borrow(), s)?)),
+        (Value::Tuple(t), Value::Slice(s)) => Ok(Value::tuple(slice_items(t, s)?)),
+        (Value::Str(st), Value::Slice(s)) => {
+            let chars: Vec<char> = st.chars().collect();
+            Ok(Value::str(
+                &slice_items(&chars, s)?.into_iter().collect::<String>(),
+            ))
+        }
+        (Value::List(l), _) => {
+            let l = l.borrow();
+            Ok(l[seq_index(i, l.len())?].clone())
+        }
+        (Value::Tuple(t), _) => Ok(t[seq_index(i, t.len())?].clone()),
+        (Value::Str(s), _) => {
+            let chars: Vec<char> = s.chars().collect();
+            Ok(Value::str(&chars[seq_index(i, chars.len())?].to_string()))
+        }
+        (Value::Range(r), _) => Ok(Value::Int(
+            r.start + r.step * seq_index(i, range_len(o))? as i64,
+        )),
+        (Value::Dict(d), _) => {
+            let k = i.to_key()?;
+            d.borrow()
+                .get(&k)
+                .cloned()
+                .ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
+        }
+        _ => Err(Error::type_error(format!(
+            "'{}' object is not subscriptable",
+            o.type_name()
+        ))),
+    }
+}

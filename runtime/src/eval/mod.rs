@@ -1,0 +1,394 @@
+//! The tree-walking evaluator over resolved code. This module owns the
+//! interpreter's state (`Interp`: globals, builtins, method tables, output
+//! sinks, the interrupt flag), frames, and iteration; the work is split by
+//! concern: statements (`stmt.rs`), expressions and subscripts (`expr.rs`),
+//! calls (`call.rs`), attributes (`attr.rs`), operators on Python values
+//! (`scalar.rs`) and the automatic-JIT hooks (`auto_jit.rs`).
+
+pub mod attr;
+mod auto_jit;
+mod call;
+mod expr;
+mod scalar;
+mod stmt;
+
+pub use expr::{get_item, seq_index};
+pub use scalar::{binary_op, compare_op, compare_values, unary_op, values_equal};
+
+use crate::code::*;
+use crate::compile::Interner;
+use crate::error::{Error, ErrorKind, Loc, Result};
+use crate::index;
+use crate::jit::auto::AutoJit;
+use crate::value::{range_len, Module, Value};
+use arr_kernels::Array;
+use arr_lang::SourceFile;
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Where `print` and friends write. The REPL uses stdout; a notebook kernel captures.
+pub type OutputSink = Box<dyn FnMut(&str)>;
+
+/// The evaluator's state: globals, builtins, method tables, the interrupt flag.
+pub struct Interp {
+    pub interner: Interner,
+    pub globals: Vec<Option<Value>>,
+    pub builtins: Vec<Option<Value>>,
+    /// Methods by receiver type (`"array"`, `"list"`, `"dict"`, `"str"`) and name.
+    pub methods: FxHashMap<(&'static str, Rc<str>), Value>,
+    /// Set from another thread (Ctrl-C); checked at loop iterations and calls.
+    pub interrupt: Arc<AtomicBool>,
+    pub out: OutputSink,
+    /// Rich output (stderr, displays); None means the terminal (`emit`).
+    pub rich: Option<crate::output::RichSink>,
+    /// Draws `progress(...)` bars on a terminal (set by the REPL); unused
+    /// when `rich` is set, since a notebook gets an updating display instead.
+    pub progress_bars: Option<crate::progress::ProgressFactory>,
+    /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
+    pub auto: AutoJit,
+    depth: usize,
+}
+
+pub(crate) enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+type Cell = Rc<RefCell<Option<Value>>>;
+
+pub(crate) struct Frame {
+    locals: Vec<Option<Value>>,
+    cells: Vec<Cell>,
+    file: Rc<SourceFile>,
+    func: Rc<str>,
+}
+
+impl Frame {
+    fn loc(&self, span: arr_lang::Span) -> Loc {
+        Loc {
+            file: self.file.clone(),
+            span,
+            func: self.func.clone(),
+        }
+    }
+}
+
+/// An error leaving a call: a builtin's error happened at the call site;
+/// a user function's already has its place, and the call site joins the trace.
+fn at_call(mut err: Error, loc: Loc) -> Error {
+    if err.rendered.is_some() {
+        return err;
+    }
+    if err.loc.is_none() {
+        err.loc = Some(loc);
+    } else {
+        err.trace.push(loc);
+    }
+    err
+}
+
+fn name_error(name: &str) -> Error {
+    Error::new(
+        ErrorKind::NameError,
+        format!("name '{name}' is not defined"),
+    )
+}
+
+/// Iteration over a value, without materialising ranges.
+enum Iter {
+    Range { next: i64, stop: i64, step: i64 },
+    Items { items: Vec<Value>, pos: usize },
+}
+
+impl Iter {
+    /// Whether another item follows.
+    fn has_next(&self) -> bool {
+        match self {
+            Iter::Range { next, stop, step } => {
+                (*step > 0 && *next < *stop) || (*step < 0 && *next > *stop)
+            }
+            Iter::Items { items, pos } => *pos < items.len(),
+        }
+    }
+
+    /// How many items are left.
+    fn remaining(&self) -> Option<usize> {
+        match self {
+            Iter::Range { next, stop, step } => {
+                let (n, stop, step) = (*next as i128, *stop as i128, *step as i128);
+                let left = if step > 0 {
+                    (stop - n + step - 1) / step
+                } else {
+                    (n - stop + (-step) - 1) / (-step)
+                };
+                Some(left.max(0) as usize)
+            }
+            Iter::Items { items, pos } => Some(items.len().saturating_sub(*pos)),
+        }
+    }
+}
+
+impl Iterator for Iter {
+    type Item = Value;
+    fn next(&mut self) -> Option<Value> {
+        match self {
+            Iter::Range { next, stop, step } => {
+                if (*step > 0 && *next < *stop) || (*step < 0 && *next > *stop) {
+                    let v = *next;
+                    *next += *step;
+                    Some(Value::Int(v))
+                } else {
+                    None
+                }
+            }
+            Iter::Items { items, pos } => {
+                let v = items.get(*pos).cloned();
+                *pos += 1;
+                v
+            }
+        }
+    }
+}
+
+impl Interp {
+    pub fn new() -> Interp {
+        Interp {
+            interner: Interner::default(),
+            globals: Vec::new(),
+            builtins: Vec::new(),
+            methods: FxHashMap::default(),
+            interrupt: Arc::new(AtomicBool::new(false)),
+            out: Box::new(|s| {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(s.as_bytes());
+                let _ = stdout.flush();
+            }),
+            rich: None,
+            progress_bars: None,
+            auto: AutoJit::default(),
+            depth: 0,
+        }
+    }
+
+    pub fn write_out(&mut self, s: &str) {
+        (self.out)(s)
+    }
+
+    /// Send rich output to the front end's sink; without one, approximate it
+    /// on the terminal (a display prints the value, an image says what it is).
+    pub fn emit(&mut self, output: crate::output::RichOutput) {
+        use crate::output::RichOutput;
+        if let Some(sink) = &mut self.rich {
+            return sink(output);
+        }
+        match output {
+            RichOutput::Stderr(text) => {
+                use std::io::Write;
+                let mut stderr = std::io::stderr().lock();
+                let _ = stderr.write_all(text.as_bytes());
+                let _ = stderr.flush();
+            }
+            RichOutput::Display { value, .. } => {
+                let text = crate::display::repr(&value);
+                self.write_out(&format!("{text}\n"));
+            }
+            RichOutput::Image { formats, .. } => {
+                // A terminal cannot show it: write the best format to a file and say where.
+                let Some((mime, data)) = formats.first() else {
+                    return;
+                };
+                let ext = if *mime == "image/svg+xml" {
+                    "svg"
+                } else {
+                    "png"
+                };
+                static IMAGES: std::sync::atomic::AtomicUsize =
+                    std::sync::atomic::AtomicUsize::new(0);
+                let n = IMAGES.fetch_add(1, Ordering::Relaxed);
+                let path = std::env::temp_dir()
+                    .join(format!("arr-image-{}-{n}.{ext}", std::process::id()));
+                let text = match std::fs::write(&path, data) {
+                    Ok(()) => format!("image written to {}\n", path.display()),
+                    Err(e) => format!("<{mime} image: cannot write {}: {e}>\n", path.display()),
+                };
+                self.write_out(&text);
+            }
+            RichOutput::Mime { data, update, .. } => {
+                // A terminal cannot replace an earlier output: show only fresh ones.
+                if let (false, Some((_, text))) = (update, data.first()) {
+                    self.write_out(&format!("{text}\n"));
+                }
+            }
+            RichOutput::ClearOutput { .. } => {}
+        }
+    }
+
+    /// Raise KeyboardInterrupt if Ctrl-C was pressed since the last check.
+    #[inline]
+    pub fn check_interrupt(&self) -> Result<()> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            self.interrupt.store(false, Ordering::Relaxed);
+            return Err(Error::interrupted());
+        }
+        Ok(())
+    }
+
+    pub fn set_builtin(&mut self, name: &str, value: Value) {
+        let id = self.interner.intern(name) as usize;
+        if self.builtins.len() <= id {
+            self.builtins.resize(id + 1, None);
+        }
+        self.builtins[id] = Some(value);
+    }
+
+    pub fn set_global(&mut self, name: &str, value: Value) {
+        let id = self.interner.intern(name) as usize;
+        self.store_global(id, value);
+    }
+
+    fn store_global(&mut self, id: usize, value: Value) {
+        if self.globals.len() <= id {
+            self.globals.resize(id + 1, None);
+        }
+        self.globals[id] = Some(value);
+    }
+
+    pub fn get_global(&self, name: &str) -> Option<Value> {
+        let id = self.interner.get(name)? as usize;
+        self.globals
+            .get(id)
+            .cloned()
+            .flatten()
+            .or_else(|| self.builtins.get(id).cloned().flatten())
+    }
+
+    pub fn add_method(&mut self, receiver: &'static str, name: &str, value: Value) {
+        self.methods.insert((receiver, Rc::from(name)), value);
+    }
+
+    /// Run module code. In interactive mode the value of a trailing expression
+    /// statement is returned (for echoing) instead of discarded.
+    pub fn exec_module(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
+        crate::transform::control::set_interrupt_flag(self.interrupt.clone());
+        let mut frame = Frame {
+            locals: Vec::new(),
+            cells: Vec::new(),
+            file: code.file.clone(),
+            func: Rc::from("<module>"),
+        };
+        self.depth = 0;
+        let n = code.body.len();
+        for (i, stmt) in code.body.iter().enumerate() {
+            if interactive && i + 1 == n {
+                if let StmtKind::Expr(e) = &stmt.kind {
+                    let v = self.eval(e, &mut frame)?;
+                    return Ok(Some(v));
+                }
+            }
+            match self.exec(stmt, &mut frame)? {
+                Flow::Normal => {}
+                _ => unreachable!(
+                    "break/continue/return outside their context are rejected by the compiler"
+                ),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The items of an iterable value.
+    fn iterate(&self, v: &Value) -> Result<Iter> {
+        Ok(match v {
+            Value::Range(r) => Iter::Range {
+                next: r.start,
+                stop: r.stop,
+                step: r.step,
+            },
+            other => Iter::Items {
+                items: iter_items(other)?,
+                pos: 0,
+            },
+        })
+    }
+
+    /// Names visible at top level: globals, then builtins (for completion).
+    pub fn visible_names(&self) -> Vec<Rc<str>> {
+        let mut out = Vec::new();
+        for (id, v) in self
+            .globals
+            .iter()
+            .enumerate()
+            .chain(self.builtins.iter().enumerate())
+        {
+            if v.is_some() {
+                out.push(self.interner.name(id as u32).clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    pub fn make_module(name: &str, doc: &str, members: Vec<(String, Value)>) -> Value {
+        Value::Module(Rc::new(Module {
+            name: name.to_string(),
+            doc: doc.to_string(),
+            attrs: members.into_iter().collect(),
+        }))
+    }
+}
+
+impl Default for Interp {
+    fn default() -> Self {
+        Interp::new()
+    }
+}
+
+/// The items of an iterable (everything but ranges, which iterate lazily).
+pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
+    Ok(match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Dict(d) => d.borrow().keys().map(|k| k.to_value()).collect(),
+        Value::Str(s) => s
+            .chars()
+            .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+            .collect(),
+        Value::Range(..) => {
+            let mut out = Vec::with_capacity(range_len(v));
+            if let Value::Range(r) = v {
+                for k in 0..r.len() as i64 {
+                    out.push(Value::Int(r.start + k * r.step));
+                }
+            }
+            out
+        }
+        Value::Object(o) if o.as_any().is::<crate::progress::ProgressValue>() => {
+            return iter_items(&crate::progress::of(v).expect("checked").inner);
+        }
+        Value::Array(a) => {
+            if a.ndim() == 0 {
+                return Err(Error::type_error("iteration over a 0-d array"));
+            }
+            (0..a.shape()[0])
+                .map(|i| index::get_index(a, &Value::Int(i as i64)).map(Value::Array))
+                .collect::<Result<_>>()?
+        }
+        other => {
+            return Err(Error::type_error(format!(
+                "'{}' object is not iterable",
+                other.type_name()
+            )))
+        }
+    })
+}
+
+/// Build an array value from a kernel array (for stdlib convenience).
+pub fn array(a: Array) -> Value {
+    Value::Array(a.into())
+}

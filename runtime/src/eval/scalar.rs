@@ -1,0 +1,386 @@
+//! Operators on Python values: int, float, bool, str, list, tuple and dict
+//! arithmetic with Python's semantics (overflow and zero-division errors,
+//! floor division and modulo signs), unary operators, equality, ordering and
+//! comparisons; an array operand hands the operation to `numpy`.
+
+use super::iter_items;
+use crate::error::{Error, ErrorKind, Result};
+use crate::numpy;
+use crate::value::Value;
+use arr_kernels::{BinaryOp, DType, UnaryOp};
+use arr_lang::ast::{BinOp, CmpOp, UnaryOp as AstUnary};
+use std::rc::Rc;
+
+fn is_number(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
+fn kernel_op(op: BinOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinOp::Add => BinaryOp::Add,
+        BinOp::Sub => BinaryOp::Sub,
+        BinOp::Mul => BinaryOp::Mul,
+        BinOp::Div => BinaryOp::Div,
+        BinOp::FloorDiv => BinaryOp::FloorDiv,
+        BinOp::Mod => BinaryOp::Mod,
+        BinOp::Pow => BinaryOp::Pow,
+        BinOp::BitAnd => BinaryOp::And,
+        BinOp::BitOr => BinaryOp::Or,
+        BinOp::BitXor => BinaryOp::Xor,
+        BinOp::LShift => BinaryOp::ShiftLeft,
+        BinOp::RShift => BinaryOp::ShiftRight,
+        BinOp::MatMul => return None,
+    })
+}
+
+fn unsupported(op: &str, a: &Value, b: &Value) -> Error {
+    Error::type_error(format!(
+        "unsupported operand types for {op}: {} and {}",
+        a.type_name(),
+        b.type_name()
+    ))
+}
+
+/// `a op b` for every pair of values.
+pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
+    // Python numbers stay Python numbers.
+    match (&a, &b) {
+        (Value::Int(x), Value::Int(y)) => return int_op(op, *x, *y),
+        (Value::Float(x), Value::Float(y)) => return float_op(op, *x, *y),
+        (Value::Int(x), Value::Float(y)) => return float_op(op, *x as f64, *y),
+        (Value::Float(x), Value::Int(y)) => return float_op(op, *x, *y as f64),
+        _ => {}
+    }
+    if is_number(&a) && is_number(&b) {
+        // Bools: logical ops stay bool, arithmetic treats them as ints.
+        if let (Value::Bool(x), Value::Bool(y)) = (&a, &b) {
+            match op {
+                BinOp::BitAnd => return Ok(Value::Bool(*x & *y)),
+                BinOp::BitOr => return Ok(Value::Bool(*x | *y)),
+                BinOp::BitXor => return Ok(Value::Bool(*x ^ *y)),
+                _ => {}
+            }
+        }
+        let num = |v: &Value| match v {
+            Value::Bool(b) => Value::Int(*b as i64),
+            other => other.clone(),
+        };
+        return binary_op(op, num(&a), num(&b));
+    }
+    let is_arrayish = |v: &Value| matches!(v, Value::Array(_));
+    if is_arrayish(&a) || is_arrayish(&b) {
+        if op == BinOp::MatMul {
+            return numpy::matmul(&a, &b);
+        }
+        let k = kernel_op(op).expect("matmul handled");
+        return numpy::binary_owned(k, a, b);
+    }
+    match (op, &a, &b) {
+        (BinOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
+        (BinOp::Mul, Value::Str(s), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Str(s)) => {
+            Ok(Value::str(&s.repeat((*n).max(0) as usize)))
+        }
+        (BinOp::Add, Value::List(x), Value::List(y)) => Ok(Value::list(
+            x.borrow()
+                .iter()
+                .chain(y.borrow().iter())
+                .cloned()
+                .collect(),
+        )),
+        (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
+            Ok(Value::tuple(x.iter().chain(y.iter()).cloned().collect()))
+        }
+        (BinOp::Mul, Value::List(l), Value::Int(n))
+        | (BinOp::Mul, Value::Int(n), Value::List(l)) => {
+            let items = l.borrow();
+            Ok(Value::list(
+                (0..(*n).max(0))
+                    .flat_map(|_| items.iter().cloned())
+                    .collect(),
+            ))
+        }
+        (BinOp::Mul, Value::Tuple(t), Value::Int(n))
+        | (BinOp::Mul, Value::Int(n), Value::Tuple(t)) => Ok(Value::tuple(
+            (0..(*n).max(0)).flat_map(|_| t.iter().cloned()).collect(),
+        )),
+        (BinOp::BitOr, Value::Dict(x), Value::Dict(y)) => {
+            let mut d = x.borrow().clone();
+            d.extend(y.borrow().iter().map(|(k, v)| (k.clone(), v.clone())));
+            Ok(Value::dict(d))
+        }
+        _ => Err(unsupported(op.symbol(), &a, &b)),
+    }
+}
+
+/// The float operations that cannot fail; the rest go through `float_op`.
+#[inline(always)]
+pub(super) fn float_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
+    Some(Value::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        _ => return None,
+    }))
+}
+
+/// Integer operations that did not overflow; the rest go through `int_op`.
+#[inline(always)]
+pub(super) fn int_fast(op: BinOp, x: i64, y: i64) -> Option<Value> {
+    Some(Value::Int(match op {
+        BinOp::Add => x.checked_add(y)?,
+        BinOp::Sub => x.checked_sub(y)?,
+        BinOp::Mul => x.checked_mul(y)?,
+        _ => return None,
+    }))
+}
+
+fn zero_division(what: &str) -> Error {
+    Error::new(ErrorKind::ZeroDivisionError, format!("{what} by zero"))
+}
+
+fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
+    let overflow = || {
+        Error::new(
+            ErrorKind::OverflowError,
+            format!("integer overflow in {x} {} {y}", op.symbol()),
+        )
+    };
+    Ok(Value::Int(match op {
+        BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+        BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+        BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
+        BinOp::Div => {
+            if y == 0 {
+                return Err(zero_division("division"));
+            }
+            return Ok(Value::Float(x as f64 / y as f64));
+        }
+        BinOp::FloorDiv => {
+            if y == 0 {
+                return Err(zero_division("integer division"));
+            }
+            x.checked_div_euclid(y).ok_or_else(overflow)?;
+            let q = x / y;
+            if (x % y != 0) && ((x < 0) != (y < 0)) {
+                q - 1
+            } else {
+                q
+            }
+        }
+        BinOp::Mod => {
+            if y == 0 {
+                return Err(zero_division("integer modulo"));
+            }
+            let r = x.checked_rem(y).ok_or_else(overflow)?;
+            if r != 0 && ((r < 0) != (y < 0)) {
+                r + y
+            } else {
+                r
+            }
+        }
+        BinOp::Pow => {
+            if y < 0 {
+                return Ok(Value::Float((x as f64).powf(y as f64)));
+            }
+            x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
+                .ok_or_else(overflow)?
+        }
+        BinOp::BitAnd => x & y,
+        BinOp::BitOr => x | y,
+        BinOp::BitXor => x ^ y,
+        BinOp::LShift => {
+            if !(0..64).contains(&y) {
+                return Err(Error::value_error("shift count out of range"));
+            }
+            x.checked_shl(y as u32)
+                .filter(|r| r >> y == x)
+                .ok_or_else(overflow)?
+        }
+        BinOp::RShift => {
+            if y < 0 {
+                return Err(Error::value_error("negative shift count"));
+            }
+            x >> y.min(63)
+        }
+        BinOp::MatMul => return Err(unsupported("@", &Value::Int(x), &Value::Int(y))),
+    }))
+}
+
+fn float_op(op: BinOp, x: f64, y: f64) -> Result<Value> {
+    Ok(Value::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return Err(zero_division("float division"));
+            }
+            x / y
+        }
+        BinOp::FloorDiv => {
+            if y == 0.0 {
+                return Err(zero_division("float floor division"));
+            }
+            (x / y).floor()
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                return Err(zero_division("float modulo"));
+            }
+            let r = x % y;
+            if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                r + y
+            } else {
+                r
+            }
+        }
+        BinOp::Pow => x.powf(y),
+        _ => return Err(unsupported(op.symbol(), &Value::Float(x), &Value::Float(y))),
+    }))
+}
+
+pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
+    match (op, &v) {
+        (AstUnary::Not, _) => Ok(Value::Bool(!v.truthy()?)),
+        (AstUnary::Neg, Value::Int(i)) => {
+            Ok(Value::Int(i.checked_neg().ok_or_else(|| {
+                Error::new(ErrorKind::OverflowError, "integer overflow")
+            })?))
+        }
+        (AstUnary::Neg, Value::Float(x)) => Ok(Value::Float(-x)),
+        (AstUnary::Neg, Value::Bool(b)) => Ok(Value::Int(-(*b as i64))),
+        (AstUnary::Pos, Value::Int(_) | Value::Float(_)) => Ok(v),
+        (AstUnary::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
+        (AstUnary::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
+        (AstUnary::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
+        (AstUnary::Neg, Value::Array(_)) => numpy::unary(UnaryOp::Neg, &v),
+        (AstUnary::Pos, Value::Array(_)) => Ok(v),
+        (AstUnary::Invert, Value::Array(_)) => numpy::unary(UnaryOp::Not, &v),
+        _ => Err(Error::type_error(format!(
+            "bad operand type for unary {}: {}",
+            op.symbol(),
+            v.type_name()
+        ))),
+    }
+}
+
+/// Structural equality of Python values (arrays compare by identity here;
+/// `==` on arrays is elementwise and handled before this).
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::None, Value::None) | (Value::Ellipsis, Value::Ellipsis) => true,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::Dict(x), Value::Dict(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::List(x), Value::List(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
+        }
+        (Value::Dict(x), Value::Dict(y)) => {
+            let (x, y) = (x.borrow(), y.borrow());
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+        }
+        (Value::DType(x), Value::DType(y)) => x == y,
+        (Value::Range(x), Value::Range(y)) => x == y,
+        (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
+        (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
+        (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => x.same(y),
+        _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
+        (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
+            DType::from_name(s) == Some(*d)
+        }
+        _ => false,
+    }
+}
+
+fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
+    match (a, b) {
+        _ if is_number(a) && is_number(b) => {
+            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if let (Value::Int(i), Value::Int(j)) = (a, b) {
+                return Ok(i.cmp(j));
+            }
+            x.partial_cmp(&y)
+                .ok_or_else(|| Error::value_error("comparison with NaN"))
+        }
+        (Value::Str(x), Value::Str(y)) => Ok(x.cmp(y)),
+        (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
+            let (x, y) = (iter_items(a)?, iter_items(b)?);
+            for (p, q) in x.iter().zip(&y) {
+                if !values_equal(p, q) {
+                    return order(p, q);
+                }
+            }
+            Ok(x.len().cmp(&y.len()))
+        }
+        _ => Err(Error::type_error(format!(
+            "'<' not supported between {} and {}",
+            a.type_name(),
+            b.type_name()
+        ))),
+    }
+}
+
+/// Python's ordering of two values, for `sorted`, `min`, `max`.
+pub fn compare_values(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
+    order(a, b)
+}
+
+pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
+    let array_involved = matches!(a, Value::Array(_)) || matches!(b, Value::Array(_));
+    if array_involved && !matches!(op, CmpOp::In | CmpOp::NotIn | CmpOp::Is | CmpOp::IsNot) {
+        if matches!(a, Value::None | Value::Str(_)) || matches!(b, Value::None | Value::Str(_)) {
+            return Ok(Value::Bool(op == CmpOp::NotEq));
+        }
+        let k = match op {
+            CmpOp::Eq => BinaryOp::Eq,
+            CmpOp::NotEq => BinaryOp::Ne,
+            CmpOp::Lt => BinaryOp::Lt,
+            CmpOp::LtE => BinaryOp::Le,
+            CmpOp::Gt => BinaryOp::Gt,
+            CmpOp::GtE => BinaryOp::Ge,
+            _ => unreachable!(),
+        };
+        return numpy::binary(k, a, b);
+    }
+    use std::cmp::Ordering::*;
+    Ok(Value::Bool(match op {
+        CmpOp::Eq => values_equal(a, b),
+        CmpOp::NotEq => !values_equal(a, b),
+        CmpOp::Lt => order(a, b)? == Less,
+        CmpOp::LtE => order(a, b)? != Greater,
+        CmpOp::Gt => order(a, b)? == Greater,
+        CmpOp::GtE => order(a, b)? != Less,
+        CmpOp::In | CmpOp::NotIn => {
+            let found = match b {
+                Value::Str(s) => match a {
+                    Value::Str(sub) => s.contains(sub.as_str()),
+                    _ => {
+                        return Err(Error::type_error(
+                            "'in <string>' requires a string on the left",
+                        ))
+                    }
+                },
+                Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),
+                _ => iter_items(b)?.iter().any(|x| values_equal(a, x)),
+            };
+            found == (op == CmpOp::In)
+        }
+        CmpOp::Is | CmpOp::IsNot => {
+            let same = match (a, b) {
+                (Value::None, Value::None) => true,
+                (Value::Bool(x), Value::Bool(y)) => x == y,
+                (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
+                (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+                _ => values_equal(a, b) && !is_number(a),
+            };
+            same == (op == CmpOp::Is)
+        }
+    }))
+}

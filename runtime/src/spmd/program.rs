@@ -1,0 +1,238 @@
+//! Per-device programs: a function compiled for one device's block with the
+//! device axes bound (so collectives trace with their axis sizes), the cache
+//! of compiled programs by signature, and running a program on device
+//! workers — one thread per device, each with its inputs and the axis names
+//! bound to its rank and its group's communicator.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::jit::{self, exec, Compiled};
+use crate::prim::Aval;
+use crate::tensor::Tensor;
+use crate::transform::collective::{self, AxisGuard};
+use crate::value::Value;
+use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::sharding::{Mesh, Placement};
+use arr_kernels::{devices, Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// One compiled per-device program, with what it takes to put its outputs
+/// back together.
+#[derive(Clone)]
+pub struct Program {
+    pub avals: Vec<Aval>,
+    /// What else the program was compiled for (pytree structure, static
+    /// arguments), as text.
+    pub key: String,
+    pub compiled: Rc<Compiled>,
+    /// The output pytree (leaves are placeholders) and each leaf's mapped axis.
+    pub out_tree: Value,
+    pub out_dims: Vec<Option<i64>>,
+    /// For a pmap of a pmap, each leaf's inner mapped axis too.
+    pub inner_dims: Vec<Option<i64>>,
+}
+
+/// The programs compiled so far for one SPMD function.
+pub type ProgramCache = RefCell<Vec<Program>>;
+
+/// Every axis name of `mesh` bound (for tracing a per-device program) while
+/// the guards live.
+pub fn bind_mesh_axes(mesh: &Mesh) -> Vec<AxisGuard> {
+    mesh.axis_names
+        .iter()
+        .zip(&mesh.shape)
+        .map(|(n, &s)| collective::bind_device_axis(n.clone(), s, None))
+        .collect()
+}
+
+/// Trace `f` for one device's block with every axis of `mesh` bound, and
+/// compile it with `jit`'s pipeline.
+pub fn compile_for_mesh(
+    mesh: &Mesh,
+    avals: &[Aval],
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<Compiled> {
+    let _axes = bind_mesh_axes(mesh);
+    jit::compile(avals, f)
+}
+
+/// The program compiled for these argument types and key: found in the
+/// cache, or traced now by `trace` (which returns the flat outputs and
+/// their pytree) with the device axes `axes` bound; `out_dims` gives each
+/// output leaf's outer and inner mapped axes.
+pub fn cached_program(
+    programs: &ProgramCache,
+    avals: Vec<Aval>,
+    key: String,
+    axes: &[(Arc<str>, usize)],
+    trace: impl FnOnce(Vec<Tensor>) -> Result<(Vec<Tensor>, Value)>,
+    out_dims: impl FnOnce(&Value) -> Result<(Vec<Option<i64>>, Vec<Option<i64>>)>,
+) -> Result<Program> {
+    if let Some(p) = programs
+        .borrow()
+        .iter()
+        .find(|p| p.avals == avals && p.key == key)
+    {
+        return Ok(p.clone());
+    }
+    let out_tree = RefCell::new(Value::None);
+    let compiled = {
+        let _axes: Vec<AxisGuard> = axes
+            .iter()
+            .map(|(n, size)| collective::bind_device_axis(n.clone(), *size, None))
+            .collect();
+        jit::compile(&avals, |ts| {
+            let (ts, tree) = trace(ts)?;
+            *out_tree.borrow_mut() = tree;
+            Ok(ts)
+        })?
+    };
+    let out_tree = out_tree.into_inner();
+    let (outer, inner) = out_dims(&out_tree)?;
+    let p = Program {
+        avals,
+        key,
+        compiled: Rc::new(compiled),
+        out_tree,
+        out_dims: outer,
+        inner_dims: inner,
+    };
+    programs.borrow_mut().push(p.clone());
+    Ok(p)
+}
+
+/// One axis name bound on a device worker: (name, axis size, this device's
+/// index along it, the communicator of its group).
+pub type AxisBinding = (Arc<str>, usize, usize, Arc<dyn Communicator>);
+
+/// Run a compiled per-device program on workers: rank r on device `ids[r]`
+/// with the inputs `inputs(r)` (made on the worker) and the axis names
+/// `axes(r)`; the outputs by rank. A
+/// failing worker aborts `comms`, so the others stop instead of waiting.
+pub fn run_program(
+    compiled: &Compiled,
+    ids: &[usize],
+    inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
+    comms: &[Arc<dyn Communicator>],
+    what: &str,
+    axes: impl Fn(usize) -> Vec<AxisBinding> + Sync,
+) -> Result<Vec<Vec<Array>>> {
+    // Tensors may hold tracers (`Rc`), so workers get plain arrays.
+    let consts: Vec<Array> = compiled
+        .consts
+        .iter()
+        .map(|t| t.concrete().cloned())
+        .collect::<Result<_>>()?;
+    let graph = compiled.graph.clone();
+    let last_use = compiled.last_use();
+    let results = devices::run_spmd(ids, |rank| {
+        struct AbortOnFail<'a>(&'a [Arc<dyn Communicator>], bool);
+        impl Drop for AbortOnFail<'_> {
+            fn drop(&mut self) {
+                if !self.1 {
+                    self.0.iter().for_each(|c| c.abort());
+                }
+            }
+        }
+        let mut guard = AbortOnFail(comms, false);
+        let _axes: Vec<AxisGuard> = axes(rank)
+            .into_iter()
+            .map(|(name, size, r, comm)| collective::bind_device_axis(name, size, Some((r, comm))))
+            .collect();
+        let consts: Vec<Tensor> = consts.iter().cloned().map(Tensor::from).collect();
+        let args: Vec<Tensor> = inputs(rank).into_iter().map(Tensor::from).collect();
+        let out = exec::run(&graph, last_use, &consts, args).and_then(|outs| {
+            outs.iter()
+                .map(|t| t.concrete().cloned())
+                .collect::<Result<Vec<Array>>>()
+        });
+        guard.1 = out.is_ok();
+        out.map_err(|e| (e.kind, e.message.clone()))
+    });
+    // The first device's own error, rather than another's "a peer failed".
+    let mut first_err: Option<(ErrorKind, String)> = None;
+    let mut outs = Vec::with_capacity(ids.len());
+    for (rank, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(o) => outs.push(o),
+            Err((kind, msg)) => {
+                let peer = msg.contains("another device");
+                if first_err
+                    .as_ref()
+                    .is_none_or(|(_, m)| m.contains("another device") && !peer)
+                {
+                    first_err = Some((kind, format!("on device {}: {msg}", ids[rank])));
+                }
+            }
+        }
+    }
+    match first_err {
+        Some((kind, msg)) => Err(Error::new(kind, format!("{what}: {msg}"))),
+        None => Ok(outs),
+    }
+}
+
+/// The devices of a mesh for one SPMD run: each position's coordinates, and
+/// one communicator per group of devices along each mesh axis (the devices
+/// that agree on every other coordinate).
+pub struct MeshGroups<'a> {
+    mesh: &'a Arc<Mesh>,
+    coords: Vec<Vec<usize>>,
+    comms: Vec<Arc<dyn Communicator>>,
+    /// Per position, per mesh axis: its group's index in `comms`.
+    group_of: Vec<Vec<usize>>,
+}
+
+impl<'a> MeshGroups<'a> {
+    pub fn new(mesh: &'a Arc<Mesh>) -> Result<MeshGroups<'a>> {
+        let n = mesh.size();
+        let p = Placement::new(mesh.clone(), vec![], 0).map_err(Error::value_error)?;
+        let coords: Vec<Vec<usize>> = (0..n).map(|pos| p.coords(pos)).collect();
+        let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
+        let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (a, &size) in mesh.shape.iter().enumerate() {
+            let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+            for pos in 0..n {
+                let mut key = coords[pos].clone();
+                key.remove(a);
+                let g = *groups.entry(key).or_insert_with(|| {
+                    comms.push(Arc::new(ThreadComm::new(size)));
+                    comms.len() - 1
+                });
+                group_of[pos].push(g);
+            }
+        }
+        Ok(MeshGroups {
+            mesh,
+            coords,
+            comms,
+            group_of,
+        })
+    }
+
+    /// Run a compiled per-device program on every device of the mesh, each
+    /// position with its inputs and every mesh axis name bound.
+    pub fn run(
+        &self,
+        compiled: &Compiled,
+        inputs: &(dyn Fn(usize) -> Vec<Array> + Sync),
+        what: &str,
+    ) -> Result<Vec<Vec<Array>>> {
+        let mesh = self.mesh;
+        run_program(compiled, &mesh.devices, inputs, &self.comms, what, |pos| {
+            mesh.axis_names
+                .iter()
+                .enumerate()
+                .map(|(a, name)| {
+                    (
+                        name.clone(),
+                        mesh.shape[a],
+                        self.coords[pos][a],
+                        self.comms[self.group_of[pos][a]].clone(),
+                    )
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! Sharded `jit` as an arr function: `jit(f, in_shardings=...,
+//! out_shardings=..., donate_argnums=...)` reads the shardings of the
+//! arguments (NamedSharding values, pytrees of them, or the arguments' own
+//! layouts), keeps one partitioned program per layout of the arguments,
+//! and gives the function `plan` (the collectives it will run) and `ir`
+//! (its graph after a stage: `traced`, `partition`, then jit's passes). The
+//! partitioner itself is `arr_runtime::jit::partition`.
+
+use crate::parallel::{object, sharding_parts, under_transformation};
+use crate::transforms::{flatten_tree, func_name, unflatten_tree};
+use crate::tree::{leaves, structure};
+use arr_kernels::sharding::Mesh;
+use arr_runtime::jit::partition::{self, partition, plan_text, replicated, Partitioned, Spec};
+use arr_runtime::prim::Aval;
+use arr_runtime::sharding::ShardingValue;
+use arr_runtime::transform::graph;
+use arr_runtime::{Error, Interp, NativeClosure, Result, Tensor, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+/// One compiled layout of a sharded jit.
+struct Entry {
+    key: String,
+    part: Rc<Partitioned>,
+    out_tree: Value,
+    global: Vec<Aval>,
+}
+
+/// `jit(f)` with input and output layouts: see the module comment.
+/// `jit(f, in_shardings=..., out_shardings=..., donate_argnums=...)`.
+pub(crate) fn sharded_jit(
+    f: Value,
+    in_shardings: Value,
+    out_shardings: Value,
+    donate_argnums: Vec<i64>,
+) -> Result<Value> {
+    let name = func_name(&f);
+    let entries: Rc<RefCell<Vec<Entry>>> = Rc::new(RefCell::new(Vec::new()));
+    let (f2, i2, o2, e2) = (
+        f.clone(),
+        in_shardings.clone(),
+        out_shardings.clone(),
+        entries.clone(),
+    );
+    let why = format!("it was donated to jit({name})");
+    let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        let donated: Vec<bool> = (0..args.len())
+            .map(|i| crate::jit::names_argument(&donate_argnums, i, args.len()))
+            .collect();
+        call(
+            interp,
+            &f2,
+            &i2,
+            &o2,
+            &e2,
+            args,
+            kwargs,
+            Mode::Run {
+                donated: &donated,
+                why: &why,
+            },
+        )
+    });
+    let (f3, i3, o3, e3) = (
+        f.clone(),
+        in_shardings.clone(),
+        out_shardings.clone(),
+        entries.clone(),
+    );
+    if let Value::Native(n) = &value {
+        let plan =
+            NativeClosure::value(format!("jit({name}).plan"), move |interp, args, kwargs| {
+                call(
+                    interp,
+                    &f,
+                    &in_shardings,
+                    &out_shardings,
+                    &entries,
+                    args,
+                    kwargs,
+                    Mode::Plan,
+                )
+            });
+        n.attrs.borrow_mut().push(("plan".into(), plan));
+        let ir = NativeClosure::value(
+            format!("jit({name}).ir"),
+            move |interp, args, mut kwargs| {
+                // `f.ir(*args, after=NAME)`, as for an unsharded jit.
+                let after = match kwargs.iter().position(|(k, _)| &**k == "after") {
+                    Some(i) => match kwargs.remove(i).1 {
+                        Value::None => None,
+                        other => Some(crate::args::str_arg("after", &other)?.to_string()),
+                    },
+                    None => None,
+                };
+                if let Some(stage) = &after {
+                    partition::check_stage(stage)?;
+                }
+                let mode = Mode::Ir {
+                    after: after.as_deref(),
+                };
+                call(interp, &f3, &i3, &o3, &e3, args, kwargs, mode)
+            },
+        );
+        n.attrs.borrow_mut().push(("ir".into(), ir));
+    }
+    Ok(value)
+}
+
+/// The `ir` method of `f` when it is a sharded jit (a function with a
+/// `plan`), so `jit(f).ir(...)` and `:ir --pass NAME f(...)` show the
+/// stages of its partitioned program.
+pub(crate) fn ir_method(f: &Value) -> Option<Value> {
+    let Value::Native(n) = f else {
+        return None;
+    };
+    let attrs = n.attrs.borrow();
+    if !attrs.iter().any(|(k, _)| k == "plan") {
+        return None;
+    }
+    attrs
+        .iter()
+        .find(|(k, _)| k == "ir")
+        .map(|(_, v)| v.clone())
+}
+
+/// The sharding given for item `i` of a tuple of shardings (or the one for all).
+fn nth(v: &Value, i: usize) -> Result<Option<&ShardingValue>> {
+    let item = match v {
+        Value::Tuple(t) => t.get(i).ok_or_else(|| {
+            Error::value_error(format!(
+                "sharded jit: {} shardings for more values",
+                t.len()
+            ))
+        })?,
+        other => other,
+    };
+    one_sharding(item)
+}
+
+fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
+    match item {
+        Value::None => Ok(None),
+        s => object::<ShardingValue>(s).map(Some).ok_or_else(|| {
+            Error::type_error(format!(
+                "sharded jit: shardings must be NamedSharding or None, not {}",
+                s.type_name()
+            ))
+        }),
+    }
+}
+
+/// What a call of a sharded jit does: run the program (the positional
+/// arguments marked `donated` give their buffers to it), or describe it:
+/// its plan, or its graph after a stage of the compiler (None: the last).
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    Run { donated: &'a [bool], why: &'a str },
+    Plan,
+    Ir { after: Option<&'a str> },
+}
+
+#[allow(clippy::too_many_arguments)]
+fn call(
+    interp: &mut Interp,
+    f: &Value,
+    in_shardings: &Value,
+    out_shardings: &Value,
+    entries: &RefCell<Vec<Entry>>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    mode: Mode,
+) -> Result<Value> {
+    let describe_only = !matches!(mode, Mode::Run { .. });
+    if under_transformation(&args) && !describe_only {
+        let donates = matches!(mode, Mode::Run { donated, .. } if donated.iter().any(|d| *d));
+        if donates && arr_runtime::jit::auto::tracing() {
+            // Compiled, the region would keep the arrays the interpreter deletes.
+            return Err(arr_runtime::jit::auto::not_pure(
+                "calls a sharded jit with donated arguments, which deletes the caller's arrays",
+            ));
+        }
+        // Under a transformation the layouts do not change the values.
+        return interp.call(f, args, kwargs);
+    }
+    // The mesh: the first sharding's, or the first sharded argument's.
+    let mut mesh: Option<Arc<Mesh>> = None;
+    for v in [in_shardings, out_shardings] {
+        for it in &leaves(v) {
+            if let Some(s) = object::<ShardingValue>(it) {
+                mesh.get_or_insert_with(|| s.mesh.clone());
+            }
+        }
+    }
+    let mut flat = Vec::new();
+    let mut specs: Vec<Spec> = Vec::new();
+    // Per flat leaf: whether its argument is donated.
+    let mut donated_leaves: Vec<bool> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        // One sharding for the whole argument, or a pytree of them like it.
+        let item = match in_shardings {
+            Value::Tuple(t) => t.get(i).cloned().unwrap_or(Value::None),
+            other => other.clone(),
+        };
+        let arg_leaves = flatten_tree(arg)?;
+        let per_leaf: Vec<Value> = match &item {
+            Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
+                let l = leaves(&item);
+                if l.len() != arg_leaves.len() {
+                    return Err(Error::value_error(format!(
+                        "sharded jit: argument {i} has {} arrays but its in_shardings entry {}",
+                        arg_leaves.len(),
+                        l.len()
+                    )));
+                }
+                l
+            }
+            other => vec![other.clone(); arg_leaves.len()],
+        };
+        for (t, sh) in arg_leaves.into_iter().zip(&per_leaf) {
+            let given = one_sharding(sh)?;
+            let a = t.concrete()?.clone();
+            let spec = match given {
+                Some(s) => {
+                    let (m, spec) = sharding_parts(s, a.ndim())?;
+                    mesh.get_or_insert(m);
+                    spec
+                }
+                None => match a.placement() {
+                    Some(p) if mesh.as_ref().is_none_or(|m| *m.as_ref() == *p.mesh) => {
+                        mesh.get_or_insert_with(|| p.mesh.clone());
+                        p.spec.clone()
+                    }
+                    _ => replicated(a.ndim()),
+                },
+            };
+            flat.push(a);
+            specs.push(spec);
+            donated_leaves.push(matches!(mode, Mode::Run { donated, .. } if donated[i]));
+        }
+    }
+    let arrays: Vec<_> = flat.iter().map(Some).collect();
+    if let Some((i, j)) = crate::args::donated_twice(&arrays, &donated_leaves) {
+        return Err(Error::value_error(format!(
+            "sharded jit: array argument {i} is donated, and the same array is also \
+             array argument {j} of this call; a donated buffer can be passed only once"
+        )));
+    }
+    let Some(mesh) = mesh else {
+        return Err(Error::value_error(
+            "sharded jit: no mesh: give in_shardings or out_shardings as NamedSharding(mesh, P(...))",
+        ));
+    };
+    let global: Vec<Aval> = flat
+        .iter()
+        .map(|a| Aval {
+            shape: a.shape().into(),
+            dtype: a.dtype(),
+        })
+        .collect();
+    let args_tree = Value::tuple(args);
+    // Keyword arguments are baked into the program, so they key it too.
+    let kw: Vec<String> = kwargs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", arr_runtime::display::repr(v)))
+        .collect();
+    let key = format!(
+        "{:?} {:?} {} {}",
+        global,
+        specs,
+        structure(&args_tree),
+        kw.join(",")
+    );
+    let found = entries.borrow().iter().position(|e| e.key == key);
+    let index = match found {
+        Some(i) => i,
+        None => {
+            let out_tree = RefCell::new(Value::None);
+            let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
+                nth(out_shardings, i)
+                    .ok()
+                    .flatten()
+                    .and_then(|s| sharding_parts(s, rank).ok().map(|(_, spec)| spec))
+            };
+            let part = partition(&mesh, &global, &specs, &outs_wanted, |ts| {
+                let rebuilt = unflatten_tree(&args_tree, &ts)?;
+                let out = interp.call(
+                    f,
+                    arr_runtime::numpy::sequence_items(&rebuilt)?,
+                    kwargs.clone(),
+                )?;
+                let ts = flatten_tree(&out)?;
+                *out_tree.borrow_mut() = out;
+                Ok(ts)
+            })?;
+            let mut es = entries.borrow_mut();
+            es.push(Entry {
+                key,
+                part: Rc::new(part),
+                out_tree: out_tree.into_inner(),
+                global: global.clone(),
+            });
+            es.len() - 1
+        }
+    };
+    let (part, out_tree, global) = {
+        let es = entries.borrow();
+        (
+            es[index].part.clone(),
+            es[index].out_tree.clone(),
+            es[index].global.clone(),
+        )
+    };
+    let why = match mode {
+        Mode::Run { why, .. } => why,
+        Mode::Plan => return Ok(Value::str(&plan_text(&part, &global))),
+        Mode::Ir { after } => {
+            let (g, n_consts) = part.graph_after(after)?;
+            return Ok(Value::str(&graph::text(&g, n_consts)));
+        }
+    };
+    let outs: Vec<Tensor> = partition::run(&part, &flat, &donated_leaves, why)?
+        .into_iter()
+        .map(Tensor::from)
+        .collect();
+    unflatten_tree(&out_tree, &outs)
+}
