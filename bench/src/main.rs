@@ -22,7 +22,7 @@ fn peak_during(session: &mut Session, f: &str) -> f64 {
     // Warm: compile caches, thread pools.
     drop(session.interp.call(&func, vec![], vec![]).expect("runs"));
     // Buffers kept for reuse would hide allocations from the count.
-    arr_kernels::cpu::release_pooled_buffers();
+    arr_kernels::backend::default().release_cached_buffers();
     ALLOCATOR.reset_peak_memory();
     let r = session.interp.call(&func, vec![], vec![]).expect("runs");
     let peak = ALLOCATOR.get_peak_memory();
@@ -190,7 +190,7 @@ fn main() {
         .unwrap_or_default();
     let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
-    println!("matrix products: {}", arr_kernels::cpu::gemm_backend());
+    println!("matrix products: {}", arr_kernels::backend::default().matmul_library());
     let mut session = arr_stdlib::session();
     session
         .run_script("<bench>", WORKLOADS)

@@ -1,5 +1,6 @@
 //! Throwaway timing harness: `cargo run --release -p arr-kernels --example timing`.
 
+use arr_kernels::Backend;
 use arr_kernels::cpu;
 use arr_kernels::{Array, BinaryOp, Buffer, DotDims, ReduceOp, UnaryOp};
 use std::time::Instant;
@@ -30,41 +31,41 @@ fn main() {
     );
     let s = Array::scalar_f32(2.0);
     time("binary mul x*x (10M f32)", 20, || {
-        std::hint::black_box(cpu::binary(BinaryOp::Mul, x.clone(), x.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Mul, x.clone(), x.clone()));
     });
     time("binary add t+s fresh (10M f32)", 20, || {
-        std::hint::black_box(cpu::binary(BinaryOp::Add, x.clone(), s.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Add, x.clone(), s.clone()));
     });
     let mut copies: Vec<Array> = (0..21)
         .map(|_| Array::new(&[n], (*x.buffer()).clone()))
         .collect();
     time("binary add t+s in place (10M f32)", 20, || {
         let t = copies.pop().unwrap();
-        std::hint::black_box(cpu::binary(BinaryOp::Add, t, s.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Add, t, s.clone()));
     });
     time("unary exp (10M f32)", 10, || {
-        std::hint::black_box(cpu::unary(UnaryOp::Exp, x.clone()));
+        std::hint::black_box(cpu::Cpu.unary(UnaryOp::Exp, x.clone()));
     });
     time("reduce sum all (10M f32)", 20, || {
-        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &x, &[0]));
+        std::hint::black_box(cpu::Cpu.reduce(ReduceOp::Sum, &x, &[0]));
     });
     let m = x.reshape(&[10_000, 1000]);
     time("reduce sum axis 1 [10000,1000]", 20, || {
-        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &m, &[1]));
+        std::hint::black_box(cpu::Cpu.reduce(ReduceOp::Sum, &m, &[1]));
     });
     time("reduce sum axis 0 [10000,1000]", 20, || {
-        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &m, &[0]));
+        std::hint::black_box(cpu::Cpu.reduce(ReduceOp::Sum, &m, &[0]));
     });
     time("reduce max all (10M f32)", 20, || {
-        std::hint::black_box(cpu::reduce(ReduceOp::Max, &m, &[0, 1]));
+        std::hint::black_box(cpu::Cpu.reduce(ReduceOp::Max, &m, &[0, 1]));
     });
     let m2 = x.reshape(&[2500, 4000]);
     time("transpose [2500,4000]", 10, || {
-        std::hint::black_box(cpu::transpose(&m2, &[1, 0]));
+        std::hint::black_box(cpu::Cpu.transpose(&m2, &[1, 0]));
     });
     let row = Array::new(&[1000], Buffer::F32(vec![1.0; 1000]));
     time("broadcast add [10000,1000]+[1000]", 20, || {
-        std::hint::black_box(cpu::binary(BinaryOp::Add, m.clone(), row.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Add, m.clone(), row.clone()));
     });
     let k = 1024;
     let a = Array::new(
@@ -78,21 +79,21 @@ fn main() {
         rhs_contract: vec![0],
     };
     time("sgemm 1024^2", 10, || {
-        std::hint::black_box(cpu::dot_general(&a, &a, &dims));
+        std::hint::black_box(cpu::Cpu.dot_general(&a, &a, &dims));
     });
     let small = Array::new(&[100], Buffer::F32(vec![1.5; 100]));
     per_call("binary mul 100 elems", || {
-        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), small.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Mul, small.clone(), small.clone()));
     });
     let two = Array::scalar_f32(2.0);
     per_call("binary mul 100 elems by scalar", || {
-        std::hint::black_box(cpu::binary(BinaryOp::Mul, small.clone(), two.clone()));
+        std::hint::black_box(cpu::Cpu.binary(BinaryOp::Mul, small.clone(), two.clone()));
     });
     per_call("reduce sum 100 elems", || {
-        std::hint::black_box(cpu::reduce(ReduceOp::Sum, &small, &[0]));
+        std::hint::black_box(cpu::Cpu.reduce(ReduceOp::Sum, &small, &[0]));
     });
     per_call("unary neg 100 elems", || {
-        std::hint::black_box(cpu::unary(UnaryOp::Neg, small.clone()));
+        std::hint::black_box(cpu::Cpu.unary(UnaryOp::Neg, small.clone()));
     });
     per_call("Array::new 100 elems (baseline)", || {
         std::hint::black_box(Array::new(&[100], Buffer::F32(vec![0.0; 100])));

@@ -16,6 +16,12 @@ pub trait Backend: Send + Sync {
     /// The device kind, as users name it (`cpu`).
     fn name(&self) -> &'static str;
 
+    /// The library large matrix products run on (for benchmark headers).
+    fn matmul_library(&self) -> String;
+
+    /// Give back the freed buffers the allocator keeps for reuse.
+    fn release_cached_buffers(&self);
+
     /// Elementwise `op(a)`: the row of `op` in the op table. Dtype: `a`'s,
     /// or bool for predicates.
     fn unary(&self, op: UnaryOp, a: Array) -> Array;

@@ -17,6 +17,12 @@ pub mod sharding;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
 pub use backend::Backend;
+
+/// Scalar reference functions that tests outside this crate check kernels
+/// and random numbers against.
+pub mod reference {
+    pub use crate::cpu::{erf_inv_f32, erf_inv_f64, threefry_block};
+}
 pub use dtype::DType;
 pub use kernel::{Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ScalarOp};
 pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

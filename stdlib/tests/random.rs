@@ -1,7 +1,7 @@
 //! Tests of the `random` module: the Threefry plumbing recomputed by hand,
 //! known answers, counter-based invariance, and statistical sanity.
 
-use arr_kernels::cpu::{erf_inv_f32, threefry_block};
+use arr_kernels::reference::{erf_inv_f32, threefry_block};
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::{ErrorKind, Session, Value};
 

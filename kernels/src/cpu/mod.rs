@@ -15,8 +15,6 @@ mod shape;
 mod sort;
 pub mod vmath;
 
-pub use blas::backend_name as gemm_backend;
-pub use elem::release_pooled_buffers;
 pub use random::threefry_block;
 pub(crate) use scalar::Arith;
 pub use scalar::{erf_inv_f32, erf_inv_f64};
@@ -33,6 +31,12 @@ pub struct Cpu;
 impl Backend for Cpu {
     fn name(&self) -> &'static str {
         "cpu"
+    }
+    fn matmul_library(&self) -> String {
+        blas::backend_name()
+    }
+    fn release_cached_buffers(&self) {
+        elem::release_pooled_buffers()
     }
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
         elementwise::unary(op, a)
