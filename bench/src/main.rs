@@ -190,7 +190,10 @@ fn main() {
         .unwrap_or_default();
     let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
-    println!("matrix products: {}", arr_kernels::backend::default().matmul_library());
+    println!(
+        "matrix products: {}",
+        arr_kernels::backend::default().matmul_library()
+    );
     let mut session = arr_stdlib::session();
     session
         .run_script("<bench>", WORKLOADS)

@@ -1,7 +1,7 @@
 //! Throwaway timing harness: `cargo run --release -p arr-kernels --example timing`.
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{Array, BinaryOp, Buffer, DotDims, ReduceOp, UnaryOp};
 use std::time::Instant;
 

@@ -193,7 +193,9 @@ fn matmul_epilogues_run_on_device_workers() {
     // With the same gemm on both sides the fused epilogue must reproduce
     // the eager bits; with two gemm implementations only the summation
     // order differs, so the results agree to float32 rounding.
-    let same_gemm = arr_kernels::backend::default().matmul_library().starts_with("matrixmultiply");
+    let same_gemm = arr_kernels::backend::default()
+        .matmul_library()
+        .starts_with("matrixmultiply");
     let check = if same_gemm {
         "got.shape == want.shape and bool(all(got == want))"
     } else {
