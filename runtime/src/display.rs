@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::prim::type_str;
 use crate::tensor::Tensor;
 use crate::value::Value;
-use arr_kernels::{Array, DType};
+use arr_kernels::array::Deleted;
+use arr_kernels::{Array, Buffer, DType};
+use std::sync::Arc;
 
 /// Arrays with more elements than this are summarised, as NumPy does.
 pub const THRESHOLD: usize = 1000;
@@ -201,26 +203,28 @@ pub fn array_str(t: &Tensor) -> String {
 }
 
 fn concrete_str(a: &Array) -> String {
-    if let Some(why) = a.deleted() {
-        return format!("<deleted: {why}>");
-    }
+    let buf = match a.buffer() {
+        Ok(b) => b,
+        Err(d) => return format!("<deleted: {}>", d.why),
+    };
     let summarise = a.len() > THRESHOLD;
-    let fmt = ElementFormat::new(a, summarise);
+    let fmt = ElementFormat::new(a.shape(), &buf, summarise);
     if a.ndim() == 0 {
         // A 0-d array prints like the scalar it holds, as NumPy does.
-        return match &*a.buffer() {
-            arr_kernels::Buffer::F32(v) => py_float32(v[0]),
-            arr_kernels::Buffer::F64(v) => py_float(v[0]),
-            _ => fmt.format(a, 0).trim().to_string(),
+        return match &*buf {
+            Buffer::F32(v) => py_float32(v[0]),
+            Buffer::F64(v) => py_float(v[0]),
+            _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
     let mut out = String::new();
-    write_axis(a, &fmt, 0, 0, summarise, &mut out);
+    write_axis(a, &buf, &fmt, 0, 0, summarise, &mut out);
     out
 }
 
 fn write_axis(
     a: &Array,
+    buf: &Buffer,
     fmt: &ElementFormat,
     axis: usize,
     offset: usize,
@@ -236,7 +240,7 @@ fn write_axis(
         let mut line_len = axis + 1;
         for (k, i) in indices.iter().enumerate() {
             let piece = match i {
-                Some(i) => fmt.format(a, offset + i),
+                Some(i) => fmt.format(buf, offset + i),
                 None => "...".to_string(),
             };
             if k > 0 {
@@ -259,7 +263,7 @@ fn write_axis(
                 out.push_str(&" ".repeat(axis + 1));
             }
             match i {
-                Some(i) => write_axis(a, fmt, axis + 1, offset + i * stride, summarise, out),
+                Some(i) => write_axis(a, buf, fmt, axis + 1, offset + i * stride, summarise, out),
                 None => out.push_str("..."),
             }
         }
@@ -271,22 +275,26 @@ fn write_axis(
 /// same summarising), for front ends that lay them out themselves (HTML tables).
 pub struct ElementText {
     fmt: ElementFormat,
+    buf: Arc<Buffer>,
     /// Whether the array is large enough to be summarised with `...`.
     pub summarised: bool,
 }
 
 impl ElementText {
-    pub fn new(a: &Array) -> ElementText {
+    /// The elements of `a`, or why it has none (it was deleted).
+    pub fn new(a: &Array) -> Result<ElementText, Deleted> {
         let summarised = a.len() > THRESHOLD;
-        ElementText {
-            fmt: ElementFormat::new(a, summarised),
+        let buf = a.buffer()?;
+        Ok(ElementText {
+            fmt: ElementFormat::new(a.shape(), &buf, summarised),
+            buf,
             summarised,
-        }
+        })
     }
 
     /// The text of the element at flat (row-major) index `i`, without padding.
-    pub fn get(&self, a: &Array, i: usize) -> String {
-        self.fmt.format(a, i).trim().to_string()
+    pub fn get(&self, i: usize) -> String {
+        self.fmt.format(&self.buf, i).trim().to_string()
     }
 
     /// The indices shown along an axis of length `n`; None is the `...` gap.
@@ -349,9 +357,9 @@ fn fraction_digits(x: f64, dtype: DType) -> usize {
 }
 
 impl ElementFormat {
-    fn new(a: &Array, summarise: bool) -> ElementFormat {
-        let dtype = a.dtype();
-        let idx = element_sample(a, summarise);
+    fn new(shape: &[usize], buf: &Buffer, summarise: bool) -> ElementFormat {
+        let dtype = buf.dtype();
+        let idx = element_sample(shape, summarise);
         let mut fmt = match dtype {
             DType::Bool => ElementFormat {
                 kind: FloatMode::Bool,
@@ -364,7 +372,7 @@ impl ElementFormat {
             _ => {
                 let finite: Vec<f64> = idx
                     .iter()
-                    .map(|&i| a.get_f64(i))
+                    .map(|&i| buf.get_f64(i))
                     .filter(|x| x.is_finite())
                     .collect();
                 let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -405,7 +413,7 @@ impl ElementFormat {
         let mut width = 0;
         let mut right = 0;
         for &i in &idx {
-            let s = fmt.format_raw(a.get_f64(i), a, i);
+            let s = fmt.format_raw(buf, i);
             if let FloatMode::Fixed { .. } = fmt.kind {
                 let (l, r) = s
                     .split_once('.')
@@ -426,10 +434,11 @@ impl ElementFormat {
         fmt
     }
 
-    fn format_raw(&self, x: f64, a: &Array, i: usize) -> String {
+    fn format_raw(&self, buf: &Buffer, i: usize) -> String {
+        let x = buf.get_f64(i);
         match self.kind {
             FloatMode::Bool => if x != 0.0 { "True" } else { "False" }.to_string(),
-            FloatMode::Int => a.buffer().get_i64(i).to_string(),
+            FloatMode::Int => buf.get_i64(i).to_string(),
             FloatMode::Fixed { precision, .. } => {
                 if !x.is_finite() {
                     return nonfinite(x);
@@ -460,8 +469,8 @@ impl ElementFormat {
         }
     }
 
-    fn format(&self, a: &Array, i: usize) -> String {
-        let s = self.format_raw(a.get_f64(i), a, i);
+    fn format(&self, buf: &Buffer, i: usize) -> String {
+        let s = self.format_raw(buf, i);
         match self.kind {
             FloatMode::Fixed { pad_right, .. } => {
                 let (l, r) = s
@@ -498,12 +507,12 @@ fn sci_digits(x: f64, dtype: DType) -> usize {
 }
 
 /// The flat indices of the elements that will be shown.
-fn element_sample(a: &Array, summarise: bool) -> Vec<usize> {
+fn element_sample(shape: &[usize], summarise: bool) -> Vec<usize> {
     if !summarise {
-        return (0..a.len()).collect();
+        return (0..shape.iter().product()).collect();
     }
     let mut out = Vec::new();
-    collect_shown(a.shape(), 0, 0, &mut out);
+    collect_shown(shape, 0, 0, &mut out);
     out
 }
 

@@ -1546,7 +1546,7 @@ fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
             }
         };
         let p = spec.placement(mesh, a.ndim())?;
-        Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p)))))
+        Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p))?)))
     })
 }
 

@@ -154,7 +154,7 @@ pub(crate) fn register(r: &mut Registry) {
          share storage (to check that a donated buffer was reused).",
         |_, a| {
             let x = array_arg(&a[0])?;
-            Ok(Value::Int(x.concrete()?.buffer_address() as i64))
+            Ok(Value::Int(x.concrete()?.buffer_address()? as i64))
         },
     );
 
@@ -472,7 +472,7 @@ fn float(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             }
         }
         Value::Array(x) => numpy::item(x)?.as_f64().unwrap_or(f64::NAN),
-        v => v.as_f64().ok_or_else(|| {
+        v => v.to_f64()?.ok_or_else(|| {
             Error::type_error(format!(
                 "float() argument must be a number or string, not {}",
                 v.type_name()
@@ -665,7 +665,13 @@ fn timeit(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn block_until_ready(_: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
-    // Eager CPU arrays are always ready; asynchronous backends will wait here.
+    // Eager CPU arrays are always ready; asynchronous backends will wait
+    // here. Waiting for a deleted array's buffer is its error, as in JAX.
+    for leaf in crate::tree::leaves(&a[0]) {
+        if let Value::Array(Tensor::Concrete(x)) = leaf {
+            x.buffer()?;
+        }
+    }
     Ok(a.swap_remove(0))
 }
 

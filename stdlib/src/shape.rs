@@ -493,9 +493,8 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     c.len()
                 )));
             }
-            (0..n)
-                .map(|i| c.buffer().get_i64(i).max(0) as usize)
-                .collect()
+            let b = c.buffer()?;
+            (0..n).map(|i| b.get_i64(i).max(0) as usize).collect()
         }
     };
     let idx: Vec<i32> = counts

@@ -199,7 +199,11 @@ fn matmul_epilogues_run_on_device_workers() {
     } else {
         "got.shape == want.shape and bool(allclose(got, want, rtol=1e-5, atol=1e-6))"
     };
-    assert!(truthy(&mut s, check), "{check} (gemm: {})", arr_kernels::cpu::gemm_backend());
+    assert!(
+        truthy(&mut s, check),
+        "{check} (gemm: {})",
+        arr_kernels::cpu::gemm_backend()
+    );
 }
 
 fn error_of(s: &mut Session, src: &str) -> String {
