@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod devices;
 pub mod dtype;
 pub mod kernel;
+pub mod limits;
 pub mod ops;
 pub mod sharding;
 

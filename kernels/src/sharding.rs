@@ -43,8 +43,9 @@ impl Mesh {
                 return Err(format!("mesh: axis name '{n}' appears twice"));
             }
         }
-        let size: usize = shape.iter().product();
-        if devices.len() != size {
+        let size = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if size != Some(devices.len()) {
+            let size = size.map_or("more".to_string(), |n| n.to_string());
             return Err(format!(
                 "mesh: shape {shape:?} needs {size} devices, {} given",
                 devices.len()

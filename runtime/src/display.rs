@@ -556,11 +556,7 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         zero_pad = true;
         i += 1;
     }
-    let mut width = 0usize;
-    while i < chars.len() && chars[i].is_ascii_digit() {
-        width = width * 10 + chars[i].to_digit(10).unwrap() as usize;
-        i += 1;
-    }
+    let width = spec_number(&chars, &mut i)?;
     let mut grouping = false;
     if i < chars.len() && (chars[i] == ',' || chars[i] == '_') {
         grouping = true;
@@ -569,12 +565,8 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
     let mut precision = None;
     if i < chars.len() && chars[i] == '.' {
         i += 1;
-        let mut p = 0usize;
         let start = i;
-        while i < chars.len() && chars[i].is_ascii_digit() {
-            p = p * 10 + chars[i].to_digit(10).unwrap() as usize;
-            i += 1;
-        }
+        let p = spec_number(&chars, &mut i)?;
         if i == start {
             return Err(bad());
         }
@@ -601,10 +593,29 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         {
             let x = num.as_f64().unwrap();
             let t = t_or_default(ty, precision);
+            // The digits asked for are allocated: a precision is a size
+            // (and, as in Python, at most a C int).
+            if precision.unwrap_or(0) > i32::MAX as usize {
+                return Err(Error::value_error("precision too big"));
+            }
+            crate::value::check_str(&[precision.unwrap_or(0)])?;
             let s = match t {
-                'f' | 'F' => format!("{:.*}", precision.unwrap_or(6), x.abs()),
+                _ if !x.is_finite() => {
+                    let s = if x.is_nan() { "nan" } else { "inf" };
+                    let s = if matches!(t, 'F' | 'E' | 'G') {
+                        s.to_uppercase()
+                    } else {
+                        s.to_string()
+                    };
+                    if t == '%' {
+                        format!("{s}%")
+                    } else {
+                        s
+                    }
+                }
+                'f' | 'F' => fixed(x.abs(), precision.unwrap_or(6)),
                 'e' | 'E' => sci(x.abs(), precision.unwrap_or(6), t == 'E'),
-                '%' => format!("{:.*}%", precision.unwrap_or(6), x.abs() * 100.0),
+                '%' => format!("{}%", fixed(x.abs() * 100.0, precision.unwrap_or(6))),
                 'r' => py_float(x.abs()),
                 _ => general(x.abs(), precision.unwrap_or(6)),
             };
@@ -624,6 +635,8 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         return Ok(body);
     }
     let pad = width - len;
+    let f = fill.to_string();
+    crate::value::check_str(&[pad.saturating_mul(f.len()).saturating_add(body.len())])?;
     if zero_pad && align == '>' && num.as_f64().is_some() {
         let (sign_part, digits) = if body.starts_with(['-', '+', ' ']) {
             body.split_at(1)
@@ -632,7 +645,6 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         };
         return Ok(format!("{sign_part}{}{digits}", "0".repeat(pad)));
     }
-    let f = fill.to_string();
     Ok(match align {
         '<' => format!("{body}{}", f.repeat(pad)),
         '^' => format!("{}{body}{}", f.repeat(pad / 2), f.repeat(pad - pad / 2)),
@@ -660,10 +672,45 @@ fn signed(negative: bool, sign: char, s: String) -> String {
     }
 }
 
+/// Any f64 has at most 1074 digits after the point and 767 significant
+/// ones, so beyond this many every further digit is 0: larger precisions
+/// (which Rust's formatter refuses past 65535) format at this one and pad.
+const EXACT_DIGITS: usize = 1100;
+
+/// A Python width or precision: digits, at most what fits a Py_ssize_t.
+fn spec_number(chars: &[char], i: &mut usize) -> Result<usize> {
+    let mut n: u64 = 0;
+    while let Some(d) = chars.get(*i).and_then(|c| c.to_digit(10)) {
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(d as u64))
+            .filter(|&n| n <= i64::MAX as u64)
+            .ok_or_else(|| Error::value_error("Too many decimal digits in format string"))?;
+        *i += 1;
+    }
+    Ok(n as usize)
+}
+
+/// `x` with `precision` digits after the point, any precision.
+fn fixed(x: f64, precision: usize) -> String {
+    if precision <= EXACT_DIGITS || !x.is_finite() {
+        return format!("{:.*}", precision.min(EXACT_DIGITS), x);
+    }
+    let mut s = format!("{:.*}", EXACT_DIGITS, x);
+    s.extend(std::iter::repeat_n('0', precision - EXACT_DIGITS));
+    s
+}
+
 fn sci(x: f64, precision: usize, upper: bool) -> String {
-    let s = format!("{:.*e}", precision, x);
+    let s = format!("{:.*e}", precision.min(EXACT_DIGITS), x);
     let (m, e) = s.split_once('e').unwrap();
     let e: i32 = e.parse().unwrap();
+    let zeros = if x.is_finite() {
+        precision.saturating_sub(EXACT_DIGITS)
+    } else {
+        0
+    };
+    let m = format!("{m}{}", "0".repeat(zeros));
     let out = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     if upper {
         out.to_uppercase()
@@ -674,7 +721,8 @@ fn sci(x: f64, precision: usize, upper: bool) -> String {
 
 /// Python's `g` format: significant digits, exponent form for very large or small values.
 fn general(x: f64, precision: usize) -> String {
-    let p = precision.max(1);
+    // (Trailing zeros are dropped: more than the exact digits change nothing.)
+    let p = precision.clamp(1, EXACT_DIGITS);
     if x == 0.0 {
         return "0".into();
     }

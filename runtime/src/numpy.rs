@@ -487,11 +487,13 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize
             "invalid shape {dims:?}: only one -1 is allowed"
         )));
     }
-    let known: usize = dims
+    let bad = || Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(from), dims));
+    // Products of requested sizes never wrap: (2**32, 2**32) is no shape of 0 elements.
+    let known = dims
         .iter()
         .filter(|&&d| d != -1)
-        .map(|&d| d as usize)
-        .product();
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))
+        .ok_or_else(bad)?;
     let shape: Vec<usize> = dims
         .iter()
         .map(|&d| {
@@ -502,12 +504,8 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize
             }
         })
         .collect();
-    if shape.iter().product::<usize>() != size {
-        return Err(Error::shape_error(format!(
-            "cannot reshape {} into shape {:?}",
-            ty(from),
-            dims
-        )));
+    if arr_kernels::limits::element_count(&shape, from.dtype().size_bytes()) != Ok(size) {
+        return Err(bad());
     }
     Ok(shape)
 }

@@ -213,7 +213,7 @@ mod tests {
             &[100, 100],
             Buffer::F32((0..10_000).map(|i| i as f32).collect()),
         );
-        let html = array_html(&a);
+        let html = array_html(&a).unwrap();
         assert!(html.starts_with("<div><code>f32[100,100]</code>"), "{html}");
         // 3 + gap + 3 rows, each with 3 + gap + 3 cells.
         assert_eq!(html.matches("<tr>").count(), 1 + 7);
@@ -221,7 +221,7 @@ mod tests {
         // Values spanning more than 1e3 print in scientific notation, as in NumPy.
         assert!(html.contains("<td>9.999e+03</td>"), "{html}");
         let small = Array::new(&[3], Buffer::F32(vec![1.0, 2.5, -3.0]));
-        let html = array_html(&small);
+        let html = array_html(&small).unwrap();
         assert!(
             html.contains("<td>2.5</td>") && html.contains("<td>-3.</td>"),
             "{html}"

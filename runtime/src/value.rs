@@ -317,6 +317,34 @@ impl Key {
     }
 }
 
+/// Fail with MemoryError, before anything is allocated, when a Python
+/// value of `dims` units multiplied together (a string's characters, a
+/// list's items) of `unit_bytes` each cannot be had: arrays' rule
+/// (`arr_kernels::limits::checked_bytes`). `kind` and `unit` name them in
+/// the message ("str", "characters").
+pub fn check_len(kind: &str, unit: &str, dims: &[usize], unit_bytes: usize) -> Result<()> {
+    arr_kernels::limits::checked_bytes(dims, unit_bytes)
+        .map(|_| ())
+        .map_err(|why| {
+            // At most two factors of 64 bits each: exact in 128.
+            let count = dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128));
+            Error::new(
+                crate::ErrorKind::MemoryError,
+                format!("cannot allocate a {kind} of {count} {unit} ({why})"),
+            )
+        })
+}
+
+/// `check_len` for a list or tuple of `dims` items multiplied together.
+pub fn check_items(kind: &str, dims: &[usize]) -> Result<()> {
+    check_len(kind, "items", dims, std::mem::size_of::<Value>())
+}
+
+/// `check_len` for a string of `dims` bytes multiplied together.
+pub fn check_str(dims: &[usize]) -> Result<()> {
+    check_len("str", "characters", dims, 1)
+}
+
 /// The number of items of a `Value::Range` (0 for anything else).
 pub fn range_len(v: &Value) -> usize {
     match v {

@@ -240,6 +240,8 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return Err(Error::value_error("arange: step must not be zero"));
     }
     let n = ((x1 - x0) / dx).ceil().max(0.0) as usize;
+    // The result, then the float64 (or int64) values it is made from.
+    check_alloc(&[n], dtype)?;
     check_alloc(&[n], DType::F64)?;
     if all_int {
         let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
@@ -262,6 +264,7 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let m = opt_int_arg("M", &a[1])?.map_or(n, |m| m.max(0) as usize);
     let k = int_arg("k", &a[2])?;
     let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    check_alloc(&[n, m], dtype)?;
     check_alloc(&[n, m], DType::F64)?;
     let mut vals = vec![0.0f64; n * m];
     for i in 0..n {
