@@ -141,7 +141,7 @@ fn run_case(case: &Json, mode: Mode) -> Result<(), String> {
             ));
         }
         for k in 0..want.len() {
-            let (g, w) = (got.get_f64(k), want.get_f64(k));
+            let (g, w) = (got.get_f64(k).unwrap(), want.get_f64(k).unwrap());
             let close =
                 (g - w).abs() <= atol + rtol * w.abs() || (g.is_nan() && w.is_nan()) || g == w;
             if !close {

@@ -37,7 +37,7 @@ fn main() {
         std::hint::black_box(cpu::Cpu.binary(BinaryOp::Add, x.clone(), s.clone()));
     });
     let mut copies: Vec<Array> = (0..21)
-        .map(|_| Array::new(&[n], (*x.buffer()).clone()))
+        .map(|_| Array::new(&[n], (*x.buffer().unwrap()).clone()))
         .collect();
     time("binary add t+s in place (10M f32)", 20, || {
         let t = copies.pop().unwrap();

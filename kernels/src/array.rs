@@ -147,6 +147,16 @@ impl Buffer {
     }
 }
 
+/// A read of an array whose buffer was given away (`donate`, `delete`):
+/// what the array was and why its elements are gone. The language reports
+/// it as JAX does ("Array has been deleted ...").
+#[derive(Clone, Debug)]
+pub struct Deleted {
+    pub shape: Shape,
+    pub dtype: DType,
+    pub why: Arc<str>,
+}
+
 /// An n-dimensional array: row-major, contiguous, immutable once shared.
 ///
 /// One pointer wide, so that language values holding arrays stay small
@@ -262,7 +272,8 @@ impl Array {
     /// The array laid out by `placement`, each mesh position's block copied
     /// into a buffer of its own, as a transfer to the devices makes (the
     /// whole buffer stays too, for reading it on the host).
-    pub fn distribute(&self, placement: Arc<Placement>) -> Array {
+    pub fn distribute(&self, placement: Arc<Placement>) -> Result<Array, Deleted> {
+        let buf = self.buffer()?;
         let shards: Vec<Array> = (0..placement.mesh.size())
             .map(|pos| {
                 let b = placement.block(self.shape(), pos);
@@ -271,14 +282,14 @@ impl Array {
                 crate::cpu::Cpu.slice(self, &start, &limit, &vec![1; self.ndim()])
             })
             .collect();
-        Array::build(
+        Ok(Array::build(
             self.inner.shape.clone(),
             self.inner.dtype,
-            Some(self.buf()),
+            Some(buf),
             None,
             Some(shards.into()),
         )
-        .with_placement(placement)
+        .with_placement(placement))
     }
 
     /// The block of each mesh position of its placement, without copying,
@@ -287,23 +298,54 @@ impl Array {
         self.inner.shards.as_deref()
     }
 
-    /// The whole buffer: the buffer itself, or (once) its shards put together.
-    /// Panics on a donated array: the language checks `deleted` before it
-    /// reads an array (`eval_concrete`, `Tensor::concrete`).
-    fn buf(&self) -> Arc<Buffer> {
+    /// The whole buffer: the buffer itself, or (once) its shards put
+    /// together; `None` once the array is deleted (its shards may be gone
+    /// too, so they are never put together then).
+    fn try_buf(&self) -> Option<Arc<Buffer>> {
         if let Some(b) = &*self.inner.buf.read().unwrap_or_else(|e| e.into_inner()) {
-            return b.clone();
+            return Some(b.clone());
         }
         let mut slot = self.inner.buf.write().unwrap_or_else(|e| e.into_inner());
         if let Some(b) = &*slot {
-            return b.clone();
+            return Some(b.clone());
         }
-        if let Some(why) = self.deleted() {
-            panic!("read of a deleted array ({why})");
+        if self.deleted().is_some() {
+            return None;
         }
         let b = Arc::new(self.assemble());
         *slot = Some(b.clone());
-        b
+        Some(b)
+    }
+
+    /// The buffer of an array a kernel was handed. Kernels are only given
+    /// live arrays: the runtime reads every operand through `buffer` (or
+    /// `eval_concrete`'s check) first, so a deleted one here is a caller bug.
+    pub(crate) fn live(&self) -> Arc<Buffer> {
+        match self.buffer() {
+            Ok(b) => b,
+            Err(d) => panic!("a kernel was handed a deleted array ({})", d.why),
+        }
+    }
+
+    /// Why reading this array fails, if it does: it was deleted.
+    fn check_live(&self) -> Result<(), Deleted> {
+        match self.inner.deleted.get() {
+            Some(why) => Err(Deleted {
+                shape: self.inner.shape.clone(),
+                dtype: self.inner.dtype,
+                why: why.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// A deleted array of this shape and dtype: what metadata operations
+    /// (reshape, a new handle or layout) make of a deleted array, so the
+    /// deletion is reported where the elements are read.
+    fn deleted_of(shape: &[usize], dtype: DType, why: Arc<str>) -> Array {
+        let a = Array::build(Shape::from_slice(shape), dtype, None, None, None);
+        a.inner.deleted.set(why).expect("just made");
+        a
     }
 
     /// The shards put together into one buffer.
@@ -432,14 +474,22 @@ impl Array {
         self.inner.dtype
     }
 
-    /// The elements (a handle: the buffer is shared, not copied).
-    pub fn buffer(&self) -> Arc<Buffer> {
-        self.buf()
+    /// The elements (a handle: the buffer is shared, not copied), or why
+    /// there are none. The one way to read an array: every accessor that
+    /// reads elements goes through it, so a deleted array is an error on
+    /// every path, never a panic.
+    pub fn buffer(&self) -> Result<Arc<Buffer>, Deleted> {
+        self.check_live()?;
+        self.try_buf().ok_or_else(|| {
+            self.check_live()
+                .expect_err("only a deletion takes the buffer away")
+        })
     }
 
-    /// The buffer, mutable only if no other array shares it (for in-place reuse).
+    /// The buffer, mutable only if no other array shares it (for in-place
+    /// reuse); `None` for a deleted array too.
     pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
-        self.buf();
+        self.buffer().ok()?;
         Arc::get_mut(&mut self.inner)
             .and_then(|inner| {
                 inner
@@ -471,8 +521,8 @@ impl Array {
 
     /// The address of the first element: two arrays with the same address
     /// share their storage (JAX's `unsafe_buffer_pointer`).
-    pub fn buffer_address(&self) -> usize {
-        with_buffer!(&*self.buf(), v => v.as_ptr() as usize)
+    pub fn buffer_address(&self) -> Result<usize, Deleted> {
+        Ok(with_buffer!(&*self.buffer()?, v => v.as_ptr() as usize))
     }
 
     /// Whether two handles are the same array (same buffer, same shape).
@@ -482,9 +532,14 @@ impl Array {
 
     /// A handle of the same elements that is never donated, for an array
     /// the runtime hands to many owners (a cached scalar): donating one
-    /// owner's handle must not delete everybody's.
+    /// owner's handle must not delete everybody's. (Of a deleted array, a
+    /// deleted one.)
     pub fn pinned(&self) -> Array {
-        let mut a = Array::from_arc(self.shape(), self.buf());
+        let buf = match self.buffer() {
+            Ok(b) => b,
+            Err(d) => return Array::deleted_of(self.shape(), self.dtype(), d.why),
+        };
+        let mut a = Array::from_arc(self.shape(), buf);
         Arc::get_mut(&mut a.inner).expect("just made").pinned = true;
         a
     }
@@ -497,12 +552,13 @@ impl Array {
     }
 
     /// Another array of the same elements and layout (the buffer shared):
-    /// deleting one leaves the other.
-    pub fn handle(&self) -> Array {
-        match self.placement() {
+    /// deleting one leaves the other. A deleted array has no elements to share.
+    pub fn handle(&self) -> Result<Array, Deleted> {
+        self.check_live()?;
+        Ok(match self.placement() {
             Some(p) => self.with_placement(p.clone()),
             None => self.reshape(self.shape()),
-        }
+        })
     }
 
     /// A number that identifies this array (not its buffer) while it lives.
@@ -510,15 +566,23 @@ impl Array {
         Arc::as_ptr(&self.inner) as usize
     }
 
-    /// Whether two arrays share one buffer.
+    /// Whether two arrays share one buffer (a deleted array shares only
+    /// with its own handle).
     pub fn same_buffer(&self, other: &Array) -> bool {
-        Arc::ptr_eq(&self.buf(), &other.buf())
+        match (self.buffer(), other.buffer()) {
+            (Ok(a), Ok(b)) => Arc::ptr_eq(&a, &b),
+            _ => self.same(other),
+        }
     }
 
     /// Same elements, new shape. Panics if the sizes differ: callers check.
-    /// A donated buffer stays marked as one (see `is_donated`).
+    /// A donated buffer stays marked as one (see `is_donated`); the reshape
+    /// of a deleted array is deleted.
     pub fn reshape(&self, shape: &[usize]) -> Array {
-        Array::host(shape, self.buf(), self.inner.donated)
+        match self.buffer() {
+            Ok(buf) => Array::host(shape, buf, self.inner.donated),
+            Err(d) => Array::deleted_of(shape, self.dtype(), d.why),
+        }
     }
 
     /// Which device holds which block, for a sharded array.
@@ -527,8 +591,20 @@ impl Array {
     }
 
     /// The same elements laid out over a mesh (the placement's rank must be
-    /// the array's; checked by `Placement::new`).
+    /// the array's; checked by `Placement::new`). Of a deleted array, a
+    /// deleted one (resident nowhere).
     pub fn with_placement(&self, placement: Arc<Placement>) -> Array {
+        if let Err(d) = self.check_live() {
+            let a = Array::build(
+                self.inner.shape.clone(),
+                self.inner.dtype,
+                None,
+                Some(placement),
+                None,
+            );
+            a.inner.deleted.set(d.why).expect("just made");
+            return a;
+        }
         for (dev, bytes) in placement.bytes_per_device(self.shape(), self.dtype()) {
             crate::devices::stats(dev)
                 .resident_bytes
@@ -547,7 +623,7 @@ impl Array {
         let buf = match (&shards, host) {
             (_, Some(b)) => Some(b),
             (Some(_), None) => None,
-            (None, None) => Some(self.buf()),
+            (None, None) => Some(self.live()),
         };
         let a = Array::build(
             self.inner.shape.clone(),
@@ -577,14 +653,19 @@ impl Array {
         strides_of(&self.inner.shape)
     }
 
-    pub fn get_f64(&self, i: usize) -> f64 {
-        self.buf().get_f64(i)
+    pub fn get_f64(&self, i: usize) -> Result<f64, Deleted> {
+        Ok(self.buffer()?.get_f64(i))
+    }
+
+    /// Element `i` as i64 (floats truncate toward zero).
+    pub fn get_i64(&self, i: usize) -> Result<i64, Deleted> {
+        Ok(self.buffer()?.get_i64(i))
     }
 
     /// All elements as f64, row-major.
-    pub fn to_f64_vec(&self) -> Vec<f64> {
-        let b = self.buf();
-        (0..self.len()).map(|i| b.get_f64(i)).collect()
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>, Deleted> {
+        let b = self.buffer()?;
+        Ok((0..self.len()).map(|i| b.get_f64(i)).collect())
     }
 }
 

@@ -276,7 +276,7 @@ fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
             ReduceOp::Min => each(parts, lo, hi, T::min),
         }
     }
-    let bufs: Vec<_> = parts.iter().map(|a| a.buffer()).collect();
+    let bufs: Vec<_> = parts.iter().map(|a| a.live()).collect();
     macro_rules! typed {
         ($variant:ident) => {{
             let xs: Vec<_> = bufs
@@ -448,12 +448,15 @@ mod tests {
                     .map(|i| (0..n).map(|r| (r * 100 + i) as f64).sum())
                     .collect();
                 for o in &out {
-                    assert_eq!(o.to_f64_vec(), want, "all_reduce n={n} len={len}");
+                    assert_eq!(o.to_f64_vec().unwrap(), want, "all_reduce n={n} len={len}");
                 }
                 let out = on_ranks(n, |r, c| c.all_gather(r, &vals(r, len)).unwrap());
                 for o in &out {
                     for (j, part) in o.iter().enumerate() {
-                        assert_eq!(part.to_f64_vec(), vals(j, len).to_f64_vec());
+                        assert_eq!(
+                            part.to_f64_vec().unwrap(),
+                            vals(j, len).to_f64_vec().unwrap()
+                        );
                     }
                 }
                 let out = on_ranks(n, |r, c| {
@@ -464,9 +467,15 @@ mod tests {
                     )
                 });
                 for (r, (rs, a2a)) in out.iter().enumerate() {
-                    assert_eq!(rs.to_f64_vec(), vals(n - 1 + r, len).to_f64_vec());
+                    assert_eq!(
+                        rs.to_f64_vec().unwrap(),
+                        vals(n - 1 + r, len).to_f64_vec().unwrap()
+                    );
                     for (from, p) in a2a.iter().enumerate() {
-                        assert_eq!(p.to_f64_vec(), vals(from + r, len).to_f64_vec());
+                        assert_eq!(
+                            p.to_f64_vec().unwrap(),
+                            vals(from + r, len).to_f64_vec().unwrap()
+                        );
                     }
                 }
                 // A ring shift.
@@ -475,8 +484,8 @@ mod tests {
                         .unwrap()
                 });
                 for (r, o) in out.iter().enumerate() {
-                    let want = vals((r + n - 1) % n, len).to_f64_vec();
-                    assert_eq!(o.as_ref().unwrap().to_f64_vec(), want);
+                    let want = vals((r + n - 1) % n, len).to_f64_vec().unwrap();
+                    assert_eq!(o.as_ref().unwrap().to_f64_vec().unwrap(), want);
                 }
             }
         }
@@ -507,7 +516,7 @@ mod tests {
                 for (m, o) in many.iter().zip(&one) {
                     for (a, b) in m.iter().zip(o) {
                         assert_eq!(a.shape(), b.shape());
-                        assert_eq!(a.buffer(), b.buffer(), "n={n} {op:?}");
+                        assert_eq!(a.buffer().unwrap(), b.buffer().unwrap(), "n={n} {op:?}");
                     }
                 }
                 // Each element is the reduction over the ranks, in rank order.
@@ -522,7 +531,7 @@ mod tests {
                         }
                     })
                     .collect();
-                assert_eq!(many[0][0].to_f64_vec(), want);
+                assert_eq!(many[0][0].to_f64_vec().unwrap(), want);
             }
         }
     }

@@ -232,7 +232,10 @@ mod tests {
                         let out = run_spmd(ids, |r| {
                             let x =
                                 Array::new(&[2], Buffer::F64(vec![r as f64, (t + step) as f64]));
-                            comm.all_reduce(r, ReduceOp::Sum, &x).unwrap().to_f64_vec()
+                            comm.all_reduce(r, ReduceOp::Sum, &x)
+                                .unwrap()
+                                .to_f64_vec()
+                                .unwrap()
                         });
                         for o in out {
                             assert_eq!(o, vec![28.0, 8.0 * (t + step) as f64]);

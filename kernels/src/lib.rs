@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod devices;
 pub mod dtype;
 pub mod kernel;
+pub mod limits;
 pub mod ops;
 mod optable;
 pub mod sharding;

@@ -2,8 +2,8 @@
 
 mod common;
 
-use arr_kernels::cpu;
 use arr_kernels::Backend;
+use arr_kernels::cpu;
 use arr_kernels::{ArgReduceOp, Array, Buffer, DType, ReduceOp, ScanOp};
 use common::*;
 use proptest::prelude::*;
@@ -27,7 +27,7 @@ fn naive_reduce(
             .map(|d| idx[d])
             .collect();
         let o = ravel(&oidx, &out_shape);
-        out[o] = f(out[o], a.get_f64(i));
+        out[o] = f(out[o], a.get_f64(i).unwrap());
     }
     (out_shape, out)
 }
@@ -71,7 +71,7 @@ proptest! {
                         (DType::I64, ReduceOp::Min) if w == i32::MAX as f64 => i64::MAX as f64,
                         _ => w,
                     };
-                    prop_assert_eq!(got.get_f64(i), w, "{:?} {} at {}", op, dtype, i);
+                    prop_assert_eq!(got.get_f64(i).unwrap(), w, "{:?} {} at {}", op, dtype, i);
                 }
             }
         }
@@ -81,7 +81,7 @@ proptest! {
             (ReduceOp::Any, 0.0, f64::max),
         ] {
             let (_, want) = naive_reduce(&b, &axes, init, f);
-            prop_assert_eq!(cpu::Cpu.reduce(op, &b, &axes).to_f64_vec(), want);
+            prop_assert_eq!(cpu::Cpu.reduce(op, &b, &axes).to_f64_vec().unwrap(), want);
         }
     }
 
@@ -91,7 +91,7 @@ proptest! {
         let (_, want) = naive_reduce(&a, &axes, 0.0, |x, y| x + y);
         let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &axes);
         for (i, &w) in want.iter().enumerate() {
-            prop_assert!((got.get_f64(i) - w).abs() <= 1e-5 * (1.0 + w.abs()));
+            prop_assert!((got.get_f64(i).unwrap() - w).abs() <= 1e-5 * (1.0 + w.abs()));
         }
     }
 
@@ -113,7 +113,7 @@ proptest! {
                 for k in range {
                     let mut j = idx.clone();
                     j[axis] = k;
-                    let v = a.get_f64(ravel(&j, &shape));
+                    let v = a.get_f64(ravel(&j, &shape)).unwrap();
                     acc = Some(acc.map_or(v, |s| f(s, v)));
                 }
                 *w = acc.unwrap();
@@ -121,7 +121,7 @@ proptest! {
             for dtype in [DType::I32, DType::F64] {
                 let got = cpu::Cpu.scan(op, &cpu::Cpu.convert(&a, dtype), axis, reverse);
                 prop_assert_eq!(got.shape(), &shape[..]);
-                prop_assert_eq!(got.to_f64_vec(), want.clone());
+                prop_assert_eq!(got.to_f64_vec().unwrap(), want.clone());
             }
         }
     }
@@ -139,15 +139,15 @@ proptest! {
             for o in 0..size(&oshape) {
                 let mut idx = unravel(o, &oshape);
                 idx.insert(axis, 0);
-                let mut best = (0, a.get_f64(ravel(&idx, &shape)));
+                let mut best = (0, a.get_f64(ravel(&idx, &shape)).unwrap());
                 for k in 1..shape[axis] {
                     idx[axis] = k;
-                    let v = a.get_f64(ravel(&idx, &shape));
+                    let v = a.get_f64(ravel(&idx, &shape)).unwrap();
                     if better(v, best.1) {
                         best = (k, v);
                     }
                 }
-                prop_assert_eq!(got.get_f64(o), best.0 as f64);
+                prop_assert_eq!(got.get_f64(o).unwrap(), best.0 as f64);
             }
         }
     }
@@ -157,50 +157,55 @@ proptest! {
 fn empty_reductions_give_identities() {
     let e = Array::new(&[0, 3], Buffer::F32(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Sum, &e, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Sum, &e, &[0]).to_f64_vec().unwrap(),
         [0.0; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Prod, &e, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Prod, &e, &[0]).to_f64_vec().unwrap(),
         [1.0; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Max, &e, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Max, &e, &[0]).to_f64_vec().unwrap(),
         [f64::NEG_INFINITY; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &e, &[0, 1]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Min, &e, &[0, 1])
+            .to_f64_vec()
+            .unwrap(),
         [f64::INFINITY]
     );
     assert_eq!(cpu::Cpu.reduce(ReduceOp::Sum, &e, &[1]).shape(), &[0]);
     let ei = Array::new(&[0], Buffer::I32(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Max, &ei, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Max, &ei, &[0]).to_f64_vec().unwrap(),
         [i32::MIN as f64]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &ei, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Min, &ei, &[0]).to_f64_vec().unwrap(),
         [i32::MAX as f64]
     );
     let eb = Array::new(&[0], Buffer::Bool(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::All, &eb, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::All, &eb, &[0]).to_f64_vec().unwrap(),
         [1.0]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Any, &eb, &[0]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Any, &eb, &[0]).to_f64_vec().unwrap(),
         [0.0]
     );
     let s = Array::scalar_f32(3.0);
-    assert_eq!(cpu::Cpu.reduce(ReduceOp::Sum, &s, &[]).to_f64_vec(), [3.0]);
     assert_eq!(
-        cpu::Cpu
-            .arg_reduce(
-                ArgReduceOp::ArgMax,
-                &Array::new(&[2, 0], Buffer::F32(vec![])),
-                1
-            )
-            .to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Sum, &s, &[]).to_f64_vec().unwrap(),
+        [3.0]
+    );
+    assert_eq!(
+        cpu::Cpu.arg_reduce(
+            ArgReduceOp::ArgMax,
+            &Array::new(&[2, 0], Buffer::F32(vec![])),
+            1
+        )
+        .to_f64_vec()
+        .unwrap(),
         [0.0, 0.0]
     );
     assert_eq!(cpu::Cpu.scan(ScanOp::Sum, &e, 0, false).shape(), &[0, 3]);
@@ -209,43 +214,55 @@ fn empty_reductions_give_identities() {
 #[test]
 fn nan_handling() {
     let a = Array::new(&[5], Buffer::F32(vec![1.0, f32::NAN, 5.0, f32::NAN, 7.0]));
-    assert!(cpu::Cpu.reduce(ReduceOp::Max, &a, &[0]).get_f64(0).is_nan());
-    assert!(cpu::Cpu.reduce(ReduceOp::Min, &a, &[0]).get_f64(0).is_nan());
+    assert!(cpu::Cpu.reduce(ReduceOp::Max, &a, &[0])
+        .get_f64(0)
+        .unwrap()
+        .is_nan());
+    assert!(cpu::Cpu.reduce(ReduceOp::Min, &a, &[0])
+        .get_f64(0)
+        .unwrap()
+        .is_nan());
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &a, 0).get_f64(0),
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &a, 0)
+            .get_f64(0)
+            .unwrap(),
         1.0
     );
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMin, &a, 0).get_f64(0),
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMin, &a, 0)
+            .get_f64(0)
+            .unwrap(),
         1.0
     );
     let long: Vec<f32> = (0..1000)
         .map(|i| if i == 777 { f32::NAN } else { i as f32 })
         .collect();
     let long = Array::new(&[1000], Buffer::F32(long));
-    assert!(cpu::Cpu
-        .reduce(ReduceOp::Max, &long, &[0])
+    assert!(cpu::Cpu.reduce(ReduceOp::Max, &long, &[0])
         .get_f64(0)
+        .unwrap()
         .is_nan());
     let col = long.reshape(&[1000, 1]);
-    assert!(cpu::Cpu
-        .reduce(ReduceOp::Max, &col, &[0])
+    assert!(cpu::Cpu.reduce(ReduceOp::Max, &col, &[0])
         .get_f64(0)
+        .unwrap()
         .is_nan());
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &col, 0).get_f64(0),
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &col, 0)
+            .get_f64(0)
+            .unwrap(),
         777.0
     );
     let first = Array::new(&[4], Buffer::I32(vec![3, 9, 9, 1]));
     assert_eq!(
-        cpu::Cpu
-            .arg_reduce(ArgReduceOp::ArgMax, &first, 0)
-            .get_f64(0),
+        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &first, 0)
+            .get_f64(0)
+            .unwrap(),
         1.0
     );
     let c = cpu::Cpu.scan(ScanOp::Max, &a, 0, false);
-    assert_eq!(c.get_f64(0), 1.0);
-    assert!(c.get_f64(2).is_nan());
+    assert_eq!(c.get_f64(0).unwrap(), 1.0);
+    assert!(c.get_f64(2).unwrap().is_nan());
 }
 
 #[test]
@@ -256,19 +273,27 @@ fn large_reductions_along_each_axis() {
         let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &axes);
         for (i, &w) in want.iter().enumerate() {
             // f32 accumulates sequentially along leading axes, as NumPy does.
-            assert!((got.get_f64(i) - w).abs() <= 1e-3, "{axes:?}");
+            assert!((got.get_f64(i).unwrap() - w).abs() <= 1e-3, "{axes:?}");
         }
         let (_, want) = naive_reduce(&a, &axes, f64::NEG_INFINITY, f64::max);
-        assert_eq!(cpu::Cpu.reduce(ReduceOp::Max, &a, &axes).to_f64_vec(), want);
+        assert_eq!(
+            cpu::Cpu.reduce(ReduceOp::Max, &a, &axes).to_f64_vec().unwrap(),
+            want
+        );
     }
     let b = f32_array(&[2, 50_000, 2], 10);
     let (_, want) = naive_reduce(&b, &[0, 2], f64::INFINITY, f64::min);
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &b, &[0, 2]).to_f64_vec(),
+        cpu::Cpu.reduce(ReduceOp::Min, &b, &[0, 2])
+            .to_f64_vec()
+            .unwrap(),
         want
     );
     let (_, want) = naive_reduce(&b, &[1], f64::INFINITY, f64::min);
-    assert_eq!(cpu::Cpu.reduce(ReduceOp::Min, &b, &[1]).to_f64_vec(), want);
+    assert_eq!(
+        cpu::Cpu.reduce(ReduceOp::Min, &b, &[1]).to_f64_vec().unwrap(),
+        want
+    );
 }
 
 #[test]
@@ -277,11 +302,11 @@ fn sum_of_ten_million_f32_is_accurate() {
     let v: Vec<f32> = (0..10_000_000).map(|_| rng.uniform() as f32).collect();
     let exact: f64 = v.iter().map(|&x| x as f64).sum();
     let a = Array::new(&[v.len()], Buffer::F32(v));
-    let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &[0]).get_f64(0);
+    let got = cpu::Cpu.reduce(ReduceOp::Sum, &a, &[0]).get_f64(0).unwrap();
     assert!(((got - exact) / exact).abs() < 1e-6, "{got} vs {exact}");
     // The same along a leading axis.
     let m = a.reshape(&[10_000, 1000]);
     let rows = cpu::Cpu.reduce(ReduceOp::Sum, &m, &[1]);
-    let total: f64 = rows.to_f64_vec().iter().sum();
+    let total: f64 = rows.to_f64_vec().unwrap().iter().sum();
     assert!(((total - exact) / exact).abs() < 1e-6);
 }

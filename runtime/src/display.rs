@@ -9,8 +9,10 @@ use crate::error::{Error, Result};
 use crate::prim::type_str;
 use crate::tensor::Tensor;
 use crate::value::Value;
-use arr_kernels::{Array, DType};
+use arr_kernels::array::Deleted;
+use arr_kernels::{Array, Buffer, DType};
 use sharding::PlacementText;
+use std::sync::Arc;
 
 /// Arrays with more elements than this are summarised, as NumPy does.
 pub const THRESHOLD: usize = 1000;
@@ -205,26 +207,28 @@ pub fn array_str(t: &Tensor) -> String {
 }
 
 fn concrete_str(a: &Array) -> String {
-    if let Some(why) = a.deleted() {
-        return format!("<deleted: {why}>");
-    }
+    let buf = match a.buffer() {
+        Ok(b) => b,
+        Err(d) => return format!("<deleted: {}>", d.why),
+    };
     let summarise = a.len() > THRESHOLD;
-    let fmt = ElementFormat::new(a, summarise);
+    let fmt = ElementFormat::new(a.shape(), &buf, summarise);
     if a.ndim() == 0 {
         // A 0-d array prints like the scalar it holds, as NumPy does.
-        return match &*a.buffer() {
-            arr_kernels::Buffer::F32(v) => py_float32(v[0]),
-            arr_kernels::Buffer::F64(v) => py_float(v[0]),
-            _ => fmt.format(a, 0).trim().to_string(),
+        return match &*buf {
+            Buffer::F32(v) => py_float32(v[0]),
+            Buffer::F64(v) => py_float(v[0]),
+            _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
     let mut out = String::new();
-    write_axis(a, &fmt, 0, 0, summarise, &mut out);
+    write_axis(a, &buf, &fmt, 0, 0, summarise, &mut out);
     out
 }
 
 fn write_axis(
     a: &Array,
+    buf: &Buffer,
     fmt: &ElementFormat,
     axis: usize,
     offset: usize,
@@ -240,7 +244,7 @@ fn write_axis(
         let mut line_len = axis + 1;
         for (k, i) in indices.iter().enumerate() {
             let piece = match i {
-                Some(i) => fmt.format(a, offset + i),
+                Some(i) => fmt.format(buf, offset + i),
                 None => "...".to_string(),
             };
             if k > 0 {
@@ -263,7 +267,7 @@ fn write_axis(
                 out.push_str(&" ".repeat(axis + 1));
             }
             match i {
-                Some(i) => write_axis(a, fmt, axis + 1, offset + i * stride, summarise, out),
+                Some(i) => write_axis(a, buf, fmt, axis + 1, offset + i * stride, summarise, out),
                 None => out.push_str("..."),
             }
         }
@@ -275,22 +279,26 @@ fn write_axis(
 /// same summarising), for front ends that lay them out themselves (HTML tables).
 pub struct ElementText {
     fmt: ElementFormat,
+    buf: Arc<Buffer>,
     /// Whether the array is large enough to be summarised with `...`.
     pub summarised: bool,
 }
 
 impl ElementText {
-    pub fn new(a: &Array) -> ElementText {
+    /// The elements of `a`, or why it has none (it was deleted).
+    pub fn new(a: &Array) -> Result<ElementText, Deleted> {
         let summarised = a.len() > THRESHOLD;
-        ElementText {
-            fmt: ElementFormat::new(a, summarised),
+        let buf = a.buffer()?;
+        Ok(ElementText {
+            fmt: ElementFormat::new(a.shape(), &buf, summarised),
+            buf,
             summarised,
-        }
+        })
     }
 
     /// The text of the element at flat (row-major) index `i`, without padding.
-    pub fn get(&self, a: &Array, i: usize) -> String {
-        self.fmt.format(a, i).trim().to_string()
+    pub fn get(&self, i: usize) -> String {
+        self.fmt.format(&self.buf, i).trim().to_string()
     }
 
     /// The indices shown along an axis of length `n`; None is the `...` gap.
@@ -353,9 +361,9 @@ fn fraction_digits(x: f64, dtype: DType) -> usize {
 }
 
 impl ElementFormat {
-    fn new(a: &Array, summarise: bool) -> ElementFormat {
-        let dtype = a.dtype();
-        let idx = element_sample(a, summarise);
+    fn new(shape: &[usize], buf: &Buffer, summarise: bool) -> ElementFormat {
+        let dtype = buf.dtype();
+        let idx = element_sample(shape, summarise);
         let mut fmt = match dtype {
             DType::Bool => ElementFormat {
                 kind: FloatMode::Bool,
@@ -368,7 +376,7 @@ impl ElementFormat {
             _ => {
                 let finite: Vec<f64> = idx
                     .iter()
-                    .map(|&i| a.get_f64(i))
+                    .map(|&i| buf.get_f64(i))
                     .filter(|x| x.is_finite())
                     .collect();
                 let max = finite.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -409,7 +417,7 @@ impl ElementFormat {
         let mut width = 0;
         let mut right = 0;
         for &i in &idx {
-            let s = fmt.format_raw(a.get_f64(i), a, i);
+            let s = fmt.format_raw(buf, i);
             if let FloatMode::Fixed { .. } = fmt.kind {
                 let (l, r) = s
                     .split_once('.')
@@ -430,10 +438,11 @@ impl ElementFormat {
         fmt
     }
 
-    fn format_raw(&self, x: f64, a: &Array, i: usize) -> String {
+    fn format_raw(&self, buf: &Buffer, i: usize) -> String {
+        let x = buf.get_f64(i);
         match self.kind {
             FloatMode::Bool => if x != 0.0 { "True" } else { "False" }.to_string(),
-            FloatMode::Int => a.buffer().get_i64(i).to_string(),
+            FloatMode::Int => buf.get_i64(i).to_string(),
             FloatMode::Fixed { precision, .. } => {
                 if !x.is_finite() {
                     return nonfinite(x);
@@ -464,8 +473,8 @@ impl ElementFormat {
         }
     }
 
-    fn format(&self, a: &Array, i: usize) -> String {
-        let s = self.format_raw(a.get_f64(i), a, i);
+    fn format(&self, buf: &Buffer, i: usize) -> String {
+        let s = self.format_raw(buf, i);
         match self.kind {
             FloatMode::Fixed { pad_right, .. } => {
                 let (l, r) = s
@@ -502,12 +511,12 @@ fn sci_digits(x: f64, dtype: DType) -> usize {
 }
 
 /// The flat indices of the elements that will be shown.
-fn element_sample(a: &Array, summarise: bool) -> Vec<usize> {
+fn element_sample(shape: &[usize], summarise: bool) -> Vec<usize> {
     if !summarise {
-        return (0..a.len()).collect();
+        return (0..shape.iter().product()).collect();
     }
     let mut out = Vec::new();
-    collect_shown(a.shape(), 0, 0, &mut out);
+    collect_shown(shape, 0, 0, &mut out);
     out
 }
 
@@ -551,11 +560,7 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         zero_pad = true;
         i += 1;
     }
-    let mut width = 0usize;
-    while i < chars.len() && chars[i].is_ascii_digit() {
-        width = width * 10 + chars[i].to_digit(10).unwrap() as usize;
-        i += 1;
-    }
+    let width = spec_number(&chars, &mut i)?;
     let mut grouping = false;
     if i < chars.len() && (chars[i] == ',' || chars[i] == '_') {
         grouping = true;
@@ -564,12 +569,8 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
     let mut precision = None;
     if i < chars.len() && chars[i] == '.' {
         i += 1;
-        let mut p = 0usize;
         let start = i;
-        while i < chars.len() && chars[i].is_ascii_digit() {
-            p = p * 10 + chars[i].to_digit(10).unwrap() as usize;
-            i += 1;
-        }
+        let p = spec_number(&chars, &mut i)?;
         if i == start {
             return Err(bad());
         }
@@ -596,10 +597,29 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         {
             let x = num.as_f64().unwrap();
             let t = t_or_default(ty, precision);
+            // The digits asked for are allocated: a precision is a size
+            // (and, as in Python, at most a C int).
+            if precision.unwrap_or(0) > i32::MAX as usize {
+                return Err(Error::value_error("precision too big"));
+            }
+            crate::value::check_str(&[precision.unwrap_or(0)])?;
             let s = match t {
-                'f' | 'F' => format!("{:.*}", precision.unwrap_or(6), x.abs()),
+                _ if !x.is_finite() => {
+                    let s = if x.is_nan() { "nan" } else { "inf" };
+                    let s = if matches!(t, 'F' | 'E' | 'G') {
+                        s.to_uppercase()
+                    } else {
+                        s.to_string()
+                    };
+                    if t == '%' {
+                        format!("{s}%")
+                    } else {
+                        s
+                    }
+                }
+                'f' | 'F' => fixed(x.abs(), precision.unwrap_or(6)),
                 'e' | 'E' => sci(x.abs(), precision.unwrap_or(6), t == 'E'),
-                '%' => format!("{:.*}%", precision.unwrap_or(6), x.abs() * 100.0),
+                '%' => format!("{}%", fixed(x.abs() * 100.0, precision.unwrap_or(6))),
                 'r' => py_float(x.abs()),
                 _ => general(x.abs(), precision.unwrap_or(6)),
             };
@@ -619,6 +639,8 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         return Ok(body);
     }
     let pad = width - len;
+    let f = fill.to_string();
+    crate::value::check_str(&[pad.saturating_mul(f.len()).saturating_add(body.len())])?;
     if zero_pad && align == '>' && num.as_f64().is_some() {
         let (sign_part, digits) = if body.starts_with(['-', '+', ' ']) {
             body.split_at(1)
@@ -627,7 +649,6 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
         };
         return Ok(format!("{sign_part}{}{digits}", "0".repeat(pad)));
     }
-    let f = fill.to_string();
     Ok(match align {
         '<' => format!("{body}{}", f.repeat(pad)),
         '^' => format!("{}{body}{}", f.repeat(pad / 2), f.repeat(pad - pad / 2)),
@@ -655,10 +676,45 @@ fn signed(negative: bool, sign: char, s: String) -> String {
     }
 }
 
+/// Any f64 has at most 1074 digits after the point and 767 significant
+/// ones, so beyond this many every further digit is 0: larger precisions
+/// (which Rust's formatter refuses past 65535) format at this one and pad.
+const EXACT_DIGITS: usize = 1100;
+
+/// A Python width or precision: digits, at most what fits a Py_ssize_t.
+fn spec_number(chars: &[char], i: &mut usize) -> Result<usize> {
+    let mut n: u64 = 0;
+    while let Some(d) = chars.get(*i).and_then(|c| c.to_digit(10)) {
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(d as u64))
+            .filter(|&n| n <= i64::MAX as u64)
+            .ok_or_else(|| Error::value_error("Too many decimal digits in format string"))?;
+        *i += 1;
+    }
+    Ok(n as usize)
+}
+
+/// `x` with `precision` digits after the point, any precision.
+fn fixed(x: f64, precision: usize) -> String {
+    if precision <= EXACT_DIGITS || !x.is_finite() {
+        return format!("{:.*}", precision.min(EXACT_DIGITS), x);
+    }
+    let mut s = format!("{:.*}", EXACT_DIGITS, x);
+    s.extend(std::iter::repeat_n('0', precision - EXACT_DIGITS));
+    s
+}
+
 fn sci(x: f64, precision: usize, upper: bool) -> String {
-    let s = format!("{:.*e}", precision, x);
+    let s = format!("{:.*e}", precision.min(EXACT_DIGITS), x);
     let (m, e) = s.split_once('e').unwrap();
     let e: i32 = e.parse().unwrap();
+    let zeros = if x.is_finite() {
+        precision.saturating_sub(EXACT_DIGITS)
+    } else {
+        0
+    };
+    let m = format!("{m}{}", "0".repeat(zeros));
     let out = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     if upper {
         out.to_uppercase()
@@ -669,7 +725,8 @@ fn sci(x: f64, precision: usize, upper: bool) -> String {
 
 /// Python's `g` format: significant digits, exponent form for very large or small values.
 fn general(x: f64, precision: usize) -> String {
-    let p = precision.max(1);
+    // (Trailing zeros are dropped: more than the exact digits change nothing.)
+    let p = precision.clamp(1, EXACT_DIGITS);
     if x == 0.0 {
         return "0".into();
     }

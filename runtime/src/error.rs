@@ -89,6 +89,14 @@ pub struct ErrorInfo {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Every read of an array's elements (`Array::buffer` and the accessors
+/// built on it) can fail with `Deleted`; `?` makes it the language's error.
+impl From<arr_kernels::array::Deleted> for Error {
+    fn from(d: arr_kernels::array::Deleted) -> Error {
+        Error::deleted(&d.shape, d.dtype, &d.why)
+    }
+}
+
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error(Box::new(ErrorInfo {
@@ -119,12 +127,19 @@ impl Error {
     /// A read of an array whose buffer was donated (JAX's wording, plus
     /// where it went).
     pub fn deleted_array(a: &arr_kernels::Array) -> Error {
+        Error::deleted(
+            a.shape(),
+            a.dtype(),
+            a.deleted().unwrap_or("it was deleted"),
+        )
+    }
+
+    fn deleted(shape: &[usize], dtype: arr_kernels::DType, why: &str) -> Error {
         Error::new(
             ErrorKind::RuntimeError,
             format!(
-                "Array has been deleted with shape={}: {}",
-                crate::prim::type_str(a.shape(), a.dtype()),
-                a.deleted().unwrap_or("it was deleted")
+                "Array has been deleted with shape={}: {why}",
+                crate::prim::type_str(shape, dtype),
             ),
         )
     }

@@ -29,7 +29,7 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
         Value::Ellipsis => vec![Item::Ellipsis],
         Value::Slice(s) => vec![Item::Slice(s.start, s.stop, s.step)],
         Value::Array(Tensor::Concrete(a)) if a.ndim() == 0 && a.dtype().is_int() => {
-            vec![Item::Int(a.buffer().get_i64(0))]
+            vec![Item::Int(a.get_i64(0)?)]
         }
         Value::Array(_) | Value::List(_) => {
             let a = to_tensor(v)?;
@@ -55,7 +55,8 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
 /// The integer coordinates of the true elements of a bool array, one i32 array per axis.
 fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
     let mask = mask.concrete()?;
-    let Buffer::Bool(bits) = &*mask.buffer() else {
+    let buf = mask.buffer()?;
+    let Buffer::Bool(bits) = &*buf else {
         unreachable!("checked bool")
     };
     let strides = mask.strides();
@@ -336,8 +337,8 @@ fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<T
         ));
     }
     let mut any_negative = ix.as_concrete().is_none();
-    if let Some(c) = ix.as_concrete().filter(|c| c.deleted().is_none()) {
-        let b = c.buffer();
+    if let Some(c) = ix.as_concrete() {
+        let b = c.buffer()?;
         for i in 0..c.len() {
             let v = b.get_i64(i);
             if v < -n || v >= n {

@@ -249,13 +249,14 @@ fn flatten_nested(
             check_dims(depth, dims, shape)?;
             match a {
                 Tensor::Concrete(a) => {
+                    let b = a.buffer()?;
                     for i in 0..a.len() {
                         out.push(match a.dtype() {
-                            DType::Bool => Value::Bool(a.get_f64(i) != 0.0),
+                            DType::Bool => Value::Bool(b.get_f64(i) != 0.0),
                             d if d.is_int() => {
-                                Value::Array(int_scalar_array(a.buffer().get_i64(i), d).into())
+                                Value::Array(int_scalar_array(b.get_i64(i), d).into())
                             }
-                            d => Value::Array(scalar_array(a.get_f64(i), d).into()),
+                            d => Value::Array(scalar_array(b.get_f64(i), d).into()),
                         });
                     }
                 }
@@ -404,7 +405,7 @@ pub fn parse_axes(axis: &Value, ndim: usize) -> Result<Vec<usize>> {
                 .iter()
                 .map(|v| {
                     normalize_axis(
-                        v.as_int().ok_or_else(|| {
+                        v.to_int()?.ok_or_else(|| {
                             Error::type_error("axis must be an int or a tuple of ints")
                         })?,
                         ndim,
@@ -413,7 +414,7 @@ pub fn parse_axes(axis: &Value, ndim: usize) -> Result<Vec<usize>> {
                 .collect::<Result<Vec<_>>>()?
         }
         v => vec![normalize_axis(
-            v.as_int()
+            v.to_int()?
                 .ok_or_else(|| Error::type_error("axis must be an int, a tuple of ints or None"))?,
             ndim,
         )?],
@@ -445,7 +446,7 @@ pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
     };
     items
         .iter()
-        .map(|d| match d.as_int() {
+        .map(|d| match d.to_int()? {
             Some(n) if n >= 0 => Ok(n as usize),
             Some(n) => Err(Error::value_error(format!(
                 "negative dimension {n} in shape"
@@ -486,11 +487,13 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize
             "invalid shape {dims:?}: only one -1 is allowed"
         )));
     }
-    let known: usize = dims
+    let bad = || Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(from), dims));
+    // Products of requested sizes never wrap: (2**32, 2**32) is no shape of 0 elements.
+    let known = dims
         .iter()
         .filter(|&&d| d != -1)
-        .map(|&d| d as usize)
-        .product();
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))
+        .ok_or_else(bad)?;
     let shape: Vec<usize> = dims
         .iter()
         .map(|&d| {
@@ -501,12 +504,8 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize
             }
         })
         .collect();
-    if shape.iter().product::<usize>() != size {
-        return Err(Error::shape_error(format!(
-            "cannot reshape {} into shape {:?}",
-            ty(from),
-            dims
-        )));
+    if arr_kernels::limits::element_count(&shape, from.dtype().size_bytes()) != Ok(size) {
+        return Err(bad());
     }
     Ok(shape)
 }
@@ -614,9 +613,10 @@ pub fn item(a: &Tensor) -> Result<Value> {
             type_str(a.shape(), a.dtype())
         )));
     }
+    let b = a.buffer()?;
     Ok(match a.dtype() {
-        DType::Bool => Value::Bool(a.get_f64(0) != 0.0),
-        d if d.is_int() => Value::Int(a.buffer().get_i64(0)),
-        _ => Value::Float(a.get_f64(0)),
+        DType::Bool => Value::Bool(b.get_f64(0) != 0.0),
+        d if d.is_int() => Value::Int(b.get_i64(0)),
+        _ => Value::Float(b.get_f64(0)),
     })
 }

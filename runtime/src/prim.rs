@@ -435,7 +435,18 @@ impl Prim {
     }
 
     /// The output types for these input types, or an error naming the shapes.
+    /// The output types for these operand types, or why the operands do not
+    /// fit. The single place shapes and dtypes are checked; an output type
+    /// that no array can have (`check_shape`) is refused here too.
     pub fn shape_rule(&self, args: &[Aval]) -> Result<Avals> {
+        let outs = self.output_types(args)?;
+        for o in &outs {
+            check_shape(&o.shape, o.dtype)?;
+        }
+        Ok(outs)
+    }
+
+    fn output_types(&self, args: &[Aval]) -> Result<Avals> {
         if let Some(n) = self.arity() {
             if args.len() != n {
                 return Err(Error::type_error(format!(
@@ -621,7 +632,9 @@ impl Prim {
             }
             Prim::Reshape(shape) => {
                 let a = &args[0];
-                if shape.iter().product::<usize>() != a.shape.iter().product::<usize>() {
+                // (The operand's size fits: every type made passed `check_shape`.)
+                let size = a.shape.iter().product::<usize>();
+                if arr_kernels::limits::element_count(shape, a.dtype.size_bytes()) != Ok(size) {
                     return Err(Error::shape_error(format!(
                         "cannot reshape {} into shape {:?}",
                         ty(a),
@@ -985,27 +998,29 @@ fn keep_placement(
 }
 
 /// Fail cleanly, instead of aborting the process, when an array of this type
-/// cannot be allocated: sizes that overflow, or more than the system will give.
+/// cannot be allocated: sizes that overflow, or more than one allocation may
+/// take (`arr_kernels::limits`, the rule strings and lists follow too).
+/// Every primitive's outputs are checked (`eval_concrete`), and so is every
+/// array made outside a primitive.
 pub fn check_alloc(shape: &[usize], dtype: DType) -> Result<()> {
-    let too_big = || {
-        Error::new(
-            crate::ErrorKind::MemoryError,
-            format!(
-                "cannot allocate an array of type {}",
-                type_str(shape, dtype)
-            ),
-        )
-    };
-    let bytes = shape
-        .iter()
-        .try_fold(dtype.size_bytes(), |acc, &d| acc.checked_mul(d))
-        .ok_or_else(too_big)?;
-    // Small arrays always fit; for large ones, ask the allocator first
-    // (nothing is touched, so this costs one mapping and unmapping).
-    if bytes > 1 << 30 && Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
-        return Err(too_big());
-    }
-    Ok(())
+    arr_kernels::limits::array_bytes(shape, dtype.size_bytes())
+        .map(|_| ())
+        .map_err(|why| too_large(shape, dtype, why))
+}
+
+/// The number of elements of an array type, if the type can exist at all
+/// (`arr_kernels::limits::element_count`): every shape rule's outputs are
+/// checked, so sizes are never computed with wrapping products, traced or not.
+pub fn check_shape(shape: &[usize], dtype: DType) -> Result<usize> {
+    arr_kernels::limits::element_count(shape, dtype.size_bytes())
+        .map_err(|why| too_large(shape, dtype, why))
+}
+
+fn too_large(shape: &[usize], dtype: DType, why: arr_kernels::limits::TooLarge) -> Error {
+    Error::new(
+        crate::ErrorKind::MemoryError,
+        format!("cannot allocate {} ({why})", type_str(shape, dtype)),
+    )
 }
 
 /// Apply a primitive: the one entry point of every array operation. With

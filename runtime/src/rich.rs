@@ -9,6 +9,7 @@ use crate::display::{self, sharding, ElementText};
 use crate::output::RichOutput;
 use crate::table::escape;
 use crate::{Session, Tensor, Value};
+use arr_kernels::array::Deleted;
 use arr_kernels::Array;
 
 /// A value's representations, best last: `text/plain`, then `text/html` when there is one.
@@ -20,11 +21,10 @@ pub fn mime_data(v: &Value) -> Vec<(&'static str, String)> {
         }
     }
     if let Value::Array(Tensor::Concrete(a)) = v {
-        if a.deleted().is_some() {
-            // Its text form says so; there are no elements to tabulate.
+        let Ok(mut html) = array_html(a) else {
+            // Deleted: its text form says so; there are no elements to tabulate.
             return data;
-        }
-        let mut html = array_html(a);
+        };
         // A sharded array also shows which device holds which block: the
         // grid, coloured per device (and as text for plain-text clients).
         if let Some(p) = a.placement() {
@@ -112,16 +112,16 @@ pub fn evcxr_output(o: RichOutput) -> String {
 
 /// Arrays of rank 0–2 as a table under their type; higher ranks as a table of
 /// the text form's lines would mislead, so they show the text in `<pre>`.
-fn array_html(a: &Array) -> String {
+fn array_html(a: &Array) -> Result<String, Deleted> {
     let t = Tensor::Concrete(a.clone());
     let caption = escape(&display::type_string(&t));
     if a.ndim() > 2 {
-        return format!(
+        return Ok(format!(
             "<div><code>{caption}</code><pre>{}</pre></div>",
             escape(&display::array_str(&t))
-        );
+        ));
     }
-    let text = ElementText::new(a);
+    let text = ElementText::new(a)?;
     let (rows, cols) = match a.shape() {
         [] => (1, 1),
         [n] => (1, *n),
@@ -158,7 +158,7 @@ fn array_html(a: &Array) -> String {
         }
         for c in &col_ids {
             let cell = match (r, c) {
-                (Some(r), Some(c)) => escape(&text.get(a, r * cols + c)),
+                (Some(r), Some(c)) => escape(&text.get(r * cols + c)),
                 (None, _) => "⋮".to_string(),
                 (_, None) => "…".to_string(),
             };
@@ -167,7 +167,7 @@ fn array_html(a: &Array) -> String {
         html.push_str("</tr>");
     }
     html.push_str("</tbody></table></div>");
-    html
+    Ok(html)
 }
 
 /// Standard base64 with padding (what Jupyter expects for binary mime types).
@@ -213,7 +213,7 @@ mod tests {
             &[100, 100],
             Buffer::F32((0..10_000).map(|i| i as f32).collect()),
         );
-        let html = array_html(&a);
+        let html = array_html(&a).unwrap();
         assert!(html.starts_with("<div><code>f32[100,100]</code>"), "{html}");
         // 3 + gap + 3 rows, each with 3 + gap + 3 cells.
         assert_eq!(html.matches("<tr>").count(), 1 + 7);
@@ -221,7 +221,7 @@ mod tests {
         // Values spanning more than 1e3 print in scientific notation, as in NumPy.
         assert!(html.contains("<td>9.999e+03</td>"), "{html}");
         let small = Array::new(&[3], Buffer::F32(vec![1.0, 2.5, -3.0]));
-        let html = array_html(&small);
+        let html = array_html(&small).unwrap();
         assert!(
             html.contains("<td>2.5</td>") && html.contains("<td>-3.</td>"),
             "{html}"

@@ -192,16 +192,17 @@ impl Session {
     }
 
     /// What the prompt shows for a value: its repr, and for a sharded array
-    /// the grid of which device holds which block (in colour on a terminal).
+    /// the grid of which device holds which block (in colour on a terminal;
+    /// a deleted one has no blocks left to draw).
     pub fn echo(&self, v: &Value, color: bool) -> String {
         let text = display::repr(v);
         match v {
             Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
-                Some(p) => format!(
+                Some(p) if a.deleted().is_none() => format!(
                     "{text}\n{}",
                     crate::display::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
                 ),
-                None => text,
+                _ => text,
             },
             _ => text,
         }

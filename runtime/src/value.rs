@@ -225,7 +225,7 @@ impl Value {
                         a.len()
                     )));
                 }
-                a.concrete()?.get_f64(0) != 0.0
+                a.concrete()?.get_f64(0)? != 0.0
             }
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
@@ -263,9 +263,11 @@ impl Value {
         )
     }
 
-    /// A Python int, also from a bool or a 0-d integer array.
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
+    /// A Python int, also from a bool or a 0-d integer array; `None` for
+    /// anything else. Reading a deleted array is its error, so an argument
+    /// that must be an int reports the deletion, not a wrong type.
+    pub fn to_int(&self) -> Result<Option<i64>> {
+        Ok(match self {
             Value::Int(i) => Some(*i),
             Value::Bool(b) => Some(*b as i64),
             Value::Array(Tensor::Concrete(a))
@@ -273,23 +275,39 @@ impl Value {
                     && a.ndim() == 0
                     && (a.dtype().is_int() || a.dtype() == DType::Bool) =>
             {
-                Some(a.buffer().get_i64(0))
+                Some(a.get_i64(0)?)
             }
             _ => None,
-        }
+        })
     }
 
-    /// A Python number as f64 (int, float, bool, or a one-element array).
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
+    /// `to_int`, for asking what a value is: a deleted array is no int.
+    pub fn as_int(&self) -> Option<i64> {
+        self.to_int().ok().flatten()
+    }
+
+    /// A Python number as f64 (int, float, bool, or a one-element array,
+    /// concrete or with a concrete primal); `None` for anything else.
+    /// Reading a deleted array is its error.
+    pub fn to_f64(&self) -> Result<Option<f64>> {
+        Ok(match self {
             Value::Int(i) => Some(*i as f64),
             Value::Float(f) => Some(*f),
             Value::Bool(b) => Some(*b as u8 as f64),
-            Value::Array(a) if a.len() == 1 && a.ndim() == 0 => {
-                a.concrete().ok().map(|a| a.get_f64(0))
+            Value::Array(Tensor::Concrete(a)) if a.len() == 1 && a.ndim() == 0 => {
+                Some(a.get_f64(0)?)
             }
+            Value::Array(t) if t.len() == 1 && t.ndim() == 0 => match t.concrete() {
+                Ok(a) => Some(a.get_f64(0)?),
+                Err(_) => None,
+            },
             _ => None,
-        }
+        })
+    }
+
+    /// `to_f64`, for asking what a value is: a deleted array is no number.
+    pub fn as_f64(&self) -> Option<f64> {
+        self.to_f64().ok().flatten()
     }
 }
 
@@ -303,6 +321,34 @@ impl Key {
             Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
         }
     }
+}
+
+/// Fail with MemoryError, before anything is allocated, when a Python
+/// value of `dims` units multiplied together (a string's characters, a
+/// list's items) of `unit_bytes` each cannot be had: arrays' rule
+/// (`arr_kernels::limits::checked_bytes`). `kind` and `unit` name them in
+/// the message ("str", "characters").
+pub fn check_len(kind: &str, unit: &str, dims: &[usize], unit_bytes: usize) -> Result<()> {
+    arr_kernels::limits::checked_bytes(dims, unit_bytes)
+        .map(|_| ())
+        .map_err(|why| {
+            // At most two factors of 64 bits each: exact in 128.
+            let count = dims.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128));
+            Error::new(
+                crate::ErrorKind::MemoryError,
+                format!("cannot allocate a {kind} of {count} {unit} ({why})"),
+            )
+        })
+}
+
+/// `check_len` for a list or tuple of `dims` items multiplied together.
+pub fn check_items(kind: &str, dims: &[usize]) -> Result<()> {
+    check_len(kind, "items", dims, std::mem::size_of::<Value>())
+}
+
+/// `check_len` for a string of `dims` bytes multiplied together.
+pub fn check_str(dims: &[usize]) -> Result<()> {
+    check_len("str", "characters", dims, 1)
 }
 
 /// The number of items of a `Value::Range` (0 for anything else).

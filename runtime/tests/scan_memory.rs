@@ -39,7 +39,7 @@ fn residual_bytes(steps: usize) -> (usize, Vec<f64>) {
         .sum();
     let one = ops::scalar(1.0, DType::F32);
     let g = lin.transpose(&[Some(one)]).unwrap();
-    (bytes, g[0].concrete().unwrap().to_f64_vec())
+    (bytes, g[0].concrete().unwrap().to_f64_vec().unwrap())
 }
 
 #[test]

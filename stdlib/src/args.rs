@@ -21,7 +21,7 @@ pub fn float_arg(v: &Value) -> Result<Tensor> {
 }
 
 pub fn int_arg(name: &str, v: &Value) -> Result<i64> {
-    v.as_int()
+    v.to_int()?
         .ok_or_else(|| Error::type_error(format!("{name} must be an int, got {}", v.type_name())))
 }
 
@@ -33,7 +33,7 @@ pub fn opt_int_arg(name: &str, v: &Value) -> Result<Option<i64>> {
 }
 
 pub fn f64_arg(name: &str, v: &Value) -> Result<f64> {
-    v.as_f64()
+    v.to_f64()?
         .ok_or_else(|| Error::type_error(format!("{name} must be a number, got {}", v.type_name())))
 }
 

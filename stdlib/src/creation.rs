@@ -24,7 +24,7 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "asarray(x, dtype=None)",
         "x as an array (no copy if it already is one of that dtype).",
-        array,
+        asarray,
     );
     r.func(
         "zeros(shape, dtype=None)",
@@ -100,7 +100,7 @@ pub(crate) fn register(r: &mut Registry) {
         |_, a| {
             let t = array_arg(&a[0])?;
             Ok(match &t {
-                Tensor::Concrete(_) => Value::Array(Tensor::from(t.concrete()?.handle())),
+                Tensor::Concrete(_) => Value::Array(Tensor::from(t.concrete()?.handle()?)),
                 Tensor::Traced(_) => a[0].clone(),
             })
         },
@@ -119,7 +119,24 @@ pub(crate) fn register(r: &mut Registry) {
     );
 }
 
-fn array(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+/// `array(x)`: a new array, as NumPy's `array` copies. Of an array, a
+/// handle of its own (the elements shared, never copied): donating or
+/// deleting `x` later leaves it, and a deleted `x` has nothing to give.
+fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let src = match &a[0] {
+        Value::Array(Tensor::Concrete(x)) => Some(x.clone()),
+        _ => None,
+    };
+    let out = asarray(interp, a)?;
+    match (src, &out) {
+        (Some(x), Value::Array(Tensor::Concrete(y))) if x.same(y) => {
+            Ok(Value::Array(Tensor::from(x.handle()?)))
+        }
+        _ => Ok(out),
+    }
+}
+
+fn asarray(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     match dtype_arg(&a[1])? {
         Some(d) => match &a[0] {
@@ -140,7 +157,7 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
         other => return numpy::broadcast_to(other, shape),
     };
     let n: usize = shape.iter().product();
-    let buf = match &*scalar.buffer() {
+    let buf = match &*scalar.buffer()? {
         Buffer::Bool(v) => Buffer::Bool(vec![v[0]; n]),
         Buffer::I32(v) => Buffer::I32(vec![v[0]; n]),
         Buffer::I64(v) => Buffer::I64(vec![v[0]; n]),
@@ -223,6 +240,8 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return Err(Error::value_error("arange: step must not be zero"));
     }
     let n = ((x1 - x0) / dx).ceil().max(0.0) as usize;
+    // The result, then the float64 (or int64) values it is made from.
+    check_alloc(&[n], dtype)?;
     check_alloc(&[n], DType::F64)?;
     if all_int {
         let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
@@ -245,6 +264,7 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let m = opt_int_arg("M", &a[1])?.map_or(n, |m| m.max(0) as usize);
     let k = int_arg("k", &a[2])?;
     let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    check_alloc(&[n, m], dtype)?;
     check_alloc(&[n, m], DType::F64)?;
     let mut vals = vec![0.0f64; n * m];
     for i in 0..n {
@@ -288,20 +308,20 @@ fn item(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let x = x.concrete()?;
-    fn build(x: &Array, axis: usize, offset: usize) -> Value {
+    fn build(x: &Array, b: &Buffer, axis: usize, offset: usize) -> Value {
         if axis == x.ndim() {
             return match x.dtype() {
-                DType::Bool => Value::Bool(x.get_f64(offset) != 0.0),
-                d if d.is_int() => Value::Int(x.buffer().get_i64(offset)),
-                _ => Value::Float(x.get_f64(offset)),
+                DType::Bool => Value::Bool(b.get_f64(offset) != 0.0),
+                d if d.is_int() => Value::Int(b.get_i64(offset)),
+                _ => Value::Float(b.get_f64(offset)),
             };
         }
         let stride: usize = x.shape()[axis + 1..].iter().product();
         Value::list(
             (0..x.shape()[axis])
-                .map(|i| build(x, axis + 1, offset + i * stride))
+                .map(|i| build(x, b, axis + 1, offset + i * stride))
                 .collect(),
         )
     }
-    Ok(build(x, 0, 0))
+    Ok(build(x, &*x.buffer()?, 0, 0))
 }

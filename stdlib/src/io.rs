@@ -108,7 +108,8 @@ fn descr(dtype: DType) -> &'static str {
 
 /// The complete `.npy` file for `a`: version 1.0 unless the header needs 2.0's
 /// 32-bit length, header padded so that the data starts at a multiple of 64 bytes.
-fn npy_bytes(a: &Array) -> Vec<u8> {
+fn npy_bytes(a: &Array) -> Result<Vec<u8>> {
+    let buf = a.buffer()?;
     let dims: Vec<String> = a.shape().iter().map(|d| d.to_string()).collect();
     let shape = match dims.len() {
         1 => format!("({},)", dims[0]),
@@ -137,14 +138,14 @@ fn npy_bytes(a: &Array) -> Vec<u8> {
     out.extend_from_slice(dict.as_bytes());
     out.resize(prefix + header_len - 1, b' ');
     out.push(b'\n');
-    out.extend_from_slice(&a.buffer().to_le_bytes());
-    out
+    out.extend_from_slice(&buf.to_le_bytes());
+    Ok(out)
 }
 
 fn save(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let path = with_extension(path_arg("save", &args[0])?, ".npy");
     let a = numpy::to_tensor(&args[1])?;
-    write_file(&path, &npy_bytes(a.concrete()?))?;
+    write_file(&path, &npy_bytes(a.concrete()?)?)?;
     Ok(Value::None)
 }
 
@@ -565,7 +566,7 @@ fn write_npz(fname: &str, args: &[Value], compress: bool) -> Result<Value> {
     let zip_err = |e: zip::result::ZipError| io_error(format!("cannot write '{path}': {e}"));
     let mut zw = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for (name, a) in &members {
-        let bytes = npy_bytes(a.concrete()?);
+        let bytes = npy_bytes(a.concrete()?)?;
         let method = if compress {
             zip::CompressionMethod::Deflated
         } else {

@@ -219,6 +219,10 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Float(f) => {
             return Ok(match digits {
                 None => Value::Int(f.round_ties_even() as i64),
+                // Past every digit an f64 has, and past its largest magnitude,
+                // there is nothing to round (Python's NDIGITS_MAX and _MIN).
+                Some(d) if d > 323 => Value::Float(*f),
+                Some(d) if d < -308 => Value::Float(0.0 * f),
                 // Python rounds the exact binary value (2.675 is below 2.675 and
                 // rounds down); formatting with d digits does exactly that.
                 Some(d) if d >= 0 => {

@@ -868,15 +868,20 @@ pub(crate) fn register_sharding(r: &mut Registry) {
                 .iter()
                 .map(|s| Arc::from(s.as_str()))
                 .collect();
-            let n: usize = shape.iter().product();
+            let count = devices::count();
             let devs: Vec<usize> = match &a[2] {
-                Value::None => (0..n).collect(),
+                // The first devices in order: there must be that many (the
+                // product checked before a list of that length is made).
+                Value::None => match shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) {
+                    Some(n) if n <= count => (0..n).collect(),
+                    // More than there are: the first one missing is reported below.
+                    _ => vec![count],
+                },
                 v => numpy::sequence_items(v)?
                     .iter()
                     .map(|x| int_arg("devices", x).map(|i| i.max(0) as usize))
                     .collect::<Result<_>>()?,
             };
-            let count = devices::count();
             if let Some(&bad) = devs.iter().find(|&&d| d >= count) {
                 return Err(Error::value_error(format!(
                     "mesh: device {bad} does not exist (there are {count}; set_devices(n) gives more)"
@@ -1032,7 +1037,7 @@ fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
             }
         };
         let p = spec.placement(mesh, a.ndim())?;
-        Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p)))))
+        Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p))?)))
     })
 }
 

@@ -165,7 +165,7 @@ fn values(name: &str, v: &Value) -> Result<Vec<f64>> {
             a.shape()
         )));
     }
-    Ok(a.to_f64_vec())
+    Ok(a.to_f64_vec()?)
 }
 
 fn label_arg(v: &Value) -> Result<Option<String>> {
@@ -313,7 +313,7 @@ fn imshow(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             "imshow: the array must be non-empty and at most 4M elements",
         ));
     }
-    let data = arr.to_f64_vec();
+    let data = arr.to_f64_vec()?;
     with_figure(|f| {
         f.ax().image = Some((data, rows, cols));
         f.drawn = true;

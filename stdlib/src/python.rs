@@ -154,7 +154,7 @@ pub(crate) fn register(r: &mut Registry) {
          share storage (to check that a donated buffer was reused).",
         |_, a| {
             let x = array_arg(&a[0])?;
-            Ok(Value::Int(x.concrete()?.buffer_address() as i64))
+            Ok(Value::Int(x.concrete()?.buffer_address()? as i64))
         },
     );
 
@@ -291,6 +291,36 @@ pub(crate) fn register(r: &mut Registry) {
         "replace(self, old, new)",
         "Copy with every old replaced by new.",
         str_replace,
+    );
+    r.method(
+        "str",
+        "ljust(self, width, fillchar=' ')",
+        "The string padded on the right with fillchar to width characters.",
+        |_, a| pad_str(s(&a[0])?, &a[1], &a[2], |_, _| 0),
+    );
+    r.method(
+        "str",
+        "rjust(self, width, fillchar=' ')",
+        "The string padded on the left with fillchar to width characters.",
+        |_, a| pad_str(s(&a[0])?, &a[1], &a[2], |pad, _| pad),
+    );
+    r.method(
+        "str",
+        "center(self, width, fillchar=' ')",
+        "The string centred in width characters of fillchar.",
+        // Python's rule: an odd padding puts the extra character on the
+        // left when the width is odd.
+        |_, a| {
+            pad_str(s(&a[0])?, &a[1], &a[2], |pad, width| {
+                pad / 2 + (pad & width & 1)
+            })
+        },
+    );
+    r.method(
+        "str",
+        "zfill(self, width)",
+        "The string padded on the left with zeros to width characters (after a sign).",
+        str_zfill,
     );
     r.method(
         "str",
@@ -472,7 +502,7 @@ fn float(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             }
         }
         Value::Array(x) => numpy::item(x)?.as_f64().unwrap_or(f64::NAN),
-        v => v.as_f64().ok_or_else(|| {
+        v => v.to_f64()?.ok_or_else(|| {
             Error::type_error(format!(
                 "float() argument must be a number or string, not {}",
                 v.type_name()
@@ -665,7 +695,13 @@ fn timeit(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn block_until_ready(_: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
-    // Eager CPU arrays are always ready; asynchronous backends will wait here.
+    // Eager CPU arrays are always ready; asynchronous backends will wait
+    // here. Waiting for a deleted array's buffer is its error, as in JAX.
+    for leaf in crate::tree::leaves(&a[0]) {
+        if let Value::Array(Tensor::Concrete(x)) = leaf {
+            x.buffer()?;
+        }
+    }
     Ok(a.swap_remove(0))
 }
 
@@ -846,7 +882,14 @@ fn str_join(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ))),
         })
         .collect::<Result<_>>()?;
-    Ok(Value::str(&parts.join(s(&a[0])?)))
+    let sep = s(&a[0])?;
+    let total = parts
+        .iter()
+        .map(String::len)
+        .sum::<usize>()
+        .saturating_add(sep.len().saturating_mul(parts.len().saturating_sub(1)));
+    arr_runtime::value::check_str(&[total])?;
+    Ok(Value::str(&parts.join(sep)))
 }
 
 fn str_split(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -859,7 +902,61 @@ fn str_split(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn str_replace(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::str(&s(&a[0])?.replace(s(&a[1])?, s(&a[2])?)))
+    let (text, old, new) = (s(&a[0])?, s(&a[1])?, s(&a[2])?);
+    // Each match grows the text by what replaces it (an empty `old`
+    // matches between every two characters and at both ends).
+    let matches = text.matches(old).count();
+    arr_runtime::value::check_str(&[text.len().saturating_add(matches.saturating_mul(new.len()))])?;
+    Ok(Value::str(&text.replace(old, new)))
+}
+
+/// `s` padded with `fill` to `width` characters: `left` of the padding
+/// before it and the rest after (ljust, rjust, center).
+fn pad_str(
+    text: &str,
+    width: &Value,
+    fill: &Value,
+    left: fn(usize, usize) -> usize,
+) -> Result<Value> {
+    let width = int_arg("width", width)?.max(0) as usize;
+    let fill = s(fill)?;
+    let mut fills = fill.chars();
+    let (Some(c), None) = (fills.next(), fills.next()) else {
+        return Err(Error::type_error(
+            "The fill character must be exactly one character long",
+        ));
+    };
+    let len = text.chars().count();
+    if width <= len {
+        return Ok(Value::str(text));
+    }
+    let pad = width - len;
+    arr_runtime::value::check_str(&[pad.saturating_mul(c.len_utf8()).saturating_add(text.len())])?;
+    let before = left(pad, width);
+    let mut out = String::with_capacity(text.len() + pad * c.len_utf8());
+    out.extend(std::iter::repeat_n(c, before));
+    out.push_str(text);
+    out.extend(std::iter::repeat_n(c, pad - before));
+    Ok(Value::str(&out))
+}
+
+fn str_zfill(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let text = s(&a[0])?;
+    let width = int_arg("width", &a[1])?.max(0) as usize;
+    let len = text.chars().count();
+    if width <= len {
+        return Ok(a[0].clone());
+    }
+    arr_runtime::value::check_str(&[width - len + text.len()])?;
+    // The zeros go after a leading sign, as Python's do.
+    let (sign, digits) = match text.strip_prefix(['+', '-']) {
+        Some(rest) => text.split_at(text.len() - rest.len()),
+        None => ("", text),
+    };
+    Ok(Value::str(&format!(
+        "{sign}{}{digits}",
+        "0".repeat(width - len)
+    )))
 }
 
 fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

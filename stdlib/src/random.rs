@@ -196,7 +196,7 @@ fn split2(fname: &str, key: &Tensor) -> Result<(Tensor, Tensor)> {
 }
 
 fn key(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
-    let seed = args[0].as_int().ok_or_else(|| {
+    let seed = args[0].to_int()?.ok_or_else(|| {
         Error::type_error(format!(
             "random.key: seed must be an int, got {}",
             args[0].type_name()
@@ -213,7 +213,7 @@ fn split(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let key = key_arg("split", &args[0])?;
     let shape = match &args[1] {
         Value::Tuple(_) | Value::List(_) => shape_arg("split", &args[1])?,
-        v => match v.as_int() {
+        v => match v.to_int()? {
             Some(n) if n >= 0 => vec![n as usize],
             Some(n) => {
                 return Err(Error::value_error(format!(
@@ -430,11 +430,9 @@ fn randint_array(
     if dtype == DType::I64 {
         // Checking the span reads the bounds, so int64 draws need concrete bounds.
         let (lo_bounds, hi_bounds) = (minval.concrete()?, maxval.concrete()?);
+        let (lo_bounds, hi_bounds) = (lo_bounds.buffer()?, hi_bounds.buffer()?);
         let too_wide = (0..minval.len()).any(|i| {
-            let (lo, hi) = (
-                lo_bounds.buffer().get_i64(i) as i128,
-                hi_bounds.buffer().get_i64(i) as i128,
-            );
+            let (lo, hi) = (lo_bounds.get_i64(i) as i128, hi_bounds.get_i64(i) as i128);
             hi - lo > u32::MAX as i128
         });
         if too_wide {
@@ -537,7 +535,7 @@ fn count_arg(fname: &str, what: &str, v: &Value) -> Result<Option<usize>> {
     if !int_like {
         return Ok(None);
     }
-    match v.as_int() {
+    match v.to_int()? {
         Some(n) if n >= 0 => Ok(Some(n as usize)),
         Some(n) => Err(Error::value_error(format!(
             "random.{fname}: {what} must be non-negative, got {n}"

@@ -6,7 +6,7 @@ use crate::Registry;
 use arr_kernels::{Array, DType};
 use arr_runtime::index::get_index;
 use arr_runtime::numpy::{self, normalize_axis, ty};
-use arr_runtime::prim::{bind1, Prim};
+use arr_runtime::prim::{bind1, check_alloc, Prim};
 use arr_runtime::value::SliceValue;
 use arr_runtime::Tensor;
 use arr_runtime::{Error, Interp, NativeFn, Result, Value};
@@ -467,16 +467,31 @@ fn tile(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     shape.extend_from_slice(x.shape());
     let mut reps_full = vec![1; nd - reps.len()];
     reps_full.extend(reps);
-    let mut out = numpy::reshape(x, &shape)?;
-    for (axis, &r) in reps_full.iter().enumerate() {
-        if r != 1 {
-            out = concat(vec![out; r.max(1)], axis)?;
-            if r == 0 {
-                out = slice_axis(&out, axis, 0, 0)?;
-            }
-        }
+    // x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...) and each
+    // pair merged: one copy, whatever the counts (no list of r copies).
+    let wide: Vec<usize> = reps_full
+        .iter()
+        .zip(&shape)
+        .flat_map(|(&r, &s)| [r, s])
+        .collect();
+    let tiled: Option<Vec<usize>> = reps_full
+        .iter()
+        .zip(&shape)
+        .map(|(&r, &s)| r.checked_mul(s))
+        .collect();
+    match &tiled {
+        Some(t) => check_alloc(t, x.dtype())?,
+        None => check_alloc(&wide, x.dtype())?,
     }
-    ok(out)
+    let pairs: Vec<usize> = shape.iter().flat_map(|&s| [1, s]).collect();
+    let out = bind1(
+        &Prim::BroadcastInDim {
+            shape: wide,
+            dims: (0..2 * nd).collect(),
+        },
+        vec![numpy::reshape(x, &pairs)?],
+    )?;
+    ok(numpy::reshape(out, &tiled.expect("checked above"))?)
 }
 
 fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -493,11 +508,15 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     c.len()
                 )));
             }
-            (0..n)
-                .map(|i| c.buffer().get_i64(i).max(0) as usize)
-                .collect()
+            let b = c.buffer()?;
+            (0..n).map(|i| b.get_i64(i).max(0) as usize).collect()
         }
     };
+    // The result's size, checked before the index list is built.
+    let mut out_shape = x.shape().to_vec();
+    out_shape[axis] = counts.iter().fold(0usize, |n, &c| n.saturating_add(c));
+    check_alloc(&out_shape, x.dtype())?;
+    check_alloc(&[out_shape[axis]], DType::I32)?;
     let idx: Vec<i32> = counts
         .iter()
         .enumerate()
@@ -615,7 +634,8 @@ fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let k = int_arg("k", &a[1])?;
     match v.ndim() {
         1 => {
-            let n = v.len() + k.unsigned_abs() as usize;
+            let n = v.len().saturating_add(k.unsigned_abs() as usize);
+            check_alloc(&[n, n], v.dtype())?;
             let (rows, cols): (Vec<i32>, Vec<i32>) = (0..v.len() as i64)
                 .map(|i| ((i - k.min(0)) as i32, (i + k.max(0)) as i32))
                 .unzip();

@@ -19,7 +19,7 @@ pub(crate) fn register(r: &mut Registry) {
 
 fn table(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     match &a[0] {
-        Value::Dict(d) => Ok(summary(&d.borrow()).into_value()),
+        Value::Dict(d) => Ok(summary(&d.borrow())?.into_value()),
         Value::List(l) => records(&l.borrow()).map(Table::into_value),
         Value::Object(o) if o.as_any().is::<Table>() => Ok(a[0].clone()),
         other => Err(Error::type_error(format!(
@@ -54,7 +54,7 @@ fn num(x: f64) -> String {
 }
 
 /// One row per entry of a dict: arrays summarised, other values shown as they print.
-pub fn summary(d: &arr_runtime::Dict) -> Table {
+pub fn summary(d: &arr_runtime::Dict) -> Result<Table> {
     let mut t = Table::new(&["key", "dtype", "shape", "min", "max", "mean"]).right(&[3, 4, 5]);
     for (k, v) in d {
         let row = match v {
@@ -68,7 +68,7 @@ pub fn summary(d: &arr_runtime::Dict) -> Table {
                         .join(", ")
                         + if a.ndim() == 1 { "," } else { "" }
                 );
-                let xs = a.to_f64_vec();
+                let xs = a.to_f64_vec()?;
                 let (min, max, mean) = if xs.is_empty() {
                     (String::new(), String::new(), String::new())
                 } else {
@@ -108,7 +108,7 @@ pub fn summary(d: &arr_runtime::Dict) -> Table {
         };
         t.row(row);
     }
-    t
+    Ok(t)
 }
 
 /// One row per dict, one column per key (in order of first appearance).

@@ -1492,7 +1492,7 @@ fn direction(like: &[Tensor], seed: u64) -> Result<Vec<Tensor>> {
 }
 
 fn values(t: &Tensor) -> Result<Vec<f64>> {
-    Ok(t.concrete()?.to_f64_vec())
+    Ok(t.concrete()?.to_f64_vec()?)
 }
 
 fn assert_close(what: &str, got: &[Tensor], want: &[Tensor], tol: &Tol) -> Result<()> {

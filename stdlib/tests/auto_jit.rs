@@ -21,7 +21,9 @@ fn collect(v: &Value, out: &mut Vec<(String, Vec<usize>, Vec<u64>)>) {
         Value::Array(Tensor::Concrete(a)) => out.push((
             a.dtype().name().to_string(),
             a.shape().to_vec(),
-            (0..a.len()).map(|i| a.get_f64(i).to_bits()).collect(),
+            (0..a.len())
+                .map(|i| a.get_f64(i).unwrap().to_bits())
+                .collect(),
         )),
         Value::Tuple(t) => t.iter().for_each(|x| collect(x, out)),
         Value::List(l) => l.borrow().iter().for_each(|x| collect(x, out)),

@@ -226,7 +226,7 @@ fn shard_addresses(s: &mut Session, expr: &str) -> Vec<usize> {
             .shards()
             .expect("kept on the devices")
             .iter()
-            .map(|b| b.buffer_address())
+            .map(|b| b.buffer_address().unwrap())
             .collect(),
         other => panic!("{expr}: {:?}", other.map_err(|e| e.render())),
     }

@@ -390,7 +390,7 @@ fn impossible_allocations_are_errors_not_aborts() {
     check(
         "x = 1\ny = ones(10**12)\n",
         expect![[r#"
-            MemoryError: cannot allocate an array of type f32[1000000000000] at test.arr:2:5
+            MemoryError: cannot allocate f32[1000000000000] (4.0e12 bytes) at test.arr:2:5
               |
             2 | y = ones(10**12)
               |     ^^^^^^^^^^^^

@@ -195,7 +195,7 @@ fn shard_addresses(s: &mut Session, expr: &str) -> Vec<usize> {
             .shards()
             .expect("kept as shards")
             .iter()
-            .map(|b| b.buffer_address())
+            .map(|b| b.buffer_address().unwrap())
             .collect(),
         other => panic!("{expr}: {other:?}"),
     }

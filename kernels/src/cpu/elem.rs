@@ -109,7 +109,7 @@ macro_rules! with_dtype {
 #[inline]
 pub fn elems<T: Elem>(a: &Array) -> Elems<T> {
     Elems {
-        buf: a.buffer(),
+        buf: a.live(),
         elem: std::marker::PhantomData,
     }
 }

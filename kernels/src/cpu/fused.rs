@@ -68,7 +68,7 @@ impl<T: KFloat> Data<T> {
 }
 
 fn data<T: KFloat>(a: &Array) -> Data<T> {
-    match &*a.buffer() {
+    match &*a.live() {
         Buffer::Bool(v) => Data::Owned(
             v.iter()
                 .map(|&b| if b { T::ONE } else { T::ZERO })

@@ -124,21 +124,21 @@ pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
 }
 
 pub fn f32s(a: &Array) -> Vec<f32> {
-    match &*a.buffer() {
+    match &*a.buffer().unwrap() {
         Buffer::F32(v) => v.clone(),
         b => panic!("expected f32, got {}", b.dtype()),
     }
 }
 
 pub fn i32s(a: &Array) -> Vec<i32> {
-    match &*a.buffer() {
+    match &*a.buffer().unwrap() {
         Buffer::I32(v) => v.clone(),
         b => panic!("expected i32, got {}", b.dtype()),
     }
 }
 
 pub fn bools(a: &Array) -> Vec<bool> {
-    match &*a.buffer() {
+    match &*a.buffer().unwrap() {
         Buffer::Bool(v) => v.clone(),
         b => panic!("expected bool, got {}", b.dtype()),
     }
@@ -149,12 +149,12 @@ pub fn same(a: &Array, b: &Array) -> bool {
     a.shape() == b.shape()
         && a.dtype() == b.dtype()
         && (0..a.len()).all(|i| {
-            let (x, y) = (a.get_f64(i), b.get_f64(i));
+            let (x, y) = (a.get_f64(i).unwrap(), b.get_f64(i).unwrap());
             x == y || (x.is_nan() && y.is_nan())
         })
 }
 
 /// Copy an array so its buffer is unshared (exercises in-place reuse).
 pub fn fresh(a: &Array) -> Array {
-    Array::new(a.shape(), (*a.buffer()).clone())
+    Array::new(a.shape(), (*a.buffer().unwrap()).clone())
 }

@@ -276,7 +276,7 @@ impl Interp {
                         None => Ok(None),
                         Some(x) => match self.eval(x, f)? {
                             Value::None => Ok(None),
-                            v => v.as_int().map(Some).ok_or_else(|| {
+                            v => v.to_int()?.map(Some).ok_or_else(|| {
                                 Error::type_error("slice indices must be integers or None")
                             }),
                         },
@@ -347,7 +347,7 @@ impl Interp {
 
 /// A Python sequence index (negative from the end), bounds-checked.
 pub fn seq_index(idx: &Value, len: usize) -> Result<usize> {
-    let i = idx.as_int().ok_or_else(|| {
+    let i = idx.to_int()?.ok_or_else(|| {
         Error::type_error(format!(
             "indices must be integers or slices, not {}",
             idx.type_name()

@@ -360,6 +360,7 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
             .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
             .collect(),
         Value::Range(..) => {
+            crate::value::check_items("list", &[range_len(v)])?;
             let mut out = Vec::with_capacity(range_len(v));
             if let Value::Range(r) = v {
                 for k in 0..r.len() as i64 {

@@ -78,7 +78,9 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
     match (op, &a, &b) {
         (BinOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
         (BinOp::Mul, Value::Str(s), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Str(s)) => {
-            Ok(Value::str(&s.repeat((*n).max(0) as usize)))
+            let n = (*n).max(0) as usize;
+            crate::value::check_str(&[s.len(), n])?;
+            Ok(Value::str(&s.repeat(n)))
         }
         (BinOp::Add, Value::List(x), Value::List(y)) => Ok(Value::list(
             x.borrow()
@@ -93,16 +95,21 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
         (BinOp::Mul, Value::List(l), Value::Int(n))
         | (BinOp::Mul, Value::Int(n), Value::List(l)) => {
             let items = l.borrow();
+            crate::value::check_items("list", &[items.len(), (*n).max(0) as usize])?;
+            // (An empty list repeated is empty at once, however large n is.)
+            let n = if items.is_empty() { 0 } else { (*n).max(0) };
             Ok(Value::list(
-                (0..(*n).max(0))
-                    .flat_map(|_| items.iter().cloned())
-                    .collect(),
+                (0..n).flat_map(|_| items.iter().cloned()).collect(),
             ))
         }
         (BinOp::Mul, Value::Tuple(t), Value::Int(n))
-        | (BinOp::Mul, Value::Int(n), Value::Tuple(t)) => Ok(Value::tuple(
-            (0..(*n).max(0)).flat_map(|_| t.iter().cloned()).collect(),
-        )),
+        | (BinOp::Mul, Value::Int(n), Value::Tuple(t)) => {
+            crate::value::check_items("tuple", &[t.len(), (*n).max(0) as usize])?;
+            let n = if t.is_empty() { 0 } else { (*n).max(0) };
+            Ok(Value::tuple(
+                (0..n).flat_map(|_| t.iter().cloned()).collect(),
+            ))
+        }
         (BinOp::BitOr, Value::Dict(x), Value::Dict(y)) => {
             let mut d = x.borrow().clone();
             d.extend(y.borrow().iter().map(|(k, v)| (k.clone(), v.clone())));

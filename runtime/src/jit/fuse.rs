@@ -12,7 +12,7 @@
 //! product as it is computed instead of in a second pass over memory.
 
 use crate::prim::Prim;
-use crate::transform::graph::{Atom, Eqn, Graph};
+use crate::transform::graph::{lit_f64, Atom, Eqn, Graph};
 use arr_kernels::{
     BinaryOp, DType, Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ReduceOp,
     ScalarOp, UnaryOp,
@@ -102,7 +102,7 @@ impl Group {
     /// broadcasting into the group's shape), or None if it cannot be read.
     fn operand(&mut self, g: &Graph, a: &Atom) -> Option<usize> {
         match a {
-            Atom::Lit(x) => Some(self.push(ScalarOp::Const(x.get_f64(0)))),
+            Atom::Lit(x) => Some(self.push(ScalarOp::Const(lit_f64(x)))),
             Atom::Var(v) => {
                 if self.reductions.iter().any(|(o, _, _)| o == v) {
                     // A reduction of this kernel is only available after it.

@@ -151,7 +151,7 @@ pub fn fold_constants(g: &Graph) -> Graph {
 
 fn lit_value(a: &Atom) -> Option<f64> {
     match a {
-        Atom::Lit(x) if x.len() == 1 => Some(x.get_f64(0)),
+        Atom::Lit(x) if x.len() == 1 => Some(graph::lit_f64(x)),
         _ => None,
     }
 }
@@ -381,7 +381,7 @@ fn swap_dot_operands(g: &Graph, dot: &Eqn, perm: &[usize]) -> Option<(Prim, Vec<
 
 /// A literal's identity for CSE: dtype and bits.
 fn lit_key(x: &Array) -> (DType, u64) {
-    (x.dtype(), x.get_f64(0).to_bits())
+    (x.dtype(), graph::lit_f64(x).to_bits())
 }
 
 /// Common-subexpression elimination: an equation that repeats an earlier

@@ -187,7 +187,7 @@ pub fn shape_rule(prim: &Prim, args: &[Aval]) -> Result<Avals> {
 }
 
 fn scalar_index(t: &Tensor, n: usize) -> Result<usize> {
-    let i = t.concrete()?.buffer().get_i64(0);
+    let i = t.concrete()?.get_i64(0)?;
     Ok(i.clamp(0, n as i64 - 1) as usize)
 }
 
@@ -246,7 +246,7 @@ pub fn eval(prim: &Prim, args: Args) -> Result<Outs> {
                 let mut cin = cc.to_vec();
                 cin.extend(carry.iter().cloned());
                 let pred = graph::eval(cond, &cin)?.swap_remove(0);
-                if pred.concrete()?.get_f64(0) == 0.0 {
+                if pred.concrete()?.get_f64(0)? == 0.0 {
                     break;
                 }
                 let mut bin = bc.to_vec();

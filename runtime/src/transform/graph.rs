@@ -105,7 +105,9 @@ impl Builder {
     /// everything else as a constant input (once per distinct value).
     fn lift(&mut self, t: &Tensor) -> Atom {
         if let Tensor::Concrete(a) = t {
-            if a.shape().is_empty() {
+            // (A deleted scalar is an input like any array: reading it
+            // when the graph runs reports the deletion.)
+            if a.shape().is_empty() && a.deleted().is_none() {
                 // A handle of the graph's own: the user may delete theirs.
                 return Atom::Lit(a.pinned());
             }
@@ -113,10 +115,10 @@ impl Builder {
         // Concrete arrays of different shapes may share a buffer (reshape):
         // a variable is reused only when the types agree too.
         let key = match t {
-            Tensor::Concrete(a) if a.deleted().is_none() => {
-                std::sync::Arc::as_ptr(&a.buffer()) as usize
-            }
-            Tensor::Concrete(a) => a.identity(),
+            Tensor::Concrete(a) => match a.buffer() {
+                Ok(b) => std::sync::Arc::as_ptr(&b) as usize,
+                Err(_) => a.identity(),
+            },
             Tensor::Traced(tr) => Rc::as_ptr(tr) as usize,
         };
         if let Some(&v) = self.const_index.get(&key) {
@@ -533,13 +535,22 @@ impl Printer {
     }
 }
 
+/// The first element of a literal. Literals are pinned handles of live
+/// arrays (`lift` makes them), never deleted, so this read cannot fail.
+pub fn lit_f64(x: &Array) -> f64 {
+    x.get_f64(0).expect("a literal is pinned: never deleted")
+}
+
 fn lit_text(x: &Array) -> String {
-    let v = x.get_f64(0);
+    let v = lit_f64(x);
     match x.dtype() {
         DType::Bool => (if v != 0.0 { "True" } else { "False" }).into(),
         DType::F32 => crate::display::py_float32(v as f32),
         d if d.is_float() => crate::display::py_float(v),
-        _ => format!("{}", x.buffer().get_i64(0)),
+        _ => format!(
+            "{}",
+            x.get_i64(0).expect("a literal is pinned: never deleted")
+        ),
     }
 }
 

@@ -193,10 +193,11 @@ pub fn jvp_rule(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs
                             // b * a^(b-1), and 0 where b == 0 (as JAX). A
                             // constant exponent (x ** 2) needs no select, and
                             // x ** 2 differentiates to a product, not a power.
-                            let k = match b.as_concrete().filter(|c| c.len() == 1) {
-                                Some(c) if c.get_f64(0) == 2.0 => mul_scalar(a, 2.0)?,
-                                Some(c) if c.get_f64(0) == 1.0 => ones_like(a)?,
-                                Some(c) if c.get_f64(0) != 0.0 => {
+                            let exponent = b.as_concrete().filter(|c| c.len() == 1);
+                            let k = match exponent.map(|c| c.get_f64(0)).transpose()? {
+                                Some(2.0) => mul_scalar(a, 2.0)?,
+                                Some(1.0) => ones_like(a)?,
+                                Some(c) if c != 0.0 => {
                                     let bm1 = sub(b, &lit(1.0, b))?;
                                     mul(b, &binary(BinaryOp::Pow, a, &bm1)?)?
                                 }
