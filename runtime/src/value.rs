@@ -1,4 +1,9 @@
 //! Language values: Python-like scalars and containers, arrays, functions, modules.
+//!
+//! A value is two words (asserted below): `Array` is one pointer, errors are
+//! boxed, strings are `Rc<String>`, and `Tensor`'s tag shares `Value`'s, so
+//! a `Result<Value>` moves in registers. The interpreter loop (bench row
+//! w8) was 25% slower with 56-byte values.
 
 use crate::builtin::Builtin;
 use crate::code::FuncCode;

@@ -1,5 +1,11 @@
 //! The element trait that ties Rust scalar types to `Buffer` variants, plus
 //! output allocation and the parallel-splitting policy shared by all kernels.
+//!
+//! Large buffers are recycled: when the last array holding a 4–256 MiB
+//! buffer goes away it joins a small pool (at most 4 buffers, 256 MiB) that
+//! the next large output reuses, which avoids the page faults of fresh
+//! memory. A process may therefore keep up to 256 MiB of freed memory
+//! (`Backend::release_cached_buffers` gives it back).
 
 use crate::{Array, Buffer, DType};
 use std::sync::Mutex;

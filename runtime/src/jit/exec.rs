@@ -2,6 +2,18 @@
 //! use, so an operand used for the last time is handed to its kernel by
 //! value and its buffer is reused for the result in place: this is the
 //! memory plan (a chain `x * 2 + 1 - y` allocates once).
+//!
+//! `donate_argnums`/`donate_argnames` make the arguments' buffers such
+//! buffers: `Array::donate` takes the buffer out of the array, so every
+//! handle of it (the caller's variables, the pytrees holding it) is deleted
+//! from then on and reading it is JAX's "Array has been deleted" error —
+//! which is why an array's buffer sits behind a lock rather than being
+//! immutable (reads clone the `Arc`). A kernel with several unshared inputs
+//! overwrites a donated one first, so results land in the memory the caller
+//! gave, as JAX's aliasing does. Arrays the runtime shares between holders
+//! (cached scalars, literals of compiled graphs) are pinned: never deleted
+//! through one holder. A donation no output can take over is warned about
+//! once per compile.
 
 use crate::error::Result;
 use crate::prim::{bind, Args};
