@@ -777,10 +777,24 @@ fn softmax_under_jit_fuses_around_its_reductions() {
 
 const MLP_LAYER: &str = "jit(lambda x, w, b: tanh(x @ w + b))";
 
+/// Fusion makes the epilogue's kernel; the product is still its own.
 #[test]
-fn pass_fuse_matmul_epilogue() {
+fn pass_fuse_leaves_the_product() {
     check(
         &format!("{MLP_LAYER}.ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")"),
+        expect![[r#"
+            { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
+                d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
+                e:f32[8,4] = fused[ops=4 inputs=2 outputs=1] d c
+              in (e) }"#]],
+    );
+}
+
+/// The pass after it folds that kernel into the product.
+#[test]
+fn pass_fold_epilogues_makes_a_fused_matmul() {
+    check(
+        &format!("{MLP_LAYER}.ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fold_epilogues\")"),
         expect![[r#"
             { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
                 d:f32[8,4] = fused_matmul[ops=4 inputs=3 outputs=1] a b c
@@ -807,9 +821,9 @@ fn matmul_epilogue_kernel_text() {
 
 /// The product is also an output: it must be stored, so nothing folds into it.
 #[test]
-fn pass_fuse_keeps_a_product_used_twice() {
+fn pass_fold_epilogues_keeps_a_product_used_twice() {
     check(
-        "jit(lambda x, w, b: (x @ w, tanh(x @ w + b))).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")",
+        "jit(lambda x, w, b: (x @ w, tanh(x @ w + b))).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fold_epilogues\")",
         expect![[r#"
             { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
                 d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
@@ -821,9 +835,9 @@ fn pass_fuse_keeps_a_product_used_twice() {
 /// The product is read by a reduction over its rows as well as by the
 /// elementwise group: both need the whole product, so it stays a product.
 #[test]
-fn pass_fuse_keeps_a_product_read_by_a_reduction() {
+fn pass_fold_epilogues_keeps_a_product_read_by_a_reduction() {
     check(
-        "jit(lambda x, w, b: (lambda p: tanh(p + b) * sum(p, axis=0))(x @ w)).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fuse\")",
+        "jit(lambda x, w, b: (lambda p: tanh(p + b) * sum(p, axis=0))(x @ w)).ir(ones((8, 3)), ones((3, 4)), ones(4), after=\"fold_epilogues\")",
         expect![[r#"
             { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
                 d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b

@@ -207,7 +207,7 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
             }
             _ => CommandOutput::Error("usage: :plan f(args)".into()),
         },
-        "help" | "h" => CommandOutput::Text(format!("{HELP}\n")),
+        "help" | "h" => CommandOutput::Text(format!("{}\n", help_text())),
         other => CommandOutput::Error(format!("unknown command :{other} (try :help)")),
     }
 }
@@ -222,11 +222,26 @@ fn format_duration(secs: f64) -> String {
     }
 }
 
-const HELP: &str = "\
+/// `:help`: the commands, with jit's passes (for `:ir --pass`) listed from
+/// the pipeline itself, so the list cannot fall behind it.
+fn help_text() -> String {
+    use arr_runtime::jit::passes::{PIPELINE, TRACED};
+    let mut passes = String::new();
+    for p in std::iter::once(&TRACED).chain(PIPELINE) {
+        passes.push_str(&format!("    {:<21} {}\n", p.name, p.description));
+    }
+    format!("{HELP_BEFORE_PASSES}{passes}{HELP_AFTER_PASSES}")
+}
+
+const HELP_BEFORE_PASSES: &str = "\
 help(name), ?name    documentation of a function or module
 :time EXPR           run EXPR and show how long it took
 :ir f(args)          the IR that f traces to for these arguments
-:ir --pass NAME f(x) the IR of jit(f) after a compiler pass (traced, partition (a sharded jit), fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse)
+:ir --pass NAME f(x) the IR of jit(f) after a compiler pass (a sharded jit's
+                     'partition' stage comes after 'traced'); the passes, in order:
+";
+
+const HELP_AFTER_PASSES: &str = "\
 :kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
@@ -235,3 +250,27 @@ help(name), ?name    documentation of a function or module
 :quit, :q, Ctrl-D    leave
 Ctrl-C               interrupt a running computation (variables are kept), or clear the line
 Tab                  complete names, and attributes after '.'";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arr_runtime::jit::passes::PIPELINE;
+
+    /// `:help` lists every pass of jit's pipeline, in order, each with its
+    /// description, and `traced` before them.
+    #[test]
+    fn help_lists_the_pipelines_passes_in_order() {
+        let CommandOutput::Text(help) = run_command(&mut arr_stdlib::session(), "help") else {
+            panic!(":help shows text");
+        };
+        let mut at = help.find("    traced ").expect("traced is listed");
+        for p in PIPELINE {
+            let line = format!("    {:<21} {}\n", p.name, p.description);
+            let i = help[at..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("{} is not listed (in order) in\n{help}", p.name));
+            at += i + line.len();
+        }
+        assert!(help.contains("fold_epilogues"), "{help}");
+    }
+}

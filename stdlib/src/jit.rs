@@ -546,10 +546,11 @@ fn ir_after(
                 func_name(f)
             )));
         }
-        if p != "traced" && !jit::passes::PIPELINE.iter().any(|x| x.name == p) {
-            let names: Vec<&str> = jit::passes::PIPELINE.iter().map(|x| x.name).collect();
+        let passes = || std::iter::once(&jit::passes::TRACED).chain(jit::passes::PIPELINE);
+        if !passes().any(|x| x.name == p) {
+            let names: Vec<&str> = passes().map(|x| x.name).collect();
             return Err(Error::value_error(format!(
-                "no pass named '{p}'; the passes are: traced, {}",
+                "no pass named '{p}'; the passes are: {}",
                 names.join(", ")
             )));
         }
@@ -580,7 +581,7 @@ fn compiled_graph(
         leaves(&out).iter().map(numpy::to_tensor).collect()
     })?;
     let g = match until {
-        Some("traced") => (*closed.graph).clone(),
+        Some(p) if p == jit::passes::TRACED.name => (*closed.graph).clone(),
         other => jit::passes::run_pipeline(&closed.graph, other),
     };
     Ok((g, closed.consts.len()))

@@ -283,3 +283,27 @@ fn matmul_epilogues_compile_to_the_same_bits() {
         assert!(line.contains("3 equations -> 1 (1 fused kernels)"), "{r}");
     }
 }
+
+/// What automatic JIT compiles has no dead code: the unused
+/// `cos(x) + exp(x)` is traced but not kept, and the results are the
+/// interpreter's.
+#[test]
+fn dead_code_is_removed_from_compiled_functions() {
+    let mut s = session();
+    run(
+        &mut s,
+        "def f(x):\n    unused = cos(x) + exp(x)\n    return sin(x) * 2.0\nx = arange(8.0)\n",
+    );
+    run(&mut s, "set_auto_jit(False)");
+    let want = run(&mut s, "f(x)");
+    run(&mut s, "set_auto_jit(True)");
+    for _ in 0..7 {
+        assert_eq!(bits(&run(&mut s, "f(x)")), bits(&want));
+    }
+    let r = report(&mut s);
+    let line = r
+        .lines()
+        .find(|l| l.contains("compiled     function f "))
+        .unwrap_or_else(|| panic!("f was not compiled:\n{r}"));
+    assert!(line.contains("5 equations -> 2 (0 fused kernels)"), "{r}");
+}

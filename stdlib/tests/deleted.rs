@@ -4,13 +4,23 @@
 //! files, transformations, devices), `<deleted: ...>` where it is only
 //! printed, and never a panic: the session goes on with everything else.
 
-mod common;
-
 use arr_runtime::{Session, Value};
-use common::{run, session};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
+
+fn session() -> Session {
+    arr_stdlib::session()
+}
+
+/// Run an entry; its value (None for statements). Panics with the rendered error.
+fn run(s: &mut Session, src: &str) -> Value {
+    match s.run_entry(src) {
+        Ok(Some(v)) => v,
+        Ok(None) => Value::None,
+        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
+    }
+}
 
 /// `x`, `s` (a scalar), `si` (an int scalar) and `k` (a key) deleted by
 /// donation or `delete()`, `xs` a sharded array donated to a sharded jit,

@@ -6,11 +6,21 @@
 //! process, and never a product that wraps around — and the session keeps
 //! everything it had.
 
-mod common;
-
 use arr_runtime::{Session, Value};
-use common::{run, session};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn session() -> Session {
+    arr_stdlib::session()
+}
+
+/// Run an entry; its value (None for statements). Panics with the rendered error.
+fn run(s: &mut Session, src: &str) -> Value {
+    match s.run_entry(src) {
+        Ok(Some(v)) => v,
+        Ok(None) => Value::None,
+        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
+    }
+}
 
 /// Each input and the error it must give (kind and message). Every size is
 /// beyond the 1 TiB any one allocation may take, so the errors do not

@@ -5,9 +5,10 @@
 //! their producers). A fused kernel makes one pass over its inputs with no
 //! full-size intermediates.
 //!
-//! Then each float `dot_general` whose result is read by one elementwise
-//! equation or one fused kernel without reductions (and nothing else)
-//! takes that as its epilogue: the pair becomes one `fused_matmul`
+//! Then a pass of its own (`fold_epilogues`, after fusion): each float
+//! `dot_general` whose result is read by one elementwise equation or one
+//! fused kernel without reductions (and nothing else) takes that as its
+//! epilogue: the pair becomes one `fused_matmul`
 //! (`arr_kernels::MatmulKernel`), whose backend applies the epilogue to the
 //! product as it is computed instead of in a second pass over memory.
 
@@ -417,7 +418,6 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
             }
         }
     }
-    let eqns = fold_epilogues(g, eqns, &outputs, min_elements);
     Graph {
         types: g.types.clone(),
         invars: g.invars.clone(),
@@ -426,10 +426,47 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
     }
 }
 
+/// The epilogue pass (after fusion): each float `dot_general` whose result
+/// only one elementwise equation or one reduction-free fused kernel reads
+/// (and is no graph output) takes that reader as its epilogue: the pair
+/// becomes a `fused_matmul`, at the reader's place.
+pub fn fold_epilogues(g: &Graph) -> Graph {
+    fold_epilogues_with(g, 1)
+}
+
+/// The epilogue pass of the exact pipeline: products of at least
+/// `EXACT_FUSE_MIN` elements, as its fusion does. The product is computed
+/// by the gemm calls eager `dot_general` makes, so no value changes.
+pub fn fold_epilogues_exact(g: &Graph) -> Graph {
+    fold_epilogues_with(g, EXACT_FUSE_MIN)
+}
+
+fn fold_epilogues_with(g: &Graph, min_elements: usize) -> Graph {
+    let outputs: Vec<usize> = g
+        .outvars
+        .iter()
+        .filter_map(|a| match a {
+            Atom::Var(v) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    Graph {
+        types: g.types.clone(),
+        invars: g.invars.clone(),
+        eqns: fold_into_products(g, g.eqns.clone(), &outputs, min_elements),
+        outvars: g.outvars.clone(),
+    }
+}
+
 /// Fold into each float `dot_general` (of at least `min_elements` elements)
 /// the one equation that reads its result, when that is elementwise at the
-/// product's shape: the pair becomes a `fused_matmul`, at the reader's place.
-fn fold_epilogues(g: &Graph, eqns: Vec<Eqn>, outputs: &[usize], min_elements: usize) -> Vec<Eqn> {
+/// product's shape.
+fn fold_into_products(
+    g: &Graph,
+    eqns: Vec<Eqn>,
+    outputs: &[usize],
+    min_elements: usize,
+) -> Vec<Eqn> {
     let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, eqn) in eqns.iter().enumerate() {
         for a in &eqn.inputs {

@@ -1,7 +1,9 @@
 //! The compiler's passes over a `Graph`, each a function from graph to
-//! graph that keeps the signature (inputs and output types). `PIPELINE`
-//! lists them in order; `run_pipeline` applies it, and `jit`'s `:ir --pass`
-//! shows the graph after any of them.
+//! graph that keeps the signature (inputs and output types). Every pass is
+//! a named constant; `PIPELINE` (jit's) and `EXACT_PIPELINE` (automatic
+//! JIT's) are lists of them, so neither can lose a pass when another is
+//! added. `run_pipeline` applies jit's, `:ir --pass NAME` shows the graph
+//! after any of its passes, and `:help` lists them with their descriptions.
 //!
 //! Calls are already inlined when a function is traced (a `jit` inside a
 //! traced function traces through), so the pipeline starts from one flat
@@ -13,57 +15,116 @@ use crate::transform::graph::{self, Atom, Eqn, Graph};
 use arr_kernels::{Array, BinaryOp, DType, UnaryOp};
 use std::collections::HashMap;
 
-/// A pass: its name (for `:ir --pass NAME` and snapshots) and the rewrite.
+/// A pass: its name (for `:ir --pass NAME` and snapshots), what it does in
+/// one line (`:help` prints it), and the rewrite.
 #[derive(Clone, Copy)]
 pub struct Pass {
     pub name: &'static str,
+    pub description: &'static str,
     pub run: fn(&Graph) -> Graph,
 }
 
-/// The pipeline, in order.
+/// Not a pass: what `:ir --pass traced` shows, the graph before any pass.
+pub const TRACED: Pass = Pass {
+    name: "traced",
+    description: "the graph as traced, before any pass",
+    run: Graph::clone,
+};
+
+pub const FOLD: Pass = Pass {
+    name: "fold",
+    description:
+        "equations whose inputs are all literal scalars run now; their results become literals",
+    run: fold_constants,
+};
+
+pub const SIMPLIFY: Pass = Pass {
+    name: "simplify",
+    description: "identities that remove work: x*1, x+(-0.0), x/1, x**1, constant selects, \
+                  converts, reshapes, transposes and broadcasts that change nothing, -(-x)",
+    run: simplify,
+};
+
+pub const CSE: Pass = Pass {
+    name: "cse",
+    description: "an equation that repeats an earlier one reuses its outputs",
+    run: cse,
+};
+
+pub const DOT_TRANSPOSE: Pass = Pass {
+    name: "dot_transpose",
+    description: "a transposed product becomes the product of swapped operands, \
+                  which the GEMM reads in place (may round differently)",
+    run: dot_transpose,
+};
+
+pub const COMBINE_COLLECTIVES: Pass = Pass {
+    name: "combine_collectives",
+    description: "all-reduces that can wait for each other become one all-reduce of \
+                  all their operands (values unchanged)",
+    run: combine_collectives,
+};
+
+pub const DCE: Pass = Pass {
+    name: "dce",
+    description: "equations whose results nothing reads are removed",
+    run: graph::dce,
+};
+
+pub const FUSE: Pass = Pass {
+    name: "fuse",
+    description: "runs of elementwise operations, broadcasts of their inputs and \
+                  trailing reductions become one fused kernel",
+    run: super::fuse::fuse,
+};
+
+pub const FUSE_EXACT: Pass = Pass {
+    name: "fuse_exact",
+    description: "fuse for automatic JIT: elementwise runs of at least 16K elements only, \
+                  so every value keeps the interpreter's bits",
+    run: super::fuse::fuse_elementwise,
+};
+
+pub const FOLD_EPILOGUES: Pass = Pass {
+    name: "fold_epilogues",
+    description: "a float product read only by one elementwise operation or reduction-free \
+                  fused kernel takes it as its epilogue: one fused_matmul",
+    run: super::fuse::fold_epilogues,
+};
+
+pub const FOLD_EPILOGUES_EXACT: Pass = Pass {
+    name: "fold_epilogues_exact",
+    description: "fold_epilogues for automatic JIT: products of at least 16K elements \
+                  (the product is the eager gemm's, so bits are unchanged)",
+    run: super::fuse::fold_epilogues_exact,
+};
+
+/// jit's pipeline, in order.
 pub const PIPELINE: &[Pass] = &[
-    Pass {
-        name: "fold",
-        run: fold_constants,
-    },
-    Pass {
-        name: "simplify",
-        run: simplify,
-    },
-    Pass {
-        name: "cse",
-        run: cse,
-    },
-    Pass {
-        name: "dot_transpose",
-        run: dot_transpose,
-    },
-    Pass {
-        name: "combine_collectives",
-        run: combine_collectives,
-    },
-    Pass {
-        name: "dce",
-        run: graph::dce,
-    },
-    Pass {
-        name: "fuse",
-        run: super::fuse::fuse,
-    },
+    FOLD,
+    SIMPLIFY,
+    CSE,
+    DOT_TRANSPOSE,
+    COMBINE_COLLECTIVES,
+    DCE,
+    FUSE,
+    FOLD_EPILOGUES,
 ];
 
-/// The pipeline of automatic JIT: the same passes, but fusion leaves
-/// reductions alone, so compiled code computes every value bit for bit as
-/// the interpreter would (turning the feature off changes no result).
+/// The pipeline of automatic JIT: only passes that keep every value's bits,
+/// so compiled code computes each value as the interpreter would (turning
+/// the feature off changes no result). Not `dot_transpose`, whose swapped
+/// product may round differently; fusion leaves reductions to their eager
+/// kernels (a fused sum adds in another order) and small arrays alone; an
+/// epilogue runs on the very product eager `dot_general` computes.
 pub const EXACT_PIPELINE: &[Pass] = &[
-    PIPELINE[0],
-    PIPELINE[1],
-    PIPELINE[2],
-    PIPELINE[4],
-    Pass {
-        name: "fuse",
-        run: super::fuse::fuse_elementwise,
-    },
+    FOLD,
+    SIMPLIFY,
+    CSE,
+    COMBINE_COLLECTIVES,
+    DCE,
+    FUSE_EXACT,
+    FOLD_EPILOGUES_EXACT,
 ];
 
 /// Run the pipeline; with `until`, stop after the pass of that name.
@@ -442,6 +503,75 @@ mod tests {
             size: 4,
         };
         crate::prim::bind1(&Prim::Collective(c), [x]).unwrap()
+    }
+
+    fn names(passes: &[Pass]) -> String {
+        passes.iter().map(|p| p.name).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Both pipelines, by name: a pass added to one shows up here, and
+    /// neither can lose one (the exact one once lost `dce` when a pass was
+    /// inserted before the index it was picked by).
+    #[test]
+    fn the_pipelines_passes() {
+        expect_test::expect![[
+            "fold simplify cse dot_transpose combine_collectives dce fuse fold_epilogues"
+        ]]
+        .assert_eq(&names(PIPELINE));
+        expect_test::expect![
+            "fold simplify cse combine_collectives dce fuse_exact fold_epilogues_exact"
+        ]
+        .assert_eq(&names(EXACT_PIPELINE));
+        for p in PIPELINE.iter().chain(EXACT_PIPELINE) {
+            assert!(
+                !p.description.is_empty() && !p.description.contains('\n'),
+                "{}",
+                p.name
+            );
+        }
+    }
+
+    /// Automatic JIT's pipeline removes computations whose results nothing
+    /// reads: here an unused `cos(x) + exp(x)` beside the result.
+    #[test]
+    fn the_exact_pipeline_removes_dead_code() {
+        let f32 = |shape: &[usize]| Aval {
+            shape: shape.into(),
+            dtype: DType::F32,
+        };
+        let un = |op, x: &Tensor| crate::prim::bind1(&Prim::Unary(op), [x.clone()]).unwrap();
+        let closed = graph::trace(&[f32(&[3])], true, |ts| {
+            let used = un(UnaryOp::Sin, &ts[0]);
+            let (c, e) = (un(UnaryOp::Cos, &ts[0]), un(UnaryOp::Exp, &ts[0]));
+            let _unused = crate::prim::bind1(&Prim::Binary(BinaryOp::Add), [c, e]).unwrap();
+            Ok(vec![used])
+        })
+        .unwrap();
+        assert_eq!(closed.graph.eqns.len(), 4, "traced with the dead equations");
+        let compiled = run_passes(EXACT_PIPELINE, &closed.graph, None);
+        expect_test::expect![[r#"
+            { lambda ; a:f32[3]. let
+                b:f32[3] = sin a
+              in (b) }"#]]
+        .assert_eq(&graph::text(&compiled, 0));
+    }
+
+    /// ARCHITECTURE.md's jit paragraph names jit's passes in order.
+    #[test]
+    fn the_architecture_lists_the_pipeline() {
+        let doc = include_str!("../../../ARCHITECTURE.md");
+        let list = PIPELINE
+            .iter()
+            .map(|p| format!("`{}`", p.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(
+            doc.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(&list),
+            "ARCHITECTURE.md should list the pipeline as: {list}"
+        );
     }
 
     /// Three gradients' psums become one; a psum whose result is read before
