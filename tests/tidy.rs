@@ -55,6 +55,18 @@ fn code_map_rows(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The top-level folders a full path starts with.
+const ROOTS: [&str; 8] = [
+    "lang/",
+    "runtime/",
+    "kernels/",
+    "stdlib/",
+    "repl/",
+    "bench/",
+    "tests/",
+    "examples/",
+];
+
 /// The paths a row names in backticks: a full path (`runtime/src/prim/mod.rs`)
 /// or a folder (`runtime/src/spmd/`) followed by the file names in it.
 fn named_paths(row: &str) -> BTreeSet<String> {
@@ -68,10 +80,18 @@ fn named_paths(row: &str) -> BTreeSet<String> {
         if part.ends_with('/') {
             folder = part.to_string();
         } else if part.contains('/') {
-            out.insert(part.to_string());
-            if let Some(cut) = part.rfind('/') {
-                folder = part[..=cut].to_string();
+            // A full path, or one relative to the row's folder (`display/sharding.rs`).
+            let full = if ROOTS.iter().any(|r| part.starts_with(r)) {
+                part.to_string()
+            } else {
+                format!("{folder}{part}")
+            };
+            if let Some(cut) = full.rfind('/') {
+                if ROOTS.iter().any(|r| part.starts_with(r)) {
+                    folder = full[..=cut].to_string();
+                }
             }
+            out.insert(full);
         } else if part.ends_with(".rs") {
             out.insert(format!("{folder}{part}"));
         }
@@ -131,13 +151,22 @@ fn every_invariant_names_a_test_that_exists() {
                 if !name.starts_with('.') && name != "target" {
                     stack.push(path);
                 }
-            } else if name.ends_with(".rs") && path.components().any(|c| c.as_os_str() == "tests") {
-                // Every function of a test file counts, so the test bodies
-                // of `proptest!` blocks are found too.
+            } else if name.ends_with(".rs") {
+                // In test folders every function counts (so the bodies of
+                // `proptest!` blocks are found); elsewhere, `#[test]` ones.
+                let in_tests = path.components().any(|c| c.as_os_str() == "tests");
                 let src = std::fs::read_to_string(&path).unwrap_or_default();
+                let mut after_test_attr = false;
                 for line in src.lines() {
-                    if let Some(rest) = line.trim_start().strip_prefix("fn ") {
-                        tests.insert(rest.split(['(', '<']).next().unwrap_or("").to_string());
+                    let line = line.trim_start();
+                    if line.starts_with("#[test]") {
+                        after_test_attr = true;
+                    }
+                    if let Some(rest) = line.strip_prefix("fn ") {
+                        if in_tests || after_test_attr {
+                            tests.insert(rest.split(['(', '<']).next().unwrap_or("").to_string());
+                        }
+                        after_test_attr = false;
                     }
                 }
             }

@@ -3,8 +3,8 @@
 
 mod common;
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, UnaryOp};
 use common::*;
 use proptest::prelude::*;
@@ -157,7 +157,8 @@ fn zero_d_and_empty() {
     let a = Array::scalar_f32(2.0);
     let b = Array::new(&[0, 3], Buffer::F32(vec![]));
     assert_eq!(
-        cpu::Cpu.binary(BinaryOp::Add, a.clone(), a.clone())
+        cpu::Cpu
+            .binary(BinaryOp::Add, a.clone(), a.clone())
             .get_f64(0)
             .unwrap(),
         4.0
@@ -275,17 +276,19 @@ fn unsigned_and_i64_semantics() {
 }
 
 fn f64_op(op: BinaryOp, x: f64, y: f64) -> f64 {
-    cpu::Cpu.binary(
-        op,
-        Array::new(&[], Buffer::F64(vec![x])),
-        Array::new(&[], Buffer::F64(vec![y])),
-    )
-    .get_f64(0)
-    .unwrap()
+    cpu::Cpu
+        .binary(
+            op,
+            Array::new(&[], Buffer::F64(vec![x])),
+            Array::new(&[], Buffer::F64(vec![y])),
+        )
+        .get_f64(0)
+        .unwrap()
 }
 
 fn f32_op(op: BinaryOp, x: f32, y: f32) -> f32 {
-    cpu::Cpu.binary(op, Array::scalar_f32(x), Array::scalar_f32(y))
+    cpu::Cpu
+        .binary(op, Array::scalar_f32(x), Array::scalar_f32(y))
         .get_f64(0)
         .unwrap() as f32
 }

@@ -6,8 +6,8 @@
 
 mod common;
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{Array, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ScalarOp, UnaryOp};
 use common::{f32_array, f64_array, fresh};
 use proptest::prelude::*;

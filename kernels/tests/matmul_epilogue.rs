@@ -5,8 +5,8 @@
 
 mod common;
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{
     Array, BinaryOp, Buffer, DType, DotDims, Kernel, KernelInput, KernelOutput, MatmulKernel,
     MatmulOperand, ScalarOp, UnaryOp,

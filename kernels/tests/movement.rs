@@ -2,8 +2,8 @@
 
 mod common;
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{Array, Buffer, DType, DotDims, ScatterMode};
 use common::*;
 use proptest::prelude::*;
@@ -300,9 +300,13 @@ fn iota_and_zero_d() {
     let s = Array::scalar_f32(5.0);
     assert_eq!(cpu::Cpu.transpose(&s, &[]).to_f64_vec().unwrap(), [5.0]);
     assert_eq!(cpu::Cpu.rev(&s, &[]).to_f64_vec().unwrap(), [5.0]);
-    assert_eq!(cpu::Cpu.slice(&s, &[], &[], &[]).to_f64_vec().unwrap(), [5.0]);
     assert_eq!(
-        cpu::Cpu.broadcast_in_dim(&s, &[2, 2], &[])
+        cpu::Cpu.slice(&s, &[], &[], &[]).to_f64_vec().unwrap(),
+        [5.0]
+    );
+    assert_eq!(
+        cpu::Cpu
+            .broadcast_in_dim(&s, &[2, 2], &[])
             .to_f64_vec()
             .unwrap(),
         [5.0; 4]
@@ -318,7 +322,10 @@ fn iota_and_zero_d() {
         lhs_contract: vec![],
         rhs_contract: vec![],
     };
-    assert_eq!(cpu::Cpu.dot_general(&s, &s, &d).to_f64_vec().unwrap(), [25.0]);
+    assert_eq!(
+        cpu::Cpu.dot_general(&s, &s, &d).to_f64_vec().unwrap(),
+        [25.0]
+    );
 }
 
 #[test]
@@ -399,7 +406,8 @@ fn large_inputs_take_the_parallel_paths() {
     let cols = i32_array(&[500], 14, 0, 299);
     let s = cpu::Cpu.scatter(&a, &cols, &upd, 1, ScatterMode::Add);
     let total = |x: &Array| {
-        cpu::Cpu.reduce(ReduceOp::Sum, &cpu::Cpu.convert(x, DType::I64), &[0, 1])
+        cpu::Cpu
+            .reduce(ReduceOp::Sum, &cpu::Cpu.convert(x, DType::I64), &[0, 1])
             .get_f64(0)
             .unwrap()
     };

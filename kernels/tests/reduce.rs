@@ -2,8 +2,8 @@
 
 mod common;
 
-use arr_kernels::Backend;
 use arr_kernels::cpu;
+use arr_kernels::Backend;
 use arr_kernels::{ArgReduceOp, Array, Buffer, DType, ReduceOp, ScanOp};
 use common::*;
 use proptest::prelude::*;
@@ -157,19 +157,29 @@ proptest! {
 fn empty_reductions_give_identities() {
     let e = Array::new(&[0, 3], Buffer::F32(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Sum, &e, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Sum, &e, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [0.0; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Prod, &e, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Prod, &e, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [1.0; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Max, &e, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Max, &e, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [f64::NEG_INFINITY; 3]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &e, &[0, 1])
+        cpu::Cpu
+            .reduce(ReduceOp::Min, &e, &[0, 1])
             .to_f64_vec()
             .unwrap(),
         [f64::INFINITY]
@@ -177,35 +187,51 @@ fn empty_reductions_give_identities() {
     assert_eq!(cpu::Cpu.reduce(ReduceOp::Sum, &e, &[1]).shape(), &[0]);
     let ei = Array::new(&[0], Buffer::I32(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Max, &ei, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Max, &ei, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [i32::MIN as f64]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &ei, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Min, &ei, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [i32::MAX as f64]
     );
     let eb = Array::new(&[0], Buffer::Bool(vec![]));
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::All, &eb, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::All, &eb, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [1.0]
     );
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Any, &eb, &[0]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Any, &eb, &[0])
+            .to_f64_vec()
+            .unwrap(),
         [0.0]
     );
     let s = Array::scalar_f32(3.0);
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Sum, &s, &[]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Sum, &s, &[])
+            .to_f64_vec()
+            .unwrap(),
         [3.0]
     );
     assert_eq!(
-        cpu::Cpu.arg_reduce(
-            ArgReduceOp::ArgMax,
-            &Array::new(&[2, 0], Buffer::F32(vec![])),
-            1
-        )
-        .to_f64_vec()
-        .unwrap(),
+        cpu::Cpu
+            .arg_reduce(
+                ArgReduceOp::ArgMax,
+                &Array::new(&[2, 0], Buffer::F32(vec![])),
+                1
+            )
+            .to_f64_vec()
+            .unwrap(),
         [0.0, 0.0]
     );
     assert_eq!(cpu::Cpu.scan(ScanOp::Sum, &e, 0, false).shape(), &[0, 3]);
@@ -214,22 +240,26 @@ fn empty_reductions_give_identities() {
 #[test]
 fn nan_handling() {
     let a = Array::new(&[5], Buffer::F32(vec![1.0, f32::NAN, 5.0, f32::NAN, 7.0]));
-    assert!(cpu::Cpu.reduce(ReduceOp::Max, &a, &[0])
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Max, &a, &[0])
         .get_f64(0)
         .unwrap()
         .is_nan());
-    assert!(cpu::Cpu.reduce(ReduceOp::Min, &a, &[0])
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Min, &a, &[0])
         .get_f64(0)
         .unwrap()
         .is_nan());
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &a, 0)
+        cpu::Cpu
+            .arg_reduce(ArgReduceOp::ArgMax, &a, 0)
             .get_f64(0)
             .unwrap(),
         1.0
     );
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMin, &a, 0)
+        cpu::Cpu
+            .arg_reduce(ArgReduceOp::ArgMin, &a, 0)
             .get_f64(0)
             .unwrap(),
         1.0
@@ -238,24 +268,28 @@ fn nan_handling() {
         .map(|i| if i == 777 { f32::NAN } else { i as f32 })
         .collect();
     let long = Array::new(&[1000], Buffer::F32(long));
-    assert!(cpu::Cpu.reduce(ReduceOp::Max, &long, &[0])
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Max, &long, &[0])
         .get_f64(0)
         .unwrap()
         .is_nan());
     let col = long.reshape(&[1000, 1]);
-    assert!(cpu::Cpu.reduce(ReduceOp::Max, &col, &[0])
+    assert!(cpu::Cpu
+        .reduce(ReduceOp::Max, &col, &[0])
         .get_f64(0)
         .unwrap()
         .is_nan());
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &col, 0)
+        cpu::Cpu
+            .arg_reduce(ArgReduceOp::ArgMax, &col, 0)
             .get_f64(0)
             .unwrap(),
         777.0
     );
     let first = Array::new(&[4], Buffer::I32(vec![3, 9, 9, 1]));
     assert_eq!(
-        cpu::Cpu.arg_reduce(ArgReduceOp::ArgMax, &first, 0)
+        cpu::Cpu
+            .arg_reduce(ArgReduceOp::ArgMax, &first, 0)
             .get_f64(0)
             .unwrap(),
         1.0
@@ -277,21 +311,28 @@ fn large_reductions_along_each_axis() {
         }
         let (_, want) = naive_reduce(&a, &axes, f64::NEG_INFINITY, f64::max);
         assert_eq!(
-            cpu::Cpu.reduce(ReduceOp::Max, &a, &axes).to_f64_vec().unwrap(),
+            cpu::Cpu
+                .reduce(ReduceOp::Max, &a, &axes)
+                .to_f64_vec()
+                .unwrap(),
             want
         );
     }
     let b = f32_array(&[2, 50_000, 2], 10);
     let (_, want) = naive_reduce(&b, &[0, 2], f64::INFINITY, f64::min);
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &b, &[0, 2])
+        cpu::Cpu
+            .reduce(ReduceOp::Min, &b, &[0, 2])
             .to_f64_vec()
             .unwrap(),
         want
     );
     let (_, want) = naive_reduce(&b, &[1], f64::INFINITY, f64::min);
     assert_eq!(
-        cpu::Cpu.reduce(ReduceOp::Min, &b, &[1]).to_f64_vec().unwrap(),
+        cpu::Cpu
+            .reduce(ReduceOp::Min, &b, &[1])
+            .to_f64_vec()
+            .unwrap(),
         want
     );
 }
