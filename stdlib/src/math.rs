@@ -32,7 +32,6 @@ pub(crate) fn register(r: &mut Registry) {
             log2 as NativeFn,
         ),
         ("log10(x)", "Base-10 logarithm, elementwise.", log10),
-        ("exp2(x)", "2 to the power x, elementwise.", exp2),
         ("sign(x)", "-1, 0 or 1 by the sign of x, elementwise.", sign),
         ("negative(x)", "-x, elementwise.", |_, a| {
             numpy::unary(UnaryOp::Neg, &a[0])
@@ -175,11 +174,6 @@ fn log2(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn log10(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let l = numpy::unary_float(UnaryOp::Log, &a[0])?;
     numpy::binary(BinaryOp::Div, &l, &Value::Float(std::f64::consts::LN_10))
-}
-
-fn exp2(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let x = Value::Array(float_arg(&a[0])?);
-    numpy::binary(BinaryOp::Pow, &Value::Float(2.0), &x)
 }
 
 fn sign(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
