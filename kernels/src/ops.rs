@@ -6,38 +6,60 @@
 pub use crate::optable::{BinaryFn, BinaryKernels, Builtin, UnaryFn, UnaryKernels};
 pub use crate::optable::{BinaryOp, UnaryOp};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
-    /// Logical and over bool.
-    All,
-    /// Logical or over bool.
-    Any,
+/// An op enum with `ALL`, every variant in declaration order, from the
+/// one list of variants: tables that must cover every op iterate `ALL`,
+/// and a new op cannot be left out of it.
+macro_rules! listed_ops {
+    ($(#[$meta:meta])* pub enum $Op:ident { $($(#[$vmeta:meta])* $V:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $Op {
+            $($(#[$vmeta])* $V,)*
+        }
+
+        impl $Op {
+            /// Every op, in declaration order.
+            pub const ALL: &'static [$Op] = &[$($Op::$V),*];
+        }
+    };
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArgReduceOp {
-    ArgMax,
-    ArgMin,
+listed_ops! {
+    pub enum ReduceOp {
+        Sum,
+        Prod,
+        Max,
+        Min,
+        /// Logical and over bool.
+        All,
+        /// Logical or over bool.
+        Any,
+    }
 }
 
-/// Inclusive scans along one axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScanOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
+listed_ops! {
+    pub enum ArgReduceOp {
+        ArgMax,
+        ArgMin,
+    }
 }
 
-/// How `scatter` combines an update with the value already there.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScatterMode {
-    Set,
-    Add,
+listed_ops! {
+    /// Inclusive scans along one axis.
+    pub enum ScanOp {
+        Sum,
+        Prod,
+        Max,
+        Min,
+    }
+}
+
+listed_ops! {
+    /// How `scatter` combines an update with the value already there.
+    pub enum ScatterMode {
+        Set,
+        Add,
+    }
 }
 
 /// Dimension numbers of a generalised dot product (XLA's `DotGeneral`).

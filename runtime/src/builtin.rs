@@ -18,6 +18,8 @@ use std::rc::Rc;
 /// The Rust side of a builtin: arguments arrive bound, in signature order
 /// (a `*args` parameter as a tuple, `**kwargs` as a dict).
 pub type NativeFn = fn(&mut Interp, Vec<Value>) -> Result<Value>;
+/// What a builtin runs: a `NativeFn`, or a closure.
+pub type BuiltinFn = Rc<dyn Fn(&mut Interp, Vec<Value>) -> Result<Value>>;
 
 pub struct Builtin {
     /// Qualified name, e.g. `random.normal`.
@@ -28,7 +30,7 @@ pub struct Builtin {
     pub defaults: Vec<Option<Value>>,
     /// A function pointer for most builtins; a closure for families made
     /// from a table (one builtin per elementwise op).
-    pub func: Rc<dyn Fn(&mut Interp, Vec<Value>) -> Result<Value>>,
+    pub func: BuiltinFn,
     /// What calling it does besides returning a value: automatic JIT only
     /// compiles code that calls builtins without effects.
     pub effect: Effect,

@@ -1,17 +1,23 @@
 //! The transformation rules, one primitive at a time: `check_grads` (forward
 //! mode against finite differences, reverse mode against forward mode, to
 //! second order) for every differentiable primitive, `vmap` against a loop
-//! for every batching rule, and the messages of the transformations' errors.
+//! for every batching rule (collectives under named vmaps against array
+//! references), and the messages of the transformations' errors.
+//! `every_primitive_is_in_the_tables` records which rules the tables run and
+//! fails when a primitive variant or an op is reached by no gradient or no
+//! batching table and is not marked with the reason it cannot be.
 //!
 //! Primitives that no builtin exposes on their own (pad, cummax/cummin,
 //! scatter-add) are reached through small native functions registered here.
 
 use arr_kernels::{ScanOp, ScatterMode};
+use arr_runtime::prim::coverage::{self, Rule};
 use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::transform::ops::convert;
 use arr_runtime::{ErrorKind, NativeClosure, Result, Session, Value};
 use arr_stdlib::{array_arg, int_arg};
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 fn ints(v: &Value) -> Result<Vec<usize>> {
@@ -83,6 +89,14 @@ def vcheck(f, in_axes, *args):
     assert got.dtype == want.dtype, f"vmap gave {got.dtype}, the loop {want.dtype}"
     same = allclose(got.astype(float64), want.astype(float64), rtol=1e-5, atol=1e-6)
     assert same, f"vmap gave\n{got}\nthe loop\n{want}"
+
+# A named vmap (the devices of a collective) against a reference.
+def ncheck(f, ref, *args):
+    got = vmap(f, axis_name='i')(*args)
+    want = ref(*args)
+    assert got.shape == want.shape, f"vmap gave shape {got.shape}, the reference {want.shape}"
+    same = allclose(got.astype(float64), want.astype(float64), rtol=1e-5, atol=1e-6)
+    assert same, f"vmap gave\n{got}\nthe reference\n{want}"
 "#;
 
 /// A session with the stdlib, the natives above, and `PRELUDE`.
@@ -156,6 +170,9 @@ fn run_cases(setup: &str, cases: &[(String, String)]) {
     );
 }
 
+/// A table of cases: the arr code its cases need first, and its rows.
+type Table = (&'static str, String);
+
 /// The rows of a case table: `name | column | ...`, one case a line, with
 /// blank lines and `#` comments skipped.
 fn rows(table: &str, columns: usize) -> Vec<(String, Vec<String>)> {
@@ -190,6 +207,15 @@ fn vmaps(setup: &str, table: &str) {
     run_cases(setup, &cases);
 }
 
+/// `ncheck(f, reference, *args)` for each row `name | f | reference | args`.
+fn named_vmaps(setup: &str, table: &str) {
+    let cases: Vec<(String, String)> = rows(table, 3)
+        .into_iter()
+        .map(|(name, c)| (name, format!("ncheck({}, {}, {})", c[0], c[1], c[2])))
+        .collect();
+    run_cases(setup, &cases);
+}
+
 /// The rendered error of `src`, which must fail with `kind`.
 fn error(src: &str, kind: ErrorKind) -> String {
     let mut s = session();
@@ -214,9 +240,8 @@ fn assert_mentions(text: &str, words: &[&str]) {
 // ---------------------------------------------------------------------------
 // Derivatives
 
-#[test]
-fn grads_unary() {
-    grads(
+fn grads_unary_table() -> Table {
+    (
         "",
         r#"
 neg          | lambda x: -x           | (u3,)
@@ -251,14 +276,25 @@ square       | square                 | (u3,)
 reciprocal   | reciprocal             | (x3,)
 # Integer-valued results: the derivative is zero.
 floor        | lambda x: floor(x) * x | (x3 * 3.0,)
+ceil         | lambda x: ceil(x) * x  | (x3 * 3.0,)
+round        | lambda x: round(x) * x | (x3 * 3.0,)
 sign         | lambda x: sign(x) * x  | (u3,)
-"#,
-    );
+# Bool results: no derivative of their own.
+isfinite     | lambda x: where(isfinite(x), x, 0.0) * x | (u3,)
+isnan        | lambda x: where(isnan(x), 0.0, x) * x    | (u3,)
+"#
+        .to_string(),
+    )
 }
 
 #[test]
-fn grads_binary() {
-    grads(
+fn grads_unary() {
+    let (setup, rows) = grads_unary_table();
+    grads(setup, &rows);
+}
+
+fn grads_binary_table() -> Table {
+    (
         "b3 = array([0.5, 0.6, 0.9])",
         r#"
 add                | lambda a, b: a + b                                   | (x3, u3)
@@ -282,12 +318,22 @@ where_broadcast    | lambda a, b: where(a > 0.5, a, b)                    | (x3,
 astype             | lambda a: sin(a.astype(float32)).astype(float64) * a | (x3,)
 astype_int         | lambda a: a.astype(int32) * a                        | (x3 * 4.0,)
 clip               | lambda a: clip(a, -0.3, 0.5)                         | (u3,)
-"#,
-    );
+floor_divide       | lambda a, b: (a // b) * a                            | (x3 * 3.1, b3)
+not_equal          | lambda a, b: where(a != b, a * b, a)                 | (x3, u3)
+less_equal         | lambda a, b: where(a <= b, a, b * 2.0)               | (x3, u3)
+greater_equal      | lambda a, b: where(a >= b, a, b * 2.0)               | (x3, u3)
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn grads_reductions() {
+fn grads_binary() {
+    let (setup, rows) = grads_binary_table();
+    grads(setup, &rows);
+}
+
+fn grads_reductions_table() -> Table {
     let mut table = String::new();
     for (ax, label) in [
         ("None", "all"),
@@ -328,12 +374,17 @@ softmax            | lambda a: softmax(a, axis=1) | (m34,)
 var                | lambda a: var(a, axis=0)     | (m34,)
 norm               | norm                         | (m34,)
 "#;
-    grads("z23 = array([[0.0, 1.5, 2.0], [0.5, 0.0, 0.0]])", &table);
+    ("z23 = array([[0.0, 1.5, 2.0], [0.5, 0.0, 0.0]])", table)
 }
 
 #[test]
-fn grads_products() {
-    grads(
+fn grads_reductions() {
+    let (setup, rows) = grads_reductions_table();
+    grads(setup, &rows);
+}
+
+fn grads_products_table() -> Table {
+    (
         "",
         r#"
 matmul            | lambda a, b: a @ b                        | (m23, m34)
@@ -348,13 +399,19 @@ einsum_trace_like | lambda a, b: einsum('ij,kj->ik', a, b)    | (m23, m23)
 einsum_outer      | lambda a, b: einsum('i,j->ij', a, b)      | (x3, u3)
 einsum_contract2  | lambda a, b: einsum('bij,bji->b', a, b)   | (a234, b243)
 outer             | outer                                     | (x3, u3)
-"#,
-    );
+"#
+        .to_string(),
+    )
 }
 
 #[test]
-fn grads_movement() {
-    grads(
+fn grads_products() {
+    let (setup, rows) = grads_products_table();
+    grads(setup, &rows);
+}
+
+fn grads_movement_table() -> Table {
+    (
         "",
         r#"
 transpose         | lambda a: a.T * a.T                                     | (m34,)
@@ -380,13 +437,19 @@ repeat            | lambda a: repeat(a, 2, axis=0) ** 2                     | (m
 tril              | lambda a: tril(a) ** 2                                  | (m34,)
 diag              | lambda a: diag(a) ** 2                                  | (m34,)
 trace             | lambda a: trace(a @ a)                                  | (m34[:, :3],)
-"#,
-    );
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn grads_indexing() {
-    grads(
+fn grads_movement() {
+    let (setup, rows) = grads_movement_table();
+    grads(setup, &rows);
+}
+
+fn grads_indexing_table() -> Table {
+    (
         "i4 = array([2, 0, 2, 1])\ni22 = array([[1, 0], [2, 2]])",
         r#"
 gather                    | lambda a: a[i4] ** 2                                          | (x3,)
@@ -415,13 +478,20 @@ sort                      | lambda a: sort(a) * arange(3.0)                     
 sort_axis0                | lambda a: sort(a, axis=0) ** 2                                | (m34,)
 argsort                   | lambda a: a[argsort(a)] * arange(3.0)                         | (u3,)
 argmax                    | lambda a: a[argmax(a)] * a                                    | (u3,)
-"#,
-    );
+argmin                    | lambda a: a[argmin(a)] * a                                    | (u3,)
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn grads_control_flow() {
-    grads(
+fn grads_indexing() {
+    let (setup, rows) = grads_indexing_table();
+    grads(setup, &rows);
+}
+
+fn grads_control_flow_table() -> Table {
+    (
         r#"
 def body(i, c):
     return c * sin(c) + i
@@ -453,16 +523,52 @@ vmap_cond           | lambda x: vmap(lambda r: cond(r[0] > 0.0, lambda a: sin(a)
 vmap_scan           | lambda x: vmap(lambda r: scan(lambda c, y: (c * y + sin(c), c), r[0], r)[1])(x)                         | (m34,)
 vmap_fori_loop      | lambda x: vmap(lambda r: fori_loop(0, 3, lambda i, c: c * sin(c), r))(x)                                | (m34,)
 vmap_while_loop     | lambda x: vmap(lambda r: while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, sin(c[1])), (0, r))[1])(x) | (m34,), modes=('fwd',)
+"#
+            .to_string(),
+    )
+}
+
+#[test]
+fn grads_control_flow() {
+    let (setup, rows) = grads_control_flow_table();
+    grads(setup, &rows);
+}
+
+/// Collectives differentiate inside the named vmap that binds their axis
+/// (outside it, that vmap has already made them array code); a sharding
+/// constraint anywhere.
+fn grads_collectives_table() -> Table {
+    (
+        r#"
+ring3 = [(0, 1), (1, 2), (2, 0)]
+per_device = lambda f: vmap(grad(f), axis_name='i')
+m = mesh((2, 4), ("data", "model"))
 "#,
-    );
+        r#"
+psum                | lambda x: per_device(lambda r: sum(psum(sin(r), 'i') * r))(x)            | (m34,)
+pmax                | lambda x: per_device(lambda r: sum(pmax(r, 'i') * sin(r)))(x)            | (m34,)
+pmin                | lambda x: per_device(lambda r: sum(pmin(r, 'i') * sin(r)))(x)            | (m34,)
+all_gather          | lambda x: per_device(lambda r: sum(all_gather(sin(r), 'i') * m34))(x)    | (m34,)
+psum_scatter        | lambda x: per_device(lambda r: sum(psum_scatter(sin(r), 'i') * r))(x)    | (m34[:, :3],)
+all_to_all          | lambda x: per_device(lambda r: sum(all_to_all(sin(r), 'i', 0, 0) * r))(x) | (m34[:, :3],)
+ppermute            | lambda x: per_device(lambda r: sum(ppermute(sin(r), 'i', ring3) * r))(x) | (m34,)
+sharding_constraint | lambda a: with_sharding_constraint(a * 2.0, NamedSharding(m, P(None, 'model'))) ** 2 | (m34,)
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn grads_collectives() {
+    let (setup, rows) = grads_collectives_table();
+    grads(setup, &rows);
 }
 
 // ---------------------------------------------------------------------------
 // Batching
 
-#[test]
-fn vmap_elementwise() {
-    vmaps(
+fn vmap_elementwise_table() -> Table {
+    (
         "b34 = m34 * 0.5 + 0.1",
         r#"
 unary_axis0             | sin                                  | (0,)         | m34
@@ -481,13 +587,65 @@ select                  | lambda c, a, b: where(c > 0.0, a, b) | (0, None, 1) | 
 select_pred_only        | lambda c: where(c > 0.0, 1.0, -1.0)  | (1,)         | m34
 maximum                 | maximum                              | (0, None)    | m34, b34[1]
 arctan2                 | arctan2                              | (1, 1)       | m34, b34
-"#,
-    );
+mod                     | lambda a, b: a % b                   | (0, 1)       | m34, b34.T
+floor_divide            | lambda a, b: a // b                  | (1, None)    | m34, b34[:, 0]
+less_equal              | lambda a, b: a <= b                  | (0, 0)       | m34, b34
+not_equal               | lambda a, b: a != b                  | (1, 0)       | m34, b34.T
+left_shift              | left_shift                           | (0, None)    | reshape(arange(12), (3, 4)), array([1, 2, 0, 3])
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn vmap_reductions() {
-    vmaps(
+fn vmap_elementwise() {
+    let (setup, rows) = vmap_elementwise_table();
+    vmaps(setup, &rows);
+}
+
+/// The unary ops share one batching rule; each is checked all the same,
+/// on operands in its domain.
+fn vmap_unary_table() -> Table {
+    (
+        "",
+        r#"
+sign        | sign        | (0,) | m34
+floor       | floor       | (1,) | m34 * 3.0
+ceil        | ceil        | (0,) | m34 * 3.0
+round       | round       | (1,) | m34 * 3.0
+expm1       | expm1       | (0,) | m34
+log         | log         | (1,) | abs(m34) + 0.1
+log1p       | log1p       | (0,) | abs(m34)
+sqrt        | sqrt        | (1,) | abs(m34)
+rsqrt       | rsqrt       | (0,) | abs(m34) + 0.1
+tan         | tan         | (1,) | m34
+arcsin      | arcsin      | (0,) | m34 * 0.5
+arccos      | arccos      | (1,) | m34 * 0.5
+arctan      | arctan      | (0,) | m34
+sinh        | sinh        | (1,) | m34
+cosh        | cosh        | (0,) | m34
+tanh        | tanh        | (1,) | m34
+arcsinh     | arcsinh     | (0,) | m34
+arccosh     | arccosh     | (1,) | abs(m34) + 1.5
+arctanh     | arctanh     | (0,) | m34 * 0.5
+logistic    | logistic    | (1,) | m34
+erf         | erf         | (0,) | m34
+isfinite    | isfinite    | (1,) | m34 / (m34 - 0.5)
+isnan       | isnan       | (0,) | log(m34)
+logical_not | logical_not | (1,) | m34 > 0.0
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn vmap_unary() {
+    let (setup, rows) = vmap_unary_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_reductions_table() -> Table {
+    (
         "",
         r#"
 sum_all        | sum                             | (0,) | m34
@@ -495,6 +653,8 @@ sum_axis       | lambda a: sum(a, axis=0)        | (1,) | m34
 prod           | lambda a: prod(a, axis=-1)      | (0,) | m34
 max            | max                             | (1,) | m34
 min_keepdims   | lambda a: min(a, keepdims=True) | (0,) | m34
+all_axis       | lambda a: all(a > 0.0, axis=0)  | (1,) | m34
+any            | lambda a: any(a > 0.5)          | (0,) | m34
 argmax         | argmax                          | (0,) | m34
 argmax_axis1   | argmax                          | (1,) | m34
 argmin_2d      | lambda a: argmin(a, axis=1)     | (0,) | stack([m34, m34[::-1]])
@@ -507,13 +667,19 @@ sort           | sort                            | (0,) | m34
 sort_axis1     | sort                            | (1,) | m34
 argsort        | argsort                         | (0,) | m34
 argsort_axis1  | argsort                         | (1,) | m34
-"#,
-    );
+"#
+        .to_string(),
+    )
 }
 
 #[test]
-fn vmap_products() {
-    vmaps(
+fn vmap_reductions() {
+    let (setup, rows) = vmap_reductions_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_products_table() -> Table {
+    (
         "",
         r#"
 matvec_lhs              | lambda a, b: a @ b                        | (0, None) | a234, m34[0]
@@ -527,13 +693,19 @@ dot                     | dot                                       | (0, 1)    
 einsum_batched_lhs      | lambda a, b: einsum('bij,bjk->bik', a, b) | (0, None) | stack([a234, a234 * 2.0]), b243
 einsum_batched_rhs      | lambda a, b: einsum('bij,bjk->bik', a, b) | (None, 1) | a234, stack([b243, -b243], axis=1)
 einsum_batched_both     | lambda a, b: einsum('bij,bjk->bik', a, b) | (3, 0)    | stack([a234, a234 * 2.0], axis=3), stack([b243, -b243])
-"#,
-    );
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn vmap_movement() {
-    vmaps(
+fn vmap_products() {
+    let (setup, rows) = vmap_products_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_movement_table() -> Table {
+    (
         "",
         r#"
 transpose              | lambda a: a.T                                     | (0,)      | a234
@@ -556,13 +728,19 @@ concatenate_both       | lambda a, b: concatenate([a, b])                  | (0,
 concatenate_one        | lambda a, b: concatenate([a, b, a])               | (0, None) | m34, x3
 concatenate_axis1      | lambda a, b: concatenate([a, b], axis=1)          | (None, 2) | m23, a234
 stack                  | lambda a, b: stack([a, b])                        | (1, None) | m34, x3
-"#,
-    );
+"#
+        .to_string(),
+    )
 }
 
 #[test]
-fn vmap_indexing() {
-    vmaps(
+fn vmap_movement() {
+    let (setup, rows) = vmap_movement_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_indexing_table() -> Table {
+    (
         "i4 = array([2, 0, 2, 1])\ni34 = array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, -1, -4]])",
         r#"
 gather_operand                | lambda a: a[i4[:2]]                                    | (0,)         | m34
@@ -590,13 +768,19 @@ scatter_add_indices           | lambda i: scatter_add(x3, i, u3, 0)             
 gather_both_out_of_range      | lambda a, i: take(a, i)                                | (0, 0)       | m34, array([[5, -7, 1], [3, 4, -9], [0, 9, -1]])
 scatter_add_both_out_of_range | lambda a, i, v: scatter_add(a, i, v, 0)                | (0, 0, 0)    | m34, array([[4, -1, 1], [3, 9, 0], [-5, 2, 2]]), m34[:, :3]
 scatter_set_both_repeated     | lambda a, i, v: setitem(a, i, v)                       | (0, 0, 0)    | m34, array([[1, 1, 0], [3, 0, 3], [2, 2, 2]]), m34[:, :3] * 10.0
-"#,
-    );
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn vmap_random_and_control_flow() {
-    vmaps(
+fn vmap_indexing() {
+    let (setup, rows) = vmap_indexing_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_random_and_control_flow_table() -> Table {
+    (
         r#"
 key = random.key(0)
 keys = random.split(key, 4)
@@ -626,13 +810,19 @@ cond_int_output           | lambda p, x: cond(p > 0.0, lambda a: argmax(a), lamb
 scan_reverse              | lambda xs: scan(lambda c, x: (c + x, c * x), 0.0, xs, reverse=True)[1]                 | (1,)      | m34
 nested_vmap_scan          | lambda x: vmap(lambda r: scan(lambda c, y: (c + y * r[0], c), 0.0, r)[1])(x)           | (0,)      | stack([m34, -m34])
 nested_vmap_cond          | lambda x: vmap(lambda r: cond(r[0] > 0.0, lambda a: a, lambda a: -a, r), in_axes=1)(x) | (2,)      | stack([m34, -m34], axis=2)
-"#,
-    );
+"#
+            .to_string(),
+    )
 }
 
 #[test]
-fn vmap_of_grad() {
-    vmaps(
+fn vmap_random_and_control_flow() {
+    let (setup, rows) = vmap_random_and_control_flow_table();
+    vmaps(setup, &rows);
+}
+
+fn vmap_of_grad_table() -> Table {
+    (
         r#"
 def while_jvp(n, x):
     f = lambda y: while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, sin(c[1])), (0, y))[1]
@@ -657,8 +847,208 @@ jvp_while_batched_pred           | while_jvp                                    
 jacfwd_cumprod                   | jacfwd(cumprod)                                                                   | (0,)      | m34
 jacrev_sort                      | jacrev(lambda x: sort(x) * x)                                                     | (0,)      | m34
 hessian                          | hessian(lambda x: sum(x ** 3) * x[0])                                             | (0,)      | m34
-"#,
+"#
+            .to_string(),
+    )
+}
+
+#[test]
+fn vmap_of_grad() {
+    let (setup, rows) = vmap_of_grad_table();
+    vmaps(setup, &rows);
+}
+
+/// Each collective under the named vmap that binds its axis (the batch
+/// axis is the devices), and under another vmap inside that one, against
+/// references written with array operations; sharding constraints under
+/// vmap against a loop.
+fn vmap_collectives_table() -> Table {
+    (
+        "ring3 = [(0, 1), (1, 2), (2, 0)]",
+        r#"
+psum                    | lambda r: psum(r, 'i')                                | lambda x: broadcast_to(sum(x, axis=0), x.shape)                         | m34
+pmax                    | lambda r: pmax(r, 'i')                                | lambda x: broadcast_to(max(x, axis=0), x.shape)                         | m34
+pmin                    | lambda r: pmin(r, 'i')                                | lambda x: broadcast_to(min(x, axis=0), x.shape)                         | m34
+all_gather              | lambda r: all_gather(r, 'i')                          | lambda x: broadcast_to(x[None], (3,) + x.shape)                         | m34
+psum_scatter            | lambda r: psum_scatter(r, 'i')                        | lambda x: sum(x, axis=0)                                                | m34[:, :3]
+all_to_all              | lambda r: all_to_all(r, 'i', 0, 0)                    | lambda x: transpose(x, (1, 0))                                          | m34[:, :3]
+ppermute                | lambda r: ppermute(r, 'i', ring3)                     | lambda x: concatenate([x[-1:], x[:-1]], axis=0)                         | m34
+axis_index              | lambda r: r * 0.0 + axis_index('i')                   | lambda x: broadcast_to(arange(3.0)[:, None], x.shape)                   | m34
+psum_under_vmap         | lambda r: vmap(lambda q: psum(q, 'i'))(r)             | lambda x: broadcast_to(sum(x, axis=0), x.shape)                         | m34
+psum_scatter_under_vmap | lambda r: vmap(lambda q: psum_scatter(q, 'i'))(r)     | lambda x: transpose(sum(x, axis=0), (1, 0))                             | reshape(arange(18.0), (3, 2, 3))
+all_gather_under_vmap   | lambda r: vmap(lambda q: all_gather(q, 'i'))(r)       | lambda x: broadcast_to(transpose(x, (1, 0, 2))[None], (2, 3, 2, 4))     | a234
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn vmap_collectives() {
+    let (setup, rows) = vmap_collectives_table();
+    named_vmaps(setup, &rows);
+}
+
+fn vmap_sharding_constraint_table() -> Table {
+    (
+        r#"m = mesh((2, 4), ("data", "model"))"#,
+        r#"
+sharding_constraint | lambda a: with_sharding_constraint(a * 2.0, NamedSharding(m, P(None, 'model'))) | (0,) | stack([m34, -m34, m34 * 2.0])
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn vmap_sharding_constraint() {
+    let (setup, rows) = vmap_sharding_constraint_table();
+    vmaps(setup, &rows);
+}
+
+// ---------------------------------------------------------------------------
+// Coverage: every primitive is in the tables
+
+/// Every table of gradient checks.
+const GRAD_TABLES: &[fn() -> Table] = &[
+    grads_unary_table,
+    grads_binary_table,
+    grads_reductions_table,
+    grads_products_table,
+    grads_movement_table,
+    grads_indexing_table,
+    grads_control_flow_table,
+    grads_collectives_table,
+];
+
+/// Every table of batching checks.
+const VMAP_TABLES: &[fn() -> Table] = &[
+    vmap_elementwise_table,
+    vmap_reductions_table,
+    vmap_products_table,
+    vmap_movement_table,
+    vmap_indexing_table,
+    vmap_random_and_control_flow_table,
+    vmap_of_grad_table,
+    vmap_unary_table,
+    vmap_sharding_constraint_table,
+];
+
+/// Every table of batching checks under named vmaps, against references.
+const NAMED_VMAP_TABLES: &[fn() -> Table] = &[vmap_collectives_table];
+
+/// Primitives (by IR name) whose JVP rule no gradient check reaches, and why.
+const NOT_DIFFERENTIATED: &[(&str, &str)] = &[
+    ("not", "bool and integer operands carry no tangent"),
+    ("and", "bool and integer operands carry no tangent"),
+    ("or", "bool and integer operands carry no tangent"),
+    ("xor", "bool and integer operands carry no tangent"),
+    ("shift_left", "integer operands carry no tangent"),
+    ("shift_right", "integer operands carry no tangent"),
+    ("reduce_all", "bool operands carry no tangent"),
+    ("reduce_any", "bool operands carry no tangent"),
+    ("threefry2x32", "u32 keys and counters carry no tangent"),
+    ("iota", "no operands: nothing to differentiate"),
+    ("axis_index", "no operands: nothing to differentiate"),
+    (
+        "custom_vjp",
+        "reverse mode makes it (the tangent of a custom_vjp function) and only \
+         transposes it; forward mode through it is an error",
+    ),
+    (
+        "fused",
+        "made by jit's fusion pass after every transformation; transforming it is an error",
+    ),
+    (
+        "fused_matmul",
+        "made by jit's fusion pass after every transformation; transforming it is an error",
+    ),
+];
+
+/// Primitives (by IR name) whose batching rule no vmap check reaches, and why.
+const NOT_BATCHED: &[(&str, &str)] = &[
+    (
+        "iota",
+        "no operands: the same for every example, never batched",
+    ),
+    (
+        "custom_vjp",
+        "exists only in reverse mode's linear graphs, which are transposed, not \
+         batched; vmap of it is an error (vmap applies outside grad)",
+    ),
+    (
+        "fused",
+        "made by jit's fusion pass after every transformation; batching it is an error",
+    ),
+    (
+        "fused_matmul",
+        "made by jit's fusion pass after every transformation; batching it is an error",
+    ),
+];
+
+/// Each primitive's rule for `rule` ran in the tables, or the primitive is
+/// in `marked` with the reason it cannot; a mark for a primitive that is
+/// reached after all, or that does not exist, is stale.
+fn check_covered(
+    rule: Rule,
+    ran: &coverage::Ran,
+    marked: &[(&str, &str)],
+    what: &str,
+    problems: &mut Vec<String>,
+) {
+    let names: BTreeSet<String> = coverage::examples().iter().map(Prim::ir_name).collect();
+    for name in &names {
+        let reached = ran.contains(&(rule, name.clone()));
+        let mark = marked.iter().find(|(m, _)| m == name);
+        match (reached, mark) {
+            (true, Some(_)) => problems.push(format!(
+                "{name}: its {what} rule is reached by the tables, so it needs no mark"
+            )),
+            (false, None) => problems.push(format!(
+                "{name}: no {what} table reaches its rule; add a row, or mark it with the reason"
+            )),
+            (true, None) | (false, Some(_)) => {}
+        }
+    }
+    for (m, _) in marked {
+        if !names.contains(*m) {
+            problems.push(format!("{m}: marked, but there is no such primitive"));
+        }
+    }
+}
+
+/// Every primitive variant and every op (`coverage::examples`, which does
+/// not compile without a new variant) has its JVP rule checked by a
+/// gradient table and its batching rule by a vmap table, or is marked with
+/// the reason it cannot be.
+#[test]
+fn every_primitive_is_in_the_tables() {
+    let run = |tables: &[fn() -> Table], check: fn(&str, &str)| {
+        coverage::record(|| {
+            for table in tables {
+                let (setup, rows) = table();
+                check(setup, &rows);
+            }
+        })
+        .1
+    };
+    let differentiated = run(GRAD_TABLES, grads);
+    let mut batched = run(VMAP_TABLES, vmaps);
+    batched.extend(run(NAMED_VMAP_TABLES, named_vmaps));
+    let mut problems = Vec::new();
+    check_covered(
+        Rule::Jvp,
+        &differentiated,
+        NOT_DIFFERENTIATED,
+        "gradient",
+        &mut problems,
     );
+    check_covered(
+        Rule::Batch,
+        &batched,
+        NOT_BATCHED,
+        "batching",
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 // ---------------------------------------------------------------------------

@@ -12,11 +12,13 @@
 //! before anything runs, and `:ir --pass partition` shows the local graph
 //! as the partitioner made it (`Partitioned::graph_after`).
 //!
-//! The rules: elementwise operations keep their operands' layout (operands
-//! are resharded to the first split one's); broadcasts, transposes and
-//! converts map it; reductions drop the reduced dimensions; products keep
-//! their free dimensions' layouts; every other operation gathers its
-//! operands and computes replicated.
+//! Each primitive's layout rule lives with its other rules (`prim::partition`
+//! dispatches to its family): elementwise operations keep their operands'
+//! layout (operands are resharded to the first split one's); broadcasts,
+//! transposes and converts map it; reductions drop the reduced dimensions;
+//! products keep their free dimensions' layouts; the others say in their
+//! family that they gather their operands and compute replicated
+//! (`Spmd::replicated`). This file owns what those rules work with.
 
 use super::{passes, Compiled};
 use crate::display::sharding::{human_bytes, MeshText};
@@ -29,7 +31,7 @@ use crate::transform::collective::{Collective, CollectiveOp};
 use crate::transform::graph::{self, Atom, Graph};
 use crate::transform::ops;
 use arr_kernels::sharding::{Mesh, Placement};
-use arr_kernels::{Array, DType, ReduceOp};
+use arr_kernels::{Array, DType};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -40,12 +42,16 @@ pub const STAGE: &str = "partition";
 /// Per dimension, the mesh axes that split it.
 pub type Spec = Vec<Vec<usize>>;
 
+/// A local block and its layout.
+pub type Local = (Tensor, Spec);
+
 /// The layout of a value no mesh axis splits.
 pub fn replicated(rank: usize) -> Spec {
     vec![Vec::new(); rank]
 }
 
-fn parts(mesh: &Mesh, axes: &[usize]) -> usize {
+/// How many blocks the mesh axes `axes` split a dimension into.
+pub fn parts(mesh: &Mesh, axes: &[usize]) -> usize {
     axes.iter().map(|&a| mesh.shape[a]).product()
 }
 
@@ -88,7 +94,10 @@ impl Partitioner<'_> {
         let sent = match op {
             CollectiveOp::AllReduce(_) => 2 * bytes * (size - 1) / size,
             CollectiveOp::AllGather { .. } => bytes * (size - 1),
-            _ => bytes,
+            CollectiveOp::ReduceScatter { .. }
+            | CollectiveOp::AllToAll { .. }
+            | CollectiveOp::Permute(_)
+            | CollectiveOp::AxisIndex => bytes,
         };
         let out = bind(&Prim::Collective(c.clone()), [x.clone()])?.swap_remove(0);
         self.plan.borrow_mut().push(PlannedCollective {
@@ -197,302 +206,82 @@ impl Partitioner<'_> {
         Ok(g.outvars.iter().map(|a| read(&env, a)).collect())
     }
 
-    fn eqn(
+    fn eqn(&self, prim: &Prim, g: &Graph, outs: &[usize], ins: Vec<Local>) -> Result<Vec<Local>> {
+        let cx = Spmd {
+            part: self,
+            graph: g,
+            outs,
+        };
+        crate::prim::partition(prim, &cx, ins)
+    }
+}
+
+/// One equation being partitioned, as its primitive's rule sees it: the
+/// mesh, the global types of the equation's outputs, and the partitioner's
+/// resharding and collectives (which the plan records).
+pub struct Spmd<'a> {
+    part: &'a Partitioner<'a>,
+    graph: &'a Graph,
+    outs: &'a [usize],
+}
+
+impl Spmd<'_> {
+    pub fn mesh(&self) -> &Mesh {
+        self.part.mesh
+    }
+
+    /// The global type of output `i`.
+    pub fn out_type(&self, i: usize) -> &Aval {
+        &self.graph.types[self.outs[i]]
+    }
+
+    /// `x` (local, laid out by `from`) laid out by `to` instead.
+    pub fn reshard(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
+        self.part.reshard(x, from, to, because)
+    }
+
+    /// The collective `op` over mesh axis `axis` of `x`, recorded in the
+    /// plan with its reason.
+    pub fn collective(
         &self,
-        prim: &Prim,
-        g: &Graph,
-        outs: &[usize],
-        ins: Vec<(Tensor, Spec)>,
-    ) -> Result<Vec<(Tensor, Spec)>> {
+        op: CollectiveOp,
+        axis: usize,
+        x: &Tensor,
+        because: &str,
+    ) -> Result<Tensor> {
+        self.part.collective(op, axis, x, because)
+    }
+
+    /// The rule of a primitive that runs replicated: every operand is
+    /// gathered whole, and each device computes the whole result.
+    pub fn replicated(&self, prim: &Prim, ins: Vec<Local>) -> Result<Vec<Local>> {
         let name = prim.ir_name();
-        let out_rank = |i: usize| g.types[outs[i]].shape.len();
-        match prim {
-            Prim::Unary(_) | Prim::Convert(_) => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                let y = bind(prim, [x])?.swap_remove(0);
-                Ok(vec![(y, s)])
-            }
-            Prim::Binary(_) | Prim::Select => {
-                // Right-aligned broadcasting: each operand takes the output
-                // layout of the dimensions it has (replicated where it has 1).
-                let rank = out_rank(0);
-                let gshape = &g.types[outs[0]].shape;
-                let mut spec = replicated(rank);
-                if let Some((_, s)) = ins
-                    .iter()
-                    .find(|(x, s)| x.ndim() == rank && s.iter().any(|a| !a.is_empty()))
-                {
-                    spec = s.clone();
-                }
-                let mut args = Vec::new();
-                for (x, s) in &ins {
-                    let off = rank - s.len();
-                    let want: Spec = (0..s.len())
-                        .map(|d| {
-                            if gshape[off + d] == global_dim(self.mesh, x, s, d) {
-                                spec[off + d].clone()
-                            } else {
-                                Vec::new()
-                            }
-                        })
-                        .collect();
-                    args.push(self.reshard(
-                        x,
-                        s,
-                        &want,
-                        &format!("{name}: operands laid out differently"),
-                    )?);
-                }
-                Ok(vec![(bind(prim, args)?.swap_remove(0), spec)])
-            }
-            Prim::ShardingConstraint(p) => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                if *p.mesh != *self.mesh {
-                    return Err(Error::value_error(format!(
-                        "with_sharding_constraint on {} inside a jit partitioned for {}",
-                        p.mesh.describe(),
-                        self.mesh.describe()
-                    )));
-                }
-                let y = self.reshard(&x, &s, &p.spec, "with_sharding_constraint")?;
-                Ok(vec![(y, p.spec.clone())])
-            }
-            Prim::Transpose(perm) => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                let spec = perm.iter().map(|&p| s[p].clone()).collect();
-                Ok(vec![(bind(prim, [x])?.swap_remove(0), spec)])
-            }
-            Prim::BroadcastInDim { shape, dims } => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                let mut spec = replicated(shape.len());
-                let mut keep = s.clone();
-                for (i, &d) in dims.iter().enumerate() {
-                    if global_dim(self.mesh, &x, &s, i) == shape[d] {
-                        spec[d] = s[i].clone();
-                    } else {
-                        keep[i].clear();
-                    }
-                }
-                let x = self.reshard(&x, &s, &keep, "broadcast of a split dimension of size 1")?;
-                let local: Vec<usize> = (0..shape.len())
-                    .map(|d| shape[d] / parts(self.mesh, &spec[d]))
-                    .collect();
-                let p = Prim::BroadcastInDim {
-                    shape: local,
-                    dims: dims.clone(),
-                };
-                Ok(vec![(bind(&p, [x])?.swap_remove(0), spec)])
-            }
-            // A reshape keeps a split dimension when it stays the major part
-            // of its group of dimensions (`[B@d, H, W] -> [B@d, H*W]`,
-            // `[B@d*H] -> [B@d, H]`, keepdims): each device's block is then
-            // still contiguous in the new shape.
-            Prim::Reshape(shape) => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                let from = global_shape(self.mesh, &(x.clone(), s.clone()));
-                match reshape_spec(self.mesh, &from, shape, &s) {
-                    Some(spec) => {
-                        let local: Vec<usize> = (0..shape.len())
-                            .map(|d| shape[d] / parts(self.mesh, &spec[d]))
-                            .collect();
-                        Ok(vec![(
-                            bind(&Prim::Reshape(local), [x])?.swap_remove(0),
-                            spec,
-                        )])
-                    }
-                    None => {
-                        let x = self.reshard(
-                            &x,
-                            &s,
-                            &replicated(s.len()),
-                            "reshape of a split dimension",
-                        )?;
-                        Ok(vec![(
-                            bind(prim, [x])?.swap_remove(0),
-                            replicated(shape.len()),
-                        )])
-                    }
-                }
-            }
-            Prim::Reduce { op, axes } => {
-                let (x, s) = ins.into_iter().next().expect("one operand");
-                let split: Vec<usize> = axes.iter().flat_map(|&d| s[d].clone()).collect();
-                let combinable = matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min);
-                let (x, s) = if !split.is_empty() && !combinable {
-                    let mut to = s.clone();
-                    for &d in axes {
-                        to[d].clear();
-                    }
-                    (
-                        self.reshard(&x, &s, &to, &format!("{name} over a split dimension"))?,
-                        to,
-                    )
-                } else {
-                    (x, s)
-                };
-                let mut y = bind(prim, [x])?.swap_remove(0);
-                let spec: Spec = (0..s.len())
-                    .filter(|d| !axes.contains(d))
-                    .map(|d| s[d].clone())
-                    .collect();
-                if combinable {
-                    for &d in axes {
-                        for &a in &s[d] {
-                            y = self.collective(
-                                CollectiveOp::AllReduce(*op),
-                                a,
-                                &y,
-                                &format!(
-                                    "{name} over a dimension split by '{}'",
-                                    self.mesh.axis_names[a]
-                                ),
-                            )?;
-                        }
-                    }
-                }
-                Ok(vec![(y, spec)])
-            }
-            Prim::DotGeneral(dd) => {
-                let mut it = ins.into_iter();
-                let ((a, sa), (b, sb)) = (it.next().expect("lhs"), it.next().expect("rhs"));
-                let (mut ta, mut tb) = (sa.clone(), sb.clone());
-                // Batch dimensions: the rhs follows the lhs's layout, and the
-                // result keeps it (no collective).
-                for (&l, &r) in dd.lhs_batch.iter().zip(&dd.rhs_batch) {
-                    tb[r] = ta[l].clone();
-                }
-                let mut summed: Vec<usize> = Vec::new();
-                for (&l, &r) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
-                    if sa[l] == tb[r] {
-                        summed.extend(sa[l].iter().copied());
-                    } else {
-                        ta[l].clear();
-                        tb[r].clear();
-                    }
-                }
-                let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
-                    (0..rank)
-                        .filter(|d| !batch.contains(d) && !contract.contains(d))
-                        .collect()
-                };
-                let lfree = free(sa.len(), &dd.lhs_batch, &dd.lhs_contract);
-                let rfree = free(sb.len(), &dd.rhs_batch, &dd.rhs_contract);
-                // A mesh axis may split only one dimension of the result (and
-                // of the rhs, whose batch layout was just changed).
-                let used: Vec<usize> = dd
-                    .lhs_batch
-                    .iter()
-                    .chain(&lfree)
-                    .flat_map(|&d| ta[d].clone())
-                    .chain(summed.iter().copied())
-                    .collect();
-                for &d in &rfree {
-                    if tb[d].iter().any(|x| used.contains(x)) {
-                        tb[d].clear();
-                    }
-                }
-                let a = self.reshard(&a, &sa, &ta, "dot: operands laid out differently")?;
-                let b = self.reshard(&b, &sb, &tb, "dot: operands laid out differently")?;
-                let mut y = bind(prim, [a, b])?.swap_remove(0);
-                for &ax in &summed {
-                    y = self.collective(
-                        CollectiveOp::AllReduce(ReduceOp::Sum),
-                        ax,
-                        &y,
-                        &format!(
-                            "dot: partial sums over the contracting dimension split by '{}'",
-                            self.mesh.axis_names[ax]
-                        ),
-                    )?;
-                }
-                let spec: Spec = dd
-                    .lhs_batch
-                    .iter()
-                    .chain(&lfree)
-                    .map(|&d| ta[d].clone())
-                    .chain(rfree.iter().map(|&d| tb[d].clone()))
-                    .collect();
-                Ok(vec![(y, spec)])
-            }
-            _ => {
-                // Everything else runs replicated, on whole operands.
-                let mut args = Vec::new();
-                for (x, s) in &ins {
-                    args.push(self.reshard(
-                        x,
-                        s,
-                        &replicated(s.len()),
-                        &format!("{name} needs whole operands"),
-                    )?);
-                }
-                let ys = bind(prim, args)?;
-                Ok(ys
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, y)| (y, replicated(out_rank(i))))
-                    .collect())
-            }
+        let mut args = Vec::new();
+        for (x, s) in &ins {
+            args.push(self.reshard(
+                x,
+                s,
+                &replicated(s.len()),
+                &format!("{name} needs whole operands"),
+            )?);
         }
+        let ys = bind(prim, args)?;
+        Ok(ys
+            .into_iter()
+            .enumerate()
+            .map(|(i, y)| (y, replicated(self.out_type(i).shape.len())))
+            .collect())
     }
 }
 
 /// The global shape of a local block laid out by `s`.
 #[allow(clippy::ptr_arg)]
-fn global_shape(mesh: &Mesh, (x, s): &(Tensor, Spec)) -> Vec<usize> {
+pub fn global_shape(mesh: &Mesh, (x, s): &Local) -> Vec<usize> {
     (0..s.len()).map(|d| global_dim(mesh, x, s, d)).collect()
 }
 
-/// The layout of a reshape's output, when every split input dimension is
-/// the first (major) non-1 dimension of its group — the runs of input and
-/// output dimensions with equal products — and the group's first output
-/// dimension divides by its devices; `None` when the blocks would not stay
-/// contiguous (then the input is gathered).
-fn reshape_spec(mesh: &Mesh, from: &[usize], to: &[usize], s: &Spec) -> Option<Spec> {
-    let mut spec = replicated(to.len());
-    let (mut i, mut o) = (0, 0);
-    while i < from.len() || o < to.len() {
-        // One group: take dimensions from the side with the smaller product
-        // until both products meet (size-1 dimensions join the group).
-        let (i0, o0) = (i, o);
-        let (mut pi, mut po) = (1usize, 1usize);
-        loop {
-            if i < from.len() && (pi < po || o >= to.len() || (pi == po && i - i0 <= o - o0)) {
-                pi *= from[i];
-                i += 1;
-            } else if o < to.len() {
-                po *= to[o];
-                o += 1;
-            } else {
-                break;
-            }
-            let more_ones = (i < from.len() && from[i] == 1) || (o < to.len() && to[o] == 1);
-            if pi == po && i > i0 && o > o0 && !more_ones {
-                break;
-            }
-        }
-        let split: Vec<usize> = (i0..i).filter(|&d| !s[d].is_empty()).collect();
-        match split[..] {
-            [] => {}
-            [d] => {
-                // The split dimension must lead its group (ignoring 1s), and
-                // the output dimension that takes the split must divide.
-                if (i0..d).any(|e| from[e] != 1) {
-                    return None;
-                }
-                let first_out = (o0..o).find(|&e| to[e] != 1)?;
-                if !to[first_out].is_multiple_of(parts(mesh, &s[d])) {
-                    return None;
-                }
-                spec[first_out] = s[d].clone();
-            }
-            _ => return None,
-        }
-    }
-    Some(spec)
-}
-
 /// The global size of dimension `d` of a local block laid out by `s`.
-fn global_dim(mesh: &Mesh, x: &Tensor, s: &Spec, d: usize) -> usize {
+pub fn global_dim(mesh: &Mesh, x: &Tensor, s: &Spec, d: usize) -> usize {
     x.shape()[d] * parts(mesh, &s[d])
 }
 
@@ -556,7 +345,7 @@ pub fn partition(
         for (i, (y, s)) in outs.into_iter().enumerate() {
             let (y, s) = match out_wanted(i, y.ndim()) {
                 Some(want) if want != s => (p.reshard(&y, &s, &want, "out_shardings")?, want),
-                _ => (y, s),
+                Some(_) | None => (y, s),
             };
             result.push(y);
             specs.push(s);

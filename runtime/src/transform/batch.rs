@@ -1,4 +1,5 @@
-//! `vmap`: the batching trace (its rules, one per primitive, are in `rules.rs`).
+//! `vmap`: the batching trace (its rules, one per primitive, are in the
+//! primitives' families, reached through `prim::batch`).
 //!
 //! A batched value carries the batch axis somewhere (`bdim`); a rule gets
 //! each operand with its batch axis (`None`: the operand is the same for
@@ -30,18 +31,13 @@ pub fn process(
         dims.push(d);
     }
     // A collective over this trace's own axis is array code over the batch
-    // axis, batched operands or not (`psum(1.0, 'i')` is the axis size).
-    let named = match prim {
-        Prim::Collective(c) if name == Some(&*c.axis) => Some(c),
-        _ => None,
-    };
-    let (outs, out_dims) = if let Some(c) = named {
-        super::collective::batch_named(c, &vals, &dims)?
-    } else if dims.iter().all(Option::is_none) {
+    // axis, batched operands or not (`psum(1.0, 'i')` is the axis size), so
+    // its rule runs even when no operand is batched.
+    let named = matches!(prim, Prim::Collective(c) if name == Some(&*c.axis));
+    if !named && dims.iter().all(Option::is_none) {
         return bind(prim, vals);
-    } else {
-        super::rules::batch_rule(prim, size, &vals, &dims)?
-    };
+    }
+    let (outs, out_dims) = crate::prim::batch(prim, size, name, &vals, &dims)?;
     Ok(outs
         .into_iter()
         .zip(out_dims)

@@ -1,7 +1,9 @@
 //! Collectives over named axes (`psum`, `pmax`, `pmin`, `all_gather`,
 //! `psum_scatter`, `all_to_all`, `ppermute`, `axis_index`): one primitive,
 //! `Prim::Collective`, with its shape rule, its evaluation on device workers,
-//! and its JVP, transpose and batching rules; and where axis names are bound.
+//! and its JVP, transpose, batching and partitioning rules; where axis names
+//! are bound; and the rules of `Prim::ShardingConstraint`, the other
+//! primitive about placing values on devices.
 //!
 //! A name is bound either by a `vmap(..., axis_name=)` trace (then a
 //! collective is ordinary array code over the batch axis: `psum` is a sum
@@ -12,12 +14,17 @@
 //! first, which is how collectives compose with every transformation.
 
 use super::batch::{to_front, Bdims};
+use super::jvp::Tangents;
+use super::linear::LinIn;
 use super::ops::*;
 use super::{TraceKind, STACK};
+use crate::display::sharding::{MeshText, PlacementText};
 use crate::error::{Error, Result};
-use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
+use crate::jit::partition::{Local, Spmd};
+use crate::prim::{bind, type_str, Args, Arrays, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::collectives::{CommResult, Communicator};
+use arr_kernels::sharding::Placement;
 use arr_kernels::{backend, Array, DType, ReduceOp};
 use smallvec::smallvec;
 use std::cell::RefCell;
@@ -96,7 +103,10 @@ impl Collective {
         match self.op {
             CollectiveOp::AxisIndex => Some(0),
             CollectiveOp::AllReduce(_) => None,
-            _ => Some(1),
+            CollectiveOp::AllGather { .. }
+            | CollectiveOp::ReduceScatter { .. }
+            | CollectiveOp::AllToAll { .. }
+            | CollectiveOp::Permute(_) => Some(1),
         }
     }
 
@@ -180,7 +190,7 @@ fn lookup(name: &str) -> Option<Binding> {
                     size,
                     name: Some(n),
                 } if &**n == name => Some((i + 1, *size)),
-                _ => None,
+                TraceKind::Batch { .. } | TraceKind::Jvp | TraceKind::Graph(_) => None,
             })
     });
     let device = DEVICE_AXES.with(|a| {
@@ -207,7 +217,7 @@ fn bound_names() -> Vec<String> {
             .iter()
             .filter_map(|e| match &e.kind {
                 TraceKind::Batch { name: Some(n), .. } => Some(n.to_string()),
-                _ => None,
+                TraceKind::Batch { name: None, .. } | TraceKind::Jvp | TraceKind::Graph(_) => None,
             })
             .collect()
     });
@@ -259,7 +269,7 @@ pub fn bind_collective(prim: &Prim, c: &Collective, args: Args) -> Result<Outs> 
 // ---------------------------------------------------------------------------
 // Shapes and evaluation on devices.
 
-pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
+pub fn shape_collective(c: &Collective, args: &[Aval]) -> Result<Avals> {
     let n = c.size;
     let err = |msg: String| Err(Error::shape_error(format!("{}: {msg}", c.name())));
     let one = |shape: Vec<usize>, dtype: DType| -> Result<Avals> {
@@ -290,7 +300,9 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
         Ok(())
     };
     match &c.op {
-        CollectiveOp::AllReduce(_) | CollectiveOp::Permute(_) => {}
+        // axis_index and the all-reduces returned above; a permutation
+        // keeps the shape.
+        CollectiveOp::AxisIndex | CollectiveOp::AllReduce(_) | CollectiveOp::Permute(_) => {}
         CollectiveOp::AllGather { axis, tiled } => {
             if *tiled {
                 check(*axis, shape.len())?;
@@ -338,7 +350,6 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
             check(*concat_axis, shape.len() + 1)?;
             shape.insert(*concat_axis, n);
         }
-        CollectiveOp::AxisIndex => unreachable!(),
     }
     if let CollectiveOp::Permute(pairs) = &c.op {
         let mut seen_src = vec![false; n];
@@ -363,7 +374,12 @@ pub fn shape_rule(c: &Collective, args: &[Aval]) -> Result<Avals> {
 }
 
 /// Evaluate on a device worker, through the axis's communicator.
-pub fn eval(c: &Collective, args: Vec<Array>) -> Result<Vec<Array>> {
+pub fn eval_collective(c: &Collective, args: Arrays) -> Result<Outs> {
+    let outs = eval_arrays(c, args.into_vec())?;
+    Ok(outs.into_iter().map(Tensor::from).collect())
+}
+
+fn eval_arrays(c: &Collective, args: Vec<Array>) -> Result<Vec<Array>> {
     let device = DEVICE_AXES.with(|a| {
         a.borrow()
             .iter()
@@ -499,14 +515,16 @@ fn batched_each(
 /// JVP: every collective but pmax/pmin is linear, so its tangent is the same
 /// collective of the tangent; pmax's tangent is the mean of the tangents of
 /// the devices that hold the maximum.
-pub fn jvp(
+pub fn jvp_collective(
     prim: &Prim,
     c: &Collective,
     p: &[Tensor],
     t: &[Option<Tensor>],
-) -> Result<(Outs, Vec<Option<Tensor>>)> {
+) -> Result<(Outs, Tangents)> {
     if c.grouped(p.len()) {
-        let parts = each_operand(c, p.len(), |single, i| jvp(single, c, &p[i..=i], &t[i..=i]))?;
+        let parts = each_operand(c, p.len(), |single, i| {
+            jvp_collective(single, c, &p[i..=i], &t[i..=i])
+        })?;
         let (ys, ts): (Vec<Outs>, Vec<Vec<Option<Tensor>>>) = parts.into_iter().unzip();
         return Ok((ys.into_iter().flatten().collect(), ts.concat()));
     }
@@ -528,22 +546,28 @@ pub fn jvp(
             div(&num, &den)?
         }
         CollectiveOp::AxisIndex => return Ok((y, vec![None])),
-        _ => bind(prim, [tx])?.swap_remove(0),
+        // Linear: the same collective of the tangent.
+        CollectiveOp::AllReduce(ReduceOp::Sum | ReduceOp::Prod | ReduceOp::All | ReduceOp::Any)
+        | CollectiveOp::AllGather { .. }
+        | CollectiveOp::ReduceScatter { .. }
+        | CollectiveOp::AllToAll { .. }
+        | CollectiveOp::Permute(_) => bind(prim, [tx])?.swap_remove(0),
     };
     Ok((y, vec![Some(ty)]))
 }
 
 /// Transposes of a linear collective's operands, given its outputs'
-/// cotangents (`None`: zero) and which operands are linear.
-pub fn transpose_all(
+/// cotangents (`None`: zero); a grouped all-reduce's operand `i` has
+/// output `i`'s.
+pub fn transpose_collective(
     c: &Collective,
     cts: &[Option<Tensor>],
-    linear: &[bool],
+    ins: &[LinIn],
 ) -> Result<Vec<Option<Tensor>>> {
-    (0..linear.len())
-        .map(|i| match (&cts[i], linear[i]) {
-            (Some(ct), true) => transpose(c, ct.clone()).map(Some),
-            _ => Ok(None),
+    (0..ins.len())
+        .map(|i| match &cts[i] {
+            Some(ct) if ins[i].is_linear() => transpose(c, ct.clone()).map(Some),
+            Some(_) | None => Ok(None),
         })
         .collect()
 }
@@ -580,9 +604,26 @@ fn transpose(c: &Collective, ct: Tensor) -> Result<Tensor> {
     Ok(bind(&c.with_op(op), [ct])?.swap_remove(0))
 }
 
+/// Batching by a `vmap` that binds the collective's own axis name (the
+/// devices are the batch axis) or another one (the collective acts on
+/// every example at once).
+pub fn batch_collective(
+    c: &Collective,
+    size: usize,
+    axis_name: Option<&str>,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    if axis_name == Some(&*c.axis) {
+        batch_named(c, v, d)
+    } else {
+        batch_other(c, size, v, d)
+    }
+}
+
 /// Batching by a `vmap` over another axis name: the batch axis goes to the
 /// front and the collective acts on every example at once.
-pub fn batch_other(
+fn batch_other(
     c: &Collective,
     size: usize,
     v: &[Tensor],
@@ -608,31 +649,32 @@ pub fn batch_other(
             split_axis: split_axis + 1,
             concat_axis: concat_axis + 1,
         },
-        other => other.clone(),
+        // No axis parameter.
+        CollectiveOp::AllReduce(_) | CollectiveOp::Permute(_) | CollectiveOp::AxisIndex => {
+            c.op.clone()
+        }
     };
     Ok((bind(&c.with_op(op), [x])?, vec![Some(0)]))
 }
 
 /// Batching by the `vmap` that binds the collective's own axis name: the
 /// devices are the batch axis, so each collective is array code over it.
-pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
+fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
     if c.grouped(v.len()) {
         return batched_each(c, v.len(), |i| batch_named(c, &v[i..=i], &d[i..=i]));
     }
     let n = c.size;
-    if let CollectiveOp::AxisIndex = c.op {
-        return Ok((smallvec![iota(DType::I32, &[n], 0)?], vec![Some(0)]));
-    }
-    // x: [devices, ...per-device shape].
-    let x = to_front(&v[0], d[0], n)?;
-    let per: Vec<usize> = x.shape()[1..].to_vec();
+    // The operand as [devices, ...per-device shape] (axis_index has none).
+    let front = || to_front(&v[0], d[0], n);
     let everywhere = |y: &Tensor| -> Result<Tensor> {
         let mut shape = vec![n];
         shape.extend_from_slice(y.shape());
         broadcast_to(y, &shape)
     };
     let out = match &c.op {
+        CollectiveOp::AxisIndex => iota(DType::I32, &[n], 0)?,
         CollectiveOp::AllReduce(op) => {
+            let x = front()?;
             let r = bind(
                 &Prim::Reduce {
                     op: *op,
@@ -644,18 +686,20 @@ pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<
             everywhere(&r)?
         }
         CollectiveOp::AllGather { axis, tiled } => {
+            let x = front()?;
             let mut g = moveaxis(&x, 0, *axis)?;
             if *tiled {
-                let mut shape = per.clone();
+                let mut shape = x.shape()[1..].to_vec();
                 shape[*axis] *= n;
                 g = reshape(&g, &shape)?;
             }
             everywhere(&g)?
         }
         CollectiveOp::ReduceScatter { axis, tiled } => {
+            let x = front()?;
             let total = reduce_sum(&x, &[0])?;
             if *tiled {
-                let mut shape = per.clone();
+                let mut shape = x.shape()[1..].to_vec();
                 shape[*axis] /= n;
                 shape.insert(*axis, n);
                 moveaxis(&reshape(&total, &shape)?, *axis, 0)?
@@ -668,10 +712,11 @@ pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<
             concat_axis,
         } => {
             // out[b, .., j at concat, ..] = x[j, .., b at split, ..]
-            let t = moveaxis(&x, split_axis + 1, 0)?;
+            let t = moveaxis(&front()?, split_axis + 1, 0)?;
             moveaxis(&t, 1, concat_axis + 1)?
         }
         CollectiveOp::Permute(pairs) => {
+            let x = front()?;
             let mut src = vec![0i32; n];
             let mut got = vec![false; n];
             for &(s, dst) in pairs {
@@ -681,12 +726,103 @@ pub fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<
             let idx = concrete(Array::new(&[n], arr_kernels::Buffer::I32(src)));
             let g = bind(&Prim::Gather { axis: 0 }, [x.clone(), idx])?.swap_remove(0);
             let mut mshape = vec![n];
-            mshape.extend(std::iter::repeat_n(1, per.len()));
+            mshape.extend(std::iter::repeat_n(1, x.ndim() - 1));
             let mask = concrete(Array::new(&mshape, arr_kernels::Buffer::Bool(got)));
             let z = zeros_like(&g)?;
             select(&broadcast_to(&mask, g.shape())?, &g, &z)?
         }
-        CollectiveOp::AxisIndex => unreachable!(),
     };
     Ok((smallvec![out], vec![Some(0)]))
+}
+
+/// Runs replicated: a collective in the traced function names an axis that
+/// sharded jit does not bind (its mesh axes are reached by the
+/// partitioner's own collectives).
+pub fn partition_collective(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.replicated(prim, ins)
+}
+
+// ---------------------------------------------------------------------------
+// `with_sharding_constraint`: the identity, laid out as given.
+
+pub fn shape_sharding_constraint(p: &Placement, args: &[Aval]) -> Result<Avals> {
+    if p.spec.len() != args[0].shape.len() {
+        return Err(Error::value_error(format!(
+            "with_sharding_constraint: {} has {} entries for {}",
+            p.spec_text(),
+            p.spec.len(),
+            type_str(&args[0].shape, args[0].dtype)
+        )));
+    }
+    Ok(smallvec![args[0].clone()])
+}
+
+/// Eagerly, the array gets the placement.
+pub fn eval_sharding_constraint(p: &Arc<Placement>, args: &[Array]) -> Result<Outs> {
+    Ok(smallvec![args[0].with_placement(p.clone()).into()])
+}
+
+/// Its tangent is laid out the same way.
+pub fn jvp_sharding_constraint(
+    prim: &Prim,
+    p: &[Tensor],
+    t: &[Option<Tensor>],
+) -> Result<(Outs, Tangents)> {
+    let y = bind(prim, p.to_vec())?.swap_remove(0);
+    let ty = t[0]
+        .as_ref()
+        .map(|t| Ok::<Tensor, Error>(bind(prim, [t.clone()])?.swap_remove(0)))
+        .transpose()?;
+    Ok((smallvec![y], vec![ty]))
+}
+
+/// Its cotangent is laid out the same way.
+pub fn transpose_sharding_constraint(
+    prim: &Prim,
+    ct: Tensor,
+    ins: &[LinIn],
+) -> Result<Vec<Option<Tensor>>> {
+    ins.iter()
+        .map(|x| {
+            x.is_linear()
+                .then(|| bind(prim, [ct.clone()]).map(|mut o| o.swap_remove(0)))
+                .transpose()
+        })
+        .collect()
+}
+
+/// The batch axis (to the front) is not split.
+pub fn batch_sharding_constraint(
+    p: &Placement,
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    let mut spec = vec![Vec::new()];
+    spec.extend(p.spec.iter().cloned());
+    let q = Placement::new(p.mesh.clone(), spec, p.spec.len() + 1).map_err(Error::value_error)?;
+    let x = to_front(&v[0], d[0], size)?;
+    Ok((
+        bind(&Prim::ShardingConstraint(Arc::new(q)), [x])?,
+        vec![Some(0)],
+    ))
+}
+
+/// What the partitioner must produce here: the value resharded to the
+/// given layout, on the mesh the jit is partitioned for.
+pub fn partition_sharding_constraint(
+    cx: &Spmd,
+    p: &Placement,
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    let (x, s) = ins.into_iter().next().expect("one operand");
+    if *p.mesh != *cx.mesh() {
+        return Err(Error::value_error(format!(
+            "with_sharding_constraint on {} inside a jit partitioned for {}",
+            p.mesh.describe(),
+            cx.mesh().describe()
+        )));
+    }
+    let y = cx.reshard(&x, &s, &p.spec, "with_sharding_constraint")?;
+    Ok(vec![(y, p.spec.clone())])
 }

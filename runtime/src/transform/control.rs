@@ -1,7 +1,7 @@
 //! Control flow as primitives holding graphs: `cond`, `while_loop`, `scan`
-//! (and `fori_loop`, which is one of the loops). Their shape, eval, JVP,
-//! transpose and batching rules live here, with the constructors the
-//! stdlib calls.
+//! (and `fori_loop`, which is one of the loops). All their rules live
+//! here — shapes, evaluation, JVP, transpose, batching, partitioning — with
+//! the constructors the stdlib calls.
 //!
 //! Reverse mode needs the JVP rules to keep primal and tangent work apart:
 //! the JVP of a body is traced into a graph and split by partial
@@ -16,6 +16,7 @@ use super::jvp::{self, Tangents};
 use super::linear::{backward_pass, LinIn};
 use super::ops::*;
 use crate::error::{Error, ErrorKind, Result};
+use crate::jit::partition::{Local, Spmd};
 use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::{BinaryOp, DType, ReduceOp};
@@ -34,10 +35,15 @@ pub fn set_interrupt_flag(flag: Arc<AtomicBool>) {
 }
 
 fn check_interrupt() -> Result<()> {
-    INTERRUPT.with(|i| match &*i.borrow() {
-        Some(flag) if flag.swap(false, Ordering::Relaxed) => Err(Error::interrupted()),
-        _ => Ok(()),
-    })
+    let interrupted = INTERRUPT.with(|i| {
+        i.borrow()
+            .as_ref()
+            .is_some_and(|flag| flag.swap(false, Ordering::Relaxed))
+    });
+    if interrupted {
+        return Err(Error::interrupted());
+    }
+    Ok(())
 }
 
 fn ty(a: &Aval) -> String {
@@ -57,133 +63,130 @@ fn mismatch(what: &str, expected: &[Aval], got: &[Aval]) -> Error {
     ))
 }
 
-pub fn shape_rule(prim: &Prim, args: &[Aval]) -> Result<Avals> {
-    match prim {
-        Prim::CustomVjp { bwd, n_res } => super::custom::shape_rule(bwd, *n_res, args),
-        Prim::Cond { branches } => {
-            let Some((index, ops)) = args.split_first() else {
-                return Err(Error::type_error("cond needs an index operand"));
-            };
-            if !index.shape.is_empty() || !(index.dtype.is_int() || index.dtype == DType::Bool) {
-                return Err(Error::type_error(format!(
-                    "cond: the branch index must be an integer or bool scalar, got {}",
-                    ty(index)
-                )));
-            }
-            let first = branches
-                .first()
-                .ok_or_else(|| Error::value_error("cond needs at least one branch"))?;
-            let outs = first.out_avals();
-            for (i, b) in branches.iter().enumerate() {
-                if b.in_avals() != ops {
-                    return Err(mismatch(
-                        &format!("cond: branch {i} operands"),
-                        &b.in_avals(),
-                        ops,
-                    ));
-                }
-                if b.out_avals() != outs {
-                    return Err(mismatch(
-                        &format!("cond: every branch must return the same types; branch {i}"),
-                        &outs,
-                        &b.out_avals(),
-                    ));
-                }
-            }
-            Ok(outs.into())
-        }
-        Prim::While {
-            cond,
-            body,
-            n_cond,
-            n_body,
-        } => {
-            if args.len() < n_cond + n_body {
-                return Err(Error::type_error("while_loop: too few operands"));
-            }
-            let carry = &args[n_cond + n_body..];
-            let mut cin = args[..*n_cond].to_vec();
-            cin.extend_from_slice(carry);
-            if cond.in_avals() != cin {
-                return Err(mismatch(
-                    "while_loop: cond_fun operands",
-                    &cond.in_avals(),
-                    &cin,
-                ));
-            }
-            let pred = cond.out_avals();
-            if pred.len() != 1 || !pred[0].shape.is_empty() || pred[0].dtype != DType::Bool {
-                return Err(Error::type_error(format!(
-                    "while_loop: cond_fun must return a bool scalar, got {}",
-                    types(&pred)
-                )));
-            }
-            let mut bin = args[*n_cond..n_cond + n_body].to_vec();
-            bin.extend_from_slice(carry);
-            if body.in_avals() != bin {
-                return Err(mismatch(
-                    "while_loop: body_fun operands",
-                    &body.in_avals(),
-                    &bin,
-                ));
-            }
-            if body.out_avals() != carry {
-                return Err(mismatch(
-                    "while_loop: body_fun must return the carry's types",
-                    carry,
-                    &body.out_avals(),
-                ));
-            }
-            Ok(carry.iter().cloned().collect())
-        }
-        Prim::Scan {
-            body,
-            n_consts,
-            n_carry,
-            length,
-            ..
-        } => {
-            if args.len() < n_consts + n_carry {
-                return Err(Error::type_error("scan: too few operands"));
-            }
-            let mut ins = args[..n_consts + n_carry].to_vec();
-            for x in &args[n_consts + n_carry..] {
-                if x.shape.first() != Some(length) {
-                    return Err(Error::shape_error(format!(
-                        "scan: every scanned array needs a leading axis of length {length}, got {}",
-                        ty(x)
-                    )));
-                }
-                ins.push(Aval {
-                    shape: x.shape[1..].into(),
-                    dtype: x.dtype,
-                });
-            }
-            if body.in_avals() != ins {
-                return Err(mismatch("scan: body operands", &body.in_avals(), &ins));
-            }
-            let outs = body.out_avals();
-            let carry = &args[*n_consts..n_consts + n_carry];
-            if outs.len() < *n_carry || outs[..*n_carry] != *carry {
-                return Err(mismatch(
-                    "scan: the body must return the carry's types first",
-                    carry,
-                    &outs[..(*n_carry).min(outs.len())],
-                ));
-            }
-            let mut result: Avals = carry.iter().cloned().collect();
-            for y in &outs[*n_carry..] {
-                let mut shape = y.shape.clone();
-                shape.insert(0, *length);
-                result.push(Aval {
-                    shape,
-                    dtype: y.dtype,
-                });
-            }
-            Ok(result)
-        }
-        _ => unreachable!("not a control-flow primitive"),
+pub fn shape_cond(branches: &[GraphRef], args: &[Aval]) -> Result<Avals> {
+    let Some((index, ops)) = args.split_first() else {
+        return Err(Error::type_error("cond needs an index operand"));
+    };
+    if !index.shape.is_empty() || !(index.dtype.is_int() || index.dtype == DType::Bool) {
+        return Err(Error::type_error(format!(
+            "cond: the branch index must be an integer or bool scalar, got {}",
+            ty(index)
+        )));
     }
+    let first = branches
+        .first()
+        .ok_or_else(|| Error::value_error("cond needs at least one branch"))?;
+    let outs = first.out_avals();
+    for (i, b) in branches.iter().enumerate() {
+        if b.in_avals() != ops {
+            return Err(mismatch(
+                &format!("cond: branch {i} operands"),
+                &b.in_avals(),
+                ops,
+            ));
+        }
+        if b.out_avals() != outs {
+            return Err(mismatch(
+                &format!("cond: every branch must return the same types; branch {i}"),
+                &outs,
+                &b.out_avals(),
+            ));
+        }
+    }
+    Ok(outs.into())
+}
+
+pub fn shape_while(
+    cond: &Graph,
+    body: &Graph,
+    n_cond: usize,
+    n_body: usize,
+    args: &[Aval],
+) -> Result<Avals> {
+    if args.len() < n_cond + n_body {
+        return Err(Error::type_error("while_loop: too few operands"));
+    }
+    let carry = &args[n_cond + n_body..];
+    let mut cin = args[..n_cond].to_vec();
+    cin.extend_from_slice(carry);
+    if cond.in_avals() != cin {
+        return Err(mismatch(
+            "while_loop: cond_fun operands",
+            &cond.in_avals(),
+            &cin,
+        ));
+    }
+    let pred = cond.out_avals();
+    if pred.len() != 1 || !pred[0].shape.is_empty() || pred[0].dtype != DType::Bool {
+        return Err(Error::type_error(format!(
+            "while_loop: cond_fun must return a bool scalar, got {}",
+            types(&pred)
+        )));
+    }
+    let mut bin = args[n_cond..n_cond + n_body].to_vec();
+    bin.extend_from_slice(carry);
+    if body.in_avals() != bin {
+        return Err(mismatch(
+            "while_loop: body_fun operands",
+            &body.in_avals(),
+            &bin,
+        ));
+    }
+    if body.out_avals() != carry {
+        return Err(mismatch(
+            "while_loop: body_fun must return the carry's types",
+            carry,
+            &body.out_avals(),
+        ));
+    }
+    Ok(carry.iter().cloned().collect())
+}
+
+pub fn shape_scan(
+    body: &Graph,
+    n_consts: usize,
+    n_carry: usize,
+    length: usize,
+    args: &[Aval],
+) -> Result<Avals> {
+    if args.len() < n_consts + n_carry {
+        return Err(Error::type_error("scan: too few operands"));
+    }
+    let mut ins = args[..n_consts + n_carry].to_vec();
+    for x in &args[n_consts + n_carry..] {
+        if x.shape.first() != Some(&length) {
+            return Err(Error::shape_error(format!(
+                "scan: every scanned array needs a leading axis of length {length}, got {}",
+                ty(x)
+            )));
+        }
+        ins.push(Aval {
+            shape: x.shape[1..].into(),
+            dtype: x.dtype,
+        });
+    }
+    if body.in_avals() != ins {
+        return Err(mismatch("scan: body operands", &body.in_avals(), &ins));
+    }
+    let outs = body.out_avals();
+    let carry = &args[n_consts..n_consts + n_carry];
+    if outs.len() < n_carry || outs[..n_carry] != *carry {
+        return Err(mismatch(
+            "scan: the body must return the carry's types first",
+            carry,
+            &outs[..n_carry.min(outs.len())],
+        ));
+    }
+    let mut result: Avals = carry.iter().cloned().collect();
+    for y in &outs[n_carry..] {
+        let mut shape = y.shape.clone();
+        shape.insert(0, length);
+        result.push(Aval {
+            shape,
+            dtype: y.dtype,
+        });
+    }
+    Ok(result)
 }
 
 fn scalar_index(t: &Tensor, n: usize) -> Result<usize> {
@@ -225,74 +228,72 @@ fn stack(items: Vec<Tensor>, aval: &Aval) -> Result<Tensor> {
 
 /// Run a control-flow primitive (its operands may be tracers of outer
 /// traces only through `bind`, so here they are concrete).
-pub fn eval(prim: &Prim, args: Args) -> Result<Outs> {
-    match prim {
-        Prim::CustomVjp { .. } => super::custom::eval(),
-        Prim::Cond { branches } => {
-            let i = scalar_index(&args[0], branches.len())?;
-            Ok(graph::eval(&branches[i], &args[1..])?.into())
+pub fn eval_cond(branches: &[GraphRef], args: Args) -> Result<Outs> {
+    let i = scalar_index(&args[0], branches.len())?;
+    Ok(graph::eval(&branches[i], &args[1..])?.into())
+}
+
+pub fn eval_while(
+    cond: &Graph,
+    body: &Graph,
+    n_cond: usize,
+    n_body: usize,
+    args: Args,
+) -> Result<Outs> {
+    let (cc, rest) = args.split_at(n_cond);
+    let (bc, carry) = rest.split_at(n_body);
+    let mut carry = carry.to_vec();
+    loop {
+        check_interrupt()?;
+        let mut cin = cc.to_vec();
+        cin.extend(carry.iter().cloned());
+        let pred = graph::eval(cond, &cin)?.swap_remove(0);
+        if pred.concrete()?.get_f64(0)? == 0.0 {
+            break;
         }
-        Prim::While {
-            cond,
-            body,
-            n_cond,
-            n_body,
-        } => {
-            let (cc, rest) = args.split_at(*n_cond);
-            let (bc, carry) = rest.split_at(*n_body);
-            let mut carry = carry.to_vec();
-            loop {
-                check_interrupt()?;
-                let mut cin = cc.to_vec();
-                cin.extend(carry.iter().cloned());
-                let pred = graph::eval(cond, &cin)?.swap_remove(0);
-                if pred.concrete()?.get_f64(0)? == 0.0 {
-                    break;
-                }
-                let mut bin = bc.to_vec();
-                bin.extend(carry);
-                carry = graph::eval(body, &bin)?;
-            }
-            Ok(carry.into())
-        }
-        Prim::Scan {
-            body,
-            n_consts,
-            n_carry,
-            length,
-            reverse,
-        } => {
-            let (consts, rest) = args.split_at(*n_consts);
-            let (carry, xs) = rest.split_at(*n_carry);
-            let mut carry = carry.to_vec();
-            let y_avals = body.out_avals()[*n_carry..].to_vec();
-            let mut ys: Vec<Vec<Tensor>> = vec![Vec::with_capacity(*length); y_avals.len()];
-            for step in 0..*length {
-                check_interrupt()?;
-                let i = if *reverse { length - 1 - step } else { step };
-                let mut ins = consts.to_vec();
-                ins.extend(carry);
-                for x in xs {
-                    ins.push(slice_at(x, i)?);
-                }
-                let mut outs = graph::eval(body, &ins)?;
-                let y = outs.split_off(*n_carry);
-                carry = outs;
-                for (acc, y) in ys.iter_mut().zip(y) {
-                    acc.push(y);
-                }
-            }
-            let mut result: Outs = carry.into();
-            for (mut acc, aval) in ys.into_iter().zip(&y_avals) {
-                if *reverse {
-                    acc.reverse();
-                }
-                result.push(stack(acc, aval)?);
-            }
-            Ok(result)
-        }
-        _ => unreachable!("not a control-flow primitive"),
+        let mut bin = bc.to_vec();
+        bin.extend(carry);
+        carry = graph::eval(body, &bin)?;
     }
+    Ok(carry.into())
+}
+
+pub fn eval_scan(
+    body: &Graph,
+    n_consts: usize,
+    n_carry: usize,
+    length: usize,
+    reverse: bool,
+    args: Args,
+) -> Result<Outs> {
+    let (consts, rest) = args.split_at(n_consts);
+    let (carry, xs) = rest.split_at(n_carry);
+    let mut carry = carry.to_vec();
+    let y_avals = body.out_avals()[n_carry..].to_vec();
+    let mut ys: Vec<Vec<Tensor>> = vec![Vec::with_capacity(length); y_avals.len()];
+    for step in 0..length {
+        check_interrupt()?;
+        let i = if reverse { length - 1 - step } else { step };
+        let mut ins = consts.to_vec();
+        ins.extend(carry);
+        for x in xs {
+            ins.push(slice_at(x, i)?);
+        }
+        let mut outs = graph::eval(body, &ins)?;
+        let y = outs.split_off(n_carry);
+        carry = outs;
+        for (acc, y) in ys.iter_mut().zip(y) {
+            acc.push(y);
+        }
+    }
+    let mut result: Outs = carry.into();
+    for (mut acc, aval) in ys.into_iter().zip(&y_avals) {
+        if reverse {
+            acc.reverse();
+        }
+        result.push(stack(acc, aval)?);
+    }
+    Ok(result)
 }
 
 // ---------------------------------------------------------------------------
@@ -537,80 +538,80 @@ fn tangents_for(outs: &[Tensor], touts: Vec<Tensor>) -> Tangents {
         .collect()
 }
 
-pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tangents)> {
-    match prim {
-        Prim::CustomVjp { .. } => super::custom::jvp(),
-        Prim::Cond { branches } => {
-            let ops = &p[1..];
-            let tops = float_tangents(ops, &t[1..])?;
-            cond_jvp(&p[0], ops, &tops, branches, branches[0].outvars.len())
-        }
-        Prim::While {
-            cond,
-            body,
-            n_cond,
-            n_body,
-        } => {
-            // Forward mode only. The primal loop runs on its own so that its
-            // outputs stay primal values (under `grad` they must not enter
-            // the tangent graph); the tangent loop runs beside it.
-            if t.iter().flatten().any(super::is_reverse_tangent) {
-                return Err(while_reverse_error());
-            }
-            let primal_outs = bind(prim, p.to_vec())?;
-            let (cc, rest) = p.split_at(*n_cond);
-            let (bc, carry) = rest.split_at(*n_body);
-            let t_bc = float_tangents(bc, &t[*n_cond..n_cond + n_body])?;
-            let t_carry = float_tangents(carry, &t[n_cond + n_body..])?;
-            let jb = jvp_graph(body)?;
-            let n_bc = bc.len();
-            let n_carry = carry.len();
-            // New carry: (carry, t_carry). New body consts: jb's consts, bc, t_bc.
-            let mut carry_avals: Vec<Aval> = carry.iter().map(Tensor::aval).collect();
-            carry_avals.extend(t_carry.iter().map(Tensor::aval));
-            let mut body_in: Vec<Aval> = bc.iter().map(Tensor::aval).collect();
-            body_in.extend(t_bc.iter().map(Tensor::aval));
-            body_in.extend(carry_avals.iter().cloned());
-            let n_tbc = t_bc.len();
-            let new_body = trace(&body_in, |xs| {
-                let (bc, rest) = xs.split_at(n_bc);
-                let (tbc, rest) = rest.split_at(n_tbc);
-                let (c, tc) = rest.split_at(n_carry);
-                let mut ins = bc.to_vec();
-                ins.extend_from_slice(c);
-                ins.extend_from_slice(tbc);
-                ins.extend_from_slice(tc);
-                jb.call(&ins)
-            })?;
-            let mut cond_in: Vec<Aval> = cc.iter().map(Tensor::aval).collect();
-            cond_in.extend(carry_avals.iter().cloned());
-            let n_cc = cc.len();
-            let new_cond = trace(&cond_in, |xs| {
-                let mut ins = xs[..n_cc].to_vec();
-                ins.extend_from_slice(&xs[n_cc..n_cc + n_carry]);
-                graph::eval(cond, &ins)
-            })?;
-            let mut body_ops = bc.to_vec();
-            body_ops.extend(t_bc);
-            let mut loop_carry = carry.to_vec();
-            loop_carry.extend(t_carry);
-            let looped = bind_while(new_cond, cc, new_body, &body_ops, &loop_carry)?;
-            let touts = looped[n_carry..].to_vec();
-            let tangents = tangents_for(&primal_outs, touts);
-            Ok((primal_outs, tangents))
-        }
-        Prim::Scan {
-            body,
-            n_consts,
-            n_carry,
-            length,
-            reverse,
-        } => scan_jvp(body, *n_consts, *n_carry, *length, *reverse, p, t),
-        _ => unreachable!("not a control-flow primitive"),
-    }
+pub fn jvp_cond(
+    branches: &[GraphRef],
+    p: &[Tensor],
+    t: &[Option<Tensor>],
+) -> Result<(Outs, Tangents)> {
+    let ops = &p[1..];
+    let tops = float_tangents(ops, &t[1..])?;
+    split_cond_jvp(&p[0], ops, &tops, branches, branches[0].outvars.len())
 }
 
-fn cond_jvp(
+/// Forward mode only: reverse mode through a loop of unknown trip count
+/// is an error (`transpose_while`).
+#[allow(clippy::too_many_arguments)]
+pub fn jvp_while(
+    prim: &Prim,
+    cond: &Graph,
+    body: &Graph,
+    n_cond: usize,
+    n_body: usize,
+    p: &[Tensor],
+    t: &[Option<Tensor>],
+) -> Result<(Outs, Tangents)> {
+    // Forward mode only. The primal loop runs on its own so that its
+    // outputs stay primal values (under `grad` they must not enter
+    // the tangent graph); the tangent loop runs beside it.
+    if t.iter().flatten().any(super::is_reverse_tangent) {
+        return Err(while_reverse_error());
+    }
+    let primal_outs = bind(prim, p.to_vec())?;
+    let (cc, rest) = p.split_at(n_cond);
+    let (bc, carry) = rest.split_at(n_body);
+    let t_bc = float_tangents(bc, &t[n_cond..n_cond + n_body])?;
+    let t_carry = float_tangents(carry, &t[n_cond + n_body..])?;
+    let jb = jvp_graph(body)?;
+    let n_bc = bc.len();
+    let n_carry = carry.len();
+    // New carry: (carry, t_carry). New body consts: jb's consts, bc, t_bc.
+    let mut carry_avals: Vec<Aval> = carry.iter().map(Tensor::aval).collect();
+    carry_avals.extend(t_carry.iter().map(Tensor::aval));
+    let mut body_in: Vec<Aval> = bc.iter().map(Tensor::aval).collect();
+    body_in.extend(t_bc.iter().map(Tensor::aval));
+    body_in.extend(carry_avals.iter().cloned());
+    let n_tbc = t_bc.len();
+    let new_body = trace(&body_in, |xs| {
+        let (bc, rest) = xs.split_at(n_bc);
+        let (tbc, rest) = rest.split_at(n_tbc);
+        let (c, tc) = rest.split_at(n_carry);
+        let mut ins = bc.to_vec();
+        ins.extend_from_slice(c);
+        ins.extend_from_slice(tbc);
+        ins.extend_from_slice(tc);
+        jb.call(&ins)
+    })?;
+    let mut cond_in: Vec<Aval> = cc.iter().map(Tensor::aval).collect();
+    cond_in.extend(carry_avals.iter().cloned());
+    let n_cc = cc.len();
+    let new_cond = trace(&cond_in, |xs| {
+        let mut ins = xs[..n_cc].to_vec();
+        ins.extend_from_slice(&xs[n_cc..n_cc + n_carry]);
+        graph::eval(cond, &ins)
+    })?;
+    let mut body_ops = bc.to_vec();
+    body_ops.extend(t_bc);
+    let mut loop_carry = carry.to_vec();
+    loop_carry.extend(t_carry);
+    let looped = bind_while(new_cond, cc, new_body, &body_ops, &loop_carry)?;
+    let touts = looped[n_carry..].to_vec();
+    let tangents = tangents_for(&primal_outs, touts);
+    Ok((primal_outs, tangents))
+}
+
+/// The JVP of a cond as two conds over the same index: one on the primals
+/// (outputs and every branch's residuals), one linear in the tangents.
+fn split_cond_jvp(
     index: &Tensor,
     ops: &[Tensor],
     tops: &[Tensor],
@@ -682,7 +683,7 @@ fn cond_jvp(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scan_jvp(
+pub fn jvp_scan(
     body: &Graph,
     n_consts: usize,
     n_carry: usize,
@@ -763,6 +764,12 @@ fn while_reverse_error() -> Error {
     )
 }
 
+/// A loop whose trip count is known only when it runs has no transpose
+/// (its JVP fails earlier, at the line of the loop, under reverse mode).
+pub fn transpose_while() -> Result<Vec<Option<Tensor>>> {
+    Err(while_reverse_error())
+}
+
 fn is_linear(x: &LinIn) -> bool {
     matches!(x, LinIn::Linear(_))
 }
@@ -774,105 +781,89 @@ fn lin_aval(x: &LinIn) -> Aval {
     }
 }
 
-pub fn transpose(
-    prim: &Prim,
+pub fn transpose_cond(
+    branches: &[GraphRef],
     cts: &[Option<Tensor>],
     ins: &[LinIn],
 ) -> Result<Vec<Option<Tensor>>> {
-    match prim {
-        Prim::CustomVjp { bwd, n_res } => super::custom::transpose(bwd, *n_res, cts, ins),
-        Prim::Cond { branches } => {
-            let LinIn::Known(index) = &ins[0] else {
-                return Err(Error::new(
-                    ErrorKind::TransformError,
-                    "cond: the index is not linear",
-                ));
-            };
-            let ops = &ins[1..];
-            let known: Vec<Option<Tensor>> = ops
-                .iter()
-                .map(|x| match x {
-                    LinIn::Known(t) => Some(t.clone()),
-                    LinIn::Linear(_) => None,
+    let LinIn::Known(index) = &ins[0] else {
+        return Err(Error::new(
+            ErrorKind::TransformError,
+            "cond: the index is not linear",
+        ));
+    };
+    let ops = &ins[1..];
+    let known: Vec<Option<Tensor>> = ops
+        .iter()
+        .map(|x| match x {
+            LinIn::Known(t) => Some(t.clone()),
+            LinIn::Linear(_) => None,
+        })
+        .collect();
+    let out_avals = branches[0].out_avals();
+    let cts: Vec<Tensor> = cts
+        .iter()
+        .zip(&out_avals)
+        .map(|(c, a)| match c {
+            Some(c) => Ok(c.clone()),
+            None => zeros(&a.shape, a.dtype),
+        })
+        .collect::<Result<_>>()?;
+    let linear_avals: Vec<Aval> = ops.iter().filter(|x| is_linear(x)).map(lin_aval).collect();
+    let back = |b: &Graph, known: &[Option<Tensor>], cts: &[Tensor]| -> Result<Vec<Tensor>> {
+        let cts: Vec<Option<Tensor>> = cts.iter().cloned().map(Some).collect();
+        let in_cts = backward_pass(b, known, &cts)?;
+        in_cts
+            .into_iter()
+            .zip(known)
+            .filter(|(_, k)| k.is_none())
+            .zip(&linear_avals)
+            .map(|((c, _), a)| match c {
+                Some(c) => Ok(c),
+                None => zeros(&a.shape, a.dtype),
+            })
+            .collect()
+    };
+    let result = if let Tensor::Concrete(_) = index {
+        let i = scalar_index(index, branches.len())?;
+        back(&branches[i], &known, &cts)?
+    } else {
+        // A traced index: a cond over the transposed branches.
+        let known_vals: Vec<Tensor> = known.iter().flatten().cloned().collect();
+        let mut avals: Vec<Aval> = known_vals.iter().map(Tensor::aval).collect();
+        avals.extend(out_avals.iter().cloned());
+        let nk = known_vals.len();
+        let closed = branches
+            .iter()
+            .map(|b| {
+                trace(&avals, |xs| {
+                    let mut kv = xs[..nk].iter();
+                    let known: Vec<Option<Tensor>> = known
+                        .iter()
+                        .map(|k| k.as_ref().map(|_| kv.next().expect("known").clone()))
+                        .collect();
+                    back(b, &known, &xs[nk..])
                 })
-                .collect();
-            let out_avals = branches[0].out_avals();
-            let cts: Vec<Tensor> = cts
-                .iter()
-                .zip(&out_avals)
-                .map(|(c, a)| match c {
-                    Some(c) => Ok(c.clone()),
-                    None => zeros(&a.shape, a.dtype),
-                })
-                .collect::<Result<_>>()?;
-            let linear_avals: Vec<Aval> =
-                ops.iter().filter(|x| is_linear(x)).map(lin_aval).collect();
-            let back =
-                |b: &Graph, known: &[Option<Tensor>], cts: &[Tensor]| -> Result<Vec<Tensor>> {
-                    let cts: Vec<Option<Tensor>> = cts.iter().cloned().map(Some).collect();
-                    let in_cts = backward_pass(b, known, &cts)?;
-                    in_cts
-                        .into_iter()
-                        .zip(known)
-                        .filter(|(_, k)| k.is_none())
-                        .zip(&linear_avals)
-                        .map(|((c, _), a)| match c {
-                            Some(c) => Ok(c),
-                            None => zeros(&a.shape, a.dtype),
-                        })
-                        .collect()
-                };
-            let result = if let Tensor::Concrete(_) = index {
-                let i = scalar_index(index, branches.len())?;
-                back(&branches[i], &known, &cts)?
-            } else {
-                // A traced index: a cond over the transposed branches.
-                let known_vals: Vec<Tensor> = known.iter().flatten().cloned().collect();
-                let mut avals: Vec<Aval> = known_vals.iter().map(Tensor::aval).collect();
-                avals.extend(out_avals.iter().cloned());
-                let nk = known_vals.len();
-                let closed = branches
-                    .iter()
-                    .map(|b| {
-                        trace(&avals, |xs| {
-                            let mut kv = xs[..nk].iter();
-                            let known: Vec<Option<Tensor>> = known
-                                .iter()
-                                .map(|k| k.as_ref().map(|_| kv.next().expect("known").clone()))
-                                .collect();
-                            back(b, &known, &xs[nk..])
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let mut operands = known_vals;
-                operands.extend(cts);
-                bind_cond(index.clone(), closed, operands)?.into_vec()
-            };
-            let mut it = result.into_iter();
-            let mut out = vec![None];
-            out.extend(
-                ops.iter()
-                    .map(|x| if is_linear(x) { it.next() } else { None }),
-            );
-            Ok(out)
-        }
-        Prim::While { .. } => Err(while_reverse_error()),
-        Prim::Scan {
-            body,
-            n_consts,
-            n_carry,
-            length,
-            reverse,
-        } => scan_transpose(body, *n_consts, *n_carry, *length, *reverse, cts, ins),
-        _ => unreachable!("not a control-flow primitive"),
-    }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut operands = known_vals;
+        operands.extend(cts);
+        bind_cond(index.clone(), closed, operands)?.into_vec()
+    };
+    let mut it = result.into_iter();
+    let mut out = vec![None];
+    out.extend(
+        ops.iter()
+            .map(|x| if is_linear(x) { it.next() } else { None }),
+    );
+    Ok(out)
 }
 
 /// The transpose of a scan that is linear in its constants, carry and
 /// some scanned arrays (the others are residuals): a scan running the
 /// other way whose body is the backward pass of this one's.
 #[allow(clippy::too_many_arguments)]
-fn scan_transpose(
+pub fn transpose_scan(
     body: &Graph,
     n_consts: usize,
     n_carry: usize,
@@ -890,7 +881,7 @@ fn scan_transpose(
         .iter()
         .filter_map(|x| match x {
             LinIn::Known(t) => Some(t.clone()),
-            _ => None,
+            LinIn::Linear(_) => None,
         })
         .collect();
     let lin_xs: Vec<usize> = (0..x_in.len()).filter(|&i| is_linear(&x_in[i])).collect();
@@ -898,7 +889,7 @@ fn scan_transpose(
         .iter()
         .filter_map(|x| match x {
             LinIn::Known(t) => Some(t.clone()),
-            _ => None,
+            LinIn::Linear(_) => None,
         })
         .collect();
     let out_avals = body.out_avals();
@@ -1007,189 +998,214 @@ fn scan_transpose(
 // ---------------------------------------------------------------------------
 // Batching
 
-pub fn batch(prim: &Prim, size: usize, v: &[Tensor], d: &[Option<usize>]) -> Result<(Outs, Bdims)> {
-    match prim {
-        Prim::CustomVjp { .. } => super::custom::batch_rule(),
-        Prim::Cond { branches } => {
-            let ops = &v[1..];
-            if d[0].is_some() {
-                // A batched index: run every branch, then select per example.
-                let idx = batch::to_front(&v[0], d[0], size)?;
-                let idx = convert(&idx, DType::I32)?;
-                let all: Vec<bool> = vec![true; ops.len()];
-                let moved = ops
-                    .iter()
-                    .zip(&d[1..])
-                    .map(|(x, &di)| batch::to_front(x, di, size))
-                    .collect::<Result<Vec<_>>>()?;
-                let mut result: Option<Vec<Tensor>> = None;
-                for (i, b) in branches.iter().enumerate() {
-                    let outs = batch_graph(b, &all, size)?.call(&moved)?;
-                    result = Some(match result {
-                        None => outs,
-                        Some(prev) => {
-                            let is_i = binary(BinaryOp::Eq, &idx, &scalar(i as f64, DType::I32))?;
-                            // Clamp: an index past the end picks the last branch.
-                            let is_i = if i + 1 == branches.len() {
-                                binary(BinaryOp::Ge, &idx, &scalar(i as f64, DType::I32))?
-                            } else {
-                                is_i
-                            };
-                            prev.iter()
-                                .zip(outs)
-                                .map(|(p, o)| {
-                                    let mut shape = vec![size];
-                                    shape.extend(std::iter::repeat_n(1, o.ndim() - 1));
-                                    let c = reshape(&is_i, &shape)?;
-                                    let c = broadcast_to(&c, o.shape())?;
-                                    select(&c, &o, p)
-                                })
-                                .collect::<Result<Vec<_>>>()?
-                        }
-                    });
+pub fn batch_cond(
+    branches: &[GraphRef],
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    let ops = &v[1..];
+    if d[0].is_some() {
+        // A batched index: run every branch, then select per example.
+        let idx = batch::to_front(&v[0], d[0], size)?;
+        let idx = convert(&idx, DType::I32)?;
+        let all: Vec<bool> = vec![true; ops.len()];
+        let moved = ops
+            .iter()
+            .zip(&d[1..])
+            .map(|(x, &di)| batch::to_front(x, di, size))
+            .collect::<Result<Vec<_>>>()?;
+        let mut result: Option<Vec<Tensor>> = None;
+        for (i, b) in branches.iter().enumerate() {
+            let outs = batch_graph(b, &all, size)?.call(&moved)?;
+            result = Some(match result {
+                None => outs,
+                Some(prev) => {
+                    let is_i = binary(BinaryOp::Eq, &idx, &scalar(i as f64, DType::I32))?;
+                    // Clamp: an index past the end picks the last branch.
+                    let is_i = if i + 1 == branches.len() {
+                        binary(BinaryOp::Ge, &idx, &scalar(i as f64, DType::I32))?
+                    } else {
+                        is_i
+                    };
+                    prev.iter()
+                        .zip(outs)
+                        .map(|(p, o)| {
+                            let mut shape = vec![size];
+                            shape.extend(std::iter::repeat_n(1, o.ndim() - 1));
+                            let c = reshape(&is_i, &shape)?;
+                            let c = broadcast_to(&c, o.shape())?;
+                            select(&c, &o, p)
+                        })
+                        .collect::<Result<Vec<_>>>()?
                 }
-                let outs = result.unwrap_or_default();
-                let n = outs.len();
-                return Ok((outs.into(), vec![Some(0); n]));
-            }
-            let batched: Vec<bool> = d[1..].iter().map(Option::is_some).collect();
-            let moved = ops
-                .iter()
-                .zip(&d[1..])
-                .map(|(x, &di)| match di {
-                    Some(di) => moveaxis(x, di, 0),
-                    None => Ok(x.clone()),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let closed = branches
-                .iter()
-                .map(|b| batch_graph(b, &batched, size))
-                .collect::<Result<Vec<_>>>()?;
-            let outs = bind_cond(v[0].clone(), closed, moved)?;
-            let n = outs.len();
-            Ok((outs, vec![Some(0); n]))
+            });
         }
-        Prim::While {
-            cond,
-            body,
-            n_cond,
-            n_body,
-        } => {
-            // Every carry batched; consts as they come.
-            let front = |i: usize| -> Result<Tensor> {
-                match d[i] {
-                    Some(di) => moveaxis(&v[i], di, 0),
-                    None => Ok(v[i].clone()),
-                }
-            };
-            let n_c = n_cond + n_body;
-            let n_carry = v.len() - n_c;
-            let mut ops = Vec::new();
-            for i in 0..n_c {
-                ops.push(front(i)?);
-            }
-            for i in n_c..v.len() {
-                ops.push(batch::to_front(&v[i], d[i], size)?);
-            }
-            let mut cond_b: Vec<bool> = d[..*n_cond].iter().map(Option::is_some).collect();
-            cond_b.extend(std::iter::repeat_n(true, n_carry));
-            let mut body_b: Vec<bool> = d[*n_cond..n_c].iter().map(Option::is_some).collect();
-            body_b.extend(std::iter::repeat_n(true, n_carry));
-            let bcond = batch_graph(cond, &cond_b, size)?;
-            let bbody = batch_graph(body, &body_b, size)?;
-            let carry_avals: Vec<Aval> = ops[n_c..].iter().map(Tensor::aval).collect();
-            let cc_avals: Vec<Aval> = ops[..*n_cond].iter().map(Tensor::aval).collect();
-            let bc_avals: Vec<Aval> = ops[*n_cond..n_c].iter().map(Tensor::aval).collect();
-            // The loop runs while any example's predicate holds; finished
-            // examples keep their carry.
-            let mut cin = cc_avals.clone();
-            cin.extend(carry_avals.iter().cloned());
-            let new_cond = trace(&cin, |xs| {
-                let pred = bcond.call(&xs)?.swap_remove(0);
-                Ok(vec![bind(
-                    &Prim::Reduce {
-                        op: ReduceOp::Any,
-                        axes: vec![0],
-                    },
-                    [pred],
-                )?
-                .swap_remove(0)])
-            })?;
-            let mut bin = cc_avals.clone();
-            bin.extend(bc_avals);
-            bin.extend(carry_avals.iter().cloned());
-            let (ncc, nbc) = (*n_cond, *n_body);
-            let new_body = trace(&bin, |xs| {
-                let (cc, rest) = xs.split_at(ncc);
-                let (bc, carry) = rest.split_at(nbc);
-                let mut ci = cc.to_vec();
-                ci.extend_from_slice(carry);
-                let pred = bcond.call(&ci)?.swap_remove(0);
-                let mut bi = bc.to_vec();
-                bi.extend_from_slice(carry);
-                let next = bbody.call(&bi)?;
-                next.iter()
-                    .zip(carry)
-                    .map(|(n, c)| {
-                        let mut shape = vec![size];
-                        shape.extend(std::iter::repeat_n(1, n.ndim() - 1));
-                        let p = broadcast_to(&reshape(&pred, &shape)?, n.shape())?;
-                        select(&p, n, c)
-                    })
-                    .collect()
-            })?;
-            let outs = bind_while(new_cond, &ops[..ncc], new_body, &ops[..n_c], &ops[n_c..])?;
-            Ok((outs, vec![Some(0); n_carry]))
+        let outs = result.unwrap_or_default();
+        let n = outs.len();
+        return Ok((outs.into(), vec![Some(0); n]));
+    }
+    let batched: Vec<bool> = d[1..].iter().map(Option::is_some).collect();
+    let moved = ops
+        .iter()
+        .zip(&d[1..])
+        .map(|(x, &di)| match di {
+            Some(di) => moveaxis(x, di, 0),
+            None => Ok(x.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let closed = branches
+        .iter()
+        .map(|b| batch_graph(b, &batched, size))
+        .collect::<Result<Vec<_>>>()?;
+    let outs = bind_cond(v[0].clone(), closed, moved)?;
+    let n = outs.len();
+    Ok((outs, vec![Some(0); n]))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn batch_while(
+    cond: &Graph,
+    body: &Graph,
+    n_cond: usize,
+    n_body: usize,
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    // Every carry batched; consts as they come.
+    let front = |i: usize| -> Result<Tensor> {
+        match d[i] {
+            Some(di) => moveaxis(&v[i], di, 0),
+            None => Ok(v[i].clone()),
         }
-        Prim::Scan {
-            body,
-            n_consts,
+    };
+    let n_c = n_cond + n_body;
+    let n_carry = v.len() - n_c;
+    let mut ops = Vec::new();
+    for i in 0..n_c {
+        ops.push(front(i)?);
+    }
+    for i in n_c..v.len() {
+        ops.push(batch::to_front(&v[i], d[i], size)?);
+    }
+    let mut cond_b: Vec<bool> = d[..n_cond].iter().map(Option::is_some).collect();
+    cond_b.extend(std::iter::repeat_n(true, n_carry));
+    let mut body_b: Vec<bool> = d[n_cond..n_c].iter().map(Option::is_some).collect();
+    body_b.extend(std::iter::repeat_n(true, n_carry));
+    let bcond = batch_graph(cond, &cond_b, size)?;
+    let bbody = batch_graph(body, &body_b, size)?;
+    let carry_avals: Vec<Aval> = ops[n_c..].iter().map(Tensor::aval).collect();
+    let cc_avals: Vec<Aval> = ops[..n_cond].iter().map(Tensor::aval).collect();
+    let bc_avals: Vec<Aval> = ops[n_cond..n_c].iter().map(Tensor::aval).collect();
+    // The loop runs while any example's predicate holds; finished
+    // examples keep their carry.
+    let mut cin = cc_avals.clone();
+    cin.extend(carry_avals.iter().cloned());
+    let new_cond = trace(&cin, |xs| {
+        let pred = bcond.call(&xs)?.swap_remove(0);
+        Ok(vec![bind(
+            &Prim::Reduce {
+                op: ReduceOp::Any,
+                axes: vec![0],
+            },
+            [pred],
+        )?
+        .swap_remove(0)])
+    })?;
+    let mut bin = cc_avals.clone();
+    bin.extend(bc_avals);
+    bin.extend(carry_avals.iter().cloned());
+    let (ncc, nbc) = (n_cond, n_body);
+    let new_body = trace(&bin, |xs| {
+        let (cc, rest) = xs.split_at(ncc);
+        let (bc, carry) = rest.split_at(nbc);
+        let mut ci = cc.to_vec();
+        ci.extend_from_slice(carry);
+        let pred = bcond.call(&ci)?.swap_remove(0);
+        let mut bi = bc.to_vec();
+        bi.extend_from_slice(carry);
+        let next = bbody.call(&bi)?;
+        next.iter()
+            .zip(carry)
+            .map(|(n, c)| {
+                let mut shape = vec![size];
+                shape.extend(std::iter::repeat_n(1, n.ndim() - 1));
+                let p = broadcast_to(&reshape(&pred, &shape)?, n.shape())?;
+                select(&p, n, c)
+            })
+            .collect()
+    })?;
+    let outs = bind_while(new_cond, &ops[..ncc], new_body, &ops[..n_c], &ops[n_c..])?;
+    Ok((outs, vec![Some(0); n_carry]))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn batch_scan(
+    body: &Graph,
+    n_consts: usize,
+    n_carry: usize,
+    length: usize,
+    reverse: bool,
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    let mut ops = Vec::new();
+    let mut batched = Vec::new();
+    for i in 0..v.len() {
+        let is_const = i < n_consts;
+        let is_carry = !is_const && i < n_consts + n_carry;
+        ops.push(match (d[i], is_carry) {
+            (_, true) => {
+                batched.push(true);
+                batch::to_front(&v[i], d[i], size)?
+            }
+            (None, false) => {
+                batched.push(false);
+                v[i].clone()
+            }
+            (Some(di), false) => {
+                batched.push(true);
+                // Scanned arrays keep the scan axis first; the batch axis follows.
+                moveaxis(&v[i], di, if is_const { 0 } else { 1 })?
+            }
+        });
+    }
+    let bbody = batch_graph(body, &batched, size)?;
+    let mut operands = bbody.consts.clone();
+    operands.extend(ops);
+    let outs = bind(
+        &Prim::Scan {
+            body: GraphRef(bbody.graph.clone()),
+            n_consts: bbody.consts.len() + n_consts,
             n_carry,
             length,
             reverse,
-        } => {
-            let mut ops = Vec::new();
-            let mut batched = Vec::new();
-            for i in 0..v.len() {
-                let is_const = i < *n_consts;
-                let is_carry = !is_const && i < n_consts + n_carry;
-                ops.push(match (d[i], is_carry) {
-                    (_, true) => {
-                        batched.push(true);
-                        batch::to_front(&v[i], d[i], size)?
-                    }
-                    (None, false) => {
-                        batched.push(false);
-                        v[i].clone()
-                    }
-                    (Some(di), false) => {
-                        batched.push(true);
-                        // Scanned arrays keep the scan axis first; the batch axis follows.
-                        moveaxis(&v[i], di, if is_const { 0 } else { 1 })?
-                    }
-                });
-            }
-            let bbody = batch_graph(body, &batched, size)?;
-            let mut operands = bbody.consts.clone();
-            operands.extend(ops);
-            let outs = bind(
-                &Prim::Scan {
-                    body: GraphRef(bbody.graph.clone()),
-                    n_consts: bbody.consts.len() + n_consts,
-                    n_carry: *n_carry,
-                    length: *length,
-                    reverse: *reverse,
-                },
-                operands,
-            )?;
-            let n = outs.len();
-            let dims = (0..n)
-                .map(|i| Some(if i < *n_carry { 0 } else { 1 }))
-                .collect();
-            Ok((outs, dims))
-        }
-        _ => unreachable!("not a control-flow primitive"),
-    }
+        },
+        operands,
+    )?;
+    let n = outs.len();
+    let dims = (0..n)
+        .map(|i| Some(if i < n_carry { 0 } else { 1 }))
+        .collect();
+    Ok((outs, dims))
+}
+
+// ---------------------------------------------------------------------------
+// Partitioning: control flow runs replicated, on whole operands (a body
+// is a graph of its own, not partitioned with the graph that holds it).
+
+pub fn partition_cond(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.replicated(prim, ins)
+}
+
+pub fn partition_while(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.replicated(prim, ins)
+}
+
+pub fn partition_scan(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.replicated(prim, ins)
 }
 
 // ---------------------------------------------------------------------------

@@ -9,16 +9,18 @@
 //!
 //! `custom_vjp`'s backward function is traced into a graph when the
 //! function is called under differentiation, and held by the `custom_vjp`
-//! primitive, whose transpose runs it.
+//! primitive, whose transpose runs it; all that primitive's rules are at
+//! the end of this file.
 
 use super::batch;
-use super::graph::{self, GraphRef};
+use super::graph::{self, Graph, GraphRef};
 use super::jvp::{self, Tangents};
 use super::linear::LinIn;
 use super::ops::*;
 use super::{TraceKind, STACK};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::Interp;
+use crate::jit::partition::{Local, Spmd};
 use crate::prim::{bind, type_str, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use std::rc::Rc;
@@ -259,7 +261,7 @@ pub fn custom_vjp_call(
 // ---------------------------------------------------------------------------
 // The custom_vjp primitive's rules
 
-pub fn shape_rule(bwd: &GraphRef, n_res: usize, args: &[Aval]) -> Result<Avals> {
+pub fn shape_custom_vjp(bwd: &Graph, n_res: usize, args: &[Aval]) -> Result<Avals> {
     let ins = bwd.in_avals();
     let outs = bwd.out_avals();
     if args.len() != n_res + outs.len()
@@ -281,16 +283,18 @@ fn forward_error() -> Error {
     )
 }
 
-pub fn eval() -> Result<Outs> {
+/// The primitive stands for a tangent, so only forward mode could run it.
+pub fn eval_custom_vjp() -> Result<Outs> {
     Err(forward_error())
 }
 
-pub fn jvp() -> Result<(Outs, Tangents)> {
+pub fn jvp_custom_vjp() -> Result<(Outs, Tangents)> {
     Err(forward_error())
 }
 
-pub fn transpose(
-    bwd: &GraphRef,
+/// Runs `bwd` on the residuals and the outputs' cotangents.
+pub fn transpose_custom_vjp(
+    bwd: &Graph,
     n_res: usize,
     cts: &[Option<Tensor>],
     ins: &[LinIn],
@@ -325,9 +329,14 @@ pub fn transpose(
     Ok(out)
 }
 
-pub fn batch_rule() -> Result<(Outs, batch::Bdims)> {
+pub fn batch_custom_vjp() -> Result<(Outs, batch::Bdims)> {
     Err(Error::new(
         ErrorKind::TransformError,
         "vmap of the tangent of a custom_vjp function is not supported here; apply vmap outside grad",
     ))
+}
+
+/// Runs replicated, on whole operands.
+pub fn partition_custom_vjp(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.replicated(prim, ins)
 }

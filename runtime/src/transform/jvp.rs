@@ -1,4 +1,5 @@
-//! Forward mode: the JVP trace (its rules, one per primitive, are in `rules.rs`).
+//! Forward mode: the JVP trace (its rules, one per primitive, are in the
+//! primitives' families, reached through `prim::jvp`).
 //!
 //! A rule receives the primal operands and their tangents (`None` is a
 //! symbolic zero) and returns the primal outputs and their tangents. Every
@@ -28,7 +29,7 @@ pub fn process(level: usize, id: u64, prim: &Prim, args: Args) -> Result<Outs> {
     if tangents.iter().all(Option::is_none) {
         return bind(prim, primals);
     }
-    let (outs, touts) = super::rules::jvp_rule(prim, &primals, &tangents)?;
+    let (outs, touts) = crate::prim::jvp(prim, &primals, &tangents)?;
     Ok(outs
         .into_iter()
         .zip(touts)

@@ -1,6 +1,6 @@
 //! Reverse mode: `linearize` (JVP with the tangent work recorded as a
 //! graph) and the backward pass that transposes such a graph with the
-//! transpose rules of `rules.rs`. `vjp` and `grad` are these two put
+//! primitives' transpose rules (`prim::transpose`). `vjp` and `grad` are these two put
 //! together.
 //!
 //! Partial evaluation happens by level: while linearizing, the primal
@@ -12,9 +12,10 @@
 use super::graph::{self, Atom, Graph};
 use super::jvp;
 use super::ops::*;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{bind, Aval};
 use crate::tensor::Tensor;
+use arr_kernels::DType;
 use std::sync::Arc;
 
 /// A linear function from the tangents of some inputs to the tangents of
@@ -109,6 +110,38 @@ pub enum LinIn {
     Known(Tensor),
 }
 
+impl LinIn {
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            LinIn::Linear(a) => &a.shape,
+            LinIn::Known(t) => t.shape(),
+        }
+    }
+
+    pub fn dtype(&self) -> DType {
+        match self {
+            LinIn::Linear(a) => a.dtype,
+            LinIn::Known(t) => t.dtype(),
+        }
+    }
+
+    pub fn is_linear(&self) -> bool {
+        matches!(self, LinIn::Linear(_))
+    }
+
+    /// The value of a known operand; a linear one is an error (the
+    /// primitive is linear in it only while its other operands are known).
+    pub fn known(&self) -> Result<&Tensor> {
+        match self {
+            LinIn::Known(t) => Ok(t),
+            LinIn::Linear(_) => Err(Error::new(
+                ErrorKind::TransformError,
+                "reverse-mode differentiation: a product of two tangents is not linear",
+            )),
+        }
+    }
+}
+
 /// Transpose a graph that is linear in the inputs whose `known` entry is
 /// `None`: given the outputs' cotangents, return each input's cotangent
 /// (`None` for known inputs and for zeros). Equations whose inputs are all
@@ -178,7 +211,7 @@ pub fn backward_pass(
             })
             .collect();
         let in_cts = super::graph::at_line(eqn.line.clone(), || {
-            super::rules::transpose_rule(&eqn.prim, &out_cts, &ins)
+            crate::prim::transpose(&eqn.prim, &out_cts, &ins)
         })?;
         for (a, ct) in eqn.inputs.iter().zip(in_cts) {
             if let (Atom::Var(v), Some(ct)) = (a, ct) {

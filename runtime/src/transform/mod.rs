@@ -8,7 +8,9 @@
 //! inside an outer `vmap` sees the outer tracers as constants, and the outer
 //! trace then sees the inner rules' primitives. Level 0 is eager evaluation.
 //!
-//! * `rules` — every primitive's JVP, transpose and batching rules.
+//! The rules they apply, one per primitive and interpretation, live with
+//! the primitives (`prim::jvp`, `prim::transpose`, `prim::batch`).
+//!
 //! * `jvp` — forward mode: (primal, tangent) pairs.
 //! * `graph` — recording a `Graph` (the IR): `make_jaxpr`, control-flow
 //!   bodies, and the linear part of `linearize`.
@@ -16,7 +18,13 @@
 //!   into a graph (the primal work runs now: partial evaluation by level),
 //!   then the graph is transposed, one transpose rule per linear primitive.
 //! * `batch` — `vmap`: values with a batch axis.
-//! * `control` — `cond`, `while_loop`, `scan`: primitives holding graphs.
+//! * `control` — `cond`, `while_loop`, `scan`: primitives holding graphs,
+//!   with all their rules.
+//! * `custom` — `custom_jvp`/`custom_vjp`, and the rules of the primitive
+//!   `custom_vjp` leaves in reverse mode.
+//! * `collective` — collectives over named axes and sharding constraints,
+//!   with all their rules, and where axis names are bound.
+//! * `ops` — small tensor operations over `bind` that rules are written in.
 
 pub mod batch;
 pub mod collective;
@@ -26,7 +34,6 @@ pub mod graph;
 pub mod jvp;
 pub mod linear;
 pub mod ops;
-pub mod rules;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{Args, Outs, Prim};
