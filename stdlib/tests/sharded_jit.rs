@@ -288,11 +288,11 @@ fn ir_after_the_partition_stage_is_one_devices_graph() {
             e:f32[8,8] = dot_general[contract=((1,),(0,)) batch=((),())] d c
             f:f32[8,8] = psum[axis_name=model size=4] e
           in (f) }"#]]
-    .assert_eq(&ir(&mut s, "fuse"));
+    .assert_eq(&ir(&mut s, "fold_epilogues"));
     let err = s
         .ir_of_call_after("f(x, w1, w2)", Some("nosuch"))
         .unwrap_err();
-    expect!["no pass named 'nosuch'; the stages of a sharded jit are: traced, partition, fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse"].assert_eq(&err.message);
+    expect!["no pass named 'nosuch'; the stages of a sharded jit are: traced, partition, fold, simplify, cse, dot_transpose, combine_collectives, dce, fuse, fold_epilogues"].assert_eq(&err.message);
     // An unsharded function has no partition stage.
     let err = s
         .ir_of_call_after("mlp(x, w1, w2)", Some("partition"))
