@@ -299,6 +299,8 @@ unary_table! {
     Exp = "exp", "exp", c "exp({x})", float("exp", "e to the power x, elementwise.");
         f32 (slices vmath::exp_into, vmath::exp_in_place, |x| Float::exp(x)),
         f64 (map |x| Float::exp(x)), int none, bool none;
+    Exp2 = "exp2", "exp2", c "exp2({x})", float("exp2", "2 to the power x, elementwise.");
+        f32 (map |x| libm::exp2f(x)), f64 (map |x| libm::exp2(x)), int none, bool none;
     Expm1 = "expm1", "expm1", c "expm1({x})", float("expm1", "exp(x) - 1, accurate near 0.");
         f32 (slices vmath::expm1_into, vmath::expm1_in_place, |x| Float::expm1(x)),
         f64 (map |x| Float::expm1(x)), int none, bool none;
@@ -312,6 +314,8 @@ unary_table! {
         f32 (map |x| x.sqrt()), f64 (map |x| x.sqrt()), int none, bool none;
     Rsqrt = "rsqrt", "rsqrt", c "rsqrt({x})", float("rsqrt", "1 / sqrt(x), elementwise.");
         f32 (map |x| 1.0 / x.sqrt()), f64 (map |x| 1.0 / x.sqrt()), int none, bool none;
+    Cbrt = "cbrt", "cbrt", c "cbrt({x})", float("cbrt", "Cube root, elementwise.");
+        f32 (map |x| libm::cbrtf(x)), f64 (map |x| libm::cbrt(x)), int none, bool none;
     Sin = "sin", "sin", c "sin({x})", float("sin", "Sine, elementwise (radians).");
         f32 (slices vmath::sin_into, vmath::sin_in_place, |x| Float::sin(x)),
         f64 (map |x| Float::sin(x)), int none, bool none;

@@ -248,6 +248,8 @@ neg          | lambda x: -x           | (u3,)
 abs          | abs                    | (u3,)
 exp          | exp                    | (u3,)
 expm1        | expm1                  | (u3,)
+exp2         | exp2                   | (u3,)
+cbrt         | cbrt                   | (x3,)
 log          | log                    | (x3,)
 log1p        | log1p                  | (x3,)
 sqrt         | sqrt                   | (x3,)
@@ -614,6 +616,8 @@ floor       | floor       | (1,) | m34 * 3.0
 ceil        | ceil        | (0,) | m34 * 3.0
 round       | round       | (1,) | m34 * 3.0
 expm1       | expm1       | (0,) | m34
+exp2        | exp2        | (1,) | m34
+cbrt        | cbrt        | (0,) | m34
 log         | log         | (1,) | abs(m34) + 0.1
 log1p       | log1p       | (0,) | abs(m34)
 sqrt        | sqrt        | (1,) | abs(m34)

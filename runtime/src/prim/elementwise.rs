@@ -205,6 +205,14 @@ pub fn jvp_unary(
         | UnaryOp::IsFinite
         | UnaryOp::IsNan => None,
         UnaryOp::Exp => map(tx, |t| mul(t, &y))?,
+        UnaryOp::Exp2 => {
+            let d = mul_scalar(&y, std::f64::consts::LN_2)?;
+            map(tx, |t| mul(t, &d))?
+        }
+        UnaryOp::Cbrt => {
+            let d = mul_scalar(&mul(&y, &y)?, 3.0)?;
+            map(tx, |t| div(t, &d))?
+        }
         UnaryOp::Expm1 => {
             let d = add(&y, &lit(1.0, &y))?;
             map(tx, |t| mul(t, &d))?
@@ -451,7 +459,9 @@ pub fn transpose_unary(
         | UnaryOp::Ceil
         | UnaryOp::Round
         | UnaryOp::Exp
+        | UnaryOp::Exp2
         | UnaryOp::Expm1
+        | UnaryOp::Cbrt
         | UnaryOp::Log
         | UnaryOp::Log1p
         | UnaryOp::Sqrt
