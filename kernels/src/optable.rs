@@ -194,24 +194,28 @@ macro_rules! unary_table {
                 }
             }
 
+            #[inline(always)]
             pub fn on_f32<V: UnaryFn<f32>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(UnaryOp::$V => unary_arm!(v, f32, $f32),)*
                 }
             }
 
+            #[inline(always)]
             pub fn on_f64<V: UnaryFn<f64>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(UnaryOp::$V => unary_arm!(v, f64, $f64),)*
                 }
             }
 
+            #[inline(always)]
             pub fn on_int<T: Arith + Bits, V: UnaryFn<T>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(UnaryOp::$V => unary_arm!(v, T, $int),)*
                 }
             }
 
+            #[inline(always)]
             pub fn on_bool<V: UnaryFn<bool>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(UnaryOp::$V => unary_arm!(v, bool, $bool),)*
@@ -248,18 +252,21 @@ macro_rules! binary_table {
                 }
             }
 
+            #[inline(always)]
             pub fn on_float<T: Float + PartialOrd, V: BinaryFn<T>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(BinaryOp::$V => binary_arm!(v, T, $float),)*
                 }
             }
 
+            #[inline(always)]
             pub fn on_int<T: Arith + Bits + PartialOrd, V: BinaryFn<T>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(BinaryOp::$V => binary_arm!(v, T, $int),)*
                 }
             }
 
+            #[inline(always)]
             pub fn on_bool<V: BinaryFn<bool>>(self, v: V) -> Option<V::Out> {
                 match self {
                     $(BinaryOp::$V => binary_arm!(v, bool, $bool),)*
@@ -415,24 +422,28 @@ binary_table! {
 }
 
 impl UnaryKernels for f32 {
+    #[inline(always)]
     fn unary<V: UnaryFn<f32>>(op: UnaryOp, v: V) -> Option<V::Out> {
         op.on_f32(v)
     }
 }
 
 impl UnaryKernels for f64 {
+    #[inline(always)]
     fn unary<V: UnaryFn<f64>>(op: UnaryOp, v: V) -> Option<V::Out> {
         op.on_f64(v)
     }
 }
 
 impl UnaryKernels for bool {
+    #[inline(always)]
     fn unary<V: UnaryFn<bool>>(op: UnaryOp, v: V) -> Option<V::Out> {
         op.on_bool(v)
     }
 }
 
 impl BinaryKernels for bool {
+    #[inline(always)]
     fn binary<V: BinaryFn<bool>>(op: BinaryOp, v: V) -> Option<V::Out> {
         op.on_bool(v)
     }
@@ -441,6 +452,7 @@ impl BinaryKernels for bool {
 macro_rules! float_binary {
     ($($t:ty),*) => {$(
         impl BinaryKernels for $t {
+            #[inline(always)]
             fn binary<V: BinaryFn<$t>>(op: BinaryOp, v: V) -> Option<V::Out> {
                 op.on_float(v)
             }
@@ -452,11 +464,13 @@ float_binary!(f32, f64);
 macro_rules! int_columns {
     ($($t:ty),*) => {$(
         impl UnaryKernels for $t {
+            #[inline(always)]
             fn unary<V: UnaryFn<$t>>(op: UnaryOp, v: V) -> Option<V::Out> {
                 op.on_int(v)
             }
         }
         impl BinaryKernels for $t {
+            #[inline(always)]
             fn binary<V: BinaryFn<$t>>(op: BinaryOp, v: V) -> Option<V::Out> {
                 op.on_int(v)
             }

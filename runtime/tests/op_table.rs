@@ -33,7 +33,7 @@ fn check(
     prim: Prim,
     n: usize,
 ) {
-    let operands = (0..n).map(|_| sample(dtype)).collect();
+    let operands: Vec<Tensor> = (0..n).map(|_| sample(dtype)).collect();
     match (accepts, bind1(&prim, operands)) {
         (true, Ok(t)) => {
             assert_eq!(t.dtype(), gives, "{name} on {dtype}");
