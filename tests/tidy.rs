@@ -23,7 +23,9 @@ fn source_files() -> Vec<String> {
     }
     let root = root();
     let mut files = Vec::new();
-    for krate in ["lang", "runtime", "kernels", "stdlib", "repl", "bench"] {
+    for krate in [
+        "lang", "runtime", "kernels", "stdlib", "repl", "bench", "testkit",
+    ] {
         walk(&root.join(krate).join("src"), &mut files);
     }
     let mut names: Vec<String> = files
@@ -56,13 +58,14 @@ fn code_map_rows(text: &str) -> Vec<String> {
 }
 
 /// The top-level folders a full path starts with.
-const ROOTS: [&str; 8] = [
+const ROOTS: [&str; 9] = [
     "lang/",
     "runtime/",
     "kernels/",
     "stdlib/",
     "repl/",
     "bench/",
+    "testkit/",
     "tests/",
     "examples/",
 ];

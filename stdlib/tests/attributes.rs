@@ -6,9 +6,7 @@ use arr_runtime::eval::attr::AttrKind;
 use arr_runtime::Session;
 
 fn session() -> Session {
-    let mut s = arr_stdlib::session();
-    s.run_script(
-        "<setup>",
+    arr_testkit::session_with(
         "x = ones((2, 3))\n\
          m = mesh((2,), ('data',))\n\
          xs = shard(ones((4, 3)), m, P('data'))\n\
@@ -17,8 +15,6 @@ fn session() -> Session {
          h = jit(f, in_shardings=NamedSharding(m, P('data')))\n\
          t = table([{'a': 1, 'b': 2}])\n",
     )
-    .unwrap_or_else(|e| panic!("{}", e.render()));
-    s
 }
 
 #[test]

@@ -5,22 +5,9 @@
 //! printed, and never a panic: the session goes on with everything else.
 
 use arr_runtime::{Session, Value};
+use arr_testkit::{attempt, run, session};
 use std::cell::RefCell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
-
-fn session() -> Session {
-    arr_stdlib::session()
-}
-
-/// Run an entry; its value (None for statements). Panics with the rendered error.
-fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(Some(v)) => v,
-        Ok(None) => Value::None,
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
 
 /// `x`, `s` (a scalar), `si` (an int scalar) and `k` (a key) deleted by
 /// donation or `delete()`, `xs` a sharded array donated to a sharded jit,
@@ -165,19 +152,12 @@ fn deleted_session() -> (Session, Rc<RefCell<String>>) {
     (s, out)
 }
 
-/// Run `src` as a one-line script named t.arr, turning a panic into a
-/// failure that names the entry.
-fn attempt(s: &mut Session, src: &str) -> arr_runtime::Result<Option<Value>> {
-    catch_unwind(AssertUnwindSafe(|| s.run_entry_named("t.arr", src)))
-        .unwrap_or_else(|_| panic!("{src}: panicked"))
-}
-
 #[test]
 fn every_read_of_a_deleted_array_is_a_runtime_error_with_its_line() {
     let (mut s, _) = deleted_session();
     assert!(READS.len() >= 30);
     for src in READS {
-        let e = match attempt(&mut s, src) {
+        let e = match attempt_t(&mut s, src) {
             Err(e) => e,
             Ok(v) => panic!("{src}: succeeded with {v:?}"),
         };
@@ -218,7 +198,7 @@ fn every_read_of_a_deleted_array_is_a_runtime_error_with_its_line() {
 fn a_deleted_array_prints_as_deleted() {
     let (mut s, out) = deleted_session();
     for src in SHOWS {
-        match attempt(&mut s, src) {
+        match attempt_t(&mut s, src) {
             Ok(Some(Value::Str(text))) => assert!(
                 text.contains("<deleted: it was donated to jit(<lambda>)>"),
                 "{src}: {text}"
@@ -226,7 +206,7 @@ fn a_deleted_array_prints_as_deleted() {
             other => panic!("{src}: {other:?}"),
         }
     }
-    attempt(&mut s, "print(x, s)").unwrap();
+    attempt_t(&mut s, "print(x, s)").unwrap();
     expect_test::expect![[r#"
         <deleted: it was donated to jit(<lambda>)> <deleted: it was donated to jit(<lambda>)>
     "#]]
@@ -244,4 +224,9 @@ fn a_deleted_array_prints_as_deleted() {
     )
     .truthy()
     .unwrap());
+}
+
+/// `src` as a one-line script named t.arr.
+fn attempt_t(s: &mut Session, src: &str) -> arr_runtime::Result<Option<Value>> {
+    attempt(s, "t.arr", src)
 }

@@ -7,9 +7,7 @@ use arr_runtime::{ErrorKind, Key, Session, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn session() -> Session {
-    arr_stdlib::session()
-}
+use arr_testkit::session;
 
 fn run(s: &mut Session, src: &str) -> Option<Value> {
     s.run_entry(src)

@@ -4,12 +4,9 @@
 
 mod common;
 
-use arr_runtime::{Session, Value};
+use arr_runtime::Value;
+use arr_testkit::{error_of, truthy};
 use common::{random_program, run, session, Rng};
-
-fn truthy(s: &mut Session, src: &str) -> bool {
-    run(s, src).truthy().unwrap()
-}
 
 #[test]
 fn fused_programs_match_eager_evaluation() {
@@ -206,13 +203,6 @@ fn matmul_epilogues_run_on_device_workers() {
         "{check} (gemm: {})",
         arr_kernels::backend::default().matmul_library()
     );
-}
-
-fn error_of(s: &mut Session, src: &str) -> String {
-    match s.run_entry(src) {
-        Err(e) => format!("{}: {}", e.kind.name(), e.message),
-        Ok(v) => panic!("{src}\nsucceeded with {v:?}"),
-    }
 }
 
 #[test]

@@ -7,20 +7,8 @@
 //! everything it had.
 
 use arr_runtime::{Session, Value};
+use arr_testkit::{attempt, run, session};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-fn session() -> Session {
-    arr_stdlib::session()
-}
-
-/// Run an entry; its value (None for statements). Panics with the rendered error.
-fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(Some(v)) => v,
-        Ok(None) => Value::None,
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
 
 /// Each input and the error it must give (kind and message). Every size is
 /// beyond the 1 TiB any one allocation may take, so the errors do not
@@ -216,12 +204,9 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
-/// Run `src` as the second line of t.arr (the first assigns `v`), turning
-/// a panic into a failure that names the input.
-fn attempt(s: &mut Session, src: &str) -> arr_runtime::Result<Option<Value>> {
-    let text = format!("v = 0\nv = {src}\n");
-    catch_unwind(AssertUnwindSafe(|| s.run_entry_named("t.arr", &text)))
-        .unwrap_or_else(|_| panic!("{src}: panicked"))
+/// Run `src` as the second line of t.arr (the first assigns `v`).
+fn attempt_v(s: &mut Session, src: &str) -> arr_runtime::Result<Option<Value>> {
+    attempt(s, "t.arr", &format!("v = 0\nv = {src}\n"))
 }
 
 #[test]
@@ -229,7 +214,7 @@ fn impossible_sizes_are_python_errors_with_their_line_and_the_session_survives()
     let mut s = session();
     run(&mut s, "keep = [41]\nw = ones(3)");
     for (src, want) in REFUSED {
-        let e = match attempt(&mut s, src) {
+        let e = match attempt_v(&mut s, src) {
             Err(e) => e,
             Ok(_) => panic!("{src}: succeeded"),
         };

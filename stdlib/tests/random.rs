@@ -5,17 +5,11 @@ use arr_kernels::reference::{erf_inv_f32, threefry_block};
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::{ErrorKind, Session, Value};
 
-fn session() -> Session {
-    arr_stdlib::session()
-}
+use arr_testkit::session;
 
 /// Evaluate an expression and return its array value.
 fn eval(s: &mut Session, src: &str) -> Array {
-    match s.run_entry(src) {
-        Ok(Some(Value::Array(a))) => a.concrete().expect("a concrete array").clone(),
-        Ok(other) => panic!("{src} gave {other:?}, not an array"),
-        Err(e) => panic!("{src} failed:\n{e}"),
-    }
+    arr_testkit::array(s, src)
 }
 
 fn u32s(a: &Array) -> Vec<u32> {

@@ -8,10 +8,7 @@ use arr_runtime::{Session, Value};
 use expect_test::{expect, Expect};
 
 fn session() -> Session {
-    let mut s = arr_stdlib::session();
-    s.run_script("<setup>", PRELUDE)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    s
+    arr_testkit::session_with(PRELUDE)
 }
 
 const PRELUDE: &str = r#"

@@ -1,20 +1,7 @@
-//! Helpers shared by the jit tests: sessions, a deterministic generator and
-//! random elementwise programs.
+//! Helpers shared by the jit tests: a deterministic generator and random
+//! elementwise programs (sessions and entries come from `arr_testkit`).
 
-use arr_runtime::{Session, Value};
-
-pub fn session() -> Session {
-    arr_stdlib::session()
-}
-
-/// Run an entry; its value (None for statements). Panics with the rendered error.
-pub fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(Some(v)) => v,
-        Ok(None) => Value::None,
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
+pub use arr_testkit::{run, session};
 
 /// A small deterministic generator (the tests must reproduce exactly).
 pub struct Rng(pub u64);

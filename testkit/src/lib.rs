@@ -1,0 +1,60 @@
+//! Helpers the test suites share, so each suite states only what it checks:
+//! a session with the standard library (optionally after a setup script),
+//! running an entry (a failure panics with the rendered error, source line
+//! and caret included), and reading its value, truth or error.
+
+use arr_kernels::Array;
+use arr_runtime::{Session, Value};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A session with the standard library.
+pub fn session() -> Session {
+    arr_stdlib::session()
+}
+
+/// A session that has run `setup` (a script named `<setup>`).
+pub fn session_with(setup: &str) -> Session {
+    let mut s = session();
+    s.run_script("<setup>", setup)
+        .unwrap_or_else(|e| panic!("the setup failed:\n{}", e.render()));
+    s
+}
+
+/// Run an entry; its value (None for statements). Panics with the rendered error.
+pub fn run(s: &mut Session, src: &str) -> Value {
+    match s.run_entry(src) {
+        Ok(Some(v)) => v,
+        Ok(None) => Value::None,
+        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
+    }
+}
+
+/// Whether the expression `src` is true.
+pub fn truthy(s: &mut Session, src: &str) -> bool {
+    run(s, src)
+        .truthy()
+        .unwrap_or_else(|e| panic!("{src} has no truth value: {}", e.render()))
+}
+
+/// The array value of the expression `src`.
+pub fn array(s: &mut Session, src: &str) -> Array {
+    match run(s, src) {
+        Value::Array(a) => a.concrete().expect("a concrete array").clone(),
+        other => panic!("{src} gave {other:?}, not an array"),
+    }
+}
+
+/// The error of an entry that must fail, as `Kind: message`.
+pub fn error_of(s: &mut Session, src: &str) -> String {
+    match s.run_entry(src) {
+        Err(e) => format!("{}: {}", e.kind.name(), e.message),
+        Ok(v) => panic!("{src}\nsucceeded with {v:?}"),
+    }
+}
+
+/// Run `src` as a script named `file`, turning a panic into a test failure
+/// that names the input (the quality bar: user input never aborts).
+pub fn attempt(s: &mut Session, file: &str, src: &str) -> arr_runtime::Result<Option<Value>> {
+    catch_unwind(AssertUnwindSafe(|| s.run_entry_named(file, src)))
+        .unwrap_or_else(|_| panic!("{src}: panicked"))
+}
