@@ -10,7 +10,6 @@
 use arr_kernels::{DType, Shape, UnaryOp};
 use arr_runtime::prim::{Aval, Prim};
 use arr_runtime::transform::graph::{typecheck, Atom, Eqn, Graph};
-use arr_runtime::{Session, Value};
 use expect_test::{expect, Expect};
 
 /// The functions the snapshots transform.
@@ -45,16 +44,8 @@ def branch(x):
 /// Run `src` (after the prelude) in a fresh session; its last line must be
 /// `make_jaxpr(...)(...)`. Snapshot the IR text, or the error if it fails.
 fn check(src: &str, expect: Expect) {
-    let mut session: Session = arr_stdlib::session();
-    session
-        .run_script("<prelude>", PRELUDE)
-        .unwrap_or_else(|e| panic!("prelude failed:\n{}", e.render()));
-    let actual = match session.run_entry(src) {
-        Ok(Some(Value::Str(s))) => s.to_string(),
-        Ok(other) => panic!("{src} gave {other:?}, not a string"),
-        Err(e) => format!("error: {}: {}", e.kind.name(), e.message),
-    };
-    expect.assert_eq(&actual);
+    let mut session = arr_testkit::session_with(PRELUDE);
+    expect.assert_eq(&arr_testkit::text_of(&mut session, src));
 }
 
 // ---------------------------------------------------------------------------

@@ -3,28 +3,9 @@
 //! and the exact text of error messages (with their line:col).
 
 use arr_runtime::Session;
-use expect_test::{expect, Expect};
-use std::cell::RefCell;
-use std::rc::Rc;
+use expect_test::expect;
 
-/// Run `src` as a script; return what it printed, or the rendered error after what it printed.
-fn run(src: &str) -> String {
-    let mut s = arr_stdlib::session();
-    let out = Rc::new(RefCell::new(String::new()));
-    let sink = out.clone();
-    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
-    let result = s.run_script("test.arr", src);
-    let mut text = out.borrow().clone();
-    if let Err(e) = result {
-        text.push_str(&e.render());
-        text.push('\n');
-    }
-    text
-}
-
-fn check(src: &str, expect: Expect) {
-    expect.assert_eq(&run(src));
-}
+use arr_testkit::check_output as check;
 
 /// The REPL echo of the last expression of `src`.
 fn echo(src: &str) -> String {

@@ -4,27 +4,14 @@
 //! per-device memory accounting, and the errors.
 
 use arr_runtime::{Session, Value};
-use expect_test::{expect, Expect};
+use expect_test::expect;
 
 fn session() -> Session {
     arr_stdlib::session()
 }
 
 /// The text `src` prints (through `visualize_sharding`, `print`...).
-fn output(src: &str) -> String {
-    let mut s = session();
-    let out = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
-    let sink = out.clone();
-    s.interp.out = Box::new(move |text: &str| sink.borrow_mut().push_str(text));
-    s.run_script("<sharding>", src)
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    let text = out.borrow().clone();
-    text
-}
-
-fn check(src: &str, expect: Expect) {
-    expect.assert_eq(&output(src));
-}
+use arr_testkit::check_output as check;
 
 #[test]
 fn one_dimensional_mesh() {

@@ -1,11 +1,15 @@
 //! Helpers the test suites share, so each suite states only what it checks:
 //! a session with the standard library (optionally after a setup script),
 //! running an entry (a failure panics with the rendered error, source line
-//! and caret included), and reading its value, truth or error.
+//! and caret included), reading its value, truth or error, and snapshots
+//! of what a script prints or of IR text.
 
 use arr_kernels::Array;
 use arr_runtime::{Session, Value};
+use expect_test::Expect;
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
 
 /// A session with the standard library.
 pub fn session() -> Session {
@@ -57,4 +61,35 @@ pub fn error_of(s: &mut Session, src: &str) -> String {
 pub fn attempt(s: &mut Session, file: &str, src: &str) -> arr_runtime::Result<Option<Value>> {
     catch_unwind(AssertUnwindSafe(|| s.run_entry_named(file, src)))
         .unwrap_or_else(|_| panic!("{src}: panicked"))
+}
+
+/// Run `src` as a script named `test.arr` in a fresh session; what it
+/// printed, followed by the rendered error (with line and caret) if it failed.
+pub fn script_output(src: &str) -> String {
+    let mut s = session();
+    let out = Rc::new(RefCell::new(String::new()));
+    let sink = out.clone();
+    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
+    let result = s.run_script("test.arr", src);
+    let mut text = out.borrow().clone();
+    if let Err(e) = result {
+        text.push_str(&e.render());
+        text.push('\n');
+    }
+    text
+}
+
+/// Snapshot what a script prints (source → expected text).
+pub fn check_output(src: &str, expect: Expect) {
+    expect.assert_eq(&script_output(src));
+}
+
+/// The text an entry evaluates to (`make_jaxpr(f)(x)`, `f.ir(x)`), or
+/// `error: Kind: message` if it fails: for snapshots of IR after a pass.
+pub fn text_of(s: &mut Session, src: &str) -> String {
+    match s.run_entry(src) {
+        Ok(Some(Value::Str(t))) => t.to_string(),
+        Ok(other) => panic!("{src} gave {other:?}, not a string"),
+        Err(e) => format!("error: {}: {}", e.kind.name(), e.message),
+    }
 }
