@@ -9,12 +9,7 @@ use std::rc::Rc;
 /// What a notebook would receive: (display_id, update, text/plain, text/html).
 type Sent = Rc<RefCell<Vec<(Option<String>, bool, String, String)>>>;
 
-fn run(s: &mut Session, src: &str) -> Value {
-    match s.run_entry(src) {
-        Ok(v) => v.unwrap_or(Value::None),
-        Err(e) => panic!("{src}\nfailed:\n{}", e.render()),
-    }
-}
+use arr_testkit::run;
 
 fn notebook_session() -> (Session, Sent) {
     let mut s = arr_stdlib::session();
