@@ -16,9 +16,7 @@ use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::transform::ops::convert;
 use arr_runtime::{ErrorKind, NativeClosure, Result, Session, Value};
 use arr_stdlib::{array_arg, int_arg};
-use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
 fn ints(v: &Value) -> Result<Vec<usize>> {
     arr_runtime::numpy::sequence_items(v)?
@@ -148,87 +146,28 @@ fn session() -> Session {
     s
 }
 
-/// Run each `(name, code)` in one session; panic listing every case that failed.
-fn run_cases(setup: &str, cases: &[(String, String)]) {
-    assert!(!cases.is_empty(), "no cases");
-    let mut s = session();
-    if let Err(e) = s.run_script("setup.arr", setup) {
-        panic!("setup failed:\n{}", e.render());
-    }
-    let mut failures = Vec::new();
-    for (name, code) in cases {
-        if let Err(e) = s.run_script(&format!("{name}.arr"), code) {
-            failures.push(format!("--- {name}: {code}\n{}", e.render()));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
-}
-
 /// A table of cases: the arr code its cases need first, and its rows.
-type Table = (&'static str, String);
-
-/// The rows of a case table: `name | column | ...`, one case a line, with
-/// blank lines and `#` comments skipped.
-fn rows(table: &str, columns: usize) -> Vec<(String, Vec<String>)> {
-    table
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let cells: Vec<String> = l.split(" | ").map(|c| c.trim().to_string()).collect();
-            assert_eq!(cells.len(), columns + 1, "bad case row: {l}");
-            (cells[0].clone(), cells[1..].to_vec())
-        })
-        .collect()
-}
+type Table = arr_testkit::Table;
 
 /// `check_grads(f, args, order=2)` for each row `name | f | args`; `args`
 /// may carry keyword arguments after the tuple (`(x,), modes=('fwd',)`).
 fn grads(setup: &str, table: &str) {
-    let cases: Vec<(String, String)> = rows(table, 2)
-        .into_iter()
-        .map(|(name, c)| (name, format!("check_grads({}, {}, order=2)", c[0], c[1])))
-        .collect();
-    run_cases(setup, &cases);
+    arr_testkit::check_rows(session(), setup, table, "check_grads", 2, ", order=2");
 }
 
 /// `vcheck(f, in_axes, *args)` for each row `name | f | in_axes | args`.
 fn vmaps(setup: &str, table: &str) {
-    let cases: Vec<(String, String)> = rows(table, 3)
-        .into_iter()
-        .map(|(name, c)| (name, format!("vcheck({}, {}, {})", c[0], c[1], c[2])))
-        .collect();
-    run_cases(setup, &cases);
+    arr_testkit::check_rows(session(), setup, table, "vcheck", 3, "");
 }
 
 /// `ncheck(f, reference, *args)` for each row `name | f | reference | args`.
 fn named_vmaps(setup: &str, table: &str) {
-    let cases: Vec<(String, String)> = rows(table, 3)
-        .into_iter()
-        .map(|(name, c)| (name, format!("ncheck({}, {}, {})", c[0], c[1], c[2])))
-        .collect();
-    run_cases(setup, &cases);
+    arr_testkit::check_rows(session(), setup, table, "ncheck", 3, "");
 }
 
 /// The rendered error of `src`, which must fail with `kind`.
 fn error(src: &str, kind: ErrorKind) -> String {
-    let mut s = session();
-    let out = Rc::new(RefCell::new(String::new()));
-    let sink = out.clone();
-    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
-    match s.run_script("errors.arr", src) {
-        Ok(()) => panic!("{src}\nshould fail, printed:\n{}", out.borrow()),
-        Err(e) => {
-            assert_eq!(e.kind, kind, "{src}\nfailed with:\n{}", e.render());
-            e.render()
-        }
-    }
+    arr_testkit::rendered_error(session(), src, kind)
 }
 
 fn assert_mentions(text: &str, words: &[&str]) {

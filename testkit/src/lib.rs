@@ -93,3 +93,69 @@ pub fn text_of(s: &mut Session, src: &str) -> String {
         Err(e) => format!("error: {}: {}", e.kind.name(), e.message),
     }
 }
+
+/// A table of cases: the arr code its cases need first, and its rows.
+pub type Table = (&'static str, String);
+
+/// The rows of a case table: `name | column | ...`, one case a line, with
+/// blank lines and `#` comments skipped.
+pub fn rows(table: &str, columns: usize) -> Vec<(String, Vec<String>)> {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let cells: Vec<String> = l.split(" | ").map(|c| c.trim().to_string()).collect();
+            assert_eq!(cells.len(), columns + 1, "bad case row: {l}");
+            (cells[0].clone(), cells[1..].to_vec())
+        })
+        .collect()
+}
+
+/// Run `setup`, then each `(name, code)` as a script `name.arr`, in the
+/// session `s`; panic listing every case that failed, with its rendered error.
+pub fn run_cases(mut s: Session, setup: &str, cases: &[(String, String)]) {
+    assert!(!cases.is_empty(), "no cases");
+    if let Err(e) = s.run_script("setup.arr", setup) {
+        panic!("setup failed:\n{}", e.render());
+    }
+    let mut failures = Vec::new();
+    for (name, code) in cases {
+        if let Err(e) = s.run_script(&format!("{name}.arr"), code) {
+            failures.push(format!("--- {name}: {code}\n{}", e.render()));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// Each row `name | c1 | c2 | ...` of `table` becomes the call
+/// `check(c1, c2, ...)`, run by `run_cases`: the gradient checks are
+/// `check_grads(f, args, order=2)` rows, the batching checks `vcheck(f,
+/// in_axes, *args)` rows (a function the suite's setup defines).
+pub fn check_rows(s: Session, setup: &str, table: &str, check: &str, columns: usize, extra: &str) {
+    let cases: Vec<(String, String)> = rows(table, columns)
+        .into_iter()
+        .map(|(name, c)| (name, format!("{check}({}{extra})", c.join(", "))))
+        .collect();
+    run_cases(s, setup, &cases);
+}
+
+/// The rendered error of the script `src`, which must fail with `kind`.
+pub fn rendered_error(mut s: Session, src: &str, kind: arr_runtime::ErrorKind) -> String {
+    let out = Rc::new(RefCell::new(String::new()));
+    let sink = out.clone();
+    s.set_output(Box::new(move |t| sink.borrow_mut().push_str(t)));
+    match s.run_script("errors.arr", src) {
+        Ok(()) => panic!("{src}\nshould fail, printed:\n{}", out.borrow()),
+        Err(e) => {
+            assert_eq!(e.kind, kind, "{src}\nfailed with:\n{}", e.render());
+            e.render()
+        }
+    }
+}
