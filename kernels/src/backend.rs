@@ -130,10 +130,11 @@ pub trait Backend: Send + Sync {
 }
 
 /// The backend that runs an operation on these operands: that of the device
-/// they live on. Every array lives in host memory today (the virtual
-/// devices of a mesh are CPU threads), so this is the CPU backend; arrays
-/// on a GPU will name theirs.
-pub fn of(_arrays: &[&Array]) -> &'static dyn Backend {
+/// they live on (the default one when there are none). Every array lives in
+/// host memory today (the virtual devices of a mesh are CPU threads), so
+/// this is the CPU backend; arrays on a GPU will name theirs.
+pub fn of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> &'static dyn Backend {
+    let _ = arrays;
     &crate::cpu::Cpu
 }
 

@@ -51,10 +51,7 @@ impl Registry<'_> {
 
     /// A global function.
     pub fn func(&mut self, signature: &str, doc: &str, f: NativeFn) -> Value {
-        let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));
-        let name = b_name(&b);
-        self.interp.set_builtin(&name, b.clone());
-        b
+        self.func_from(signature, doc, f)
     }
 
     /// A global function with a side effect (output, files, clocks): code

@@ -114,7 +114,7 @@ fn only(args: Args) -> Array {
 pub fn eval_unary(op: UnaryOp, args: Args) -> Result<Outs> {
     let a = only(args);
     let place = elementwise_placement(&[&a]);
-    one_out(keep_placement(backend::of(&[&a]).unary(op, a), place))
+    one_out(keep_placement(backend::of([&a]).unary(op, a), place))
 }
 
 /// The hottest evaluation (`x * y`): the operands go to the kernel by
@@ -126,7 +126,7 @@ pub fn eval_binary(op: BinaryOp, args: Args) -> Result<Outs> {
     };
     let place = elementwise_placement(&[&a, &b]);
     one_out(keep_placement(
-        backend::of(&[&a, &b]).binary(op, a, b),
+        backend::of([&a, &b]).binary(op, a, b),
         place,
     ))
 }

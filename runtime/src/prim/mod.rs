@@ -873,11 +873,7 @@ fn arrays(args: Args) -> Arrays {
 
 /// The backend that holds these operands (the default one for none).
 fn device(args: &[Array]) -> &'static dyn Backend {
-    if args.is_empty() {
-        backend::default()
-    } else {
-        backend::of(&args.iter().collect::<SmallVec<[&Array; 4]>>())
-    }
+    backend::of(args)
 }
 
 /// An evaluation's one output.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 pub fn block_of(a: &Array, ranges: &[Range<usize>]) -> Array {
     let start: Vec<usize> = ranges.iter().map(|r| r.start).collect();
     let limit: Vec<usize> = ranges.iter().map(|r| r.end).collect();
-    arr_kernels::backend::of(&[a]).slice(a, &start, &limit, &vec![1; a.ndim()])
+    arr_kernels::backend::of([a]).slice(a, &start, &limit, &vec![1; a.ndim()])
 }
 
 /// The block of each array that the device at mesh position `pos` holds:
@@ -80,7 +80,7 @@ pub fn slice_at(a: &Array, axis: usize, i: usize) -> Array {
     let mut limit = a.shape().to_vec();
     start[axis] = i;
     limit[axis] = i + 1;
-    let s = arr_kernels::backend::of(&[a]).slice(a, &start, &limit, &vec![1; a.ndim()]);
+    let s = arr_kernels::backend::of([a]).slice(a, &start, &limit, &vec![1; a.ndim()]);
     let mut shape = s.shape().to_vec();
     shape.remove(axis);
     s.reshape(&shape)

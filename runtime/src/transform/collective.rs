@@ -422,7 +422,7 @@ fn blocks(x: &Array, axis: usize, n: usize, keep: bool) -> Vec<Array> {
             let mut limit = x.shape().to_vec();
             start[axis] = i * len;
             limit[axis] = (i + 1) * len;
-            let b = backend::of(&[x]).slice(x, &start, &limit, &vec![1; x.ndim()]);
+            let b = backend::of([x]).slice(x, &start, &limit, &vec![1; x.ndim()]);
             if keep {
                 b
             } else {
@@ -444,7 +444,7 @@ fn stack(parts: &[Array], axis: usize) -> Array {
             p.reshape(&shape)
         })
         .collect();
-    backend::of(&expanded.iter().collect::<Vec<_>>()).concatenate(&expanded, axis)
+    backend::of(&expanded).concatenate(&expanded, axis)
 }
 
 fn eval_on(
@@ -460,7 +460,7 @@ fn eval_on(
         CollectiveOp::AllGather { axis, tiled } => {
             let parts = comm.all_gather(rank, &args[0])?;
             if *tiled {
-                backend::of(&parts.iter().collect::<Vec<_>>()).concatenate(&parts, *axis)
+                backend::of(&parts).concatenate(&parts, *axis)
             } else {
                 stack(&parts, *axis)
             }

@@ -30,7 +30,7 @@ pub fn full(shape: &[usize], x: f64, dtype: DType) -> Result<Tensor> {
     // Concrete and materialised: consumers may write into it, and the eager
     // path is then free of a broadcast.
     let a = numpy::scalar_array(x, dtype);
-    let b = arr_kernels::backend::of(&[&a]).broadcast_in_dim(&a, shape, &[]);
+    let b = arr_kernels::backend::of([&a]).broadcast_in_dim(&a, shape, &[]);
     debug_assert_eq!(b.len(), big);
     Ok(Tensor::Concrete(b))
 }
