@@ -7,6 +7,7 @@
 //! compiled function and every handle of it is deleted.
 
 use crate::dtype::DType;
+use crate::gpu::DeviceBuffer;
 use crate::sharding::Placement;
 use crate::Backend;
 use smallvec::SmallVec;
@@ -190,6 +191,12 @@ struct ArrayInner {
     /// devices' results (`from_shards`); otherwise the blocks are regions
     /// of `buf`.
     shards: Option<Arc<[Array]>>,
+    /// The elements on a GPU: where the array lives when `home` says so
+    /// (then `buf` is a host copy made when first read), else a cached
+    /// upload of a host array to the device that last computed with it.
+    gpu: RwLock<Option<Arc<DeviceBuffer>>>,
+    /// The GPU device (`gpu::devices()` index) the array lives on.
+    home: Option<usize>,
 }
 
 impl Array {
@@ -235,7 +242,38 @@ impl Array {
                 donated: false,
                 placement,
                 shards,
+                gpu: RwLock::new(None),
+                home: None,
             }),
+        }
+    }
+
+    /// An array that lives on a GPU device: its elements are `buf` there,
+    /// copied to the host only when something reads them there.
+    pub fn on_gpu(shape: &[usize], dtype: DType, buf: Arc<DeviceBuffer>) -> Array {
+        let mut a = Array::build(Shape::from_slice(shape), dtype, None, None, None);
+        let inner = Arc::get_mut(&mut a.inner).expect("just made");
+        inner.home = Some(buf.device);
+        inner.gpu = RwLock::new(Some(buf));
+        a
+    }
+
+    /// The GPU device the array lives on (`None`: host memory).
+    pub fn home(&self) -> Option<usize> {
+        self.inner.home
+    }
+
+    /// The array's elements on GPU device `device`, if they are there (it
+    /// lives there, or was uploaded there before).
+    pub fn device_copy(&self, device: usize) -> Option<Arc<DeviceBuffer>> {
+        let g = self.inner.gpu.read().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().filter(|b| b.device == device).cloned()
+    }
+
+    /// Keep an upload of this host array for the next operation on the device.
+    pub fn keep_device_copy(&self, buf: Arc<DeviceBuffer>) {
+        if self.inner.home.is_none() && self.deleted().is_none() {
+            *self.inner.gpu.write().unwrap_or_else(|e| e.into_inner()) = Some(buf);
         }
     }
 
@@ -317,6 +355,14 @@ impl Array {
         Some(b)
     }
 
+    /// The elements of a GPU array copied to the host.
+    fn download(&self) -> Option<Buffer> {
+        let home = self.inner.home?;
+        let g = self.inner.gpu.read().unwrap_or_else(|e| e.into_inner());
+        let buf = g.as_ref()?;
+        Some(crate::gpu::device(home).download(buf, self.inner.dtype, self.len()))
+    }
+
     /// The buffer of an array a kernel was handed. Kernels are only given
     /// live arrays: the runtime reads every operand through `buffer` (or
     /// `eval_concrete`'s check) first, so a deleted one here is a caller bug.
@@ -348,8 +394,12 @@ impl Array {
         a
     }
 
-    /// The shards put together into one buffer.
+    /// The shards put together into one buffer (or a GPU array's elements
+    /// copied to the host).
     fn assemble(&self) -> Buffer {
+        if let Some(b) = self.download() {
+            return b;
+        }
         let shards = self
             .inner
             .shards
@@ -375,6 +425,7 @@ impl Array {
         if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
             return None;
         }
+        self.inner.gpu.write().unwrap_or_else(|e| e.into_inner()).take();
         Some(
             self.inner
                 .buf
@@ -438,6 +489,13 @@ impl Array {
     /// The shards of a sharded array that nobody else holds are freed. `None` if the
     /// array was already deleted, or is pinned (then nothing changes).
     pub fn donate(&self, why: &str) -> Option<Array> {
+        if let Some(home) = self.home() {
+            // A GPU array's buffer moves to the new array, on its device.
+            let buf = self.device_copy(home)?;
+            self.take_for_deletion(why)?;
+            self.release(why);
+            return Some(Array::on_gpu(&self.inner.shape, self.inner.dtype, buf));
+        }
         // Never read on the host: the shards are put together once, now.
         let buf = self
             .take_for_deletion(why)?
@@ -579,6 +637,11 @@ impl Array {
     /// A donated buffer stays marked as one (see `is_donated`); the reshape
     /// of a deleted array is deleted.
     pub fn reshape(&self, shape: &[usize]) -> Array {
+        if let (Some(home), None) = (self.home(), self.deleted()) {
+            if let Some(buf) = self.device_copy(home) {
+                return Array::on_gpu(shape, self.dtype(), buf);
+            }
+        }
         match self.buffer() {
             Ok(buf) => Array::host(shape, buf, self.inner.donated),
             Err(d) => Array::deleted_of(shape, self.dtype(), d.why),

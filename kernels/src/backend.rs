@@ -129,16 +129,55 @@ pub trait Backend: Send + Sync {
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array>;
 }
 
-/// The backend that runs an operation on these operands: that of the device
-/// they live on (the default one when there are none). Every array lives in
-/// host memory today (the virtual devices of a mesh are CPU threads), so
-/// this is the CPU backend; arrays on a GPU will name theirs.
+/// The backend that runs an operation on these operands: that of the GPU
+/// device the first of them that lives on one lives on, else the default
+/// device's (the CPU unless `set_default_device` chose a GPU). Host arrays
+/// go to the device (the copy is kept with them), as JAX's uncommitted
+/// arrays follow their computation.
 pub fn of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> &'static dyn Backend {
-    let _ = arrays;
-    &crate::cpu::Cpu
+    for a in arrays {
+        if let Some(home) = a.home() {
+            return crate::gpu::device(home);
+        }
+    }
+    default()
 }
 
-/// The backend of operations with no array operand (`iota`).
+/// The backend of operations with no array operand (`iota`, creation).
 pub fn default() -> &'static dyn Backend {
-    &crate::cpu::Cpu
+    match crate::gpu::default_device() {
+        Some(d) => d,
+        None => &crate::cpu::Cpu,
+    }
+}
+
+/// The name of the device an array lives on: `cpu`, `opencl:0`, `cuda:1`.
+pub fn device_name(a: &Array) -> String {
+    match a.home() {
+        Some(h) => crate::gpu::device(h).label(),
+        None => "cpu".into(),
+    }
+}
+
+/// An error naming both devices when operands live on two different GPU
+/// devices (a single element may come from anywhere, as a scalar does).
+pub fn check_devices<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Result<(), String> {
+    let mut first: Option<&Array> = None;
+    for a in arrays {
+        if a.home().is_none() || a.len() == 1 {
+            continue;
+        }
+        match first {
+            None => first = Some(a),
+            Some(f) if f.home() != a.home() => {
+                return Err(format!(
+                    "operands live on different devices: {} and {}; move one with device_put",
+                    device_name(f),
+                    device_name(a)
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }

@@ -10,6 +10,7 @@ pub mod collectives;
 pub mod cpu;
 pub mod devices;
 pub mod dtype;
+pub mod gpu;
 pub mod kernel;
 pub mod limits;
 pub mod ops;

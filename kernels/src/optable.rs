@@ -149,7 +149,8 @@ macro_rules! op_enum {
             }
 
             /// The C expression (CUDA C and OpenCL C) with `{x}` (and `{y}`)
-            /// standing for the operands.
+            /// standing for the operands; `a_` helpers are defined by the
+            /// GPU renderer's prelude for each register type.
             pub fn c_template(self) -> &'static str {
                 match self {
                     $($Op::$V => $c,)*
@@ -290,11 +291,11 @@ unary_table! {
     Neg = "neg", "-", c "(-{x})", NONE;
         f32 (map |x| -x), f64 (map |x| -x), int (map |x| Arith::neg(x)), bool none;
     /// Logical not on bool, bitwise not on integers.
-    Not = "not", "~", c "(~{x})", NONE;
+    Not = "not", "~", c "a_not({x})", NONE;
         f32 none, f64 none, int (map |x| Bits::not(x)), bool (map |x| !x);
-    Abs = "abs", "abs", c "fabs({x})", NONE;
+    Abs = "abs", "abs", c "a_abs({x})", NONE;
         f32 (map |x| x.abs()), f64 (map |x| x.abs()), int (map |x| Arith::abs(x)), bool none;
-    Sign = "sign", "sign", c "sign({x})", NONE;
+    Sign = "sign", "sign", c "a_sign({x})", NONE;
         f32 (map |x| Arith::sign(x)), f64 (map |x| Arith::sign(x)), int (map |x| Arith::sign(x)), bool none;
     Floor = "floor", "floor", c "floor({x})", float("floor", "Largest integer not greater than x, elementwise.");
         f32 (map |x| x.floor()), f64 (map |x| x.floor()), int none, bool none;
@@ -319,7 +320,7 @@ unary_table! {
         f64 (map |x| Float::ln_1p(x)), int none, bool none;
     Sqrt = "sqrt", "sqrt", c "sqrt({x})", float("sqrt", "Square root, elementwise.");
         f32 (map |x| x.sqrt()), f64 (map |x| x.sqrt()), int none, bool none;
-    Rsqrt = "rsqrt", "rsqrt", c "rsqrt({x})", float("rsqrt", "1 / sqrt(x), elementwise.");
+    Rsqrt = "rsqrt", "rsqrt", c "(1 / sqrt({x}))", float("rsqrt", "1 / sqrt(x), elementwise.");
         f32 (map |x| 1.0 / x.sqrt()), f64 (map |x| 1.0 / x.sqrt()), int none, bool none;
     Cbrt = "cbrt", "cbrt", c "cbrt({x})", float("cbrt", "Cube root, elementwise.");
         f32 (map |x| libm::cbrtf(x)), f64 (map |x| libm::cbrt(x)), int none, bool none;
@@ -357,14 +358,14 @@ unary_table! {
     Erf = "erf", "erf", c "erf({x})", float("erf", "The error function, elementwise.");
         f32 (slices vmath::erf_into, vmath::erf_in_place, |x| Float::erf(x)),
         f64 (map |x| Float::erf(x)), int none, bool none;
-    ErfInv = "erf_inv", "erfinv", c "erfinv({x})", float("erfinv", "The inverse error function, elementwise.");
+    ErfInv = "erf_inv", "erfinv", c "a_erfinv({x})", float("erfinv", "The inverse error function, elementwise.");
         f32 (map |x| Float::erf_inv(x)), f64 (map |x| Float::erf_inv(x)), int none, bool none;
     /// Result dtype bool.
-    IsFinite = "is_finite", "isfinite", c "isfinite({x})", NONE;
+    IsFinite = "is_finite", "isfinite", c "a_isfinite({x})", NONE;
         f32 (test |x| x.is_finite()), f64 (test |x| x.is_finite()),
         int (test |_x| true), bool (test |_x| true);
     /// Result dtype bool.
-    IsNan = "is_nan", "isnan", c "isnan({x})", NONE;
+    IsNan = "is_nan", "isnan", c "a_isnan({x})", NONE;
         f32 (test |x| x.is_nan()), f64 (test |x| x.is_nan()),
         int (test |_x| false), bool (test |_x| false);
 }
@@ -378,20 +379,20 @@ binary_table! {
         float (map |a, b| Arith::mul(a, b)), int (map |a, b| Arith::mul(a, b)), bool (map |a, b| a & b);
     /// True division on floats; on integers, Python's floor division is `FloorDiv`
     /// and `Div` truncates toward zero (C semantics, as XLA).
-    Div = "div", "/", c "({x} / {y})", promoted("divide", "x / y, elementwise (true division).");
+    Div = "div", "/", c "a_div({x}, {y})", promoted("divide", "x / y, elementwise (true division).");
         float (map |a, b| Arith::div(a, b)), int (map |a, b| Arith::div(a, b)), bool none;
     /// Python `//`: floor(a / b) on floats, floor division on integers.
-    FloorDiv = "floor_div", "//", c "floor_div({x}, {y})", promoted("floor_divide", "x // y, elementwise.");
+    FloorDiv = "floor_div", "//", c "a_floordiv({x}, {y})", promoted("floor_divide", "x // y, elementwise.");
         float (map |a, b| Arith::floor_div(a, b)), int (map |a, b| Arith::floor_div(a, b)), bool none;
     /// Python `%`: the result has the sign of the divisor.
-    Mod = "mod", "%", c "py_mod({x}, {y})", promoted("mod", "x % y, elementwise (sign of y).");
+    Mod = "mod", "%", c "a_mod({x}, {y})", promoted("mod", "x % y, elementwise (sign of y).");
         float (map |a, b| Arith::modulo(a, b)), int (map |a, b| Arith::modulo(a, b)), bool none;
-    Pow = "pow", "**", c "pow({x}, {y})", promoted("power", "x ** y, elementwise.");
+    Pow = "pow", "**", c "a_pow({x}, {y})", promoted("power", "x ** y, elementwise.");
         float (map |a, b| Arith::pow(a, b)), int (map |a, b| Arith::pow(a, b)), bool none;
     /// NaN-propagating, as `np.maximum`.
-    Max = "max", "maximum", c "max_nan({x}, {y})", promoted("maximum", "The larger of x and y, elementwise (NaN propagates).");
+    Max = "max", "maximum", c "a_max({x}, {y})", promoted("maximum", "The larger of x and y, elementwise (NaN propagates).");
         float (map |a, b| Arith::max(a, b)), int (map |a, b| Arith::max(a, b)), bool (map |a, b| a | b);
-    Min = "min", "minimum", c "min_nan({x}, {y})", promoted("minimum", "The smaller of x and y, elementwise (NaN propagates).");
+    Min = "min", "minimum", c "a_min({x}, {y})", promoted("minimum", "The smaller of x and y, elementwise (NaN propagates).");
         float (map |a, b| Arith::min(a, b)), int (map |a, b| Arith::min(a, b)), bool (map |a, b| a & b);
     Atan2 = "atan2", "arctan2", c "atan2({x}, {y})", promoted("arctan2", "Angle of the point (y=x, x=y), elementwise.");
         float (map |a, b| Arith::atan2(a, b)), int none, bool none;
@@ -402,9 +403,9 @@ binary_table! {
         float none, int (map |a, b| Bits::or(a, b)), bool (map |a, b| a | b);
     Xor = "xor", "^", c "({x} ^ {y})", promoted("bitwise_xor", "x ^ y, elementwise.");
         float none, int (map |a, b| Bits::xor(a, b)), bool (map |a, b| a ^ b);
-    ShiftLeft = "shift_left", "<<", c "({x} << {y})", promoted("left_shift", "x << y, elementwise.");
+    ShiftLeft = "shift_left", "<<", c "a_shl({x}, {y})", promoted("left_shift", "x << y, elementwise.");
         float none, int (map |a, b| Bits::shl(a, b)), bool none;
-    ShiftRight = "shift_right", ">>", c "({x} >> {y})", promoted("right_shift", "x >> y, elementwise (arithmetic for signed integers).");
+    ShiftRight = "shift_right", ">>", c "a_shr({x}, {y})", promoted("right_shift", "x >> y, elementwise (arithmetic for signed integers).");
         float none, int (map |a, b| Bits::shr(a, b)), bool none;
     /// Comparisons: result dtype bool.
     Eq = "eq", "==", c "({x} == {y})", promoted("equal", "x == y, elementwise.");

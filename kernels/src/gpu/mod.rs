@@ -1,0 +1,309 @@
+//! GPU devices: the machinery every GPU backend shares — device memory with a
+//! caching allocator, the compile cache, the device list and the default
+//! device — over a small `Driver` trait that each runtime (OpenCL, CUDA)
+//! implements. The `Backend` implementation over any driver is `backend.rs`;
+//! the kernels it launches come from one renderer (`render.rs`).
+//!
+//! Launches are asynchronous on one in-order queue per device; host reads
+//! (`download`) wait for them. Freed device buffers go back to their
+//! device's pool by size class and are reused, so a program in a loop
+//! allocates nothing after its first step.
+
+pub mod backend;
+pub mod cache;
+pub mod cuda;
+pub mod opencl;
+pub mod render;
+
+use crate::{Buffer, DType};
+use render::{Dialect, Source};
+use std::any::Any;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A runtime's handle of device memory.
+pub type Mem = Box<dyn Any + Send + Sync>;
+/// A runtime's handle of a compiled module with one kernel.
+pub type Module = Arc<dyn Any + Send + Sync>;
+
+/// An argument of a launch.
+pub enum Arg<'a> {
+    Mem(&'a DeviceBuffer),
+    I64(i64),
+}
+
+/// What a GPU runtime provides; everything else is shared. Errors are the
+/// runtime's messages.
+pub trait Driver: Send + Sync {
+    fn dialect(&self) -> Dialect;
+    /// The device's name as the runtime reports it.
+    fn describe(&self) -> String;
+    /// Compiler and device identity, part of the on-disk cache key.
+    fn compiler_id(&self) -> String;
+    /// Compile a source; the binary (when the runtime gives one) is what
+    /// `load` takes back from the disk cache.
+    fn build(&self, src: &Source) -> Result<(Module, Option<Vec<u8>>), String>;
+    fn load(&self, src: &Source, binary: &[u8]) -> Result<Module, String>;
+    fn alloc(&self, bytes: usize) -> Result<Mem, String>;
+    fn upload(&self, mem: &Mem, data: &[u8]) -> Result<(), String>;
+    fn download(&self, mem: &Mem, out: &mut [u8]) -> Result<(), String>;
+    /// Device-to-device copy of `bytes` bytes.
+    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String>;
+    /// Launch `groups` groups of `render::LOCAL` threads.
+    fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String>;
+    /// Wait for every launch queued so far.
+    fn synchronize(&self) -> Result<(), String>;
+}
+
+/// Freed device buffers by size class, and the bytes in use and cached.
+#[derive(Default)]
+pub struct Pool {
+    free: Mutex<HashMap<usize, Vec<Mem>>>,
+    pub in_use: AtomicU64,
+    pub cached: AtomicU64,
+}
+
+/// The size class of an allocation: powers of two up to 1 MiB, then whole
+/// MiB (at most 1/16 wasted there); never 0 bytes (OpenCL refuses those).
+fn size_class(bytes: usize) -> usize {
+    const MIB: usize = 1 << 20;
+    if bytes <= MIB {
+        bytes.max(256).next_power_of_two()
+    } else {
+        bytes.div_ceil(MIB) * MIB
+    }
+}
+
+/// Elements of one array on one device. Dropping the last handle gives the
+/// memory back to the device's pool.
+pub struct DeviceBuffer {
+    pub device: usize,
+    /// The bytes the array's elements take (its class may be larger).
+    pub bytes: usize,
+    class: usize,
+    mem: Option<Mem>,
+    pool: Arc<Pool>,
+}
+
+impl std::fmt::Debug for DeviceBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "DeviceBuffer({} bytes on device {})", self.bytes, self.device)
+    }
+}
+
+impl DeviceBuffer {
+    pub fn mem(&self) -> &Mem {
+        self.mem.as_ref().expect("live until dropped")
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if let Some(m) = self.mem.take() {
+            self.pool.in_use.fetch_sub(self.class as u64, Ordering::Relaxed);
+            self.pool.cached.fetch_add(self.class as u64, Ordering::Relaxed);
+            self.pool.free.lock().unwrap_or_else(|e| e.into_inner()).entry(self.class).or_default().push(m);
+        }
+    }
+}
+
+/// One GPU device: its driver, memory pool and compile cache.
+pub struct GpuDevice {
+    /// Index in `devices()`.
+    pub id: usize,
+    /// Index among the devices of its kind (`cuda:0`, `opencl:1`).
+    pub ordinal: usize,
+    pub driver: Box<dyn Driver>,
+    pub pool: Arc<Pool>,
+    pub cache: cache::Cache,
+    pub launches: AtomicU64,
+}
+
+impl GpuDevice {
+    pub fn kind(&self) -> &'static str {
+        self.driver.dialect().name()
+    }
+
+    /// `cuda:0`, `opencl:0`.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.kind(), self.ordinal)
+    }
+
+    /// A buffer of at least `bytes` bytes, reused from the pool when one of
+    /// its class is free.
+    pub fn alloc(&self, bytes: usize) -> Arc<DeviceBuffer> {
+        let class = size_class(bytes);
+        let reused = self.pool.free.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&class).and_then(Vec::pop);
+        let mem = match reused {
+            Some(m) => {
+                self.pool.cached.fetch_sub(class as u64, Ordering::Relaxed);
+                m
+            }
+            None => match self.driver.alloc(class) {
+                Ok(m) => m,
+                Err(first) => {
+                    // Out of memory: give the cached blocks back and retry once.
+                    self.release_cached();
+                    self.driver.alloc(class).unwrap_or_else(|e| {
+                        panic!("{}: cannot allocate {bytes} bytes: {e} (first try: {first})", self.label())
+                    })
+                }
+            },
+        };
+        self.pool.in_use.fetch_add(class as u64, Ordering::Relaxed);
+        Arc::new(DeviceBuffer { device: self.id, bytes, class, mem: Some(mem), pool: self.pool.clone() })
+    }
+
+    pub fn release_cached(&self) {
+        let mut free = self.pool.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.clear();
+        self.pool.cached.store(0, Ordering::Relaxed);
+    }
+
+    /// Copy a host buffer to the device.
+    pub fn upload(&self, buf: &Buffer) -> Arc<DeviceBuffer> {
+        let bytes = host_bytes(buf);
+        let d = self.alloc(bytes.len());
+        if !bytes.is_empty() {
+            self.check(self.driver.upload(d.mem(), &bytes), "upload");
+        }
+        d
+    }
+
+    /// Copy a device buffer of `len` elements of `dtype` to the host,
+    /// after every launch before it.
+    pub fn download(&self, d: &DeviceBuffer, dtype: DType, len: usize) -> Buffer {
+        let mut bytes = vec![0u8; len * dtype.size_bytes()];
+        if !bytes.is_empty() {
+            self.check(self.driver.download(d.mem(), &mut bytes), "download");
+        }
+        Buffer::from_le_bytes(dtype, &bytes).expect("whole elements")
+    }
+
+    /// A compiled module of `src`: from memory, from disk, or compiled now.
+    pub fn module(&self, src: &Source) -> Module {
+        self.cache.get(&*self.driver, src).unwrap_or_else(|e| panic!("{}: kernel {} does not compile: {e}\n{}", self.label(), src.name, src.text))
+    }
+
+    pub fn launch(&self, src: &Source, args: &[Arg], groups: usize) {
+        let m = self.module(src);
+        self.launches.fetch_add(1, Ordering::Relaxed);
+        self.check(self.driver.launch(&m, args, groups), &src.name);
+    }
+
+    /// A runtime failure is a device fault, not a user error: the backend
+    /// interface has no error path, so it becomes a panic the language
+    /// reports with the statement that ran.
+    fn check(&self, r: Result<(), String>, what: &str) {
+        if let Err(e) = r {
+            panic!("{}: {what} failed: {e}", self.label());
+        }
+    }
+}
+
+/// The bytes of a host buffer as the device stores them (bool as 0/1 bytes).
+fn host_bytes(buf: &Buffer) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
+    match buf {
+        Buffer::Bool(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::I32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::I64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::U32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::F32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::F64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+    }
+}
+
+/// What probing found: the devices, and for each runtime that gave none,
+/// what was looked for and why it failed.
+pub struct Probe {
+    pub devices: Vec<GpuDevice>,
+    pub missing: Vec<(&'static str, String)>,
+}
+
+static PROBE: OnceLock<Probe> = OnceLock::new();
+
+/// The GPU devices of this process, found the first time anything asks
+/// (OpenCL platforms, then CUDA devices); never a panic when a runtime is
+/// missing.
+pub fn probe() -> &'static Probe {
+    PROBE.get_or_init(|| {
+        let mut devices = Vec::new();
+        let mut missing = Vec::new();
+        for (kind, found) in [("cuda", cuda::probe()), ("opencl", opencl::probe())] {
+            match found {
+                Ok(drivers) if !drivers.is_empty() => {
+                    for (ordinal, driver) in drivers.into_iter().enumerate() {
+                        let id = devices.len();
+                        devices.push(GpuDevice { id, ordinal, driver, pool: Arc::default(), cache: cache::Cache::default(), launches: AtomicU64::new(0) });
+                    }
+                }
+                Ok(_) => missing.push((kind, "no devices".to_string())),
+                Err(e) => missing.push((kind, e)),
+            }
+        }
+        Probe { devices, missing }
+    })
+}
+
+pub fn devices() -> &'static [GpuDevice] {
+    &probe().devices
+}
+
+pub fn device(id: usize) -> &'static GpuDevice {
+    &devices()[id]
+}
+
+/// The device a user names: `cuda`, `opencl` (the first of the kind) or
+/// `cuda:1`; an error says what was looked for when there is none.
+pub fn find(name: &str) -> Result<&'static GpuDevice, String> {
+    let (kind, ordinal) = match name.split_once(':') {
+        Some((k, n)) => (k, n.parse::<usize>().map_err(|_| format!("bad device name {name:?}: expected kind:number"))?),
+        None => (name, 0),
+    };
+    if kind != "cuda" && kind != "opencl" {
+        return Err(format!("unknown device kind {kind:?}: expected cpu, cuda or opencl"));
+    }
+    let p = probe();
+    let of_kind: Vec<&GpuDevice> = p.devices.iter().filter(|d| d.kind() == kind).collect();
+    if let Some(d) = of_kind.get(ordinal) {
+        return Ok(d);
+    }
+    if !of_kind.is_empty() {
+        return Err(format!("no device {name}: this machine has {} {kind} device(s)", of_kind.len()));
+    }
+    let why = p.missing.iter().find(|(k, _)| *k == kind).map(|(_, w)| w.clone()).unwrap_or_default();
+    Err(format!("no {kind} device: {why}"))
+}
+
+/// 0: the CPU; `k + 1`: GPU device `k`.
+static PROCESS_DEFAULT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's default device where it set one (a session's
+    /// `set_default_device`), else the process's.
+    static THREAD_DEFAULT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Where operations with no device operand run: `None` is the CPU.
+pub fn default_device() -> Option<&'static GpuDevice> {
+    let code = THREAD_DEFAULT.with(|d| d.get()).unwrap_or_else(|| PROCESS_DEFAULT.load(Ordering::Relaxed));
+    code.checked_sub(1).map(device)
+}
+
+/// Set this thread's default device (`None`: the CPU).
+pub fn set_thread_default(d: Option<&GpuDevice>) {
+    THREAD_DEFAULT.with(|t| t.set(Some(d.map_or(0, |d| d.id + 1))));
+}
+
+/// Set the default device of every thread that has not set its own.
+pub fn set_process_default(d: Option<&GpuDevice>) {
+    PROCESS_DEFAULT.store(d.map_or(0, |d| d.id + 1), Ordering::Relaxed);
+}
+
+/// Compile counters of every device (for `jit_stats()` and `:kernels`).
+pub fn compile_stats() -> cache::Stats {
+    cache::stats()
+}

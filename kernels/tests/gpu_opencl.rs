@@ -1,0 +1,195 @@
+//! The GPU backend on OpenCL (PoCL in CI) against the CPU backend: every
+//! op-table row on every dtype it accepts, reductions (one and two passes),
+//! movement, indexing, sorting, scans, random bits and matrix products.
+//! Without an OpenCL device the suite says SKIPPED, unless
+//! `ARR_REQUIRE_OPENCL` is set (the test script sets it).
+
+use arr_kernels::cpu::Cpu;
+use arr_kernels::gpu::{self, GpuDevice};
+use arr_kernels::{Array, Backend, BinaryOp, Buffer, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp, ArgReduceOp};
+
+fn device() -> Option<&'static GpuDevice> {
+    match gpu::find("opencl") {
+        Ok(d) => Some(d),
+        Err(e) => {
+            assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+            eprintln!("SKIPPED: no OpenCL device ({e})");
+            None
+        }
+    }
+}
+
+/// Values of every dtype with the awkward cases: zeros, negatives, NaN, inf.
+fn sample(dtype: DType, n: usize, seed: u64) -> Array {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let f: Vec<f64> = (0..n)
+        .map(|i| match i % 11 {
+            0 => 0.0,
+            1 => -1.0,
+            2 => 2.0,
+            _ => (next() % 2001) as f64 / 100.0 - 10.0,
+        })
+        .collect();
+    let buf = match dtype {
+        DType::Bool => Buffer::Bool(f.iter().map(|&v| v > 0.0).collect()),
+        DType::I32 => Buffer::I32(f.iter().map(|&v| (v * 3.0) as i32).collect()),
+        DType::I64 => Buffer::I64(f.iter().map(|&v| (v * 3.0) as i64).collect()),
+        DType::U32 => Buffer::U32(f.iter().map(|&v| (v.abs() * 3.0) as u32).collect()),
+        DType::F32 => Buffer::F32(f.iter().enumerate().map(|(i, &v)| if i % 13 == 12 { f32::NAN } else { v as f32 }).collect()),
+        DType::F64 => Buffer::F64(f.iter().enumerate().map(|(i, &v)| if i % 13 == 12 { f64::INFINITY } else { v }).collect()),
+    };
+    Array::new(&[n], buf)
+}
+
+/// Equal shapes and dtypes, and elements equal to a few ulps (NaN = NaN).
+fn assert_close(what: &str, got: &Array, want: &Array) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    let g = got.to_f64_vec().unwrap();
+    let w = want.to_f64_vec().unwrap();
+    let tol = if want.dtype() == DType::F32 { 2e-6 } else { 1e-12 };
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs().max(1.0);
+        assert!(ok, "{what}: element {i}: gpu {a} cpu {b}");
+    }
+}
+
+#[test]
+fn every_op_table_row_matches_the_cpu() {
+    let Some(d) = device() else { return };
+    for dtype in DType::ALL {
+        let a = sample(dtype, 300, 1);
+        let b = sample(dtype, 300, 2);
+        for &op in UnaryOp::ALL {
+            if op.accepts(dtype) {
+                assert_close(&format!("{} {dtype}", op.name()), &d.unary(op, a.clone()), &Cpu.unary(op, a.clone()));
+            }
+        }
+        for &op in BinaryOp::ALL {
+            if op.accepts(dtype) {
+                let b = if matches!(op, BinaryOp::ShiftLeft | BinaryOp::ShiftRight | BinaryOp::Pow) && dtype.is_int() {
+                    Cpu.binary(BinaryOp::Mod, b.clone(), Array::new(&[], match dtype { DType::I32 => Buffer::I32(vec![40]), DType::I64 => Buffer::I64(vec![70]), _ => Buffer::U32(vec![40]) }))
+                } else {
+                    b.clone()
+                };
+                assert_close(&format!("{} {dtype}", op.name()), &d.binary(op, a.clone(), b.clone()), &Cpu.binary(op, a.clone(), b));
+            }
+        }
+        for to in DType::ALL {
+            assert_close(&format!("convert {dtype} to {to}"), &d.convert(&a, to), &Cpu.convert(&a, to));
+        }
+    }
+}
+
+#[test]
+fn reductions_in_one_and_two_passes() {
+    let Some(d) = device() else { return };
+    for (shape, axes) in [(vec![7, 5, 3], vec![1]), (vec![4, 300_000], vec![1]), (vec![3, 4], vec![0, 1]), (vec![0, 3], vec![0]), (vec![3, 0], vec![1]), (vec![6, 5], vec![])] {
+        for dtype in [DType::F32, DType::F64, DType::I32, DType::Bool, DType::U32] {
+            let n = shape.iter().product();
+            let a = sample(dtype, n, 3).reshape(&shape);
+            for &op in ReduceOp::ALL {
+                let want = Cpu.reduce(op, &a, &axes);
+                let got = d.reduce(op, &a, &axes);
+                if dtype == DType::F32 && op == ReduceOp::Sum || op == ReduceOp::Prod {
+                    // Different summation orders: compare loosely.
+                    let (g, w) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+                    for (x, y) in g.iter().zip(&w) {
+                        assert!((x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-3 * y.abs().max(1.0) || x == y, "{op:?} {dtype} {shape:?}: {x} vs {y}");
+                    }
+                } else {
+                    assert_close(&format!("{op:?} {dtype} {shape:?} {axes:?}"), &got, &want);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn movement_indexing_sorting_and_scans() {
+    let Some(d) = device() else { return };
+    let a = sample(DType::F32, 60, 4).reshape(&[3, 4, 5]);
+    let i = sample(DType::I32, 60, 5).reshape(&[3, 4, 5]);
+    for x in [&a, &i] {
+        assert_close("transpose", &d.transpose(x, &[2, 0, 1]), &Cpu.transpose(x, &[2, 0, 1]));
+        assert_close("slice", &d.slice(x, &[1, 0, 1], &[3, 4, 5], &[1, 2, 3]), &Cpu.slice(x, &[1, 0, 1], &[3, 4, 5], &[1, 2, 3]));
+        assert_close("rev", &d.rev(x, &[0, 2]), &Cpu.rev(x, &[0, 2]));
+        let v = Cpu.slice(&x.reshape(&[60]), &[7], &[8], &[1]).reshape(&[]);
+        assert_close("pad", &d.pad(x, &v, &[1, 0, 2], &[0, 3, 1], &[0, 1, 2]), &Cpu.pad(x, &v, &[1, 0, 2], &[0, 3, 1], &[0, 1, 2]));
+        assert_close("concatenate", &d.concatenate(&[x.clone(), x.clone()], 1), &Cpu.concatenate(&[x.clone(), x.clone()], 1));
+        let row = Cpu.slice(x, &[0, 0, 0], &[1, 4, 1], &[1, 1, 1]).reshape(&[1, 4, 1]);
+        assert_close("broadcast_in_dim", &d.broadcast_in_dim(&row, &[2, 1, 4, 3], &[0, 2, 3]), &Cpu.broadcast_in_dim(&row, &[2, 1, 4, 3], &[0, 2, 3]));
+        for axis in 0..3 {
+            assert_close("sort", &d.sort(x, axis), &Cpu.sort(x, axis));
+            assert_close("argsort", &d.argsort(x, axis), &Cpu.argsort(x, axis));
+            for op in [ArgReduceOp::ArgMax, ArgReduceOp::ArgMin] {
+                assert_close("arg_reduce", &d.arg_reduce(op, x, axis), &Cpu.arg_reduce(op, x, axis));
+            }
+            for &op in ScanOp::ALL {
+                for rev in [false, true] {
+                    assert_close(&format!("scan {op:?}"), &d.scan(op, x, axis, rev), &Cpu.scan(op, x, axis, rev));
+                }
+            }
+        }
+        let idx = Array::new(&[5], Buffer::I32(vec![2, 0, 9, 1, 2]));
+        for axis in 0..3 {
+            assert_close("gather", &d.gather(x, &idx, axis), &Cpu.gather(x, &idx, axis));
+            let mut ushape = x.shape().to_vec();
+            ushape[axis] = 5;
+            let upd = sample(x.dtype(), ushape.iter().product(), 9).reshape(&ushape);
+            for mode in [ScatterMode::Set, ScatterMode::Add] {
+                assert_close("scatter", &d.scatter(x, &idx, &upd, axis, mode), &Cpu.scatter(x, &idx, &upd, axis, mode));
+            }
+        }
+    }
+    assert_close("iota", &d.iota(DType::I32, &[3, 4], 1), &Cpu.iota(DType::I32, &[3, 4], 1));
+    let k = Array::new(&[1], Buffer::U32(vec![42]));
+    let x0 = Array::new(&[4], Buffer::U32(vec![0, 1, 2, 3]));
+    let (g0, g1) = d.threefry2x32(&k, &k, &x0, &x0);
+    let (c0, c1) = Cpu.threefry2x32(&k, &k, &x0, &x0);
+    assert_close("threefry", &g0, &c0);
+    assert_close("threefry", &g1, &c1);
+}
+
+#[test]
+fn matrix_products() {
+    let Some(d) = device() else { return };
+    let cases = [
+        (vec![17, 33], vec![33, 9], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![1], rhs_contract: vec![0] }),
+        (vec![33, 17], vec![9, 33], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![0], rhs_contract: vec![1] }),
+        (vec![2, 5, 6, 3], vec![2, 3, 4], DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![3], rhs_contract: vec![1] }),
+        (vec![4, 3, 5], vec![5, 4, 2], DotDims { lhs_batch: vec![0], rhs_batch: vec![1], lhs_contract: vec![2], rhs_contract: vec![0] }),
+        (vec![3, 0], vec![0, 4], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![1], rhs_contract: vec![0] }),
+    ];
+    for dtype in [DType::F32, DType::F64, DType::I32] {
+        for (sa, sb, dims) in &cases {
+            let a = sample(dtype, sa.iter().product(), 6).reshape(sa);
+            let b = sample(dtype, sb.iter().product(), 7).reshape(sb);
+            let got = d.dot_general(&a, &b, dims);
+            let want = Cpu.dot_general(&a, &b, dims);
+            let (g, w) = (got.to_f64_vec().unwrap(), want.to_f64_vec().unwrap());
+            assert_eq!(got.shape(), want.shape());
+            for (x, y) in g.iter().zip(&w) {
+                assert!((x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= 1e-4 * y.abs().max(1.0), "{dtype} {sa:?}x{sb:?}: {x} vs {y}");
+            }
+        }
+    }
+}
+
+#[test]
+fn results_stay_on_the_device_until_read() {
+    let Some(d) = device() else { return };
+    let a = sample(DType::F32, 1000, 8);
+    let launches = d.launches.load(std::sync::atomic::Ordering::Relaxed);
+    let b = d.unary(UnaryOp::Exp, a.clone());
+    let c = d.binary(BinaryOp::Add, b.clone(), a.clone());
+    assert_eq!(c.home(), Some(d.id));
+    assert!(d.launches.load(std::sync::atomic::Ordering::Relaxed) >= launches + 2);
+    assert_close("chain", &c, &Cpu.binary(BinaryOp::Add, Cpu.unary(UnaryOp::Exp, a.clone()), a));
+}
