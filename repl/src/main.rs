@@ -29,6 +29,10 @@ struct Cli {
     #[arg(long = "devices", value_name = "N", global = true)]
     devices: Option<usize>,
 
+    /// Where operations run: cpu (the default), cuda, opencl, or one device such as cuda:1.
+    #[arg(long = "device", value_name = "DEVICE", global = true)]
+    device: Option<String>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -94,6 +98,15 @@ fn run(cli: Cli) -> ExitCode {
         if let Err(e) = arr_kernels::devices::set_count(n) {
             eprintln!("arr: --devices: {e}");
             return ExitCode::from(2);
+        }
+    }
+    if let Some(name) = &cli.device {
+        match arr_stdlib::device::parse_device(name) {
+            Ok(d) => arr_kernels::gpu::set_process_default(d),
+            Err(e) => {
+                eprintln!("arr: --device {name}: {}", e.message);
+                return ExitCode::from(2);
+            }
         }
     }
     match (cli.command, cli.eval) {

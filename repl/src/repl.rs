@@ -180,7 +180,19 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
                 Err(msg) => CommandOutput::Error(msg),
             }
         }
-        "kernels" => line(guarded(|| s.kernels_of_call(rest.trim()))),
+        "kernels" => line(guarded(|| s.kernels_of_call(rest.trim())).map(|k| format!("{k}\n{}", arr_stdlib::device::kernel_stats_line()))),
+        // `:cuda f(x)` is `cuda_source(f, x)`: the kernels jit(f) launches, as CUDA C.
+        "cuda" | "opencl" => match rest.trim().split_once('(') {
+            Some((f, call)) if !f.trim().is_empty() => {
+                let sep = if call.trim() == ")" { "" } else { ", " };
+                match guarded(|| s.run_entry(&format!("{word}_source({}{sep}{call}", f.trim()))) {
+                    Ok(Some(arr_runtime::Value::Str(text))) => CommandOutput::Text(format!("{text}\n")),
+                    Ok(_) => CommandOutput::Error(format!(":{word} f(args) needs a function call")),
+                    Err(msg) => CommandOutput::Error(msg),
+                }
+            }
+            _ => CommandOutput::Error(format!("usage: :{word} f(args)")),
+        },
         "why" => line(guarded(|| s.why(rest))),
         "ir" => line(guarded(|| match rest.trim().strip_prefix("--pass") {
             Some(r) => {
@@ -242,7 +254,9 @@ help(name), ?name    documentation of a function or module
 ";
 
 const HELP_AFTER_PASSES: &str = "\
-:kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call
+:kernels f(args)     the fused kernels (kernel IR) that jit(f) runs for this call, and GPU compile counts
+:cuda f(args)        the CUDA C of every kernel jit(f) launches for this call (no GPU needed)
+:opencl f(args)      the same kernels as OpenCL C
 :why f               every compile of the jitted function f, and why it happened
 :jit                 what automatic JIT compiled (hot functions and loops), or left interpreted and why
 :plan f(args)        the collectives a sharded jit will run for these arguments, with source lines, bytes and peak memory

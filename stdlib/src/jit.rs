@@ -87,7 +87,7 @@ pub(crate) fn register(r: &mut Registry) {
 }
 
 /// The options of one `jit(...)`.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Options {
     static_argnums: Vec<i64>,
     static_argnames: Vec<String>,
@@ -174,6 +174,11 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         })),
         f => Ok(jitted(f.clone(), options)),
     }
+}
+
+/// `jit(f)` with no options.
+pub(crate) fn jit_of(f: Value) -> Value {
+    jitted(f, Options::default())
 }
 
 fn jitted(f: Value, options: Options) -> Value {

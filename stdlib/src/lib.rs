@@ -6,6 +6,7 @@
 
 mod args;
 mod creation;
+pub mod device;
 mod io;
 mod jit;
 mod math;
@@ -134,6 +135,7 @@ pub fn register_all(interp: &mut Interp) {
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);
+    device::register(&mut r);
     table::register(&mut r);
 }
 

@@ -166,9 +166,33 @@ pub(crate) fn register(r: &mut Registry) {
         "The number of devices (virtual CPU devices, 8 unless set_devices, ARR_DEVICES or --devices says otherwise).",
         |_, _| Ok(Value::Int(devices::count() as i64)),
     );
-    r.func("devices()", "The devices, as a list of names.", |_, _| {
-        Ok(device_list())
-    });
+    r.func(
+        "devices(backend=None)",
+        "The devices, as a list of names: those of the default device's kind ('cpu:0', ... \
+         the virtual CPU devices of meshes, unless set_default_device chose a GPU), or of \
+         backend ('cpu', 'cuda', 'opencl', 'gpu': CUDA's, else OpenCL's).",
+        |_, a| {
+            let kind = match &a[0] {
+                Value::None => arr_kernels::gpu::default_device().map(|d| d.kind()),
+                v => match str_arg("backend", v)? {
+                    "cpu" => None,
+                    "gpu" => Some(if arr_kernels::gpu::find("cuda").is_ok() { "cuda" } else { "opencl" }),
+                    k @ ("cuda" | "opencl") => Some(k),
+                    other => return Err(Error::value_error(format!("devices: unknown backend {other:?}: expected cpu, cuda, opencl or gpu"))),
+                },
+            };
+            match kind {
+                None => Ok(device_list()),
+                Some(kind) => {
+                    let names: Vec<Value> = arr_kernels::gpu::devices().iter().filter(|d| d.kind() == kind).map(|d| Value::str(&d.label())).collect();
+                    if names.is_empty() {
+                        return Err(Error::value_error(arr_kernels::gpu::find(kind).err().unwrap_or_default()));
+                    }
+                    Ok(Value::list(names))
+                }
+            }
+        },
+    );
     r.func(
         "local_devices()",
         "The devices of this process (all of them: the mesh is one process).",
@@ -920,9 +944,11 @@ pub(crate) fn register_sharding(r: &mut Registry) {
     r.func(
         "device_put(x, sharding=None)",
         "x (an array or a pytree of arrays) laid out over the mesh of sharding: each device \
-         holds its block. Without sharding, x itself.",
+         holds its block. With a device name ('cpu', 'cuda:0', 'opencl', ...), x copied to \
+         that device. Without sharding, x itself.",
         |_, a| match &a[1] {
             Value::None => Ok(a[0].clone()),
+            Value::Str(name) => put_on_device(&a[0], name),
             s => {
                 let Some(sh) = object::<ShardingValue>(s) else {
                     return Err(Error::type_error(format!(
@@ -1023,6 +1049,26 @@ fn spec_arg(v: &Value, what: &str) -> Result<SpecValue> {
             ))
         }),
     }
+}
+
+/// Every array of a pytree copied to one device (the host for `cpu`).
+fn put_on_device(x: &Value, name: &str) -> Result<Value> {
+    let device = crate::device::parse_device(name)?;
+    map_leaves(x, &mut |leaf| {
+        let t = numpy::to_tensor(leaf)?;
+        let Tensor::Concrete(a) = &t else {
+            return Err(Error::value_error("device_put of a traced value: a device is chosen outside jit"));
+        };
+        if a.deleted().is_some() {
+            return Err(Error::deleted_array(a));
+        }
+        let moved = match device {
+            Some(d) if a.home() == Some(d.id) => a.clone(),
+            Some(d) => Array::on_gpu(a.shape(), a.dtype(), d.upload(&*a.buffer().map_err(|_| Error::deleted_array(a))?)),
+            None => Array::from_arc(a.shape(), a.buffer().map_err(|_| Error::deleted_array(a))?),
+        };
+        Ok(Value::Array(Tensor::from(moved)))
+    })
 }
 
 fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {

@@ -13,6 +13,7 @@ pub mod backend;
 pub mod cache;
 pub mod cuda;
 pub mod opencl;
+pub mod record;
 pub mod render;
 
 use crate::{Buffer, DType};
@@ -55,6 +56,11 @@ pub trait Driver: Send + Sync {
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String>;
     /// Wait for every launch queued so far.
     fn synchronize(&self) -> Result<(), String>;
+    /// A device that records kernels instead of running them (`record`):
+    /// its "compiles" are not counted.
+    fn records_only(&self) -> bool {
+        false
+    }
 }
 
 /// Freed device buffers by size class, and the bytes in use and cached.
@@ -219,7 +225,9 @@ fn host_bytes(buf: &Buffer) -> std::borrow::Cow<'_, [u8]> {
 /// What probing found: the devices, and for each runtime that gave none,
 /// what was looked for and why it failed.
 pub struct Probe {
-    pub devices: Vec<GpuDevice>,
+    /// The real devices, then the two recorders (CUDA, OpenCL).
+    all: Vec<GpuDevice>,
+    real: usize,
     pub missing: Vec<(&'static str, String)>,
 }
 
@@ -230,30 +238,43 @@ static PROBE: OnceLock<Probe> = OnceLock::new();
 /// missing.
 pub fn probe() -> &'static Probe {
     PROBE.get_or_init(|| {
-        let mut devices = Vec::new();
+        let mut drivers: Vec<Box<dyn Driver>> = Vec::new();
         let mut missing = Vec::new();
         for (kind, found) in [("cuda", cuda::probe()), ("opencl", opencl::probe())] {
             match found {
-                Ok(drivers) if !drivers.is_empty() => {
-                    for (ordinal, driver) in drivers.into_iter().enumerate() {
-                        let id = devices.len();
-                        devices.push(GpuDevice { id, ordinal, driver, pool: Arc::default(), cache: cache::Cache::default(), launches: AtomicU64::new(0) });
-                    }
-                }
+                Ok(d) if !d.is_empty() => drivers.extend(d),
                 Ok(_) => missing.push((kind, "no devices".to_string())),
                 Err(e) => missing.push((kind, e)),
             }
         }
-        Probe { devices, missing }
+        let real = drivers.len();
+        drivers.push(Box::new(record::Recorder { dialect: Dialect::Cuda }));
+        drivers.push(Box::new(record::Recorder { dialect: Dialect::OpenCl }));
+        let mut all = Vec::new();
+        for driver in drivers {
+            let id = all.len();
+            let ordinal = all.iter().filter(|d: &&GpuDevice| d.kind() == driver.dialect().name()).count();
+            all.push(GpuDevice { id, ordinal, driver, pool: Arc::default(), cache: cache::Cache::default(), launches: AtomicU64::new(0) });
+        }
+        Probe { all, real, missing }
     })
 }
 
+/// The GPU devices of this machine.
 pub fn devices() -> &'static [GpuDevice] {
-    &probe().devices
+    let p = probe();
+    &p.all[..p.real]
 }
 
+/// A device by id (a recorder too).
 pub fn device(id: usize) -> &'static GpuDevice {
-    &devices()[id]
+    &probe().all[id]
+}
+
+/// The recorder of a dialect (`record::record`).
+pub fn recorder(d: Dialect) -> &'static GpuDevice {
+    let p = probe();
+    &p.all[p.real + if d == Dialect::Cuda { 0 } else { 1 }]
 }
 
 /// The device a user names: `cuda`, `opencl` (the first of the kind) or
@@ -267,7 +288,7 @@ pub fn find(name: &str) -> Result<&'static GpuDevice, String> {
         return Err(format!("unknown device kind {kind:?}: expected cpu, cuda or opencl"));
     }
     let p = probe();
-    let of_kind: Vec<&GpuDevice> = p.devices.iter().filter(|d| d.kind() == kind).collect();
+    let of_kind: Vec<&GpuDevice> = devices().iter().filter(|d| d.kind() == kind).collect();
     if let Some(d) = of_kind.get(ordinal) {
         return Ok(d);
     }
@@ -291,6 +312,12 @@ thread_local! {
 pub fn default_device() -> Option<&'static GpuDevice> {
     let code = THREAD_DEFAULT.with(|d| d.get()).unwrap_or_else(|| PROCESS_DEFAULT.load(Ordering::Relaxed));
     code.checked_sub(1).map(device)
+}
+
+/// Set this thread's default device by code (see `THREAD_DEFAULT`),
+/// returning the one before.
+fn swap_thread_default(code: Option<usize>) -> Option<usize> {
+    THREAD_DEFAULT.with(|t| t.replace(code))
 }
 
 /// Set this thread's default device (`None`: the CPU).

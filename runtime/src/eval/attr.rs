@@ -99,6 +99,17 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         get: |a| Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),
     },
     Property {
+        name: "device",
+        doc: "The device the array lives on: 'cpu', 'cuda:0', 'opencl:0' (a host array \
+              follows its computation: it reports the default device).",
+        get: |a| {
+            Ok(Value::str(&match a {
+                Tensor::Concrete(x) if x.home().is_some() => arr_kernels::backend::device_name(x),
+                _ => arr_kernels::gpu::default_device().map_or("cpu".to_string(), |d| d.label()),
+            }))
+        },
+    },
+    Property {
         name: "sharding",
         doc: "How the array is laid out over devices (a NamedSharding), or None.",
         get: |a| {

@@ -989,12 +989,21 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
 /// Check the shape rule and evaluate on concrete operands, on the CPU.
 #[inline]
 pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
+    let mut on_gpu = false;
     for a in &args {
         if let Tensor::Concrete(a) = a {
             if a.deleted().is_some() {
                 return Err(Error::deleted_array(a));
             }
+            on_gpu |= a.home().is_some();
         }
+    }
+    if on_gpu {
+        let arrays = args.iter().filter_map(|a| match a {
+            Tensor::Concrete(a) => Some(a),
+            Tensor::Traced(_) => None,
+        });
+        arr_kernels::backend::check_devices(arrays).map_err(Error::value_error)?;
     }
     // The commonest operation, `x * y` or `x * 2.0` on one dtype, needs only
     // the dtype part of its shape rule, and its output is the size of an
