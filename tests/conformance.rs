@@ -7,6 +7,7 @@
 //! Cases not supported yet are listed in `unsupported.txt`; a listed case that
 //! starts passing fails the test too, so that the list only ever shrinks.
 
+use arr_kernels::gpu::{self, render::Dialect};
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::{numpy, Value};
@@ -49,6 +50,9 @@ enum Mode {
     /// Every input laid out over a 2x2 mesh: its first axis split over
     /// 'a' and its second over 'b' (uneven blocks included).
     Sharded,
+    /// On the OpenCL device (PoCL in CI), as given and under `jit`.
+    OpenCl,
+    OpenClJit,
 }
 
 fn sharded(x: Array) -> Array {
@@ -67,6 +71,11 @@ fn sharded(x: Array) -> Array {
 
 /// Run one case; Ok(()) when every leaf matches.
 fn run_case(case: &Json, mode: Mode) -> Result<(), String> {
+    let device = match mode {
+        Mode::OpenCl | Mode::OpenClJit => Some(gpu::find("opencl")?),
+        _ => None,
+    };
+    gpu::set_thread_default(device);
     let mut session = arr_stdlib::session();
     let args: Vec<Value> = case["args"]
         .as_array()
@@ -80,7 +89,7 @@ fn run_case(case: &Json, mode: Mode) -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     let src = case["fn"].as_str().ok_or("fn")?;
-    let src = if mode == Mode::Jit {
+    let src = if matches!(mode, Mode::Jit | Mode::OpenClJit) {
         format!("jit({src})")
     } else {
         src.to_string()
@@ -210,4 +219,54 @@ fn golden_cases() {
         newly_passing.is_empty(),
         "these cases pass now; remove them from tests/unsupported.txt: {newly_passing:?}"
     );
+}
+
+/// Every supported case on the OpenCL device, as given and under jit, against
+/// JAX's values; every kernel those runs launched is also rendered as CUDA C
+/// and compiled by NVRTC for sm_90. Without an OpenCL device (or NVRTC) the
+/// part says SKIPPED, unless the test script requires it (`ARR_REQUIRE_OPENCL`,
+/// `ARR_REQUIRE_NVRTC`).
+#[test]
+fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
+    if let Err(e) = gpu::find("opencl") {
+        assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+        println!("SKIPPED: conformance on OpenCL: {e}");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
+    let golden: Json =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("golden.json")).unwrap()).unwrap();
+    let unsupported = std::fs::read_to_string(dir.join("unsupported.txt")).unwrap();
+    gpu::record::start_shadow(Dialect::Cuda);
+    let (mut plain, mut jit, mut failures) = (0, 0, Vec::new());
+    let cases = golden["cases"].as_array().unwrap();
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        if unsupported.lines().any(|l| l.split('#').next().unwrap().trim() == name) {
+            continue;
+        }
+        for (mode, count) in [(Mode::OpenCl, &mut plain), (Mode::OpenClJit, &mut jit)] {
+            match std::panic::catch_unwind(|| run_case(case, mode)).unwrap_or_else(|_| Err("panicked".into())) {
+                Ok(()) => *count += 1,
+                Err(e) => failures.push(format!("{name} on opencl{}: {e}", if mode == Mode::OpenClJit { " under jit" } else { "" })),
+            }
+        }
+    }
+    gpu::set_thread_default(None);
+    let kernels = gpu::record::take_shadow();
+    println!("conformance on opencl: {plain}/{} cases pass, {jit} under jit; {} distinct kernels launched", cases.len(), kernels.len());
+    assert!(failures.is_empty(), "failing on opencl:\n{}", failures.join("\n\n"));
+    if !gpu::cuda::nvrtc_present() {
+        assert!(std::env::var_os("ARR_REQUIRE_NVRTC").is_none(), "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)");
+        println!("SKIPPED: NVRTC compile of {} kernels: no libnvrtc on the library path", kernels.len());
+        return;
+    }
+    let mut bad = Vec::new();
+    for k in &kernels {
+        if let Err(log) = gpu::cuda::compile(&k.text, gpu::cuda::DEFAULT_ARCH) {
+            bad.push(format!("{}:\n{log}\n{}", k.name, k.text));
+        }
+    }
+    println!("NVRTC compiled {}/{} of those kernels as CUDA C for {}", kernels.len() - bad.len(), kernels.len(), gpu::cuda::DEFAULT_ARCH);
+    assert!(bad.is_empty(), "kernels NVRTC rejects:\n{}", bad.join("\n\n"));
 }

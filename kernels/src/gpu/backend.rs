@@ -41,6 +41,17 @@ impl GpuDevice {
         self.driver.dialect()
     }
 
+    /// The kernel `make` renders in this device's dialect; while kernels
+    /// are being collected for the other dialect (`record::shadow`), that
+    /// rendering too.
+    fn source(&self, make: impl Fn(Dialect) -> Source) -> Source {
+        let own = self.dialect();
+        if let Some(other) = super::record::shadowing(own) {
+            super::record::shadow(make(other));
+        }
+        make(own)
+    }
+
     /// The array's elements on this device: its own buffer, the copy kept
     /// from an earlier upload, or a new upload (kept with the array).
     fn input(&self, a: &Array) -> Arc<DeviceBuffer> {
@@ -91,7 +102,7 @@ impl GpuDevice {
         }
         let nr: usize = l.space[l.space.len() - l.reduce_axes..].iter().product();
         let split = if l.reduce_axes > 0 { render::split(kept, nr) } else { one_pass() };
-        let src = l.render(self.dialect(), split);
+        let src = self.source(|d| l.render(d, split));
         let args = l.args(split);
         let partials: Vec<Option<Arc<DeviceBuffer>>> = l
             .outputs
@@ -199,7 +210,7 @@ impl GpuDevice {
             None => {
                 let out = self.output(t, &shape);
                 bufs.push(out.clone());
-                (template::gemm(self.dialect(), t, None), vec![(out, t)])
+                (self.source(|d| template::gemm(d, t, None)), vec![(out, t)])
             }
             Some((body, product, extra)) => {
                 let e = template::Epilogue { body, product };
@@ -207,7 +218,7 @@ impl GpuDevice {
                 let outs: Vec<(Arc<DeviceBuffer>, DType)> = body.outputs.iter().map(|o| (self.output(o.dtype, &shape), o.dtype)).collect();
                 bufs.extend(outs.iter().map(|(b, _)| b.clone()));
                 scalars.extend(template::epilogue_args(&e));
-                (template::gemm(self.dialect(), t, Some(&e)), outs)
+                (self.source(|d| template::gemm(d, t, Some(&e))), outs)
             }
         };
         let tiles = nb * m.div_ceil(16) * n.div_ceil(16);
@@ -284,7 +295,7 @@ impl Backend for GpuDevice {
         let mut shape = a.shape().to_vec();
         shape.remove(axis);
         let out = self.output(DType::I32, &shape);
-        let src = template::arg_reduce(self.dialect(), a.dtype(), op == ArgReduceOp::ArgMax);
+        let src = self.source(|d| template::arg_reduce(d, a.dtype(), op == ArgReduceOp::ArgMax));
         self.template(&src, &[&self.input(a), &out], &[(pre * post) as i64, n as i64, post as i64], pre * post);
         Array::on_gpu(&shape, DType::I32, out)
     }
@@ -292,7 +303,7 @@ impl Backend for GpuDevice {
     fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
         let (pre, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
-        let src = template::scan(self.dialect(), a.dtype(), op, reverse);
+        let src = self.source(|d| template::scan(d, a.dtype(), op, reverse));
         self.template(&src, &[&self.input(a), &out], &[(pre * post) as i64, n as i64, post as i64], pre * post);
         Array::on_gpu(a.shape(), a.dtype(), out)
     }
@@ -352,7 +363,7 @@ impl Backend for GpuDevice {
         for i in 0..a.ndim() {
             sc.extend([shape[i] as i64, a.shape()[i] as i64, lo[i] as i64, interior[i] as i64 + 1]);
         }
-        let src = template::pad(self.dialect(), a.dtype(), a.ndim());
+        let src = self.source(|d| template::pad(d, a.dtype(), a.ndim()));
         self.template(&src, &[&self.input(a), &self.input(value), &out], &sc, shape.iter().product());
         Array::on_gpu(&shape, a.dtype(), out)
     }
@@ -386,7 +397,7 @@ impl Backend for GpuDevice {
         shape.extend(&a.shape()[axis + 1..]);
         let out = self.output(a.dtype(), &shape);
         let total: usize = shape.iter().product();
-        let src = template::gather(self.dialect(), a.dtype(), indices.dtype());
+        let src = self.source(|d| template::gather(d, a.dtype(), indices.dtype()));
         self.template(&src, &[&self.input(a), &self.input(indices), &out], &[total as i64, n as i64, indices.len() as i64, post as i64], total);
         Array::on_gpu(&shape, a.dtype(), out)
     }
@@ -394,7 +405,7 @@ impl Backend for GpuDevice {
     fn scatter(&self, a: &Array, indices: &Array, updates: &Array, axis: usize, mode: ScatterMode) -> Array {
         let (_, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
-        let src = template::scatter(self.dialect(), a.dtype(), indices.dtype(), mode == ScatterMode::Add);
+        let src = self.source(|d| template::scatter(d, a.dtype(), indices.dtype(), mode == ScatterMode::Add));
         let bufs = [&self.input(a), &self.input(indices), &self.input(updates), &out];
         self.template(&src, &bufs, &[a.len() as i64, n as i64, indices.len() as i64, post as i64], a.len());
         Array::on_gpu(a.shape(), a.dtype(), out)
@@ -404,7 +415,7 @@ impl Backend for GpuDevice {
         let out = self.output(dtype, shape);
         let total: usize = shape.iter().product();
         let inner: usize = shape[dim + 1..].iter().product();
-        let src = template::iota(self.dialect(), dtype);
+        let src = self.source(|d| template::iota(d, dtype));
         self.template(&src, &[&out], &[total as i64, shape[dim] as i64, inner as i64], total);
         Array::on_gpu(shape, dtype, out)
     }
@@ -427,7 +438,7 @@ impl Backend for GpuDevice {
         let ins: Vec<Arc<DeviceBuffer>> = inputs.iter().map(|a| self.input(a)).collect();
         let mut sc = vec![n as i64];
         sc.extend(inputs.iter().map(|a| a.len() as i64));
-        let src = template::threefry(self.dialect());
+        let src = self.source(|d| template::threefry(d));
         self.template(&src, &[&ins[0], &ins[1], &ins[2], &ins[3], &y0, &y1], &sc, n);
         (Array::on_gpu(&shape, DType::U32, y0), Array::on_gpu(&shape, DType::U32, y1))
     }
@@ -449,7 +460,7 @@ impl GpuDevice {
         let (_, n, post) = around(a.shape(), axis);
         let dtype = if indices { DType::I32 } else { a.dtype() };
         let out = self.output(dtype, a.shape());
-        let src = template::sort(self.dialect(), a.dtype(), indices);
+        let src = self.source(|d| template::sort(d, a.dtype(), indices));
         self.template(&src, &[&self.input(a), &out], &[a.len() as i64, n as i64, post as i64], a.len());
         Array::on_gpu(a.shape(), dtype, out)
     }

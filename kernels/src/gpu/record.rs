@@ -83,3 +83,59 @@ pub fn record<R>(dialect: Dialect, f: impl FnOnce() -> R) -> (R, Vec<Source>) {
     super::swap_thread_default(before);
     (out, list)
 }
+
+/// Kernels rendered for the other dialect while a program runs on a real
+/// device: every launch on OpenCL also renders its CUDA C here, so the
+/// tests compile with NVRTC exactly the kernels the OpenCL runs executed.
+/// On from the start when `ARR_SHADOW_KERNELS` names a directory (each
+/// distinct kernel is written there as `<hash>.cu` or `.cl`), or between
+/// `start_shadow` and `take_shadow` in this process.
+struct Shadow {
+    dialect: Dialect,
+    seen: std::collections::HashSet<Source>,
+    dir: Option<std::path::PathBuf>,
+}
+
+static SHADOW: Mutex<Option<Shadow>> = Mutex::new(None);
+static SHADOW_ENV: std::sync::Once = std::sync::Once::new();
+
+fn shadow_state() -> std::sync::MutexGuard<'static, Option<Shadow>> {
+    SHADOW_ENV.call_once(|| {
+        if let Some(dir) = std::env::var_os("ARR_SHADOW_KERNELS").filter(|d| !d.is_empty()) {
+            let dir = std::path::PathBuf::from(dir);
+            let _ = std::fs::create_dir_all(&dir);
+            *SHADOW.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shadow { dialect: Dialect::Cuda, seen: Default::default(), dir: Some(dir) });
+        }
+    });
+    SHADOW.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Collect every kernel launched from now on, rendered in `dialect`.
+pub fn start_shadow(dialect: Dialect) {
+    *shadow_state() = Some(Shadow { dialect, seen: Default::default(), dir: None });
+}
+
+/// The kernels collected since `start_shadow` (collection stops).
+pub fn take_shadow() -> Vec<Source> {
+    shadow_state().take().map(|s| s.seen.into_iter().collect()).unwrap_or_default()
+}
+
+/// The dialect to render shadows in for a device of dialect `own`, if any.
+pub(crate) fn shadowing(own: Dialect) -> Option<Dialect> {
+    shadow_state().as_ref().map(|s| s.dialect).filter(|&d| d != own)
+}
+
+pub(crate) fn shadow(src: Source) {
+    let mut g = shadow_state();
+    let Some(s) = g.as_mut() else { return };
+    if s.seen.contains(&src) {
+        return;
+    }
+    if let Some(dir) = &s.dir {
+        use sha2::Digest;
+        let hash = hex::encode(sha2::Sha256::digest(src.text.as_bytes()));
+        let ext = if s.dialect == Dialect::Cuda { "cu" } else { "cl" };
+        let _ = std::fs::write(dir.join(format!("{}.{ext}", &hash[..16])), format!("// {}\n{}", src.name, src.text));
+    }
+    s.seen.insert(src);
+}
