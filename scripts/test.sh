@@ -3,12 +3,16 @@
 # real numpy package, and the Jupyter kernel tests the real Jupyter clients
 # (jupyter_client, jupyter_kernel_test, nbconvert, nbclient, papermill): they
 # are installed into a local virtual environment (.venv, ignored by git)
-# whose interpreter the tests find through ARR_PYTHON.
+# whose interpreter the tests find through ARR_PYTHON. The GPU suites need
+# NVRTC 13.0 (from PyPI, into the same environment: it compiles every rendered
+# CUDA kernel, no GPU needed) and an OpenCL device (PoCL, a CPU OpenCL runtime
+# from Debian, which executes the rendered OpenCL kernels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(numpy jupyter_client jupyter-kernel-test nbformat nbconvert nbclient papermill)
-IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill"
+PACKAGES=(numpy jupyter_client jupyter-kernel-test nbformat nbconvert nbclient papermill
+    "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-runtime==13.0.*")
+IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill, nvidia.cu13"
 
 python_with_numpy() {
     if [ -x .venv/bin/python ] && .venv/bin/python -c "$IMPORTS" 2>/dev/null; then
@@ -36,15 +40,36 @@ if ! ldconfig -p 2>/dev/null | grep -q libopenblas.so.0 && [ "$(id -u)" = 0 ] &&
         || echo "OpenBLAS could not be installed: matrix products use matrixmultiply" >&2
 fi
 
+# PoCL for the OpenCL suites (as root with apt); without it they say SKIPPED.
+if ! ldconfig -p 2>/dev/null | grep -q libOpenCL.so.1 || [ ! -d /etc/OpenCL/vendors ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        { apt-get install -y -q pocl-opencl-icd ocl-icd-libopencl1 || { apt-get update -q && apt-get install -y -q pocl-opencl-icd ocl-icd-libopencl1; }; } >/dev/null 2>&1 \
+            || echo "PoCL could not be installed: the OpenCL suites are skipped" >&2
+    fi
+fi
+if ldconfig -p 2>/dev/null | grep -q libOpenCL.so.1 && ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+    export ARR_REQUIRE_OPENCL=1
+fi
+
 ARR_PYTHON="$(python_with_numpy)"
 export ARR_PYTHON
 export PYTHONPATH="${PYTHONPATH:-}${PYTHONPATH:+:}$PWD/.venv/site"
 echo "numpy for the interop tests: $("$ARR_PYTHON" -c 'import numpy; print(numpy.__version__)')"
 echo "jupyter_client for the kernel tests: $("$ARR_PYTHON" -c 'import jupyter_client; print(jupyter_client.__version__)')"
+# NVRTC opens from the library path, which must be set before the process starts.
+nvrtc_dir="$(dirname "$(find "$PWD/.venv" -name 'libnvrtc.so.13' -print -quit 2>/dev/null)")"
+if [ -f "$nvrtc_dir/libnvrtc.so.13" ]; then
+    export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:}${LD_LIBRARY_PATH:-}"
+    export ARR_REQUIRE_NVRTC=1
+    echo "NVRTC for the CUDA compile tests: $nvrtc_dir"
+fi
+# Compiled GPU kernels are cached per run, not in the user's cache directory.
+ARR_CACHE_DIR="$(mktemp -d)"
+export ARR_CACHE_DIR
 # Keep cargo's own output, and close with one line that totals every test
 # binary (cargo prints a result line per binary, the last often a doc-test one).
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+trap 'rm -rf "$log" "$ARR_CACHE_DIR"' EXIT
 set +e
 cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

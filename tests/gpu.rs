@@ -1,0 +1,84 @@
+//! GPU devices from the user's side: the compile cache across runs (on
+//! OpenCL), a missing CUDA driver as a clear error, and `cuda_source` /
+//! `opencl_source`, which need no device at all.
+
+use arr_testkit::{error_of, run, session, text_of};
+use std::process::Command;
+
+fn arr(args: &[&str], cache: &std::path::Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+        .args(args)
+        .env("ARR_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn a_second_run_of_the_same_program_compiles_nothing() {
+    if let Err(e) = arr_kernels::gpu::find("opencl") {
+        assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+        println!("SKIPPED: no OpenCL device ({e})");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let program = "x = arange(12.0).reshape(3, 4)\n\
+                   f = jit(lambda a: tanh(a @ a.T + 1.0).sum(axis=0))\n\
+                   print(f(x), (exp(x) * 2).max())\n\
+                   s = kernel_stats()\n\
+                   print(s['compiles'], s['disk_hits'])";
+    let (ok, first, err) = arr(&["--device", "opencl", "-e", program], cache.path());
+    assert!(ok, "{err}");
+    let (ok, second, err) = arr(&["--device", "opencl", "-e", program], cache.path());
+    assert!(ok, "{err}");
+    let counts = |out: &str| -> (u64, u64) {
+        let last = out.lines().last().unwrap();
+        let mut it = last.split_whitespace().map(|w| w.parse::<u64>().unwrap());
+        (it.next().unwrap(), it.next().unwrap())
+    };
+    let (c1, _) = counts(&first);
+    let (c2, hits2) = counts(&second);
+    assert!(c1 > 0, "the first run compiles: {first}");
+    assert_eq!(c2, 0, "the second run compiles nothing: {second}");
+    assert_eq!(hits2, c1, "every module of the second run comes from disk");
+    assert_eq!(first.lines().next(), second.lines().next(), "same results");
+}
+
+#[test]
+fn a_missing_device_is_a_clear_error_and_the_session_survives() {
+    if arr_kernels::gpu::find("cuda").is_ok() {
+        println!("SKIPPED: this machine has a CUDA device");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let (ok, _, err) = arr(&["--device", "cuda", "-e", "print(1)"], cache.path());
+    assert!(!ok);
+    assert!(err.contains("--device cuda: no cuda device:") && err.contains("libcuda"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let mut s = session();
+    run(&mut s, "x = ones(3)");
+    let e = error_of(&mut s, "set_default_device('cuda')");
+    assert!(e.contains("ValueError") && e.contains("no cuda device"), "{e}");
+    let e = error_of(&mut s, "set_default_device('tpu')");
+    assert!(e.contains("unknown device kind \"tpu\""), "{e}");
+    assert_eq!(text_of(&mut s, "str(x.sum())"), "3.0");
+    assert_eq!(text_of(&mut s, "default_device()"), "cpu");
+}
+
+#[test]
+fn cuda_and_opencl_source_render_what_jit_launches_without_a_device() {
+    let mut s = session();
+    run(&mut s, "def f(x, w):\n    return tanh(x @ w + 1.0).sum(axis=1)\nx = ones((8, 4))\nw = ones((4, 3))");
+    let cuda = text_of(&mut s, "cuda_source(f, x, w)");
+    assert!(cuda.contains("extern \"C\" __global__ void __launch_bounds__(256) arr_gemm("), "{cuda}");
+    assert!(cuda.contains("tanhf("), "the epilogue or the fused kernel computes tanh: {cuda}");
+    assert!(cuda.contains("arr_reduce"), "{cuda}");
+    let cl = text_of(&mut s, "opencl_source(f, x, w)");
+    assert!(cl.contains("__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void arr_gemm("), "{cl}");
+    assert!(cl.contains("barrier(CLK_LOCAL_MEM_FENCE)"), "{cl}");
+    // Nothing ran and nothing changed: the session still computes on the CPU.
+    assert_eq!(text_of(&mut s, "default_device()"), "cpu");
+    assert_eq!(text_of(&mut s, "str(f(x, w))"), text_of(&mut s, "str(tanh(x @ w + 1.0).sum(axis=1))"));
+    let e = error_of(&mut s, "cuda_source(f, x)");
+    assert!(e.contains("TypeError") || e.contains("argument"), "{e}");
+}
