@@ -229,7 +229,10 @@ fn golden_cases() {
 #[test]
 fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
     if let Err(e) = gpu::find("opencl") {
-        assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+        assert!(
+            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
+            "an OpenCL device is required: {e}"
+        );
         println!("SKIPPED: conformance on OpenCL: {e}");
         return;
     }
@@ -242,23 +245,45 @@ fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
     let cases = golden["cases"].as_array().unwrap();
     for case in cases {
         let name = case["name"].as_str().unwrap();
-        if unsupported.lines().any(|l| l.split('#').next().unwrap().trim() == name) {
+        if unsupported
+            .lines()
+            .any(|l| l.split('#').next().unwrap().trim() == name)
+        {
             continue;
         }
         for (mode, count) in [(Mode::OpenCl, &mut plain), (Mode::OpenClJit, &mut jit)] {
-            match std::panic::catch_unwind(|| run_case(case, mode)).unwrap_or_else(|_| Err("panicked".into())) {
+            match std::panic::catch_unwind(|| run_case(case, mode))
+                .unwrap_or_else(|_| Err("panicked".into()))
+            {
                 Ok(()) => *count += 1,
-                Err(e) => failures.push(format!("{name} on opencl{}: {e}", if mode == Mode::OpenClJit { " under jit" } else { "" })),
+                Err(e) => failures.push(format!(
+                    "{name} on opencl{}: {e}",
+                    if mode == Mode::OpenClJit {
+                        " under jit"
+                    } else {
+                        ""
+                    }
+                )),
             }
         }
     }
     gpu::set_thread_default(None);
     let kernels = gpu::record::take_shadow();
     println!("conformance on opencl: {plain}/{} cases pass, {jit} under jit; {} distinct kernels launched", cases.len(), kernels.len());
-    assert!(failures.is_empty(), "failing on opencl:\n{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "failing on opencl:\n{}",
+        failures.join("\n\n")
+    );
     if !gpu::cuda::nvrtc_present() {
-        assert!(std::env::var_os("ARR_REQUIRE_NVRTC").is_none(), "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)");
-        println!("SKIPPED: NVRTC compile of {} kernels: no libnvrtc on the library path", kernels.len());
+        assert!(
+            std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
+            "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)"
+        );
+        println!(
+            "SKIPPED: NVRTC compile of {} kernels: no libnvrtc on the library path",
+            kernels.len()
+        );
         return;
     }
     let mut bad = Vec::new();
@@ -267,6 +292,15 @@ fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
             bad.push(format!("{}:\n{log}\n{}", k.name, k.text));
         }
     }
-    println!("NVRTC compiled {}/{} of those kernels as CUDA C for {}", kernels.len() - bad.len(), kernels.len(), gpu::cuda::DEFAULT_ARCH);
-    assert!(bad.is_empty(), "kernels NVRTC rejects:\n{}", bad.join("\n\n"));
+    println!(
+        "NVRTC compiled {}/{} of those kernels as CUDA C for {}",
+        kernels.len() - bad.len(),
+        kernels.len(),
+        gpu::cuda::DEFAULT_ARCH
+    );
+    assert!(
+        bad.is_empty(),
+        "kernels NVRTC rejects:\n{}",
+        bad.join("\n\n")
+    );
 }

@@ -79,11 +79,17 @@ fn numbers_and_text(s: &str) -> (Vec<f64>, String) {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let starts_number = b[i].is_ascii_digit() || (b[i] == b'-' && i + 1 < b.len() && b[i + 1].is_ascii_digit());
+        let starts_number =
+            b[i].is_ascii_digit() || (b[i] == b'-' && i + 1 < b.len() && b[i + 1].is_ascii_digit());
         if starts_number && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
             let start = i;
             i += 1;
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.' || b[i] == b'e' || ((b[i] == b'-' || b[i] == b'+') && b[i - 1] == b'e')) {
+            while i < b.len()
+                && (b[i].is_ascii_digit()
+                    || b[i] == b'.'
+                    || b[i] == b'e'
+                    || ((b[i] == b'-' || b[i] == b'+') && b[i - 1] == b'e'))
+            {
                 i += 1;
             }
             match s[start..i].parse::<f64>() {
@@ -108,7 +114,10 @@ fn numbers_and_text(s: &str) -> (Vec<f64>, String) {
 #[test]
 fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
     if let Err(e) = arr_kernels::gpu::find("opencl") {
-        assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+        assert!(
+            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
+            "an OpenCL device is required: {e}"
+        );
         println!("SKIPPED: examples on OpenCL: {e}");
         return;
     }
@@ -133,31 +142,64 @@ fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
             .current_dir(work.path())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{name} failed on opencl:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{name} failed on opencl:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got = String::from_utf8_lossy(&out.stdout).to_string();
         let expected = std::fs::read_to_string(dir.join(format!("{name}.out"))).unwrap();
         let ((gn, gt), (en, et)) = (numbers_and_text(&got), numbers_and_text(&expected));
         let close = gn.len() == en.len()
-            && gn.iter().zip(&en).all(|(g, e)| g == e || (g - e).abs() <= 1e-4 * e.abs().max(1e-2));
+            && gn
+                .iter()
+                .zip(&en)
+                .all(|(g, e)| g == e || (g - e).abs() <= 1e-4 * e.abs().max(1e-2));
         if gt != et || !close {
             mismatches.push(format!("{name}:\n--- cpu\n{expected}\n--- opencl\n{got}"));
         }
     }
-    assert!(mismatches.is_empty(), "examples that print differently on opencl:\n{}", mismatches.join("\n"));
-    let kernels: Vec<_> = std::fs::read_dir(&shadow).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
-    println!("{} examples print the same on opencl; {} distinct kernels launched", scripts.len(), kernels.len());
+    assert!(
+        mismatches.is_empty(),
+        "examples that print differently on opencl:\n{}",
+        mismatches.join("\n")
+    );
+    let kernels: Vec<_> = std::fs::read_dir(&shadow)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    println!(
+        "{} examples print the same on opencl; {} distinct kernels launched",
+        scripts.len(),
+        kernels.len()
+    );
     if !arr_kernels::gpu::cuda::nvrtc_present() {
-        assert!(std::env::var_os("ARR_REQUIRE_NVRTC").is_none(), "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)");
-        println!("SKIPPED: NVRTC compile of the examples' kernels: no libnvrtc on the library path");
+        assert!(
+            std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
+            "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)"
+        );
+        println!(
+            "SKIPPED: NVRTC compile of the examples' kernels: no libnvrtc on the library path"
+        );
         return;
     }
     let mut bad = Vec::new();
     for k in &kernels {
         let text = std::fs::read_to_string(k).unwrap();
-        if let Err(log) = arr_kernels::gpu::cuda::compile(&text, arr_kernels::gpu::cuda::DEFAULT_ARCH) {
+        if let Err(log) =
+            arr_kernels::gpu::cuda::compile(&text, arr_kernels::gpu::cuda::DEFAULT_ARCH)
+        {
             bad.push(format!("{}:\n{log}\n{text}", k.display()));
         }
     }
-    println!("NVRTC compiled {}/{} of the examples' kernels for {}", kernels.len() - bad.len(), kernels.len(), arr_kernels::gpu::cuda::DEFAULT_ARCH);
-    assert!(bad.is_empty(), "kernels NVRTC rejects:\n{}", bad.join("\n\n"));
+    println!(
+        "NVRTC compiled {}/{} of the examples' kernels for {}",
+        kernels.len() - bad.len(),
+        kernels.len(),
+        arr_kernels::gpu::cuda::DEFAULT_ARCH
+    );
+    assert!(
+        bad.is_empty(),
+        "kernels NVRTC rejects:\n{}",
+        bad.join("\n\n")
+    );
 }

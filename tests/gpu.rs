@@ -11,13 +11,20 @@ fn arr(args: &[&str], cache: &std::path::Path) -> (bool, String, String) {
         .env("ARR_CACHE_DIR", cache)
         .output()
         .unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
 fn a_second_run_of_the_same_program_compiles_nothing() {
     if let Err(e) = arr_kernels::gpu::find("opencl") {
-        assert!(std::env::var_os("ARR_REQUIRE_OPENCL").is_none(), "an OpenCL device is required: {e}");
+        assert!(
+            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
+            "an OpenCL device is required: {e}"
+        );
         println!("SKIPPED: no OpenCL device ({e})");
         return;
     }
@@ -53,12 +60,18 @@ fn a_missing_device_is_a_clear_error_and_the_session_survives() {
     let cache = tempfile::tempdir().unwrap();
     let (ok, _, err) = arr(&["--device", "cuda", "-e", "print(1)"], cache.path());
     assert!(!ok);
-    assert!(err.contains("--device cuda: no cuda device:") && err.contains("libcuda"), "{err}");
+    assert!(
+        err.contains("--device cuda: no cuda device:") && err.contains("libcuda"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     let mut s = session();
     run(&mut s, "x = ones(3)");
     let e = error_of(&mut s, "set_default_device('cuda')");
-    assert!(e.contains("ValueError") && e.contains("no cuda device"), "{e}");
+    assert!(
+        e.contains("ValueError") && e.contains("no cuda device"),
+        "{e}"
+    );
     let e = error_of(&mut s, "set_default_device('tpu')");
     assert!(e.contains("unknown device kind \"tpu\""), "{e}");
     assert_eq!(text_of(&mut s, "str(x.sum())"), "3.0");
@@ -70,15 +83,27 @@ fn cuda_and_opencl_source_render_what_jit_launches_without_a_device() {
     let mut s = session();
     run(&mut s, "def f(x, w):\n    return tanh(x @ w + 1.0).sum(axis=1)\nx = ones((8, 4))\nw = ones((4, 3))");
     let cuda = text_of(&mut s, "cuda_source(f, x, w)");
-    assert!(cuda.contains("extern \"C\" __global__ void __launch_bounds__(256) arr_gemm("), "{cuda}");
-    assert!(cuda.contains("tanhf("), "the epilogue or the fused kernel computes tanh: {cuda}");
+    assert!(
+        cuda.contains("extern \"C\" __global__ void __launch_bounds__(256) arr_gemm("),
+        "{cuda}"
+    );
+    assert!(
+        cuda.contains("tanhf("),
+        "the epilogue or the fused kernel computes tanh: {cuda}"
+    );
     assert!(cuda.contains("arr_reduce"), "{cuda}");
     let cl = text_of(&mut s, "opencl_source(f, x, w)");
-    assert!(cl.contains("__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void arr_gemm("), "{cl}");
+    assert!(
+        cl.contains("__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void arr_gemm("),
+        "{cl}"
+    );
     assert!(cl.contains("barrier(CLK_LOCAL_MEM_FENCE)"), "{cl}");
     // Nothing ran and nothing changed: the session still computes on the CPU.
     assert_eq!(text_of(&mut s, "default_device()"), "cpu");
-    assert_eq!(text_of(&mut s, "str(f(x, w))"), text_of(&mut s, "str(tanh(x @ w + 1.0).sum(axis=1))"));
+    assert_eq!(
+        text_of(&mut s, "str(f(x, w))"),
+        text_of(&mut s, "str(tanh(x @ w + 1.0).sum(axis=1))")
+    );
     let e = error_of(&mut s, "cuda_source(f, x)");
     assert!(e.contains("TypeError") || e.contains("argument"), "{e}");
 }

@@ -425,7 +425,11 @@ impl Array {
         if self.inner.pinned || self.inner.deleted.set(why.into()).is_err() {
             return None;
         }
-        self.inner.gpu.write().unwrap_or_else(|e| e.into_inner()).take();
+        self.inner
+            .gpu
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         Some(
             self.inner
                 .buf

@@ -14,7 +14,11 @@ fn fused(reduce: bool) -> Loop {
         space: space.clone(),
         reg: DType::F32,
         inputs: vec![
-            View { dtype: DType::F32, offset: 0, strides: vec![1, 4] },
+            View {
+                dtype: DType::F32,
+                offset: 0,
+                strides: vec![1, 4],
+            },
             View::broadcast(DType::F32, &[8], &space),
         ],
         body: vec![
@@ -25,7 +29,12 @@ fn fused(reduce: bool) -> Loop {
             ScalarOp::Const(2.0),
             ScalarOp::Binary(BinaryOp::Mul, 3, 4),
         ],
-        outputs: vec![Out { reg: 5, reduce: reduce.then_some(ReduceOp::Sum), dtype: DType::F32, view: None }],
+        outputs: vec![Out {
+            reg: 5,
+            reduce: reduce.then_some(ReduceOp::Sum),
+            dtype: DType::F32,
+            view: None,
+        }],
         reduce_axes: reduce as usize,
     }
 }
@@ -33,8 +42,10 @@ fn fused(reduce: bool) -> Loop {
 #[test]
 fn fused_elementwise_kernel() {
     let one = Split { parts: 1, chunk: 8 };
-    expect_file!["snapshots/elementwise.cu"].assert_eq(&fused(false).render(Dialect::Cuda, one).text);
-    expect_file!["snapshots/elementwise.cl"].assert_eq(&fused(false).render(Dialect::OpenCl, one).text);
+    expect_file!["snapshots/elementwise.cu"]
+        .assert_eq(&fused(false).render(Dialect::Cuda, one).text);
+    expect_file!["snapshots/elementwise.cl"]
+        .assert_eq(&fused(false).render(Dialect::OpenCl, one).text);
 }
 
 #[test]
@@ -46,8 +57,10 @@ fn reduction_kernel() {
 
 #[test]
 fn matrix_product_kernel() {
-    expect_file!["snapshots/gemm.cu"].assert_eq(&template::gemm(Dialect::Cuda, DType::F32, None).text);
-    expect_file!["snapshots/gemm.cl"].assert_eq(&template::gemm(Dialect::OpenCl, DType::F32, None).text);
+    expect_file!["snapshots/gemm.cu"]
+        .assert_eq(&template::gemm(Dialect::Cuda, DType::F32, None).text);
+    expect_file!["snapshots/gemm.cl"]
+        .assert_eq(&template::gemm(Dialect::OpenCl, DType::F32, None).text);
 }
 
 #[test]
@@ -55,8 +68,16 @@ fn reductions_shuffle_on_cuda_and_use_local_memory_on_opencl() {
     let one = Split { parts: 1, chunk: 8 };
     let cuda = fused(true).render(Dialect::Cuda, one).text;
     let cl = fused(true).render(Dialect::OpenCl, one).text;
-    assert!(cuda.contains("__shfl_xor_sync") && cuda.contains("__shared__") && cuda.contains("__syncthreads()"));
-    assert!(!cl.contains("shfl") && cl.contains("__local") && cl.contains("barrier(CLK_LOCAL_MEM_FENCE)"));
+    assert!(
+        cuda.contains("__shfl_xor_sync")
+            && cuda.contains("__shared__")
+            && cuda.contains("__syncthreads()")
+    );
+    assert!(
+        !cl.contains("shfl")
+            && cl.contains("__local")
+            && cl.contains("barrier(CLK_LOCAL_MEM_FENCE)")
+    );
     // f32 math is spelled with CUDA's f suffix, OpenCL's overloads stay.
     assert!(cuda.contains("tanhf(") && !cl.contains("tanhf("));
 }
@@ -66,8 +87,14 @@ fn splits_fill_the_device_and_cover_every_element() {
     for (rows, len) in [(1, 10_000_000), (3, 100_000), (1000, 50), (1, 0), (0, 10)] {
         let s = arr_kernels::gpu::render::split(rows, len);
         assert!(s.parts >= 1 && s.chunk >= 1, "{rows}x{len}: {s:?}");
-        assert!(s.parts * s.chunk >= len, "{rows}x{len}: {s:?} misses elements");
-        assert!((s.parts - 1) * s.chunk < len.max(1), "{rows}x{len}: {s:?} has an empty part");
+        assert!(
+            s.parts * s.chunk >= len,
+            "{rows}x{len}: {s:?} misses elements"
+        );
+        assert!(
+            (s.parts - 1) * s.chunk < len.max(1),
+            "{rows}x{len}: {s:?} has an empty part"
+        );
     }
     assert!(arr_kernels::gpu::render::split(1, 10_000_000).parts > 1);
 }

@@ -180,13 +180,18 @@ pub fn run_command(s: &mut arr_runtime::Session, command: &str) -> CommandOutput
                 Err(msg) => CommandOutput::Error(msg),
             }
         }
-        "kernels" => line(guarded(|| s.kernels_of_call(rest.trim())).map(|k| format!("{k}\n{}", arr_stdlib::device::kernel_stats_line()))),
+        "kernels" => line(
+            guarded(|| s.kernels_of_call(rest.trim()))
+                .map(|k| format!("{k}\n{}", arr_stdlib::device::kernel_stats_line())),
+        ),
         // `:cuda f(x)` is `cuda_source(f, x)`: the kernels jit(f) launches, as CUDA C.
         "cuda" | "opencl" => match rest.trim().split_once('(') {
             Some((f, call)) if !f.trim().is_empty() => {
                 let sep = if call.trim() == ")" { "" } else { ", " };
                 match guarded(|| s.run_entry(&format!("{word}_source({}{sep}{call}", f.trim()))) {
-                    Ok(Some(arr_runtime::Value::Str(text))) => CommandOutput::Text(format!("{text}\n")),
+                    Ok(Some(arr_runtime::Value::Str(text))) => {
+                        CommandOutput::Text(format!("{text}\n"))
+                    }
                     Ok(_) => CommandOutput::Error(format!(":{word} f(args) needs a function call")),
                     Err(msg) => CommandOutput::Error(msg),
                 }

@@ -18,9 +18,15 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(Value::None)
         },
     );
-    r.func("default_device()", "The device operations run on when no operand lives on a GPU.", |_, _| {
-        Ok(Value::str(&gpu::default_device().map_or("cpu".to_string(), |d| d.label())))
-    });
+    r.func(
+        "default_device()",
+        "The device operations run on when no operand lives on a GPU.",
+        |_, _| {
+            Ok(Value::str(
+                &gpu::default_device().map_or("cpu".to_string(), |d| d.label()),
+            ))
+        },
+    );
     r.func(
         "kernel_stats()",
         "GPU kernel compiles so far: a dict of compiles, memory_hits and disk_hits (modules \
@@ -52,9 +58,17 @@ pub fn parse_device(name: &str) -> Result<Option<&'static gpu::GpuDevice>> {
 
 fn kernel_stats() -> Value {
     let s = gpu::compile_stats();
-    let launches: u64 = gpu::devices().iter().map(|d| d.launches.load(std::sync::atomic::Ordering::Relaxed)).sum();
+    let launches: u64 = gpu::devices()
+        .iter()
+        .map(|d| d.launches.load(std::sync::atomic::Ordering::Relaxed))
+        .sum();
     let mut d = Dict::default();
-    for (k, v) in [("compiles", s.compiles), ("memory_hits", s.memory_hits), ("disk_hits", s.disk_hits), ("launches", launches)] {
+    for (k, v) in [
+        ("compiles", s.compiles),
+        ("memory_hits", s.memory_hits),
+        ("disk_hits", s.disk_hits),
+        ("launches", launches),
+    ] {
         d.insert(Key::Str(k.into()), Value::Int(v as i64));
     }
     Value::Dict(std::rc::Rc::new(std::cell::RefCell::new(d)))
@@ -63,7 +77,10 @@ fn kernel_stats() -> Value {
 /// The text of `kernel_stats()` for `:kernels`.
 pub fn kernel_stats_line() -> String {
     let s = gpu::compile_stats();
-    format!("GPU kernel compiles: {}, memory cache hits: {}, disk cache hits: {}", s.compiles, s.memory_hits, s.disk_hits)
+    format!(
+        "GPU kernel compiles: {}, memory cache hits: {}, disk cache hits: {}",
+        s.compiles, s.memory_hits, s.disk_hits
+    )
 }
 
 fn source_of(interp: &mut Interp, a: Vec<Value>, dialect: Dialect) -> Result<Value> {

@@ -176,17 +176,31 @@ pub(crate) fn register(r: &mut Registry) {
                 Value::None => arr_kernels::gpu::default_device().map(|d| d.kind()),
                 v => match str_arg("backend", v)? {
                     "cpu" => None,
-                    "gpu" => Some(if arr_kernels::gpu::find("cuda").is_ok() { "cuda" } else { "opencl" }),
+                    "gpu" => Some(if arr_kernels::gpu::find("cuda").is_ok() {
+                        "cuda"
+                    } else {
+                        "opencl"
+                    }),
                     k @ ("cuda" | "opencl") => Some(k),
-                    other => return Err(Error::value_error(format!("devices: unknown backend {other:?}: expected cpu, cuda, opencl or gpu"))),
+                    other => {
+                        return Err(Error::value_error(format!(
+                            "devices: unknown backend {other:?}: expected cpu, cuda, opencl or gpu"
+                        )))
+                    }
                 },
             };
             match kind {
                 None => Ok(device_list()),
                 Some(kind) => {
-                    let names: Vec<Value> = arr_kernels::gpu::devices().iter().filter(|d| d.kind() == kind).map(|d| Value::str(&d.label())).collect();
+                    let names: Vec<Value> = arr_kernels::gpu::devices()
+                        .iter()
+                        .filter(|d| d.kind() == kind)
+                        .map(|d| Value::str(&d.label()))
+                        .collect();
                     if names.is_empty() {
-                        return Err(Error::value_error(arr_kernels::gpu::find(kind).err().unwrap_or_default()));
+                        return Err(Error::value_error(
+                            arr_kernels::gpu::find(kind).err().unwrap_or_default(),
+                        ));
                     }
                     Ok(Value::list(names))
                 }
@@ -1057,14 +1071,20 @@ fn put_on_device(x: &Value, name: &str) -> Result<Value> {
     map_leaves(x, &mut |leaf| {
         let t = numpy::to_tensor(leaf)?;
         let Tensor::Concrete(a) = &t else {
-            return Err(Error::value_error("device_put of a traced value: a device is chosen outside jit"));
+            return Err(Error::value_error(
+                "device_put of a traced value: a device is chosen outside jit",
+            ));
         };
         if a.deleted().is_some() {
             return Err(Error::deleted_array(a));
         }
         let moved = match device {
             Some(d) if a.home() == Some(d.id) => a.clone(),
-            Some(d) => Array::on_gpu(a.shape(), a.dtype(), d.upload(&*a.buffer().map_err(|_| Error::deleted_array(a))?)),
+            Some(d) => Array::on_gpu(
+                a.shape(),
+                a.dtype(),
+                d.upload(&*a.buffer().map_err(|_| Error::deleted_array(a))?),
+            ),
             None => Array::from_arc(a.shape(), a.buffer().map_err(|_| Error::deleted_array(a))?),
         };
         Ok(Value::Array(Tensor::from(moved)))

@@ -8,7 +8,10 @@
 use super::render::{self, template, Dialect, Loop, Out, Source, Split, View};
 use super::{Arg, DeviceBuffer, GpuDevice};
 use crate::kernel::{Kernel, MatmulKernel, ScalarOp};
-use crate::{broadcast_shapes, strides_of, ArgReduceOp, Array, Backend, BinaryOp, DType, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};
+use crate::{
+    broadcast_shapes, strides_of, ArgReduceOp, Array, Backend, BinaryOp, DType, DotDims, ReduceOp,
+    ScanOp, ScatterMode, UnaryOp,
+};
 use std::sync::Arc;
 
 fn one_pass() -> Split {
@@ -21,13 +24,22 @@ fn row_major(shape: &[usize]) -> Vec<i64> {
 
 /// `[pre, n, post]` around `axis`.
 fn around(shape: &[usize], axis: usize) -> (usize, usize, usize) {
-    (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
+    (
+        shape[..axis].iter().product(),
+        shape[axis],
+        shape[axis + 1..].iter().product(),
+    )
 }
 
 /// A view that reads a group of axes as one axis, if it can: every axis
 /// of size > 1 in the group is contiguous in the next one.
 fn merged_stride(sizes: &[usize], strides: &[i64]) -> Option<i64> {
-    let live: Vec<(usize, i64)> = sizes.iter().copied().zip(strides.iter().copied()).filter(|&(n, _)| n != 1).collect();
+    let live: Vec<(usize, i64)> = sizes
+        .iter()
+        .copied()
+        .zip(strides.iter().copied())
+        .filter(|&(n, _)| n != 1)
+        .collect();
     for w in live.windows(2) {
         if w[0].1 != w[1].1 * w[1].0 as i64 {
             return None;
@@ -67,7 +79,13 @@ impl GpuDevice {
         self.alloc(shape.iter().product::<usize>() * dtype.size_bytes())
     }
 
-    fn launch_with(&self, src: &Source, bufs: &[&Arc<DeviceBuffer>], scalars: &[i64], groups: usize) {
+    fn launch_with(
+        &self,
+        src: &Source,
+        bufs: &[&Arc<DeviceBuffer>],
+        scalars: &[i64],
+        groups: usize,
+    ) {
         let mut args: Vec<Arg> = bufs.iter().map(|b| Arg::Mem(b)).collect();
         args.extend(scalars.iter().map(|&x| Arg::I64(x)));
         self.launch(src, &args, groups);
@@ -81,14 +99,21 @@ impl GpuDevice {
             .outputs
             .iter()
             .map(|o| {
-                let shape = if o.reduce.is_some() { kept.clone() } else { l.space.clone() };
+                let shape = if o.reduce.is_some() {
+                    kept.clone()
+                } else {
+                    l.space.clone()
+                };
                 let b = self.output(o.dtype, &shape);
                 (shape, b)
             })
             .collect();
         let out_bufs: Vec<Arc<DeviceBuffer>> = outs.iter().map(|(_, b)| b.clone()).collect();
         self.run_into(l, &ins, &out_bufs);
-        outs.into_iter().zip(&l.outputs).map(|((shape, b), o)| Array::on_gpu(&shape, o.dtype, b)).collect()
+        outs.into_iter()
+            .zip(&l.outputs)
+            .map(|((shape, b), o)| Array::on_gpu(&shape, o.dtype, b))
+            .collect()
     }
 
     /// Run a loop from device buffers into device buffers; reductions of
@@ -101,13 +126,20 @@ impl GpuDevice {
             return;
         }
         let nr: usize = l.space[l.space.len() - l.reduce_axes..].iter().product();
-        let split = if l.reduce_axes > 0 { render::split(kept, nr) } else { one_pass() };
+        let split = if l.reduce_axes > 0 {
+            render::split(kept, nr)
+        } else {
+            one_pass()
+        };
         let src = self.source(|d| l.render(d, split));
         let args = l.args(split);
         let partials: Vec<Option<Arc<DeviceBuffer>>> = l
             .outputs
             .iter()
-            .map(|o| (split.parts > 1 && o.reduce.is_some()).then(|| self.output(l.reg, &[kept * split.parts])))
+            .map(|o| {
+                (split.parts > 1 && o.reduce.is_some())
+                    .then(|| self.output(l.reg, &[kept * split.parts]))
+            })
             .collect();
         let mut bufs: Vec<&Arc<DeviceBuffer>> = ins.iter().collect();
         for (k, b) in outs.iter().enumerate() {
@@ -121,10 +153,19 @@ impl GpuDevice {
                     reg: l.reg,
                     inputs: vec![View::contiguous(l.reg, &[kept, split.parts])],
                     body: vec![ScalarOp::Load(0)],
-                    outputs: vec![Out { reg: 0, reduce: o.reduce, dtype: o.dtype, view: None }],
+                    outputs: vec![Out {
+                        reg: 0,
+                        reduce: o.reduce,
+                        dtype: o.dtype,
+                        view: None,
+                    }],
                     reduce_axes: 1,
                 };
-                self.run_into(&second, std::slice::from_ref(p), std::slice::from_ref(&outs[k]));
+                self.run_into(
+                    &second,
+                    std::slice::from_ref(p),
+                    std::slice::from_ref(&outs[k]),
+                );
             }
         }
     }
@@ -136,20 +177,40 @@ impl GpuDevice {
             reg: a.dtype(),
             inputs: vec![view],
             body: vec![ScalarOp::Load(0)],
-            outputs: vec![Out { reg: 0, reduce: None, dtype: a.dtype(), view: None }],
+            outputs: vec![Out {
+                reg: 0,
+                reduce: None,
+                dtype: a.dtype(),
+                view: None,
+            }],
             reduce_axes: 0,
         };
         self.run(&l, &[a]).remove(0)
     }
 
-    fn elementwise(&self, reg: DType, out: DType, space: &[usize], inputs: &[&Array], body: Vec<ScalarOp>) -> Array {
+    fn elementwise(
+        &self,
+        reg: DType,
+        out: DType,
+        space: &[usize],
+        inputs: &[&Array],
+        body: Vec<ScalarOp>,
+    ) -> Array {
         let reg_out = body.len() - 1;
         let l = Loop {
             space: space.to_vec(),
             reg,
-            inputs: inputs.iter().map(|a| View::broadcast(a.dtype(), a.shape(), space)).collect(),
+            inputs: inputs
+                .iter()
+                .map(|a| View::broadcast(a.dtype(), a.shape(), space))
+                .collect(),
             body,
-            outputs: vec![Out { reg: reg_out, reduce: None, dtype: out, view: None }],
+            outputs: vec![Out {
+                reg: reg_out,
+                reduce: None,
+                dtype: out,
+                view: None,
+            }],
             reduce_axes: 0,
         };
         self.run(&l, inputs).remove(0)
@@ -163,18 +224,41 @@ impl GpuDevice {
             inputs: k
                 .inputs
                 .iter()
-                .map(|i| View { dtype: i.dtype, offset: 0, strides: i.strides.iter().map(|&s| s as i64).collect() })
+                .map(|i| View {
+                    dtype: i.dtype,
+                    offset: 0,
+                    strides: i.strides.iter().map(|&s| s as i64).collect(),
+                })
                 .collect(),
             body: k.body.clone(),
-            outputs: k.outputs.iter().map(|o| Out { reg: o.reg, reduce: o.reduce, dtype: k.dtype, view: None }).collect(),
+            outputs: k
+                .outputs
+                .iter()
+                .map(|o| Out {
+                    reg: o.reg,
+                    reduce: o.reduce,
+                    dtype: k.dtype,
+                    view: None,
+                })
+                .collect(),
             reduce_axes: k.reduce_axes,
         }
     }
 
     /// `C[b] = A[b] · B[b]` of a `dot_general`, with an optional epilogue.
-    fn gemm(&self, a: &Array, b: &Array, dims: &DotDims, epilogue: Option<(&Loop, usize, &[&Array])>) -> Vec<Array> {
+    fn gemm(
+        &self,
+        a: &Array,
+        b: &Array,
+        dims: &DotDims,
+        epilogue: Option<(&Loop, usize, &[&Array])>,
+    ) -> Vec<Array> {
         let t = a.dtype();
-        let free = |nd: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> { (0..nd).filter(|i| !batch.contains(i) && !contract.contains(i)).collect() };
+        let free = |nd: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
+            (0..nd)
+                .filter(|i| !batch.contains(i) && !contract.contains(i))
+                .collect()
+        };
         let lf = free(a.ndim(), &dims.lhs_batch, &dims.lhs_contract);
         let rf = free(b.ndim(), &dims.rhs_batch, &dims.rhs_contract);
         let size = |s: &[usize], axes: &[usize]| -> usize { axes.iter().map(|&i| s[i]).product() };
@@ -188,7 +272,12 @@ impl GpuDevice {
             let st = row_major(x.shape());
             let merged: Option<Vec<i64>> = groups
                 .iter()
-                .map(|g| merged_stride(&g.iter().map(|&i| x.shape()[i]).collect::<Vec<_>>(), &g.iter().map(|&i| st[i]).collect::<Vec<_>>()))
+                .map(|g| {
+                    merged_stride(
+                        &g.iter().map(|&i| x.shape()[i]).collect::<Vec<_>>(),
+                        &g.iter().map(|&i| st[i]).collect::<Vec<_>>(),
+                    )
+                })
                 .collect();
             if let Some(s) = merged {
                 return (x.clone(), [s[0], s[1], s[2]]);
@@ -204,7 +293,9 @@ impl GpuDevice {
         let mut shape: Vec<usize> = dims.lhs_batch.iter().map(|&i| a.shape()[i]).collect();
         shape.extend(lf.iter().map(|&i| a.shape()[i]));
         shape.extend(rf.iter().map(|&i| b.shape()[i]));
-        let mut scalars = vec![nb as i64, m as i64, n as i64, kk as i64, sa[0], sa[1], sa[2], sb[0], sb[1], sb[2]];
+        let mut scalars = vec![
+            nb as i64, m as i64, n as i64, kk as i64, sa[0], sa[1], sa[2], sb[0], sb[1], sb[2],
+        ];
         let mut bufs = vec![self.input(&a2), self.input(&b2)];
         let (src, outs) = match epilogue {
             None => {
@@ -215,7 +306,11 @@ impl GpuDevice {
             Some((body, product, extra)) => {
                 let e = template::Epilogue { body, product };
                 bufs.extend(extra.iter().map(|x| self.input(x)));
-                let outs: Vec<(Arc<DeviceBuffer>, DType)> = body.outputs.iter().map(|o| (self.output(o.dtype, &shape), o.dtype)).collect();
+                let outs: Vec<(Arc<DeviceBuffer>, DType)> = body
+                    .outputs
+                    .iter()
+                    .map(|o| (self.output(o.dtype, &shape), o.dtype))
+                    .collect();
                 bufs.extend(outs.iter().map(|(b, _)| b.clone()));
                 scalars.extend(template::epilogue_args(&e));
                 (self.source(|d| template::gemm(d, t, Some(&e))), outs)
@@ -226,7 +321,9 @@ impl GpuDevice {
             let refs: Vec<&Arc<DeviceBuffer>> = bufs.iter().collect();
             self.launch_with(&src, &refs, &scalars, tiles.min(65535));
         }
-        outs.into_iter().map(|(b, d)| Array::on_gpu(&shape, d, b)).collect()
+        outs.into_iter()
+            .map(|(b, d)| Array::on_gpu(&shape, d, b))
+            .collect()
     }
 
     /// Launch a template over `total` elements (one thread each).
@@ -243,7 +340,11 @@ impl Backend for GpuDevice {
     }
 
     fn matmul_library(&self) -> String {
-        format!("{} tiled GEMM kernel on {}", self.kind(), self.driver.describe())
+        format!(
+            "{} tiled GEMM kernel on {}",
+            self.kind(),
+            self.driver.describe()
+        )
     }
 
     fn release_cached_buffers(&self) {
@@ -251,28 +352,67 @@ impl Backend for GpuDevice {
     }
 
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
-        let out = if op.is_predicate() { DType::Bool } else { a.dtype() };
-        self.elementwise(a.dtype(), out, &a.shape().to_vec(), &[&a], vec![ScalarOp::Load(0), ScalarOp::Unary(op, 0)])
+        let out = if op.is_predicate() {
+            DType::Bool
+        } else {
+            a.dtype()
+        };
+        self.elementwise(
+            a.dtype(),
+            out,
+            a.shape(),
+            &[&a],
+            vec![ScalarOp::Load(0), ScalarOp::Unary(op, 0)],
+        )
     }
 
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
         let space = broadcast_shapes(a.shape(), b.shape()).expect("the shape rule broadcast them");
-        let out = if op.is_comparison() { DType::Bool } else { a.dtype() };
-        self.elementwise(a.dtype(), out, &space, &[&a, &b], vec![ScalarOp::Load(0), ScalarOp::Load(1), ScalarOp::Binary(op, 0, 1)])
+        let out = if op.is_comparison() {
+            DType::Bool
+        } else {
+            a.dtype()
+        };
+        self.elementwise(
+            a.dtype(),
+            out,
+            &space,
+            &[&a, &b],
+            vec![
+                ScalarOp::Load(0),
+                ScalarOp::Load(1),
+                ScalarOp::Binary(op, 0, 1),
+            ],
+        )
     }
 
     fn select(&self, cond: &Array, a: &Array, b: &Array) -> Array {
         let ab = broadcast_shapes(a.shape(), b.shape()).expect("broadcast");
         let space = broadcast_shapes(cond.shape(), &ab).expect("broadcast");
-        self.elementwise(a.dtype(), a.dtype(), &space, &[cond, a, b], vec![ScalarOp::Load(0), ScalarOp::Load(1), ScalarOp::Load(2), ScalarOp::Select(0, 1, 2)])
+        self.elementwise(
+            a.dtype(),
+            a.dtype(),
+            &space,
+            &[cond, a, b],
+            vec![
+                ScalarOp::Load(0),
+                ScalarOp::Load(1),
+                ScalarOp::Load(2),
+                ScalarOp::Select(0, 1, 2),
+            ],
+        )
     }
 
     fn convert(&self, a: &Array, dtype: DType) -> Array {
-        self.elementwise(a.dtype(), dtype, &a.shape().to_vec(), &[a], vec![ScalarOp::Load(0)])
+        self.elementwise(a.dtype(), dtype, a.shape(), &[a], vec![ScalarOp::Load(0)])
     }
 
     fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
-        let out = if matches!(op, ReduceOp::All | ReduceOp::Any) { DType::Bool } else { a.dtype() };
+        let out = if matches!(op, ReduceOp::All | ReduceOp::Any) {
+            DType::Bool
+        } else {
+            a.dtype()
+        };
         if axes.is_empty() {
             return self.convert(a, out);
         }
@@ -282,9 +422,18 @@ impl Backend for GpuDevice {
         let l = Loop {
             space: order.iter().map(|&i| a.shape()[i]).collect(),
             reg: a.dtype(),
-            inputs: vec![View { dtype: a.dtype(), offset: 0, strides: order.iter().map(|&i| st[i]).collect() }],
+            inputs: vec![View {
+                dtype: a.dtype(),
+                offset: 0,
+                strides: order.iter().map(|&i| st[i]).collect(),
+            }],
             body: vec![ScalarOp::Load(0)],
-            outputs: vec![Out { reg: 0, reduce: Some(op), dtype: out, view: None }],
+            outputs: vec![Out {
+                reg: 0,
+                reduce: Some(op),
+                dtype: out,
+                view: None,
+            }],
             reduce_axes: axes.len(),
         };
         self.run(&l, &[a]).remove(0)
@@ -296,7 +445,12 @@ impl Backend for GpuDevice {
         shape.remove(axis);
         let out = self.output(DType::I32, &shape);
         let src = self.source(|d| template::arg_reduce(d, a.dtype(), op == ArgReduceOp::ArgMax));
-        self.template(&src, &[&self.input(a), &out], &[(pre * post) as i64, n as i64, post as i64], pre * post);
+        self.template(
+            &src,
+            &[&self.input(a), &out],
+            &[(pre * post) as i64, n as i64, post as i64],
+            pre * post,
+        );
         Array::on_gpu(&shape, DType::I32, out)
     }
 
@@ -304,7 +458,12 @@ impl Backend for GpuDevice {
         let (pre, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
         let src = self.source(|d| template::scan(d, a.dtype(), op, reverse));
-        self.template(&src, &[&self.input(a), &out], &[(pre * post) as i64, n as i64, post as i64], pre * post);
+        self.template(
+            &src,
+            &[&self.input(a), &out],
+            &[(pre * post) as i64, n as i64, post as i64],
+            pre * post,
+        );
         Array::on_gpu(a.shape(), a.dtype(), out)
     }
 
@@ -315,7 +474,11 @@ impl Backend for GpuDevice {
     fn transpose(&self, a: &Array, perm: &[usize]) -> Array {
         let st = row_major(a.shape());
         let space: Vec<usize> = perm.iter().map(|&p| a.shape()[p]).collect();
-        let view = View { dtype: a.dtype(), offset: 0, strides: perm.iter().map(|&p| st[p]).collect() };
+        let view = View {
+            dtype: a.dtype(),
+            offset: 0,
+            strides: perm.iter().map(|&p| st[p]).collect(),
+        };
         self.copy_view(a, &space, view)
     }
 
@@ -327,15 +490,33 @@ impl Backend for GpuDevice {
                 strides[d] = st[i];
             }
         }
-        self.copy_view(a, shape, View { dtype: a.dtype(), offset: 0, strides })
+        self.copy_view(
+            a,
+            shape,
+            View {
+                dtype: a.dtype(),
+                offset: 0,
+                strides,
+            },
+        )
     }
 
     fn slice(&self, a: &Array, start: &[usize], limit: &[usize], stride: &[usize]) -> Array {
         let st = row_major(a.shape());
-        let space: Vec<usize> = (0..a.ndim()).map(|i| (limit[i] - start[i]).div_ceil(stride[i])).collect();
+        let space: Vec<usize> = (0..a.ndim())
+            .map(|i| (limit[i] - start[i]).div_ceil(stride[i]))
+            .collect();
         let offset = (0..a.ndim()).map(|i| start[i] as i64 * st[i]).sum();
         let strides = (0..a.ndim()).map(|i| st[i] * stride[i] as i64).collect();
-        self.copy_view(a, &space, View { dtype: a.dtype(), offset, strides })
+        self.copy_view(
+            a,
+            &space,
+            View {
+                dtype: a.dtype(),
+                offset,
+                strides,
+            },
+        )
     }
 
     fn rev(&self, a: &Array, axes: &[usize]) -> Array {
@@ -348,10 +529,25 @@ impl Backend for GpuDevice {
             }
             strides[ax] = -st[ax];
         }
-        self.copy_view(a, &a.shape().to_vec(), View { dtype: a.dtype(), offset, strides })
+        self.copy_view(
+            a,
+            a.shape(),
+            View {
+                dtype: a.dtype(),
+                offset,
+                strides,
+            },
+        )
     }
 
-    fn pad(&self, a: &Array, value: &Array, lo: &[usize], hi: &[usize], interior: &[usize]) -> Array {
+    fn pad(
+        &self,
+        a: &Array,
+        value: &Array,
+        lo: &[usize],
+        hi: &[usize],
+        interior: &[usize],
+    ) -> Array {
         let shape: Vec<usize> = (0..a.ndim())
             .map(|i| {
                 let n = a.shape()[i];
@@ -361,10 +557,20 @@ impl Backend for GpuDevice {
         let out = self.output(a.dtype(), &shape);
         let mut sc = vec![shape.iter().product::<usize>() as i64];
         for i in 0..a.ndim() {
-            sc.extend([shape[i] as i64, a.shape()[i] as i64, lo[i] as i64, interior[i] as i64 + 1]);
+            sc.extend([
+                shape[i] as i64,
+                a.shape()[i] as i64,
+                lo[i] as i64,
+                interior[i] as i64 + 1,
+            ]);
         }
         let src = self.source(|d| template::pad(d, a.dtype(), a.ndim()));
-        self.template(&src, &[&self.input(a), &self.input(value), &out], &sc, shape.iter().product());
+        self.template(
+            &src,
+            &[&self.input(a), &self.input(value), &out],
+            &sc,
+            shape.iter().product(),
+        );
         Array::on_gpu(&shape, a.dtype(), out)
     }
 
@@ -381,7 +587,16 @@ impl Backend for GpuDevice {
                 reg: dtype,
                 inputs: vec![View::contiguous(dtype, a.shape())],
                 body: vec![ScalarOp::Load(0)],
-                outputs: vec![Out { reg: 0, reduce: None, dtype, view: Some(View { dtype, offset: at as i64 * ost[axis], strides: ost.clone() }) }],
+                outputs: vec![Out {
+                    reg: 0,
+                    reduce: None,
+                    dtype,
+                    view: Some(View {
+                        dtype,
+                        offset: at as i64 * ost[axis],
+                        strides: ost.clone(),
+                    }),
+                }],
                 reduce_axes: 0,
             };
             self.run_into(&l, &[self.input(a)], std::slice::from_ref(&out));
@@ -398,16 +613,39 @@ impl Backend for GpuDevice {
         let out = self.output(a.dtype(), &shape);
         let total: usize = shape.iter().product();
         let src = self.source(|d| template::gather(d, a.dtype(), indices.dtype()));
-        self.template(&src, &[&self.input(a), &self.input(indices), &out], &[total as i64, n as i64, indices.len() as i64, post as i64], total);
+        self.template(
+            &src,
+            &[&self.input(a), &self.input(indices), &out],
+            &[total as i64, n as i64, indices.len() as i64, post as i64],
+            total,
+        );
         Array::on_gpu(&shape, a.dtype(), out)
     }
 
-    fn scatter(&self, a: &Array, indices: &Array, updates: &Array, axis: usize, mode: ScatterMode) -> Array {
+    fn scatter(
+        &self,
+        a: &Array,
+        indices: &Array,
+        updates: &Array,
+        axis: usize,
+        mode: ScatterMode,
+    ) -> Array {
         let (_, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
-        let src = self.source(|d| template::scatter(d, a.dtype(), indices.dtype(), mode == ScatterMode::Add));
-        let bufs = [&self.input(a), &self.input(indices), &self.input(updates), &out];
-        self.template(&src, &bufs, &[a.len() as i64, n as i64, indices.len() as i64, post as i64], a.len());
+        let src = self
+            .source(|d| template::scatter(d, a.dtype(), indices.dtype(), mode == ScatterMode::Add));
+        let bufs = [
+            &self.input(a),
+            &self.input(indices),
+            &self.input(updates),
+            &out,
+        ];
+        self.template(
+            &src,
+            &bufs,
+            &[a.len() as i64, n as i64, indices.len() as i64, post as i64],
+            a.len(),
+        );
         Array::on_gpu(a.shape(), a.dtype(), out)
     }
 
@@ -416,7 +654,12 @@ impl Backend for GpuDevice {
         let total: usize = shape.iter().product();
         let inner: usize = shape[dim + 1..].iter().product();
         let src = self.source(|d| template::iota(d, dtype));
-        self.template(&src, &[&out], &[total as i64, shape[dim] as i64, inner as i64], total);
+        self.template(
+            &src,
+            &[&out],
+            &[total as i64, shape[dim] as i64, inner as i64],
+            total,
+        );
         Array::on_gpu(shape, dtype, out)
     }
 
@@ -438,9 +681,17 @@ impl Backend for GpuDevice {
         let ins: Vec<Arc<DeviceBuffer>> = inputs.iter().map(|a| self.input(a)).collect();
         let mut sc = vec![n as i64];
         sc.extend(inputs.iter().map(|a| a.len() as i64));
-        let src = self.source(|d| template::threefry(d));
-        self.template(&src, &[&ins[0], &ins[1], &ins[2], &ins[3], &y0, &y1], &sc, n);
-        (Array::on_gpu(&shape, DType::U32, y0), Array::on_gpu(&shape, DType::U32, y1))
+        let src = self.source(template::threefry);
+        self.template(
+            &src,
+            &[&ins[0], &ins[1], &ins[2], &ins[3], &y0, &y1],
+            &sc,
+            n,
+        );
+        (
+            Array::on_gpu(&shape, DType::U32, y0),
+            Array::on_gpu(&shape, DType::U32, y1),
+        )
     }
 
     fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
@@ -450,8 +701,16 @@ impl Backend for GpuDevice {
 
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
         let body = GpuDevice::loop_of(&k.epilogue);
-        let extra: Vec<&Array> = (0..k.epilogue.inputs.len()).filter_map(|i| k.operand_of_input(i)).map(|o| &inputs[o]).collect();
-        self.gemm(&inputs[0], &inputs[1], &k.dims, Some((&body, k.product, &extra)))
+        let extra: Vec<&Array> = (0..k.epilogue.inputs.len())
+            .filter_map(|i| k.operand_of_input(i))
+            .map(|o| &inputs[o])
+            .collect();
+        self.gemm(
+            &inputs[0],
+            &inputs[1],
+            &k.dims,
+            Some((&body, k.product, &extra)),
+        )
     }
 }
 
@@ -461,7 +720,12 @@ impl GpuDevice {
         let dtype = if indices { DType::I32 } else { a.dtype() };
         let out = self.output(dtype, a.shape());
         let src = self.source(|d| template::sort(d, a.dtype(), indices));
-        self.template(&src, &[&self.input(a), &out], &[a.len() as i64, n as i64, post as i64], a.len());
+        self.template(
+            &src,
+            &[&self.input(a), &out],
+            &[a.len() as i64, n as i64, post as i64],
+            a.len(),
+        );
         Array::on_gpu(a.shape(), dtype, out)
     }
 }

@@ -67,7 +67,12 @@ fn disk_key(driver: &dyn Driver, src: &Source) -> String {
 impl Cache {
     pub fn get(&self, driver: &dyn Driver, src: &Source) -> Result<Module, String> {
         let counted = !driver.records_only();
-        if let Some(m) = self.modules.lock().unwrap_or_else(|e| e.into_inner()).get(src) {
+        if let Some(m) = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(src)
+        {
             if counted {
                 MEMORY_HITS.fetch_add(1, Ordering::Relaxed);
             }
@@ -102,7 +107,10 @@ impl Cache {
                 m
             }
         };
-        self.modules.lock().unwrap_or_else(|e| e.into_inner()).insert(src.clone(), module.clone());
+        self.modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(src.clone(), module.clone());
         Ok(module)
     }
 }

@@ -9,7 +9,9 @@
 
 use super::render::{Dialect, Source, LOCAL};
 use super::{Arg, Driver, Mem, Module};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::sync::Arc;
 
@@ -32,10 +34,15 @@ pub fn compile(src: &str, arch: &'static str) -> Result<String, String> {
     if !nvrtc_present() {
         return Err("no NVRTC library (libnvrtc.so) found on the library path".into());
     }
-    let opts = CompileOptions { arch: Some(arch), ..Default::default() };
+    let opts = CompileOptions {
+        arch: Some(arch),
+        ..Default::default()
+    };
     match cudarc::nvrtc::compile_ptx_with_opts(src, opts) {
         Ok(ptx) => Ok(ptx.to_src()),
-        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(log.to_string_lossy().into_owned()),
+        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => {
+            Err(log.to_string_lossy().into_owned())
+        }
         Err(e) => Err(e.to_string()),
     }
 }
@@ -56,7 +63,8 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
     if !driver_present() {
         return Err("no CUDA driver library (libcuda.so) found on the library path".into());
     }
-    let n = CudaContext::device_count().map_err(|e| format!("the CUDA driver found no device ({e:?})"))?;
+    let n = CudaContext::device_count()
+        .map_err(|e| format!("the CUDA driver found no device ({e:?})"))?;
     let mut out: Vec<Box<dyn Driver>> = Vec::new();
     for ordinal in 0..n.max(0) as usize {
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("cuda:{ordinal}: {e:?}"))?;
@@ -64,7 +72,12 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let name = ctx.name().unwrap_or_default();
         let stream = ctx.default_stream();
-        out.push(Box::new(Cuda { ctx, stream, name, arch }));
+        out.push(Box::new(Cuda {
+            ctx,
+            stream,
+            name,
+            arch,
+        }));
     }
     Ok(out)
 }
@@ -102,7 +115,11 @@ impl Driver for Cuda {
     }
 
     fn compiler_id(&self) -> String {
-        format!("nvrtc {} {}", nvrtc_version().unwrap_or_default(), self.arch)
+        format!(
+            "nvrtc {} {}",
+            nvrtc_version().unwrap_or_default(),
+            self.arch
+        )
     }
 
     fn build(&self, src: &Source) -> Result<(Module, Option<Vec<u8>>), String> {
@@ -140,11 +157,14 @@ impl Driver for Cuda {
         let (s, _a) = slice(src).device_ptr(&self.stream);
         let (d, _b) = slice(dst).device_ptr(&self.stream);
         // SAFETY: both buffers hold at least `bytes` bytes; ordered on the stream.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }.map_err(err)
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
+            .map_err(err)
     }
 
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String> {
-        let f = module.downcast_ref::<CudaFunction>().expect("a CUDA function");
+        let f = module
+            .downcast_ref::<CudaFunction>()
+            .expect("a CUDA function");
         let mut b = self.stream.launch_builder(f);
         for a in args {
             match a {
@@ -152,7 +172,11 @@ impl Driver for Cuda {
                 Arg::I64(x) => b.arg(x),
             };
         }
-        let cfg = LaunchConfig { grid_dim: (groups as u32, 1, 1), block_dim: (LOCAL as u32, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig {
+            grid_dim: (groups as u32, 1, 1),
+            block_dim: (LOCAL as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
         // SAFETY: the arguments match the rendered kernel's parameters in
         // order and type (device pointers, then 64-bit integers).
         unsafe { b.launch(cfg) }.map(|_| ()).map_err(err)

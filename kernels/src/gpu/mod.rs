@@ -95,7 +95,11 @@ pub struct DeviceBuffer {
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "DeviceBuffer({} bytes on device {})", self.bytes, self.device)
+        write!(
+            f,
+            "DeviceBuffer({} bytes on device {})",
+            self.bytes, self.device
+        )
     }
 }
 
@@ -108,9 +112,19 @@ impl DeviceBuffer {
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Some(m) = self.mem.take() {
-            self.pool.in_use.fetch_sub(self.class as u64, Ordering::Relaxed);
-            self.pool.cached.fetch_add(self.class as u64, Ordering::Relaxed);
-            self.pool.free.lock().unwrap_or_else(|e| e.into_inner()).entry(self.class).or_default().push(m);
+            self.pool
+                .in_use
+                .fetch_sub(self.class as u64, Ordering::Relaxed);
+            self.pool
+                .cached
+                .fetch_add(self.class as u64, Ordering::Relaxed);
+            self.pool
+                .free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(self.class)
+                .or_default()
+                .push(m);
         }
     }
 }
@@ -141,7 +155,13 @@ impl GpuDevice {
     /// its class is free.
     pub fn alloc(&self, bytes: usize) -> Arc<DeviceBuffer> {
         let class = size_class(bytes);
-        let reused = self.pool.free.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&class).and_then(Vec::pop);
+        let reused = self
+            .pool
+            .free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&class)
+            .and_then(Vec::pop);
         let mem = match reused {
             Some(m) => {
                 self.pool.cached.fetch_sub(class as u64, Ordering::Relaxed);
@@ -153,13 +173,22 @@ impl GpuDevice {
                     // Out of memory: give the cached blocks back and retry once.
                     self.release_cached();
                     self.driver.alloc(class).unwrap_or_else(|e| {
-                        panic!("{}: cannot allocate {bytes} bytes: {e} (first try: {first})", self.label())
+                        panic!(
+                            "{}: cannot allocate {bytes} bytes: {e} (first try: {first})",
+                            self.label()
+                        )
                     })
                 }
             },
         };
         self.pool.in_use.fetch_add(class as u64, Ordering::Relaxed);
-        Arc::new(DeviceBuffer { device: self.id, bytes, class, mem: Some(mem), pool: self.pool.clone() })
+        Arc::new(DeviceBuffer {
+            device: self.id,
+            bytes,
+            class,
+            mem: Some(mem),
+            pool: self.pool.clone(),
+        })
     }
 
     pub fn release_cached(&self) {
@@ -190,7 +219,14 @@ impl GpuDevice {
 
     /// A compiled module of `src`: from memory, from disk, or compiled now.
     pub fn module(&self, src: &Source) -> Module {
-        self.cache.get(&*self.driver, src).unwrap_or_else(|e| panic!("{}: kernel {} does not compile: {e}\n{}", self.label(), src.name, src.text))
+        self.cache.get(&*self.driver, src).unwrap_or_else(|e| {
+            panic!(
+                "{}: kernel {} does not compile: {e}\n{}",
+                self.label(),
+                src.name,
+                src.text
+            )
+        })
     }
 
     pub fn launch(&self, src: &Source, args: &[Arg], groups: usize) {
@@ -248,13 +284,27 @@ pub fn probe() -> &'static Probe {
             }
         }
         let real = drivers.len();
-        drivers.push(Box::new(record::Recorder { dialect: Dialect::Cuda }));
-        drivers.push(Box::new(record::Recorder { dialect: Dialect::OpenCl }));
+        drivers.push(Box::new(record::Recorder {
+            dialect: Dialect::Cuda,
+        }));
+        drivers.push(Box::new(record::Recorder {
+            dialect: Dialect::OpenCl,
+        }));
         let mut all = Vec::new();
         for driver in drivers {
             let id = all.len();
-            let ordinal = all.iter().filter(|d: &&GpuDevice| d.kind() == driver.dialect().name()).count();
-            all.push(GpuDevice { id, ordinal, driver, pool: Arc::default(), cache: cache::Cache::default(), launches: AtomicU64::new(0) });
+            let ordinal = all
+                .iter()
+                .filter(|d: &&GpuDevice| d.kind() == driver.dialect().name())
+                .count();
+            all.push(GpuDevice {
+                id,
+                ordinal,
+                driver,
+                pool: Arc::default(),
+                cache: cache::Cache::default(),
+                launches: AtomicU64::new(0),
+            });
         }
         Probe { all, real, missing }
     })
@@ -281,11 +331,17 @@ pub fn recorder(d: Dialect) -> &'static GpuDevice {
 /// `cuda:1`; an error says what was looked for when there is none.
 pub fn find(name: &str) -> Result<&'static GpuDevice, String> {
     let (kind, ordinal) = match name.split_once(':') {
-        Some((k, n)) => (k, n.parse::<usize>().map_err(|_| format!("bad device name {name:?}: expected kind:number"))?),
+        Some((k, n)) => (
+            k,
+            n.parse::<usize>()
+                .map_err(|_| format!("bad device name {name:?}: expected kind:number"))?,
+        ),
         None => (name, 0),
     };
     if kind != "cuda" && kind != "opencl" {
-        return Err(format!("unknown device kind {kind:?}: expected cpu, cuda or opencl"));
+        return Err(format!(
+            "unknown device kind {kind:?}: expected cpu, cuda or opencl"
+        ));
     }
     let p = probe();
     let of_kind: Vec<&GpuDevice> = devices().iter().filter(|d| d.kind() == kind).collect();
@@ -293,9 +349,17 @@ pub fn find(name: &str) -> Result<&'static GpuDevice, String> {
         return Ok(d);
     }
     if !of_kind.is_empty() {
-        return Err(format!("no device {name}: this machine has {} {kind} device(s)", of_kind.len()));
+        return Err(format!(
+            "no device {name}: this machine has {} {kind} device(s)",
+            of_kind.len()
+        ));
     }
-    let why = p.missing.iter().find(|(k, _)| *k == kind).map(|(_, w)| w.clone()).unwrap_or_default();
+    let why = p
+        .missing
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, w)| w.clone())
+        .unwrap_or_default();
     Err(format!("no {kind} device: {why}"))
 }
 
@@ -310,7 +374,9 @@ thread_local! {
 
 /// Where operations with no device operand run: `None` is the CPU.
 pub fn default_device() -> Option<&'static GpuDevice> {
-    let code = THREAD_DEFAULT.with(|d| d.get()).unwrap_or_else(|| PROCESS_DEFAULT.load(Ordering::Relaxed));
+    let code = THREAD_DEFAULT
+        .with(|d| d.get())
+        .unwrap_or_else(|| PROCESS_DEFAULT.load(Ordering::Relaxed));
     code.checked_sub(1).map(device)
 }
 

@@ -78,7 +78,13 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
             device.version().unwrap_or_default(),
             device.driver_version().unwrap_or_default()
         );
-        out.push(Box::new(OpenCl { device, context, queue, name, id }));
+        out.push(Box::new(OpenCl {
+            device,
+            context,
+            queue,
+            name,
+            id,
+        }));
     }
     Ok(out)
 }
@@ -90,7 +96,10 @@ fn mem(m: &Mem) -> &Buffer<u8> {
 impl OpenCl {
     fn finish_build(&self, program: Program, src: &Source) -> Result<Module, String> {
         let kernel = Kernel::create(&program, &src.name).map_err(err)?;
-        Ok(Arc::new(Compiled { _program: program, kernel: Mutex::new(kernel) }))
+        Ok(Arc::new(Compiled {
+            _program: program,
+            kernel: Mutex::new(kernel),
+        }))
     }
 }
 
@@ -108,8 +117,12 @@ impl Driver for OpenCl {
     }
 
     fn build(&self, src: &Source) -> Result<(Module, Option<Vec<u8>>), String> {
-        let program = Program::create_and_build_from_source(&self.context, &src.text, "-cl-std=CL1.2")?;
-        let binary = program.get_binaries().ok().and_then(|b| b.into_iter().next());
+        let program =
+            Program::create_and_build_from_source(&self.context, &src.text, "-cl-std=CL1.2")?;
+        let binary = program
+            .get_binaries()
+            .ok()
+            .and_then(|b| b.into_iter().next());
         Ok((self.finish_build(program, src)?, binary))
     }
 
@@ -121,7 +134,10 @@ impl Driver for OpenCl {
     fn alloc(&self, bytes: usize) -> Result<Mem, String> {
         // SAFETY: no host pointer is passed; the size is non-zero (the pool
         // rounds every request up to at least 256 bytes).
-        let b = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }.map_err(err)?;
+        let b = unsafe {
+            Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut())
+        }
+        .map_err(err)?;
         Ok(Box::new(ClMem(b)))
     }
 
@@ -149,14 +165,27 @@ impl Driver for OpenCl {
     fn download(&self, m: &Mem, out: &mut [u8]) -> Result<(), String> {
         // SAFETY: a blocking read into `out`, which outlives the call; the
         // in-order queue runs it after every launch before it.
-        unsafe { self.queue.enqueue_read_buffer(mem(m), CL_BLOCKING, 0, out, &[]) }.map_err(err)?;
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(mem(m), CL_BLOCKING, 0, out, &[])
+        }
+        .map_err(err)?;
         Ok(())
     }
 
     fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
         // SAFETY: both buffers hold at least `bytes` bytes.
         let e = unsafe {
-            opencl3::command_queue::enqueue_copy_buffer(self.queue.get(), mem(src).get(), mem(dst).get(), 0, 0, bytes, 0, ptr::null())
+            opencl3::command_queue::enqueue_copy_buffer(
+                self.queue.get(),
+                mem(src).get(),
+                mem(dst).get(),
+                0,
+                0,
+                bytes,
+                0,
+                ptr::null(),
+            )
         }
         .map_err(cl_err)?;
         drop(Event::new(e));
@@ -180,7 +209,11 @@ impl Driver for OpenCl {
         let global = groups * LOCAL;
         let local = LOCAL;
         // SAFETY: every argument was set above; sizes are one-dimensional.
-        unsafe { self.queue.enqueue_nd_range_kernel(kernel.get(), 1, ptr::null(), &global, &local, &[]) }.map_err(err)?;
+        unsafe {
+            self.queue
+                .enqueue_nd_range_kernel(kernel.get(), 1, ptr::null(), &global, &local, &[])
+        }
+        .map_err(err)?;
         let _ = &self.device;
         Ok(())
     }

@@ -18,7 +18,8 @@ thread_local! {
 }
 
 fn bytes(m: &Mem) -> &Mutex<Vec<u8>> {
-    m.downcast_ref::<Mutex<Vec<u8>>>().expect("a recorder buffer")
+    m.downcast_ref::<Mutex<Vec<u8>>>()
+        .expect("a recorder buffer")
 }
 
 impl Driver for Recorder {
@@ -79,7 +80,9 @@ pub fn record<R>(dialect: Dialect, f: impl FnOnce() -> R) -> (R, Vec<Source>) {
     let before = super::swap_thread_default(Some(super::recorder(dialect).id + 1));
     let outer = RECORDED.with(|r| r.borrow_mut().replace(Vec::new()));
     let out = f();
-    let list = RECORDED.with(|r| std::mem::replace(&mut *r.borrow_mut(), outer)).unwrap_or_default();
+    let list = RECORDED
+        .with(|r| std::mem::replace(&mut *r.borrow_mut(), outer))
+        .unwrap_or_default();
     super::swap_thread_default(before);
     (out, list)
 }
@@ -104,7 +107,11 @@ fn shadow_state() -> std::sync::MutexGuard<'static, Option<Shadow>> {
         if let Some(dir) = std::env::var_os("ARR_SHADOW_KERNELS").filter(|d| !d.is_empty()) {
             let dir = std::path::PathBuf::from(dir);
             let _ = std::fs::create_dir_all(&dir);
-            *SHADOW.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shadow { dialect: Dialect::Cuda, seen: Default::default(), dir: Some(dir) });
+            *SHADOW.lock().unwrap_or_else(|e| e.into_inner()) = Some(Shadow {
+                dialect: Dialect::Cuda,
+                seen: Default::default(),
+                dir: Some(dir),
+            });
         }
     });
     SHADOW.lock().unwrap_or_else(|e| e.into_inner())
@@ -112,17 +119,27 @@ fn shadow_state() -> std::sync::MutexGuard<'static, Option<Shadow>> {
 
 /// Collect every kernel launched from now on, rendered in `dialect`.
 pub fn start_shadow(dialect: Dialect) {
-    *shadow_state() = Some(Shadow { dialect, seen: Default::default(), dir: None });
+    *shadow_state() = Some(Shadow {
+        dialect,
+        seen: Default::default(),
+        dir: None,
+    });
 }
 
 /// The kernels collected since `start_shadow` (collection stops).
 pub fn take_shadow() -> Vec<Source> {
-    shadow_state().take().map(|s| s.seen.into_iter().collect()).unwrap_or_default()
+    shadow_state()
+        .take()
+        .map(|s| s.seen.into_iter().collect())
+        .unwrap_or_default()
 }
 
 /// The dialect to render shadows in for a device of dialect `own`, if any.
 pub(crate) fn shadowing(own: Dialect) -> Option<Dialect> {
-    shadow_state().as_ref().map(|s| s.dialect).filter(|&d| d != own)
+    shadow_state()
+        .as_ref()
+        .map(|s| s.dialect)
+        .filter(|&d| d != own)
 }
 
 pub(crate) fn shadow(src: Source) {
@@ -134,8 +151,15 @@ pub(crate) fn shadow(src: Source) {
     if let Some(dir) = &s.dir {
         use sha2::Digest;
         let hash = hex::encode(sha2::Sha256::digest(src.text.as_bytes()));
-        let ext = if s.dialect == Dialect::Cuda { "cu" } else { "cl" };
-        let _ = std::fs::write(dir.join(format!("{}.{ext}", &hash[..16])), format!("// {}\n{}", src.name, src.text));
+        let ext = if s.dialect == Dialect::Cuda {
+            "cu"
+        } else {
+            "cl"
+        };
+        let _ = std::fs::write(
+            dir.join(format!("{}.{ext}", &hash[..16])),
+            format!("// {}\n{}", src.name, src.text),
+        );
     }
     s.seen.insert(src);
 }

@@ -159,7 +159,14 @@ impl View {
             return Access::Scalar;
         }
         let row_major = View::contiguous(self.dtype, space);
-        if self.offset == 0 && self.strides.iter().zip(&row_major.strides).enumerate().all(|(i, (a, b))| a == b || space[i] == 1) {
+        if self.offset == 0
+            && self
+                .strides
+                .iter()
+                .zip(&row_major.strides)
+                .enumerate()
+                .all(|(i, (a, b))| a == b || space[i] == 1)
+        {
             Access::Contiguous
         } else {
             Access::Strided
@@ -252,7 +259,11 @@ fn literal(x: f64, t: DType) -> String {
             if x.is_nan() {
                 "A_NAN".into()
             } else if x.is_infinite() {
-                if x > 0.0 { "A_INF".into() } else { "(-A_INF)".into() }
+                if x > 0.0 {
+                    "A_INF".into()
+                } else {
+                    "(-A_INF)".into()
+                }
             } else if t == DType::F32 {
                 format!("{:?}f", x as f32)
             } else {
@@ -277,7 +288,11 @@ fn helpers(d: Dialect, t: DType) -> String {
     match t {
         DType::F32 | DType::F64 => {
             let inf = if t == DType::F32 { tk.inf_f } else { tk.inf_d };
-            writeln!(s, "#define A_INF ((T){inf})\n#define A_NAN ((T)(A_INF - A_INF))").unwrap();
+            writeln!(
+                s,
+                "#define A_INF ((T){inf})\n#define A_NAN ((T)(A_INF - A_INF))"
+            )
+            .unwrap();
             // Exact remainders in double, as NumPy's npy_divmod.
             let generic = format!(
                 "{f} T a_abs(T x) {{ return fabs(x); }}
@@ -336,7 +351,11 @@ fn helpers(d: Dialect, t: DType) -> String {
             ));
         }
         DType::I32 | DType::I64 => {
-            let (ut, bits) = if t == DType::I32 { ("u32", 32) } else { ("u64", 64) };
+            let (ut, bits) = if t == DType::I32 {
+                ("u32", 32)
+            } else {
+                ("u64", 64)
+            };
             s.push_str(&format!(
                 "typedef {ut} UT;
 {f} T a_not(T x) {{ return ~x; }}
@@ -428,9 +447,19 @@ fn convert(x: &str, from: DType, to: DType) -> String {
     }
     if from.is_float() && to.is_int() {
         let (lo, hi, lo_v, hi_v) = match to {
-            DType::I32 => ("-2147483648.0", "2147483647.0", "(-2147483647 - 1)", "2147483647"),
+            DType::I32 => (
+                "-2147483648.0",
+                "2147483647.0",
+                "(-2147483647 - 1)",
+                "2147483647",
+            ),
             DType::U32 => ("0.0", "4294967295.0", "0u", "4294967295u"),
-            _ => ("-9223372036854775808.0", "9223372036854775807.0", "(-9223372036854775807LL - 1)", "9223372036854775807LL"),
+            _ => (
+                "-9223372036854775808.0",
+                "9223372036854775807.0",
+                "(-9223372036854775807LL - 1)",
+                "9223372036854775807LL",
+            ),
         };
         let ty = storage_type(to);
         return format!("(({x}) != ({x}) ? ({ty})0 : ({x}) <= {lo} ? ({ty}){lo_v} : ({x}) >= {hi} ? ({ty}){hi_v} : ({ty})({x}))");
@@ -445,7 +474,10 @@ fn scalar_op(op: &ScalarOp, t: DType) -> String {
         ScalarOp::Load(_) => unreachable!("loads are rendered by the caller"),
         ScalarOp::Const(x) => literal(*x, t),
         ScalarOp::Unary(op, a) => op.c_template().replace("{x}", &reg(a)),
-        ScalarOp::Binary(op, a, b) => op.c_template().replace("{x}", &reg(a)).replace("{y}", &reg(b)),
+        ScalarOp::Binary(op, a, b) => op
+            .c_template()
+            .replace("{x}", &reg(a))
+            .replace("{y}", &reg(b)),
         ScalarOp::Select(c, a, b) => format!("(r{c} != 0 ? r{a} : r{b})"),
     }
 }
@@ -496,17 +528,30 @@ fn prelude(d: Dialect, t: DType) -> String {
 }
 
 fn kernel_head(d: Dialect, name: &str) -> String {
-    format!("{} {name}(", d.tokens().kernel.replace("{L}", &LOCAL.to_string()))
+    format!(
+        "{} {name}(",
+        d.tokens().kernel.replace("{L}", &LOCAL.to_string())
+    )
 }
 
 fn in_ptr(d: Dialect, dtype: DType, name: &str) -> String {
     let tk = d.tokens();
-    format!("{}const {}* {} {name}", tk.global, storage_type(dtype), tk.restrict)
+    format!(
+        "{}const {}* {} {name}",
+        tk.global,
+        storage_type(dtype),
+        tk.restrict
+    )
 }
 
 fn out_ptr(d: Dialect, dtype: DType, name: &str) -> String {
     let tk = d.tokens();
-    format!("{}{}* {} {name}", tk.global, storage_type(dtype), tk.restrict)
+    format!(
+        "{}{}* {} {name}",
+        tk.global,
+        storage_type(dtype),
+        tk.restrict
+    )
 }
 
 /// The grid-stride loop header over `0..n` with index variable `i`.
@@ -559,19 +604,29 @@ pub fn split(rows: usize, len: usize) -> Split {
     const TARGET_GROUPS: usize = 512;
     let min_chunk = 8 * LOCAL;
     if rows >= TARGET_GROUPS / 4 || len <= 2 * min_chunk {
-        return Split { parts: 1, chunk: len.max(1) };
+        return Split {
+            parts: 1,
+            chunk: len.max(1),
+        };
     }
     let parts = (TARGET_GROUPS / rows.max(1)).clamp(1, len.div_ceil(min_chunk));
     let chunk = len.div_ceil(parts);
-    Split { parts: len.div_ceil(chunk), chunk }
+    Split {
+        parts: len.div_ceil(chunk),
+        chunk,
+    }
 }
 
 impl Loop {
     fn kept(&self) -> usize {
-        self.space[..self.space.len() - self.reduce_axes].iter().product()
+        self.space[..self.space.len() - self.reduce_axes]
+            .iter()
+            .product()
     }
     fn reduced(&self) -> usize {
-        self.space[self.space.len() - self.reduce_axes..].iter().product()
+        self.space[self.space.len() - self.reduce_axes..]
+            .iter()
+            .product()
     }
 
     /// The source of this loop, and (for reductions split in two passes)
@@ -585,7 +640,11 @@ impl Loop {
         }
         let partial = split.parts > 1;
         for (k, o) in self.outputs.iter().enumerate() {
-            let dtype = if partial && o.reduce.is_some() { t } else { o.dtype };
+            let dtype = if partial && o.reduce.is_some() {
+                t
+            } else {
+                o.dtype
+            };
             p.ptr(out_ptr(d, dtype, &format!("out{k}")));
         }
         p.scalar("n");
@@ -608,7 +667,12 @@ impl Loop {
         let out_strided: Vec<bool> = self
             .outputs
             .iter()
-            .map(|o| o.reduce.is_none() && o.view.as_ref().is_some_and(|v| v.class(&self.space) != Access::Contiguous))
+            .map(|o| {
+                o.reduce.is_none()
+                    && o.view
+                        .as_ref()
+                        .is_some_and(|v| v.class(&self.space) != Access::Contiguous)
+            })
             .collect();
         for (k, o) in self.outputs.iter().enumerate() {
             if out_strided[k] {
@@ -627,7 +691,11 @@ impl Loop {
 
         let tk = d.tokens();
         let mut s = prelude(d, t);
-        let kind = if self.reduce_axes > 0 { "reduce" } else { "elementwise" };
+        let kind = if self.reduce_axes > 0 {
+            "reduce"
+        } else {
+            "elementwise"
+        };
         let name = format!("arr_{kind}");
         writeln!(s, "{}{}) {{", kernel_head(d, &name), p.render()).unwrap();
         // The element at flat index `i`: coordinates, loads, registers,
@@ -654,7 +722,9 @@ impl Loop {
             format!("((T)in{i}[{idx}])")
         };
         self.body_lines(&mut elem, &load, d);
-        let reducing: Vec<usize> = (0..self.outputs.len()).filter(|&k| self.outputs[k].reduce.is_some()).collect();
+        let reducing: Vec<usize> = (0..self.outputs.len())
+            .filter(|&k| self.outputs[k].reduce.is_some())
+            .collect();
         for (k, o) in self.outputs.iter().enumerate() {
             match o.reduce {
                 None => {
@@ -667,10 +737,20 @@ impl Loop {
                     } else {
                         "i".into()
                     };
-                    writeln!(elem, "    out{k}[{idx}] = {};", convert(&format!("r{}", o.reg), t, o.dtype)).unwrap();
+                    writeln!(
+                        elem,
+                        "    out{k}[{idx}] = {};",
+                        convert(&format!("r{}", o.reg), t, o.dtype)
+                    )
+                    .unwrap();
                 }
                 Some(op) => {
-                    writeln!(elem, "    acc{k} = {};", reduce_combine(op, t, &format!("acc{k}"), &format!("r{}", o.reg))).unwrap();
+                    writeln!(
+                        elem,
+                        "    acc{k} = {};",
+                        reduce_combine(op, t, &format!("acc{k}"), &format!("r{}", o.reg))
+                    )
+                    .unwrap();
                 }
             }
         }
@@ -683,9 +763,18 @@ impl Loop {
             writeln!(s, "  {} T sh{k}[{LOCAL}];", tk.shared).unwrap();
         }
         writeln!(s, "  i64 rows = nk * parts;").unwrap();
-        writeln!(s, "  for (i64 g = {}; g < rows; g += {}) {{", tk.gid, tk.ngroups).unwrap();
+        writeln!(
+            s,
+            "  for (i64 g = {}; g < rows; g += {}) {{",
+            tk.gid, tk.ngroups
+        )
+        .unwrap();
         writeln!(s, "    i64 row = g / parts, part = g % parts;").unwrap();
-        writeln!(s, "    i64 lo = part * chunk, hi = lo + chunk < nr ? lo + chunk : nr;").unwrap();
+        writeln!(
+            s,
+            "    i64 lo = part * chunk, hi = lo + chunk < nr ? lo + chunk : nr;"
+        )
+        .unwrap();
         for &k in &reducing {
             let op = self.outputs[k].reduce.unwrap();
             writeln!(s, "    T acc{k} = {};", reduce_identity(op, t)).unwrap();
@@ -701,7 +790,17 @@ impl Loop {
         writeln!(s, "      if ({lid} < w) {{").unwrap();
         for &k in &reducing {
             let op = self.outputs[k].reduce.unwrap();
-            writeln!(s, "        sh{k}[{lid}] = {};", reduce_combine(op, t, &format!("sh{k}[{lid}]"), &format!("sh{k}[{lid} + w]"))).unwrap();
+            writeln!(
+                s,
+                "        sh{k}[{lid}] = {};",
+                reduce_combine(
+                    op,
+                    t,
+                    &format!("sh{k}[{lid}]"),
+                    &format!("sh{k}[{lid} + w]")
+                )
+            )
+            .unwrap();
         }
         writeln!(s, "      }}\n      {};\n    }}", tk.barrier).unwrap();
         if tk.shuffle {
@@ -709,15 +808,39 @@ impl Loop {
             writeln!(s, "    if ({lid} < 32) {{").unwrap();
             for &k in &reducing {
                 let op = self.outputs[k].reduce.unwrap();
-                writeln!(s, "      T v{k} = {};", reduce_combine(op, t, &format!("sh{k}[{lid}]"), &format!("sh{k}[{lid} + 32]"))).unwrap();
-                writeln!(s, "      for (int m = 16; m > 0; m >>= 1) v{k} = {};", reduce_combine(op, t, &format!("v{k}"), &format!("__shfl_xor_sync(0xffffffffu, v{k}, m)"))).unwrap();
+                writeln!(
+                    s,
+                    "      T v{k} = {};",
+                    reduce_combine(
+                        op,
+                        t,
+                        &format!("sh{k}[{lid}]"),
+                        &format!("sh{k}[{lid} + 32]")
+                    )
+                )
+                .unwrap();
+                writeln!(
+                    s,
+                    "      for (int m = 16; m > 0; m >>= 1) v{k} = {};",
+                    reduce_combine(
+                        op,
+                        t,
+                        &format!("v{k}"),
+                        &format!("__shfl_xor_sync(0xffffffffu, v{k}, m)")
+                    )
+                )
+                .unwrap();
                 writeln!(s, "      if ({lid} == 0) sh{k}[0] = v{k};").unwrap();
             }
             writeln!(s, "    }}\n    {};", tk.barrier).unwrap();
         }
         writeln!(s, "    if ({lid} == 0) {{").unwrap();
         for &k in &reducing {
-            let value = if partial { format!("sh{k}[0]") } else { convert(&format!("sh{k}[0]"), t, self.outputs[k].dtype) };
+            let value = if partial {
+                format!("sh{k}[0]")
+            } else {
+                convert(&format!("sh{k}[0]"), t, self.outputs[k].dtype)
+            };
             writeln!(s, "      out{k}[g] = {value};").unwrap();
         }
         writeln!(s, "    }}\n    {};\n  }}\n}}", tk.barrier).unwrap();
@@ -774,7 +897,10 @@ impl Loop {
         } else {
             elementwise_groups(self.space.iter().product())
         };
-        LoopArgs { scalars: sc, groups }
+        LoopArgs {
+            scalars: sc,
+            groups,
+        }
     }
 }
 
@@ -789,7 +915,12 @@ pub mod template {
     use super::*;
 
     fn open(d: Dialect, t: DType, name: &str, params: &Params) -> String {
-        format!("{}{}{}) {{\n", prelude(d, t), kernel_head(d, name), params.render())
+        format!(
+            "{}{}{}) {{\n",
+            prelude(d, t),
+            kernel_head(d, name),
+            params.render()
+        )
     }
 
     /// `out[i] = (i / inner) % n` along one axis: iota.
@@ -799,8 +930,15 @@ pub mod template {
         for n in ["total", "n", "inner"] {
             p.scalar(n);
         }
-        let body = format!("  {} out[i] = {};\n}}\n", grid_loop(d, "i", "total"), convert("(T)((i / inner) % n)", t, t));
-        Source { name: "arr_iota".into(), text: open(d, t, "arr_iota", &p) + &body }
+        let body = format!(
+            "  {} out[i] = {};\n}}\n",
+            grid_loop(d, "i", "total"),
+            convert("(T)((i / inner) % n)", t, t)
+        );
+        Source {
+            name: "arr_iota".into(),
+            text: open(d, t, "arr_iota", &p) + &body,
+        }
     }
 
     /// `take` along an axis: `a` as `[pre, n, post]`, `idx` of `m` entries,
@@ -821,7 +959,10 @@ pub mod template {
   }}\n}}\n",
             grid_loop(d, "i", "total")
         );
-        Source { name: "arr_gather".into(), text: open(d, t, "arr_gather", &p) + &body }
+        Source {
+            name: "arr_gather".into(),
+            text: open(d, t, "arr_gather", &p) + &body,
+        }
     }
 
     /// The transpose of gather, without atomics: each output element scans
@@ -835,7 +976,11 @@ pub mod template {
         for n in ["total", "n", "m", "post"] {
             p.scalar(n);
         }
-        let step = if add { "v = v + (T)upd[(pre * m + j) * post + q];" } else { "v = (T)upd[(pre * m + j) * post + q];" };
+        let step = if add {
+            "v = v + (T)upd[(pre * m + j) * post + q];"
+        } else {
+            "v = (T)upd[(pre * m + j) * post + q];"
+        };
         let body = format!(
             "  {} {{
     i64 q = i % post, r = (i / post) % n, pre = i / (post * n);
@@ -846,8 +991,15 @@ pub mod template {
             grid_loop(d, "i", "total"),
             convert("v", t, t)
         );
-        let name = if add { "arr_scatter_add" } else { "arr_scatter" };
-        Source { name: name.into(), text: open(d, t, name, &p) + &body }
+        let name = if add {
+            "arr_scatter_add"
+        } else {
+            "arr_scatter"
+        };
+        Source {
+            name: name.into(),
+            text: open(d, t, name, &p) + &body,
+        }
     }
 
     /// Pad: each output coordinate maps back to an input one, or to `value`.
@@ -862,7 +1014,10 @@ pub mod template {
                 p.scalar(&format!("{n}{a}"));
             }
         }
-        let mut b = format!("  {} {{\n    i64 rem = i, src = 0, in_stride = 1; int inside = 1;\n", grid_loop(d, "i", "total"));
+        let mut b = format!(
+            "  {} {{\n    i64 rem = i, src = 0, in_stride = 1; int inside = 1;\n",
+            grid_loop(d, "i", "total")
+        );
         for a in (0..nd).rev() {
             writeln!(
                 b,
@@ -873,7 +1028,10 @@ pub mod template {
             .unwrap();
         }
         b.push_str("    out[i] = inside ? a[src] : value[0];\n  }\n}\n");
-        Source { name: "arr_pad".into(), text: open(d, t, "arr_pad", &p) + &b }
+        Source {
+            name: "arr_pad".into(),
+            text: open(d, t, "arr_pad", &p) + &b,
+        }
     }
 
     /// Whether `y` sorts strictly before `x` (NaNs last).
@@ -895,7 +1053,11 @@ pub mod template {
         for n in ["total", "n", "post"] {
             p.scalar(n);
         }
-        let store = if indices { "(int)k" } else { "a[base + k * post]" };
+        let store = if indices {
+            "(int)k"
+        } else {
+            "a[base + k * post]"
+        };
         let body = format!(
             "  {} {{
     i64 q = i % post, k = (i / post) % n, pre = i / (post * n);
@@ -913,7 +1075,10 @@ pub mod template {
             before(t, "y", "x"),
         );
         let name = if indices { "arr_argsort" } else { "arr_sort" };
-        Source { name: name.into(), text: open(d, t, name, &p) + &body }
+        Source {
+            name: name.into(),
+            text: open(d, t, name, &p) + &body,
+        }
     }
 
     /// Inclusive scan along an axis, one thread per lane.
@@ -937,7 +1102,10 @@ pub mod template {
             reduce_combine(op, t, "acc", "(T)a[at]"),
             convert("acc", t, t)
         );
-        Source { name: "arr_scan".into(), text: open(d, t, "arr_scan", &p) + &body }
+        Source {
+            name: "arr_scan".into(),
+            text: open(d, t, "arr_scan", &p) + &body,
+        }
     }
 
     /// Index of the first max/min along an axis; the first NaN wins both.
@@ -965,7 +1133,10 @@ pub mod template {
             grid_loop(d, "i", "lanes")
         );
         let name = if max { "arr_argmax" } else { "arr_argmin" };
-        Source { name: name.into(), text: open(d, t, name, &p) + &body }
+        Source {
+            name: name.into(),
+            text: open(d, t, name, &p) + &body,
+        }
     }
 
     /// Threefry-2x32, 20 rounds; single-element inputs are used everywhere.
@@ -980,7 +1151,8 @@ pub mod template {
             p.scalar(n);
         }
         let f = d.tokens().func;
-        let rot = format!("{f} u32 a_rotl(u32 v, u32 r) {{ return (v << r) | (v >> (32u - r)); }}\n");
+        let rot =
+            format!("{f} u32 a_rotl(u32 v, u32 r) {{ return (v << r) | (v >> (32u - r)); }}\n");
         let mut b = format!(
             "  {} {{
     u32 a0 = k0[n0 == 1 ? 0 : i], a1 = k1[n1 == 1 ? 0 : i];
@@ -994,11 +1166,26 @@ pub mod template {
             for r in ROT[g % 2] {
                 writeln!(b, "    v0 += v1; v1 = a_rotl(v1, {r}u) ^ v0;").unwrap();
             }
-            writeln!(b, "    v0 += ks[{}]; v1 += ks[{}] + {}u;", (g + 1) % 3, (g + 2) % 3, g + 1).unwrap();
+            writeln!(
+                b,
+                "    v0 += ks[{}]; v1 += ks[{}] + {}u;",
+                (g + 1) % 3,
+                (g + 2) % 3,
+                g + 1
+            )
+            .unwrap();
         }
         b.push_str("    y0[i] = v0; y1[i] = v1;\n  }\n}\n");
-        let head = format!("{}{rot}{}{}) {{\n", d.tokens().head, kernel_head(d, "arr_threefry"), p.render());
-        Source { name: "arr_threefry".into(), text: head + &b }
+        let head = format!(
+            "{}{rot}{}{}) {{\n",
+            d.tokens().head,
+            kernel_head(d, "arr_threefry"),
+            p.render()
+        );
+        Source {
+            name: "arr_threefry".into(),
+            text: head + &b,
+        }
     }
 
     /// An epilogue for `gemm`: a loop over the product's shape whose input
@@ -1031,13 +1218,19 @@ pub mod template {
         } else {
             p.ptr(out_ptr(d, t, "out0"));
         }
-        for n in ["nb", "M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn"] {
+        for n in [
+            "nb", "M", "N", "K", "sab", "sam", "sak", "sbb", "sbk", "sbn",
+        ] {
             p.scalar(n);
         }
         if let Some(e) = epilogue {
             let space = &e.body.space;
             for (i, v) in e.body.inputs.iter().enumerate() {
-                let a = if i == e.product { Access::Contiguous } else { v.class(space) };
+                let a = if i == e.product {
+                    Access::Contiguous
+                } else {
+                    v.class(space)
+                };
                 extra_access.push(a);
                 if i != e.product && a != Access::Contiguous {
                     p.scalar(&format!("o{i}"));
@@ -1054,7 +1247,12 @@ pub mod template {
         }
         let mut s = open(d, t, "arr_gemm", &p);
         let lid = tk.lid;
-        writeln!(s, "  {} T ta[16][17]; {} T tb[16][17];", tk.shared, tk.shared).unwrap();
+        writeln!(
+            s,
+            "  {} T ta[16][17]; {} T tb[16][17];",
+            tk.shared, tk.shared
+        )
+        .unwrap();
         writeln!(
             s,
             "  i64 tm = (M + 15) / 16, tn = (N + 15) / 16, tiles = nb * tm * tn;
@@ -1105,14 +1303,26 @@ pub mod template {
                 };
                 let mut lines = String::new();
                 e.body.body_lines(&mut lines, &load, d);
-                s.push_str(&lines.replace("\n    ", "\n      ").replacen("    ", "      ", 1));
+                s.push_str(
+                    &lines
+                        .replace("\n    ", "\n      ")
+                        .replacen("    ", "      ", 1),
+                );
                 for (k, o) in e.body.outputs.iter().enumerate() {
-                    writeln!(s, "      out{k}[i] = {};", convert(&format!("r{}", o.reg), t, o.dtype)).unwrap();
+                    writeln!(
+                        s,
+                        "      out{k}[i] = {};",
+                        convert(&format!("r{}", o.reg), t, o.dtype)
+                    )
+                    .unwrap();
                 }
             }
         }
         s.push_str("    }\n  }\n}\n");
-        Source { name: "arr_gemm".into(), text: s }
+        Source {
+            name: "arr_gemm".into(),
+            text: s,
+        }
     }
 
     /// The scalars of an epilogue's inputs and shape, after gemm's own.
@@ -1144,32 +1354,60 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
     for &op in UnaryOp::ALL {
         for dtype in DType::ALL {
             if op.accepts(dtype) {
-                let out_dtype = if op.is_predicate() { DType::Bool } else { dtype };
+                let out_dtype = if op.is_predicate() {
+                    DType::Bool
+                } else {
+                    dtype
+                };
                 let l = Loop {
                     space: vec![5],
                     reg: dtype,
                     inputs: vec![View::contiguous(dtype, &[5])],
                     body: vec![ScalarOp::Load(0), ScalarOp::Unary(op, 0)],
-                    outputs: vec![Out { reg: 1, reduce: None, dtype: out_dtype, view: None }],
+                    outputs: vec![Out {
+                        reg: 1,
+                        reduce: None,
+                        dtype: out_dtype,
+                        view: None,
+                    }],
                     reduce_axes: 0,
                 };
-                out.push((format!("{}_{}", op.name(), dtype.short()), l.render(d, Split { parts: 1, chunk: 1 })));
+                out.push((
+                    format!("{}_{}", op.name(), dtype.short()),
+                    l.render(d, Split { parts: 1, chunk: 1 }),
+                ));
             }
         }
     }
     for &op in BinaryOp::ALL {
         for dtype in DType::ALL {
             if op.accepts(dtype) {
-                let out_dtype = if op.is_comparison() { DType::Bool } else { dtype };
+                let out_dtype = if op.is_comparison() {
+                    DType::Bool
+                } else {
+                    dtype
+                };
                 let l = Loop {
                     space: vec![5],
                     reg: dtype,
                     inputs: vec![View::contiguous(dtype, &[5]), View::contiguous(dtype, &[5])],
-                    body: vec![ScalarOp::Load(0), ScalarOp::Load(1), ScalarOp::Binary(op, 0, 1)],
-                    outputs: vec![Out { reg: 2, reduce: None, dtype: out_dtype, view: None }],
+                    body: vec![
+                        ScalarOp::Load(0),
+                        ScalarOp::Load(1),
+                        ScalarOp::Binary(op, 0, 1),
+                    ],
+                    outputs: vec![Out {
+                        reg: 2,
+                        reduce: None,
+                        dtype: out_dtype,
+                        view: None,
+                    }],
                     reduce_axes: 0,
                 };
-                out.push((format!("{}_{}", op.name(), dtype.short()), l.render(d, Split { parts: 1, chunk: 1 })));
+                out.push((
+                    format!("{}_{}", op.name(), dtype.short()),
+                    l.render(d, Split { parts: 1, chunk: 1 }),
+                ));
             }
         }
     }
