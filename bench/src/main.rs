@@ -4,7 +4,9 @@
 //!
 //! Usage: `bench/run.sh` (builds release, finds a Python with NumPy), or
 //! `target/release/arr-bench [--repeat N] [--python PATH] [--only ID,ID...]`
-//! (`--only` times just those rows and their anchors, and skips the memory table).
+//! (`--only` times just those rows and their anchors, and skips the memory table;
+//! `--device opencl,cuda` chooses the GPU devices of the device table, every
+//! device found by default).
 
 use arr_runtime::Session;
 use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
@@ -479,6 +481,7 @@ fn main() {
             r.floor
         );
     }
+    print_devices(&rows, &anchors, flag("--device"), repeat, &wanted);
     if wanted("mm_2dev") {
         let mut session = arr_stdlib::session();
         session
@@ -496,6 +499,105 @@ fn main() {
     }
     if only.is_empty() {
         print_peaks();
+    }
+}
+
+/// The workloads timed on each GPU device, waiting for the device at the end
+/// of each call (launches are asynchronous).
+const DEVICE_ROWS: &[(&str, &str)] = &[
+    ("w1", "80 MB moved; compute-bound sin"),
+    ("w1b", "80 MB moved"),
+    ("w2", "40 MB read"),
+    ("w1_jit", "80 MB moved"),
+    ("w1b_jit", "80 MB moved"),
+    ("w2_jit", "40 MB read"),
+    ("w3_1024", "2.1 GFLOP"),
+    ("w4_jit", "≈ 0.6 GFLOP a step"),
+];
+
+/// The device column: each workload of `DEVICE_ROWS` on every GPU device
+/// (or those `--device` names), beside arr on the CPU and the anchor of the
+/// same run. Reported, not a target, on OpenCL-on-CPU (PoCL).
+fn print_devices(
+    rows: &[Row],
+    anchors: &std::collections::HashMap<String, serde_like::Num>,
+    names: Option<String>,
+    repeat: usize,
+    wanted: &dyn Fn(&str) -> bool,
+) {
+    let names: Vec<String> = match names {
+        Some(n) => n.split(',').map(str::to_string).collect(),
+        None => arr_kernels::gpu::devices()
+            .iter()
+            .map(|d| d.label())
+            .collect(),
+    };
+    let ids: Vec<&(&str, &str)> = DEVICE_ROWS.iter().filter(|(id, _)| wanted(id)).collect();
+    if names.is_empty() || ids.is_empty() {
+        return;
+    }
+    let mut columns = Vec::new();
+    for name in &names {
+        let device = match arr_kernels::gpu::find(name) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("device {name}: {e}");
+                continue;
+            }
+        };
+        arr_kernels::gpu::set_thread_default(Some(device));
+        let mut session = arr_stdlib::session();
+        session
+            .run_script("<bench>", WORKLOADS)
+            .expect("workloads load");
+        let mut wrappers = String::new();
+        for (id, _) in &ids {
+            wrappers.push_str(&format!(
+                "def dev_{id}():\n    return block_until_ready({id}())\n"
+            ));
+        }
+        session
+            .run_script("<bench devices>", &wrappers)
+            .expect("wrappers load");
+        let times: Vec<f64> = ids
+            .iter()
+            .map(|(id, _)| {
+                let t = time_arr(&mut session, &format!("dev_{id}"), repeat);
+                eprintln!("  {} {id:<8} {t:>9.2} ms", device.label());
+                t
+            })
+            .collect();
+        arr_kernels::gpu::set_thread_default(None);
+        columns.push((
+            format!("{} ({})", device.label(), device.driver.describe()),
+            times,
+        ));
+    }
+    println!();
+    let heads: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
+    println!(
+        "| id | arr cpu ms | {} ms | anchor ms | floor |",
+        heads.join(" ms | ")
+    );
+    println!("|---|---|{}---|---|", "---|".repeat(columns.len()));
+    for (k, (id, floor)) in ids.iter().enumerate() {
+        let cpu = rows
+            .iter()
+            .find(|r| r.id == *id)
+            .map_or("n/a".into(), |r| format!("{:.2}", r.arr_ms));
+        let anchor = rows
+            .iter()
+            .find(|r| r.id == *id)
+            .and_then(|r| anchors.get(r.anchor_key))
+            .map_or("n/a".into(), |a| format!("{:.2}", a.0));
+        let devs: Vec<String> = columns
+            .iter()
+            .map(|(_, t)| format!("{:.2}", t[k]))
+            .collect();
+        println!(
+            "| {id} | {cpu} | {} | {anchor} | {floor} |",
+            devs.join(" | ")
+        );
     }
 }
 

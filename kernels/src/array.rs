@@ -258,6 +258,24 @@ impl Array {
         a
     }
 
+    /// Wait until the array's elements are computed: a GPU array's device
+    /// finishes the launches queued before; a host array is ready.
+    pub fn wait(&self) -> Result<(), Deleted> {
+        self.check_live()?;
+        if let Some(home) = self.inner.home {
+            crate::gpu::device(home).synchronize();
+        } else if self
+            .inner
+            .buf
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+        {
+            self.buffer()?;
+        }
+        Ok(())
+    }
+
     /// The GPU device the array lives on (`None`: host memory).
     pub fn home(&self) -> Option<usize> {
         self.inner.home

@@ -2,6 +2,7 @@
 //! statements piped on stdin, or the Jupyter kernel.
 
 mod editor;
+mod golden;
 mod kernel;
 mod live;
 mod progress;
@@ -44,6 +45,17 @@ enum Command {
         file: String,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Run a file of JAX-computed cases (tests/golden.json) on the chosen device and
+    /// compare every result (cases listed in unsupported.txt beside it are skipped).
+    Conformance {
+        file: std::path::PathBuf,
+        /// Each case's function under jit.
+        #[arg(long)]
+        jit: bool,
+        /// Each case's inputs laid out over a 2x2 mesh.
+        #[arg(long, conflicts_with = "jit")]
+        sharded: bool,
     },
     /// Serve as a Jupyter kernel (`arr kernel install` registers it with Jupyter).
     Kernel {
@@ -115,6 +127,9 @@ fn run(cli: Cli) -> ExitCode {
             ExitCode::from(2)
         }
         (Some(Command::Run { file, args }), None) => runner::run_file(&file, &args),
+        (Some(Command::Conformance { file, jit, sharded }), None) => {
+            conformance(&file, jit, sharded)
+        }
         (
             Some(Command::Kernel {
                 action,
@@ -150,5 +165,46 @@ fn run(cli: Cli) -> ExitCode {
         (None, Some(code)) => runner::run_code(&code),
         (None, None) if std::io::stdin().is_terminal() => repl::run(),
         (None, None) => runner::run_stdin(),
+    }
+}
+
+/// `arr conformance FILE [--jit | --sharded]`: every case on the default device.
+fn conformance(file: &std::path::Path, jit: bool, sharded: bool) -> ExitCode {
+    let golden: serde_json::Value = match std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+    {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("arr conformance: cannot read {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let unsupported =
+        std::fs::read_to_string(file.with_file_name("unsupported.txt")).unwrap_or_default();
+    let device = arr_kernels::gpu::default_device();
+    let mode = match (jit, sharded) {
+        (true, _) => golden::Mode::Jit,
+        (_, true) => golden::Mode::Sharded,
+        _ => golden::Mode::Plain,
+    };
+    let (passed, failures) = golden::run_file(&golden, &unsupported, mode, device);
+    for f in &failures {
+        println!("FAILED {f}");
+    }
+    let where_ = device.map_or("cpu".to_string(), |d| d.label());
+    println!(
+        "conformance on {where_}{}: {passed}/{} cases pass",
+        match mode {
+            golden::Mode::Jit => " under jit",
+            golden::Mode::Sharded => " with sharded inputs",
+            golden::Mode::Plain => "",
+        },
+        passed + failures.len()
+    );
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

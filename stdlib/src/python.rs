@@ -695,11 +695,11 @@ fn timeit(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn block_until_ready(_: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
-    // Eager CPU arrays are always ready; asynchronous backends will wait
-    // here. Waiting for a deleted array's buffer is its error, as in JAX.
+    // Eager CPU arrays are always ready; a GPU array waits for its device's
+    // queue. Waiting for a deleted array's buffer is its error, as in JAX.
     for leaf in crate::tree::leaves(&a[0]) {
         if let Value::Array(Tensor::Concrete(x)) = leaf {
-            x.buffer()?;
+            x.wait()?;
         }
     }
     Ok(a.swap_remove(0))

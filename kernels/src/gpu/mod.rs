@@ -191,6 +191,11 @@ impl GpuDevice {
         })
     }
 
+    /// Wait for every launch queued on the device.
+    pub fn synchronize(&self) {
+        self.check(self.driver.synchronize(), "synchronize");
+    }
+
     pub fn release_cached(&self) {
         let mut free = self.pool.free.lock().unwrap_or_else(|e| e.into_inner());
         free.clear();
