@@ -98,3 +98,35 @@ fn splits_fill_the_device_and_cover_every_element() {
     }
     assert!(arr_kernels::gpu::render::split(1, 10_000_000).parts > 1);
 }
+
+#[test]
+fn contiguous_four_byte_operands_take_the_vector_path() {
+    let space = vec![1000];
+    let l = Loop {
+        space: space.clone(),
+        reg: DType::F32,
+        inputs: vec![
+            View::contiguous(DType::F32, &space),
+            View::broadcast(DType::F32, &[], &space),
+        ],
+        body: vec![
+            ScalarOp::Load(0),
+            ScalarOp::Load(1),
+            ScalarOp::Binary(BinaryOp::Mul, 0, 1),
+        ],
+        outputs: vec![Out {
+            reg: 2,
+            reduce: None,
+            dtype: DType::F32,
+            view: None,
+        }],
+        reduce_axes: 0,
+    };
+    let one = Split { parts: 1, chunk: 1 };
+    expect_file!["snapshots/vector.cu"].assert_eq(&l.render(Dialect::Cuda, one).text);
+    expect_file!["snapshots/vector.cl"].assert_eq(&l.render(Dialect::OpenCl, one).text);
+    // A bool output (one byte) or a strided input keeps the scalar loop.
+    let mut b = l.clone();
+    b.outputs[0].dtype = DType::Bool;
+    assert!(!b.render(Dialect::OpenCl, one).text.contains("vstore4"));
+}

@@ -1136,6 +1136,20 @@ pub fn mesh_table() -> arr_runtime::table::Table {
             human_bytes(s.bytes_sent as usize),
         ]);
     }
+    for d in arr_kernels::gpu::devices_if_probed() {
+        let (used, cached) = (
+            d.pool.in_use.load(std::sync::atomic::Ordering::Relaxed),
+            d.pool.cached.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        t.notes.push(format!(
+            "{} ({}): {} in use, {} cached for reuse, {} launches",
+            d.label(),
+            d.driver.describe(),
+            human_bytes(used as usize),
+            human_bytes(cached as usize),
+            d.launches.load(std::sync::atomic::Ordering::Relaxed)
+        ));
+    }
     let live = Array::live_sharded();
     if live.is_empty() {
         t.notes.push("no sharded arrays".into());

@@ -315,6 +315,12 @@ pub fn probe() -> &'static Probe {
     })
 }
 
+/// The GPU devices, if something has asked for them already (views that
+/// must not load GPU runtimes by themselves).
+pub fn devices_if_probed() -> &'static [GpuDevice] {
+    PROBE.get().map_or(&[], |p| &p.all[..p.real])
+}
+
 /// The GPU devices of this machine.
 pub fn devices() -> &'static [GpuDevice] {
     let p = probe();

@@ -10,7 +10,8 @@
 //! defines for the kernel's register type.
 //!
 //! Every kernel has one register type `T` (bool registers are `int` 0/1),
-//! 64-bit indices, a grid-stride loop over its iteration space, and takes
+//! 64-bit indices, a grid-stride loop over its iteration space (four
+//! elements per 16-byte load and store where every array is contiguous), and takes
 //! sizes and strides as arguments, so one compiled module serves every
 //! shape of the same structure. Reductions accumulate per thread, combine
 //! through shared memory (CUDA: the last 32 lanes by warp shuffles; OpenCL:
@@ -468,8 +469,8 @@ fn convert(x: &str, from: DType, to: DType) -> String {
 }
 
 /// The C expression of one scalar op on registers.
-fn scalar_op(op: &ScalarOp, t: DType) -> String {
-    let reg = |i: &usize| format!("r{i}");
+fn scalar_op(op: &ScalarOp, t: DType, suffix: &str) -> String {
+    let reg = |i: &usize| format!("r{i}{suffix}");
     match op {
         ScalarOp::Load(_) => unreachable!("loads are rendered by the caller"),
         ScalarOp::Const(x) => literal(*x, t),
@@ -478,7 +479,7 @@ fn scalar_op(op: &ScalarOp, t: DType) -> String {
             .c_template()
             .replace("{x}", &reg(a))
             .replace("{y}", &reg(b)),
-        ScalarOp::Select(c, a, b) => format!("(r{c} != 0 ? r{a} : r{b})"),
+        ScalarOp::Select(c, a, b) => format!("(r{c}{suffix} != 0 ? r{a}{suffix} : r{b}{suffix})"),
     }
 }
 
@@ -755,7 +756,16 @@ impl Loop {
             }
         }
         if self.reduce_axes == 0 {
-            writeln!(s, "  {} {{\n{elem}  }}\n}}", grid_loop(d, "i", "n")).unwrap();
+            if self.vectorizes(&access) {
+                s.push_str(&self.vector_loop(d, &access));
+                let tail = format!(
+                    "for (i64 i = (n / 4) * 4 + {} * {} + {}; i < n; i += {} * {})",
+                    tk.gid, tk.lsize, tk.lid, tk.lsize, tk.ngroups
+                );
+                writeln!(s, "  {tail} {{\n{elem}  }}\n}}").unwrap();
+            } else {
+                writeln!(s, "  {} {{\n{elem}  }}\n}}", grid_loop(d, "i", "n")).unwrap();
+            }
             return Source { name, text: s };
         }
         // One group per (row, part); threads stride over the part's chunk.
@@ -849,19 +859,111 @@ impl Loop {
 
     /// Registers of the body, each `T rN = ...;`, loading inputs by `load`.
     fn body_lines(&self, out: &mut String, load: &dyn Fn(usize) -> String, d: Dialect) {
+        self.body_lines_named(out, load, d, "");
+    }
+
+    /// `body_lines` with every register named `rN{suffix}` (one lane of the
+    /// vector path).
+    fn body_lines_named(
+        &self,
+        out: &mut String,
+        load: &dyn Fn(usize) -> String,
+        d: Dialect,
+        suffix: &str,
+    ) {
         let t = self.reg;
         for (r, op) in self.body.iter().enumerate() {
             let e = match op {
                 ScalarOp::Load(i) => load(*i),
-                op => spell_math(&scalar_op(op, t), d, t),
+                op => spell_math(&scalar_op(op, t, suffix), d, t),
             };
             // Bool registers stay 0 or 1 whatever the op computed.
             if t == DType::Bool {
-                writeln!(out, "    T r{r} = ({e}) != 0;").unwrap();
+                writeln!(out, "    T r{r}{suffix} = ({e}) != 0;").unwrap();
             } else {
-                writeln!(out, "    T r{r} = {e};").unwrap();
+                writeln!(out, "    T r{r}{suffix} = {e};").unwrap();
             }
         }
+    }
+
+    /// Whether the elementwise loop takes the 16-byte vector path: every
+    /// array is contiguous (or one element) and of a 4-byte type, so four
+    /// elements move in one aligned load or store (buffers are aligned to
+    /// their size class, and contiguous views start at element 0).
+    fn vectorizes(&self, access: &[Access]) -> bool {
+        let four = |d: DType| matches!(d, DType::F32 | DType::I32 | DType::U32);
+        self.reduce_axes == 0
+            && access.iter().all(|a| *a != Access::Strided)
+            && self.inputs.iter().all(|v| four(v.dtype))
+            && self.outputs.iter().all(|o| {
+                four(o.dtype)
+                    && o.view
+                        .as_ref()
+                        .is_none_or(|v| v.class(&self.space) == Access::Contiguous)
+            })
+    }
+
+    /// The vector loop over `n / 4` groups of four elements; the scalar
+    /// loop after it finishes the tail.
+    fn vector_loop(&self, d: Dialect, access: &[Access]) -> String {
+        let tk = d.tokens();
+        let t = self.reg;
+        let vec_of = |dt: DType| {
+            format!(
+                "{}4",
+                match dt {
+                    DType::F32 => "float",
+                    DType::I32 => "int",
+                    _ => "uint",
+                }
+            )
+        };
+        let mut s = format!(
+            "  {} {{
+",
+            grid_loop(d, "q", "n / 4")
+        );
+        for (i, v) in self.inputs.iter().enumerate() {
+            if access[i] == Access::Contiguous {
+                let ty = vec_of(v.dtype);
+                let e = match d {
+                    Dialect::Cuda => format!("(({}const {ty}*)in{i})[q]", tk.global),
+                    Dialect::OpenCl => format!("vload4(q, in{i})"),
+                };
+                writeln!(s, "    {ty} v{i} = {e};").unwrap();
+            }
+        }
+        let lanes = ["x", "y", "z", "w"];
+        for lane in lanes {
+            let load = |i: usize| match access[i] {
+                Access::Contiguous => format!("((T)v{i}.{lane})"),
+                _ => format!("((T)in{i}[o{i}])"),
+            };
+            self.body_lines_named(&mut s, &load, d, &format!("_{lane}"));
+        }
+        for (k, o) in self.outputs.iter().enumerate() {
+            let parts: Vec<String> = lanes
+                .iter()
+                .map(|l| convert(&format!("r{}_{l}", o.reg), t, o.dtype))
+                .collect();
+            let ty = vec_of(o.dtype);
+            match d {
+                Dialect::Cuda => writeln!(
+                    s,
+                    "    (({ty}*)out{k})[q] = make_{ty}({});",
+                    parts.join(", ")
+                )
+                .unwrap(),
+                Dialect::OpenCl => {
+                    writeln!(s, "    vstore4(({ty})({}), q, out{k});", parts.join(", ")).unwrap()
+                }
+            }
+        }
+        s.push_str(
+            "  }
+",
+        );
+        s
     }
 
     /// The scalar arguments and group count of a launch of this loop.
