@@ -107,3 +107,62 @@ fn cuda_and_opencl_source_render_what_jit_launches_without_a_device() {
     let e = error_of(&mut s, "cuda_source(f, x)");
     assert!(e.contains("TypeError") || e.contains("argument"), "{e}");
 }
+
+#[test]
+fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
+    if let Err(e) = arr_kernels::gpu::find("opencl") {
+        assert!(
+            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
+            "an OpenCL device is required: {e}"
+        );
+        println!("SKIPPED: no OpenCL device ({e})");
+        return;
+    }
+    let program = "f = pmap(lambda x: psum(x * 2.0 + 1.0, 'i') / 4.0, axis_name='i')\n\
+                   print(f(arange(8.0).reshape(4, 2)))\n\
+                   print(shard_map(lambda b: psum(b * b, 'i'), mesh((4,), ('i',)), P('i'), P())(arange(8.0)))\n\
+                   print(mesh_report())";
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+        .args(["--device", "opencl", "--devices", "4", "-e", program])
+        .env("ARR_GPU_VIRTUAL", "4")
+        .env("ARR_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (ok, cpu, err) = arr(&["--devices", "4", "-e", program], cache.path());
+    assert!(ok, "{err}");
+    let results = |t: &str| {
+        t.lines()
+            .take_while(|l| !l.contains("devices (cpu)"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        results(&text),
+        results(&cpu),
+        "the same results on four virtual devices as on the CPU mesh"
+    );
+    for k in 0..4 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("opencl:{k} ")))
+            .unwrap_or_else(|| panic!("opencl:{k} in {text}"));
+        let launches: u64 = line
+            .rsplit(", ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" launches")
+            .parse()
+            .unwrap();
+        assert!(
+            launches > 0,
+            "mesh device {k} computed on its own virtual device: {line}"
+        );
+    }
+}

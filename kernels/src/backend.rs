@@ -129,12 +129,19 @@ pub trait Backend: Send + Sync {
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array>;
 }
 
-/// The backend that runs an operation on these operands: that of the GPU
-/// device the first of them that lives on one lives on, else the default
-/// device's (the CPU unless `set_default_device` chose a GPU). Host arrays
+/// The backend that runs an operation on these operands: on a mesh
+/// device's worker, the GPU device it runs on; else that of the GPU device
+/// the first of them that lives on one lives on, else the default device's (the CPU unless `set_default_device` chose a GPU). Host arrays
 /// go to the device (the copy is kept with them), as JAX's uncommitted
 /// arrays follow their computation.
 pub fn of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> &'static dyn Backend {
+    // A mesh device's worker computes on its own (virtual) GPU device;
+    // operands from elsewhere are copied to it.
+    if crate::devices::on_device_worker() {
+        if let Some(d) = crate::gpu::default_device() {
+            return d;
+        }
+    }
     for a in arrays {
         if let Some(home) = a.home() {
             return crate::gpu::device(home);
@@ -162,6 +169,11 @@ pub fn device_name(a: &Array) -> String {
 /// An error naming both devices when operands live on two different GPU
 /// devices (a single element may come from anywhere, as a scalar does).
 pub fn check_devices<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Result<(), String> {
+    // Inside a mesh program, values from outside it (captured constants)
+    // move to the worker's device by themselves, as pmap's do in JAX.
+    if crate::devices::on_device_worker() {
+        return Ok(());
+    }
     let mut first: Option<&Array> = None;
     for a in arrays {
         if a.home().is_none() || a.len() == 1 {

@@ -132,9 +132,13 @@ pub fn current_device() -> Option<usize> {
 /// so a step pays no thread start-up and each worker keeps its warm stack
 /// and allocator caches, as a device keeps its own stream.
 pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    // Started where a GPU is the default: mesh device `id` runs on one of
+    // that kind's (virtual) GPU devices.
+    let gpu = crate::gpu::default_device();
     let run = |rank: usize| {
         let id = ids[rank];
         ON_DEVICE.with(|d| d.set(Some(id)));
+        crate::gpu::set_thread_default(gpu.map(|g| crate::gpu::mesh_device(g, id)));
         let st = stats(id);
         let before = st.collective_ns.load(Ordering::Relaxed);
         let t = Instant::now();

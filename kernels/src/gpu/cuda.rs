@@ -70,14 +70,21 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("cuda:{ordinal}: {e:?}"))?;
         let (major, minor) = ctx.compute_capability().map_err(|e| format!("{e:?}"))?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
-        let name = ctx.name().unwrap_or_default();
-        let stream = ctx.default_stream();
-        out.push(Box::new(Cuda {
-            ctx,
-            stream,
-            name,
-            arch,
-        }));
+        for k in 0..super::virtual_count() {
+            let name = super::virtual_name(ctx.name().unwrap_or_default(), k);
+            // Virtual devices of one GPU: a stream each.
+            let stream = if k == 0 {
+                ctx.default_stream()
+            } else {
+                ctx.new_stream().map_err(err)?
+            };
+            out.push(Box::new(Cuda {
+                ctx: ctx.clone(),
+                stream,
+                name,
+                arch,
+            }));
+        }
     }
     Ok(out)
 }

@@ -374,6 +374,38 @@ pub fn find(name: &str) -> Result<&'static GpuDevice, String> {
     Err(format!("no {kind} device: {why}"))
 }
 
+/// How many virtual devices each physical GPU is (`ARR_GPU_VIRTUAL`,
+/// default 1): each has its own queue (stream) and memory pool, so a mesh
+/// of several devices runs on one GPU as on several.
+pub fn virtual_count() -> usize {
+    std::env::var("ARR_GPU_VIRTUAL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .clamp(1, 64)
+}
+
+fn virtual_name(name: String, k: usize) -> String {
+    match virtual_count() {
+        1 => name,
+        n => format!("{name} (virtual {} of {n})", k + 1),
+    }
+}
+
+/// The GPU device that mesh device `id` runs on when the program was
+/// started on `caller`: the devices of its kind in turn (a recorder stays
+/// itself).
+pub fn mesh_device(caller: &'static GpuDevice, id: usize) -> &'static GpuDevice {
+    let same: Vec<&GpuDevice> = devices()
+        .iter()
+        .filter(|d| d.kind() == caller.kind())
+        .collect();
+    if caller.driver.records_only() || same.is_empty() {
+        return caller;
+    }
+    same[id % same.len()]
+}
+
 /// 0: the CPU; `k + 1`: GPU device `k`.
 static PROCESS_DEFAULT: AtomicUsize = AtomicUsize::new(0);
 

@@ -1,6 +1,6 @@
 //! The OpenCL driver (opencl3, which opens `libOpenCL.so.1` at run time):
 //! every non-NVIDIA device, and PoCL on the CPU in the tests. One context,
-//! one in-order queue per device.
+//! one in-order queue per device (per virtual device: `ARR_GPU_VIRTUAL`).
 
 use super::render::{Dialect, Source, LOCAL};
 use super::{Arg, Driver, Mem, Module};
@@ -67,12 +67,15 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
         }
     })?;
     let mut out: Vec<Box<dyn Driver>> = Vec::new();
-    for id in ids {
+    for (id, k) in ids
+        .into_iter()
+        .flat_map(|id| (0..super::virtual_count()).map(move |k| (id, k)))
+    {
         let device = Device::new(id);
         let context = Context::from_device(&device).map_err(err)?;
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, 0).map_err(err)?;
-        let name = device.name().unwrap_or_default();
+        let name = super::virtual_name(device.name().unwrap_or_default(), k);
         let id = format!(
             "{name} / {} / {}",
             device.version().unwrap_or_default(),
