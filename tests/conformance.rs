@@ -86,7 +86,7 @@ fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
             std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
             "an OpenCL device is required: {e}"
         );
-        println!("SKIPPED: conformance on OpenCL: {e}");
+        arr_testkit::skipped(&format!("conformance on OpenCL: {e}"));
         return;
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests");
@@ -111,10 +111,10 @@ fn golden_cases_on_opencl_and_their_kernels_under_nvrtc() {
             std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
             "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)"
         );
-        println!(
-            "SKIPPED: NVRTC compile of {} kernels: no libnvrtc on the library path",
+        arr_testkit::skipped(&format!(
+            "NVRTC compile of {} kernels: no libnvrtc on the library path",
             kernels.len()
-        );
+        ));
         return;
     }
     let mut bad = Vec::new();

@@ -118,7 +118,7 @@ fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
             std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
             "an OpenCL device is required: {e}"
         );
-        println!("SKIPPED: examples on OpenCL: {e}");
+        arr_testkit::skipped(&format!("examples on OpenCL: {e}"));
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -177,8 +177,8 @@ fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
             std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
             "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)"
         );
-        println!(
-            "SKIPPED: NVRTC compile of the examples' kernels: no libnvrtc on the library path"
+        arr_testkit::skipped(
+            "NVRTC compile of the examples' kernels: no libnvrtc on the library path",
         );
         return;
     }

@@ -25,7 +25,7 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
             std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
             "an OpenCL device is required: {e}"
         );
-        println!("SKIPPED: no OpenCL device ({e})");
+        arr_testkit::skipped(&format!("no OpenCL device ({e})"));
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -54,7 +54,7 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
 #[test]
 fn a_missing_device_is_a_clear_error_and_the_session_survives() {
     if arr_kernels::gpu::find("cuda").is_ok() {
-        println!("SKIPPED: this machine has a CUDA device");
+        arr_testkit::skipped("this machine has a CUDA device");
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -115,7 +115,7 @@ fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
             std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
             "an OpenCL device is required: {e}"
         );
-        println!("SKIPPED: no OpenCL device ({e})");
+        arr_testkit::skipped(&format!("no OpenCL device ({e})"));
         return;
     }
     let program = "f = pmap(lambda x: psum(x * 2.0 + 1.0, 'i') / 4.0, axis_name='i')\n\

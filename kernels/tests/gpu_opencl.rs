@@ -19,7 +19,7 @@ fn device() -> Option<&'static GpuDevice> {
                 std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
                 "an OpenCL device is required: {e}"
             );
-            eprintln!("SKIPPED: no OpenCL device ({e})");
+            skipped(&format!("no OpenCL device ({e})"));
             None
         }
     }
@@ -460,4 +460,11 @@ mod fused {
             }
         }
     }
+}
+
+/// Say on the terminal that a part was skipped (written past the test
+/// harness's capture, so a plain `cargo test` shows it).
+fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }

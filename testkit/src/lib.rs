@@ -159,3 +159,10 @@ pub fn rendered_error(mut s: Session, src: &str, kind: arr_runtime::ErrorKind) -
         }
     }
 }
+
+/// Say on the terminal that a part of a test was skipped (written past the
+/// test harness's capture, so a plain `cargo test` shows it).
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
+}
