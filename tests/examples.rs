@@ -5,16 +5,21 @@
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn examples_produce_their_recorded_output() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = root.join("examples");
+/// The examples folder and its `.arr` scripts, sorted.
+fn example_scripts() -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut scripts: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "arr"))
         .collect();
     scripts.sort();
+    (dir, scripts)
+}
+
+#[test]
+fn examples_produce_their_recorded_output() {
+    let (dir, scripts) = example_scripts();
     assert!(
         scripts.len() >= 3,
         "expected at least three example scripts"
@@ -113,22 +118,10 @@ fn numbers_and_text(s: &str) -> (Vec<f64>, String) {
 /// NVRTC. SKIPPED without an OpenCL device unless `ARR_REQUIRE_OPENCL` is set.
 #[test]
 fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
-    if let Err(e) = arr_kernels::gpu::find("opencl") {
-        assert!(
-            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
-            "an OpenCL device is required: {e}"
-        );
-        arr_testkit::skipped(&format!("examples on OpenCL: {e}"));
+    if !arr_testkit::opencl_present("examples on OpenCL") {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = root.join("examples");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "arr"))
-        .collect();
-    scripts.sort();
+    let (dir, scripts) = example_scripts();
     let work = tempfile::tempdir().unwrap();
     let shadow = work.path().join("cuda");
     let mut mismatches = Vec::new();
@@ -172,14 +165,7 @@ fn examples_print_the_same_on_opencl_and_their_kernels_compile_as_cuda() {
         scripts.len(),
         kernels.len()
     );
-    if !arr_kernels::gpu::cuda::nvrtc_present() {
-        assert!(
-            std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
-            "NVRTC is required (libnvrtc.so.13 on LD_LIBRARY_PATH)"
-        );
-        arr_testkit::skipped(
-            "NVRTC compile of the examples' kernels: no libnvrtc on the library path",
-        );
+    if !arr_testkit::nvrtc_present("compiling the kernels as CUDA C") {
         return;
     }
     let mut bad = Vec::new();

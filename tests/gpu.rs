@@ -20,12 +20,7 @@ fn arr(args: &[&str], cache: &std::path::Path) -> (bool, String, String) {
 
 #[test]
 fn a_second_run_of_the_same_program_compiles_nothing() {
-    if let Err(e) = arr_kernels::gpu::find("opencl") {
-        assert!(
-            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
-            "an OpenCL device is required: {e}"
-        );
-        arr_testkit::skipped(&format!("no OpenCL device ({e})"));
+    if !arr_testkit::opencl_present("the compile cache across runs") {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -110,12 +105,7 @@ fn cuda_and_opencl_source_render_what_jit_launches_without_a_device() {
 
 #[test]
 fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
-    if let Err(e) = arr_kernels::gpu::find("opencl") {
-        assert!(
-            std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
-            "an OpenCL device is required: {e}"
-        );
-        arr_testkit::skipped(&format!("no OpenCL device ({e})"));
+    if !arr_testkit::opencl_present("virtual devices") {
         return;
     }
     let program = "f = pmap(lambda x: psum(x * 2.0 + 1.0, 'i') / 4.0, axis_name='i')\n\

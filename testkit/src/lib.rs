@@ -166,3 +166,33 @@ pub fn skipped(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
+
+/// Whether this machine has an OpenCL device for `what`; without one the
+/// test is skipped visibly, unless the test script requires the device
+/// (`ARR_REQUIRE_OPENCL`), where its absence fails.
+pub fn opencl_present(what: &str) -> bool {
+    match arr_kernels::gpu::find("opencl") {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("ARR_REQUIRE_OPENCL").is_none(),
+                "{what} needs an OpenCL device: {e}"
+            );
+            skipped(&format!("{what}: {e}"));
+            false
+        }
+    }
+}
+
+/// Whether NVRTC can be opened for `what` (the same policy, `ARR_REQUIRE_NVRTC`).
+pub fn nvrtc_present(what: &str) -> bool {
+    if arr_kernels::gpu::cuda::nvrtc_present() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("ARR_REQUIRE_NVRTC").is_none(),
+        "{what} needs NVRTC (libnvrtc.so.13 on LD_LIBRARY_PATH)"
+    );
+    skipped(&format!("{what}: no libnvrtc on the library path"));
+    false
+}

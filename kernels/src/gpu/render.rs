@@ -1025,6 +1025,14 @@ pub mod template {
         )
     }
 
+    /// A template's source: the prelude, its head with `params`, `body`.
+    fn made(d: Dialect, t: DType, name: &str, params: &Params, body: &str) -> Source {
+        Source {
+            name: name.into(),
+            text: open(d, t, name, params) + body,
+        }
+    }
+
     /// `out[i] = (i / inner) % n` along one axis: iota.
     pub fn iota(d: Dialect, t: DType) -> Source {
         let mut p = Params::new();
@@ -1037,10 +1045,7 @@ pub mod template {
             grid_loop(d, "i", "total"),
             convert("(T)((i / inner) % n)", t, t)
         );
-        Source {
-            name: "arr_iota".into(),
-            text: open(d, t, "arr_iota", &p) + &body,
-        }
+        made(d, t, "arr_iota", &p, &body)
     }
 
     /// `take` along an axis: `a` as `[pre, n, post]`, `idx` of `m` entries,
@@ -1061,10 +1066,7 @@ pub mod template {
   }}\n}}\n",
             grid_loop(d, "i", "total")
         );
-        Source {
-            name: "arr_gather".into(),
-            text: open(d, t, "arr_gather", &p) + &body,
-        }
+        made(d, t, "arr_gather", &p, &body)
     }
 
     /// The transpose of gather, without atomics: each output element scans
@@ -1098,10 +1100,7 @@ pub mod template {
         } else {
             "arr_scatter"
         };
-        Source {
-            name: name.into(),
-            text: open(d, t, name, &p) + &body,
-        }
+        made(d, t, name, &p, &body)
     }
 
     /// Pad: each output coordinate maps back to an input one, or to `value`.
@@ -1130,10 +1129,7 @@ pub mod template {
             .unwrap();
         }
         b.push_str("    out[i] = inside ? a[src] : value[0];\n  }\n}\n");
-        Source {
-            name: "arr_pad".into(),
-            text: open(d, t, "arr_pad", &p) + &b,
-        }
+        made(d, t, "arr_pad", &p, &b)
     }
 
     /// Whether `y` sorts strictly before `x` (NaNs last).
@@ -1177,10 +1173,7 @@ pub mod template {
             before(t, "y", "x"),
         );
         let name = if indices { "arr_argsort" } else { "arr_sort" };
-        Source {
-            name: name.into(),
-            text: open(d, t, name, &p) + &body,
-        }
+        made(d, t, name, &p, &body)
     }
 
     /// Inclusive scan along an axis, one thread per lane.
@@ -1204,10 +1197,7 @@ pub mod template {
             reduce_combine(op, t, "acc", "(T)a[at]"),
             convert("acc", t, t)
         );
-        Source {
-            name: "arr_scan".into(),
-            text: open(d, t, "arr_scan", &p) + &body,
-        }
+        made(d, t, "arr_scan", &p, &body)
     }
 
     /// Index of the first max/min along an axis; the first NaN wins both.
@@ -1235,10 +1225,7 @@ pub mod template {
             grid_loop(d, "i", "lanes")
         );
         let name = if max { "arr_argmax" } else { "arr_argmin" };
-        Source {
-            name: name.into(),
-            text: open(d, t, name, &p) + &body,
-        }
+        made(d, t, name, &p, &body)
     }
 
     /// Threefry-2x32, 20 rounds; single-element inputs are used everywhere.
