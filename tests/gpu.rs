@@ -156,3 +156,36 @@ fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
         );
     }
 }
+
+#[test]
+fn combining_arrays_of_two_devices_is_an_error_with_the_line() {
+    if !arr_testkit::opencl_present("two virtual devices") {
+        return;
+    }
+    let program = "a = device_put(arange(8.0), 'opencl:0')\n\
+                   b = device_put(ones(8), 'opencl:1')\n\
+                   s = device_put(array(2.0), 'opencl:1')\n\
+                   print(a.device, b.device, (a * s).sum())\n\
+                   c = a + b";
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+        .args(["-e", program])
+        .env("ARR_GPU_VIRTUAL", "2")
+        .env("ARR_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        stdout.trim(),
+        "opencl:0 opencl:1 56.0",
+        "a scalar may come from another device"
+    );
+    assert!(
+        stderr.contains("operands live on different devices: opencl:0 and opencl:1")
+            && stderr.contains(":5:"),
+        "{stderr}"
+    );
+}

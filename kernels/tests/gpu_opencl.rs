@@ -468,3 +468,20 @@ fn skipped(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
+
+#[test]
+fn operands_on_two_devices_are_an_error_naming_both_unless_one_is_a_scalar() {
+    let Some(d) = device() else { return };
+    let other = gpu::recorder(gpu::render::Dialect::Cuda);
+    let host = sample(DType::F32, 8, 1);
+    let here = Array::on_gpu(&[8], DType::F32, d.upload(&host.buffer().unwrap()));
+    let there = Array::on_gpu(&[8], DType::F32, other.upload(&host.buffer().unwrap()));
+    let e = arr_kernels::backend::check_devices([&here, &there]).unwrap_err();
+    assert!(e.contains(&d.label()) && e.contains(&other.label()), "{e}");
+    let scalar = Array::on_gpu(&[], DType::F32, other.upload(&Buffer::F32(vec![1.0])));
+    assert!(arr_kernels::backend::check_devices([&here, &scalar]).is_ok());
+    assert!(
+        arr_kernels::backend::check_devices([&here, &host]).is_ok(),
+        "host arrays follow"
+    );
+}
