@@ -483,6 +483,32 @@ fn scalar_op(op: &ScalarOp, t: DType, suffix: &str) -> String {
     }
 }
 
+/// `cA` for each axis of flat index `i` over dims `d0..`, innermost last.
+fn coordinates(nd: usize, indent: &str) -> String {
+    let mut s = format!("{indent}i64 rem = i;\n");
+    for a in (0..nd).rev() {
+        writeln!(s, "{indent}i64 c{a} = rem % d{a}; rem /= d{a};").unwrap();
+    }
+    s
+}
+
+/// Input `i`'s element at flat index `i` (coordinates `cA` when strided),
+/// as a register value.
+fn load_expr(access: Access, i: usize, nd: usize) -> String {
+    let idx = match access {
+        Access::Contiguous => "i".to_string(),
+        Access::Scalar => format!("o{i}"),
+        Access::Strided => {
+            let mut e = format!("o{i}");
+            for a in 0..nd {
+                write!(e, " + c{a} * s{i}_{a}").unwrap();
+            }
+            e
+        }
+    };
+    format!("((T)in{i}[{idx}])")
+}
+
 /// The combine step and identity of a reduction on register type `t`.
 fn reduce_combine(op: ReduceOp, t: DType, a: &str, b: &str) -> String {
     let bool_like = t == DType::Bool;
@@ -703,25 +729,9 @@ impl Loop {
         // stores.
         let mut elem = String::new();
         if need_coords {
-            writeln!(elem, "    i64 rem = i;").unwrap();
-            for a in (0..nd).rev() {
-                writeln!(elem, "    i64 c{a} = rem % d{a}; rem /= d{a};").unwrap();
-            }
+            elem.push_str(&coordinates(nd, "    "));
         }
-        let load = |i: usize| -> String {
-            let idx = match access[i] {
-                Access::Contiguous => "i".to_string(),
-                Access::Scalar => format!("o{i}"),
-                Access::Strided => {
-                    let mut e = format!("o{i}");
-                    for a in 0..nd {
-                        write!(e, " + c{a} * s{i}_{a}").unwrap();
-                    }
-                    e
-                }
-            };
-            format!("((T)in{i}[{idx}])")
-        };
+        let load = |i: usize| load_expr(access[i], i, nd);
         self.body_lines(&mut elem, &load, d);
         let reducing: Vec<usize> = (0..self.outputs.len())
             .filter(|&k| self.outputs[k].reduce.is_some())
@@ -1368,27 +1378,13 @@ pub mod template {
                 let space = &e.body.space;
                 let nd = space.len();
                 if extra_access.contains(&Access::Strided) {
-                    writeln!(s, "      i64 rem = i;").unwrap();
-                    for a in (0..nd).rev() {
-                        writeln!(s, "      i64 c{a} = rem % d{a}; rem /= d{a};").unwrap();
-                    }
+                    s.push_str(&coordinates(nd, "      "));
                 }
                 let load = |i: usize| -> String {
                     if i == e.product {
                         return "acc".into();
                     }
-                    let idx = match extra_access[i] {
-                        Access::Contiguous => "i".to_string(),
-                        Access::Scalar => format!("o{i}"),
-                        Access::Strided => {
-                            let mut x = format!("o{i}");
-                            for a in 0..nd {
-                                write!(x, " + c{a} * s{i}_{a}").unwrap();
-                            }
-                            x
-                        }
-                    };
-                    format!("((T)in{i}[{idx}])")
+                    load_expr(extra_access[i], i, nd)
                 };
                 let mut lines = String::new();
                 e.body.body_lines(&mut lines, &load, d);
