@@ -252,13 +252,27 @@ fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
         ReduceOp::Max => BinaryOp::Max,
         ReduceOp::Min => BinaryOp::Min,
     };
-    cpu::Cpu.binary(bop, a, b)
+    crate::backend::of([&a, &b]).binary(bop, a, b)
+}
+
+/// The GPU device this rank computes on, when its mesh runs on GPUs: its
+/// reductions are then kernels there (peers' parts are copied to it).
+fn rank_gpu() -> Option<&'static crate::gpu::GpuDevice> {
+    crate::gpu::default_device().filter(|_| crate::devices::on_device_worker())
 }
 
 /// Elements `lo..hi` of the flat `parts` (one dtype) reduced with `op`
 /// across the parts, in rank order: one pass per part over a range that
 /// stays in cache, without first copying each part's range out.
 fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
+    if let Some(d) = rank_gpu() {
+        let flat = |p: &Array| d.slice(&p.reshape(&[p.len()]), &[lo], &[hi], &[1]);
+        let mut acc = flat(parts[0]);
+        for p in &parts[1..] {
+            acc = combine(op, acc, flat(p));
+        }
+        return acc;
+    }
     fn fold<T: Arith>(op: ReduceOp, parts: &[&[T]], lo: usize, hi: usize) -> Vec<T> {
         fn each<T: Copy>(parts: &[&[T]], lo: usize, hi: usize, f: fn(T, T) -> T) -> Vec<T> {
             let mut out = parts[0][lo..hi].to_vec();
@@ -338,7 +352,9 @@ impl Communicator for ThreadComm {
                 .enumerate()
                 .map(|(k, x)| {
                     let pieces: Vec<Array> = parts.iter().map(|p| p[k].clone()).collect();
-                    cpu::Cpu.concatenate(&pieces, 0).reshape(x.shape())
+                    crate::backend::of(&pieces)
+                        .concatenate(&pieces, 0)
+                        .reshape(x.shape())
                 })
                 .collect()
         })?;
