@@ -101,6 +101,9 @@ fn cuda_and_opencl_source_render_what_jit_launches_without_a_device() {
     );
     let e = error_of(&mut s, "cuda_source(f, x)");
     assert!(e.contains("TypeError") || e.contains("argument"), "{e}");
+    // A failed recording leaves the session on its own device.
+    assert_eq!(text_of(&mut s, "default_device()"), "cpu");
+    assert_eq!(text_of(&mut s, "str(ones(2).sum())"), "2.0");
 }
 
 #[test]

@@ -77,13 +77,30 @@ impl Driver for Recorder {
 /// the distinct kernels it launched, in order of first launch. The values
 /// `f` computes are meaningless (nothing ran).
 pub fn record<R>(dialect: Dialect, f: impl FnOnce() -> R) -> (R, Vec<Source>) {
+    /// Puts the thread's default device and the outer recording back
+    /// however `f` ends (a panic too): nothing may go on computing on a
+    /// recorder.
+    struct Restore {
+        before: Option<usize>,
+        outer: Option<Option<Vec<Source>>>,
+    }
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            super::swap_thread_default(self.before);
+            if let Some(outer) = self.outer.take() {
+                RECORDED.with(|r| *r.borrow_mut() = outer);
+            }
+        }
+    }
     let before = super::swap_thread_default(Some(super::recorder(dialect).id + 1));
     let outer = RECORDED.with(|r| r.borrow_mut().replace(Vec::new()));
+    let restore = Restore {
+        before,
+        outer: Some(outer),
+    };
     let out = f();
-    let list = RECORDED
-        .with(|r| std::mem::replace(&mut *r.borrow_mut(), outer))
-        .unwrap_or_default();
-    super::swap_thread_default(before);
+    let list = RECORDED.with(|r| r.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
     (out, list)
 }
 
