@@ -1,5 +1,5 @@
 //! The CUDA driver: the one module only an NVIDIA GPU executes (cudarc's
-//! driver calls), plus NVRTC compilation, which also runs without a GPU so
+//! driver calls and cuBLAS's strided-batched products), plus NVRTC compilation, which also runs without a GPU so
 //! the tests compile every rendered kernel. Everything else — rendering,
 //! caching, memory pools, the backend — is shared with OpenCL.
 //!
@@ -8,7 +8,9 @@
 //! missing library or device is an ordinary error.
 
 use super::render::{Dialect, Source, LOCAL};
-use super::{Arg, Driver, Mem, Module};
+use super::{Arg, Driver, GemmCall, Mem, Module};
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::CudaBlas;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
@@ -83,6 +85,7 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
                 stream,
                 name,
                 arch,
+                blas: std::sync::OnceLock::new(),
             }));
         }
     }
@@ -94,6 +97,30 @@ struct Cuda {
     stream: Arc<CudaStream>,
     name: String,
     arch: &'static str,
+    /// cuBLAS on this device's stream, made on the first product (`None`
+    /// when the library is missing: the GEMM template runs).
+    blas: std::sync::OnceLock<Option<CudaBlas>>,
+}
+
+/// A row-major `nr × nc` operand with element strides (`rs`, `cs`) as
+/// cuBLAS sees it: its column-major transpose (`N`, leading dimension `rs`)
+/// or itself (`T`, leading dimension `cs`); a stride along an axis of size
+/// 1 does not matter. `None` when neither axis is unit-stride.
+fn column_major(rs: i64, cs: i64, nr: usize, nc: usize) -> Option<(cublasOperation_t, i32)> {
+    let (nr, nc) = (nr as i64, nc as i64);
+    if cs == 1 || nc == 1 {
+        let ld = if nr == 1 { nc.max(1) } else { rs };
+        if ld >= nc.max(1) {
+            return Some((cublasOperation_t::CUBLAS_OP_N, i32::try_from(ld).ok()?));
+        }
+    }
+    if rs == 1 || nr == 1 {
+        let ld = if nc == 1 { nr.max(1) } else { cs };
+        if ld >= nr.max(1) {
+            return Some((cublasOperation_t::CUBLAS_OP_T, i32::try_from(ld).ok()?));
+        }
+    }
+    None
 }
 
 fn slice(m: &Mem) -> &CudaSlice<u8> {
@@ -191,5 +218,153 @@ impl Driver for Cuda {
 
     fn synchronize(&self) -> Result<(), String> {
         self.stream.synchronize().map_err(err)
+    }
+
+    /// Row-major `C = A·B` is column-major `Cᵀ = Bᵀ·Aᵀ`: the operands swap.
+    fn gemm(&self, g: &GemmCall) -> Option<Result<(), String>> {
+        use crate::DType;
+        // SAFETY: only tries to open the library.
+        let present = unsafe { cudarc::cublas::sys::is_culib_present() };
+        let blas = self
+            .blas
+            .get_or_init(|| {
+                present
+                    .then(|| CudaBlas::new(self.stream.clone()).ok())
+                    .flatten()
+            })
+            .as_ref()?;
+        let (op_b, ld_b) = column_major(g.b_strides[1], g.b_strides[2], g.k, g.n)?;
+        let (op_a, ld_a) = column_major(g.a_strides[1], g.a_strides[2], g.m, g.k)?;
+        let int = |x: usize| i32::try_from(x).ok();
+        let (m, n, k, batch) = (int(g.m)?, int(g.n)?, int(g.k)?, int(g.batch)?);
+        let (a, _x) = slice(g.a.mem()).device_ptr(&self.stream);
+        let (b, _y) = slice(g.b.mem()).device_ptr(&self.stream);
+        let (c, _z) = slice(g.c.mem()).device_ptr(&self.stream);
+        let stride_c = (g.m * g.n) as i64;
+        // SAFETY: the pointers are device buffers of this stream holding the
+        // operands and the m×n×batch output; strides and leading dimensions
+        // describe them (cuBLAS checks the dimensions and reports errors).
+        let r = unsafe {
+            match g.dtype {
+                DType::F32 => cudarc::cublas::result::sgemm_strided_batched(
+                    *blas.handle(),
+                    op_b,
+                    op_a,
+                    n,
+                    m,
+                    k,
+                    &1.0f32,
+                    b as *const f32,
+                    ld_b,
+                    g.b_strides[0],
+                    a as *const f32,
+                    ld_a,
+                    g.a_strides[0],
+                    &0.0f32,
+                    c as *mut f32,
+                    n.max(1),
+                    stride_c,
+                    batch,
+                ),
+                DType::F64 => cudarc::cublas::result::dgemm_strided_batched(
+                    *blas.handle(),
+                    op_b,
+                    op_a,
+                    n,
+                    m,
+                    k,
+                    &1.0f64,
+                    b as *const f64,
+                    ld_b,
+                    g.b_strides[0],
+                    a as *const f64,
+                    ld_a,
+                    g.a_strides[0],
+                    &0.0f64,
+                    c as *mut f64,
+                    n.max(1),
+                    stride_c,
+                    batch,
+                ),
+                _ => return None,
+            }
+        };
+        Some(r.map_err(err))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cuBLAS's column-major `C = op(A)·op(B)`, on the host.
+    #[allow(clippy::too_many_arguments)]
+    fn cublas_reference(
+        (oa, ob): (cublasOperation_t, cublasOperation_t),
+        (m, n, k): (usize, usize, usize),
+        a: &[f64],
+        lda: usize,
+        b: &[f64],
+        ldb: usize,
+        ldc: usize,
+    ) -> Vec<f64> {
+        let at = |x: &[f64], op: cublasOperation_t, ld: usize, i: usize, l: usize| match op {
+            cublasOperation_t::CUBLAS_OP_N => x[i + l * ld],
+            _ => x[l + i * ld],
+        };
+        let mut c = vec![0.0; ldc * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i + j * ldc] = (0..k)
+                    .map(|l| at(a, oa, lda, i, l) * at(b, ob, ldb, l, j))
+                    .sum();
+            }
+        }
+        c
+    }
+
+    /// The operand swap and the leading dimensions `gemm` passes give the
+    /// row-major product, for plain and transposed storage of each operand
+    /// and for axes of size 1.
+    #[test]
+    fn row_major_products_through_column_major_calls() {
+        for (m, n, k) in [(3, 4, 5), (1, 4, 5), (3, 1, 5), (3, 4, 1), (1, 1, 1)] {
+            for a_t in [false, true] {
+                for b_t in [false, true] {
+                    let a: Vec<f64> = (0..m * k).map(|x| x as f64 + 1.0).collect();
+                    let b: Vec<f64> = (0..k * n).map(|x| (x as f64) * 0.5 - 2.0).collect();
+                    // Element (r, c) of A is a[r * sam + c * sak].
+                    let (sam, sak) = if a_t { (1, m as i64) } else { (k as i64, 1) };
+                    let (sbk, sbn) = if b_t { (1, k as i64) } else { (n as i64, 1) };
+                    let want: Vec<f64> = (0..m * n)
+                        .map(|i| {
+                            let (r, c) = (i / n, i % n);
+                            (0..k)
+                                .map(|l| {
+                                    a[r * sam as usize + l * sak as usize]
+                                        * b[l * sbk as usize + c * sbn as usize]
+                                })
+                                .sum()
+                        })
+                        .collect();
+                    let (ob, ldb) = column_major(sbk, sbn, k, n).unwrap();
+                    let (oa, lda) = column_major(sam, sak, m, k).unwrap();
+                    let ct = cublas_reference(
+                        (ob, oa),
+                        (n, m, k),
+                        &b,
+                        ldb as usize,
+                        &a,
+                        lda as usize,
+                        n,
+                    );
+                    assert_eq!(ct, want, "{m}x{n}x{k} a_t {a_t} b_t {b_t}");
+                }
+            }
+        }
+        assert!(
+            column_major(10, 3, 4, 5).is_none(),
+            "no unit stride: the template runs"
+        );
     }
 }

@@ -56,11 +56,33 @@ pub trait Driver: Send + Sync {
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String>;
     /// Wait for every launch queued so far.
     fn synchronize(&self) -> Result<(), String>;
+    /// A library matrix product (cuBLAS) for `call`, when the runtime has
+    /// one for its dtype and layout; `None` (the default) or an error: the
+    /// rendered GEMM template runs instead.
+    fn gemm(&self, call: &GemmCall) -> Option<Result<(), String>> {
+        let _ = call;
+        None
+    }
     /// A device that records kernels instead of running them (`record`):
     /// its "compiles" are not counted.
     fn records_only(&self) -> bool {
         false
     }
+}
+
+/// `C[b] = A[b] · B[b]` for `b < batch`: row-major `m × n` output, the
+/// operands read with element strides (batch, row, column).
+pub struct GemmCall<'a> {
+    pub dtype: crate::DType,
+    pub a: &'a DeviceBuffer,
+    pub b: &'a DeviceBuffer,
+    pub c: &'a DeviceBuffer,
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a_strides: [i64; 3],
+    pub b_strides: [i64; 3],
 }
 
 /// Freed device buffers by size class, and the bytes in use and cached.
