@@ -259,6 +259,27 @@ fn movement_indexing_sorting_and_scans() {
 }
 
 #[test]
+fn long_sorts_are_stable_with_nans_last() {
+    let Some(d) = device() else { return };
+    // Ties (values repeat every 7), NaNs and a length that is no power of two.
+    let v: Vec<f32> = (0..5003)
+        .map(|i| {
+            if i % 97 == 5 {
+                f32::NAN
+            } else {
+                ((i * 37) % 7) as f32 - 3.0
+            }
+        })
+        .collect();
+    let a = Array::new(&[5003], Buffer::F32(v));
+    assert_close("sort", &d.sort(&a, 0), &Cpu.sort(&a, 0));
+    assert_close("argsort", &d.argsort(&a, 0), &Cpu.argsort(&a, 0));
+    let m = sample(DType::I32, 3 * 1000, 3).reshape(&[3, 1000]);
+    assert_close("argsort rows", &d.argsort(&m, 1), &Cpu.argsort(&m, 1));
+    assert_close("argsort columns", &d.argsort(&m, 0), &Cpu.argsort(&m, 0));
+}
+
+#[test]
 fn matrix_products() {
     let Some(d) = device() else { return };
     let cases = [

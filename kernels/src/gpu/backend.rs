@@ -733,17 +733,32 @@ impl Backend for GpuDevice {
 }
 
 impl GpuDevice {
+    /// Stable sort or argsort: merge passes of doubling width, from
+    /// buffer to buffer, carrying the original indices.
     fn sorted(&self, a: &Array, axis: usize, indices: bool) -> Array {
         let (_, n, post) = around(a.shape(), axis);
-        let dtype = if indices { DType::I32 } else { a.dtype() };
-        let out = self.output(dtype, a.shape());
-        let src = self.source(|d| template::sort(d, a.dtype(), indices));
-        self.template(
-            &src,
-            &[&self.input(a), &out],
-            &[a.len() as i64, n as i64, post as i64],
-            a.len(),
-        );
-        Array::on_gpu(a.shape(), dtype, out)
+        let mut keys = self.input(a);
+        let mut idx = self.input(&self.iota(DType::I32, a.shape(), axis));
+        let src = self.source(|d| template::merge_pass(d, a.dtype()));
+        let mut width = 1;
+        while width < n {
+            let (k2, i2) = (
+                self.output(a.dtype(), a.shape()),
+                self.output(DType::I32, a.shape()),
+            );
+            self.template(
+                &src,
+                &[&keys, &idx, &k2, &i2],
+                &[a.len() as i64, n as i64, post as i64, width as i64],
+                a.len(),
+            );
+            (keys, idx) = (k2, i2);
+            width *= 2;
+        }
+        if indices {
+            Array::on_gpu(a.shape(), DType::I32, idx)
+        } else {
+            Array::on_gpu(a.shape(), a.dtype(), keys)
+        }
     }
 }

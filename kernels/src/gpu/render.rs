@@ -1151,39 +1151,45 @@ pub mod template {
         }
     }
 
-    /// Stable sort (or argsort) along an axis by ranks: element `i` of a
-    /// lane goes to the number of elements before it in the order, ties
-    /// broken by position. O(n²) work per lane, all of it parallel.
-    pub fn sort(d: Dialect, t: DType, indices: bool) -> Source {
+    /// One pass of a stable merge sort along an axis, carrying each
+    /// element's original index: runs of `width` sorted elements are merged
+    /// in pairs, every element placed at once by a binary search for its
+    /// rank in the other run (a left element goes before equal right ones).
+    /// `log2(n)` passes sort a lane in O(n log² n) work, all of it parallel.
+    pub fn merge_pass(d: Dialect, t: DType) -> Source {
         let mut p = Params::new();
-        p.ptr(in_ptr(d, t, "a"));
-        p.ptr(out_ptr(d, if indices { DType::I32 } else { t }, "out"));
-        for n in ["total", "n", "post"] {
+        p.ptr(in_ptr(d, t, "kin"));
+        p.ptr(in_ptr(d, DType::I32, "iin"));
+        p.ptr(out_ptr(d, t, "kout"));
+        p.ptr(out_ptr(d, DType::I32, "iout"));
+        for n in ["total", "n", "post", "width"] {
             p.scalar(n);
         }
-        let store = if indices {
-            "(int)k"
-        } else {
-            "a[base + k * post]"
-        };
         let body = format!(
             "  {} {{
-    i64 q = i % post, k = (i / post) % n, pre = i / (post * n);
+    i64 q = i % post, j = (i / post) % n, pre = i / (post * n);
     i64 base = pre * n * post + q;
-    T x = (T)a[base + k * post]; i64 rank = 0;
-    for (i64 j = 0; j < n; j++) {{
-      T y = (T)a[base + j * post];
-      int after = {};
-      if ({} || (j < k && !after)) rank++;
+    i64 L = (j / (2 * width)) * 2 * width;
+    i64 R = L + width < n ? L + width : n;
+    i64 E = R + width < n ? R + width : n;
+    T x = (T)kin[base + j * post];
+    int left = j < R;
+    i64 lo = left ? R : L, hi = left ? E : R;
+    while (lo < hi) {{
+      i64 mid = lo + (hi - lo) / 2;
+      T y = (T)kin[base + mid * post];
+      int go_right = left ? {} : !{};
+      if (go_right) lo = mid + 1; else hi = mid;
     }}
-    out[base + rank * post] = {store};
+    i64 dst = left ? j + (lo - R) : L + (j - R) + (lo - L);
+    kout[base + dst * post] = kin[base + j * post];
+    iout[base + dst * post] = iin[base + j * post];
   }}\n}}\n",
             grid_loop(d, "i", "total"),
-            before(t, "x", "y"),
             before(t, "y", "x"),
+            before(t, "x", "y"),
         );
-        let name = if indices { "arr_argsort" } else { "arr_sort" };
-        made(d, t, name, &p, &body)
+        made(d, t, "arr_merge", &p, &body)
     }
 
     /// Inclusive scan along an axis, one thread per lane.
