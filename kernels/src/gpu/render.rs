@@ -1438,68 +1438,59 @@ pub mod template {
     }
 }
 
-/// Every unary and binary op rendered on every dtype its row accepts, for
-/// the snapshot and compile tests.
+/// Every unary and binary op rendered on every dtype its row accepts (the
+/// NVRTC test compiles them all), named `op_dtype`.
 pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
+    let one = |name: String, dtype: DType, out: DType, body: Vec<ScalarOp>| {
+        let loads = body
+            .iter()
+            .filter(|op| matches!(op, ScalarOp::Load(_)))
+            .count();
+        let l = Loop {
+            space: vec![5],
+            reg: dtype,
+            inputs: vec![View::contiguous(dtype, &[5]); loads],
+            outputs: vec![Out {
+                reg: body.len() - 1,
+                reduce: None,
+                dtype: out,
+                view: None,
+            }],
+            body,
+            reduce_axes: 0,
+        };
+        (
+            format!("{name}_{}", dtype.short()),
+            l.render(d, Split { parts: 1, chunk: 1 }),
+        )
+    };
     let mut out = Vec::new();
-    for &op in UnaryOp::ALL {
-        for dtype in DType::ALL {
-            if op.accepts(dtype) {
-                let out_dtype = if op.is_predicate() {
-                    DType::Bool
-                } else {
-                    dtype
-                };
-                let l = Loop {
-                    space: vec![5],
-                    reg: dtype,
-                    inputs: vec![View::contiguous(dtype, &[5])],
-                    body: vec![ScalarOp::Load(0), ScalarOp::Unary(op, 0)],
-                    outputs: vec![Out {
-                        reg: 1,
-                        reduce: None,
-                        dtype: out_dtype,
-                        view: None,
-                    }],
-                    reduce_axes: 0,
-                };
-                out.push((
-                    format!("{}_{}", op.name(), dtype.short()),
-                    l.render(d, Split { parts: 1, chunk: 1 }),
-                ));
-            }
+    for dtype in DType::ALL {
+        for &op in UnaryOp::ALL.iter().filter(|op| op.accepts(dtype)) {
+            let to = if op.is_predicate() {
+                DType::Bool
+            } else {
+                dtype
+            };
+            out.push(one(
+                op.name().into(),
+                dtype,
+                to,
+                vec![ScalarOp::Load(0), ScalarOp::Unary(op, 0)],
+            ));
         }
-    }
-    for &op in BinaryOp::ALL {
-        for dtype in DType::ALL {
-            if op.accepts(dtype) {
-                let out_dtype = if op.is_comparison() {
-                    DType::Bool
-                } else {
-                    dtype
-                };
-                let l = Loop {
-                    space: vec![5],
-                    reg: dtype,
-                    inputs: vec![View::contiguous(dtype, &[5]), View::contiguous(dtype, &[5])],
-                    body: vec![
-                        ScalarOp::Load(0),
-                        ScalarOp::Load(1),
-                        ScalarOp::Binary(op, 0, 1),
-                    ],
-                    outputs: vec![Out {
-                        reg: 2,
-                        reduce: None,
-                        dtype: out_dtype,
-                        view: None,
-                    }],
-                    reduce_axes: 0,
-                };
-                out.push((
-                    format!("{}_{}", op.name(), dtype.short()),
-                    l.render(d, Split { parts: 1, chunk: 1 }),
-                ));
-            }
+        for &op in BinaryOp::ALL.iter().filter(|op| op.accepts(dtype)) {
+            let to = if op.is_comparison() {
+                DType::Bool
+            } else {
+                dtype
+            };
+            let body = vec![
+                ScalarOp::Load(0),
+                ScalarOp::Load(1),
+                ScalarOp::Binary(op, 0, 1),
+            ];
+            out.push(one(op.name().into(), dtype, to, body));
         }
     }
     out
