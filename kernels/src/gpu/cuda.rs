@@ -187,14 +187,6 @@ impl Driver for Cuda {
         unsafe { cudarc::driver::result::memcpy_dtoh_sync(out, ptr) }.map_err(err)
     }
 
-    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
-        let (s, _a) = slice(src).device_ptr(&self.stream);
-        let (d, _b) = slice(dst).device_ptr(&self.stream);
-        // SAFETY: both buffers hold at least `bytes` bytes; ordered on the stream.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
-            .map_err(err)
-    }
-
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String> {
         let f = module
             .downcast_ref::<CudaFunction>()

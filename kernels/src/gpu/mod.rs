@@ -50,8 +50,6 @@ pub trait Driver: Send + Sync {
     fn alloc(&self, bytes: usize) -> Result<Mem, String>;
     fn upload(&self, mem: &Mem, data: &[u8]) -> Result<(), String>;
     fn download(&self, mem: &Mem, out: &mut [u8]) -> Result<(), String>;
-    /// Device-to-device copy of `bytes` bytes.
-    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String>;
     /// Launch `groups` groups of `render::LOCAL` threads.
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String>;
     /// Wait for every launch queued so far.

@@ -16,7 +16,6 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 pub struct OpenCl {
-    device: Device,
     context: Context,
     queue: CommandQueue,
     name: String,
@@ -82,7 +81,6 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
             device.driver_version().unwrap_or_default()
         );
         out.push(Box::new(OpenCl {
-            device,
             context,
             queue,
             name,
@@ -176,25 +174,6 @@ impl Driver for OpenCl {
         Ok(())
     }
 
-    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
-        // SAFETY: both buffers hold at least `bytes` bytes.
-        let e = unsafe {
-            opencl3::command_queue::enqueue_copy_buffer(
-                self.queue.get(),
-                mem(src).get(),
-                mem(dst).get(),
-                0,
-                0,
-                bytes,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(cl_err)?;
-        drop(Event::new(e));
-        Ok(())
-    }
-
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String> {
         let c = module.downcast_ref::<Compiled>().expect("an OpenCL module");
         let kernel = c.kernel.lock().unwrap_or_else(|e| e.into_inner());
@@ -217,7 +196,6 @@ impl Driver for OpenCl {
                 .enqueue_nd_range_kernel(kernel.get(), 1, ptr::null(), &global, &local, &[])
         }
         .map_err(err)?;
-        let _ = &self.device;
         Ok(())
     }
 

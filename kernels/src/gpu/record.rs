@@ -52,11 +52,6 @@ impl Driver for Recorder {
         out.copy_from_slice(&bytes(m).lock().unwrap_or_else(|e| e.into_inner())[..out.len()]);
         Ok(())
     }
-    fn copy(&self, src: &Mem, dst: &Mem, n: usize) -> Result<(), String> {
-        let s = bytes(src).lock().unwrap_or_else(|e| e.into_inner())[..n].to_vec();
-        bytes(dst).lock().unwrap_or_else(|e| e.into_inner())[..n].copy_from_slice(&s);
-        Ok(())
-    }
     fn launch(&self, module: &Module, _: &[Arg], _: usize) -> Result<(), String> {
         let src = module.downcast_ref::<Source>().expect("a recorded source");
         RECORDED.with(|r| {

@@ -978,7 +978,6 @@ impl Loop {
 
     /// The scalar arguments and group count of a launch of this loop.
     pub fn args(&self, split: Split) -> LoopArgs {
-        let nd = self.space.len();
         let mut sc: Scalars = vec![self.space.iter().product::<usize>() as i64];
         sc.extend(self.space.iter().map(|&x| x as i64));
         for v in &self.inputs {
@@ -999,7 +998,6 @@ impl Loop {
                 }
             }
         }
-        let _ = nd;
         let groups = if self.reduce_axes > 0 {
             sc.push(self.reduced() as i64);
             sc.push(self.kept() as i64);
