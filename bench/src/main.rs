@@ -8,6 +8,7 @@
 //! `--device opencl,cuda` chooses the GPU devices of the device table, every
 //! device found by default).
 
+use arr_kernels::Backend as _;
 use arr_runtime::Session;
 use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
 use std::alloc::System;

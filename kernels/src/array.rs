@@ -22,6 +22,8 @@ pub enum Buffer {
     I32(Vec<i32>),
     I64(Vec<i64>),
     U32(Vec<u32>),
+    BF16(Vec<half::bf16>),
+    F16(Vec<half::f16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -36,6 +38,8 @@ macro_rules! with_buffer {
             $crate::Buffer::I32($v) => $body,
             $crate::Buffer::I64($v) => $body,
             $crate::Buffer::U32($v) => $body,
+            $crate::Buffer::BF16($v) => $body,
+            $crate::Buffer::F16($v) => $body,
             $crate::Buffer::F32($v) => $body,
             $crate::Buffer::F64($v) => $body,
         }
@@ -49,6 +53,8 @@ impl Buffer {
             Buffer::I32(_) => DType::I32,
             Buffer::I64(_) => DType::I64,
             Buffer::U32(_) => DType::U32,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::F16(_) => DType::F16,
             Buffer::F32(_) => DType::F32,
             Buffer::F64(_) => DType::F64,
         }
@@ -69,6 +75,8 @@ impl Buffer {
             DType::I32 => Buffer::I32(vec![0; len]),
             DType::I64 => Buffer::I64(vec![0; len]),
             DType::U32 => Buffer::U32(vec![0; len]),
+            DType::BF16 => Buffer::BF16(vec![half::bf16::ZERO; len]),
+            DType::F16 => Buffer::F16(vec![half::f16::ZERO; len]),
             DType::F32 => Buffer::F32(vec![0.0; len]),
             DType::F64 => Buffer::F64(vec![0.0; len]),
         }
@@ -81,6 +89,8 @@ impl Buffer {
             Buffer::I32(v) => v[i] as f64,
             Buffer::I64(v) => v[i] as f64,
             Buffer::U32(v) => v[i] as f64,
+            Buffer::BF16(v) => v[i].to_f64(),
+            Buffer::F16(v) => v[i].to_f64(),
             Buffer::F32(v) => v[i] as f64,
             Buffer::F64(v) => v[i],
         }
@@ -93,6 +103,8 @@ impl Buffer {
             Buffer::I32(v) => v[i] as i64,
             Buffer::I64(v) => v[i],
             Buffer::U32(v) => v[i] as i64,
+            Buffer::BF16(v) => v[i].to_f32() as i64,
+            Buffer::F16(v) => v[i].to_f32() as i64,
             Buffer::F32(v) => v[i] as i64,
             Buffer::F64(v) => v[i] as i64,
         }
@@ -105,6 +117,8 @@ impl Buffer {
             Buffer::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::BF16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         }
@@ -132,6 +146,16 @@ impl Buffer {
             DType::U32 => Buffer::U32(
                 chunks
                     .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::BF16 => Buffer::BF16(
+                chunks
+                    .map(|c| half::bf16::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::F16 => Buffer::F16(
+                chunks
+                    .map(|c| half::f16::from_le_bytes(c.try_into().unwrap()))
                     .collect(),
             ),
             DType::F32 => Buffer::F32(

@@ -4,6 +4,15 @@
 //! outside this crate reach kernels only through the backend of the device
 //! their arrays live on (`backend::of`), never by naming `cpu`.
 //!
+//! 16-bit floats (bfloat16, float16) are stored as 16 bits and computed in
+//! f32, as JAX computes them on CPUs: callers get a backend wrapped in
+//! `Dispatch`, which widens 16-bit operands of every arithmetic operation
+//! to f32 and rounds the result back (one rounding per operation; sums and
+//! products accumulate in f32). A backend itself therefore meets 16-bit
+//! floats only in conversions and in operations that move elements
+//! (`select`, `transpose`, `broadcast_in_dim`, `slice`, `rev`, `pad`,
+//! `concatenate`, `gather`).
+//!
 //! Preconditions (equal dtypes, valid axes, broadcast-compatible shapes,
 //! ops defined on the operands' dtype by the op table) are checked by the
 //! caller: the shape rules. A backend may overwrite the buffer of an input
@@ -134,27 +143,210 @@ pub trait Backend: Send + Sync {
 /// the first of them that lives on one lives on, else the default device's (the CPU unless `set_default_device` chose a GPU). Host arrays
 /// go to the device (the copy is kept with them), as JAX's uncommitted
 /// arrays follow their computation.
-pub fn of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> &'static dyn Backend {
+pub fn of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Dispatch<'static> {
     // A mesh device's worker computes on its own (virtual) GPU device;
     // operands from elsewhere are copied to it.
     if crate::devices::on_device_worker() {
         if let Some(d) = crate::gpu::default_device() {
-            return d;
+            return Dispatch(d);
         }
     }
     for a in arrays {
         if let Some(home) = a.home() {
-            return crate::gpu::device(home);
+            return Dispatch(crate::gpu::device(home));
         }
     }
     default()
 }
 
 /// The backend of operations with no array operand (`iota`, creation).
-pub fn default() -> &'static dyn Backend {
+pub fn default() -> Dispatch<'static> {
     match crate::gpu::default_device() {
-        Some(d) => d,
-        None => &crate::cpu::Cpu,
+        Some(d) => Dispatch(d),
+        None => Dispatch(&crate::cpu::Cpu),
+    }
+}
+
+/// A backend as callers use it: 16-bit float operands of arithmetic are
+/// computed in f32 on it and the results rounded back (see the module
+/// docs); everything else goes straight through.
+#[derive(Clone, Copy)]
+pub struct Dispatch<'b>(pub &'b dyn Backend);
+
+/// The 16-bit float dtype among `arrays`, if one is (a backend hands
+/// arithmetic on those to `Dispatch`).
+pub fn half_of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Option<DType> {
+    arrays.into_iter().map(Array::dtype).find(|d| d.is_half())
+}
+
+impl Dispatch<'_> {
+    /// `a` as f32 if it is a 16-bit float, else itself.
+    fn widen(&self, a: &Array) -> Array {
+        if a.dtype().is_half() {
+            self.0.convert(a, DType::F32)
+        } else {
+            a.clone()
+        }
+    }
+
+    /// An f32 result rounded to `half`; other dtypes (bool, indices) stay.
+    fn narrow(&self, r: Array, half: DType) -> Array {
+        if r.dtype() == DType::F32 {
+            self.0.convert(&r, half)
+        } else {
+            r
+        }
+    }
+
+    fn widen_all(&self, inputs: &[Array]) -> Vec<Array> {
+        inputs.iter().map(|a| self.widen(a)).collect()
+    }
+}
+
+/// `k` reading its 16-bit inputs as the f32 arrays `Dispatch::widen` makes
+/// of them (registers are f32 or f64 and convert what they load).
+fn with_f32_inputs(k: &Kernel) -> Kernel {
+    let mut k = k.clone();
+    for input in &mut k.inputs {
+        if input.dtype.is_half() {
+            input.dtype = DType::F32;
+        }
+    }
+    k
+}
+
+impl Backend for Dispatch<'_> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn matmul_library(&self) -> String {
+        self.0.matmul_library()
+    }
+    fn release_cached_buffers(&self) {
+        self.0.release_cached_buffers()
+    }
+    fn unary(&self, op: UnaryOp, a: Array) -> Array {
+        match half_of([&a]) {
+            Some(h) => self.narrow(self.0.unary(op, self.widen(&a)), h),
+            None => self.0.unary(op, a),
+        }
+    }
+    fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
+        match half_of([&a, &b]) {
+            Some(h) => self.narrow(self.0.binary(op, self.widen(&a), self.widen(&b)), h),
+            None => self.0.binary(op, a, b),
+        }
+    }
+    fn select(&self, cond: &Array, a: &Array, b: &Array) -> Array {
+        self.0.select(cond, a, b)
+    }
+    fn convert(&self, a: &Array, dtype: DType) -> Array {
+        self.0.convert(a, dtype)
+    }
+    fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
+        match half_of([a]) {
+            Some(h) => self.narrow(self.0.reduce(op, &self.widen(a), axes), h),
+            None => self.0.reduce(op, a, axes),
+        }
+    }
+    fn arg_reduce(&self, op: ArgReduceOp, a: &Array, axis: usize) -> Array {
+        self.0.arg_reduce(op, &self.widen(a), axis)
+    }
+    fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
+        match half_of([a]) {
+            Some(h) => self.narrow(self.0.scan(op, &self.widen(a), axis, reverse), h),
+            None => self.0.scan(op, a, axis, reverse),
+        }
+    }
+    fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array {
+        match half_of([a, b]) {
+            Some(h) => self.narrow(self.0.dot_general(&self.widen(a), &self.widen(b), dims), h),
+            None => self.0.dot_general(a, b, dims),
+        }
+    }
+    fn transpose(&self, a: &Array, perm: &[usize]) -> Array {
+        self.0.transpose(a, perm)
+    }
+    fn broadcast_in_dim(&self, a: &Array, shape: &[usize], dims: &[usize]) -> Array {
+        self.0.broadcast_in_dim(a, shape, dims)
+    }
+    fn slice(&self, a: &Array, start: &[usize], limit: &[usize], stride: &[usize]) -> Array {
+        self.0.slice(a, start, limit, stride)
+    }
+    fn rev(&self, a: &Array, axes: &[usize]) -> Array {
+        self.0.rev(a, axes)
+    }
+    fn pad(
+        &self,
+        a: &Array,
+        value: &Array,
+        lo: &[usize],
+        hi: &[usize],
+        interior: &[usize],
+    ) -> Array {
+        self.0.pad(a, value, lo, hi, interior)
+    }
+    fn concatenate(&self, arrays: &[Array], axis: usize) -> Array {
+        self.0.concatenate(arrays, axis)
+    }
+    fn gather(&self, a: &Array, indices: &Array, axis: usize) -> Array {
+        self.0.gather(a, indices, axis)
+    }
+    fn scatter(
+        &self,
+        a: &Array,
+        indices: &Array,
+        updates: &Array,
+        axis: usize,
+        mode: ScatterMode,
+    ) -> Array {
+        match half_of([a, updates]) {
+            Some(h) => self.narrow(
+                self.0
+                    .scatter(&self.widen(a), indices, &self.widen(updates), axis, mode),
+                h,
+            ),
+            None => self.0.scatter(a, indices, updates, axis, mode),
+        }
+    }
+    fn iota(&self, dtype: DType, shape: &[usize], dim: usize) -> Array {
+        if dtype.is_half() {
+            self.narrow(self.0.iota(DType::F32, shape, dim), dtype)
+        } else {
+            self.0.iota(dtype, shape, dim)
+        }
+    }
+    fn sort(&self, a: &Array, axis: usize) -> Array {
+        match half_of([a]) {
+            Some(h) => self.narrow(self.0.sort(&self.widen(a), axis), h),
+            None => self.0.sort(a, axis),
+        }
+    }
+    fn argsort(&self, a: &Array, axis: usize) -> Array {
+        self.0.argsort(&self.widen(a), axis)
+    }
+    fn threefry2x32(&self, k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, Array) {
+        self.0.threefry2x32(k0, k1, x0, x1)
+    }
+    fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
+        if half_of(&inputs).is_none() {
+            return self.0.run_kernel(k, inputs);
+        }
+        self.0
+            .run_kernel(&with_f32_inputs(k), self.widen_all(&inputs))
+    }
+    fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
+        if half_of(&inputs).is_none() {
+            return self.0.matmul_kernel(k, inputs);
+        }
+        let mut k = k.clone();
+        k.epilogue = with_f32_inputs(&k.epilogue);
+        for operand in [&mut k.lhs, &mut k.rhs] {
+            if operand.dtype.is_half() {
+                operand.dtype = DType::F32;
+            }
+        }
+        self.0.matmul_kernel(&k, self.widen_all(&inputs))
     }
 }
 

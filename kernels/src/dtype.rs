@@ -8,16 +8,22 @@ pub enum DType {
     I32,
     I64,
     U32,
+    /// bfloat16: stored as 16 bits, computed in f32.
+    BF16,
+    /// IEEE float16: stored as 16 bits, computed in f32.
+    F16,
     F32,
     F64,
 }
 
 impl DType {
-    pub const ALL: [DType; 6] = [
+    pub const ALL: [DType; 8] = [
         DType::Bool,
         DType::I32,
         DType::I64,
         DType::U32,
+        DType::BF16,
+        DType::F16,
         DType::F32,
         DType::F64,
     ];
@@ -29,6 +35,8 @@ impl DType {
             DType::I32 => "int32",
             DType::I64 => "int64",
             DType::U32 => "uint32",
+            DType::BF16 => "bfloat16",
+            DType::F16 => "float16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -41,6 +49,8 @@ impl DType {
             DType::I32 => "i32",
             DType::I64 => "i64",
             DType::U32 => "u32",
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
@@ -52,6 +62,8 @@ impl DType {
             "int32" | "i32" => DType::I32,
             "int64" | "i64" | "int" => DType::I64,
             "uint32" | "u32" => DType::U32,
+            "bfloat16" | "bf16" => DType::BF16,
+            "float16" | "f16" | "half" => DType::F16,
             "float32" | "f32" => DType::F32,
             "float64" | "f64" | "float" => DType::F64,
             _ => return None,
@@ -59,7 +71,13 @@ impl DType {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::BF16 | DType::F16 | DType::F32 | DType::F64)
+    }
+
+    /// The 16-bit floats, which every backend computes in f32
+    /// (`backend::Dispatch` widens their operands and rounds results back).
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::BF16 | DType::F16)
     }
 
     pub fn is_int(self) -> bool {
@@ -69,10 +87,41 @@ impl DType {
     pub fn size_bytes(self) -> usize {
         match self {
             DType::Bool => 1,
+            DType::BF16 | DType::F16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
     }
+}
+
+/// `x` rounded to the nearest bfloat16 (ties to even), once.
+pub fn bf16_from_f64(x: f64) -> half::bf16 {
+    half::bf16::from_f32(f32_round_to_odd(x))
+}
+
+/// `x` rounded to the nearest float16 (ties to even), once.
+pub fn f16_from_f64(x: f64) -> half::f16 {
+    half::f16::from_f32(f32_round_to_odd(x))
+}
+
+/// `x` rounded to f32 with round-to-odd: an inexact result has its last
+/// bit set. Rounding that to a format at least two bits narrower (bf16,
+/// f16) gives the correctly rounded result of `x`, where rounding to
+/// nearest twice could not (and `half`'s own f64 conversions drop the
+/// low half of the mantissa before rounding).
+fn f32_round_to_odd(x: f64) -> f32 {
+    let f = x as f32;
+    if f.is_nan() || f.is_infinite() || f as f64 == x || f.to_bits() & 1 == 1 {
+        return f;
+    }
+    // `f` is even and inexact: its neighbour on `x`'s side is odd. The bits
+    // are sign-magnitude, so one less is one ulp nearer zero.
+    let bits = f.to_bits();
+    f32::from_bits(if (f as f64).abs() > x.abs() {
+        bits - 1
+    } else {
+        bits + 1
+    })
 }
 
 impl fmt::Display for DType {

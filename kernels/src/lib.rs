@@ -26,5 +26,7 @@ pub mod reference {
     pub use crate::cpu::{erf_inv_f32, erf_inv_f64, threefry_block};
 }
 pub use dtype::DType;
+/// The 16-bit float element types of `Buffer::BF16` and `Buffer::F16`.
+pub use half::{bf16, f16};
 pub use kernel::{Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ScalarOp};
 pub use ops::{ArgReduceOp, BinaryOp, DotDims, ReduceOp, ScanOp, ScatterMode, UnaryOp};

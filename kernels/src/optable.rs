@@ -180,7 +180,8 @@ macro_rules! unary_table {
             pub fn accepts(self, dtype: DType) -> bool {
                 match self {
                     $(UnaryOp::$V => match dtype {
-                        DType::F32 => defined!($f32),
+                        // 16-bit floats compute in f32 (`backend::Dispatch`).
+                        DType::BF16 | DType::F16 | DType::F32 => defined!($f32),
                         DType::F64 => defined!($f64),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
                         DType::Bool => defined!($bool),
@@ -239,7 +240,7 @@ macro_rules! binary_table {
             pub fn accepts(self, dtype: DType) -> bool {
                 match self {
                     $(BinaryOp::$V => match dtype {
-                        DType::F32 | DType::F64 => defined!($float),
+                        DType::BF16 | DType::F16 | DType::F32 | DType::F64 => defined!($float),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
                         DType::Bool => defined!($bool),
                     },)*
@@ -442,6 +443,24 @@ impl UnaryKernels for bool {
         op.on_bool(v)
     }
 }
+
+/// 16-bit floats have no columns of their own: they compute in f32
+/// (`backend::Dispatch` widens them before a kernel sees them).
+macro_rules! computed_in_f32 {
+    ($($t:ty),*) => {$(
+        impl UnaryKernels for $t {
+            fn unary<V: UnaryFn<$t>>(_: UnaryOp, _: V) -> Option<V::Out> {
+                None
+            }
+        }
+        impl BinaryKernels for $t {
+            fn binary<V: BinaryFn<$t>>(_: BinaryOp, _: V) -> Option<V::Out> {
+                None
+            }
+        }
+    )*};
+}
+computed_in_f32!(half::bf16, half::f16);
 
 impl BinaryKernels for bool {
     #[inline(always)]

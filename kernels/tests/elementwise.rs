@@ -508,6 +508,81 @@ fn convert_semantics() {
     }
 }
 
+/// The bits of a 16-bit float array.
+fn half_bits(a: &Array) -> Vec<u16> {
+    match &*a.buffer().unwrap() {
+        Buffer::BF16(v) => v.iter().map(|x| x.to_bits()).collect(),
+        Buffer::F16(v) => v.iter().map(|x| x.to_bits()).collect(),
+        b => panic!("expected a 16-bit float, got {}", b.dtype()),
+    }
+}
+
+#[test]
+fn conversions_to_16_bit_floats_round_once_to_nearest_even() {
+    let xs: Vec<f64> = HALF_CASES.iter().map(|c| c.0).collect();
+    let f64s = Array::new(&[xs.len()], Buffer::F64(xs.clone()));
+    let bf: Vec<u16> = HALF_CASES.iter().map(|c| c.1).collect();
+    let h: Vec<u16> = HALF_CASES.iter().map(|c| c.2).collect();
+    assert_eq!(
+        half_bits(&cpu::Cpu.convert(&f64s, DType::BF16)),
+        bf,
+        "f64 -> bf16"
+    );
+    assert_eq!(
+        half_bits(&cpu::Cpu.convert(&f64s, DType::F16)),
+        h,
+        "f64 -> f16"
+    );
+    // From f32, the cases that f32 holds exactly round the same.
+    let exact: Vec<usize> = (0..xs.len())
+        .filter(|&i| xs[i] as f32 as f64 == xs[i])
+        .collect();
+    let singles = Array::new(
+        &[exact.len()],
+        Buffer::F32(exact.iter().map(|&i| xs[i] as f32).collect()),
+    );
+    let pick = |v: &[u16]| exact.iter().map(|&i| v[i]).collect::<Vec<_>>();
+    assert_eq!(
+        half_bits(&cpu::Cpu.convert(&singles, DType::BF16)),
+        pick(&bf)
+    );
+    assert_eq!(half_bits(&cpu::Cpu.convert(&singles, DType::F16)), pick(&h));
+    // NaN stays NaN (quiet, sign kept); back to f32 is exact.
+    let nan = Array::new(&[2], Buffer::F64(vec![f64::NAN, -f64::NAN]));
+    for to in [DType::BF16, DType::F16] {
+        let back = cpu::Cpu.convert(&cpu::Cpu.convert(&nan, to), DType::F32);
+        assert!(f32s(&back).iter().all(|x| x.is_nan()), "{to}");
+        let round = cpu::Cpu.convert(&cpu::Cpu.convert(&f64s, to), DType::F64);
+        let again = cpu::Cpu.convert(&round, to);
+        assert_eq!(
+            half_bits(&again),
+            half_bits(&cpu::Cpu.convert(&f64s, to)),
+            "{to} round trip"
+        );
+    }
+}
+
+#[test]
+fn arithmetic_on_16_bit_floats_rounds_each_result_once_from_f32() {
+    // 1 + 2^-8 is a bf16 tie: in f32 the sum is exact, then rounds to even.
+    let one = Array::new(&[2], Buffer::BF16(vec![arr_kernels::bf16::ONE; 2]));
+    let small = cpu::Cpu.convert(
+        &Array::new(&[2], Buffer::F32(vec![1.0 / 256.0, 3.0 / 256.0])),
+        DType::BF16,
+    );
+    let sum = cpu::Cpu.binary(BinaryOp::Add, one.clone(), small.clone());
+    assert_eq!(half_bits(&sum), vec![0x3f80, 0x3f82]);
+    // A sum of many small terms accumulates in f32, not in bf16 (where
+    // 256 + 1 == 256 and the total would stop at 256).
+    let ones = Array::new(&[1000], Buffer::BF16(vec![arr_kernels::bf16::ONE; 1000]));
+    let total = cpu::Cpu.reduce(arr_kernels::ReduceOp::Sum, &ones, &[0]);
+    assert_eq!(total.dtype(), DType::BF16);
+    assert_eq!(total.get_f64(0).unwrap(), 1000.0);
+    // Comparisons give bool; indices stay i32.
+    let lt = cpu::Cpu.binary(BinaryOp::Lt, one, small);
+    assert_eq!(bools(&lt), &[false, false]);
+}
+
 #[test]
 fn every_dtype_binary_arith() {
     for dtype in [DType::I32, DType::I64, DType::U32, DType::F32, DType::F64] {

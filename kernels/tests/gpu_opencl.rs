@@ -11,6 +11,8 @@ use arr_kernels::{
     UnaryOp,
 };
 
+mod common;
+
 fn device() -> Option<&'static GpuDevice> {
     match gpu::find("opencl") {
         Ok(d) => Some(d),
@@ -59,6 +61,8 @@ fn sample(dtype: DType, n: usize, seed: u64) -> Array {
                 .map(|(i, &v)| if i % 13 == 12 { f64::INFINITY } else { v })
                 .collect(),
         ),
+        // 16-bit floats: the f64 sample rounded (inexact values and ties included).
+        half => return Cpu.convert(&sample(DType::F64, n, seed), half),
     };
     Array::new(&[n], buf)
 }
@@ -69,10 +73,13 @@ fn assert_close(what: &str, got: &Array, want: &Array) {
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
     let g = got.to_f64_vec().unwrap();
     let w = want.to_f64_vec().unwrap();
-    let tol = if want.dtype() == DType::F32 {
-        2e-6
-    } else {
-        1e-12
+    // 16-bit results are f32 results rounded: a few f32 ulps may round to
+    // the neighbouring 16-bit value.
+    let tol = match want.dtype() {
+        DType::F32 => 2e-6,
+        DType::BF16 => 8e-3,
+        DType::F16 => 1e-3,
+        _ => 1e-12,
     };
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
         let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * b.abs().max(1.0);
@@ -129,6 +136,35 @@ fn every_op_table_row_matches_the_cpu() {
                 &format!("convert {dtype} to {to}"),
                 &d.convert(&a, to),
                 &Cpu.convert(&a, to),
+            );
+        }
+    }
+}
+
+#[test]
+fn conversions_to_and_from_16_bit_floats_give_the_cpus_bits() {
+    let Some(d) = device() else { return };
+    let xs: Vec<f64> = common::HALF_CASES
+        .iter()
+        .map(|c| c.0)
+        .chain([f64::NAN, -f64::NAN])
+        .collect();
+    let f64s = Array::new(&[xs.len()], Buffer::F64(xs.clone()));
+    let sources = [
+        f64s.clone(),
+        Cpu.convert(&f64s, DType::F32),
+        Cpu.convert(&f64s, DType::I32),
+        Cpu.convert(&f64s, DType::BF16),
+        Cpu.convert(&f64s, DType::F16),
+    ];
+    for a in &sources {
+        for to in DType::ALL {
+            let (got, want) = (d.convert(a, to), Cpu.convert(a, to));
+            assert_eq!(
+                got.buffer().unwrap().to_le_bytes(),
+                want.buffer().unwrap().to_le_bytes(),
+                "convert {} to {to}",
+                a.dtype()
             );
         }
     }

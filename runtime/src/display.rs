@@ -218,6 +218,11 @@ fn concrete_str(a: &Array) -> String {
         return match &*buf {
             Buffer::F32(v) => py_float32(v[0]),
             Buffer::F64(v) => py_float(v[0]),
+            Buffer::F16(v) => py_float_digits(
+                v[0].to_f64(),
+                format!("{:.*e}", shortest_f16(v[0].to_f64()).0, v[0].to_f64()),
+                format!("{:.*}", shortest_f16(v[0].to_f64()).1, v[0].to_f64()),
+            ),
             _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
@@ -328,6 +333,9 @@ struct ElementFormat {
 enum FloatMode {
     Bool,
     Int,
+    /// bfloat16 as JAX prints it (its scalars' `str`: C's `%g`, six
+    /// significant digits), unpadded.
+    General,
     /// Fixed notation with up to `precision` digits after the point.
     Fixed {
         precision: usize,
@@ -339,11 +347,52 @@ enum FloatMode {
 }
 
 fn shortest_digits(x: f64, dtype: DType) -> String {
-    if dtype == DType::F32 {
-        format!("{}", x as f32)
-    } else {
-        format!("{x}")
+    match dtype {
+        DType::F32 => format!("{}", x as f32),
+        DType::F16 => format!("{:.*}", shortest_f16(x).1, x),
+        _ => format!("{x}"),
     }
+}
+
+/// The fewest significant digits that read back as the same float16:
+/// (significant digits - 1, digits after the point) of that form.
+fn shortest_f16(x: f64) -> (usize, usize) {
+    for p in 0..8 {
+        let s = format!("{:.*e}", p, x);
+        if s.parse::<f64>().map(arr_kernels::dtype::f16_from_f64).ok()
+            == Some(arr_kernels::dtype::f16_from_f64(x))
+        {
+            let exp: i32 = s.split_once('e').map_or(0, |(_, e)| e.parse().unwrap_or(0));
+            return (p, (p as i32 - exp).max(0) as usize);
+        }
+    }
+    (8, 8)
+}
+
+/// C's `%g`: six significant digits, trailing zeros dropped, exponent form
+/// below 1e-4 and from 1e6.
+pub fn c_general(x: f64) -> String {
+    if !x.is_finite() {
+        return nonfinite(x);
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let sci = format!("{:.5e}", x);
+    let (m, e) = sci.split_once('e').expect("`{:e}` has an exponent");
+    let e: i32 = e.parse().expect("an integer exponent");
+    let trim = |t: &str| {
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    if !(-4..6).contains(&e) {
+        let sign = if e < 0 { '-' } else { '+' };
+        return format!("{}e{sign}{:02}", trim(m), e.abs());
+    }
+    trim(&format!("{:.*}", (5 - e) as usize, x))
 }
 
 /// Digits after the point in the shortest round-trip form, capped at 8.
@@ -371,6 +420,10 @@ impl ElementFormat {
             },
             d if d.is_int() => ElementFormat {
                 kind: FloatMode::Int,
+                width: 0,
+            },
+            DType::BF16 => ElementFormat {
+                kind: FloatMode::General,
                 width: 0,
             },
             _ => {
@@ -416,7 +469,10 @@ impl ElementFormat {
         // Widths: the widest integer part (left) and fraction (right) over the shown elements.
         let mut width = 0;
         let mut right = 0;
-        for &i in &idx {
+        for &i in idx
+            .iter()
+            .filter(|_| !matches!(fmt.kind, FloatMode::General))
+        {
             let s = fmt.format_raw(buf, i);
             if let FloatMode::Fixed { .. } = fmt.kind {
                 let (l, r) = s
@@ -439,10 +495,17 @@ impl ElementFormat {
     }
 
     fn format_raw(&self, buf: &Buffer, i: usize) -> String {
-        let x = buf.get_f64(i);
+        let mut x = buf.get_f64(i);
+        if buf.dtype() == DType::F16 && x.is_finite() {
+            // Its shortest digits, as NumPy starts from: the binary value's
+            // further digits are noise within float16's few.
+            let digits = format!("{:.*e}", shortest_f16(x).0, x);
+            x = digits.parse().unwrap_or(x);
+        }
         match self.kind {
             FloatMode::Bool => if x != 0.0 { "True" } else { "False" }.to_string(),
             FloatMode::Int => buf.get_i64(i).to_string(),
+            FloatMode::General => c_general(x),
             FloatMode::Fixed { precision, .. } => {
                 if !x.is_finite() {
                     return nonfinite(x);
@@ -501,10 +564,10 @@ fn nonfinite(x: f64) -> String {
 }
 
 fn sci_digits(x: f64, dtype: DType) -> usize {
-    let s = if dtype == DType::F32 {
-        format!("{:e}", x as f32)
-    } else {
-        format!("{x:e}")
+    let s = match dtype {
+        DType::F32 => format!("{:e}", x as f32),
+        DType::F16 => return shortest_f16(x).0,
+        _ => format!("{x:e}"),
     };
     let m = s.split_once('e').map_or(s.as_str(), |(m, _)| m);
     m.split_once('.').map_or(0, |(_, f)| f.len()).min(8)

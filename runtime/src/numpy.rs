@@ -28,6 +28,10 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         (Bool, x) | (x, Bool) => x,
         (F64, _) | (_, F64) => F64,
         (F32, _) | (_, F32) => F32,
+        // The two 16-bit floats meet in float32; either with an int stays.
+        (BF16, F16) | (F16, BF16) => F32,
+        (BF16, _) | (_, BF16) => BF16,
+        (F16, _) | (_, F16) => F16,
         (I64, _) | (_, I64) => I64,
         (U32, I32) | (I32, U32) => I64,
         _ => a,
@@ -146,6 +150,8 @@ fn make_scalar_array(x: f64, dtype: DType) -> Array {
         DType::I32 => Buffer::I32(vec![x as i32]),
         DType::I64 => Buffer::I64(vec![x as i64]),
         DType::U32 => Buffer::U32(vec![x as u32]),
+        DType::BF16 => Buffer::BF16(vec![arr_kernels::dtype::bf16_from_f64(x)]),
+        DType::F16 => Buffer::F16(vec![arr_kernels::dtype::f16_from_f64(x)]),
         DType::F32 => Buffer::F32(vec![x as f32]),
         DType::F64 => Buffer::F64(vec![x]),
     };

@@ -18,6 +18,14 @@ fn sample(dtype: DType) -> Tensor {
         DType::U32 => Array::new(&[3], Buffer::U32(vec![1, 2, 3])),
         DType::F32 => Array::new(&[3], Buffer::F32(vec![0.5, 0.25, 0.75])),
         DType::F64 => Array::new(&[3], Buffer::F64(vec![0.5, 0.25, 0.75])),
+        DType::BF16 => Array::new(
+            &[3],
+            Buffer::BF16([0.5, 0.25, 0.75].map(arr_kernels::bf16::from_f32).to_vec()),
+        ),
+        DType::F16 => Array::new(
+            &[3],
+            Buffer::F16([0.5, 0.25, 0.75].map(arr_kernels::f16::from_f32).to_vec()),
+        ),
     };
     Tensor::Concrete(a)
 }

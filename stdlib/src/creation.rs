@@ -162,6 +162,8 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
         Buffer::I32(v) => Buffer::I32(vec![v[0]; n]),
         Buffer::I64(v) => Buffer::I64(vec![v[0]; n]),
         Buffer::U32(v) => Buffer::U32(vec![v[0]; n]),
+        Buffer::BF16(v) => Buffer::BF16(vec![v[0]; n]),
+        Buffer::F16(v) => Buffer::F16(vec![v[0]; n]),
         Buffer::F32(v) => Buffer::F32(vec![v[0]; n]),
         Buffer::F64(v) => Buffer::F64(vec![v[0]; n]),
     };

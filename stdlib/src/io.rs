@@ -24,7 +24,7 @@ pub(crate) fn register(r: &mut crate::Registry) {
     r.effect_func(
         "load(file)",
         "Read an array from a .npy file, or a dict name -> array from a .npz file. \
-         int8/int16/uint8/uint16 load as int32, uint64 as int64 and float16 as float32.",
+         int8/int16/uint8/uint16 load as int32 and uint64 as int64.",
         load,
     );
     r.effect_func(
@@ -95,15 +95,22 @@ fn is_zip(bytes: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // Writing .npy
 
-fn descr(dtype: DType) -> &'static str {
-    match dtype {
+/// The `.npy` type of `dtype`; NumPy has none for bfloat16.
+fn descr(dtype: DType) -> Result<&'static str> {
+    Ok(match dtype {
         DType::Bool => "|b1",
         DType::I32 => "<i4",
         DType::I64 => "<i8",
         DType::U32 => "<u4",
+        DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
-    }
+        DType::BF16 => {
+            return Err(Error::type_error(
+                "NumPy's .npy format has no bfloat16 type; save x.astype(float32) instead",
+            ))
+        }
+    })
 }
 
 /// The complete `.npy` file for `a`: version 1.0 unless the header needs 2.0's
@@ -117,7 +124,7 @@ fn npy_bytes(a: &Array) -> Result<Vec<u8>> {
     };
     let dict = format!(
         "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-        descr(a.dtype())
+        descr(a.dtype())?
     );
     let mut out = Vec::new();
     out.extend_from_slice(NPY_MAGIC);
@@ -344,6 +351,7 @@ impl FileType {
             FileType::UInt(4) => DType::U32,
             FileType::Int(_) | FileType::UInt(_) => DType::I32,
             FileType::Float(8) => DType::F64,
+            FileType::Float(2) => DType::F16,
             FileType::Float(_) => DType::F32,
         }
     }
@@ -377,29 +385,6 @@ fn parse_descr(d: &str) -> std::result::Result<(FileType, bool), String> {
     Ok((ft, big))
 }
 
-/// IEEE half precision to single (exact).
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = ((h >> 15) as u32) << 31;
-    let exp = ((h >> 10) & 0x1f) as u32;
-    let mant = (h & 0x3ff) as u32;
-    let bits = match (exp, mant) {
-        (0, 0) => sign,
-        (0, _) => {
-            // Subnormal: normalise the mantissa.
-            let mut e = 127 - 15 + 1;
-            let mut m = mant;
-            while m & 0x400 == 0 {
-                m <<= 1;
-                e -= 1;
-            }
-            sign | (e << 23) | ((m & 0x3ff) << 13)
-        }
-        (31, _) => sign | (0xff << 23) | (mant << 13),
-        _ => sign | ((exp + 127 - 15) << 23) | (mant << 13),
-    };
-    f32::from_bits(bits)
-}
-
 /// Decode `data` (exactly `n * ft.size()` bytes) into a buffer of `ft.dtype()`.
 fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
     let native = !big || ft.size() == 1;
@@ -427,7 +412,11 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
         FileType::UInt(4) => Buffer::U32(words.map(|v| v as u32).collect()),
         // uint64 has no arr dtype: values above 2**63 - 1 wrap, as NumPy's astype(int64).
         FileType::UInt(_) => Buffer::I64(words.map(|v| v as i64).collect()),
-        FileType::Float(2) => Buffer::F32(words.map(|v| f16_to_f32(v as u16)).collect()),
+        FileType::Float(2) => Buffer::F16(
+            words
+                .map(|v| arr_kernels::f16::from_bits(v as u16))
+                .collect(),
+        ),
         FileType::Float(4) => Buffer::F32(words.map(|v| f32::from_bits(v as u32)).collect()),
         FileType::Float(_) => Buffer::F64(words.map(f64::from_bits).collect()),
     }

@@ -4,6 +4,7 @@
 
 mod common;
 
+use arr_kernels::Backend as _;
 use arr_runtime::Value;
 use arr_testkit::{error_of, truthy};
 use common::{random_program, run, session, Rng};

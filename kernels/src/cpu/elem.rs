@@ -72,6 +72,8 @@ impl_elem!(bool, Bool, |_| false, false);
 impl_elem!(i32, I32, |_| false, 0);
 impl_elem!(i64, I64, |_| false, 0);
 impl_elem!(u32, U32, |_| false, 0);
+impl_elem!(half::bf16, BF16, |x| x.is_nan(), half::bf16::NAN);
+impl_elem!(half::f16, F16, |x| x.is_nan(), half::f16::NAN);
 impl_elem!(f32, F32, |x| x.is_nan(), f32::NAN);
 impl_elem!(f64, F64, |x| x.is_nan(), f64::NAN);
 
@@ -95,6 +97,14 @@ macro_rules! with_dtype {
             }
             $crate::DType::U32 => {
                 type $T = u32;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = half::f16;
                 $body
             }
             $crate::DType::F32 => {

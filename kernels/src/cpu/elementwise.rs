@@ -8,6 +8,8 @@
 use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
 use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
+// 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
+use crate::Backend as _;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -338,6 +340,9 @@ impl<T: Elem> BinaryFn<T> for BinaryArrays {
 pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
     assert_eq!(a.dtype(), b.dtype(), "binary {} on mixed dtypes", op.name());
     let dtype = a.dtype();
+    if dtype.is_half() {
+        return crate::backend::Dispatch(&super::Cpu).binary(op, a, b);
+    }
     crate::with_dtype!(dtype, T => <T as BinaryKernels>::binary(op, BinaryArrays(a, b)))
         .unwrap_or_else(|| panic!("{} is not defined on {dtype}", op.name()))
 }
@@ -437,6 +442,9 @@ impl<T: Elem> UnaryFn<T> for UnaryArray {
 
 pub fn unary(op: UnaryOp, a: Array) -> Array {
     let dtype = a.dtype();
+    if dtype.is_half() {
+        return crate::backend::Dispatch(&super::Cpu).unary(op, a);
+    }
     crate::with_dtype!(dtype, T => <T as UnaryKernels>::unary(op, UnaryArray(a)))
         .unwrap_or_else(|| panic!("{} is not defined on {dtype}", op.name()))
 }
@@ -510,6 +518,13 @@ pub trait Cast: Copy {
     fn to_u32(self) -> u32;
     fn to_f32(self) -> f32;
     fn to_f64(self) -> f64;
+    /// Rounded to nearest even, once, from the exact value.
+    fn to_bf16(self) -> half::bf16 {
+        crate::dtype::bf16_from_f64(self.to_f64())
+    }
+    fn to_f16(self) -> half::f16 {
+        crate::dtype::f16_from_f64(self.to_f64())
+    }
 }
 
 macro_rules! impl_cast {
@@ -530,7 +545,65 @@ macro_rules! impl_cast {
         }
     )*};
 }
-impl_cast!(i32, i64, u32, f32, f64);
+impl_cast!(i32, i64, u32, f64);
+
+// From f32 directly: the f64 detour of the default would round the same
+// way, but this is the single conversion the hardware does.
+impl Cast for f32 {
+    #[inline(always)]
+    fn to_bool(self) -> bool {
+        self != 0.0
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self as i32
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn to_bf16(self) -> half::bf16 {
+        half::bf16::from_f32(self)
+    }
+    #[inline(always)]
+    fn to_f16(self) -> half::f16 {
+        half::f16::from_f32(self)
+    }
+}
+
+/// 16-bit floats convert as their (exact) f32 value does.
+macro_rules! impl_cast_half {
+    ($($t:ty),*) => {$(
+        impl Cast for $t {
+            #[inline(always)]
+            fn to_bool(self) -> bool { self.to_f32() != 0.0 }
+            #[inline(always)]
+            fn to_i32(self) -> i32 { self.to_f32() as i32 }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { self.to_f32() as i64 }
+            #[inline(always)]
+            fn to_u32(self) -> u32 { self.to_f32() as u32 }
+            #[inline(always)]
+            fn to_f32(self) -> f32 { <$t>::to_f32(self) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { <$t>::to_f64(self) }
+        }
+    )*};
+}
+impl_cast_half!(half::bf16, half::f16);
 
 impl Cast for bool {
     #[inline(always)]
@@ -565,6 +638,8 @@ fn convert_from<T: Elem + Cast>(a: &Array, dtype: DType) -> Array {
         DType::I32 => map_fresh(a, T::to_i32),
         DType::I64 => map_fresh(a, T::to_i64),
         DType::U32 => map_fresh(a, T::to_u32),
+        DType::BF16 => map_fresh(a, T::to_bf16),
+        DType::F16 => map_fresh(a, T::to_f16),
         DType::F32 => map_fresh(a, T::to_f32),
         DType::F64 => map_fresh(a, T::to_f64),
     }

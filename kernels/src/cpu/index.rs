@@ -6,6 +6,8 @@
 use super::elem::{alloc, alloc_overwrite, elems, par_chunk, split_at_axis, Elem};
 use super::scalar::Arith;
 use crate::{Array, DType, ScatterMode, Shape};
+// 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
+use crate::Backend as _;
 use rayon::prelude::*;
 
 /// Index values as i64, whatever their integer dtype.
@@ -154,6 +156,9 @@ pub fn scatter(
     );
     let idx = index_values(indices);
     match a.dtype() {
+        DType::BF16 | DType::F16 => {
+            crate::backend::Dispatch(&super::Cpu).scatter(a, indices, updates, axis, mode)
+        }
         DType::Bool => match mode {
             ScatterMode::Set => scatter_typed(a, &idx, updates, axis, |_: bool, u: bool| u),
             ScatterMode::Add => scatter_typed(a, &idx, updates, axis, |x: bool, u: bool| x | u),

@@ -17,6 +17,8 @@ use super::fused::{Epilogue, KFloat};
 use super::scalar::Arith;
 use crate::kernel::MatmulKernel;
 use crate::{strides_of, Array, Buffer, DType, DotDims, Shape};
+// 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
+use crate::Backend as _;
 use rayon::prelude::*;
 
 /// One operand seen as `batch x rows x cols` with element strides.
@@ -515,6 +517,9 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         let bi = super::elementwise::convert(b, DType::I32);
         return super::elementwise::convert(&dot_general(&ai, &bi, dims), DType::Bool);
     }
+    if a.dtype().is_half() {
+        return crate::backend::Dispatch(&super::Cpu).dot_general(a, b, dims);
+    }
     let p = plan(a, b, dims);
     let buf = match a.dtype() {
         DType::F32 => Buffer::F32(dot_float::<f32>(&p)),
@@ -522,7 +527,7 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         DType::I32 => Buffer::I32(dot_int::<i32>(&p)),
         DType::I64 => Buffer::I64(dot_int::<i64>(&p)),
         DType::U32 => Buffer::U32(dot_int::<u32>(&p)),
-        DType::Bool => unreachable!(),
+        DType::Bool | DType::BF16 | DType::F16 => unreachable!("handled above"),
     };
     Array::new(&p.out_shape, buf)
 }

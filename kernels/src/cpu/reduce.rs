@@ -9,6 +9,8 @@
 use super::elem::{alloc, elems, par_chunk, split_at_axis, Elem, PAR_MIN_CHUNK, PAR_MIN_LEN};
 use super::scalar::Arith;
 use crate::{ArgReduceOp, Array, DType, ReduceOp, ScanOp, Shape};
+// 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
+use crate::Backend as _;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
@@ -295,6 +297,7 @@ pub fn reduce(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
         );
     }
     match a.dtype() {
+        DType::BF16 | DType::F16 => crate::backend::Dispatch(&super::Cpu).reduce(op, a, axes),
         DType::Bool => reduce_bool(op, a, axes),
         DType::I32 => reduce_num::<i32>(op, a, axes),
         DType::I64 => reduce_num::<i64>(op, a, axes),
@@ -450,6 +453,9 @@ pub fn scan(op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
         a.shape()
     );
     match a.dtype() {
+        DType::BF16 | DType::F16 => {
+            crate::backend::Dispatch(&super::Cpu).scan(op, a, axis, reverse)
+        }
         DType::Bool => match op {
             ScanOp::Sum | ScanOp::Max => scan_with(a, axis, reverse, |x: bool, y: bool| x | y),
             ScanOp::Prod | ScanOp::Min => scan_with(a, axis, reverse, |x: bool, y: bool| x & y),

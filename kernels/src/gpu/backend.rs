@@ -368,6 +368,9 @@ impl Backend for GpuDevice {
     }
 
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
+        if crate::backend::half_of([&a]).is_some() {
+            return crate::backend::Dispatch(self).unary(op, a);
+        }
         let out = if op.is_predicate() {
             DType::Bool
         } else {
@@ -383,6 +386,9 @@ impl Backend for GpuDevice {
     }
 
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
+        if crate::backend::half_of([&a, &b]).is_some() {
+            return crate::backend::Dispatch(self).binary(op, a, b);
+        }
         let space = broadcast_shapes(a.shape(), b.shape()).expect("the shape rule broadcast them");
         let out = if op.is_comparison() {
             DType::Bool
@@ -420,10 +426,19 @@ impl Backend for GpuDevice {
     }
 
     fn convert(&self, a: &Array, dtype: DType) -> Array {
-        self.elementwise(a.dtype(), dtype, a.shape(), &[a], vec![ScalarOp::Load(0)])
+        // 16-bit float registers hold bits: those convert through float.
+        let reg = if a.dtype().is_half() && dtype != a.dtype() {
+            DType::F32
+        } else {
+            a.dtype()
+        };
+        self.elementwise(reg, dtype, a.shape(), &[a], vec![ScalarOp::Load(0)])
     }
 
     fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
+        if crate::backend::half_of([a]).is_some() {
+            return crate::backend::Dispatch(self).reduce(op, a, axes);
+        }
         let out = if matches!(op, ReduceOp::All | ReduceOp::Any) {
             DType::Bool
         } else {
@@ -456,6 +471,9 @@ impl Backend for GpuDevice {
     }
 
     fn arg_reduce(&self, op: ArgReduceOp, a: &Array, axis: usize) -> Array {
+        if crate::backend::half_of([a]).is_some() {
+            return crate::backend::Dispatch(self).arg_reduce(op, a, axis);
+        }
         let (pre, n, post) = around(a.shape(), axis);
         let mut shape = a.shape().to_vec();
         shape.remove(axis);
@@ -471,6 +489,9 @@ impl Backend for GpuDevice {
     }
 
     fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
+        if crate::backend::half_of([a]).is_some() {
+            return crate::backend::Dispatch(self).scan(op, a, axis, reverse);
+        }
         let (pre, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
         let src = self.source(|d| template::scan(d, a.dtype(), op, reverse));
@@ -484,6 +505,9 @@ impl Backend for GpuDevice {
     }
 
     fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array {
+        if crate::backend::half_of([a, b]).is_some() {
+            return crate::backend::Dispatch(self).dot_general(a, b, dims);
+        }
         self.gemm(a, b, dims, None).remove(0)
     }
 
@@ -646,6 +670,9 @@ impl Backend for GpuDevice {
         axis: usize,
         mode: ScatterMode,
     ) -> Array {
+        if crate::backend::half_of([a, updates]).is_some() {
+            return crate::backend::Dispatch(self).scatter(a, indices, updates, axis, mode);
+        }
         let (_, n, post) = around(a.shape(), axis);
         let out = self.output(a.dtype(), a.shape());
         let src = self
@@ -666,6 +693,9 @@ impl Backend for GpuDevice {
     }
 
     fn iota(&self, dtype: DType, shape: &[usize], dim: usize) -> Array {
+        if dtype.is_half() {
+            return crate::backend::Dispatch(self).iota(dtype, shape, dim);
+        }
         let out = self.output(dtype, shape);
         let total: usize = shape.iter().product();
         let inner: usize = shape[dim + 1..].iter().product();
@@ -680,10 +710,16 @@ impl Backend for GpuDevice {
     }
 
     fn sort(&self, a: &Array, axis: usize) -> Array {
+        if crate::backend::half_of([a]).is_some() {
+            return crate::backend::Dispatch(self).sort(a, axis);
+        }
         self.sorted(a, axis, false)
     }
 
     fn argsort(&self, a: &Array, axis: usize) -> Array {
+        if crate::backend::half_of([a]).is_some() {
+            return crate::backend::Dispatch(self).argsort(a, axis);
+        }
         self.sorted(a, axis, true)
     }
 
@@ -711,11 +747,17 @@ impl Backend for GpuDevice {
     }
 
     fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
+        if crate::backend::half_of(&inputs).is_some() {
+            return crate::backend::Dispatch(self).run_kernel(k, inputs);
+        }
         let refs: Vec<&Array> = inputs.iter().collect();
         self.run(&GpuDevice::loop_of(k), &refs)
     }
 
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
+        if crate::backend::half_of(&inputs).is_some() {
+            return crate::backend::Dispatch(self).matmul_kernel(k, inputs);
+        }
         let body = GpuDevice::loop_of(&k.epilogue);
         let extra: Vec<&Array> = (0..k.epilogue.inputs.len())
             .filter_map(|i| k.operand_of_input(i))

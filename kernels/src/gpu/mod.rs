@@ -278,6 +278,8 @@ fn host_bytes(buf: &Buffer) -> std::borrow::Cow<'_, [u8]> {
         Buffer::I32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::I64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::U32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::BF16(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::F16(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::F32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::F64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
     }

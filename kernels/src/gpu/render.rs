@@ -48,6 +48,10 @@ struct Tokens {
     head: &'static str,
     inf_f: &'static str,
     inf_d: &'static str,
+    /// Bit casts between float and u32, and float `rint`.
+    f2u: &'static str,
+    u2f: &'static str,
+    rint_f: &'static str,
     /// Warp shuffles for the last step of a reduction.
     shuffle: bool,
 }
@@ -63,9 +67,12 @@ const CUDA: Tokens = Tokens {
     lsize: "((i64)blockDim.x)",
     ngroups: "((i64)gridDim.x)",
     func: "static __device__ __forceinline__",
-    head: "typedef long long i64;\ntypedef unsigned long long u64;\ntypedef unsigned int u32;\ntypedef unsigned char u8;\n",
+    head: "typedef long long i64;\ntypedef unsigned long long u64;\ntypedef unsigned int u32;\ntypedef unsigned short u16;\ntypedef unsigned char u8;\n",
     inf_f: "__int_as_float(0x7f800000)",
     inf_d: "__longlong_as_double(0x7ff0000000000000LL)",
+    f2u: "__float_as_uint",
+    u2f: "__uint_as_float",
+    rint_f: "rintf",
     shuffle: true,
 };
 
@@ -80,9 +87,12 @@ const OPENCL: Tokens = Tokens {
     lsize: "((i64)get_local_size(0))",
     ngroups: "((i64)get_num_groups(0))",
     func: "static inline",
-    head: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef long i64;\ntypedef ulong u64;\ntypedef uint u32;\ntypedef uchar u8;\n",
+    head: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef long i64;\ntypedef ulong u64;\ntypedef uint u32;\ntypedef ushort u16;\ntypedef uchar u8;\n",
     inf_f: "INFINITY",
     inf_d: "((double)INFINITY)",
+    f2u: "as_uint",
+    u2f: "as_float",
+    rint_f: "rint",
     shuffle: false,
 };
 
@@ -109,12 +119,17 @@ pub fn storage_type(dtype: DType) -> &'static str {
         DType::I32 => "int",
         DType::I64 => "i64",
         DType::U32 => "u32",
+        // 16-bit floats are their bits; kernels convert them to float
+        // where they compute (`half_helpers`).
+        DType::BF16 | DType::F16 => "u16",
         DType::F32 => "float",
         DType::F64 => "double",
     }
 }
 
-/// The C type registers of `dtype` are computed in.
+/// The C type registers of `dtype` are computed in (16-bit float
+/// registers hold bits: only loops that move elements have them, as
+/// arithmetic on them runs in f32, `backend::Dispatch`).
 fn register_type(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "int",
@@ -272,6 +287,8 @@ fn literal(x: f64, t: DType) -> String {
             }
         }
         DType::Bool => ((x != 0.0) as i32).to_string(),
+        DType::BF16 => format!("((u16){}u)", half::bf16::from_f64(x).to_bits()),
+        DType::F16 => format!("((u16){}u)", half::f16::from_f64(x).to_bits()),
         DType::I32 => format!("((int){})", x as i32),
         DType::U32 => format!("((u32){}u)", x as u32),
         DType::I64 => format!("((i64){}LL)", x as i64),
@@ -323,6 +340,8 @@ fn helpers(d: Dialect, t: DType) -> String {
             ));
             s.push_str(&erfinv(d, t));
         }
+        // Bits that loops only move: no arithmetic helpers.
+        DType::BF16 | DType::F16 => {}
         DType::Bool => {
             s.push_str(&format!(
                 "{f} T a_not(T x) {{ return !x; }}
@@ -446,6 +465,14 @@ fn convert(x: &str, from: DType, to: DType) -> String {
     if to == DType::Bool {
         return format!("(u8)({x} != 0)");
     }
+    if to.is_half() {
+        // Registers are never 16-bit floats unless `from == to` (above).
+        let name = if to == DType::BF16 { "bf16" } else { "f16" };
+        return match from {
+            DType::F32 => format!("a_f32_{name}({x})"),
+            _ => format!("a_f32_{name}(a_odd_f32((double)({x})))"),
+        };
+    }
     if from.is_float() && to.is_int() {
         let (lo, hi, lo_v, hi_v) = match to {
             DType::I32 => (
@@ -494,7 +521,7 @@ fn coordinates(nd: usize, indent: &str) -> String {
 
 /// Input `i`'s element at flat index `i` (coordinates `cA` when strided),
 /// as a register value.
-fn load_expr(access: Access, i: usize, nd: usize) -> String {
+fn load_expr(access: Access, i: usize, nd: usize, storage: DType, reg: DType) -> String {
     let idx = match access {
         Access::Contiguous => "i".to_string(),
         Access::Scalar => format!("o{i}"),
@@ -506,7 +533,57 @@ fn load_expr(access: Access, i: usize, nd: usize) -> String {
             e
         }
     };
-    format!("((T)in{i}[{idx}])")
+    widen_load(&format!("in{i}[{idx}]"), storage, reg)
+}
+
+/// A stored element as a register: 16-bit floats as float when the
+/// registers are not their bits.
+fn widen_load(elem: &str, storage: DType, reg: DType) -> String {
+    match storage {
+        DType::BF16 if reg != storage => format!("((T)a_bf16_f32({elem}))"),
+        DType::F16 if reg != storage => format!("((T)a_f16_f32({elem}))"),
+        _ => format!("((T){elem})"),
+    }
+}
+
+/// Conversions between 16-bit floats (as `u16` bits) and float, rounding to
+/// nearest even as the CPU backend (the `half` crate) does, NaNs quieted
+/// with their sign; `a_odd_f32` rounds a double to float with round-to-odd
+/// so that a second rounding to 16 bits is correct. Bit arithmetic rather
+/// than CUDA's `cuda_fp16.h`, which NVRTC cannot find without the toolkit's
+/// headers and OpenCL devices need not have (`cl_khr_fp16`).
+fn half_helpers(d: Dialect) -> String {
+    let tk = d.tokens();
+    let (f, f2u, u2f, rint) = (tk.func, tk.f2u, tk.u2f, tk.rint_f);
+    format!(
+        "{f} float a_bf16_f32(u16 h) {{ return {u2f}(((u32)h) << 16); }}
+{f} u16 a_f32_bf16(float x) {{
+  u32 u = {f2u}(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u16)((u >> 16) | 0x40u);
+  return (u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}}
+{f} float a_f16_f32(u16 h) {{
+  u32 s = ((u32)h & 0x8000u) << 16, e = ((u32)h >> 10) & 0x1fu, m = (u32)h & 0x3ffu;
+  if (e == 0x1fu) return {u2f}(s | 0x7f800000u | (m << 13));
+  if (e == 0u) {{ float v = (float)m * 5.9604644775390625e-8f; return s ? -v : v; }}
+  return {u2f}(s | ((e + 112u) << 23) | (m << 13));
+}}
+{f} u16 a_f32_f16(float x) {{
+  u32 u = {f2u}(x), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (u16)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) return (u16)(s | 0x7c00u);
+  if (a < 0x38800000u) return (u16)(s | (u32){rint}({u2f}(a) * 16777216.0f));
+  return (u16)(s | ((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13));
+}}
+{f} float a_odd_f32(double x) {{
+  float r = (float)x;
+  if ((double)r == x || r != r) return r;
+  u32 u = {f2u}(r);
+  if (u & 1u) return r;
+  return {u2f}(fabs((double)r) > fabs(x) ? u - 1u : u + 1u);
+}}
+"
+    )
 }
 
 /// The combine step and identity of a reduction on register type `t`.
@@ -528,6 +605,9 @@ fn reduce_identity(op: ReduceOp, t: DType) -> String {
     match (op, t) {
         (ReduceOp::Sum | ReduceOp::Any, _) => "(T)0".into(),
         (ReduceOp::Prod | ReduceOp::All, _) => "(T)1".into(),
+        (ReduceOp::Max | ReduceOp::Min, DType::BF16 | DType::F16) => {
+            unreachable!("16-bit floats reduce in f32 (backend::Dispatch)")
+        }
         (ReduceOp::Max, DType::F32 | DType::F64) => "(-A_INF)".into(),
         (ReduceOp::Min, DType::F32 | DType::F64) => "A_INF".into(),
         (ReduceOp::Max, DType::I32) => "(-2147483647 - 1)".into(),
@@ -718,6 +798,13 @@ impl Loop {
 
         let tk = d.tokens();
         let mut s = prelude(d, t);
+        let halves = self.inputs.iter().map(|v| v.dtype);
+        if halves
+            .chain(self.outputs.iter().map(|o| o.dtype))
+            .any(|x| x.is_half() && x != t)
+        {
+            s.push_str(&half_helpers(d));
+        }
         let kind = if self.reduce_axes > 0 {
             "reduce"
         } else {
@@ -731,7 +818,7 @@ impl Loop {
         if need_coords {
             elem.push_str(&coordinates(nd, "    "));
         }
-        let load = |i: usize| load_expr(access[i], i, nd);
+        let load = |i: usize| load_expr(access[i], i, nd, self.inputs[i].dtype, t);
         self.body_lines(&mut elem, &load, d);
         let reducing: Vec<usize> = (0..self.outputs.len())
             .filter(|&k| self.outputs[k].reduce.is_some())
@@ -1388,7 +1475,7 @@ pub mod template {
                     if i == e.product {
                         return "acc".into();
                     }
-                    load_expr(extra_access[i], i, nd)
+                    load_expr(extra_access[i], i, nd, e.body.inputs[i].dtype, t)
                 };
                 let mut lines = String::new();
                 e.body.body_lines(&mut lines, &load, d);

@@ -118,8 +118,7 @@ pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
         DType::I32 => i32_array(shape, seed, -9, 9),
         DType::I64 => i64_array(shape, seed, -9, 9),
         DType::U32 => u32_array(shape, seed, 9),
-        DType::F32 => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), DType::F32),
-        DType::F64 => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), DType::F64),
+        d => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), d),
     }
 }
 
@@ -158,3 +157,34 @@ pub fn same(a: &Array, b: &Array) -> bool {
 pub fn fresh(a: &Array) -> Array {
     Array::new(a.shape(), (*a.buffer().unwrap()).clone())
 }
+
+/// Values whose 16-bit roundings are easy to get wrong, as f64, with their
+/// correctly rounded bfloat16 and float16 bits: ties to even, values just
+/// above a tie that a detour through f32 turns into a tie, overflow,
+/// subnormals, signed zero, infinities and NaN.
+pub const HALF_CASES: &[(f64, u16, u16)] = &[
+    (1.0, 0x3f80, 0x3c00),
+    (-2.5, 0xc020, 0xc100),
+    (1.0 + 1.0 / 256.0, 0x3f80, 0x3c04), // bf16 tie: to even
+    (1.0 + 3.0 / 256.0, 0x3f82, 0x3c0c), // bf16 tie: to even (up)
+    (
+        1.0 + 1.0 / 256.0 + 1.0 / (1u64 << 40) as f64,
+        0x3f81,
+        0x3c04,
+    ), // just above a bf16 tie
+    (1.0 + 1.0 / 2048.0, 0x3f80, 0x3c00), // f16 tie: to even
+    (
+        1.0 + 1.0 / 2048.0 + 1.0 / (1u64 << 40) as f64,
+        0x3f80,
+        0x3c01,
+    ), // just above an f16 tie
+    (65504.0, 0x4780, 0x7bff),           // largest float16
+    (65520.0, 0x4780, 0x7c00),           // float16 overflows to inf
+    (1e-7, 0x33d7, 0x0002),              // a float16 subnormal
+    (2.9802322387695312e-8, 0x3300, 0x0000), // half the least subnormal: to even (0)
+    (-0.0, 0x8000, 0x8000),
+    (f64::INFINITY, 0x7f80, 0x7c00),
+    (f64::NEG_INFINITY, 0xff80, 0xfc00),
+    (3.4e38, 0x7f80, 0x7c00), // rounds past bfloat16's largest
+    (0.1, 0x3dcd, 0x2e66),
+];

@@ -1,6 +1,7 @@
 typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned int u32;
+typedef unsigned short u16;
 typedef unsigned char u8;
 typedef float T;
 #define A_INF ((T)__int_as_float(0x7f800000))

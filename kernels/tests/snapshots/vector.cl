@@ -2,6 +2,7 @@
 typedef long i64;
 typedef ulong u64;
 typedef uint u32;
+typedef ushort u16;
 typedef uchar u8;
 typedef float T;
 #define A_INF ((T)INFINITY)

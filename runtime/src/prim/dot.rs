@@ -12,6 +12,7 @@ use crate::transform::collective::CollectiveOp;
 use crate::transform::jvp::Tangents;
 use crate::transform::linear::LinIn;
 use crate::transform::ops::*;
+use arr_kernels::Backend as _;
 use arr_kernels::{Array, DotDims, ReduceOp, Shape};
 
 pub fn shape_dot_general(d: &DotDims, args: &[Aval]) -> Result<Avals> {

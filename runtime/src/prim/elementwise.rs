@@ -16,6 +16,7 @@ use crate::transform::jvp::{instantiate, Tangents};
 use crate::transform::linear::LinIn;
 use crate::transform::ops::*;
 use arr_kernels::sharding::Placement;
+use arr_kernels::Backend as _;
 use arr_kernels::{backend, broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 use std::sync::Arc;
 

@@ -11,6 +11,7 @@ use crate::jit::partition::Local;
 use crate::tensor::Tensor;
 use crate::transform::batch::Bdims;
 use crate::transform::jvp::Tangents;
+use arr_kernels::Backend as _;
 use arr_kernels::{DType, Kernel, MatmulKernel};
 use std::sync::Arc;
 

@@ -18,6 +18,7 @@ use crate::transform::batch::{to_front, Bdims};
 use crate::transform::jvp::{instantiate, Tangents};
 use crate::transform::linear::LinIn;
 use crate::transform::ops::*;
+use arr_kernels::Backend as _;
 use arr_kernels::{Array, BinaryOp, DType, ScatterMode, Shape};
 use smallvec::smallvec;
 

@@ -44,7 +44,6 @@ use crate::transform::{
     graph::{Graph, GraphRef},
     ops::add,
 };
-use arr_kernels::backend::Backend;
 use arr_kernels::{
     backend, ArgReduceOp, Array, BinaryOp, DType, DotDims, Kernel, MatmulKernel, ReduceOp, ScanOp,
     ScatterMode, Shape, UnaryOp,
@@ -872,7 +871,7 @@ fn arrays(args: Args) -> Arrays {
 }
 
 /// The backend that holds these operands (the default one for none).
-fn device(args: &[Array]) -> &'static dyn Backend {
+fn device(args: &[Array]) -> backend::Dispatch<'static> {
     backend::of(args)
 }
 

@@ -8,6 +8,7 @@ use crate::jit::partition::{Local, Spmd};
 use crate::tensor::Tensor;
 use crate::transform::batch::{to_front, Bdims};
 use crate::transform::jvp::Tangents;
+use arr_kernels::Backend as _;
 use arr_kernels::{Array, DType};
 use smallvec::smallvec;
 

@@ -15,6 +15,7 @@ use crate::transform::collective::CollectiveOp;
 use crate::transform::jvp::{instantiate, Tangents};
 use crate::transform::linear::LinIn;
 use crate::transform::ops::*;
+use arr_kernels::Backend as _;
 use arr_kernels::{ArgReduceOp, Array, BinaryOp, DType, ReduceOp, ScanOp};
 
 // ---------------------------------------------------------------------------

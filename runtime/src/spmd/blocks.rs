@@ -6,6 +6,7 @@
 
 use arr_kernels::sharding::Placement;
 use arr_kernels::Array;
+use arr_kernels::Backend as _;
 use std::ops::Range;
 use std::sync::Arc;
 

@@ -25,6 +25,7 @@ use crate::prim::{bind, type_str, Args, Arrays, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::collectives::{CommResult, Communicator};
 use arr_kernels::sharding::Placement;
+use arr_kernels::Backend as _;
 use arr_kernels::{backend, Array, DType, ReduceOp};
 use smallvec::smallvec;
 use std::cell::RefCell;

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::numpy;
 use crate::prim::{bind, bind1, Prim};
 use crate::tensor::Tensor;
+use arr_kernels::Backend as _;
 use arr_kernels::{Array, BinaryOp, DType, ReduceOp, UnaryOp};
 
 pub fn scalar(x: f64, dtype: DType) -> Tensor {
