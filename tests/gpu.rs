@@ -27,6 +27,8 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
     let program = "x = arange(12.0).reshape(3, 4)\n\
                    f = jit(lambda a: tanh(a @ a.T + 1.0).sum(axis=0))\n\
                    print(f(x), (exp(x) * 2).max())\n\
+                   r = jit_stats()[0]\n\
+                   print(r['kernels_compiled'], r['kernels_from_disk'])\n\
                    s = kernel_stats()\n\
                    print(s['compiles'], s['disk_hits'])";
     let (ok, first, err) = arr(&["--device", "opencl", "-e", program], cache.path());
@@ -44,6 +46,20 @@ fn a_second_run_of_the_same_program_compiles_nothing() {
     assert_eq!(c2, 0, "the second run compiles nothing: {second}");
     assert_eq!(hits2, c1, "every module of the second run comes from disk");
     assert_eq!(first.lines().next(), second.lines().next(), "same results");
+    // jit_stats() carries the same counters for the jitted function's compile.
+    let jit_counts = |out: &str| -> (u64, u64) {
+        let line = out.lines().rev().nth(1).unwrap();
+        let mut it = line.split_whitespace().map(|w| w.parse::<u64>().unwrap());
+        (it.next().unwrap(), it.next().unwrap())
+    };
+    let (j1, _) = jit_counts(&first);
+    let (j2, jhits2) = jit_counts(&second);
+    assert!(j1 > 0 && j1 <= c1, "jit(f) compiled its kernels: {first}");
+    assert_eq!(
+        (j2, jhits2),
+        (0, j1),
+        "and found them on disk the second time: {second}"
+    );
 }
 
 #[test]

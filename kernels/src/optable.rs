@@ -343,7 +343,7 @@ unary_table! {
         f32 (map |x| x.sinh()), f64 (map |x| x.sinh()), int none, bool none;
     Cosh = "cosh", "cosh", c "cosh({x})", float("cosh", "Hyperbolic cosine, elementwise.");
         f32 (map |x| x.cosh()), f64 (map |x| x.cosh()), int none, bool none;
-    Tanh = "tanh", "tanh", c "tanh({x})", float("tanh", "Hyperbolic tangent, elementwise.");
+    Tanh = "tanh", "tanh", c "a_tanh({x})", float("tanh", "Hyperbolic tangent, elementwise.");
         f32 (slices vmath::tanh_into, vmath::tanh_in_place, |x| Float::tanh(x)),
         f64 (map |x| Float::tanh(x)), int none, bool none;
     Asinh = "asinh", "arcsinh", c "asinh({x})", float("arcsinh", "Inverse hyperbolic sine, elementwise.");

@@ -60,7 +60,8 @@ pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
         "jit_stats()",
         "Every compile of every jitted function so far: a list of dicts with the function, \
-         the reason, the time in ms and the equations before and after optimisation.",
+         the reason, the time in ms, the equations before and after optimisation, and \
+         the GPU kernels its first run compiled or found cached (in memory, on disk).",
         |_, _| {
             let mut out = Vec::new();
             for cache in jit::all_caches() {
@@ -78,6 +79,14 @@ pub(crate) fn register(r: &mut Registry) {
                         Key::Str("eqns_compiled".into()),
                         Value::Int(r.eqns_compiled as i64),
                     );
+                    let k = &r.kernels;
+                    for (key, n) in [
+                        ("kernels_compiled", k.compiles),
+                        ("kernels_from_memory", k.memory_hits),
+                        ("kernels_from_disk", k.disk_hits),
+                    ] {
+                        d.insert(Key::Str(key.into()), Value::Int(n as i64));
+                    }
                     out.push(Value::dict(d));
                 }
             }
@@ -388,6 +397,7 @@ fn call(
     let donated = donated_leaves(options, &split, &flat)?;
     let sig = signature(&split, &flat);
     let compiled = cache.borrow().lookup(&sig);
+    let kernels_before = compiled.is_none().then(arr_kernels::gpu::compile_stats);
     let compiled = match compiled {
         Some(c) => c,
         None => {
@@ -423,6 +433,9 @@ fn call(
         }
     }
     let outs = compiled.run(flat)?;
+    if let Some(before) = kernels_before {
+        cache.borrow_mut().note_kernels(&before);
+    }
     let trees = trees.borrow();
     let tree = &trees
         .iter()

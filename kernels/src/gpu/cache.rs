@@ -28,6 +28,17 @@ pub struct Stats {
     pub disk_hits: u64,
 }
 
+impl Stats {
+    /// The events after `before` was taken.
+    pub fn since(&self, before: &Stats) -> Stats {
+        Stats {
+            compiles: self.compiles.saturating_sub(before.compiles),
+            memory_hits: self.memory_hits.saturating_sub(before.memory_hits),
+            disk_hits: self.disk_hits.saturating_sub(before.disk_hits),
+        }
+    }
+}
+
 static COMPILES: AtomicU64 = AtomicU64::new(0);
 static MEMORY_HITS: AtomicU64 = AtomicU64::new(0);
 static DISK_HITS: AtomicU64 = AtomicU64::new(0);

@@ -461,7 +461,9 @@ pub fn set_process_default(d: Option<&GpuDevice>) {
     PROCESS_DEFAULT.store(d.map_or(0, |d| d.id + 1), Ordering::Relaxed);
 }
 
+pub use cache::Stats as CompileStats;
+
 /// Compile counters of every device (for `jit_stats()` and `:kernels`).
-pub fn compile_stats() -> cache::Stats {
+pub fn compile_stats() -> CompileStats {
     cache::stats()
 }

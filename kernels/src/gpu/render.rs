@@ -311,6 +311,10 @@ fn helpers(d: Dialect, t: DType) -> String {
                 "#define A_INF ((T){inf})\n#define A_NAN ((T)(A_INF - A_INF))"
             )
             .unwrap();
+            // `tanh` saturates by itself: beyond `sat` the exact value
+            // rounds to ±1 (some OpenCL libraries give 1 - ulp there,
+            // even at infinity).
+            let sat = if t == DType::F32 { "9.1f" } else { "19.5" };
             // Exact remainders in double, as NumPy's npy_divmod.
             let generic = format!(
                 "{f} T a_abs(T x) {{ return fabs(x); }}
@@ -321,6 +325,7 @@ fn helpers(d: Dialect, t: DType) -> String {
 {f} T a_max(T a, T b) {{ return (a > b || a != a) ? a : b; }}
 {f} T a_min(T a, T b) {{ return (a < b || a != a) ? a : b; }}
 {f} T a_pow(T a, T b) {{ return pow(a, b); }}
+{f} T a_tanh(T x) {{ return fabs(x) > {sat} ? copysign((T)1, x) : tanh(x); }}
 "
             );
             s.push_str(&spell_math(&generic, d, t));
@@ -1531,9 +1536,15 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
             .iter()
             .filter(|op| matches!(op, ScalarOp::Load(_)))
             .count();
+        // 16-bit floats load into float registers (conversions).
+        let reg = if dtype.is_half() && out != dtype {
+            DType::F32
+        } else {
+            dtype
+        };
         let l = Loop {
             space: vec![5],
-            reg: dtype,
+            reg,
             inputs: vec![View::contiguous(dtype, &[5]); loads],
             outputs: vec![Out {
                 reg: body.len() - 1,
@@ -1550,7 +1561,20 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
         )
     };
     let mut out = Vec::new();
-    for dtype in DType::ALL {
+    // Conversions between every pair of dtypes, and the copies that move
+    // elements (16-bit floats compute as f32, so their arithmetic rows are
+    // the f32 ones).
+    for from in DType::ALL {
+        for to in DType::ALL {
+            out.push(one(
+                format!("convert_to_{}", to.short()),
+                from,
+                to,
+                vec![ScalarOp::Load(0)],
+            ));
+        }
+    }
+    for dtype in DType::ALL.into_iter().filter(|d| !d.is_half()) {
         for &op in UnaryOp::ALL.iter().filter(|op| op.accepts(dtype)) {
             let to = if op.is_predicate() {
                 DType::Bool

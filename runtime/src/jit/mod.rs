@@ -64,6 +64,11 @@ pub struct CompileRecord {
     pub ms: f64,
     pub eqns_traced: usize,
     pub eqns_compiled: usize,
+    /// The GPU compile cache during the compile and its first run (the
+    /// kernels are compiled when first launched): sources compiled, and
+    /// modules found in memory or on disk. Zero on the CPU, which runs the
+    /// kernel IR without compiling it.
+    pub kernels: arr_kernels::gpu::CompileStats,
 }
 
 /// The cache of one jitted function.
@@ -142,6 +147,14 @@ impl Cache {
         }
     }
 
+    /// Add the GPU compile-cache events since `before` to the latest
+    /// compile's record (called after its first run).
+    pub fn note_kernels(&mut self, before: &arr_kernels::gpu::CompileStats) {
+        if let Some(r) = self.records.last_mut() {
+            r.kernels = arr_kernels::gpu::compile_stats().since(before);
+        }
+    }
+
     /// Trace `f` for `sig`, optimise, cache, and record why.
     pub fn compile(
         &mut self,
@@ -156,6 +169,7 @@ impl Cache {
             ms: start.elapsed().as_secs_f64() * 1e3,
             eqns_traced: compiled.traced.eqns.len(),
             eqns_compiled: compiled.graph.eqns.len(),
+            kernels: Default::default(),
         });
         self.entries.push((sig, compiled.clone()));
         Ok(compiled)
