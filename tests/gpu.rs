@@ -130,7 +130,8 @@ fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
     let program = "f = pmap(lambda x: psum(x * 2.0 + 1.0, 'i') / 4.0, axis_name='i')\n\
                    print(f(arange(8.0).reshape(4, 2)))\n\
                    print(shard_map(lambda b: psum(b * b, 'i'), mesh((4,), ('i',)), P('i'), P())(arange(8.0)))\n\
-                   print(mesh_report())";
+                   print(mesh_report())\n\
+                   print('device copies', kernel_stats()['device_copies'])";
     let cache = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_arr"))
         .args(["--device", "opencl", "--devices", "4", "-e", program])
@@ -148,7 +149,7 @@ fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
     assert!(ok, "{err}");
     let results = |t: &str| {
         t.lines()
-            .take_while(|l| !l.contains("devices (cpu)"))
+            .take_while(|l| !l.contains("devices (cpu)") && !l.starts_with("device copies"))
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
@@ -157,6 +158,14 @@ fn a_mesh_runs_on_virtual_devices_of_one_gpu() {
         results(&cpu),
         "the same results on four virtual devices as on the CPU mesh"
     );
+    // The collectives moved the peers' parts between the virtual devices
+    // themselves (one OpenCL context), not through the host.
+    let copies: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("device copies "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a device copy count in {text}"));
+    assert!(copies > 0, "collectives copy device to device: {text}");
     for k in 0..4 {
         let line = text
             .lines()

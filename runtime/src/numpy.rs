@@ -203,24 +203,28 @@ pub fn to_array_as(v: &Value, dtype: DType) -> Result<Tensor> {
         Value::Int(i) => Ok(int_scalar_array(*i, dtype).into()),
         Value::Float(f) => Ok(scalar_array(*f, dtype).into()),
         Value::Bool(b) => Ok(scalar_array(*b as u8 as f64, dtype).into()),
+        // Each number of a list converts once, to `dtype` (a float64 list
+        // keeps its digits, a float16 one rounds once).
+        Value::List(_) | Value::Tuple(_) => nested_to_array_as(v, Some(dtype)),
         _ => convert(to_tensor(v)?, dtype),
     }
 }
 
 fn nested_to_array(v: &Value) -> Result<Tensor> {
+    nested_to_array_as(v, None)
+}
+
+/// A nested list as an array of `dtype`, or of its elements' common dtype.
+fn nested_to_array_as(v: &Value, dtype: Option<DType>) -> Result<Tensor> {
     let mut shape = Vec::new();
     let mut leaves = Vec::new();
     flatten_nested(v, 0, &mut shape, &mut leaves)?;
     let refs: Vec<&Value> = leaves.iter().collect();
-    let dtype = if leaves.is_empty() {
-        DEFAULT_FLOAT
-    } else {
-        result_dtype(&refs)?
-    };
-    let dtype = if !leaves.is_empty() && leaves.iter().all(|l| matches!(l, Value::Bool(_))) {
-        DType::Bool
-    } else {
-        dtype
+    let dtype = match dtype {
+        Some(d) => d,
+        None if leaves.is_empty() => DEFAULT_FLOAT,
+        None if leaves.iter().all(|l| matches!(l, Value::Bool(_))) => DType::Bool,
+        None => result_dtype(&refs)?,
     };
     let mut parts = Vec::with_capacity(leaves.len());
     for l in &leaves {

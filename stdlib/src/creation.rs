@@ -137,13 +137,16 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn asarray(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let x = array_arg(&a[0])?;
     match dtype_arg(&a[1])? {
+        // Numbers (alone or in lists) convert straight to `d`, not through
+        // the float32 they would otherwise be.
         Some(d) => match &a[0] {
-            Value::Int(_) | Value::Float(_) | Value::Bool(_) => ok(numpy::to_array_as(&a[0], d)?),
-            _ => ok(numpy::convert(x, d)?),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::List(_) | Value::Tuple(_) => {
+                ok(numpy::to_array_as(&a[0], d)?)
+            }
+            _ => ok(numpy::convert(array_arg(&a[0])?, d)?),
         },
-        None => ok(x),
+        None => ok(array_arg(&a[0])?),
     }
 }
 

@@ -30,7 +30,8 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "kernel_stats()",
         "GPU kernel compiles so far: a dict of compiles, memory_hits and disk_hits (modules \
-         loaded from the on-disk cache), and launches.",
+         loaded from the on-disk cache), launches, and device_copies (arrays copied between \
+         the virtual devices of one GPU without the host).",
         |_, _| Ok(kernel_stats()),
     );
     r.effect_func(
@@ -58,16 +59,21 @@ pub fn parse_device(name: &str) -> Result<Option<&'static gpu::GpuDevice>> {
 
 fn kernel_stats() -> Value {
     let s = gpu::compile_stats();
-    let launches: u64 = gpu::devices()
-        .iter()
-        .map(|d| d.launches.load(std::sync::atomic::Ordering::Relaxed))
-        .sum();
+    let total = |count: fn(&gpu::GpuDevice) -> &std::sync::atomic::AtomicU64| -> u64 {
+        gpu::devices()
+            .iter()
+            .map(|d| count(d).load(std::sync::atomic::Ordering::Relaxed))
+            .sum()
+    };
+    let launches = total(|d| &d.launches);
+    let device_copies = total(|d| &d.device_copies);
     let mut d = Dict::default();
     for (k, v) in [
         ("compiles", s.compiles),
         ("memory_hits", s.memory_hits),
         ("disk_hits", s.disk_hits),
         ("launches", launches),
+        ("device_copies", device_copies),
     ] {
         d.insert(Key::Str(k.into()), Value::Int(v as i64));
     }
@@ -77,8 +83,12 @@ fn kernel_stats() -> Value {
 /// The text of `kernel_stats()` for `:kernels`.
 pub fn kernel_stats_line() -> String {
     let s = gpu::compile_stats();
+    let copies: u64 = gpu::devices()
+        .iter()
+        .map(|d| d.device_copies.load(std::sync::atomic::Ordering::Relaxed))
+        .sum();
     format!(
-        "GPU kernel compiles: {}, memory cache hits: {}, disk cache hits: {}",
+        "GPU kernel compiles: {}, memory cache hits: {}, disk cache hits: {}, device-to-device copies: {copies}",
         s.compiles, s.memory_hits, s.disk_hits
     )
 }

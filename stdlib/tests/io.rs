@@ -371,14 +371,18 @@ fn reads_every_format_variant() {
                 .collect(),
             Array::new(
                 &[6],
-                Buffer::F32(vec![
-                    0.5,
-                    -2.0,
-                    65504.0,
-                    2f32.powi(-14),
-                    2f32.powi(-24),
-                    f32::INFINITY,
-                ]),
+                Buffer::F16(
+                    [
+                        0.5,
+                        -2.0,
+                        65504.0,
+                        2f32.powi(-14),
+                        2f32.powi(-24),
+                        f32::INFINITY,
+                    ]
+                    .map(arr_kernels::f16::from_f32)
+                    .to_vec(),
+                ),
             ),
         ),
         (
@@ -632,9 +636,13 @@ fn numpy_interop() {
         ("u2.npy", Array::new(&[2], Buffer::I32(vec![0, 65535]))),
         (
             "f2.npy",
-            f32s(
-                vec![0.5, -2.0, 65504.0, 2f32.powi(-14), 2f32.powi(-24)],
+            Array::new(
                 &[5],
+                Buffer::F16(
+                    [0.5, -2.0, 65504.0, 2f32.powi(-14), 2f32.powi(-24)]
+                        .map(arr_kernels::f16::from_f32)
+                        .to_vec(),
+                ),
             ),
         ),
         ("u8.npy", Array::new(&[2], Buffer::I64(vec![1, 1 << 40]))),

@@ -70,6 +70,17 @@ impl GpuDevice {
         if let Some(b) = a.device_copy(self.id) {
             return b;
         }
+        // An array of another device of this memory space (a peer's part
+        // in a collective over virtual devices) comes without the host.
+        if let Some(home) = a.home() {
+            let from = super::device(home);
+            let copied = a
+                .device_copy(home)
+                .and_then(|src| self.copy_from(from, &src));
+            if let Some(b) = copied {
+                return b;
+            }
+        }
         let b = self.upload(&a.live());
         a.keep_device_copy(b.clone());
         b

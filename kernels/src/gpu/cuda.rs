@@ -212,6 +212,21 @@ impl Driver for Cuda {
         self.stream.synchronize().map_err(err)
     }
 
+    fn memory_space(&self) -> Option<usize> {
+        Some(Arc::as_ptr(&self.ctx) as usize)
+    }
+
+    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
+        let (from, _a) = slice(src).device_ptr(&self.stream);
+        let (to, _b) = slice(dst).device_ptr(&self.stream);
+        // SAFETY: both buffers are this context's and hold at least `bytes`;
+        // queued on this device's stream after its launches.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream())
+        }
+        .map_err(err)
+    }
+
     /// Row-major `C = A·B` is column-major `Cᵀ = Bᵀ·Aᵀ`: the operands swap.
     fn gemm(&self, g: &GemmCall) -> Option<Result<(), String>> {
         use crate::DType;

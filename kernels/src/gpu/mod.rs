@@ -50,6 +50,19 @@ pub trait Driver: Send + Sync {
     fn alloc(&self, bytes: usize) -> Result<Mem, String>;
     fn upload(&self, mem: &Mem, data: &[u8]) -> Result<(), String>;
     fn download(&self, mem: &Mem, out: &mut [u8]) -> Result<(), String>;
+    /// The memory space the device's buffers live in: devices with one
+    /// key (the virtual devices of one GPU) `copy` between each other's
+    /// buffers without the host. `None`: transfers go through the host.
+    fn memory_space(&self) -> Option<usize> {
+        None
+    }
+    /// Copy `bytes` from `src`, a buffer of a device of this one's memory
+    /// space whose launches have finished, into `dst`, in order with this
+    /// device's launches.
+    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
+        let _ = (src, dst, bytes);
+        Err("this device copies only through the host".into())
+    }
     /// Launch `groups` groups of `render::LOCAL` threads.
     fn launch(&self, module: &Module, args: &[Arg], groups: usize) -> Result<(), String>;
     /// Wait for every launch queued so far.
@@ -159,6 +172,9 @@ pub struct GpuDevice {
     pub pool: Arc<Pool>,
     pub cache: cache::Cache,
     pub launches: AtomicU64,
+    /// Arrays copied here from another device of its memory space, without
+    /// the host (collectives over virtual devices).
+    pub device_copies: AtomicU64,
 }
 
 impl GpuDevice {
@@ -230,6 +246,27 @@ impl GpuDevice {
             self.check(self.driver.upload(d.mem(), &bytes), "upload");
         }
         d
+    }
+
+    /// A copy here of `src`, a buffer of device `from`, by the devices
+    /// themselves when they share a memory space (`None`: they do not).
+    pub fn copy_from(&self, from: &GpuDevice, src: &DeviceBuffer) -> Option<Arc<DeviceBuffer>> {
+        let space = self.driver.memory_space()?;
+        if from.driver.memory_space() != Some(space) {
+            return None;
+        }
+        // The source's own launches (which wrote it) finish first: the
+        // devices' queues are not ordered with each other.
+        from.synchronize();
+        let d = self.alloc(src.bytes);
+        if src.bytes > 0 {
+            self.check(
+                self.driver.copy(src.mem(), d.mem(), src.bytes),
+                "device copy",
+            );
+        }
+        self.device_copies.fetch_add(1, Ordering::Relaxed);
+        Some(d)
     }
 
     /// Copy a device buffer of `len` elements of `dtype` to the host,
@@ -331,6 +368,7 @@ pub fn probe() -> &'static Probe {
                 pool: Arc::default(),
                 cache: cache::Cache::default(),
                 launches: AtomicU64::new(0),
+                device_copies: AtomicU64::new(0),
             });
         }
         Probe { all, real, missing }

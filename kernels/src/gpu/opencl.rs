@@ -16,7 +16,9 @@ use std::ptr;
 use std::sync::{Arc, Mutex};
 
 pub struct OpenCl {
-    context: Context,
+    /// Shared by the virtual devices of one device, so that each reads the
+    /// others' buffers (`copy`).
+    context: Arc<Context>,
     queue: CommandQueue,
     name: String,
     id: String,
@@ -66,12 +68,19 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
         }
     })?;
     let mut out: Vec<Box<dyn Driver>> = Vec::new();
-    for (id, k) in ids
-        .into_iter()
-        .flat_map(|id| (0..super::virtual_count()).map(move |k| (id, k)))
-    {
+    for id in ids {
         let device = Device::new(id);
-        let context = Context::from_device(&device).map_err(err)?;
+        let context = Arc::new(Context::from_device(&device).map_err(err)?);
+        for k in 0..super::virtual_count() {
+            out.push(Box::new(OpenCl::new(&device, context.clone(), k)?));
+        }
+    }
+    Ok(out)
+}
+
+impl OpenCl {
+    /// Virtual device `k` of `device`: a queue of its own in the shared context.
+    fn new(device: &Device, context: Arc<Context>, k: usize) -> Result<OpenCl, String> {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, 0).map_err(err)?;
         let name = super::virtual_name(device.name().unwrap_or_default(), k);
@@ -80,14 +89,13 @@ pub fn probe() -> Result<Vec<Box<dyn Driver>>, String> {
             device.version().unwrap_or_default(),
             device.driver_version().unwrap_or_default()
         );
-        out.push(Box::new(OpenCl {
+        Ok(OpenCl {
             context,
             queue,
             name,
             id,
-        }));
+        })
     }
-    Ok(out)
 }
 
 fn mem(m: &Mem) -> &Buffer<u8> {
@@ -201,5 +209,31 @@ impl Driver for OpenCl {
 
     fn synchronize(&self) -> Result<(), String> {
         self.queue.finish().map_err(err)
+    }
+
+    fn memory_space(&self) -> Option<usize> {
+        Some(Arc::as_ptr(&self.context) as usize)
+    }
+
+    fn copy(&self, src: &Mem, dst: &Mem, bytes: usize) -> Result<(), String> {
+        // SAFETY: both buffers belong to this context (one memory space)
+        // and hold at least `bytes`; the in-order queue orders the copy
+        // before later launches. The raw call because opencl3's wants the
+        // destination mutably, and buffers are shared.
+        let e = unsafe {
+            opencl3::command_queue::enqueue_copy_buffer(
+                self.queue.get(),
+                mem(src).get(),
+                mem(dst).get(),
+                0,
+                0,
+                bytes,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(cl_err)?;
+        drop(Event::new(e));
+        Ok(())
     }
 }

@@ -15,6 +15,7 @@ static inline T a_div(T a, T b) { return a / b; }
 static inline T a_max(T a, T b) { return (a > b || a != a) ? a : b; }
 static inline T a_min(T a, T b) { return (a < b || a != a) ? a : b; }
 static inline T a_pow(T a, T b) { return pow(a, b); }
+static inline T a_tanh(T x) { return fabs(x) > 9.1f ? copysign((T)1, x) : tanh(x); }
 static inline double a_divmod(double a, double b, int want_q) {
   double m = fmod(a, b);
   if (b == 0) return want_q ? a / b : m;
@@ -50,7 +51,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void arr_elementwise(_
     T r0 = ((T)in0[o0 + c0 * s0_0 + c1 * s0_1]);
     T r1 = ((T)in1[o1 + c0 * s1_0 + c1 * s1_1]);
     T r2 = (r0 + r1);
-    T r3 = tanh(r2);
+    T r3 = a_tanh(r2);
     T r4 = 2.0f;
     T r5 = (r3 * r4);
     out0[i] = r5;

@@ -14,6 +14,7 @@ static __device__ __forceinline__ T a_div(T a, T b) { return a / b; }
 static __device__ __forceinline__ T a_max(T a, T b) { return (a > b || a != a) ? a : b; }
 static __device__ __forceinline__ T a_min(T a, T b) { return (a < b || a != a) ? a : b; }
 static __device__ __forceinline__ T a_pow(T a, T b) { return powf(a, b); }
+static __device__ __forceinline__ T a_tanh(T x) { return fabsf(x) > 9.1f ? copysignf((T)1, x) : tanhf(x); }
 static __device__ __forceinline__ double a_divmod(double a, double b, int want_q) {
   double m = fmod(a, b);
   if (b == 0) return want_q ? a / b : m;
@@ -34,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(256) arr_elementwise(const float* _
     T r0 = ((T)in0[o0 + c0 * s0_0 + c1 * s0_1]);
     T r1 = ((T)in1[o1 + c0 * s1_0 + c1 * s1_1]);
     T r2 = (r0 + r1);
-    T r3 = tanhf(r2);
+    T r3 = a_tanh(r2);
     T r4 = 2.0f;
     T r5 = (r3 * r4);
     out0[i] = r5;

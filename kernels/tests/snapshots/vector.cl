@@ -15,6 +15,7 @@ static inline T a_div(T a, T b) { return a / b; }
 static inline T a_max(T a, T b) { return (a > b || a != a) ? a : b; }
 static inline T a_min(T a, T b) { return (a < b || a != a) ? a : b; }
 static inline T a_pow(T a, T b) { return pow(a, b); }
+static inline T a_tanh(T x) { return fabs(x) > 9.1f ? copysign((T)1, x) : tanh(x); }
 static inline double a_divmod(double a, double b, int want_q) {
   double m = fmod(a, b);
   if (b == 0) return want_q ? a / b : m;

@@ -14,6 +14,7 @@ static __device__ __forceinline__ T a_div(T a, T b) { return a / b; }
 static __device__ __forceinline__ T a_max(T a, T b) { return (a > b || a != a) ? a : b; }
 static __device__ __forceinline__ T a_min(T a, T b) { return (a < b || a != a) ? a : b; }
 static __device__ __forceinline__ T a_pow(T a, T b) { return powf(a, b); }
+static __device__ __forceinline__ T a_tanh(T x) { return fabsf(x) > 9.1f ? copysignf((T)1, x) : tanhf(x); }
 static __device__ __forceinline__ double a_divmod(double a, double b, int want_q) {
   double m = fmod(a, b);
   if (b == 0) return want_q ? a / b : m;
