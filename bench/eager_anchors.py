@@ -36,7 +36,7 @@ def median_ms(fn, repeat):
 
 def jax_anchors(x, repeat):
     """JAX jit on the CPU, when JAX is installed (the same workloads as
-    ../shared/bench/anchors.py)."""
+    the benchmark's anchor list)."""
     try:
         import jax
         import jax.numpy as jnp
@@ -97,6 +97,70 @@ def jax_anchors(x, repeat):
     return out
 
 
+def transformer_anchors(repeat):
+    """w10 (a GPT training step under jit) and w12 (its first call): the
+    transformer of the benchmark's anchor list, with the same names as
+    arr's version of it (arr-bench's WORKLOADS)."""
+    if not want("w10", "w12"):
+        return {}
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax import random
+    except ImportError:
+        return {}
+    TL, TD, TH, TT, TB, TV = 2, 128, 4, 64, 8, 256
+    ks = random.split(random.key(0), 2 + 4 * TL)
+    p = {"emb": random.normal(ks[0], (TV, TD)) * 0.02, "layers": []}
+    for i in range(TL):
+        k = ks[2 + 4 * i: 6 + 4 * i]
+        p["layers"].append({"wqkv": random.normal(k[0], (TD, 3 * TD)) * 0.02,
+                            "wo": random.normal(k[1], (TD, TD)) * 0.02,
+                            "w1": random.normal(k[2], (TD, 4 * TD)) * 0.02,
+                            "w2": random.normal(k[3], (4 * TD, TD)) * 0.02,
+                            "g1": jnp.ones(TD), "g2": jnp.ones(TD)})
+
+    def layernorm(x, g):
+        m = jnp.mean(x, axis=-1, keepdims=True)
+        v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+        return (x - m) / jnp.sqrt(v + 1e-5) * g
+
+    def heads(t):
+        return t.reshape(TB, TT, TH, TD // TH).transpose(0, 2, 1, 3)
+
+    def attn(x, lp):
+        q, k, v = jnp.split(x @ lp["wqkv"], 3, axis=-1)
+        q, k, v = heads(q), heads(k), heads(v)
+        s = q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(float(TD // TH))
+        s = jnp.where(jnp.tril(jnp.ones((TT, TT))) > 0, s, -1e9)
+        a = jax.nn.softmax(s, axis=-1) @ v
+        return a.transpose(0, 2, 1, 3).reshape(TB, TT, TD) @ lp["wo"]
+
+    def forward(p, tok):
+        x = p["emb"][tok]
+        for lp in p["layers"]:
+            x = x + attn(layernorm(x, lp["g1"]), lp)
+            x = x + jax.nn.gelu(layernorm(x, lp["g2"]) @ lp["w1"]) @ lp["w2"]
+        return x @ p["emb"].T
+
+    def loss(p, tok, tgt):
+        logp = jax.nn.log_softmax(forward(p, tok), axis=-1)
+        return -jnp.mean(jnp.take_along_axis(logp, tgt[..., None], axis=-1))
+
+    def step(p, tok, tgt):
+        l, g = jax.value_and_grad(loss)(p, tok, tgt)
+        return l, jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)
+
+    tok = random.randint(random.key(1), (TB, TT), 0, TV)
+    tgt = random.randint(random.key(2), (TB, TT), 0, TV)
+    t = time.perf_counter()
+    jstep = jax.jit(step)
+    jax.block_until_ready(jstep(p, tok, tgt))
+    out = {"w12": (time.perf_counter() - t) * 1e3}
+    out["w10"] = median_ms(lambda: jax.block_until_ready(jstep(p, tok, tgt)), max(repeat, 10))
+    return out
+
+
 def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     x = np.random.default_rng(0).standard_normal(10_000_000, dtype=np.float32)
@@ -138,6 +202,7 @@ def main():
     if want("w3_2048"):
         out["w3_2048"] = median_ms(lambda: a4 @ b4, repeat)
     out.update(jax_anchors(x, repeat))
+    out.update(transformer_anchors(repeat))
     cmd = [sys.executable, "-c", "import numpy; numpy.ones(3).sum()"]
     if want("w7"):
         out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)

@@ -173,6 +173,57 @@ def mm_2dev():
     return pmm(Amm.reshape(2, 1024, 1024), Bmm)
 def w5_first():
     return pmap(lambda p, x, y: pstep_fn(p, x, y), axis_name="d")(prep, xs5, ys5)
+
+# w10: a GPT training step (the transformer of ANCHORS.md, same names).
+TL, TD, TH, TT, TB, TV = 2, 128, 4, 64, 8, 256
+tks = random.split(random.key(0), 2 + 4 * TL)
+tparams = {"emb": random.normal(tks[0], (TV, TD)) * 0.02, "layers": []}
+for i in range(TL):
+    k = tks[2 + 4 * i: 6 + 4 * i]
+    tparams["layers"].append({"wqkv": random.normal(k[0], (TD, 3 * TD)) * 0.02,
+                              "wo": random.normal(k[1], (TD, TD)) * 0.02,
+                              "w1": random.normal(k[2], (TD, 4 * TD)) * 0.02,
+                              "w2": random.normal(k[3], (4 * TD, TD)) * 0.02,
+                              "g1": ones(TD), "g2": ones(TD)})
+
+def layernorm(x, g):
+    m = mean(x, axis=-1, keepdims=True)
+    v = mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) / sqrt(v + 1e-5) * g
+
+def heads(t):
+    return t.reshape(TB, TT, TH, TD // TH).transpose(0, 2, 1, 3)
+
+def attn(x, lp):
+    q, k, v = split(x @ lp["wqkv"], 3, axis=-1)
+    q, k, v = heads(q), heads(k), heads(v)
+    s = q @ k.transpose(0, 1, 3, 2) / sqrt(float(TD // TH))
+    s = where(tril(ones((TT, TT))) > 0, s, -1e9)
+    a = softmax(s, axis=-1) @ v
+    return a.transpose(0, 2, 1, 3).reshape(TB, TT, TD) @ lp["wo"]
+
+def forward(p, tok):
+    x = p["emb"][tok]
+    for lp in p["layers"]:
+        x = x + attn(layernorm(x, lp["g1"]), lp)
+        x = x + gelu(layernorm(x, lp["g2"]) @ lp["w1"]) @ lp["w2"]
+    return x @ p["emb"].T
+
+def tloss(p, tok, tgt):
+    logp = log_softmax(forward(p, tok), axis=-1)
+    return -mean(take_along_axis(logp, tgt[..., None], axis=-1))
+
+def tstep(p, tok, tgt):
+    l, g = value_and_grad(tloss)(p, tok, tgt)
+    return l, tree_map(lambda a, b: a - 0.1 * b, p, g)
+
+ttok = random.randint(random.key(1), (TB, TT), 0, TV)
+ttgt = random.randint(random.key(2), (TB, TT), 0, TV)
+jtstep = jit(tstep)
+def w10():
+    return jtstep(tparams, ttok, ttgt)
+def w12():
+    return jit(lambda p, a, b: tstep(p, a, b))(tparams, ttok, ttgt)
 "#;
 
 fn main() {
@@ -364,6 +415,24 @@ fn main() {
             target: 0.1,
             floor: "compile latency",
         },
+        Row {
+            id: "w10",
+            what: "GPT training step under jit: 2 layers, d=128, T=64, batch 8",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            anchor_key: "w10",
+            target: 1.0,
+            floor: "≈ 1.4 GFLOP a step (6·params·tokens + attention)",
+        },
+        Row {
+            id: "w12",
+            what: "first call of jit(step) for w10: trace, compile, run",
+            arr_ms: 0.0,
+            anchor: "JAX jit",
+            anchor_key: "w12",
+            target: 0.1,
+            floor: "compile latency",
+        },
     ];
     rows.retain(|r| wanted(r.id) || (r.id == "copy" && wanted("w1b_jit")));
     for row in rows.iter_mut().filter(|r| !r.arr_ms.is_nan()) {
@@ -514,6 +583,7 @@ const DEVICE_ROWS: &[(&str, &str)] = &[
     ("w2_jit", "40 MB read"),
     ("w3_1024", "2.1 GFLOP"),
     ("w4_jit", "≈ 0.6 GFLOP a step"),
+    ("w10", "≈ 1.4 GFLOP a step"),
 ];
 
 /// The device column: each workload of `DEVICE_ROWS` on every GPU device
