@@ -469,21 +469,27 @@ impl ElementFormat {
         // Widths: the widest integer part (left) and fraction (right) over the shown elements.
         let mut width = 0;
         let mut right = 0;
+        let mut nonfinite = 0;
         for &i in idx
             .iter()
             .filter(|_| !matches!(fmt.kind, FloatMode::General))
         {
             let s = fmt.format_raw(buf, i);
             if let FloatMode::Fixed { .. } = fmt.kind {
-                let (l, r) = s
-                    .split_once('.')
-                    .map_or((s.len(), 0), |(l, r)| (l.len(), r.len()));
-                width = width.max(l);
-                right = right.max(r);
+                match s.split_once('.') {
+                    Some((l, r)) => {
+                        width = width.max(l.len());
+                        right = right.max(r.len());
+                    }
+                    None => nonfinite = nonfinite.max(s.len()),
+                }
             } else {
                 width = width.max(s.len());
             }
         }
+        // NumPy right-aligns nan and inf in the whole width of a number,
+        // widening only the integer part when they do not fit.
+        width = width.max(nonfinite.saturating_sub(right + 1));
         if let FloatMode::Fixed { precision, .. } = fmt.kind {
             fmt.kind = FloatMode::Fixed {
                 precision,
@@ -545,7 +551,7 @@ impl ElementFormat {
                     .map_or((s.as_str(), None), |(l, r)| (l, Some(r)));
                 match r {
                     Some(r) => format!("{:>w$}.{:<p$}", l, r, w = self.width, p = pad_right),
-                    None => format!("{:>w$}{}", l, " ".repeat(pad_right + 1), w = self.width),
+                    None => format!("{:>w$}", l, w = self.width + pad_right + 1),
                 }
             }
             _ => format!("{:>w$}", s, w = self.width),

@@ -356,12 +356,54 @@ pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     {
         dtype = DEFAULT_INT;
     }
+    if let (BinaryOp::Pow, Value::Int(n)) = (op, &b) {
+        if dtype.is_float() || *n >= 0 {
+            return Ok(Value::Array(integer_pow(into_array_as(a, dtype)?, *n)?));
+        }
+    }
     let x = into_array_as(a, dtype)?;
     let y = into_array_as(b, dtype)?;
     Ok(Value::Array(bind1(
         &Prim::Binary(op),
         smallvec::smallvec![x, y],
     )?))
+}
+
+/// `x ** n` for a Python int `n`, as JAX's `integer_pow`: multiplications
+/// by repeated squaring (then a reciprocal for negative `n`), never `pow` —
+/// faster, exact for squares, and with the gradient of the products.
+fn integer_pow(x: Tensor, n: i64) -> Result<Tensor> {
+    let mul = |a: Tensor, b: Tensor| bind1(&Prim::Binary(BinaryOp::Mul), smallvec::smallvec![a, b]);
+    let one = || -> Result<Tensor> {
+        let unit = to_array_as(&Value::Int(1), x.dtype())?;
+        broadcast_to(unit, x.shape())
+    };
+    if n == 0 {
+        return one();
+    }
+    let mut base = x.clone();
+    let mut e = n.unsigned_abs();
+    let mut acc: Option<Tensor> = None;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = Some(match acc {
+                None => base.clone(),
+                Some(a) => mul(a, base.clone())?,
+            });
+        }
+        e >>= 1;
+        if e > 0 {
+            base = mul(base.clone(), base)?;
+        }
+    }
+    let acc = acc.expect("n != 0 sets a bit");
+    if n < 0 {
+        return bind1(
+            &Prim::Binary(BinaryOp::Div),
+            smallvec::smallvec![one()?, acc],
+        );
+    }
+    Ok(acc)
 }
 
 fn into_array_as(v: Value, dtype: DType) -> Result<Tensor> {

@@ -235,6 +235,48 @@ fn array_display() {
 }
 
 #[test]
+fn nan_and_inf_align_as_numpy_prints_them() {
+    // The same text as NumPy 2's str() of these arrays.
+    check(
+        r#"
+print(array([2.25, 4.0, 0.0, nan, inf]))
+print(array([1.0, nan]), array([1.0, -inf]), array([nan, inf]), array([1e-9, nan]))
+print(array([[1.5, nan], [-inf, 100.25]]))
+"#,
+        expect![[r#"
+            [2.25 4.   0.    nan  inf]
+            [ 1. nan] [  1. -inf] [nan inf] [1.e-09    nan]
+            [[  1.5     nan]
+             [  -inf 100.25]]
+        "#]],
+    );
+}
+
+#[test]
+fn sixteen_bit_floats_print_promote_and_round_as_jax() {
+    // float16 as NumPy prints it (shortest digits of the float16 value);
+    // bfloat16 as JAX's arrays print it (ml_dtypes: six significant digits).
+    check(
+        r#"
+h = array([0.1, 0.2, 0.3], dtype=float16)
+print(h * 3, (h * 3).dtype, array([1.5, 2.25, 0.1, 1000.5], dtype=float16), array(0.1, float16))
+b = ones(3, dtype=bfloat16)
+print(b, b * 0.1, array([1e-5, 1.0, 1e6], bfloat16), array(0.1, bfloat16), repr(b[0]))
+print((b + h).dtype, (b + 1).dtype, (b + arange(3)).dtype, (b + ones(3)).dtype, (h + 2.5).dtype)
+print(sum(ones(1000, bfloat16)), (arange(12.0).reshape(3, 4).astype(bfloat16) @ ones((4, 2), bfloat16)).dtype)
+print(grad(lambda v: sum(tanh(v) ** 2))(array([0.5, 1.0], bfloat16)))
+"#,
+        expect![[r#"
+            [0.2998 0.5996 0.9004] float16 [1.5000e+00 2.2500e+00 1.0000e-01 1.0005e+03] 0.1
+            [1 1 1] [0.100098 0.100098 0.100098] [1.00136e-05 1 999424] 0.100098 bf16[] 1
+            float32 bfloat16 bfloat16 float32 float16
+            1000 bfloat16
+            [0.726562 0.636719]
+        "#]],
+    );
+}
+
+#[test]
 fn errors_name_shapes_and_lines() {
     check(
         "x = ones((3, 4))\ny = ones(5)\nz = 1 + (x + y)\n",
