@@ -57,13 +57,14 @@ fn poly_plain() {
         "make_jaxpr(poly)(1.0)",
         expect![[r#"
             { lambda ; a:f32[]. let
-                b:f32[] = pow a 3.0:f32[]
-                c:f32[] = mul 3.0:f32[] b
-                d:f32[] = pow a 2.0:f32[]
-                e:f32[] = mul 2.0:f32[] d
-                f:f32[] = sub c e
-                g:f32[] = add f a
-              in (g) }"#]],
+                b:f32[] = mul a a
+                c:f32[] = mul a b
+                d:f32[] = mul 3.0:f32[] c
+                e:f32[] = mul a a
+                f:f32[] = mul 2.0:f32[] e
+                g:f32[] = sub d f
+                h:f32[] = add g a
+              in (h) }"#]],
     );
 }
 
@@ -73,14 +74,19 @@ fn poly_grad() {
         "make_jaxpr(grad(poly))(1.0)",
         expect![[r#"
             { lambda ; a:f32[]. let
-                b:f32[] = pow a 2.0:f32[]
-                c:f32[] = mul 3.0:f32[] b
-                d:f32[] = mul a 2.0:f32[]
-                e:f32[] = mul -2.0:f32[] d
-                f:f32[] = add 1.0:f32[] e
-                g:f32[] = mul 3.0:f32[] c
-                h:f32[] = add f g
-              in (h) }"#]],
+                b:f32[] = mul a a
+                c:f32[] = mul -2.0:f32[] a
+                d:f32[] = add 1.0:f32[] c
+                e:f32[] = mul -2.0:f32[] a
+                f:f32[] = add d e
+                g:f32[] = mul 3.0:f32[] a
+                h:f32[] = mul 3.0:f32[] b
+                i:f32[] = add f h
+                j:f32[] = mul g a
+                k:f32[] = add i j
+                l:f32[] = mul g a
+                m:f32[] = add k l
+              in (m) }"#]],
     );
 }
 
@@ -90,23 +96,28 @@ fn poly_jvp() {
         "make_jaxpr(lambda x, t: jvp(poly, (x,), (t,)))(1.0, 1.0)",
         expect![[r#"
             { lambda ; a:f32[] b:f32[]. let
-                c:f32[] = pow a 3.0:f32[]
-                d:f32[] = pow a 2.0:f32[]
-                e:f32[] = mul 3.0:f32[] d
-                f:f32[] = mul b e
-                g:f32[] = mul 3.0:f32[] c
-                h:f32[] = mul 3.0:f32[] f
-                i:f32[] = pow a 2.0:f32[]
-                j:f32[] = mul a 2.0:f32[]
-                k:f32[] = mul b j
-                l:f32[] = mul 2.0:f32[] i
-                m:f32[] = mul 2.0:f32[] k
-                n:f32[] = sub g l
-                o:f32[] = neg m
-                p:f32[] = add h o
-                q:f32[] = add n a
-                r:f32[] = add p b
-              in (q, r) }"#]],
+                c:f32[] = mul a a
+                d:f32[] = mul b a
+                e:f32[] = mul a b
+                f:f32[] = add d e
+                g:f32[] = mul a c
+                h:f32[] = mul b c
+                i:f32[] = mul a f
+                j:f32[] = add h i
+                k:f32[] = mul 3.0:f32[] g
+                l:f32[] = mul 3.0:f32[] j
+                m:f32[] = mul a a
+                n:f32[] = mul b a
+                o:f32[] = mul a b
+                p:f32[] = add n o
+                q:f32[] = mul 2.0:f32[] m
+                r:f32[] = mul 2.0:f32[] p
+                s:f32[] = sub k q
+                t:f32[] = neg r
+                u:f32[] = add l t
+                v:f32[] = add s a
+                w:f32[] = add u b
+              in (v, w) }"#]],
     );
 }
 
@@ -116,13 +127,14 @@ fn poly_vmap() {
         "make_jaxpr(vmap(poly))(ones(4))",
         expect![[r#"
             { lambda ; a:f32[4]. let
-                b:f32[4] = pow a 3.0:f32[]
-                c:f32[4] = mul 3.0:f32[] b
-                d:f32[4] = pow a 2.0:f32[]
-                e:f32[4] = mul 2.0:f32[] d
-                f:f32[4] = sub c e
-                g:f32[4] = add f a
-              in (g) }"#]],
+                b:f32[4] = mul a a
+                c:f32[4] = mul a b
+                d:f32[4] = mul 3.0:f32[] c
+                e:f32[4] = mul a a
+                f:f32[4] = mul 2.0:f32[] e
+                g:f32[4] = sub d f
+                h:f32[4] = add g a
+              in (h) }"#]],
     );
 }
 
@@ -132,10 +144,22 @@ fn poly_grad_grad() {
         "make_jaxpr(grad(grad(poly)))(1.0)",
         expect![[r#"
             { lambda ; a:f32[]. let
-                b:f32[] = mul a 2.0:f32[]
-                c:f32[] = mul 9.0:f32[] b
-                d:f32[] = add -4.0:f32[] c
-              in (d) }"#]],
+                b:f32[] = mul 3.0:f32[] a
+                c:f32[] = mul 1.0:f32[] b
+                d:f32[] = mul 1.0:f32[] a
+                e:f32[] = mul 1.0:f32[] b
+                f:f32[] = add c e
+                g:f32[] = mul 1.0:f32[] a
+                h:f32[] = add d g
+                i:f32[] = mul h 3.0:f32[]
+                j:f32[] = add f i
+                k:f32[] = add j -2.0:f32[]
+                l:f32[] = add k -2.0:f32[]
+                m:f32[] = mul 3.0:f32[] a
+                n:f32[] = add l m
+                o:f32[] = mul 3.0:f32[] a
+                p:f32[] = add n o
+              in (p) }"#]],
     );
 }
 
@@ -416,33 +440,36 @@ fn sliced_jacfwd_jacrev() {
                 u:f32[3] = sub n s
                 v:f32[4,3] = neg t
                 w:f32[4,3] = add r v
-                x:f32[3] = mul u 2.0:f32[]
-                y:f32[4,3] = mul w 2.0:f32[]
-                z:f32[1,3] = broadcast_in_dim[shape=(1,3) dims=(0,1)] a
-                ba:f32[1,3] = mul z x
-                bb:f32[4,1,3] = reshape[shape=(4,1,3)] y
-                bc:f32[4,1,3] = mul z bb
-                bd:f32[4,1,3] = neg bc
-                be:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,1) interior=(0,0,0)] bd 0.0:f32[]
-                bf:f32[4,1,3] = mul bc h
-                bg:f32[4,1,3] = reshape[shape=(4,1,3)] i
-                bh:f32[4,1,3] = mul ba bg
-                bi:f32[4,1,3] = add bf bh
-                bj:f32[4,1] = reduce_sum[axes=(2,)] bi
-                bk:f32[4,1,3] = mul bc l
-                bl:f32[4,1,1] = reshape[shape=(4,1,1)] m
-                bm:f32[4,1,3] = mul ba bl
-                bn:f32[4,1,3] = add bk bm
-                bo:f32[4,1,1] = reshape[shape=(4,1,1)] bj
-                bp:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,3) interior=(0,0,0)] bo 0.0:f32[]
-                bq:f32[4,1,4] = add be bp
-                br:f32[4,1,4] = pad[lo=(0,0,1) hi=(0,0,0) interior=(0,0,0)] bn 0.0:f32[]
-                bs:f32[4,1,4] = add bq br
-                bt:f32[4,1,4] = slice[start=(0,0,0) limit=(4,1,4) stride=(1,1,1)] bs
-                bu:f32[4,4] = reshape[shape=(4,4)] bt
-                bv:f32[4,4] = transpose[perm=(1,0)] bu
-                bw:f32[4,4] = slice[start=(0,0) limit=(4,4) stride=(1,1)] bv
-              in (bw) }"#]],
+                x:f32[1,3] = broadcast_in_dim[shape=(1,3) dims=(0,1)] a
+                y:f32[1,3] = mul x u
+                z:f32[4,1,3] = reshape[shape=(4,1,3)] w
+                ba:f32[4,1,3] = mul x z
+                bb:f32[1,3] = mul x u
+                bc:f32[4,1,3] = reshape[shape=(4,1,3)] w
+                bd:f32[4,1,3] = mul x bc
+                be:f32[1,3] = add y bb
+                bf:f32[4,1,3] = add ba bd
+                bg:f32[4,1,3] = neg bf
+                bh:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,1) interior=(0,0,0)] bg 0.0:f32[]
+                bi:f32[4,1,3] = mul bf h
+                bj:f32[4,1,3] = reshape[shape=(4,1,3)] i
+                bk:f32[4,1,3] = mul be bj
+                bl:f32[4,1,3] = add bi bk
+                bm:f32[4,1] = reduce_sum[axes=(2,)] bl
+                bn:f32[4,1,3] = mul bf l
+                bo:f32[4,1,1] = reshape[shape=(4,1,1)] m
+                bp:f32[4,1,3] = mul be bo
+                bq:f32[4,1,3] = add bn bp
+                br:f32[4,1,1] = reshape[shape=(4,1,1)] bm
+                bs:f32[4,1,4] = pad[lo=(0,0,0) hi=(0,0,3) interior=(0,0,0)] br 0.0:f32[]
+                bt:f32[4,1,4] = add bh bs
+                bu:f32[4,1,4] = pad[lo=(0,0,1) hi=(0,0,0) interior=(0,0,0)] bq 0.0:f32[]
+                bv:f32[4,1,4] = add bt bu
+                bw:f32[4,1,4] = slice[start=(0,0,0) limit=(4,1,4) stride=(1,1,1)] bv
+                bx:f32[4,4] = reshape[shape=(4,4)] bw
+                by:f32[4,4] = transpose[perm=(1,0)] bx
+                bz:f32[4,4] = slice[start=(0,0) limit=(4,4) stride=(1,1)] by
+              in (bz) }"#]],
     );
 }
 
