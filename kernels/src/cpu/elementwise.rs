@@ -545,44 +545,7 @@ macro_rules! impl_cast {
         }
     )*};
 }
-impl_cast!(i32, i64, u32, f64);
-
-// From f32 directly: the f64 detour of the default would round the same
-// way, but this is the single conversion the hardware does.
-impl Cast for f32 {
-    #[inline(always)]
-    fn to_bool(self) -> bool {
-        self != 0.0
-    }
-    #[inline(always)]
-    fn to_i32(self) -> i32 {
-        self as i32
-    }
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn to_u32(self) -> u32 {
-        self as u32
-    }
-    #[inline(always)]
-    fn to_f32(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn to_bf16(self) -> half::bf16 {
-        half::bf16::from_f32(self)
-    }
-    #[inline(always)]
-    fn to_f16(self) -> half::f16 {
-        half::f16::from_f32(self)
-    }
-}
+impl_cast!(i32, i64, u32, f32, f64);
 
 /// 16-bit floats convert as their (exact) f32 value does.
 macro_rules! impl_cast_half {
