@@ -127,7 +127,15 @@ fn normalize(a: &Tensor, idx: &Value) -> Result<(Tensor, Vec<Item>)> {
         other => vec![other.clone()],
     };
     let mut items = Vec::new();
+    // Boolean masks: where their coordinate arrays start in `items`, and
+    // the mask's shape, which must be that of the axes it indexes.
+    let mut masks: Vec<(usize, Vec<usize>)> = Vec::new();
     for v in &raw {
+        if let Value::Array(m) = v {
+            if m.dtype() == DType::Bool && m.ndim() > 0 {
+                masks.push((items.len(), m.shape().to_vec()));
+            }
+        }
         items.extend(parse_item(v)?);
     }
     let consumed = items
@@ -147,6 +155,25 @@ fn normalize(a: &Tensor, idx: &Value) -> Result<(Tensor, Vec<Item>)> {
         )));
     }
     let fill = a.ndim() - consumed;
+    let ellipsis = items.iter().position(|i| matches!(i, Item::Ellipsis));
+    for (start, mask) in &masks {
+        // The axis the mask starts at: the indices before it that take one.
+        let before = items[..*start]
+            .iter()
+            .filter(|i| !matches!(i, Item::NewAxis | Item::Ellipsis))
+            .count()
+            + if ellipsis.is_some_and(|e| e < *start) {
+                fill
+            } else {
+                0
+            };
+        let dims = &a.shape()[before..before + mask.len()];
+        if dims != &mask[..] {
+            return Err(Error::index_error(format!(
+                "boolean index did not match indexed array along axis {before}: the array's axes are {dims:?} but the boolean index's are {mask:?}"
+            )));
+        }
+    }
     let mut expanded = Vec::new();
     let mut saw_ellipsis = false;
     for it in items {

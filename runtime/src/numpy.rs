@@ -200,7 +200,20 @@ pub fn to_tensor(v: &Value) -> Result<Tensor> {
 /// Convert to an array of exactly `dtype` (Python scalars convert directly, without a detour through f32).
 pub fn to_array_as(v: &Value, dtype: DType) -> Result<Tensor> {
     match v {
-        Value::Int(i) => Ok(int_scalar_array(*i, dtype).into()),
+        Value::Int(i) => {
+            let fits = match dtype {
+                DType::I32 => i32::try_from(*i).is_ok(),
+                DType::U32 => *i <= u32::MAX as i64,
+                _ => true,
+            };
+            if !fits {
+                return Err(Error::new(
+                    ErrorKind::OverflowError,
+                    format!("Python int {i} too large to convert to {dtype}"),
+                ));
+            }
+            Ok(int_scalar_array(*i, dtype).into())
+        }
         Value::Float(f) => Ok(scalar_array(*f, dtype).into()),
         Value::Bool(b) => Ok(scalar_array(*b as u8 as f64, dtype).into()),
         // Each number of a list converts once, to `dtype` (a float64 list
@@ -218,13 +231,23 @@ fn nested_to_array(v: &Value) -> Result<Tensor> {
 fn nested_to_array_as(v: &Value, dtype: Option<DType>) -> Result<Tensor> {
     let mut shape = Vec::new();
     let mut leaves = Vec::new();
-    flatten_nested(v, 0, &mut shape, &mut leaves)?;
+    flatten_nested(v, 0, &mut shape, &mut leaves, &mut None)?;
     let refs: Vec<&Value> = leaves.iter().collect();
     let dtype = match dtype {
         Some(d) => d,
         None if leaves.is_empty() => DEFAULT_FLOAT,
         None if leaves.iter().all(|l| matches!(l, Value::Bool(_))) => DType::Bool,
-        None => result_dtype(&refs)?,
+        // Python ints beyond int32 make an int64 list, as one such int does.
+        None => match result_dtype(&refs)? {
+            DType::I32
+                if leaves
+                    .iter()
+                    .any(|l| matches!(l, Value::Int(i) if i32::try_from(*i).is_err())) =>
+            {
+                DType::I64
+            }
+            d => d,
+        },
     };
     let mut parts = Vec::with_capacity(leaves.len());
     for l in &leaves {
@@ -242,12 +265,25 @@ fn nested_to_array_as(v: &Value, dtype: Option<DType>) -> Result<Tensor> {
     reshape(flat, &shape)
 }
 
+/// Append the numbers of `v` (at nesting `depth`) to `out`, growing `shape`.
+/// `rank` is the depth every number sits at once one was seen: a number
+/// beside a list (`[1, [2]]`) is an inhomogeneous shape, as in NumPy.
 fn flatten_nested(
     v: &Value,
     depth: usize,
     shape: &mut Vec<usize>,
     out: &mut Vec<Value>,
+    rank: &mut Option<usize>,
 ) -> Result<()> {
+    let mut leaf_at = |d: usize| -> Result<()> {
+        match *rank {
+            Some(r) if r != d => Err(inhomogeneous(depth)),
+            _ => {
+                *rank = Some(d);
+                Ok(())
+            }
+        }
+    };
     let items: Vec<Value> = match v {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
@@ -256,6 +292,7 @@ fn flatten_nested(
             // ones are split into scalars (so promotion sees each value);
             // a traced one stays whole and is concatenated as a block.
             let dims = a.shape();
+            leaf_at(depth + dims.len())?;
             check_dims(depth, dims, shape)?;
             match a {
                 Tensor::Concrete(a) => {
@@ -275,6 +312,7 @@ fn flatten_nested(
             return Ok(());
         }
         Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+            leaf_at(depth)?;
             check_dims(depth, &[], shape)?;
             out.push(v.clone());
             return Ok(());
@@ -286,6 +324,9 @@ fn flatten_nested(
             )))
         }
     };
+    if rank.is_some_and(|r| r <= depth) {
+        return Err(inhomogeneous(depth));
+    }
     if depth == shape.len() {
         shape.push(items.len());
     } else if shape[depth] != items.len() {
@@ -294,12 +335,19 @@ fn flatten_nested(
         ));
     }
     for item in &items {
-        flatten_nested(item, depth + 1, shape, out)?;
+        flatten_nested(item, depth + 1, shape, out, rank)?;
     }
     if items.is_empty() && shape.len() == depth + 1 {
         return Ok(());
     }
     Ok(())
+}
+
+fn inhomogeneous(depth: usize) -> Error {
+    Error::value_error(format!(
+        "setting an array element with a sequence: the nested lists have an inhomogeneous shape after {depth} dimension{}",
+        if depth == 1 { "" } else { "s" }
+    ))
 }
 
 fn check_dims(depth: usize, dims: &[usize], shape: &mut Vec<usize>) -> Result<()> {
@@ -514,6 +562,15 @@ pub fn parse_shape(v: &Value) -> Result<Vec<usize>> {
 /// Reduce with NumPy's `axis`/`keepdims`.
 pub fn reduce(op: ReduceOp, a: Tensor, axis: &Value, keepdims: bool) -> Result<Tensor> {
     let axes = parse_axes(axis, a.ndim())?;
+    if let Some(&empty) = axes.iter().find(|&&i| a.shape()[i] == 0) {
+        if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+            return Err(Error::value_error(format!(
+                "zero-size array {} to reduction operation {} which has no identity (axis {empty} is empty)",
+                ty(&a),
+                if op == ReduceOp::Max { "max" } else { "min" }
+            )));
+        }
+    }
     let out_keep: Vec<usize> = a
         .shape()
         .iter()

@@ -130,6 +130,16 @@ fn tree_map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             structure(&a[1])
         )));
     }
+    // Equal leaf counts are not enough: {'a': 1} and {'b': 1} differ.
+    let first = structure(&a[1]);
+    for other in arr_runtime::numpy::sequence_items(&a[2])?.iter() {
+        let theirs = structure(other);
+        if theirs != first {
+            return Err(Error::value_error(format!(
+                "tree_map: the trees have different structures: {first} and {theirs}"
+            )));
+        }
+    }
     let f = a[0].clone();
     let mut i = 0;
     map_leaves(&a[1], &mut |leaf| {

@@ -6,6 +6,7 @@ use arr_runtime::Session;
 use expect_test::expect;
 
 use arr_testkit::check_output as check;
+use arr_testkit::{run, session, text_of};
 
 /// The REPL echo of the last expression of `src`.
 fn echo(src: &str) -> String {
@@ -273,6 +274,108 @@ print(grad(lambda v: sum(tanh(v) ** 2))(array([0.5, 1.0], bfloat16)))
             1000 bfloat16
             [0.726562 0.636719]
         "#]],
+    );
+}
+
+/// Inputs that JAX or NumPy reject and that once gave a wrong answer:
+/// each is now the error JAX gives, on its line, and the session keeps
+/// what it had.
+#[test]
+fn inputs_jax_rejects_are_errors_not_wrong_answers() {
+    use arr_runtime::ErrorKind::*;
+    let cases: &[(&str, arr_runtime::ErrorKind, &str)] = &[
+        (
+            "array([1, [2]])",
+            ValueError,
+            "inhomogeneous shape after 1 dimension",
+        ),
+        ("array([[1], 2])", ValueError, "inhomogeneous shape"),
+        (
+            "array([[1, 2], [3, [4]]])",
+            ValueError,
+            "inhomogeneous shape after 2 dimensions",
+        ),
+        (
+            "arange(3, dtype=int32) + 2**31",
+            OverflowError,
+            "Python int 2147483648 too large to convert to int32",
+        ),
+        (
+            "array([1, 2], dtype=int32) * -2**40",
+            OverflowError,
+            "too large to convert to int32",
+        ),
+        (
+            "ones(3)[array([True, False])]",
+            IndexError,
+            "boolean index did not match indexed array along axis 0",
+        ),
+        (
+            "ones((2, 3))[:, array([True, False])]",
+            IndexError,
+            "along axis 1",
+        ),
+        (
+            "ones((2, 3, 4))[..., array([True, False, True])]",
+            IndexError,
+            "along axis 2",
+        ),
+        (
+            "tree_map(lambda a, b: a + b, {'a': 1}, {'b': 1})",
+            ValueError,
+            "different structures",
+        ),
+        (
+            "zeros((0, 3)).max(axis=0)",
+            ValueError,
+            "zero-size array f32[0,3] to reduction operation max",
+        ),
+        (
+            "min(zeros((2, 0)), axis=1)",
+            ValueError,
+            "operation min which has no identity",
+        ),
+    ];
+    let mut s = session();
+    run(&mut s, "kept = arange(3)");
+    for (code, kind, needle) in cases {
+        let e = s
+            .run_script("hostile.arr", code)
+            .expect_err(&format!("{code} must fail"));
+        assert_eq!(e.kind, *kind, "{code}: {}", e.render());
+        assert!(e.message.contains(needle), "{code}: {}", e.message);
+        assert!(
+            e.render().contains("hostile.arr:1"),
+            "{code}: the line: {}",
+            e.render()
+        );
+        assert_eq!(
+            text_of(&mut s, "str(kept.tolist())"),
+            "[0, 1, 2]",
+            "after {code}"
+        );
+    }
+    // What is right stays right: big ints make int64 lists, masks of the
+    // right shape select, empty kept axes reduce to empty arrays.
+    assert_eq!(text_of(&mut s, "str(array([2**40, 1]).dtype)"), "int64");
+    assert_eq!(
+        text_of(&mut s, "str(array([2**40, 1]).tolist())"),
+        "[1099511627776, 1]"
+    );
+    assert_eq!(
+        text_of(
+            &mut s,
+            "str(ones((2, 3))[:, array([True, False, True])].shape)"
+        ),
+        "(2, 2)"
+    );
+    assert_eq!(
+        text_of(&mut s, "str(zeros((0, 3)).max(axis=1).shape)"),
+        "(0,)"
+    );
+    assert_eq!(
+        text_of(&mut s, "str(zeros((0, 3)).sum(axis=0).tolist())"),
+        "[0.0, 0.0, 0.0]"
     );
 }
 
