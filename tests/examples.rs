@@ -109,8 +109,9 @@ fn numbers_and_text(s: &str) -> (Vec<f64>, String) {
             i += 1;
         }
     }
-    // Padding before numbers depends on their widths.
-    (nums, text.split_whitespace().collect::<Vec<_>>().join(" "))
+    // Padding around numbers depends on their digits (NumPy pads each
+    // number's shortest form to the widest), so spaces do not count.
+    (nums, text.split_whitespace().collect::<String>())
 }
 
 /// Every example on the OpenCL device (PoCL in CI) prints what it prints on

@@ -51,4 +51,22 @@ for expr, got in zip(lines, got_lines):
         bad += 1
         print(f"MISMATCH {expr}\n   arr:   {got}\n   numpy: {want}")
 print(f"{len(lines)} expressions, {bad} mismatches")
+
+# Printing: arr's print(x) must be NumPy's str(x), character for character
+# (line wrapping, padding, nan/inf alignment, shortest digits).
+printed = [
+    "arange(40.0)", "arange(100)", "arange(60.0).reshape(3, 20)", "arange(48.0).reshape(2, 2, 12) / 7",
+    "arange(30) * 1000", "array([1.5, 2.25] * 12)", "arange(25.0)", "arange(26.0)", "arange(27.0)",
+    "array([2.25, 4.0, 0.0, nan, inf])", "array([[1.5, nan], [-inf, 100.25]])", "array([1e-9, nan, 1.0])",
+    "array([0.1, 0.2, 0.3], dtype=float16) * 3", "array([1.5, 2.25, 0.1, 1000.5], dtype=float16)",
+    "array([65504, 70000, 1e-8, 6e-8], dtype=float16)", "arange(12.0).reshape(3, 4) / 3",
+]
+out = subprocess.run([sys.argv[1], "-e", "\n".join(f"print({e})" for e in printed)], capture_output=True, text=True)
+want = "".join(str(_jax_dtypes(eval(e, ns))) + "\n" for e in printed)
+if out.returncode != 0 or out.stdout != want:
+    bad += 1
+    import difflib
+    print("PRINTING differs from NumPy's str():")
+    print("".join(difflib.unified_diff(want.splitlines(True), out.stdout.splitlines(True), "numpy", "arr")), out.stderr)
+print(f"{len(printed)} printed arrays compared with NumPy's text")
 sys.exit(1 if bad else 0)

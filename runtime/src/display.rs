@@ -102,6 +102,14 @@ fn py_str_repr(s: &str) -> String {
     out
 }
 
+/// An element of a container: `repr`, with arrays in JAX's one-value form.
+fn item_repr(v: &Value) -> String {
+    match v {
+        Value::Array(a) => jax_repr(a),
+        other => repr(other),
+    }
+}
+
 /// `str(v)`: what `print` shows.
 pub fn str(v: &Value) -> String {
     // Containers can hold themselves (`l.append(l)`); print `[...]` past a
@@ -134,20 +142,27 @@ fn str_inner(v: &Value) -> String {
         Value::Array(a) => array_str(a),
         Value::List(l) => format!(
             "[{}]",
-            l.borrow().iter().map(repr).collect::<Vec<_>>().join(", ")
+            l.borrow()
+                .iter()
+                .map(item_repr)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Value::Tuple(t) => {
             if t.len() == 1 {
-                format!("({},)", repr(&t[0]))
+                format!("({},)", item_repr(&t[0]))
             } else {
-                format!("({})", t.iter().map(repr).collect::<Vec<_>>().join(", "))
+                format!(
+                    "({})",
+                    t.iter().map(item_repr).collect::<Vec<_>>().join(", ")
+                )
             }
         }
         Value::Dict(d) => {
             let items: Vec<String> = d
                 .borrow()
                 .iter()
-                .map(|(k, v)| format!("{}: {}", repr(&k.to_value()), repr(v)))
+                .map(|(k, v)| format!("{}: {}", repr(&k.to_value()), item_repr(v)))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
@@ -227,10 +242,60 @@ fn concrete_str(a: &Array) -> String {
         };
     }
     let mut out = String::new();
-    write_axis(a, &buf, &fmt, 0, 0, summarise, &mut out);
+    write_axis(a, &buf, &fmt, 0, 0, summarise, STR_LAYOUT, &mut out);
     out
 }
 
+/// JAX's `repr` of an array, `Array([1., 2.], dtype=float32)`: how an
+/// array inside a list, tuple or dict prints (on its own, the REPL shows
+/// arr's type line and the values instead).
+pub fn jax_repr(t: &Tensor) -> String {
+    let Tensor::Concrete(a) = t else {
+        return tracer_str(t);
+    };
+    let buf = match a.buffer() {
+        Ok(b) => b,
+        Err(d) => return format!("<deleted: {}>", d.why),
+    };
+    let body = if a.ndim() == 0 {
+        concrete_str(a)
+    } else {
+        let summarise = a.len() > THRESHOLD;
+        let fmt = ElementFormat::new(a.shape(), &buf, summarise);
+        let mut out = String::new();
+        let layout = Layout {
+            comma: true,
+            indent: "Array(".len(),
+        };
+        write_axis(a, &buf, &fmt, 0, 0, summarise, layout, &mut out);
+        out
+    };
+    // JAX's rule: the dtype follows on the last line, after spaces as wide
+    // as `Array(` when the line would be too long.
+    let dtype = format!("dtype={}", a.dtype());
+    let last_line = body.len() - body.rfind('\n').map_or(0, |i| i + 1) + "Array(".len() + 1;
+    let sep = if last_line + dtype.len() + 1 > 75 {
+        " ".repeat("Array(".len())
+    } else {
+        " ".into()
+    };
+    format!("Array({body},{sep}{dtype})")
+}
+
+/// How nested brackets are laid out: NumPy's `str` (space-separated) or
+/// its `repr` (comma-separated, rows indented past a prefix such as `Array(`).
+#[derive(Clone, Copy)]
+struct Layout {
+    comma: bool,
+    indent: usize,
+}
+
+const STR_LAYOUT: Layout = Layout {
+    comma: false,
+    indent: 0,
+};
+
+#[allow(clippy::too_many_arguments)]
 fn write_axis(
     a: &Array,
     buf: &Buffer,
@@ -238,6 +303,7 @@ fn write_axis(
     axis: usize,
     offset: usize,
     summarise: bool,
+    layout: Layout,
     out: &mut String,
 ) {
     let shape = a.shape();
@@ -245,21 +311,28 @@ fn write_axis(
     let stride: usize = shape[axis + 1..].iter().product();
     let indices = shown_indices(n, summarise);
     out.push('[');
+    let margin = layout.indent + axis + 1;
+    let comma = if layout.comma { "," } else { "" };
     if axis + 1 == a.ndim() {
-        let mut line_len = axis + 1;
+        let mut line_len = margin;
         for (k, i) in indices.iter().enumerate() {
             let piece = match i {
                 Some(i) => fmt.format(buf, offset + i),
                 None => "...".to_string(),
             };
             if k > 0 {
-                if line_len + 1 + piece.len() > 75 {
+                out.push_str(comma);
+                // NumPy's rule: a line's words (with their separators) fit
+                // in 75 columns less one per closing bracket to come.
+                if line_len + 1 + comma.len() + piece.len() > 74 - axis {
+                    // A wrapped line keeps no padding at its end.
+                    out.truncate(out.trim_end_matches(' ').len());
                     out.push('\n');
-                    out.push_str(&" ".repeat(axis + 1));
-                    line_len = axis + 1;
+                    out.push_str(&" ".repeat(margin));
+                    line_len = margin;
                 } else {
                     out.push(' ');
-                    line_len += 1;
+                    line_len += 1 + comma.len();
                 }
             }
             out.push_str(&piece);
@@ -268,11 +341,21 @@ fn write_axis(
     } else {
         for (k, i) in indices.iter().enumerate() {
             if k > 0 {
+                out.push_str(comma);
                 out.push_str(&"\n".repeat(a.ndim() - axis - 1));
-                out.push_str(&" ".repeat(axis + 1));
+                out.push_str(&" ".repeat(margin));
             }
             match i {
-                Some(i) => write_axis(a, buf, fmt, axis + 1, offset + i * stride, summarise, out),
+                Some(i) => write_axis(
+                    a,
+                    buf,
+                    fmt,
+                    axis + 1,
+                    offset + i * stride,
+                    summarise,
+                    layout,
+                    out,
+                ),
                 None => out.push_str("..."),
             }
         }
@@ -502,11 +585,16 @@ impl ElementFormat {
 
     fn format_raw(&self, buf: &Buffer, i: usize) -> String {
         let mut x = buf.get_f64(i);
-        if buf.dtype() == DType::F16 && x.is_finite() {
-            // Its shortest digits, as NumPy starts from: the binary value's
-            // further digits are noise within float16's few.
-            let digits = format!("{:.*e}", shortest_f16(x).0, x);
-            x = digits.parse().unwrap_or(x);
+        if x.is_finite() && matches!(self.kind, FloatMode::Fixed { .. }) {
+            // Positional numbers show their shortest digits, then spaces, as
+            // NumPy's (scientific ones show the value's own further digits,
+            // as NumPy's `min_digits` does).
+            let digits = match buf.dtype() {
+                DType::F16 => Some(format!("{:.*e}", shortest_f16(x).0, x)),
+                DType::F32 => Some(format!("{:e}", x as f32)),
+                _ => None,
+            };
+            x = digits.and_then(|d| d.parse().ok()).unwrap_or(x);
         }
         match self.kind {
             FloatMode::Bool => if x != 0.0 { "True" } else { "False" }.to_string(),

@@ -268,7 +268,7 @@ print(sum(ones(1000, bfloat16)), (arange(12.0).reshape(3, 4).astype(bfloat16) @ 
 print(grad(lambda v: sum(tanh(v) ** 2))(array([0.5, 1.0], bfloat16)))
 "#,
         expect![[r#"
-            [0.2998 0.5996 0.9004] float16 [1.5000e+00 2.2500e+00 1.0000e-01 1.0005e+03] 0.1
+            [0.2998 0.5996 0.9004] float16 [1.5000e+00 2.2500e+00 9.9976e-02 1.0005e+03] 0.1
             [1 1 1] [0.100098 0.100098 0.100098] [1.00136e-05 1 999424] 0.100098 bf16[] 1
             float32 bfloat16 bfloat16 float32 float16
             1000 bfloat16
