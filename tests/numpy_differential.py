@@ -60,6 +60,9 @@ printed = [
     "array([2.25, 4.0, 0.0, nan, inf])", "array([[1.5, nan], [-inf, 100.25]])", "array([1e-9, nan, 1.0])",
     "array([0.1, 0.2, 0.3], dtype=float16) * 3", "array([1.5, 2.25, 0.1, 1000.5], dtype=float16)",
     "array([65504, 70000, 1e-8, 6e-8], dtype=float16)", "arange(12.0).reshape(3, 4) / 3",
+    # 0-d arrays print as NumPy's scalars: positional only where the digits are the value's.
+    "array(12345678.0)", "array(134217728.0)", "array(999999.0)", "array(0.0001)", "array(0.00011)",
+    "array(-2.5e6)", "array(0.5)", "array(10000.0, dtype=float16)", "array(999.0, dtype=float16)",
 ]
 out = subprocess.run([sys.argv[1], "-e", "\n".join(f"print({e})" for e in printed)], capture_output=True, text=True)
 want = "".join(str(_jax_dtypes(eval(e, ns))) + "\n" for e in printed)

@@ -32,15 +32,37 @@ pub fn type_string(a: &Tensor) -> String {
 /// Python's `repr(float)`: shortest round-trip digits, exponent form
 /// outside 1e-4 <= |x| < 1e16.
 pub fn py_float(x: f64) -> String {
-    py_float_digits(x, format!("{x:e}"), format!("{x}"))
+    let sci = format!("{x:e}");
+    let exp: i32 = sci
+        .rsplit('e')
+        .next()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
+    py_float_digits(x, sci, format!("{x}"), (-4..16).contains(&exp))
 }
 
-/// Like `py_float`, with the shortest digits that identify a float32.
+/// A float32 scalar as NumPy prints one: its shortest digits, positional
+/// for 1e-4 <= |x| < 1e6 (beyond, positional digits would not be the
+/// value's: `1.3421773e+08`, not `134217730.0`).
 pub fn py_float32(x: f32) -> String {
-    py_float_digits(x as f64, format!("{x:e}"), format!("{x}"))
+    let positional = (1e-4..1e6).contains(&(x.abs() as f64));
+    py_float_digits(x as f64, format!("{x:e}"), format!("{x}"), positional)
 }
 
-fn py_float_digits(x: f64, sci: String, plain: String) -> String {
+/// `py_float32` for float16, whose positional range ends at 1e3.
+fn py_float16(x: arr_kernels::f16) -> String {
+    let v = x.to_f64();
+    let digits = shortest_f16(v);
+    let positional = (1e-4..1e3).contains(&v.abs());
+    py_float_digits(
+        v,
+        format!("{:.*e}", digits.0, v),
+        format!("{:.*}", digits.1, v),
+        positional,
+    )
+}
+
+fn py_float_digits(x: f64, sci: String, plain: String, positional: bool) -> String {
     if x.is_nan() {
         return "nan".into();
     }
@@ -56,7 +78,7 @@ fn py_float_digits(x: f64, sci: String, plain: String) -> String {
     }
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("exponent is an integer");
-    if !(-4..16).contains(&exp) {
+    if !positional {
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
@@ -233,11 +255,7 @@ fn concrete_str(a: &Array) -> String {
         return match &*buf {
             Buffer::F32(v) => py_float32(v[0]),
             Buffer::F64(v) => py_float(v[0]),
-            Buffer::F16(v) => py_float_digits(
-                v[0].to_f64(),
-                format!("{:.*e}", shortest_f16(v[0].to_f64()).0, v[0].to_f64()),
-                format!("{:.*}", shortest_f16(v[0].to_f64()).1, v[0].to_f64()),
-            ),
+            Buffer::F16(v) => py_float16(v[0]),
             _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
