@@ -57,14 +57,16 @@ pub fn parse_device(name: &str) -> Result<Option<&'static gpu::GpuDevice>> {
     gpu::find(name).map(Some).map_err(Error::value_error)
 }
 
+/// A per-device counter summed over every GPU device.
+fn total(count: fn(&gpu::GpuDevice) -> &std::sync::atomic::AtomicU64) -> u64 {
+    gpu::devices()
+        .iter()
+        .map(|d| count(d).load(std::sync::atomic::Ordering::Relaxed))
+        .sum()
+}
+
 fn kernel_stats() -> Value {
     let s = gpu::compile_stats();
-    let total = |count: fn(&gpu::GpuDevice) -> &std::sync::atomic::AtomicU64| -> u64 {
-        gpu::devices()
-            .iter()
-            .map(|d| count(d).load(std::sync::atomic::Ordering::Relaxed))
-            .sum()
-    };
     let launches = total(|d| &d.launches);
     let device_copies = total(|d| &d.device_copies);
     let mut d = Dict::default();
@@ -83,10 +85,7 @@ fn kernel_stats() -> Value {
 /// The text of `kernel_stats()` for `:kernels`.
 pub fn kernel_stats_line() -> String {
     let s = gpu::compile_stats();
-    let copies: u64 = gpu::devices()
-        .iter()
-        .map(|d| d.device_copies.load(std::sync::atomic::Ordering::Relaxed))
-        .sum();
+    let copies = total(|d| &d.device_copies);
     format!(
         "GPU kernel compiles: {}, memory cache hits: {}, disk cache hits: {}, device-to-device copies: {copies}",
         s.compiles, s.memory_hits, s.disk_hits
