@@ -58,6 +58,22 @@ pub trait Communicator: Send + Sync {
     fn abort(&self);
 }
 
+thread_local! {
+    /// The collective this thread calls next, in the caller's words.
+    static CONTEXT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Name the collective this thread calls next (its primitive, mesh axis and
+/// source line): a transport that cannot complete it says so in its words.
+pub fn set_context(what: Option<String>) {
+    CONTEXT.with(|c| *c.borrow_mut() = what);
+}
+
+/// What `set_context` said last on this thread.
+pub fn context() -> Option<String> {
+    CONTEXT.with(|c| c.borrow().clone())
+}
+
 /// One rank's inbox: messages by sender, in the order they were sent.
 #[derive(Default)]
 struct Inbox {
@@ -245,7 +261,7 @@ impl ThreadComm {
 }
 
 /// Elementwise `op` of two same-shaped arrays.
-fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
+pub(crate) fn combine(op: ReduceOp, a: Array, b: Array) -> Array {
     let bop = match op {
         ReduceOp::Sum | ReduceOp::Any => BinaryOp::Add,
         ReduceOp::Prod | ReduceOp::All => BinaryOp::Mul,
@@ -264,7 +280,7 @@ fn rank_gpu() -> Option<&'static crate::gpu::GpuDevice> {
 /// Elements `lo..hi` of the flat `parts` (one dtype) reduced with `op`
 /// across the parts, in rank order: one pass per part over a range that
 /// stays in cache, without first copying each part's range out.
-fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
+pub(crate) fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize) -> Array {
     if let Some(d) = rank_gpu() {
         let flat = |p: &Array| d.slice(&p.reshape(&[p.len()]), &[lo], &[hi], &[1]);
         let mut acc = flat(parts[0]);

@@ -57,12 +57,17 @@ fn stats_table() -> &'static RwLock<Vec<Arc<DeviceStats>>> {
     &STATS
 }
 
-/// How many devices there are.
+/// How many devices there are, in every process of the job.
 pub fn count() -> usize {
+    local_count() * crate::process::count()
+}
+
+/// How many devices this process holds.
+pub fn local_count() -> usize {
     count_cell().load(Ordering::Relaxed)
 }
 
-/// Change the number of devices (1..=MAX_DEVICES), at run time.
+/// Change the number of devices of this process (1..=MAX_DEVICES), at run time.
 pub fn set_count(n: usize) -> Result<(), String> {
     if !(1..=MAX_DEVICES).contains(&n) {
         return Err(format!(

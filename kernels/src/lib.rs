@@ -13,8 +13,11 @@ pub mod dtype;
 pub mod gpu;
 pub mod kernel;
 pub mod limits;
+#[cfg(feature = "mpi")]
+mod mpi;
 pub mod ops;
 mod optable;
+pub mod process;
 pub mod sharding;
 
 pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};

@@ -103,6 +103,20 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
+    // Started by mpirun: join the job's other processes first, so devices,
+    // meshes and output know their place in it.
+    if arr_kernels::process::launched_by_mpi() {
+        if let Err(e) = arr_kernels::process::init() {
+            eprintln!("arr: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let code = run_command(cli);
+    arr_kernels::process::finalize();
+    code
+}
+
+fn run_command(cli: Cli) -> ExitCode {
     if cli.no_auto_jit {
         runner::AUTO_JIT.store(false, std::sync::atomic::Ordering::Relaxed);
     }

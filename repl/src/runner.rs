@@ -12,6 +12,10 @@ pub static AUTO_JIT: AtomicBool = AtomicBool::new(true);
 pub fn new_session() -> Session {
     let mut session = arr_stdlib::session();
     session.set_auto_jit(AUTO_JIT.load(Ordering::Relaxed));
+    // In a job of several processes every process runs the same program:
+    // process 0 speaks for all of them.
+    session.interp.quiet = arr_kernels::process::index() > 0
+        && std::env::var("ARR_PRINT_ALL").map_or(true, |v| v.trim() != "1");
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         crate::live::start();
         session.interp.out = Box::new(crate::live::print);
@@ -21,6 +25,17 @@ pub fn new_session() -> Session {
     // Errors here mean a handler is already installed (tests); the flag still works.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
     session
+}
+
+/// Print an error on stderr; in a job of several processes, with the index
+/// of the process it happened on (every process reports its own).
+pub fn report_error(msg: &str) {
+    let p = arr_kernels::process::place();
+    if p.count > 1 {
+        eprintln!("[process {}] {msg}", p.index);
+    } else {
+        eprintln!("{msg}");
+    }
 }
 
 /// Run `f` on the session, turning a panic in a builtin into an error message.
@@ -60,7 +75,7 @@ pub fn run_file(path: &str, args: &[String]) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("{msg}");
+            report_error(&msg);
             ExitCode::FAILURE
         }
     }
@@ -70,12 +85,14 @@ pub fn run_code(code: &str) -> ExitCode {
     let mut session = new_session();
     match guarded(|| session.run_entry_named("<-e>", code)) {
         Ok(Some(v)) => {
-            println!("{}", session.echo(&v, false));
+            if !session.interp.quiet {
+                println!("{}", session.echo(&v, false));
+            }
             ExitCode::SUCCESS
         }
         Ok(None) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("{msg}");
+            report_error(&msg);
             ExitCode::FAILURE
         }
     }
@@ -154,12 +171,14 @@ fn run_one(session: &mut Session, entry: &str) -> bool {
         .store(false, std::sync::atomic::Ordering::Relaxed);
     match guarded(|| session.run_entry(entry)) {
         Ok(Some(v)) => {
-            println!("{}", session.echo(&v, false));
+            if !session.interp.quiet {
+                println!("{}", session.echo(&v, false));
+            }
             true
         }
         Ok(None) => true,
         Err(msg) => {
-            eprintln!("{msg}");
+            report_error(&msg);
             false
         }
     }

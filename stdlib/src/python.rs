@@ -13,8 +13,10 @@ use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
-        "print(*args, sep=' ', end='\\n')",
-        "Print values separated by sep and followed by end.",
+        "print(*args, sep=' ', end='\\n', all_processes=False)",
+        "Print values separated by sep and followed by end. In a job of several processes \
+         only process 0 prints, unless all_processes (or ARR_PRINT_ALL=1): then every \
+         process prints, each line prefixed with its index.",
         print,
     );
     r.func(
@@ -356,7 +358,15 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .collect::<Vec<_>>()
         .join(&sep);
     out.push_str(&end);
-    interp.write_out(&out);
+    if a[3].truthy()? {
+        let p = arr_kernels::process::place();
+        if p.count > 1 {
+            out = format!("[process {}] {out}", p.index);
+        }
+        interp.write_out_always(&out);
+    } else {
+        interp.write_out(&out);
+    }
     Ok(Value::None)
 }
 

@@ -42,6 +42,9 @@ pub struct Interp {
     /// Set from another thread (Ctrl-C); checked at loop iterations and calls.
     pub interrupt: Arc<AtomicBool>,
     pub out: OutputSink,
+    /// Drop printed output (`write_out`): a process other than the first of
+    /// a job of several, where every process prints the same thing.
+    pub quiet: bool,
     /// Rich output (stderr, displays); None means the terminal (`emit`).
     pub rich: Option<crate::output::RichSink>,
     /// Draws `progress(...)` bars on a terminal (set by the REPL); unused
@@ -169,6 +172,7 @@ impl Interp {
                 let _ = stdout.write_all(s.as_bytes());
                 let _ = stdout.flush();
             }),
+            quiet: false,
             rich: None,
             progress_bars: None,
             auto: AutoJit::default(),
@@ -177,6 +181,13 @@ impl Interp {
     }
 
     pub fn write_out(&mut self, s: &str) {
+        if !self.quiet {
+            (self.out)(s)
+        }
+    }
+
+    /// Print `s` even on a quiet process (`print(..., all_processes=True)`).
+    pub fn write_out_always(&mut self, s: &str) {
         (self.out)(s)
     }
 

@@ -16,7 +16,7 @@
 //! once per compile.
 
 use crate::error::Result;
-use crate::prim::{bind, Args};
+use crate::prim::{bind, Args, Prim};
 use crate::tensor::Tensor;
 use crate::transform::graph::{Atom, Graph};
 
@@ -63,6 +63,9 @@ pub fn run(g: &Graph, last: &[usize], consts: &[Tensor], args: Vec<Tensor>) -> R
                     }
                 }
             });
+        }
+        if let Prim::Collective(_) = &eqn.prim {
+            crate::transform::collective::set_line(eqn.line.clone());
         }
         for (&o, t) in eqn.outputs.iter().zip(bind(&eqn.prim, ins)?) {
             env[o] = Some(t);

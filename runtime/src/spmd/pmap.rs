@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::jit::Compiled;
 use crate::tensor::Tensor;
 use crate::transform::batch::out_axis;
-use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::collectives::Communicator;
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::Array;
 use std::sync::Arc;
@@ -91,8 +91,8 @@ fn run_on_devices(
     let (name, size) = (map.name, map.size);
     // Each worker takes its own slices: in parallel, and into its own cache.
     let inputs = |r: usize| mapped_slices_at(whole, map.in_dims, size, r, donated, why);
-    let comm: Arc<dyn Communicator> = Arc::new(ThreadComm::new(size));
     let ids: Vec<usize> = (0..size).collect();
+    let comm: Arc<dyn Communicator> = arr_kernels::process::group(&ids);
     run_program(
         compiled,
         &ids,

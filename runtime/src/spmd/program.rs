@@ -10,9 +10,9 @@ use crate::prim::Aval;
 use crate::tensor::Tensor;
 use crate::transform::collective::{self, AxisGuard};
 use crate::value::Value;
-use arr_kernels::collectives::{Communicator, ThreadComm};
+use arr_kernels::collectives::Communicator;
 use arr_kernels::sharding::{Mesh, Placement};
-use arr_kernels::{devices, Array};
+use arr_kernels::{devices, process, Array};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -126,7 +126,13 @@ pub fn run_program(
         .collect::<Result<_>>()?;
     let graph = compiled.graph.clone();
     let last_use = compiled.last_use();
-    let results = devices::run_spmd(ids, |rank| {
+    // In a job of several processes each runs the ranks of its own devices.
+    let local: Vec<usize> = (0..ids.len())
+        .filter(|&r| process::is_local(ids[r]))
+        .collect();
+    let local_ids: Vec<usize> = local.iter().map(|&r| ids[r]).collect();
+    let results = devices::run_spmd(&local_ids, |k| {
+        let rank = local[k];
         struct AbortOnFail<'a>(&'a [Arc<dyn Communicator>], bool);
         impl Drop for AbortOnFail<'_> {
             fn drop(&mut self) {
@@ -147,13 +153,18 @@ pub fn run_program(
                 .map(|t| t.concrete().cloned())
                 .collect::<Result<Vec<Array>>>()
         });
+        if let (Err(e), true) = (&out, process::is_multi()) {
+            // Peers on other processes cannot be told to stop waiting: the
+            // job ends, with this device's own error.
+            process::abort(&format!("{what} on device {}: {}", ids[rank], e.render()));
+        }
         guard.1 = out.is_ok();
         out.map_err(|e| (e.kind, e.message.clone()))
     });
     // The first device's own error, rather than another's "a peer failed".
     let mut first_err: Option<(ErrorKind, String)> = None;
     let mut outs = Vec::with_capacity(ids.len());
-    for (rank, r) in results.into_iter().enumerate() {
+    for (k, r) in results.into_iter().enumerate() {
         match r {
             Ok(o) => outs.push(o),
             Err((kind, msg)) => {
@@ -162,15 +173,60 @@ pub fn run_program(
                     .as_ref()
                     .is_none_or(|(_, m)| m.contains("another device") && !peer)
                 {
-                    first_err = Some((kind, format!("on device {}: {msg}", ids[rank])));
+                    first_err = Some((kind, format!("on device {}: {msg}", local_ids[k])));
                 }
             }
         }
     }
     match first_err {
         Some((kind, msg)) => Err(Error::new(kind, format!("{what}: {msg}"))),
-        None => Ok(outs),
+        None if local.len() == ids.len() => Ok(outs),
+        None => gather_outputs(&local, outs, ids.len(), what),
     }
+}
+
+/// Every rank's outputs, on every process, from each process's own ranks'
+/// (`local`, their `outs`): the program's results are then one value in
+/// every process, as every other value of an SPMD script is.
+fn gather_outputs(
+    local: &[usize],
+    outs: Vec<Vec<Array>>,
+    n: usize,
+    what: &str,
+) -> Result<Vec<Vec<Array>>> {
+    let mut bytes = Vec::new();
+    for (&rank, o) in local.iter().zip(&outs) {
+        bytes.extend_from_slice(&(rank as u64).to_le_bytes());
+        bytes.extend_from_slice(&(o.len() as u64).to_le_bytes());
+        for a in o {
+            process::encode_array(a, &mut bytes)?;
+        }
+    }
+    let mut by_rank: Vec<Option<Vec<Array>>> = vec![None; n];
+    let bad = || Error::value_error(format!("{what}: a process sent outputs arr cannot read"));
+    for part in process::all_gather_bytes(bytes, &format!("the outputs of {what}")) {
+        let mut at = 0;
+        let word = |at: &mut usize| -> Option<usize> {
+            let w = part.get(*at..*at + 8)?;
+            *at += 8;
+            usize::try_from(u64::from_le_bytes(w.try_into().ok()?)).ok()
+        };
+        while at < part.len() {
+            let rank = word(&mut at).filter(|&r| r < n).ok_or_else(bad)?;
+            let count = word(&mut at).ok_or_else(bad)?;
+            let arrays = (0..count)
+                .map(|_| process::decode_array(&part, &mut at))
+                .collect::<Option<Vec<Array>>>()
+                .ok_or_else(bad)?;
+            by_rank[rank] = Some(arrays);
+        }
+    }
+    by_rank
+        .into_iter()
+        .map(|o| {
+            o.ok_or_else(|| Error::value_error(format!("{what}: a device's outputs are missing")))
+        })
+        .collect()
 }
 
 /// The devices of a mesh for one SPMD run: each position's coordinates, and
@@ -191,17 +247,24 @@ impl<'a> MeshGroups<'a> {
         let coords: Vec<Vec<usize>> = (0..n).map(|pos| p.coords(pos)).collect();
         let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
         let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (a, &size) in mesh.shape.iter().enumerate() {
-            let mut groups: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+        for a in 0..mesh.shape.len() {
+            // Each group's devices, in their order along axis `a` (their rank).
+            let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
             for pos in 0..n {
                 let mut key = coords[pos].clone();
                 key.remove(a);
-                let g = *groups.entry(key).or_insert_with(|| {
-                    comms.push(Arc::new(ThreadComm::new(size)));
-                    comms.len() - 1
-                });
-                group_of[pos].push(g);
+                let g = match groups.iter().position(|(k, _)| *k == key) {
+                    Some(g) => g,
+                    None => {
+                        groups.push((key, Vec::new()));
+                        groups.len() - 1
+                    }
+                };
+                groups[g].1.push(mesh.devices[pos]);
+                group_of[pos].push(comms.len() + g);
             }
+            // Every process makes every group, in this order.
+            comms.extend(groups.iter().map(|(_, devices)| process::group(devices)));
         }
         Ok(MeshGroups {
             mesh,

@@ -374,6 +374,16 @@ pub fn shape_collective(c: &Collective, args: &[Aval]) -> Result<Avals> {
     one(shape, a.dtype)
 }
 
+thread_local! {
+    /// The source line of the collective equation a device program runs next.
+    static LINE: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+}
+
+/// The executor is about to run a collective equation traced at `line`.
+pub fn set_line(line: Option<Arc<str>>) {
+    LINE.with(|l| *l.borrow_mut() = line);
+}
+
 /// Evaluate on a device worker, through the axis's communicator.
 pub fn eval_collective(c: &Collective, args: Arrays) -> Result<Outs> {
     let outs = eval_arrays(c, args.into_vec())?;
@@ -395,6 +405,17 @@ fn eval_arrays(c: &Collective, args: Vec<Array>) -> Result<Vec<Array>> {
             c.axis
         )));
     };
+    if arr_kernels::process::is_multi() {
+        // A collective across processes that never completes ends the job
+        // with this description.
+        let line = LINE.with(|l| l.borrow().clone());
+        arr_kernels::collectives::set_context(Some(format!(
+            "{} over mesh axis '{}'{}",
+            c.name(),
+            c.axis,
+            line.map_or(String::new(), |l| format!(" (at {l})"))
+        )));
+    }
     let stats = arr_kernels::devices::stats(arr_kernels::devices::current_device().unwrap_or(rank));
     let (t, sent) = (Instant::now(), comm.bytes_sent(rank));
     let out = eval_on(c, rank, &*comm, args).map_err(|_| {
