@@ -51,6 +51,21 @@ if ldconfig -p 2>/dev/null | grep -q libOpenCL.so.1 && ls /etc/OpenCL/vendors/*.
     export ARR_REQUIRE_OPENCL=1
 fi
 
+# Open MPI for the tests of meshes across processes (as root with apt): arr
+# built with the `mpi` feature (bindgen needs libclang) into its own target
+# folder, so the workspace's default build stays MPI-free.
+if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        { apt-get install -y -q libopenmpi-dev openmpi-bin libclang-dev || { apt-get update -q && apt-get install -y -q libopenmpi-dev openmpi-bin libclang-dev; }; } >/dev/null 2>&1 \
+            || echo "Open MPI could not be installed: the tests across processes are skipped" >&2
+    fi
+fi
+if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then
+    cargo build -p arr-repl --features mpi --target-dir target/mpi
+    export ARR_MPI_BIN="$PWD/target/mpi/debug/arr"
+    export ARR_REQUIRE_MPI=1
+fi
+
 ARR_PYTHON="$(python_with_numpy)"
 export ARR_PYTHON
 export PYTHONPATH="${PYTHONPATH:-}${PYTHONPATH:+:}$PWD/.venv/site"

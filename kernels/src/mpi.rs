@@ -163,11 +163,20 @@ fn doing(fallback: &str) -> String {
     crate::collectives::context().unwrap_or_else(|| fallback.to_string())
 }
 
-/// A test of failure handling (`ARR_TEST_FAULT=panic`): this process
-/// panics at its first collective across processes.
+/// A test of failure handling (`ARR_TEST_FAULT=panic`, or `panic:P` for
+/// process P only): the process panics at its first collective across
+/// processes.
 fn injected_fault() {
     static FAULT: OnceLock<bool> = OnceLock::new();
-    if *FAULT.get_or_init(|| std::env::var("ARR_TEST_FAULT").is_ok_and(|v| v == "panic")) {
+    let armed = || {
+        let v = std::env::var("ARR_TEST_FAULT").unwrap_or_default();
+        match v.strip_prefix("panic") {
+            Some("") => true,
+            Some(rank) => rank.strip_prefix(':').and_then(|r| r.parse().ok()) == place().map(|p| p.index),
+            None => false,
+        }
+    };
+    if *FAULT.get_or_init(armed) {
         panic!("ARR_TEST_FAULT=panic: a deliberate panic in a collective");
     }
 }

@@ -103,11 +103,20 @@ pub fn collective_timeout() -> Duration {
 /// process's index; in a single process, exit with status 1.
 pub fn abort(msg: &str) -> ! {
     let p = place();
-    eprintln!("arr: process {} of {}: {msg}", p.index, p.count);
+    let text = format!("arr: process {} of {}: {msg}\n", p.index, p.count);
+    // One write: the messages of several processes' devices must not interleave.
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
     #[cfg(feature = "mpi")]
     crate::mpi::abort();
     #[cfg(not(feature = "mpi"))]
     std::process::exit(1)
+}
+
+/// Wait until every process reaches this point (`what` names it).
+pub fn barrier(what: &str) {
+    if is_multi() {
+        all_gather_bytes(Vec::new(), what);
+    }
 }
 
 /// Every process's `bytes`, in process order (called by every process at

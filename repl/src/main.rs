@@ -112,6 +112,11 @@ fn run(cli: Cli) -> ExitCode {
         }
     }
     let code = run_command(cli);
+    // A process that stopped with an error would leave the others waiting
+    // at their next collective: it ends the whole job (its error is printed).
+    if code != ExitCode::SUCCESS && arr_kernels::process::is_multi() {
+        arr_kernels::process::abort("the program stopped with an error; ending the job");
+    }
     arr_kernels::process::finalize();
     code
 }

@@ -21,6 +21,25 @@ pub fn new_session() -> Session {
         session.interp.out = Box::new(crate::live::print);
         session.interp.progress_bars = crate::progress::factory();
     }
+    // Lines from the other processes (ARR_PRINT_ALL, print(all_processes=True))
+    // say which process wrote them.
+    let p = arr_kernels::process::place();
+    if p.index > 0 {
+        let prefix = format!("[process {}] ", p.index);
+        let mut inner = std::mem::replace(&mut session.interp.out, Box::new(|_| {}));
+        let mut at_line_start = true;
+        session.interp.out = Box::new(move |s: &str| {
+            let mut text = String::with_capacity(s.len() + prefix.len());
+            for piece in s.split_inclusive('\n') {
+                if at_line_start {
+                    text.push_str(&prefix);
+                }
+                text.push_str(piece);
+                at_line_start = piece.ends_with('\n');
+            }
+            inner(&text)
+        });
+    }
     let flag = session.interrupt_handle();
     // Errors here mean a handler is already installed (tests); the flag still works.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
@@ -31,11 +50,13 @@ pub fn new_session() -> Session {
 /// of the process it happened on (every process reports its own).
 pub fn report_error(msg: &str) {
     let p = arr_kernels::process::place();
-    if p.count > 1 {
-        eprintln!("[process {}] {msg}", p.index);
+    let text = if p.count > 1 {
+        format!("[process {}] {msg}\n", p.index)
     } else {
-        eprintln!("{msg}");
-    }
+        format!("{msg}\n")
+    };
+    // One write, so the lines of two processes' errors do not interleave.
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), text.as_bytes());
 }
 
 /// Run `f` on the session, turning a panic in a builtin into an error message.

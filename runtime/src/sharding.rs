@@ -1,6 +1,6 @@
-//! Meshes, partition specs and named shardings as arr values (`mesh(...)`,
-//! `P(...)`, `NamedSharding(mesh, spec)`), and their conversion to the
-//! kernels' `Placement`, which sharded arrays carry.
+//! Devices, meshes, partition specs and named shardings as arr values
+//! (`devices()[0]`, `mesh(...)`, `P(...)`, `NamedSharding(mesh, spec)`), and
+//! their conversion to the kernels' `Placement`, which sharded arrays carry.
 
 use crate::display::sharding::MeshText;
 use crate::error::{Error, Result};
@@ -10,6 +10,82 @@ use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::Array;
 use std::any::Any;
 use std::sync::Arc;
+
+/// One device, as `devices()` lists it: a virtual CPU device of the meshes
+/// (id global over every process) or a GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceValue {
+    pub id: usize,
+    /// `cpu:3`, `cuda:0`: the name `set_default_device` takes.
+    pub label: String,
+    /// JAX's platform name: `cpu` or `gpu`.
+    pub platform: &'static str,
+    /// The process that computes this device's blocks.
+    pub process_index: usize,
+}
+
+impl DeviceValue {
+    /// The mesh device `id` (its process from the global numbering).
+    pub fn cpu(id: usize) -> DeviceValue {
+        DeviceValue {
+            id,
+            label: format!("cpu:{id}"),
+            platform: "cpu",
+            process_index: arr_kernels::process::owner(id),
+        }
+    }
+}
+
+const DEVICE_PROPERTIES: &[Property<DeviceValue>] = &[
+    Property {
+        name: "id",
+        doc: "The device's number, unique over every process.",
+        get: |d| Ok(Value::Int(d.id as i64)),
+    },
+    Property {
+        name: "process_index",
+        doc: "The process that holds this device (0 unless run under mpirun).",
+        get: |d| Ok(Value::Int(d.process_index as i64)),
+    },
+    Property {
+        name: "platform",
+        doc: "'cpu' or 'gpu'.",
+        get: |d| Ok(Value::str(d.platform)),
+    },
+    Property {
+        name: "device_kind",
+        doc: "What the device is: 'cpu', 'cuda' or 'opencl'.",
+        get: |d| Ok(Value::str(d.label.split(':').next().unwrap_or("cpu"))),
+    },
+    Property {
+        name: "name",
+        doc: "The name set_default_device takes ('cpu:3', 'cuda:0').",
+        get: |d| Ok(Value::str(&d.label)),
+    },
+];
+
+impl Object for DeviceValue {
+    fn type_name(&self) -> &'static str {
+        "Device"
+    }
+    fn repr(&self) -> String {
+        let kind = match self.platform {
+            "cpu" => "Cpu",
+            _ if self.label.starts_with("cuda") => "Cuda",
+            _ => "OpenCl",
+        };
+        format!("{kind}Device(id={})", self.id)
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(DEVICE_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(DEVICE_PROPERTIES)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
 
 /// `mesh((4, 2), ("data", "model"))`.
 #[derive(Debug)]

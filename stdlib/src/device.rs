@@ -13,7 +13,17 @@ pub(crate) fn register(r: &mut Registry) {
         "Run operations on device from now on ('cpu', 'cuda', 'opencl', 'cuda:1', ...): \
          arrays made on the host go there when first used, results stay there until read.",
         |_, a| {
-            let name = str_arg("device", &a[0])?;
+            let label = match &a[0] {
+                Value::Object(o) => o
+                    .as_any()
+                    .downcast_ref::<arr_runtime::sharding::DeviceValue>()
+                    .map(|d| d.label.clone()),
+                _ => None,
+            };
+            let name = match &label {
+                Some(l) => l.as_str(),
+                None => str_arg("device", &a[0])?,
+            };
             gpu::set_thread_default(parse_device(name)?);
             Ok(Value::None)
         },

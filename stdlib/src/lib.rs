@@ -11,6 +11,7 @@ mod io;
 mod jit;
 mod math;
 mod output;
+mod distributed;
 mod parallel;
 pub mod plot;
 mod python;
@@ -135,6 +136,7 @@ pub fn register_all(interp: &mut Interp) {
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);
+    distributed::register(&mut r);
     device::register(&mut r);
     table::register(&mut r);
 }

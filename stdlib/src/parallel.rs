@@ -19,11 +19,11 @@ use crate::transforms::{func_name, map_args, out_dims, vmap_call, MapSpec};
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
 use arr_kernels::sharding::{self, Mesh};
-use arr_kernels::{devices, Array, DType, ReduceOp};
+use arr_kernels::{devices, process, Array, DType, ReduceOp};
 use arr_runtime::display::sharding::{human_bytes, MeshText, PlacementText};
 use arr_runtime::jit;
 use arr_runtime::prim::{bind, Aval, Prim};
-use arr_runtime::sharding::{MeshValue, ShardingValue, SpecValue};
+use arr_runtime::sharding::{DeviceValue, MeshValue, ShardingValue, SpecValue};
 use arr_runtime::spmd::program::{cached_program, ProgramCache};
 use arr_runtime::spmd::{pmap, shard_map};
 use arr_runtime::transform::collective::{self, Collective, CollectiveOp};
@@ -163,14 +163,30 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "device_count()",
-        "The number of devices (virtual CPU devices, 8 unless set_devices, ARR_DEVICES or --devices says otherwise).",
+        "The number of devices over every process (virtual CPU devices: 8 per process \
+         unless set_devices, ARR_DEVICES or --devices says otherwise).",
         |_, _| Ok(Value::Int(devices::count() as i64)),
     );
     r.func(
+        "local_device_count()",
+        "The number of devices this process holds.",
+        |_, _| Ok(Value::Int(devices::local_count() as i64)),
+    );
+    r.func(
+        "process_index()",
+        "This process's index in the job (0 unless started by mpirun).",
+        |_, _| Ok(Value::Int(process::index() as i64)),
+    );
+    r.func(
+        "process_count()",
+        "The number of processes in the job (1 unless started by mpirun).",
+        |_, _| Ok(Value::Int(process::count() as i64)),
+    );
+    r.func(
         "devices(backend=None)",
-        "The devices, as a list of names: those of the default device's kind ('cpu:0', ... \
-         the virtual CPU devices of meshes, unless set_default_device chose a GPU), or of \
-         backend ('cpu', 'cuda', 'opencl', 'gpu': CUDA's, else OpenCL's).",
+        "The devices, as a list: those of the default device's kind (the virtual CPU \
+         devices of meshes, every process's, unless set_default_device chose a GPU), or \
+         of backend ('cpu', 'cuda', 'opencl', 'gpu': CUDA's, else OpenCL's).",
         |_, a| {
             let kind = match &a[0] {
                 Value::None => arr_kernels::gpu::default_device().map(|d| d.kind()),
@@ -190,12 +206,19 @@ pub(crate) fn register(r: &mut Registry) {
                 },
             };
             match kind {
-                None => Ok(device_list()),
+                None => Ok(device_list(0..devices::count())),
                 Some(kind) => {
                     let names: Vec<Value> = arr_kernels::gpu::devices()
                         .iter()
                         .filter(|d| d.kind() == kind)
-                        .map(|d| Value::str(&d.label()))
+                        .map(|d| {
+                            Value::object(DeviceValue {
+                                id: d.id,
+                                label: d.label(),
+                                platform: "gpu",
+                                process_index: process::index(),
+                            })
+                        })
                         .collect();
                     if names.is_empty() {
                         return Err(Error::value_error(
@@ -209,8 +232,12 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "local_devices()",
-        "The devices of this process (all of them: the mesh is one process).",
-        |_, _| Ok(device_list()),
+        "The devices this process holds (all of them unless started by mpirun).",
+        |_, _| {
+            let n = devices::local_count();
+            let first = process::index() * n;
+            Ok(device_list(first..first + n))
+        },
     );
     r.effect_func(
         "set_devices(n)",
@@ -226,12 +253,36 @@ pub(crate) fn register(r: &mut Registry) {
     );
 }
 
-fn device_list() -> Value {
-    Value::list(
-        (0..devices::count())
-            .map(|i| Value::str(&format!("cpu:{i}")))
-            .collect(),
-    )
+fn device_list(ids: std::ops::Range<usize>) -> Value {
+    Value::list(ids.map(|i| Value::object(DeviceValue::cpu(i))).collect())
+}
+
+/// Which process holds which of `devices`, a line under a layout when
+/// several processes share the mesh ("" in one process).
+pub(crate) fn processes_line(devices: &[usize]) -> String {
+    if !process::is_multi() {
+        return String::new();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for p in 0..process::count() {
+        let mine: Vec<String> = devices
+            .iter()
+            .filter(|&&d| process::owner(d) == p)
+            .map(|d| d.to_string())
+            .collect();
+        if !mine.is_empty() {
+            parts.push(format!("process {p}: cpu {}", mine.join(",")));
+        }
+    }
+    format!("{}\n", parts.join("; "))
+}
+
+/// A device given as its id or as a value of `devices()`.
+fn device_id_arg(name: &str, v: &Value) -> Result<i64> {
+    match object::<DeviceValue>(v) {
+        Some(d) => Ok(d.id as i64),
+        None => int_arg(name, v),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -917,7 +968,7 @@ pub(crate) fn register_sharding(r: &mut Registry) {
                 },
                 v => numpy::sequence_items(v)?
                     .iter()
-                    .map(|x| int_arg("devices", x).map(|i| i.max(0) as usize))
+                    .map(|x| device_id_arg("devices", x).map(|i| i.max(0) as usize))
                     .collect::<Result<_>>()?,
             };
             if let Some(&bad) = devs.iter().find(|&&d| d >= count) {
@@ -1008,12 +1059,14 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             let t = numpy::to_tensor(&a[0])?;
             let x = t.concrete()?;
             let text = match x.placement() {
-                Some(p) => arr_runtime::display::sharding::visualize(
-                    p,
-                    x.shape(),
-                    x.dtype(),
-                    std::io::IsTerminal::is_terminal(&std::io::stdout()),
-                ),
+                Some(p) => {
+                    let color = std::io::IsTerminal::is_terminal(&std::io::stdout())
+                        && std::env::var_os("NO_COLOR").is_none();
+                    let mut text =
+                        arr_runtime::display::sharding::visualize(p, x.shape(), x.dtype(), color);
+                    text.push_str(&processes_line(&p.mesh.devices));
+                    text
+                }
                 None => format!(
                     "{} is not sharded: the host holds all of it\n",
                     arr_runtime::display::type_string(&t)

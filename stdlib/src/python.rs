@@ -13,10 +13,11 @@ use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
-        "print(*args, sep=' ', end='\\n', all_processes=False)",
-        "Print values separated by sep and followed by end. In a job of several processes \
+        "print(*args, sep=' ', end='\\n', flush=False, all_processes=False)",
+        "Print values separated by sep and followed by end (output is written a line at a \
+         time, so flush is accepted and changes nothing). In a job of several processes \
          only process 0 prints, unless all_processes (or ARR_PRINT_ALL=1): then every \
-         process prints, each line prefixed with its index.",
+         process prints, the lines of processes after 0 prefixed with their index.",
         print,
     );
     r.func(
@@ -358,11 +359,7 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .collect::<Vec<_>>()
         .join(&sep);
     out.push_str(&end);
-    if a[3].truthy()? {
-        let p = arr_kernels::process::place();
-        if p.count > 1 {
-            out = format!("[process {}] {out}", p.index);
-        }
+    if a[4].truthy()? {
         interp.write_out_always(&out);
     } else {
         interp.write_out(&out);
