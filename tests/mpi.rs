@@ -51,7 +51,13 @@ fn in_process(bin: &Path, devices: usize, file: &Path) -> Output {
 }
 
 /// `mpirun -np N arr --devices D run FILE`, with `env` set for every process.
-fn under_mpirun(bin: &Path, np: usize, devices: usize, file: &Path, env: &[(&str, &str)]) -> Output {
+fn under_mpirun(
+    bin: &Path,
+    np: usize,
+    devices: usize,
+    file: &Path,
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new("mpirun");
     cmd.args(["--oversubscribe", "-np", &np.to_string()])
         // A safety net only: the job must end by itself long before.
@@ -87,7 +93,10 @@ fn same_as_in_process(bin: &Path, file: &Path, np: usize, devices: usize) -> Str
     assert!(one.status.success(), "in one process: {err}");
     let job = under_mpirun(bin, np, devices, file, &[]);
     let (got, err) = text(&job);
-    assert!(job.status.success(), "{np} processes x {devices}: {err}\n{got}");
+    assert!(
+        job.status.success(),
+        "{np} processes x {devices}: {err}\n{got}"
+    );
     // The lines that say where the program runs differ by design.
     let results = |s: &str| -> String {
         s.lines()
@@ -170,7 +179,9 @@ print(p["w"])
 
 #[test]
 fn every_collective_across_2_and_4_processes_and_2_by_2() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(dir.path(), "collectives.arr", COLLECTIVES);
     same_as_in_process(&bin, &f, 2, 2);
@@ -184,7 +195,9 @@ fn every_collective_across_2_and_4_processes_and_2_by_2() {
 
 #[test]
 fn shard_map_on_a_2d_mesh_spanning_processes() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(dir.path(), "mesh2d.arr", MESH_2D);
     // The rows ('data') lie in different processes with 2 x 2; every device
@@ -208,7 +221,9 @@ fn shard_map_on_a_2d_mesh_spanning_processes() {
 
 #[test]
 fn a_data_parallel_training_step_under_sharded_jit() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(dir.path(), "train.arr", TRAINING);
     same_as_in_process(&bin, &f, 2, 2);
@@ -218,7 +233,9 @@ fn a_data_parallel_training_step_under_sharded_jit() {
 
 #[test]
 fn process_local_data_devices_and_printing() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(
         dir.path(),
@@ -236,7 +253,12 @@ print("from", process_index(), all_processes=True)
     let job = under_mpirun(&bin, 2, 2, &f, &[]);
     let (out, err) = text(&job);
     assert!(job.status.success(), "{err}");
-    assert!(out.starts_with("[0, 0, 1, 1] [0, 1]\n(8, 2) NamedSharding(Mesh('batch': 4), P('batch', None))\n"), "{out}");
+    assert!(
+        out.starts_with(
+            "[0, 0, 1, 1] [0, 1]\n(8, 2) NamedSharding(Mesh('batch': 4), P('batch', None))\n"
+        ),
+        "{out}"
+    );
     // 0..7 and 10..17 summed.
     assert!(out.contains("\n136.0\n"), "{out}");
     assert!(out.contains("[process 1] from 1\n"), "{out}");
@@ -248,7 +270,9 @@ print("from", process_index(), all_processes=True)
 
 #[test]
 fn a_checkpoint_written_by_4_processes_loads_on_2_and_in_one() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let ck = dir.path().join("ck");
     let common = r#"
@@ -273,7 +297,11 @@ params = {"w": random.normal(k1, (6, 8)), "b": arange(8).astype("bfloat16") * 0.
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(files.iter().filter(|f| f.starts_with("1.")).count(), 2, "{files:?}");
+    assert_eq!(
+        files.iter().filter(|f| f.starts_with("1.")).count(),
+        2,
+        "{files:?}"
+    );
     let load = script(
         dir.path(),
         "load.arr",
@@ -342,7 +370,9 @@ fn rank_pid(tag: &str, rank: usize) -> Option<u32> {
 
 #[test]
 fn a_killed_process_ends_the_job() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(
         dir.path(),
@@ -351,18 +381,27 @@ fn a_killed_process_ends_the_job() {
     );
     let tag = format!("{}-{:?}", std::process::id(), Instant::now());
     let mut cmd = Command::new("mpirun");
-    cmd.args(["--oversubscribe", "-np", "2", "--timeout", "120", "-x", "ARR_TEST_JOB", "-x"])
-        .arg("ARR_COLLECTIVE_TIMEOUT=5")
-        .arg(&bin)
-        .args(["--devices", "2", "run"])
-        .arg(&f)
-        .env("ARR_TEST_JOB", &tag)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "--oversubscribe",
+        "-np",
+        "2",
+        "--timeout",
+        "120",
+        "-x",
+        "ARR_TEST_JOB",
+        "-x",
+    ])
+    .arg("ARR_COLLECTIVE_TIMEOUT=5")
+    .arg(&bin)
+    .args(["--devices", "2", "run"])
+    .arg(&f)
+    .env("ARR_TEST_JOB", &tag)
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut job = cmd.spawn().expect("mpirun starts");
     // Wait until the training loop runs, then kill process 1 outright.
     let mut out = std::io::BufReader::new(job.stdout.take().unwrap());
@@ -371,7 +410,10 @@ fn a_killed_process_ends_the_job() {
     assert_eq!(line, "running\n");
     let pid = rank_pid(&tag, 1).expect("process 1 of the job is running");
     let killed = Instant::now();
-    Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
     let done = job.wait_with_output().unwrap();
     let took = killed.elapsed();
     let err = String::from_utf8_lossy(&done.stderr);
@@ -383,13 +425,18 @@ fn a_killed_process_ends_the_job() {
 
 #[test]
 fn a_process_that_panics_ends_the_job() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(dir.path(), "panic.arr", TRAIN_LOOP);
     let (err, took) = failing_job(
         &bin,
         &f,
-        &[("ARR_COLLECTIVE_TIMEOUT", "5"), ("ARR_TEST_FAULT", "panic:1")],
+        &[
+            ("ARR_COLLECTIVE_TIMEOUT", "5"),
+            ("ARR_TEST_FAULT", "panic:1"),
+        ],
     );
     assert!(took < Duration::from_secs(60), "took {took:?}");
     assert!(err.contains("arr: process 1 of 2"), "{err}");
@@ -398,7 +445,9 @@ fn a_process_that_panics_ends_the_job() {
 
 #[test]
 fn a_process_that_skips_a_collective_ends_the_job_naming_it() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(
         dir.path(),
@@ -416,13 +465,18 @@ print("not reached")
     assert!(err.contains("arr: process 0 of 2"), "{err}");
     assert!(err.contains("psum over mesh axis 'batch'"), "{err}");
     assert!(err.contains(":2"), "the line of the psum: {err}");
-    assert!(err.contains("process 1"), "the process that never came: {err}");
+    assert!(
+        err.contains("process 1"),
+        "the process that never came: {err}"
+    );
     assert!(err.contains("within 3s"), "the timeout: {err}");
 }
 
 #[test]
 fn a_process_that_raises_ends_the_job_with_its_error() {
-    let Some((bin, _one_job)) = mpi_arr() else { return };
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let f = script(
         dir.path(),
@@ -439,4 +493,56 @@ print(total(x))
     assert!(took < Duration::from_secs(25), "took {took:?}");
     assert!(err.contains("[process 1]"), "{err}");
     assert!(err.contains("raise.arr:4:9"), "{err}");
+}
+
+#[test]
+fn plans_mark_collectives_that_cross_processes_and_the_mesh_report_gathers_every_process() {
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let f = script(
+        dir.path(),
+        "plan.arr",
+        r#"m = mesh((2, 2), ("data", "model"))
+s = lambda *spec: NamedSharding(m, P(*spec))
+def f(x, w):
+    return sum(tanh(x @ w)) + sum(x @ w * 0.0)
+g = jit(f, in_shardings=(s("data", "model"), s("model", None)), out_shardings=s())
+x, w = ones((8, 4)), ones((4, 6))
+print(g.plan(x, w))
+print(g(x, w))
+print(mesh_report())
+distributed.initialize(num_processes=3)
+"#,
+    );
+    let job = under_mpirun(&bin, 2, 2, &f, &[]);
+    let (out, err) = text(&job);
+    // 'model' lies within each process (devices 0,1 and 2,3), 'data' across.
+    assert!(
+        out.contains(
+            "over 'model' (2 devices) of f32[4,6]: 96 B sent per device, within each process"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(", across processes"), "{out}");
+    assert!(out.contains("4 devices (cpu) on 2 processes"), "{out}");
+    for d in 0..4 {
+        let row = out
+            .lines()
+            .find(|l| l.contains(&format!("cpu:{d} ")))
+            .unwrap_or_default();
+        assert!(
+            row.trim_end_matches('│')
+                .trim_end()
+                .ends_with(&(d / 2).to_string()),
+            "{row}"
+        );
+        assert!(!row.contains(" 0 ┆ "), "device {d} ran a step: {row}");
+    }
+    assert!(
+        err.contains("num_processes=3, but mpirun started 2 processes"),
+        "{err}"
+    );
+    assert!(!job.status.success());
 }

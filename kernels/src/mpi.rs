@@ -172,7 +172,9 @@ fn injected_fault() {
         let v = std::env::var("ARR_TEST_FAULT").unwrap_or_default();
         match v.strip_prefix("panic") {
             Some("") => true,
-            Some(rank) => rank.strip_prefix(':').and_then(|r| r.parse().ok()) == place().map(|p| p.index),
+            Some(rank) => {
+                rank.strip_prefix(':').and_then(|r| r.parse().ok()) == place().map(|p| p.index)
+            }
             None => false,
         }
     };

@@ -112,6 +112,45 @@ pub fn abort(msg: &str) -> ! {
     std::process::exit(1)
 }
 
+/// The counters of every device of the job, in id order: each process
+/// reports its own devices (called by every process at the same point).
+pub fn device_snapshots() -> Vec<crate::devices::DeviceSnapshot> {
+    let local = crate::devices::local_count();
+    let first = index() * local;
+    let mine: Vec<_> = crate::devices::snapshot(first + local).split_off(first);
+    if !is_multi() {
+        return mine;
+    }
+    let mut bytes = Vec::with_capacity(mine.len() * 48);
+    for s in &mine {
+        for word in [
+            s.id as u64,
+            s.steps,
+            s.compute_ms.to_bits(),
+            s.collective_ms.to_bits(),
+            s.bytes_sent,
+            s.resident_bytes,
+        ] {
+            bytes.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    let all = all_gather_bytes(bytes, "mesh_report (the devices' counters)");
+    all.iter()
+        .flat_map(|b| b.chunks_exact(48))
+        .map(|c| {
+            let w = |i: usize| u64::from_le_bytes(c[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+            crate::devices::DeviceSnapshot {
+                id: w(0) as usize,
+                steps: w(1),
+                compute_ms: f64::from_bits(w(2)),
+                collective_ms: f64::from_bits(w(3)),
+                bytes_sent: w(4),
+                resident_bytes: w(5),
+            }
+        })
+        .collect()
+}
+
 /// Wait until every process reaches this point (`what` names it).
 pub fn barrier(what: &str) {
     if is_multi() {

@@ -63,6 +63,43 @@ impl Mesh {
     pub fn axis(&self, name: &str) -> Option<usize> {
         self.axis_names.iter().position(|n| &**n == name)
     }
+
+    /// The groups a collective over axis `a` runs in: each group's device
+    /// ids in their order along `a` (their rank), groups in the order of
+    /// their first position; and, per mesh position, its group.
+    pub fn axis_groups(&self, a: usize) -> (Vec<Vec<usize>>, Vec<usize>) {
+        let mut keys: Vec<Vec<usize>> = Vec::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut group_of = Vec::with_capacity(self.size());
+        for pos in 0..self.size() {
+            // The position's coordinates without axis `a`.
+            let mut rest = pos;
+            let mut key = Vec::with_capacity(self.shape.len());
+            for d in (0..self.shape.len()).rev() {
+                if d != a {
+                    key.push(rest % self.shape[d]);
+                }
+                rest /= self.shape[d];
+            }
+            let g = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                keys.push(key);
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(self.devices[pos]);
+            group_of.push(g);
+        }
+        (groups, group_of)
+    }
+
+    /// Whether a collective over axis `a` exchanges data between processes.
+    pub fn axis_crosses_processes(&self, a: usize) -> bool {
+        let (groups, _) = self.axis_groups(a);
+        groups.iter().any(|g| {
+            g.iter()
+                .any(|&d| crate::process::owner(d) != crate::process::owner(g[0]))
+        })
+    }
 }
 
 /// How an array is laid out over a mesh: `spec[d]` lists the mesh axes that

@@ -73,7 +73,12 @@ pub(crate) fn register(r: &mut Registry) {
 }
 
 fn initialize(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let place = process::init().map_err(|e| Error::new(ErrorKind::RuntimeError, format!("distributed.initialize: {e}")))?;
+    let place = process::init().map_err(|e| {
+        Error::new(
+            ErrorKind::RuntimeError,
+            format!("distributed.initialize: {e}"),
+        )
+    })?;
     if let Some(n) = opt_int_arg("num_processes", &a[1])? {
         if n != place.count as i64 {
             let how = if place.count == 1 {
@@ -168,7 +173,10 @@ fn from_process_local_data(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             local.clone()
         } else {
             process::decode_array(b, &mut 0).ok_or_else(|| {
-                Error::new(ErrorKind::RuntimeError, format!("{WHAT}: process {p} sent malformed data"))
+                Error::new(
+                    ErrorKind::RuntimeError,
+                    format!("{WHAT}: process {p} sent malformed data"),
+                )
             })?
         };
         let want = process_box(&placement, &global, p);
@@ -195,7 +203,7 @@ fn from_process_local_data(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let at = at.as_ref().expect("the owner of a mesh device has a box");
             let start: Vec<usize> = b.iter().zip(at).map(|(r, o)| r.start - o.start).collect();
             let limit: Vec<usize> = b.iter().zip(at).map(|(r, o)| r.end - o.start).collect();
-            arr_kernels::cpu::Cpu.slice(x, &start, &limit, &vec![1; x.ndim()])
+            arr_kernels::backend::of([x]).slice(x, &start, &limit, &vec![1; x.ndim()])
         })
         .collect();
     Ok(Value::Array(Tensor::from(Array::from_shards(
@@ -262,7 +270,10 @@ fn tree_value(j: &Json, arrays: &mut dyn FnMut(usize) -> Result<Value>) -> Resul
     if j.is_null() {
         return Ok(Value::None);
     }
-    let (tag, x) = j.as_object().and_then(|o| o.iter().next()).ok_or_else(bad)?;
+    let (tag, x) = j
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .ok_or_else(bad)?;
     let items = |x: &Json, arrays: &mut dyn FnMut(usize) -> Result<Value>| -> Result<Vec<Value>> {
         x.as_array()
             .ok_or_else(bad)?
@@ -345,7 +356,7 @@ fn save_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     None => {
                         let start: Vec<usize> = b.iter().map(|r| r.start).collect();
                         let limit: Vec<usize> = b.iter().map(|r| r.end).collect();
-                        arr_kernels::cpu::Cpu.slice(x, &start, &limit, &vec![1; x.ndim()])
+                        arr_kernels::backend::of([x]).slice(x, &start, &limit, &vec![1; x.ndim()])
                     }
                 };
                 let bytes = block.buffer()?.to_le_bytes();
@@ -375,7 +386,11 @@ fn save_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         "save_checkpoint (writing the blocks)",
     );
     if let Some((p, why)) = failures.iter().enumerate().find(|(_, f)| !f.is_empty()) {
-        let who = if process::is_multi() { format!("process {p}: ") } else { String::new() };
+        let who = if process::is_multi() {
+            format!("process {p}: ")
+        } else {
+            String::new()
+        };
         return Err(io_error(format!(
             "save_checkpoint: {who}{}",
             String::from_utf8_lossy(why)
@@ -437,11 +452,14 @@ fn load_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let sharding_leaves = leaves(&a[2]);
     let layout = match (&a[1], &a[2]) {
         (Value::None, Value::None) => Layout::Host,
-        (m, Value::None) => Layout::Mesh(
-            object::<MeshValue>(m)
-                .map(|m| m.0.clone())
-                .ok_or_else(|| Error::type_error(format!("load_checkpoint: mesh must be a mesh, not {}", m.type_name())))?,
-        ),
+        (m, Value::None) => {
+            Layout::Mesh(object::<MeshValue>(m).map(|m| m.0.clone()).ok_or_else(|| {
+                Error::type_error(format!(
+                    "load_checkpoint: mesh must be a mesh, not {}",
+                    m.type_name()
+                ))
+            })?)
+        }
         (Value::None, _) => Layout::Shardings(
             sharding_leaves
                 .iter()
@@ -481,7 +499,9 @@ fn load_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 sh.spec.placement(&sh.mesh, x.ndim())?
             }
         };
-        Ok(Value::Array(Tensor::from(x.distribute(Arc::new(placement))?)))
+        Ok(Value::Array(Tensor::from(
+            x.distribute(Arc::new(placement))?,
+        )))
     };
     tree_value(&index["tree"], &mut read)
 }
@@ -500,17 +520,31 @@ fn read_array(dir: &std::path::Path, spec: &Json) -> Result<Array> {
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .ok_or_else(|| bad(format!("shape {shape:?} is too large")))?;
     let size = dtype.size_bytes();
-    let mut whole = vec![0u8; n.checked_mul(size).ok_or_else(|| bad(format!("shape {shape:?} is too large")))?];
+    let mut whole = vec![
+        0u8;
+        n.checked_mul(size)
+            .ok_or_else(|| bad(format!("shape {shape:?} is too large")))?
+    ];
     let mut covered = 0usize;
     for b in spec["blocks"].as_array().into_iter().flatten() {
-        let file = b["file"].as_str().ok_or_else(|| bad("a block without a file".into()))?;
-        let start: Vec<usize> = serde_json::from_value(b["start"].clone()).map_err(|e| bad(e.to_string()))?;
-        let stop: Vec<usize> = serde_json::from_value(b["stop"].clone()).map_err(|e| bad(e.to_string()))?;
+        let file = b["file"]
+            .as_str()
+            .ok_or_else(|| bad("a block without a file".into()))?;
+        let start: Vec<usize> =
+            serde_json::from_value(b["start"].clone()).map_err(|e| bad(e.to_string()))?;
+        let stop: Vec<usize> =
+            serde_json::from_value(b["stop"].clone()).map_err(|e| bad(e.to_string()))?;
         if start.len() != shape.len()
             || stop.len() != shape.len()
-            || start.iter().zip(&stop).zip(&shape).any(|((&s, &e), &d)| s > e || e > d)
+            || start
+                .iter()
+                .zip(&stop)
+                .zip(&shape)
+                .any(|((&s, &e), &d)| s > e || e > d)
         {
-            return Err(bad(format!("block {file} lies outside the shape {shape:?}")));
+            return Err(bad(format!(
+                "block {file} lies outside the shape {shape:?}"
+            )));
         }
         let path = dir.join(file);
         let bytes = std::fs::read(&path)
@@ -541,7 +575,14 @@ fn read_array(dir: &std::path::Path, spec: &Json) -> Result<Array> {
 
 /// Copy a row-major block of `dims` at `start` into the row-major `whole`
 /// of `shape`, a contiguous run of the last dimension at a time.
-fn copy_block(whole: &mut [u8], shape: &[usize], start: &[usize], dims: &[usize], block: &[u8], size: usize) {
+fn copy_block(
+    whole: &mut [u8],
+    shape: &[usize],
+    start: &[usize],
+    dims: &[usize],
+    block: &[u8],
+    size: usize,
+) {
     let rank = shape.len();
     let count: usize = dims.iter().product();
     if count == 0 {
@@ -565,7 +606,8 @@ fn copy_block(whole: &mut [u8], shape: &[usize], start: &[usize], dims: &[usize]
             offset += (start[d] + i) * stride;
             stride *= shape[d];
         }
-        whole[offset * size..offset * size + run].copy_from_slice(&block[row * run..(row + 1) * run]);
+        whole[offset * size..offset * size + run]
+            .copy_from_slice(&block[row * run..(row + 1) * run]);
     }
 }
 

@@ -7,11 +7,11 @@
 mod args;
 mod creation;
 pub mod device;
+mod distributed;
 mod io;
 mod jit;
 mod math;
 mod output;
-mod distributed;
 mod parallel;
 pub mod plot;
 mod python;

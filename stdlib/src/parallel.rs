@@ -1169,25 +1169,37 @@ pub fn mesh_report() -> String {
 /// as notes below (HTML in a notebook).
 pub fn mesh_table() -> arr_runtime::table::Table {
     let n = devices::count();
-    let mut t = arr_runtime::table::Table::new(&[
+    let multi = process::is_multi();
+    let mut columns = vec![
         "device",
         "resident",
         "steps",
         "compute ms",
         "collective ms",
         "sent",
-    ])
-    .right(&[1, 2, 3, 4, 5]);
-    t.title = Some(format!("{n} devices (cpu)"));
-    for s in devices::snapshot(n) {
-        t.row(vec![
+    ];
+    if multi {
+        columns.push("process");
+    }
+    let mut t = arr_runtime::table::Table::new(&columns).right(&[1, 2, 3, 4, 5]);
+    t.title = Some(if multi {
+        format!("{n} devices (cpu) on {} processes", process::count())
+    } else {
+        format!("{n} devices (cpu)")
+    });
+    for s in process::device_snapshots() {
+        let mut row = vec![
             format!("cpu:{}", s.id),
             human_bytes(s.resident_bytes as usize),
             s.steps.to_string(),
             format!("{:.1}", s.compute_ms),
             format!("{:.1}", s.collective_ms),
             human_bytes(s.bytes_sent as usize),
-        ]);
+        ];
+        if multi {
+            row.push(process::owner(s.id).to_string());
+        }
+        t.row(row);
     }
     for d in arr_kernels::gpu::devices_if_probed() {
         let (used, cached) = (

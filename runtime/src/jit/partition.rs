@@ -64,6 +64,8 @@ pub struct PlannedCollective {
     pub because: String,
     /// The source position of the operation that needs it.
     pub line: Option<Arc<str>>,
+    /// The mesh axis it runs over.
+    pub axis: usize,
 }
 
 /// The per-device program of a sharded jit: the SPMD interpreter of the
@@ -111,6 +113,7 @@ impl Partitioner<'_> {
             bytes_per_device: sent,
             because: because.to_string(),
             line: self.line.borrow().clone(),
+            axis,
         });
         Ok(out)
     }
@@ -455,8 +458,18 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
             .as_deref()
             .map(|l| format!(" at {l}"))
             .unwrap_or_default();
+        // Under mpirun: which collectives leave the process (the slow ones).
+        let crosses = if arr_kernels::process::is_multi() {
+            if part.mesh.axis_crosses_processes(c.axis) {
+                ", across processes"
+            } else {
+                ", within each process"
+            }
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "{:>3}. {}: {} sent per device  ({}){at}\n",
+            "{:>3}. {}: {} sent per device{crosses}  ({}){at}\n",
             i + 1,
             c.what,
             human_bytes(c.bytes_per_device),

@@ -248,23 +248,12 @@ impl<'a> MeshGroups<'a> {
         let mut comms: Vec<Arc<dyn Communicator>> = Vec::new();
         let mut group_of: Vec<Vec<usize>> = vec![Vec::new(); n];
         for a in 0..mesh.shape.len() {
-            // Each group's devices, in their order along axis `a` (their rank).
-            let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
-            for pos in 0..n {
-                let mut key = coords[pos].clone();
-                key.remove(a);
-                let g = match groups.iter().position(|(k, _)| *k == key) {
-                    Some(g) => g,
-                    None => {
-                        groups.push((key, Vec::new()));
-                        groups.len() - 1
-                    }
-                };
-                groups[g].1.push(mesh.devices[pos]);
+            let (groups, of) = mesh.axis_groups(a);
+            for (pos, g) in of.into_iter().enumerate() {
                 group_of[pos].push(comms.len() + g);
             }
             // Every process makes every group, in this order.
-            comms.extend(groups.iter().map(|(_, devices)| process::group(devices)));
+            comms.extend(groups.iter().map(|devices| process::group(devices)));
         }
         Ok(MeshGroups {
             mesh,
