@@ -363,7 +363,7 @@ fn rank_pid(tag: &str, rank: usize) -> Option<u32> {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let env = std::fs::read(e.path().join("environ")).ok()?;
         let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
-        let has = |v: &str| vars.iter().any(|x| *x == v.as_bytes());
+        let has = |v: &str| vars.contains(&v.as_bytes());
         (has(&want_tag) && has(&want_rank)).then_some(pid)
     })
 }
