@@ -134,22 +134,31 @@ fn item_repr(v: &Value) -> String {
 
 /// `str(v)`: what `print` shows.
 pub fn str(v: &Value) -> String {
-    // Containers can hold themselves (`l.append(l)`); print `[...]` past a
-    // depth instead of recursing until the stack runs out.
+    // Containers can hold themselves (`l.append(l)`): as Python does, one
+    // already being printed shows as `[...]`; so does nesting past a depth
+    // (the stack bounds it, and no one reads ten thousand brackets).
     thread_local! {
-        static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        static OPEN: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let container = matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_));
-    if container && DEPTH.with(|d| d.get()) > 100 {
+    if !container {
+        return str_inner(v);
+    }
+    let id = v.container_id();
+    let cut = OPEN.with(|o| {
+        let o = o.borrow();
+        o.len() > 1000 || id.is_some_and(|id| o.contains(&id))
+    });
+    if cut {
         return match v {
             Value::Dict(_) => "{...}".into(),
             Value::Tuple(_) => "(...)".into(),
             _ => "[...]".into(),
         };
     }
-    DEPTH.with(|d| d.set(d.get() + 1));
+    OPEN.with(|o| o.borrow_mut().push(id.unwrap_or(0)));
     let out = str_inner(v);
-    DEPTH.with(|d| d.set(d.get() - 1));
+    OPEN.with(|o| o.borrow_mut().pop());
     out
 }
 

@@ -31,4 +31,4 @@ pub use eval::Interp;
 pub use output::{RichOutput, RichSink};
 pub use session::Session;
 pub use tensor::Tensor;
-pub use value::{Dict, Key, NativeClosure, Value};
+pub use value::{Dict, Key, NativeClosure, Nesting, Value, MAX_NESTING};

@@ -275,6 +275,13 @@ fn flatten_nested(
     out: &mut Vec<Value>,
     rank: &mut Option<usize>,
 ) -> Result<()> {
+    // NumPy's bound on dimensions; it also stops a list holding itself.
+    const MAX_DIMS: usize = 64;
+    if depth > MAX_DIMS {
+        return Err(Error::value_error(format!(
+            "maximum supported dimension for an ndarray is {MAX_DIMS}, found {depth} (a list holding itself?)"
+        )));
+    }
     let mut leaf_at = |d: usize| -> Result<()> {
         match *rank {
             Some(r) if r != d => Err(inhomogeneous(depth)),

@@ -191,6 +191,16 @@ impl Value {
         Value::Dict(Rc::new(RefCell::new(d)))
     }
 
+    /// The identity of a mutable container (a list or dict): the only values
+    /// that can hold themselves.
+    pub fn container_id(&self) -> Option<usize> {
+        match self {
+            Value::List(l) => Some(Rc::as_ptr(l) as *const u8 as usize),
+            Value::Dict(d) => Some(Rc::as_ptr(d) as *const u8 as usize),
+            _ => None,
+        }
+    }
+
     /// The Python-facing type name, for error messages.
     pub fn type_name(&self) -> String {
         match self {
@@ -378,6 +388,52 @@ impl RangeValue {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// How deep a walk of nested containers goes before it raises RecursionError
+/// (Python's repr and JAX's pytree functions stop at a depth too). The
+/// evaluator's stack holds many times this many walk frames.
+pub const MAX_NESTING: usize = 10_000;
+
+/// One walk of nested containers (pytree flattening, conversion to arrays,
+/// structural equality): the lists and dicts it is inside, so that a
+/// container holding itself (`a.append(a)`) raises a ValueError instead of
+/// being followed until the stack runs out, and the depth, bounded by
+/// [`MAX_NESTING`]. A walk calls `enter` before it visits a value's items and
+/// `leave` after; an error ends the walk, so nothing is left to unwind.
+#[derive(Default)]
+pub struct Nesting {
+    open: Vec<usize>,
+    depth: usize,
+}
+
+impl Nesting {
+    pub fn enter(&mut self, v: &Value, what: &str) -> Result<()> {
+        if let Some(id) = v.container_id() {
+            if self.open.contains(&id) {
+                return Err(Error::value_error(format!(
+                    "{what}: the {} contains itself (a cyclic container cannot be walked)",
+                    v.type_name()
+                )));
+            }
+            self.open.push(id);
+        }
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(Error::new(
+                crate::ErrorKind::RecursionError,
+                format!("{what}: containers nested more than {MAX_NESTING} deep"),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn leave(&mut self, v: &Value) {
+        if v.container_id().is_some() {
+            self.open.pop();
+        }
+        self.depth -= 1;
     }
 }
 

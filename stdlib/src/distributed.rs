@@ -449,7 +449,7 @@ fn load_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             index_path.display()
         )));
     }
-    let sharding_leaves = leaves(&a[2]);
+    let sharding_leaves = leaves(&a[2])?;
     let layout = match (&a[1], &a[2]) {
         (Value::None, Value::None) => Layout::Host,
         (m, Value::None) => {

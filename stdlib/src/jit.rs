@@ -335,10 +335,10 @@ fn rebuild(split: &Split, ts: &[Tensor]) -> Result<(Vec<Value>, Kwargs)> {
     Ok((args, kw))
 }
 
-fn signature(split: &Split, flat: &[Tensor]) -> Signature {
+fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
     let mut statics = vec![(
         "the argument structure".to_string(),
-        structure(&split.dynamic),
+        structure(&split.dynamic)?,
     )];
     statics.extend(
         split
@@ -352,13 +352,13 @@ fn signature(split: &Split, flat: &[Tensor]) -> Signature {
             .iter()
             .map(|(k, v)| (format!("static argument {k}"), display::repr(v))),
     );
-    Signature {
+    Ok(Signature {
         avals: flat.iter().map(Tensor::aval).collect(),
         names: (0..flat.len())
             .map(|i| format!("array argument {i}"))
             .collect(),
         statics,
-    }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -372,7 +372,7 @@ fn call(
     kwargs: Kwargs,
 ) -> Result<Value> {
     let split = split_args(options, &args, &kwargs)?;
-    let mut flat: Vec<Tensor> = leaves(&split.dynamic)
+    let mut flat: Vec<Tensor> = leaves(&split.dynamic)?
         .iter()
         .map(numpy::to_tensor)
         .collect::<Result<_>>()?;
@@ -395,7 +395,7 @@ fn call(
         t.concrete()?;
     }
     let donated = donated_leaves(options, &split, &flat)?;
-    let sig = signature(&split, &flat);
+    let sig = signature(&split, &flat)?;
     let compiled = cache.borrow().lookup(&sig);
     let kernels_before = compiled.is_none().then(arr_kernels::gpu::compile_stats);
     let compiled = match compiled {
@@ -405,7 +405,7 @@ fn call(
             let c = cache.borrow_mut().compile(sig.clone(), |ts| {
                 let (a, k) = rebuild(&split, &ts)?;
                 let out = interp.call(f, a, k)?;
-                let flat = leaves(&out)
+                let flat = leaves(&out)?
                     .iter()
                     .map(numpy::to_tensor)
                     .collect::<Result<Vec<_>>>()?;
@@ -481,7 +481,7 @@ fn donated_leaves(options: &Options, split: &Split, flat: &[Tensor]) -> Result<V
         }
     }
     let tree = Value::tuple(vec![Value::tuple(pos), Value::dict(kw)]);
-    let donated: Vec<bool> = leaves(&tree)
+    let donated: Vec<bool> = leaves(&tree)?
         .iter()
         .zip(flat)
         // A Python number has no buffer: nothing to give.
@@ -588,7 +588,7 @@ fn compiled_graph(
     until: Option<&str>,
 ) -> Result<(Graph, usize)> {
     let split = split_args(options, &args, &kwargs)?;
-    let flat: Vec<Tensor> = leaves(&split.dynamic)
+    let flat: Vec<Tensor> = leaves(&split.dynamic)?
         .iter()
         .map(numpy::to_tensor)
         .collect::<Result<_>>()?;
@@ -596,7 +596,7 @@ fn compiled_graph(
     let closed = graph::trace(&avals, true, |ts| {
         let (a, k) = rebuild(&split, &ts)?;
         let out = interp.call(f, a, k)?;
-        leaves(&out).iter().map(numpy::to_tensor).collect()
+        leaves(&out)?.iter().map(numpy::to_tensor).collect()
     })?;
     let g = match until {
         Some(p) if p == jit::passes::TRACED.name => (*closed.graph).clone(),

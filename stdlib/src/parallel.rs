@@ -567,7 +567,7 @@ fn nested_pmap_call(
             dtype: t.dtype(),
         })
         .collect();
-    let key = format!("nested {} {}", level.name, structure(&args_tree));
+    let key = format!("nested {} {}", level.name, structure(&args_tree)?);
     let axes = [(outer_name.clone(), n_o), (level.name.clone(), n_i)];
     let p = cached_program(
         programs,
@@ -660,7 +660,7 @@ fn pmap_call(
             dynamic.push(v);
         }
     }
-    let donated: Vec<bool> = leaves(&Value::tuple(marks))
+    let donated: Vec<bool> = leaves(&Value::tuple(marks))?
         .iter()
         .map(|m| matches!(m, Value::Bool(true)))
         .collect();
@@ -683,7 +683,7 @@ fn pmap_call(
     } else {
         MapSpec { ..*spec }
     };
-    if under_transformation(&dynamic) {
+    if under_transformation(&dynamic)? {
         let statics2 = statics.clone();
         let g = NativeClosure::value("pmap body".to_string(), {
             let f = f.clone();
@@ -736,7 +736,7 @@ fn pmap_call(
     // they key it too, by value.
     let statics_key = format!(
         "{} {} {}",
-        structure(&args_tree),
+        structure(&args_tree)?,
         statics
             .iter()
             .map(|(i, v)| format!("{i}={}", display::repr(v)))
@@ -820,7 +820,7 @@ fn shard_map_call(
     if interp.auto.tracing.is_some() {
         return Err(jit::auto::not_pure("calls a shard_map function"));
     }
-    let traced = under_transformation(&args);
+    let traced = under_transformation(&args)?;
     let specs = specs_for(in_specs, args.len(), "in_specs")?;
     // Every leaf with the placement its argument's spec gives it.
     let mut leaves_in: Vec<Tensor> = Vec::new();
@@ -894,12 +894,14 @@ fn out_leaf_specs(out_specs: &Value, out_tree: &Value) -> Result<Vec<SpecValue>>
     };
     let ospecs = specs_for(out_specs, out_items, "out_specs")?;
     Ok(match out_tree {
-        Value::Tuple(t) => t
-            .iter()
-            .zip(&ospecs)
-            .flat_map(|(item, s)| vec![s.clone(); leaves(item).len()])
-            .collect(),
-        _ => vec![ospecs[0].clone(); leaves(out_tree).len()],
+        Value::Tuple(t) => {
+            let mut out = Vec::new();
+            for (item, s) in t.iter().zip(&ospecs) {
+                out.extend(vec![s.clone(); leaves(item)?.len()]);
+            }
+            out
+        }
+        _ => vec![ospecs[0].clone(); leaves(out_tree)?.len()],
     })
 }
 
@@ -930,11 +932,11 @@ fn shard_map_traced(
 
 /// Whether a call happens under a transformation (an active trace, or
 /// traced arguments): then SPMD functions run as named vmaps instead.
-pub(crate) fn under_transformation(args: &[Value]) -> bool {
-    !arr_runtime::transform::idle()
-        || leaves(&Value::tuple(args.to_vec()))
+pub(crate) fn under_transformation(args: &[Value]) -> Result<bool> {
+    Ok(!arr_runtime::transform::idle()
+        || leaves(&Value::tuple(args.to_vec()))?
             .iter()
-            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))))
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_)))))
 }
 
 // ---------------------------------------------------------------------------

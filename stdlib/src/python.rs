@@ -704,7 +704,7 @@ fn timeit(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn block_until_ready(_: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
     // Eager CPU arrays are always ready; a GPU array waits for its device's
     // queue. Waiting for a deleted array's buffer is its error, as in JAX.
-    for leaf in crate::tree::leaves(&a[0]) {
+    for leaf in crate::tree::leaves(&a[0])? {
         if let Value::Array(Tensor::Concrete(x)) = leaf {
             x.wait()?;
         }
@@ -756,23 +756,27 @@ fn list_insert(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::None)
 }
 
+/// The positions in a list of the items equal to `x`.
+fn positions(list: &Value, x: &Value) -> Result<Vec<usize>> {
+    let items = the_list(list).borrow().clone();
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if values_equal(item, x)? {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
 fn list_index(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    the_list(&a[0])
-        .borrow()
-        .iter()
-        .position(|x| values_equal(x, &a[1]))
-        .map(|i| Value::Int(i as i64))
+    positions(&a[0], &a[1])?
+        .first()
+        .map(|&i| Value::Int(i as i64))
         .ok_or_else(|| Error::value_error(format!("{} is not in list", display::repr(&a[1]))))
 }
 
 fn list_count(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::Int(
-        the_list(&a[0])
-            .borrow()
-            .iter()
-            .filter(|x| values_equal(x, &a[1]))
-            .count() as i64,
-    ))
+    Ok(Value::Int(positions(&a[0], &a[1])?.len() as i64))
 }
 
 fn list_copy(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -793,7 +797,7 @@ fn list_sort(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn list_remove(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let l = the_list(&a[0]);
-    let pos = l.borrow().iter().position(|x| values_equal(x, &a[1]));
+    let pos = positions(&a[0], &a[1])?.first().copied();
     match pos {
         Some(i) => {
             l.borrow_mut().remove(i);

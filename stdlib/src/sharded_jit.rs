@@ -175,7 +175,7 @@ fn call(
     mode: Mode,
 ) -> Result<Value> {
     let describe_only = !matches!(mode, Mode::Run { .. });
-    if under_transformation(&args) && !describe_only {
+    if under_transformation(&args)? && !describe_only {
         let donates = matches!(mode, Mode::Run { donated, .. } if donated.iter().any(|d| *d));
         if donates && arr_runtime::jit::auto::tracing() {
             // Compiled, the region would keep the arrays the interpreter deletes.
@@ -189,7 +189,7 @@ fn call(
     // The mesh: the first sharding's, or the first sharded argument's.
     let mut mesh: Option<Arc<Mesh>> = None;
     for v in [in_shardings, out_shardings] {
-        for it in &leaves(v) {
+        for it in &leaves(v)? {
             if let Some(s) = object::<ShardingValue>(it) {
                 mesh.get_or_insert_with(|| s.mesh.clone());
             }
@@ -208,7 +208,7 @@ fn call(
         let arg_leaves = flatten_tree(arg)?;
         let per_leaf: Vec<Value> = match &item {
             Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
-                let l = leaves(&item);
+                let l = leaves(&item)?;
                 if l.len() != arg_leaves.len() {
                     return Err(Error::value_error(format!(
                         "sharded jit: argument {i} has {} arrays but its in_shardings entry {}",
@@ -271,7 +271,7 @@ fn call(
         "{:?} {:?} {} {}",
         global,
         specs,
-        structure(&args_tree),
+        structure(&args_tree)?,
         kw.join(",")
     );
     let found = entries.borrow().iter().position(|e| e.key == key);

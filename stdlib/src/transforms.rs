@@ -155,7 +155,7 @@ pub(crate) fn register(r: &mut Registry) {
 /// The leaves of a pytree as tensors (numbers and nested lists of numbers
 /// are leaves too, converted as `array` would).
 fn flatten(v: &Value) -> Result<Vec<Tensor>> {
-    leaves(v).iter().map(numpy::to_tensor).collect()
+    leaves(v)?.iter().map(numpy::to_tensor).collect()
 }
 
 pub(crate) fn flatten_tree(v: &Value) -> Result<Vec<Tensor>> {
@@ -783,12 +783,12 @@ fn slice_last(t: &Tensor, from: usize, to: usize) -> Result<Tensor> {
 pub(crate) fn axes_for(spec: &Value, tree: &Value, out: &mut Vec<Option<i64>>) -> Result<()> {
     match (spec, tree) {
         (Value::None, _) => {
-            out.extend(std::iter::repeat_n(None, leaves(tree).len()));
+            out.extend(std::iter::repeat_n(None, leaves(tree)?.len()));
             Ok(())
         }
         (Value::Int(_) | Value::Bool(_), _) => {
             let a = spec.as_int();
-            out.extend(std::iter::repeat_n(a, leaves(tree).len()));
+            out.extend(std::iter::repeat_n(a, leaves(tree)?.len()));
             Ok(())
         }
         (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
@@ -1136,8 +1136,8 @@ fn custom_vjp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let ct = unflatten(&t3.borrow(), &cts)?;
             let out = interp.call(&bwd_fn, vec![res, ct], Vec::new())?;
             // One cotangent per argument, as a tuple with the arguments' structure.
-            let want = crate::tree::structure(&tree3);
-            let got = crate::tree::structure(&out);
+            let want = crate::tree::structure(&tree3)?;
+            let got = crate::tree::structure(&out)?;
             if want != got {
                 return Err(Error::type_error(format!(
                     "custom_vjp bwd must return a tuple of cotangents with the arguments' structure {want}, got {got}"
@@ -1181,7 +1181,7 @@ fn call_on(
     let args = numpy::sequence_items(&unflatten(template, ts)?)?;
     let out = interp.call(f, args, Vec::new())?;
     let flat = flatten(&out)?;
-    let structure = crate::tree::structure(&out);
+    let structure = crate::tree::structure(&out)?;
     let mut s = shape.borrow_mut();
     match &*s {
         Some((_, prev)) if *prev != structure => {
@@ -1289,21 +1289,21 @@ fn while_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(out)
         },
         flat,
-        &weak_leaves(init),
+        &weak_leaves(init)?,
     )?;
     unflatten(init, &outs)
 }
 
 /// Which leaves of a loop's initial value are Python scalars (weakly typed).
-fn weak_leaves(init: &Value) -> Vec<bool> {
-    leaves(init)
+fn weak_leaves(init: &Value) -> Result<Vec<bool>> {
+    Ok(leaves(init)?
         .iter()
         .map(|v| matches!(v, Value::Int(_) | Value::Float(_)))
-        .collect()
+        .collect())
 }
 
 fn check_structure(what: &str, init: &Value, got: &RefCell<Option<(Value, String)>>) -> Result<()> {
-    let want = crate::tree::structure(init);
+    let want = crate::tree::structure(init)?;
     if let Some((_, s)) = &*got.borrow() {
         if *s != want {
             return Err(Error::type_error(format!(
@@ -1347,7 +1347,7 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             vec![is],
             n,
             false,
-            &weak_leaves(init),
+            &weak_leaves(init)?,
         )?;
         check_structure("fori_loop: body_fun", init, &shape)?;
         return unflatten(init, &outs[..nc]);
@@ -1387,7 +1387,7 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(out)
         },
         flat,
-        &[vec![false, false], weak_leaves(init)].concat(),
+        &[vec![false, false], weak_leaves(init)?].concat(),
     )?;
     check_structure("fori_loop: body_fun", init, &shape)?;
     unflatten(init, &outs[2..])
@@ -1423,8 +1423,8 @@ fn scan_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     )))
                 }
             };
-            let s = crate::tree::structure(&c);
-            let want = crate::tree::structure(init);
+            let s = crate::tree::structure(&c)?;
+            let want = crate::tree::structure(init)?;
             if s != want {
                 return Err(Error::type_error(format!(
                     "scan: f must return a carry with the structure of init {want}, got {s}"
@@ -1440,7 +1440,7 @@ fn scan_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         xs_flat,
         length,
         reverse,
-        &weak_leaves(init),
+        &weak_leaves(init)?,
     )?;
     let carry = unflatten(init, &outs[..nc])?;
     let ys = unflatten(&y_template.into_inner(), &outs[nc..])?;

@@ -3,13 +3,13 @@
 
 use crate::Registry;
 use arr_runtime::display;
-use arr_runtime::{Dict, Error, Interp, Key, Result, Value};
+use arr_runtime::{Dict, Error, Interp, Key, Nesting, Result, Value};
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
         "tree_leaves(tree)",
         "The leaves of a pytree, in order (dict keys sorted).",
-        |_, a| Ok(Value::list(leaves(&a[0]))),
+        |_, a| Ok(Value::list(leaves(&a[0])?)),
     );
     r.func(
         "tree_map(f, tree, *rest)",
@@ -19,12 +19,12 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "tree_structure(tree)",
         "A description of the pytree's structure, with * for each leaf.",
-        |_, a| Ok(Value::str(&format!("PyTreeDef({})", structure(&a[0])))),
+        |_, a| Ok(Value::str(&format!("PyTreeDef({})", structure(&a[0])?))),
     );
     r.func(
         "tree_flatten(tree)",
         "(leaves, treedef): treedef is the tree with every leaf replaced by ... (use it with tree_unflatten).",
-        |_, a| Ok(Value::tuple(vec![Value::list(leaves(&a[0])), skeleton(&a[0])])),
+        |_, a| Ok(Value::tuple(vec![Value::list(leaves(&a[0])?), skeleton(&a[0])?])),
     );
     r.func(
         "tree_unflatten(treedef, leaves)",
@@ -40,80 +40,123 @@ fn sorted_entries(d: &Dict) -> Vec<(Key, Value)> {
     entries
 }
 
-pub fn leaves(tree: &Value) -> Vec<Value> {
+/// The leaves of `tree`, in JAX's order. Every walk of a pytree goes
+/// through a [`Nesting`], so a container that holds itself raises.
+pub fn leaves(tree: &Value) -> Result<Vec<Value>> {
     let mut out = Vec::new();
-    collect(tree, &mut out);
-    out
+    collect(tree, &mut out, &mut Nesting::default())?;
+    Ok(out)
 }
 
-fn collect(tree: &Value, out: &mut Vec<Value>) {
+fn collect(tree: &Value, out: &mut Vec<Value>, walk: &mut Nesting) -> Result<()> {
     match tree {
         Value::None => {}
-        Value::List(l) => l.borrow().iter().for_each(|x| collect(x, out)),
-        Value::Tuple(t) => t.iter().for_each(|x| collect(x, out)),
-        Value::Dict(d) => sorted_entries(&d.borrow())
-            .iter()
-            .for_each(|(_, v)| collect(v, out)),
+        Value::List(_) | Value::Tuple(_) | Value::Dict(_) => {
+            walk.enter(tree, WHAT)?;
+            for x in children(tree) {
+                collect(&x, out, walk)?;
+            }
+            walk.leave(tree);
+        }
         leaf => out.push(leaf.clone()),
+    }
+    Ok(())
+}
+
+const WHAT: &str = "pytree";
+
+/// A container's children in leaf order (dict values by sorted key).
+fn children(tree: &Value) -> Vec<Value> {
+    match tree {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Dict(d) => sorted_entries(&d.borrow())
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
-pub fn structure(tree: &Value) -> String {
-    match tree {
+pub fn structure(tree: &Value) -> Result<String> {
+    structure_in(tree, &mut Nesting::default())
+}
+
+fn structure_in(tree: &Value, walk: &mut Nesting) -> Result<String> {
+    let parts = |walk: &mut Nesting| -> Result<Vec<String>> {
+        walk.enter(tree, WHAT)?;
+        let parts = children(tree)
+            .iter()
+            .map(|x| structure_in(x, walk))
+            .collect::<Result<Vec<_>>>()?;
+        walk.leave(tree);
+        Ok(parts)
+    };
+    Ok(match tree {
         Value::None => "None".into(),
-        Value::List(l) => format!(
-            "[{}]",
-            l.borrow()
-                .iter()
-                .map(structure)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Tuple(t) if t.len() == 1 => format!("({},)", structure(&t[0])),
-        Value::Tuple(t) => format!(
-            "({})",
-            t.iter().map(structure).collect::<Vec<_>>().join(", ")
-        ),
+        Value::List(_) => format!("[{}]", parts(walk)?.join(", ")),
+        Value::Tuple(t) if t.len() == 1 => format!("({},)", parts(walk)?[0]),
+        Value::Tuple(_) => format!("({})", parts(walk)?.join(", ")),
         Value::Dict(d) => {
-            let items: Vec<String> = sorted_entries(&d.borrow())
+            let keys: Vec<Key> = sorted_entries(&d.borrow())
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect();
+            let items: Vec<String> = keys
                 .iter()
-                .map(|(k, v)| format!("{}: {}", display::repr(&k.to_value()), structure(v)))
+                .zip(parts(walk)?)
+                .map(|(k, v)| format!("{}: {v}", display::repr(&k.to_value())))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
         _ => "*".into(),
-    }
+    })
 }
 
-fn skeleton(tree: &Value) -> Value {
-    map_leaves(tree, &mut |_| Ok(Value::Ellipsis)).expect("replacing leaves cannot fail")
+fn skeleton(tree: &Value) -> Result<Value> {
+    map_leaves(tree, &mut |_| Ok(Value::Ellipsis))
 }
 
 /// Rebuild `tree` with each leaf replaced by `f(leaf)`, keeping containers' kinds.
 pub fn map_leaves(tree: &Value, f: &mut dyn FnMut(&Value) -> Result<Value>) -> Result<Value> {
+    map_in(tree, f, &mut Nesting::default())
+}
+
+fn map_in(
+    tree: &Value,
+    f: &mut dyn FnMut(&Value) -> Result<Value>,
+    walk: &mut Nesting,
+) -> Result<Value> {
+    if !matches!(tree, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
+        return match tree {
+            Value::None => Ok(Value::None),
+            leaf => f(leaf),
+        };
+    }
+    walk.enter(tree, WHAT)?;
+    let mapped = children(tree)
+        .iter()
+        .map(|x| map_in(x, f, walk))
+        .collect::<Result<Vec<_>>>()?;
+    walk.leave(tree);
     Ok(match tree {
-        Value::None => Value::None,
-        Value::List(l) => Value::list(
-            l.borrow()
-                .iter()
-                .map(|x| map_leaves(x, f))
-                .collect::<Result<_>>()?,
-        ),
-        Value::Tuple(t) => Value::tuple(t.iter().map(|x| map_leaves(x, f)).collect::<Result<_>>()?),
+        Value::List(_) => Value::list(mapped),
+        Value::Tuple(_) => Value::tuple(mapped),
         Value::Dict(d) => {
-            // Visit in sorted order (the leaf order), but keep the dict's own order.
-            let mut mapped: Dict = Dict::default();
-            for (k, v) in sorted_entries(&d.borrow()) {
-                mapped.insert(k, map_leaves(&v, f)?);
-            }
+            // Visited in sorted order (the leaf order), but the dict keeps its own order.
+            let by_key: Dict = sorted_entries(&d.borrow())
+                .into_iter()
+                .map(|(k, _)| k)
+                .zip(mapped)
+                .collect();
             let ordered = d
                 .borrow()
                 .keys()
-                .map(|k| (k.clone(), mapped[k].clone()))
+                .map(|k| (k.clone(), by_key[k].clone()))
                 .collect();
             Value::dict(ordered)
         }
-        leaf => f(leaf)?,
+        _ => unreachable!("containers only"),
     })
 }
 
@@ -121,19 +164,19 @@ fn tree_map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let rest: Vec<Vec<Value>> = arr_runtime::numpy::sequence_items(&a[2])?
         .iter()
         .map(leaves)
-        .collect();
-    let n = leaves(&a[1]).len();
+        .collect::<Result<_>>()?;
+    let n = leaves(&a[1])?.len();
     if let Some(bad) = rest.iter().find(|r| r.len() != n) {
         return Err(Error::value_error(format!(
             "tree_map: the trees have different numbers of leaves ({n} and {}): structures {} and another",
             bad.len(),
-            structure(&a[1])
+            structure(&a[1])?
         )));
     }
     // Equal leaf counts are not enough: {'a': 1} and {'b': 1} differ.
-    let first = structure(&a[1]);
+    let first = structure(&a[1])?;
     for other in arr_runtime::numpy::sequence_items(&a[2])?.iter() {
-        let theirs = structure(other);
+        let theirs = structure(other)?;
         if theirs != first {
             return Err(Error::value_error(format!(
                 "tree_map: the trees have different structures: {first} and {theirs}"

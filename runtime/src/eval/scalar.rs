@@ -6,7 +6,7 @@
 use super::iter_items;
 use crate::error::{Error, ErrorKind, Result};
 use crate::numpy;
-use crate::value::Value;
+use crate::value::{Value, MAX_NESTING};
 use arr_kernels::{BinaryOp, DType, UnaryOp};
 use arr_lang::ast::{BinOp, CmpOp, UnaryOp as AstUnary};
 use std::rc::Rc;
@@ -272,25 +272,53 @@ pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
 }
 
 /// Structural equality of Python values (arrays compare by identity here;
-/// `==` on arrays is elementwise and handled before this).
-pub fn values_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
+/// `==` on arrays is elementwise and handled before this). Two distinct
+/// containers that hold themselves compare until [`MAX_NESTING`] and raise
+/// RecursionError there, as Python does.
+pub fn values_equal(a: &Value, b: &Value) -> Result<bool> {
+    equal_at(a, b, 0)
+}
+
+fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
+    if depth > MAX_NESTING {
+        return Err(Error::new(
+            ErrorKind::RecursionError,
+            format!("maximum recursion depth exceeded in comparison (containers nested more than {MAX_NESTING} deep)"),
+        ));
+    }
+    let all = |x: &[Value], y: &[Value]| -> Result<bool> {
+        if x.len() != y.len() {
+            return Ok(false);
+        }
+        for (p, q) in x.iter().zip(y) {
+            if !equal_at(p, q, depth + 1)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    Ok(match (a, b) {
         (Value::None, Value::None) | (Value::Ellipsis, Value::Ellipsis) => true,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => true,
         (Value::Dict(x), Value::Dict(y)) if Rc::ptr_eq(x, y) => true,
         (Value::List(x), Value::List(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
+            all(&x, &y)?
         }
-        (Value::Tuple(x), Value::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| values_equal(p, q))
-        }
+        (Value::Tuple(x), Value::Tuple(y)) => all(x, y)?,
         (Value::Dict(x), Value::Dict(y)) => {
             let (x, y) = (x.borrow(), y.borrow());
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+            if x.len() != y.len() {
+                return Ok(false);
+            }
+            for (k, v) in x.iter() {
+                match y.get(k) {
+                    Some(w) if equal_at(v, w, depth + 1)? => {}
+                    _ => return Ok(false),
+                }
+            }
+            true
         }
         (Value::DType(x), Value::DType(y)) => x == y,
         (Value::Range(x), Value::Range(y)) => x == y,
@@ -303,7 +331,7 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
             DType::from_name(s) == Some(*d)
         }
         _ => false,
-    }
+    })
 }
 
 fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
@@ -320,7 +348,7 @@ fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
         (Value::List(_), Value::List(_)) | (Value::Tuple(_), Value::Tuple(_)) => {
             let (x, y) = (iter_items(a)?, iter_items(b)?);
             for (p, q) in x.iter().zip(&y) {
-                if !values_equal(p, q) {
+                if !values_equal(p, q)? {
                     return order(p, q);
                 }
             }
@@ -358,8 +386,8 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
     }
     use std::cmp::Ordering::*;
     Ok(Value::Bool(match op {
-        CmpOp::Eq => values_equal(a, b),
-        CmpOp::NotEq => !values_equal(a, b),
+        CmpOp::Eq => values_equal(a, b)?,
+        CmpOp::NotEq => !values_equal(a, b)?,
         CmpOp::Lt => order(a, b)? == Less,
         CmpOp::LtE => order(a, b)? != Greater,
         CmpOp::Gt => order(a, b)? == Greater,
@@ -375,7 +403,16 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                     }
                 },
                 Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),
-                _ => iter_items(b)?.iter().any(|x| values_equal(a, x)),
+                _ => {
+                    let mut found = false;
+                    for x in iter_items(b)? {
+                        if values_equal(a, &x)? {
+                            found = true;
+                            break;
+                        }
+                    }
+                    found
+                }
             };
             found == (op == CmpOp::In)
         }
@@ -385,7 +422,7 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
-                _ => values_equal(a, b) && !is_number(a),
+                _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)
         }

@@ -28,7 +28,7 @@ use crate::code::{CallArg, Expr, ExprKind, FPart, FuncCode, Stmt, StmtKind, Targ
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{type_str, Aval};
 use crate::tensor::Tensor;
-use crate::value::{Key, Value};
+use crate::value::{Key, Value, MAX_NESTING};
 use arr_kernels::{Array, DType};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
@@ -115,6 +115,11 @@ enum Arrays {
 /// that cannot be described (tracers, bound methods, slices): a region
 /// that receives one is not compiled.
 fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<Tensor>) -> bool {
+    // Every value adds a part, so this also bounds the depth: a container
+    // holding itself (or one too big to guard cheaply) stays interpreted.
+    if parts.len() > MAX_NESTING {
+        return false;
+    }
     match v {
         Value::Array(t) => match (arrays, t) {
             (Arrays::Traced, _) | (Arrays::ByType, Tensor::Concrete(_)) => {
@@ -177,6 +182,15 @@ fn rebuild(v: &Value, leaves: &mut impl Iterator<Item = Tensor>) -> Value {
 /// (traced or not); None if `v` holds something a compiled region cannot
 /// return (a function made inside it, say).
 fn output_leaves(v: &Value, out: &mut Vec<Tensor>) -> bool {
+    output_leaves_at(v, out, 0)
+}
+
+fn output_leaves_at(v: &Value, out: &mut Vec<Tensor>, depth: usize) -> bool {
+    // A result holding itself cannot be rebuilt: the region stays interpreted.
+    if depth > MAX_NESTING {
+        return false;
+    }
+    let output_leaves = |x: &Value, out: &mut Vec<Tensor>| output_leaves_at(x, out, depth + 1);
     match v {
         Value::Array(t) => out.push(t.clone()),
         Value::None
@@ -202,11 +216,7 @@ fn output_leaves(v: &Value, out: &mut Vec<Tensor>) -> bool {
 }
 
 fn container_id(v: &Value) -> Option<usize> {
-    match v {
-        Value::List(l) => Some(Rc::as_ptr(l) as *const u8 as usize),
-        Value::Dict(d) => Some(Rc::as_ptr(d) as *const u8 as usize),
-        _ => None,
-    }
+    v.container_id()
 }
 
 /// A value the compiled code baked in, which must still hold for it to run.
@@ -749,13 +759,20 @@ pub fn call(
 
 /// Whether `v` is, or holds, one of the `old` containers.
 fn returns_old(v: &Value, old: &FxHashSet<usize>) -> bool {
-    if container_id(v).is_some_and(|id| old.contains(&id)) {
+    returns_old_at(v, old, 0)
+}
+
+fn returns_old_at(v: &Value, old: &FxHashSet<usize>, depth: usize) -> bool {
+    // Too deep to tell (a container holding itself): treat it as old, so the
+    // region stays interpreted.
+    if depth > MAX_NESTING || container_id(v).is_some_and(|id| old.contains(&id)) {
         return true;
     }
+    let at = |x: &Value| returns_old_at(x, old, depth + 1);
     match v {
-        Value::List(l) => l.borrow().iter().any(|x| returns_old(x, old)),
-        Value::Dict(d) => d.borrow().values().any(|x| returns_old(x, old)),
-        Value::Tuple(t) => t.iter().any(|x| returns_old(x, old)),
+        Value::List(l) => l.borrow().iter().any(at),
+        Value::Dict(d) => d.borrow().values().any(at),
+        Value::Tuple(t) => t.iter().any(at),
         _ => false,
     }
 }
