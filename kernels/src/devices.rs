@@ -35,13 +35,26 @@ pub struct DeviceSnapshot {
     pub resident_bytes: u64,
 }
 
-/// The default number of devices: `ARR_DEVICES`, else 8.
+/// The default number of devices: `ARR_DEVICES`, else 8. (The binary
+/// refuses a bad `ARR_DEVICES` at start-up, through `env_count`.)
 fn default_count() -> usize {
-    std::env::var("ARR_DEVICES")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| (1..=MAX_DEVICES).contains(&n))
-        .unwrap_or(8)
+    env_count().ok().flatten().unwrap_or(8)
+}
+
+/// `ARR_DEVICES` if set, or why it is not a number of devices.
+pub fn env_count() -> Result<Option<usize>, String> {
+    match std::env::var("ARR_DEVICES") {
+        Err(_) => Ok(None),
+        Ok(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=MAX_DEVICES).contains(&n))
+            .map(Some)
+            .ok_or_else(|| {
+                format!("ARR_DEVICES={v:?}: expected a number of devices from 1 to {MAX_DEVICES}")
+            }),
+    }
 }
 
 /// More virtual devices than this is a typo, not a mesh.

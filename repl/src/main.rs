@@ -122,6 +122,16 @@ fn run(cli: Cli) -> ExitCode {
 }
 
 fn run_command(cli: Cli) -> ExitCode {
+    // A setting that is not understood is said, not silently replaced.
+    for check in [
+        arr_kernels::devices::env_count().map(|_| ()),
+        arr_kernels::limits::env_limit().map(|_| ()),
+    ] {
+        if let Err(e) = check {
+            eprintln!("arr: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if cli.no_auto_jit {
         runner::AUTO_JIT.store(false, std::sync::atomic::Ordering::Relaxed);
     }

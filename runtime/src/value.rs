@@ -366,6 +366,42 @@ pub fn check_str(dims: &[usize]) -> Result<()> {
     check_len("str", "characters", dims, 1)
 }
 
+/// Make room for `more` items in a growing list. Growth past the capacity
+/// is checked like any size from user input first: a failed doubling would
+/// abort the process (and with overcommit one that passes the allocator
+/// could leave the kernel to kill it), where a list built item by item
+/// (`[i for i in range(10**9)]`, `append` in a loop) must raise MemoryError.
+pub fn reserve_items(list: &mut Vec<Value>, more: usize) -> Result<()> {
+    let need = list.len().saturating_add(more);
+    if need <= list.capacity() {
+        return Ok(());
+    }
+    // Doubling when it fits, else exactly what is needed.
+    let doubled = need.max(list.capacity().saturating_mul(2));
+    let want = if check_items("list", &[doubled]).is_ok() {
+        doubled
+    } else {
+        check_items("list", &[need])?;
+        need
+    };
+    list.try_reserve_exact(want - list.len()).map_err(|_| {
+        Error::new(
+            crate::ErrorKind::MemoryError,
+            format!("cannot allocate a list of {need} items"),
+        )
+    })
+}
+
+/// Push onto a growing list, through `reserve_items`.
+#[inline]
+pub fn push_item(list: &mut Vec<Value>, v: Value) -> Result<()> {
+    if list.len() == list.capacity() {
+        reserve_items(list, 1)?;
+    }
+    list.push(v);
+    Ok(())
+}
+
 /// The number of items of a `Value::Range` (0 for anything else).
 pub fn range_len(v: &Value) -> usize {
     match v {

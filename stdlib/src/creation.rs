@@ -244,24 +244,61 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if dx == 0.0 {
         return Err(Error::value_error("arange: step must not be zero"));
     }
-    let n = ((x1 - x0) / dx).ceil().max(0.0) as usize;
-    // The result, then the float64 (or int64) values it is made from.
-    check_alloc(&[n], dtype)?;
-    check_alloc(&[n], DType::F64)?;
     if all_int {
-        let (i0, di) = (start.as_int().unwrap_or(0), step.as_int().unwrap_or(1));
-        let ints: Vec<i64> = (0..n as i64).map(|k| i0 + k * di).collect();
-        return ok(numpy::convert(
-            Array::new(&[n], Buffer::I64(ints)).into(),
-            dtype,
-        )?);
+        let (i0, i1, di) = (
+            start.as_int().unwrap_or(0),
+            stop.as_int().unwrap_or(0),
+            step.as_int().unwrap_or(1),
+        );
+        // Exact in integers: the count, and the values made in the result's
+        // own type (no wider intermediate of n elements).
+        let span = (i1 as i128 - i0 as i128 + di as i128 - di.signum() as i128) / di as i128;
+        let n = usize::try_from(span.max(0)).unwrap_or(usize::MAX);
+        check_alloc(&[n], dtype)?;
+        let last = i0 as i128 + (n.max(1) as i128 - 1) * di as i128;
+        let value = |k: usize| i0 + k as i64 * di;
+        let buffer = match dtype {
+            DType::I32 => {
+                for v in [i0 as i128, last] {
+                    if i32::try_from(v).is_err() {
+                        return Err(Error::new(
+                            arr_runtime::ErrorKind::OverflowError,
+                            format!("arange: {v} does not fit int32 (give dtype=int64)"),
+                        ));
+                    }
+                }
+                Buffer::I32((0..n).map(|k| value(k) as i32).collect())
+            }
+            DType::I64 => Buffer::I64((0..n).map(value).collect()),
+            DType::F32 => Buffer::F32((0..n).map(|k| value(k) as f32).collect()),
+            DType::F64 => Buffer::F64((0..n).map(|k| value(k) as f64).collect()),
+            _ => {
+                check_alloc(&[n], DType::I64)?;
+                return ok(numpy::convert(
+                    Array::new(&[n], Buffer::I64((0..n).map(value).collect())).into(),
+                    dtype,
+                )?);
+            }
+        };
+        return ok(Array::new(&[n], buffer).into());
     }
-    // As NumPy: computed in float64, then converted.
-    let vals: Vec<f64> = (0..n).map(|k| x0 + k as f64 * dx).collect();
-    ok(numpy::convert(
-        Array::new(&[n], Buffer::F64(vals)).into(),
-        dtype,
-    )?)
+    let n = ((x1 - x0) / dx).ceil().max(0.0);
+    let n = if n < usize::MAX as f64 { n as usize } else { usize::MAX };
+    check_alloc(&[n], dtype)?;
+    // As NumPy: each value computed in float64, then converted.
+    let value = |k: usize| x0 + k as f64 * dx;
+    let buffer = match dtype {
+        DType::F32 => Buffer::F32((0..n).map(|k| value(k) as f32).collect()),
+        DType::F64 => Buffer::F64((0..n).map(value).collect()),
+        _ => {
+            check_alloc(&[n], DType::F64)?;
+            return ok(numpy::convert(
+                Array::new(&[n], Buffer::F64((0..n).map(value).collect())).into(),
+                dtype,
+            )?);
+        }
+    };
+    ok(Array::new(&[n], buffer).into())
 }
 
 fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -313,6 +350,8 @@ fn item(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn tolist(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let x = x.concrete()?;
+    // One value per element, and a list per row of every axis but the last.
+    arr_runtime::value::check_items("list", &[x.len()])?;
     fn build(x: &Array, b: &Buffer, axis: usize, offset: usize) -> Value {
         if axis == x.ndim() {
             return match x.dtype() {

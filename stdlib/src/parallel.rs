@@ -715,6 +715,11 @@ fn pmap_call(
         }
     }
     let n_dev = devices::count();
+    if size == 0 {
+        return Err(Error::value_error(
+            "pmap: the mapped axis has size 0; pmap maps one slice to each device, so it needs at least one",
+        ));
+    }
     if size > n_dev {
         return Err(Error::value_error(format!(
             "pmap: the mapped axis has size {size}, but there are only {n_dev} devices \

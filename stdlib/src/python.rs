@@ -13,6 +13,13 @@ use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
+        "set_memory_limit(limit)",
+        "Refuse (with MemoryError) any one array, list or string larger than limit: a number \
+         of bytes, or a string such as '8G' or '512M'; None lifts the limit. ARR_MEMORY_LIMIT \
+         sets it at start-up. Returns the previous limit in bytes (or None).",
+        set_memory_limit,
+    );
+    r.effect_func(
         "print(*args, sep=' ', end='\\n', flush=False, all_processes=False)",
         "Print values separated by sep and followed by end (output is written a line at a \
          time, so flush is accepted and changes nothing). In a job of several processes \
@@ -727,13 +734,16 @@ fn the_dict(v: &Value) -> &std::rc::Rc<std::cell::RefCell<Dict>> {
 }
 
 fn list_append(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    the_list(&a[0]).borrow_mut().push(a[1].clone());
+    arr_runtime::value::push_item(&mut the_list(&a[0]).borrow_mut(), a[1].clone())?;
     Ok(Value::None)
 }
 
 fn list_extend(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let items = iter_items(&a[1])?;
-    the_list(&a[0]).borrow_mut().extend(items);
+    let list = the_list(&a[0]);
+    let mut list = list.borrow_mut();
+    arr_runtime::value::reserve_items(&mut list, items.len())?;
+    list.extend(items);
     Ok(Value::None)
 }
 
@@ -1020,4 +1030,23 @@ fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         }
     }
     Ok(Value::str(&out))
+}
+
+fn set_memory_limit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    use arr_kernels::limits;
+    let bad = || {
+        Error::value_error(format!(
+            "set_memory_limit: limit must be a positive number of bytes, a string such as '8G', or None, not {}",
+            display::repr(&a[0])
+        ))
+    };
+    let limit = match &a[0] {
+        Value::None => None,
+        Value::Int(n) if *n > 0 => Some(*n as usize),
+        Value::Str(s) => Some(limits::parse_bytes(s).filter(|&b| b > 0).ok_or_else(bad)?),
+        _ => return Err(bad()),
+    };
+    let before = limits::user_limit();
+    limits::set_user_limit(limit);
+    Ok(before.map_or(Value::None, |b| Value::Int(b as i64)))
 }

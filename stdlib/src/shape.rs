@@ -9,7 +9,7 @@ use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, check_alloc, Prim};
 use arr_runtime::value::SliceValue;
 use arr_runtime::Tensor;
-use arr_runtime::{Error, Interp, NativeFn, Result, Value};
+use arr_runtime::{display, Error, Interp, NativeFn, Result, Value};
 use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -275,6 +275,12 @@ fn expand_dims(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .map(|v| axis_arg(v, out_ndim))
         .collect::<Result<_>>()?;
     axes.sort_unstable();
+    if axes.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::value_error(format!(
+            "expand_dims: repeated axis in {}",
+            display::repr(&a[1])
+        )));
+    }
     let mut shape: Vec<usize> = x.shape().to_vec();
     for ax in axes {
         shape.insert(ax, 1);

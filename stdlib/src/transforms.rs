@@ -963,8 +963,21 @@ pub(crate) fn vmap_call(
             let rebuilt = unflatten(&args_tree, &ts)?;
             let args = numpy::sequence_items(&rebuilt)?;
             let out = call_flat(interp, f, args, kwargs, &shape)?;
-            *out_dims.borrow_mut() = self::out_dims(out_axes, &shape.borrow())?;
-            *out_ranks.borrow_mut() = out.iter().map(|t| t.ndim() + 1).collect();
+            let dims = self::out_dims(out_axes, &shape.borrow())?;
+            let ranks: Vec<usize> = out.iter().map(|t| t.ndim() + 1).collect();
+            // Each output's axis counts in its rank with the mapped axis.
+            for (d, &rank) in dims.iter().zip(&ranks) {
+                if let Some(d) = *d {
+                    if d < -(rank as i64) || d >= rank as i64 {
+                        return Err(Error::value_error(format!(
+                            "vmap: out_axes {d} is out of bounds for an output of rank {rank} \
+                             (the mapped axis included): it must be in [-{rank}, {rank})"
+                        )));
+                    }
+                }
+            }
+            *out_dims.borrow_mut() = dims;
+            *out_ranks.borrow_mut() = ranks;
             Ok(out)
         },
         flat,
@@ -1314,43 +1327,69 @@ fn check_structure(what: &str, init: &Value, got: &RefCell<Option<(Value, String
     Ok(())
 }
 
+/// The loop index is an int32, as in JAX.
+fn int32_bound(which: &str, v: i64) -> Error {
+    Error::new(
+        arr_runtime::ErrorKind::OverflowError,
+        format!("fori_loop: {which} bound {v} does not fit the int32 loop index"),
+    )
+}
+
 fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let (lower, upper, body, init) = (&a[0], &a[1], a[2].clone(), &a[3]);
+    // As JAX: the bounds are integers (a float bound is a mistake, not a
+    // loop of rounded length).
+    for (which, v) in [("lower", lower), ("upper", upper)] {
+        let integral = match v {
+            Value::Int(_) => true,
+            Value::Array(t) => t.dtype().is_int(),
+            _ => false,
+        };
+        if !integral {
+            return Err(Error::type_error(format!(
+                "fori_loop: the {which} bound must be an integer, got {}",
+                match v {
+                    Value::Array(t) => arr_runtime::prim::type_str(t.shape(), t.dtype()),
+                    other => other.type_name(),
+                }
+            )));
+        }
+    }
     let static_bounds = matches!(lower, Value::Int(_)) && matches!(upper, Value::Int(_));
     if static_bounds {
-        // A scan over i = lower..upper: reverse-mode differentiable.
+        // A scan of length upper - lower carrying i (reverse-mode
+        // differentiable, as JAX's is): the indices are never materialised.
         let (lo, hi) = (lower.as_int().unwrap_or(0), upper.as_int().unwrap_or(0));
+        let lo32 = i32::try_from(lo).map_err(|_| int32_bound("lower", lo))?;
+        i32::try_from(hi).map_err(|_| int32_bound("upper", hi))?;
         let n = (hi - lo).max(0) as usize;
-        let is = ops::add(
-            &ops::iota(DType::I32, &[n], 0)?,
-            &ops::scalar(lo as f64, DType::I32),
-        )?;
-        let flat = flatten(init)?;
+        let mut flat = vec![ops::scalar(lo32 as f64, DType::I32)];
+        flat.extend(flatten(init)?);
         let template = Value::tuple(vec![Value::Int(0), init.clone()]);
         let shape = RefCell::new(None);
-        let nc = flat.len();
+        let one = ops::scalar(1.0, DType::I32);
         let outs = control::scan(
             |ts| {
-                // ts: carry leaves, then i.
-                let mut ordered = vec![ts[nc].clone()];
-                ordered.extend_from_slice(&ts[..nc]);
-                call_on(
+                // ts: i, then the carry's leaves.
+                let mut next = vec![ops::add(&ts[0], &one)?];
+                next.extend(call_on(
                     interp,
                     &body,
                     &template,
-                    &ordered,
+                    &ts,
                     &shape,
                     "fori_loop body_fun",
-                )
+                )?);
+                Ok(next)
             },
             flat,
-            vec![is],
+            Vec::new(),
             n,
             false,
-            &weak_leaves(init)?,
+            &[vec![false], weak_leaves(init)?].concat(),
         )?;
         check_structure("fori_loop: body_fun", init, &shape)?;
-        return unflatten(init, &outs[..nc]);
+        return unflatten(init, &outs[1..]);
     }
     // Traced bounds: a while loop over (i, upper, val).
     let lo = ops::convert(&numpy::to_tensor(lower)?, DType::I32)?;

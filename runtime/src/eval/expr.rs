@@ -324,9 +324,20 @@ impl Interp {
                 Some(v) => {
                     let key = k.to_key()?;
                     let val = self.eval(v, f)?;
+                    if dict.len() == dict.capacity() {
+                        // A dict entry: key, value and hash, ~3 values.
+                        let want = dict.len().max(4) * 2;
+                        crate::value::check_len("dict", "items", &[want], 48)?;
+                        dict.try_reserve(want - dict.len()).map_err(|_| {
+                            Error::new(
+                                crate::ErrorKind::MemoryError,
+                                format!("cannot allocate a dict of {want} items"),
+                            )
+                        })?;
+                    }
                     dict.insert(key, val);
                 }
-                None => list.push(k),
+                None => crate::value::push_item(list, k)?,
             }
             return Ok(());
         };

@@ -387,6 +387,8 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
             if a.ndim() == 0 {
                 return Err(Error::type_error("iteration over a 0-d array"));
             }
+            // Each item is an array of its own (a header and a buffer).
+            crate::value::check_len("list", "arrays", &a.shape()[..1], 256)?;
             (0..a.shape()[0])
                 .map(|i| index::get_index(a, &Value::Int(i as i64)).map(Value::Array))
                 .collect::<Result<_>>()?

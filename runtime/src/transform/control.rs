@@ -270,7 +270,16 @@ pub fn eval_scan(
     let (carry, xs) = rest.split_at(n_carry);
     let mut carry = carry.to_vec();
     let y_avals = body.out_avals()[n_carry..].to_vec();
-    let mut ys: Vec<Vec<Tensor>> = vec![Vec::with_capacity(length); y_avals.len()];
+    // The stacked outputs must fit before the loop starts, and per-step
+    // results are kept as they come (a scan with no outputs keeps nothing).
+    let mut ys: Vec<Vec<Tensor>> = Vec::with_capacity(y_avals.len());
+    for aval in &y_avals {
+        let mut stacked = vec![length];
+        stacked.extend_from_slice(&aval.shape);
+        crate::prim::check_alloc(&stacked, aval.dtype)?;
+        crate::value::check_len("scan output", "steps", &[length], 256)?;
+        ys.push(Vec::with_capacity(length));
+    }
     for step in 0..length {
         check_interrupt()?;
         let i = if reverse { length - 1 - step } else { step };
