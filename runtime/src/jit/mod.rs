@@ -191,7 +191,10 @@ pub fn compile_with(
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
 ) -> Result<Compiled> {
     let closed = graph::trace(avals, true, f)?;
+    crate::prim::check_interrupt()?;
     let graph = passes::run_passes(pipeline, &closed.graph, None);
+    // `run_passes` stops between passes at an interrupt.
+    crate::prim::check_interrupt()?;
     Ok(Compiled {
         traced: closed.graph,
         last_use: exec::last_uses(&graph),
