@@ -278,7 +278,20 @@ fn gemm_polled<T: Gemm>(
             return;
         }
         let a_off = ao + (i * rows) as isize * ars;
-        T::gemm(part.len() / n, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part);
+        T::gemm(
+            part.len() / n,
+            k,
+            n,
+            a,
+            a_off,
+            ars,
+            acs,
+            b,
+            bo,
+            brs,
+            bcs,
+            part,
+        );
     }
 }
 
@@ -499,7 +512,15 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
             if st.use_blas
                 && blas
                 && p.k > 0
-                && blas_polled(&stop, (m, p.k, n), ad, (ao, ars, acs), bd, (bo, brs, bcs), cb)
+                && blas_polled(
+                    &stop,
+                    (m, p.k, n),
+                    ad,
+                    (ao, ars, acs),
+                    bd,
+                    (bo, brs, bcs),
+                    cb,
+                )
             {
                 epilogue_all(cb, base, stores);
             } else if st.split {

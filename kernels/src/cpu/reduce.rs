@@ -71,7 +71,13 @@ impl<T: Elem, F: Fn(T, T) -> T + Sync, G: Fn(&[T]) -> T + Sync> Reducer<T, F, G>
                 let stop = crate::interrupt::Poll::here();
                 let partials: Vec<T> = x
                     .par_chunks(chunk)
-                    .map(|c| if stop.requested() { self.init } else { (self.fold)(c) })
+                    .map(|c| {
+                        if stop.requested() {
+                            self.init
+                        } else {
+                            (self.fold)(c)
+                        }
+                    })
                     .collect();
                 partials.iter().fold(self.init, |r, &v| (self.f)(r, v))
             }

@@ -241,7 +241,11 @@ fn optimise(pipeline: &'static [passes::Pass], g: &Arc<Graph>) -> Result<Graph> 
     }
     let cancel = interrupt::Flag::default();
     let (tx, rx) = std::sync::mpsc::channel();
-    let (graph, stop, device) = (g.clone(), cancel.clone(), arr_kernels::gpu::default_device());
+    let (graph, stop, device) = (
+        g.clone(),
+        cancel.clone(),
+        arr_kernels::gpu::default_device(),
+    );
     let spawned = std::thread::Builder::new()
         .name("arr compiler".into())
         .stack_size(COMPILER_STACK)
