@@ -602,6 +602,22 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupt_wakes_a_rank_waiting_for_its_peers() {
+        let comm = ThreadComm::new(2);
+        let flag = crate::interrupt::Flag::default();
+        let _scope = crate::interrupt::Scope::new(Some(flag.clone()));
+        let f = flag.clone();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            f.store(true, Ordering::Relaxed);
+        });
+        // Rank 1 never calls: only the interrupt ends the wait.
+        let r = comm.all_reduce(0, ReduceOp::Sum, &vals(0, 4)).map(|_| ());
+        assert_eq!(r, Err(Aborted));
+        setter.join().unwrap();
+    }
+
+    #[test]
     fn a_failed_rank_aborts_the_others() {
         let out = on_ranks(3, |r, c| {
             if r == 1 {
