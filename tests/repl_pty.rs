@@ -424,3 +424,133 @@ fn progress_bar_during_a_slow_loop() {
     assert_eq!(repl.enter("i"), "19\n");
     repl.exit_with_ctrl_d();
 }
+
+/// Start `long` (a statement that would run for minutes), interrupt it with
+/// Ctrl-C once it runs, and check that KeyboardInterrupt is reported within
+/// 2 s, that `long` assigned nothing, and that the session goes on: `after`
+/// prints `want`. Returns the time from Ctrl-C to the report.
+fn interrupt_long_statement(r: &mut Repl, long: &str, after: &str, want: &str) -> Duration {
+    r.type_text(&format!("{long}\r"));
+    r.expect("\n");
+    // Into the computation (its trace and compile included), and out of
+    // the editor's raw mode, so that 0x03 becomes SIGINT.
+    std::thread::sleep(Duration::from_millis(2500));
+    let start = std::time::Instant::now();
+    r.control('c');
+    let before = r.expect("KeyboardInterrupt");
+    let took = start.elapsed();
+    let report = r.expect(PROMPT).replace('\r', "");
+    let after_echo = before.rsplit(long).next().unwrap_or_default();
+    assert!(
+        !after_echo.contains(PROMPT),
+        "{long}: the statement ended before the interrupt: {before:?}"
+    );
+    assert!(
+        report.contains(long.trim()),
+        "{long}: no source line in the report: {report}"
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "{long}: stopped {took:?} after Ctrl-C"
+    );
+    eprintln!("{long}: stopped {took:?} after Ctrl-C");
+    let err = r.enter("y");
+    assert!(
+        err.starts_with("NameError"),
+        "{long}: y was assigned: {err}"
+    );
+    assert_eq!(r.enter("keep"), "41\n", "{long}");
+    assert_eq!(r.enter(after), want, "{long}: then {after}");
+    took
+}
+
+/// Enter a line that defines something (it may wrap on the terminal, so its
+/// echo is not one line): it must print no error.
+fn define(r: &mut Repl, line: &str) {
+    r.type_text(&format!("{line}\r"));
+    let out = r.expect(PROMPT);
+    assert!(!out.contains("Error"), "{line}: {out}");
+}
+
+#[test]
+fn ctrl_c_stops_every_kind_of_program_within_2_s() {
+    let mut r = Repl::start();
+    define(&mut r, "keep = 41");
+    // Eager: one statement of 8000 big matrix products.
+    define(&mut r, "x = ones((1500, 1500)) / 1500.0");
+    interrupt_long_statement(
+        &mut r,
+        "y = [(x @ x @ x @ x @ x @ x @ x @ x).sum() for _ in range(1000)]",
+        "(x @ x).shape",
+        "(1500, 1500)\n",
+    );
+    // Compiled: a jit'd fori_loop of products.
+    define(&mut r, "a = ones((300, 300)) / 300.0");
+    let looped = "lambda n: jit(lambda a: fori_loop(0, n, lambda i, c: tanh(c @ a), a))";
+    define(&mut r, &format!("f = {looped}"));
+    interrupt_long_statement(&mut r, "y = f(1000000)(a)", "f(3)(a).shape", "(300, 300)\n");
+    // pmap: a fori_loop with a psum every iteration on every device; the
+    // devices run the next pmap as usual.
+    define(&mut r, "xs = ones((8, 200, 200)) / 200.0");
+    let body = "lambda i, c: psum(tanh(c @ a), 'i') / 8.0";
+    let pm = format!("lambda n: pmap(lambda a: fori_loop(0, n, {body}, a), axis_name='i')");
+    define(&mut r, &format!("g = {pm}"));
+    interrupt_long_statement(
+        &mut r,
+        "y = g(1000000)(xs)",
+        "g(3)(xs).shape",
+        "(8, 200, 200)\n",
+    );
+    // shard_map on a mesh, a psum over it every iteration.
+    define(&mut r, "m = mesh((8,), ('d',))");
+    let body = "lambda i, c: psum(tanh(c @ c.T @ c), 'd') / 8.0";
+    let sm =
+        format!("lambda n: shard_map(lambda b: fori_loop(0, n, {body}, b), m, P('d'), P('d'))");
+    define(&mut r, &format!("h = {sm}"));
+    define(&mut r, "b = ones((64, 200)) / 200.0");
+    interrupt_long_statement(&mut r, "y = h(1000000)(b)", "h(3)(b).shape", "(64, 200)\n");
+    // Sharded jit: the partitioner inserts the collectives of `mean`.
+    define(&mut r, "s = NamedSharding(m, P('d'))");
+    let body = "lambda i, c: tanh(c @ c.T @ c) * 0.5 + mean(c)";
+    let sj = format!(
+        "lambda n: jit(lambda a: fori_loop(0, n, {body}, a), in_shardings=s, out_shardings=s)"
+    );
+    define(&mut r, &format!("k = {sj}"));
+    interrupt_long_statement(&mut r, "y = k(1000000)(b)", "k(3)(b).shape", "(64, 200)\n");
+    // A long trace: a Python loop of a million steps inside a jit'd function.
+    r.enter_more("def long(a, n):");
+    r.enter_more("for i in range(n):");
+    r.enter_more("a = a * 1.0001 + 0.5");
+    r.type_text("\x08\x08\x08\x08");
+    r.enter_more("return a");
+    define(&mut r, "");
+    interrupt_long_statement(
+        &mut r,
+        "y = jit(long, static_argnums=1)(ones(3), 1000000)",
+        "jit(long, static_argnums=1)(zeros(2), 2).shape",
+        "(2,)\n",
+    );
+    r.exit_with_ctrl_d();
+}
+
+#[test]
+fn keys_typed_while_a_line_runs_are_kept() {
+    let mut r = Repl::start();
+    assert_eq!(r.enter("x = ones((1500, 1500)) / 1500.0"), "");
+    r.type_text("t = [(x @ x @ x).sum() for _ in range(20)]\r");
+    r.expect("\n");
+    std::thread::sleep(Duration::from_millis(300));
+    // Typed (or pasted without brackets) while the line runs.
+    r.type_text("b1 = 1\rb2 = 2\rb1 + b2 + 100\r");
+    let before = r.expect("103");
+    assert!(!before.contains("Error"), "{before}");
+    r.expect(PROMPT);
+    assert_eq!(r.enter("len(t)"), "20\n");
+    // A bracketed paste of several lines runs as the lines pasted.
+    r.type_text("\x1b[200~p1 = 1\rp2 = 2\rp1 + p2 + 200\r\x1b[201~\r");
+    let before = r.expect("203");
+    assert!(!before.contains("Error"), "{before}");
+    r.expect(PROMPT);
+    assert_eq!(r.enter("p1 + p2"), "3\n");
+    r.exit_with_ctrl_d();
+}

@@ -15,7 +15,8 @@ use crate::Backend;
 use crate::{cpu, Array, BinaryOp, Buffer, ReduceOp};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// A collective could not finish: another rank failed and aborted the group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,10 +163,10 @@ impl ThreadComm {
         let mut st = board.state.lock().unwrap_or_else(|e| e.into_inner());
         // Wait for the board to finish the round two before this one.
         while st.round != round {
-            if self.aborted.load(Ordering::SeqCst) {
+            if self.stopped() {
                 return Err(Aborted);
             }
-            st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = wait(&board.changed, st);
         }
         st.slots[rank] = Some(xs);
         st.posted += 1;
@@ -173,10 +174,10 @@ impl ThreadComm {
             board.changed.notify_all();
         }
         while st.posted < n {
-            if self.aborted.load(Ordering::SeqCst) {
+            if self.stopped() {
                 return Err(Aborted);
             }
-            st = board.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = wait(&board.changed, st);
         }
         if st.shared.is_none() {
             let all: Vec<Vec<Array>> = st
@@ -198,6 +199,13 @@ impl ThreadComm {
             board.changed.notify_all();
         }
         Ok(out)
+    }
+
+    /// Whether a waiting rank should give up: a peer failed, or the
+    /// program was interrupted (the peers stop at the same request, so the
+    /// one awaited may never come; the communicator is not used again).
+    fn stopped(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst) || crate::interrupt::requested()
     }
 
     fn count_sent(&self, rank: usize, bytes: usize) {
@@ -224,10 +232,10 @@ impl ThreadComm {
             if let Some(i) = q.iter().position(|(s, _)| *s == from) {
                 return Ok(q.remove(i).expect("position is in range").1);
             }
-            if self.aborted.load(Ordering::SeqCst) {
+            if self.stopped() {
                 return Err(Aborted);
             }
-            q = inbox.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+            q = wait(&inbox.ready, q);
         }
     }
 
@@ -258,6 +266,14 @@ impl ThreadComm {
         }
         Ok(())
     }
+}
+
+/// Wait for `cv`, waking now and then to look at the interrupt flag, which
+/// nobody notifies the condition variable of.
+fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    cv.wait_timeout(guard, Duration::from_millis(20))
+        .unwrap_or_else(|e| e.into_inner())
+        .0
 }
 
 /// Elementwise `op` of two same-shaped arrays.
@@ -583,6 +599,22 @@ mod tests {
         for r in 0..n {
             assert_eq!(comm.bytes_sent(r), 4800);
         }
+    }
+
+    #[test]
+    fn an_interrupt_wakes_a_rank_waiting_for_its_peers() {
+        let comm = ThreadComm::new(2);
+        let flag = crate::interrupt::Flag::default();
+        let _scope = crate::interrupt::Scope::new(Some(flag.clone()));
+        let f = flag.clone();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            f.store(true, Ordering::Relaxed);
+        });
+        // Rank 1 never calls: only the interrupt ends the wait.
+        let r = comm.all_reduce(0, ReduceOp::Sum, &vals(0, 4)).map(|_| ());
+        assert_eq!(r, Err(Aborted));
+        setter.join().unwrap();
     }
 
     #[test]

@@ -153,8 +153,12 @@ pub fn run_spmd<R: Send>(ids: &[usize], f: impl Fn(usize) -> R + Sync) -> Vec<R>
     // Started where a GPU is the default: mesh device `id` runs on one of
     // that kind's (virtual) GPU devices.
     let gpu = crate::gpu::default_device();
+    // The caller's interrupt flag: every worker polls it, so an interrupt
+    // stops all ranks of the program together.
+    let interrupt = crate::interrupt::current();
     let run = |rank: usize| {
         let id = ids[rank];
+        let _interrupt = crate::interrupt::Scope::new(interrupt.clone());
         ON_DEVICE.with(|d| d.set(Some(id)));
         crate::gpu::set_thread_default(gpu.map(|g| crate::gpu::mesh_device(g, id)));
         let st = stats(id);

@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod devices;
 pub mod dtype;
 pub mod gpu;
+pub mod interrupt;
 pub mod kernel;
 pub mod limits;
 #[cfg(feature = "mpi")]

@@ -216,11 +216,19 @@ fn exchange(
             if pending.is_empty() {
                 break;
             }
-            if Instant::now() > deadline {
+            let interrupted = crate::interrupt::requested();
+            if interrupted || Instant::now() > deadline {
                 let mut waiting: Vec<usize> = pending.iter().map(|(p, _)| *p).collect();
                 waiting.dedup();
                 // Never returns: the requests are never dropped uncompleted.
-                process::abort(&what(&waiting));
+                // An interrupt cannot leave the peers half-way through a
+                // collective either: it ends the job, as a failure does.
+                let why = what(&waiting);
+                process::abort(&if interrupted {
+                    format!("KeyboardInterrupt: {why}")
+                } else {
+                    why
+                });
             }
             // Spin briefly (a peer a few microseconds behind), then sleep:
             // ranks share cores, and a spinning rank starves the one it waits for.

@@ -225,6 +225,68 @@ class ArrKernelClientTests(unittest.TestCase):
         self.assertEqual(value(kc, "kept"), "41")
         self.assertEqual(value(kc, "i > 0"), "True")
 
+    def test_interrupt_stops_every_kind_of_program_within_2_s(self):
+        """Eager, jit, pmap, shard_map, sharded jit and a long trace, each a
+        cell that would run for minutes, stop within 2 s of an
+        interrupt_request; control answers while devices work, the variables
+        are kept, the interrupted assignment never happens, and the next
+        program of the same kind runs on the same devices."""
+        kc = self.kc
+        setup = "\n".join([
+            "keep = 41",
+            "x = ones((1500, 1500)) / 1500.0",
+            "a = ones((300, 300)) / 300.0",
+            "f = lambda n: jit(lambda a: fori_loop(0, n, lambda i, c: tanh(c @ a), a))",
+            "xs = ones((8, 200, 200)) / 200.0",
+            "pb = lambda i, c: psum(tanh(c @ c), 'i') / 8.0",
+            "g = lambda n: pmap(lambda a: fori_loop(0, n, pb, a), axis_name='i')",
+            "m = mesh((8,), ('d',))",
+            "sb = lambda i, c: psum(tanh(c @ c.T @ c), 'd') / 8.0",
+            "h = lambda n: shard_map(lambda b: fori_loop(0, n, sb, b), m, P('d'), P('d'))",
+            "b = ones((64, 200)) / 200.0",
+            "s = NamedSharding(m, P('d'))",
+            "jb = lambda i, c: tanh(c @ c.T @ c) * 0.5 + mean(c)",
+            "k = lambda n: jit(lambda a: fori_loop(0, n, jb, a), in_shardings=s, out_shardings=s)",
+            "def long(a, n):",
+            "    for i in range(n):",
+            "        a = a * 1.0001 + 0.5",
+            "    return a",
+        ])
+        reply, _ = run(kc, setup)
+        self.assertEqual(reply["status"], "ok", reply)
+        cases = [
+            ("y = [(x @ x @ x @ x @ x @ x @ x @ x).sum() for _ in range(1000)]",
+             "(x @ x).shape", "(1500, 1500)"),
+            ("y = f(1000000)(a)", "f(3)(a).shape", "(300, 300)"),
+            ("y = g(1000000)(xs)", "g(3)(xs).shape", "(8, 200, 200)"),
+            ("y = h(1000000)(b)", "h(3)(b).shape", "(64, 200)"),
+            ("y = k(1000000)(b)", "k(3)(b).shape", "(64, 200)"),
+            ("y = jit(long, static_argnums=1)(ones(3), 1000000)",
+             "jit(long, static_argnums=1)(zeros(2), 2).shape", "(2,)"),
+        ]
+        for code, after, want in cases:
+            msg_id = kc.execute(code)
+            time.sleep(2.5)
+            # control is served while the program runs (on device workers too)
+            request = kc.session.msg("kernel_info_request")
+            kc.control_channel.send(request)
+            info = kc.get_control_msg(timeout=5)
+            self.assertEqual(info["parent_header"]["msg_id"], request["header"]["msg_id"])
+            start = time.monotonic()
+            self.km.interrupt_kernel()
+            reply = kc.get_shell_msg(timeout=TIMEOUT)
+            took = time.monotonic() - start
+            self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+            self.assertEqual(reply["content"]["status"], "error", code)
+            self.assertEqual(reply["content"]["ename"], "KeyboardInterrupt", code)
+            self.assertLess(took, 2.0, code)
+            sys.stderr.write(f"{code}: stopped {took:.3f} s after interrupt_request\n")
+            iopub_until_idle(kc, msg_id)
+            reply, _ = run(kc, "y")
+            self.assertEqual(reply["ename"], "NameError", code)
+            self.assertEqual(value(kc, "keep"), "41")
+            self.assertEqual(value(kc, after), want, code)
+
     def test_queued_cells_are_aborted_after_an_error(self):
         kc = self.kc
         ids = [kc.execute(c) for c in ["1 / 0", "never = 1", "never"]]

@@ -525,6 +525,9 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
         .map(|_| vec![T::ZERO; outer])
         .collect();
     let threads = super::elem::threads();
+    // At an interrupt the remaining rows are skipped: the caller discards
+    // the unfinished outputs.
+    let stop = crate::interrupt::Poll::here();
     // Rows of the reduction (the whole space when nothing is reduced).
     let (rows, row_len) = if k.reduce_axes == 0 {
         (1, n)
@@ -551,6 +554,10 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                 let mut out = Vec::new();
                 let mut offset = 0;
                 for r in first..last {
+                    if stop.requested() {
+                        out.push(vec![0.0; k.outputs.len()]);
+                        continue;
+                    }
                     let mut views: Vec<&mut [T]> = st
                         .iter_mut()
                         .map(|s| &mut s[offset..offset + row_len])
@@ -573,6 +580,9 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
     } else {
         // Few rows: each row is split across the threads, partials combined.
         for r in 0..rows {
+            if stop.requested() {
+                break;
+            }
             let base = r * row_len;
             let chunk = if row_len >= PAR_MIN && threads > 1 {
                 row_len.div_ceil(threads * 4).next_multiple_of(BLOCK)

@@ -15,6 +15,7 @@
 use super::elem::{alloc, alloc_overwrite, elems, Elem};
 use super::fused::{Epilogue, KFloat};
 use super::scalar::Arith;
+use crate::interrupt::Poll;
 use crate::kernel::MatmulKernel;
 use crate::{strides_of, Array, Buffer, DType, DotDims, Shape};
 // 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
@@ -248,6 +249,85 @@ fn strategy(p: &Problem) -> Strategy {
     }
 }
 
+/// A product of more multiply-adds than this is computed in row panels with
+/// an interrupt poll between them, so Ctrl-C stops it within tens of
+/// milliseconds. Each panel packs the rhs again: a few percent of a product
+/// this size, nothing for the smaller ones, which take one call.
+const POLL_FLOPS: usize = 1 << 31;
+
+/// `T::gemm` of an `m x k x n` product, in row panels of about half
+/// `POLL_FLOPS` when it is larger; at an interrupt the remaining panels are
+/// skipped (the caller discards the unfinished product).
+#[allow(clippy::too_many_arguments)]
+fn gemm_polled<T: Gemm>(
+    stop: &Poll,
+    (m, k, n): (usize, usize, usize),
+    a: &[T],
+    (ao, ars, acs): (isize, isize, isize),
+    b: &[T],
+    (bo, brs, bcs): (isize, isize, isize),
+    c: &mut [T],
+) {
+    if m.saturating_mul(k).saturating_mul(n) <= POLL_FLOPS {
+        T::gemm(m, k, n, a, ao, ars, acs, b, bo, brs, bcs, c);
+        return;
+    }
+    let rows = (POLL_FLOPS / 2 / (k * n).max(1)).max(1);
+    for (i, part) in c.chunks_mut(rows * n).enumerate() {
+        if stop.requested() {
+            return;
+        }
+        let a_off = ao + (i * rows) as isize * ars;
+        T::gemm(
+            part.len() / n,
+            k,
+            n,
+            a,
+            a_off,
+            ars,
+            acs,
+            b,
+            bo,
+            brs,
+            bcs,
+            part,
+        );
+    }
+}
+
+/// `blas::gemm` (false where it declines, having written nothing), in row
+/// panels with interrupt polls for products beyond twice `POLL_FLOPS` (the
+/// BLAS is faster, so its panels are larger).
+#[allow(clippy::too_many_arguments)]
+fn blas_polled<T: Gemm>(
+    stop: &Poll,
+    (m, k, n): (usize, usize, usize),
+    a: &[T],
+    (ao, ars, acs): (isize, isize, isize),
+    b: &[T],
+    (bo, brs, bcs): (isize, isize, isize),
+    c: &mut [T],
+) -> bool {
+    if m.saturating_mul(k).saturating_mul(n) <= 2 * POLL_FLOPS {
+        return super::blas::gemm(m, k, n, a, ao, ars, acs, b, bo, brs, bcs, c);
+    }
+    let rows = (POLL_FLOPS / (k * n).max(1)).max(1);
+    for (i, part) in c.chunks_mut(rows * n).enumerate() {
+        if stop.requested() {
+            return true;
+        }
+        let (pm, a_off) = (part.len() / n, ao + (i * rows) as isize * ars);
+        if !super::blas::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part) {
+            if i == 0 {
+                return false;
+            }
+            // A shorter last panel the BLAS declines (one row, say).
+            T::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part);
+        }
+    }
+    true
+}
+
 fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
     if p.k == 0 {
         return alloc::<T>(p.batch * p.m * p.n);
@@ -265,10 +345,15 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
         use_blas,
         split,
     } = strategy(p);
+    let stop = Poll::here();
     let one = |bi: usize, c: &mut [T]| {
+        if stop.requested() {
+            return;
+        }
         let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
         let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
-        if use_blas && super::blas::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c) {
+        let (mkn, av, bv) = ((p.m, p.k, p.n), (ao, ars, acs), (bo, brs, bcs));
+        if use_blas && blas_polled(&stop, mkn, ad, av, bd, bv, c) {
             return;
         }
         // matrixmultiply runs single-threaded (its own pool would compete
@@ -281,11 +366,11 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
                 .for_each(|(i, part)| {
                     let m = part.len() / p.n;
                     let a_off = ao + (i * rows) as isize * ars;
-                    T::gemm(m, p.k, p.n, ad, a_off, ars, acs, bd, bo, brs, bcs, part)
+                    gemm_polled(&stop, (m, p.k, p.n), ad, (a_off, ars, acs), bd, bv, part)
                 });
             return;
         }
-        T::gemm(p.m, p.k, p.n, ad, ao, ars, acs, bd, bo, brs, bcs, c)
+        gemm_polled(&stop, mkn, ad, av, bd, bv, c)
     };
     for_each_batch(&mut out, p, parallel, one);
     out
@@ -373,7 +458,11 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
     let threads = super::elem::threads();
     // Rows [r0, r0 + c.len() / n) of batch `bi` of the product into `c`,
     // through matrixmultiply, as `dot_float` computes them.
+    let stop = Poll::here();
     let gemm_rows = |bi: usize, r0: usize, c: &mut [T]| {
+        if stop.requested() {
+            return;
+        }
         if p.k == 0 {
             c.fill(<T as Arith>::ZERO);
             return;
@@ -381,20 +470,8 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
         let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
         let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
         let a_off = ao + r0 as isize * ars;
-        T::gemm(
-            c.len() / n,
-            p.k,
-            n,
-            ad,
-            a_off,
-            ars,
-            acs,
-            bd,
-            bo,
-            brs,
-            bcs,
-            c,
-        )
+        let mkn = (c.len() / n, p.k, n);
+        gemm_polled(&stop, mkn, ad, (a_off, ars, acs), bd, (bo, brs, bcs), c)
     };
     // The epilogue over a computed batch `c` of the product, on all cores.
     let epilogue_all = |c: &[T], base: usize, stores: &mut [Vec<T>]| {
@@ -435,7 +512,15 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
             if st.use_blas
                 && blas
                 && p.k > 0
-                && super::blas::gemm(m, p.k, n, ad, ao, ars, acs, bd, bo, brs, bcs, cb)
+                && blas_polled(
+                    &stop,
+                    (m, p.k, n),
+                    ad,
+                    (ao, ars, acs),
+                    bd,
+                    (bo, brs, bcs),
+                    cb,
+                )
             {
                 epilogue_all(cb, base, stores);
             } else if st.split {

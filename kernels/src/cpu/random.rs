@@ -48,8 +48,14 @@ pub fn threefry2x32(k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, A
     let at = |d: &[u32], i: usize| if d.len() == 1 { d[0] } else { d[i] };
     let mut y0 = alloc_overwrite::<u32>(n);
     let mut y1 = alloc_overwrite::<u32>(n);
+    // Huge draws poll for an interrupt every 64Ki elements (the caller
+    // discards an unfinished result).
+    let stop = crate::interrupt::Poll::here();
     let fill = |start: usize, o0: &mut [u32], o1: &mut [u32]| {
         for (i, (a, b)) in o0.iter_mut().zip(o1.iter_mut()).enumerate() {
+            if i % (1 << 16) == 0 && stop.requested() {
+                return;
+            }
             let j = start + i;
             (*a, *b) = threefry_block(
                 at(data[0], j),

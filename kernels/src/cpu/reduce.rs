@@ -66,7 +66,19 @@ impl<T: Elem, F: Fn(T, T) -> T + Sync, G: Fn(&[T]) -> T + Sync> Reducer<T, F, G>
         match par_chunk(x.len()) {
             None => (self.fold)(x),
             Some(chunk) => {
-                let partials: Vec<T> = x.par_chunks(chunk).map(|c| (self.fold)(c)).collect();
+                // At an interrupt the remaining chunks are skipped (the
+                // caller discards the unfinished result).
+                let stop = crate::interrupt::Poll::here();
+                let partials: Vec<T> = x
+                    .par_chunks(chunk)
+                    .map(|c| {
+                        if stop.requested() {
+                            self.init
+                        } else {
+                            (self.fold)(c)
+                        }
+                    })
+                    .collect();
                 partials.iter().fold(self.init, |r, &v| (self.f)(r, v))
             }
         }

@@ -31,7 +31,13 @@ fn for_each_lane<T: Elem, O: Elem>(
         return out;
     }
     let block = len * inner;
+    // At an interrupt the remaining lanes are skipped (the caller discards
+    // the unfinished result).
+    let stop = crate::interrupt::Poll::here();
     let do_block = |o: usize, dst: &mut [O]| {
+        if stop.requested() {
+            return;
+        }
         let blk = &src[o * block..(o + 1) * block];
         if inner == 1 {
             f(blk, dst);
@@ -40,6 +46,9 @@ fn for_each_lane<T: Elem, O: Elem>(
         let mut lane: Vec<T> = Vec::with_capacity(len);
         let mut res: Vec<O> = vec![O::default(); len];
         for i in 0..inner {
+            if stop.requested() {
+                return;
+            }
             lane.clear();
             lane.extend((0..len).map(|r| blk[r * inner + i]));
             f(&lane, &mut res);

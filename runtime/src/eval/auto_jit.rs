@@ -149,7 +149,13 @@ impl Interp {
                 break;
             }
             // Taken, not cloned: the executor may then reuse the buffers.
-            match compiled.run(std::mem::take(&mut leaves)) {
+            // So an interrupt is seen between iterations only (above), as
+            // the variables would otherwise lose the iterations done: the
+            // operations of the body do not see the flag.
+            let hidden = arr_kernels::interrupt::Scope::new(None);
+            let ran = compiled.run(std::mem::take(&mut leaves));
+            drop(hidden);
+            match ran {
                 Ok(next) => leaves = next,
                 Err(e) => {
                     // Not a user error (the types were checked when it was

@@ -240,11 +240,12 @@ impl Interp {
         }
     }
 
-    /// Raise KeyboardInterrupt if Ctrl-C was pressed since the last check.
+    /// Raise KeyboardInterrupt if Ctrl-C was pressed. The flag stays set
+    /// until the module code returns (`exec_module`), so every check on the
+    /// way out, and on every device worker, sees the same request.
     #[inline]
     pub fn check_interrupt(&self) -> Result<()> {
         if self.interrupt.load(Ordering::Relaxed) {
-            self.interrupt.store(false, Ordering::Relaxed);
             return Err(Error::interrupted());
         }
         Ok(())
@@ -286,7 +287,18 @@ impl Interp {
     /// Run module code. In interactive mode the value of a trailing expression
     /// statement is returned (for echoing) instead of discarded.
     pub fn exec_module(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
-        crate::transform::control::set_interrupt_flag(self.interrupt.clone());
+        // Kernels, device workers and the compiler poll the flag through
+        // this thread's copy.
+        arr_kernels::interrupt::install(Some(self.interrupt.clone()));
+        let result = self.exec_module_body(code, interactive);
+        if matches!(&result, Err(e) if e.kind == ErrorKind::KeyboardInterrupt) {
+            // Reported once, at the statement that was running.
+            self.interrupt.store(false, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn exec_module_body(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
         let mut frame = Frame {
             locals: Vec::new(),
             cells: Vec::new(),

@@ -186,12 +186,26 @@ pub fn compile(
 
 /// Trace `f` and run `pipeline` over the graph.
 pub fn compile_with(
-    pipeline: &[passes::Pass],
+    pipeline: &'static [passes::Pass],
     avals: &[Aval],
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
 ) -> Result<Compiled> {
     let closed = graph::trace(avals, true, f)?;
-    let graph = passes::run_passes(pipeline, &closed.graph, None);
+    if let Err(e) = crate::prim::check_interrupt() {
+        let n = closed.graph.eqns.len();
+        drop_aside(closed.graph, n);
+        return Err(e);
+    }
+    let graph = match optimise(pipeline, &closed.graph)
+        .and_then(|g| crate::prim::check_interrupt().map(|()| g))
+    {
+        Ok(g) => g,
+        Err(e) => {
+            let n = closed.graph.eqns.len();
+            drop_aside(closed.graph, n);
+            return Err(e);
+        }
+    };
     Ok(Compiled {
         traced: closed.graph,
         last_use: exec::last_uses(&graph),
@@ -199,3 +213,70 @@ pub fn compile_with(
         consts: closed.consts,
     })
 }
+
+/// Free an abandoned graph (or its equations). One of millions of equations
+/// (a long Python loop traced) takes seconds to free, so an interrupted
+/// trace or compile frees it on a thread of its own and reports at once.
+pub(crate) fn drop_aside(g: impl Send + 'static, eqns: usize) {
+    if eqns < 10_000 {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("free a graph".into())
+        .spawn(move || drop(g));
+}
+
+/// Graphs with this many equations are optimised on a compiler thread.
+const BIG_GRAPH: usize = 20_000;
+
+/// Run `pipeline` over `g`. A big graph (a long Python loop traced) takes
+/// seconds per pass, so its passes run on a thread of their own while this
+/// one waits, looking at the interrupt flag: an interrupt is reported at
+/// once, and the compiler thread, told to stop too, ends after its pass.
+fn optimise(pipeline: &'static [passes::Pass], g: &Arc<Graph>) -> Result<Graph> {
+    use arr_kernels::interrupt;
+    use std::sync::mpsc::RecvTimeoutError;
+    if g.eqns.len() < BIG_GRAPH {
+        return Ok(passes::run_passes(pipeline, g, None));
+    }
+    let cancel = interrupt::Flag::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (graph, stop, device) = (
+        g.clone(),
+        cancel.clone(),
+        arr_kernels::gpu::default_device(),
+    );
+    let spawned = std::thread::Builder::new()
+        .name("arr compiler".into())
+        .stack_size(COMPILER_STACK)
+        .spawn(move || {
+            let _stop = interrupt::Scope::new(Some(stop));
+            // Constant folding runs kernels: on this thread's device.
+            arr_kernels::gpu::set_thread_default(device);
+            let _ = tx.send(passes::run_passes(pipeline, &graph, None));
+        });
+    let Ok(handle) = spawned else {
+        return Ok(passes::run_passes(pipeline, g, None));
+    };
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+            Ok(out) => return Ok(out),
+            Err(RecvTimeoutError::Timeout) => {
+                if interrupt::requested() {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(crate::error::Error::interrupted());
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                // The thread ended without a graph: a pass panicked.
+                match handle.join() {
+                    Err(panic) => std::panic::resume_unwind(panic),
+                    Ok(()) => unreachable!("the compiler thread sends its graph before it ends"),
+                }
+            }
+        }
+    }
+}
+
+/// Passes recurse over nested graphs as the evaluator's thread does.
+const COMPILER_STACK: usize = 256 << 20;

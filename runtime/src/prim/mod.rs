@@ -975,6 +975,9 @@ fn too_large(shape: &[usize], dtype: DType, why: arr_kernels::limits::TooLarge) 
 /// evaluate on the CPU; otherwise the innermost trace that owns an operand
 /// interprets it (see `transform`).
 pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
+    // Every operation, eager, traced or compiled, on the session's thread
+    // or a device worker, is a point where an interrupt stops the program.
+    check_interrupt()?;
     let args = args.into_args();
     if let Prim::Collective(c) = prim {
         return collective::bind_collective(prim, c, args);
@@ -982,7 +985,20 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     if let Some(level) = transform::top_level(&args)? {
         return transform::process(level, prim, args);
     }
-    eval_concrete(prim, args)
+    let outs = eval_concrete(prim, args)?;
+    // A kernel that saw the interrupt stopped early: its outputs are
+    // unfinished and must not reach a variable.
+    check_interrupt()?;
+    Ok(outs)
+}
+
+/// KeyboardInterrupt if an interrupt was requested for this thread's work.
+#[inline]
+pub fn check_interrupt() -> Result<()> {
+    if arr_kernels::interrupt::requested() {
+        return Err(Error::interrupted());
+    }
+    Ok(())
 }
 
 /// Check the shape rule and evaluate on concrete operands, on the CPU.

@@ -179,6 +179,9 @@ pub fn run_program(
         }
     }
     match first_err {
+        // Every rank stopped at the same request (those waiting for a peer
+        // in a collective gave up): one KeyboardInterrupt, not a device's.
+        Some(_) if arr_kernels::interrupt::requested() => Err(Error::interrupted()),
         Some((kind, msg)) => Err(Error::new(kind, format!("{what}: {msg}"))),
         None if local.len() == ids.len() => Ok(outs),
         None => gather_outputs(&local, outs, ids.len(), what),

@@ -20,27 +20,12 @@ use crate::jit::partition::{Local, Spmd};
 use crate::prim::{bind, type_str, Args, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
 use arr_kernels::{BinaryOp, DType, ReduceOp};
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-thread_local! {
-    /// The interrupt flag of the session running on this thread, so that a
-    /// long `while_loop` or `scan` stops at Ctrl-C like an arr loop does.
-    static INTERRUPT: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
-}
-
-pub fn set_interrupt_flag(flag: Arc<AtomicBool>) {
-    INTERRUPT.with(|i| *i.borrow_mut() = Some(flag));
-}
-
+/// A long `while_loop` or `scan` stops at Ctrl-C like an arr loop does, on
+/// the session's thread and on device workers alike.
 fn check_interrupt() -> Result<()> {
-    let interrupted = INTERRUPT.with(|i| {
-        i.borrow()
-            .as_ref()
-            .is_some_and(|flag| flag.swap(false, Ordering::Relaxed))
-    });
-    if interrupted {
+    if arr_kernels::interrupt::requested() {
         return Err(Error::interrupted());
     }
     Ok(())

@@ -312,7 +312,18 @@ pub fn trace(
         arg_vars.push(v);
         args.push(graph_tracer(guard.level, guard.id, v, aval.clone()));
     }
-    let outs = f(args)?;
+    let outs = match f(args) {
+        Ok(outs) => outs,
+        Err(e) => {
+            if e.kind == crate::error::ErrorKind::KeyboardInterrupt {
+                // A long trace's equations take a while to free.
+                let eqns = std::mem::take(&mut builder.borrow_mut().eqns);
+                let n = eqns.len();
+                crate::jit::drop_aside(eqns, n);
+            }
+            return Err(e);
+        }
+    };
     let mut b = builder.borrow_mut();
     let outvars = outs
         .iter()
@@ -334,6 +345,11 @@ pub fn trace(
         eqns: b.eqns,
         outvars,
     };
+    if let Err(e) = crate::prim::check_interrupt() {
+        let n = graph.eqns.len();
+        crate::jit::drop_aside(graph, n);
+        return Err(e);
+    }
     debug_assert!(typecheck(&graph).is_ok(), "{:?}", typecheck(&graph));
     Ok(ClosedGraph {
         graph: Arc::new(graph),
