@@ -223,7 +223,12 @@ fn piped_statements_go_on_after_a_syntax_error() {
     assert!(!o.status.success(), "{o:?}");
     assert_no_panic(&o);
     assert_eq!(stdout(&o), "1\n2\n");
-    assert_eq!(stderr(&o).matches("SyntaxError").count(), 2, "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("SyntaxError").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

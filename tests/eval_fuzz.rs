@@ -23,7 +23,11 @@ fn run_batch(programs: &[String], limit: Duration) -> Option<String> {
     // The memory budget: 4 GiB of address space, so an allocation the limits
     // let through but the system cannot give is an abort we see.
     let mut child = Command::new("sh")
-        .args(["-c", "ulimit -v 4194304 2>/dev/null; exec \"$0\"", env!("CARGO_BIN_EXE_arr")])
+        .args([
+            "-c",
+            "ulimit -v 4194304 2>/dev/null; exec \"$0\"",
+            env!("CARGO_BIN_EXE_arr"),
+        ])
         .env("ARR_DEVICES", "2")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -57,9 +61,17 @@ fn run_batch(programs: &[String], limit: Duration) -> Option<String> {
     let excerpt = |at: usize| err[at..].chars().take(600).collect::<String>();
     match status {
         None => Some(format!("no result within {limit:?} (a hang)")),
-        Some(s) if s.code().is_none() => Some(format!("killed by a signal ({s:?}): {}", excerpt(err.len().saturating_sub(600)))),
-        Some(s) if s.code() != Some(0) && s.code() != Some(1) => Some(format!("exit status {s:?}: {}", excerpt(err.len().saturating_sub(600)))),
-        _ => err.find("internal error").map(|at| format!("panic: {}", excerpt(at))),
+        Some(s) if s.code().is_none() => Some(format!(
+            "killed by a signal ({s:?}): {}",
+            excerpt(err.len().saturating_sub(600))
+        )),
+        Some(s) if s.code() != Some(0) && s.code() != Some(1) => Some(format!(
+            "exit status {s:?}: {}",
+            excerpt(err.len().saturating_sub(600))
+        )),
+        _ => err
+            .find("internal error")
+            .map(|at| format!("panic: {}", excerpt(at))),
     }
 }
 
@@ -102,7 +114,10 @@ fn random_programs_never_panic_abort_or_hang() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_240_617);
-    match std::env::var("ARR_EVAL_FUZZ_SECS").ok().and_then(|s| s.parse().ok()) {
+    match std::env::var("ARR_EVAL_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
         Some(secs) => fuzz(seed, Duration::from_secs(secs), usize::MAX),
         None => fuzz(seed, Duration::from_secs(60), 1000),
     }

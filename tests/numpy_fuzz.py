@@ -277,7 +277,9 @@ class Gen:
         if dt == BOOL and op in ("-", "//", "%", "**"):
             op = "+"
         if op == "**" and dt in (BOOL,) + INTS:
-            # Small non-negative exponents only (see the exclusions).
+            # Small non-negative exponents only (see the exclusions), of an array.
+            if a.weak:
+                a = self.leaf(I32)
             if r.random() < 0.5:
                 k = r.randint(0, 3)
                 b = Node(str(k), lambda hi: np.asarray(k), weak="int")

@@ -52,8 +52,21 @@ impl Rng {
 
 // Integer and float literals, edge values included.
 const INTS: &[&str] = &[
-    "0", "1", "2", "3", "-1", "5", "-7", "100", "2147483647", "-2147483648", "2**31", "2**63 - 1",
-    "10**6", "-(2**40)", "65536",
+    "0",
+    "1",
+    "2",
+    "3",
+    "-1",
+    "5",
+    "-7",
+    "100",
+    "2147483647",
+    "-2147483648",
+    "2**31",
+    "2**63 - 1",
+    "10**6",
+    "-(2**40)",
+    "65536",
 ];
 const FLOATS: &[&str] = &[
     "0.5", "-0.0", "1.5", "nan", "inf", "-inf", "1e30", "1e-45", "3.4e38", "-2.5", "1e300",
@@ -64,23 +77,129 @@ const DTYPES: &[&str] = &[
 // Builtins called with random arguments. Nothing here writes files or
 // blocks (no save, load, open, input, plot).
 const CALLS: &[&str] = &[
-    "array", "asarray", "zeros", "ones", "full", "arange", "linspace", "eye", "sum", "prod", "mean", "max",
-    "min", "argmax", "argmin", "any", "all", "cumsum", "cumprod", "sort", "argsort", "reshape", "transpose",
-    "swapaxes", "expand_dims", "squeeze", "concatenate", "stack", "where", "clip", "exp", "log", "sqrt",
-    "sin", "tanh", "abs", "sign", "floor", "round", "dot", "matmul", "outer", "tile", "repeat", "roll",
-    "flip", "diag", "tril", "take", "var", "std", "logsumexp", "softmax", "len", "range", "list", "tuple",
-    "dict", "str", "repr", "int", "float", "bool", "sorted", "enumerate", "zip", "isinstance", "broadcast_to",
-    "einsum", "maximum", "minimum", "power", "floor_divide", "remainder", "nonzero", "unique", "searchsorted",
-    "moveaxis", "ravel", "split", "pad", "meshgrid", "tree_map", "tree_leaves", "stop_gradient",
+    "array",
+    "asarray",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "eye",
+    "sum",
+    "prod",
+    "mean",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "any",
+    "all",
+    "cumsum",
+    "cumprod",
+    "sort",
+    "argsort",
+    "reshape",
+    "transpose",
+    "swapaxes",
+    "expand_dims",
+    "squeeze",
+    "concatenate",
+    "stack",
+    "where",
+    "clip",
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "tanh",
+    "abs",
+    "sign",
+    "floor",
+    "round",
+    "dot",
+    "matmul",
+    "outer",
+    "tile",
+    "repeat",
+    "roll",
+    "flip",
+    "diag",
+    "tril",
+    "take",
+    "var",
+    "std",
+    "logsumexp",
+    "softmax",
+    "len",
+    "range",
+    "list",
+    "tuple",
+    "dict",
+    "str",
+    "repr",
+    "int",
+    "float",
+    "bool",
+    "sorted",
+    "enumerate",
+    "zip",
+    "isinstance",
+    "broadcast_to",
+    "einsum",
+    "maximum",
+    "minimum",
+    "power",
+    "floor_divide",
+    "remainder",
+    "nonzero",
+    "unique",
+    "searchsorted",
+    "moveaxis",
+    "ravel",
+    "split",
+    "pad",
+    "meshgrid",
+    "tree_map",
+    "tree_leaves",
+    "stop_gradient",
 ];
 const METHODS: &[&str] = &[
-    "sum", "reshape", "astype", "T", "shape", "dtype", "ndim", "size", "tolist", "item", "max", "mean",
-    "argmax", "transpose", "flatten", "copy", "at", "cumsum", "sort", "squeeze", "swapaxes", "clip",
-    "any", "nbytes", "append", "keys", "items", "get", "index", "count", "split", "upper",
+    "sum",
+    "reshape",
+    "astype",
+    "T",
+    "shape",
+    "dtype",
+    "ndim",
+    "size",
+    "tolist",
+    "item",
+    "max",
+    "mean",
+    "argmax",
+    "transpose",
+    "flatten",
+    "copy",
+    "at",
+    "cumsum",
+    "sort",
+    "squeeze",
+    "swapaxes",
+    "clip",
+    "any",
+    "nbytes",
+    "append",
+    "keys",
+    "items",
+    "get",
+    "index",
+    "count",
+    "split",
+    "upper",
 ];
 const BINOPS: &[&str] = &[
-    "+", "-", "*", "/", "//", "%", "**", "@", "==", "<", ">=", "!=", "&", "|", "^", "<<", ">>", "and",
-    "or",
+    "+", "-", "*", "/", "//", "%", "**", "@", "==", "<", ">=", "!=", "&", "|", "^", "<<", ">>",
+    "and", "or",
 ];
 
 /// A program of a few statements; every name it reads is bound first or
@@ -110,11 +229,20 @@ fn statement(c: &mut Choices, out: &mut String, depth: usize) {
         }
         4 if depth == 0 => {
             out.push_str(&format!("def f(a, b=2):\n    return {}\n", expr(c, 3)));
-            let call = c.pick(&["f", "jit(f)", "grad(f)", "vmap(f)", "value_and_grad(f)", "jacobian(f)"]);
+            let call = c.pick(&[
+                "f",
+                "jit(f)",
+                "grad(f)",
+                "vmap(f)",
+                "value_and_grad(f)",
+                "jacobian(f)",
+            ]);
             out.push_str(&format!("{var} = {call}({})\n", expr(c, 2)));
         }
         5 if depth < 2 => {
-            out.push_str(&format!("{pad}n = 0\n{pad}while n < 3:\n{pad}    n = n + 1\n"));
+            out.push_str(&format!(
+                "{pad}n = 0\n{pad}while n < 3:\n{pad}    n = n + 1\n"
+            ));
             statement(c, out, depth + 1);
         }
         6 => out.push_str(&format!(
@@ -157,7 +285,11 @@ fn expr(c: &mut Choices, depth: usize) -> String {
         7 => format!("[{}, {}]", expr(c, d), expr(c, d)),
         8 => format!("({}, {})", expr(c, d), expr(c, d)),
         9 => format!("{{'k': {}, 'v': {}}}", expr(c, d), expr(c, d)),
-        10 => format!("[{} for a in range({})]", expr(c, d), c.pick(&["0", "2", "3"])),
+        10 => format!(
+            "[{} for a in range({})]",
+            expr(c, d),
+            c.pick(&["0", "2", "3"])
+        ),
         11 => format!("({} if {} else {})", expr(c, d), expr(c, d), expr(c, d)),
         12 => format!(
             "{}(lambda a: {})({})",
@@ -165,7 +297,11 @@ fn expr(c: &mut Choices, depth: usize) -> String {
             format!("sum({})", expr(c, d).replace('x', "a")),
             expr(c, d)
         ),
-        _ => format!("{}({})", c.pick(&["-", "not ", "~", "abs", "len", "float"]), expr(c, d)),
+        _ => format!(
+            "{}({})",
+            c.pick(&["-", "not ", "~", "abs", "len", "float"]),
+            expr(c, d)
+        ),
     }
 }
 
@@ -181,7 +317,11 @@ fn argument(c: &mut Choices, depth: usize) -> String {
 fn index(c: &mut Choices, depth: usize) -> String {
     match c.below(7) {
         0 => c.pick(&["0", "-1", "1", "5"]).to_string(),
-        1 => format!("{}:{}", c.pick(&["", "1", "-2"]), c.pick(&["", "2", "-1", "10"])),
+        1 => format!(
+            "{}:{}",
+            c.pick(&["", "1", "-2"]),
+            c.pick(&["", "2", "-1", "10"])
+        ),
         2 => "::-1".into(),
         3 => "..., None".into(),
         4 => "0, 1:".into(),
@@ -195,7 +335,12 @@ fn leaf(c: &mut Choices) -> String {
         0 => c.pick(&["x", "y", "z"]).to_string(),
         1 | 2 => c.pick(INTS).to_string(),
         3 => c.pick(FLOATS).to_string(),
-        4 => format!("array([{}, {}], dtype={})", c.pick(INTS), c.pick(FLOATS), c.pick(DTYPES)),
+        4 => format!(
+            "array([{}, {}], dtype={})",
+            c.pick(INTS),
+            c.pick(FLOATS),
+            c.pick(DTYPES)
+        ),
         5 => format!("arange({})", c.pick(&["0", "1", "4", "12"])),
         6 => format!(
             "{}({}, dtype={})",
@@ -203,7 +348,9 @@ fn leaf(c: &mut Choices) -> String {
             c.pick(&["()", "(0,)", "(2, 0)", "(1, 3)", "(2, 3)", "3", "(2, 1, 2)"]),
             c.pick(DTYPES)
         ),
-        7 => c.pick(&["None", "True", "'ab'", "[]", "()", "{}", "[[1, 2], [3, 4]]"]).to_string(),
+        7 => c
+            .pick(&["None", "True", "'ab'", "[]", "()", "{}", "[[1, 2], [3, 4]]"])
+            .to_string(),
         8 => format!("random.normal(random.key({}), (2, 3))", c.pick(INTS)),
         _ => c.pick(&["a", "i", "n", "b"]).to_string(),
     }
