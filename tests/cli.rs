@@ -216,6 +216,22 @@ fn piped_statements_echo_values_and_go_on_after_an_error() {
 }
 
 #[test]
+fn piped_statements_go_on_after_a_syntax_error() {
+    // An invalid line is one failing entry, not the start of one that swallows the rest.
+    let input = "print(1)\nprint(1 +)\nprint(-9223372036854775808)\nprint(2)\n";
+    let o = run_with_stdin(&mut arr(), input);
+    assert!(!o.status.success(), "{o:?}");
+    assert_no_panic(&o);
+    assert_eq!(stdout(&o), "1\n2\n");
+    assert_eq!(
+        stderr(&o).matches("SyntaxError").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn piped_statements_without_errors_exit_zero() {
     let o = run_with_stdin(&mut arr(), "x = 2\nx * 3\n");
     assert!(o.status.success(), "{o:?}");

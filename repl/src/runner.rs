@@ -148,9 +148,11 @@ pub fn run_stdin() -> ExitCode {
             entry.push_str(l);
             entry.push('\n');
         }
-        let complete = matches!(
+        // An invalid entry is ready too (no line can fix it): run it to
+        // report its error, rather than gluing every later line onto it.
+        let complete = !matches!(
             arr_lang::check_complete(&entry),
-            arr_lang::Completeness::Complete
+            arr_lang::Completeness::Incomplete { .. }
         );
         if (at_end || (complete && !ends_in_block(&entry))) && !entry.trim().is_empty() {
             failed |= !run_one(&mut session, &entry);

@@ -610,6 +610,10 @@ pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize
         .filter(|&&d| d != -1)
         .try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))
         .ok_or_else(bad)?;
+    // A -1 beside a zero could be any size: ambiguous, an error as in NumPy.
+    if known == 0 && dims.contains(&-1) {
+        return Err(bad());
+    }
     let shape: Vec<usize> = dims
         .iter()
         .map(|&d| {

@@ -13,7 +13,16 @@ pub(crate) fn register(r: &mut Registry) {
     // Every elementwise op that is a builtin by itself, from its op-table row.
     for &op in UnaryOp::ALL {
         if let Builtin::Float { name, doc } = op.builtin() {
+            // The floor or ceiling of an int or a bool is itself, of its own
+            // dtype (NumPy 2, JAX), not the default float.
+            let exact_on_ints = matches!(op, UnaryOp::Floor | UnaryOp::Ceil);
             r.func_from(&format!("{name}(x)"), doc, move |_, a| {
+                if exact_on_ints {
+                    let x = numpy::to_tensor(&a[0])?;
+                    if !x.dtype().is_float() {
+                        return Ok(Value::Array(x));
+                    }
+                }
                 numpy::unary_float(op, &a[0])
             });
         }

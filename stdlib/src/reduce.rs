@@ -164,6 +164,12 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
                         return Err(Error::value_error(format!("zero-size array {} to reduction operation max/min which has no identity", ty(&x))));
                     }
                     let op = if x.dtype() == DType::Bool {
+                        // As any/all they would have an identity: an empty
+                        // axis is the error it is for every other dtype.
+                        let axes = numpy::parse_axes(axis, x.ndim())?;
+                        if let Some(&empty) = axes.iter().find(|&&i| x.shape()[i] == 0) {
+                            return Err(Error::value_error(format!("zero-size array {} to reduction operation max/min which has no identity (axis {empty} is empty)", ty(&x))));
+                        }
                         if op == ReduceOp::Max {
                             ReduceOp::Any
                         } else {

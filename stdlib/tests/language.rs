@@ -335,6 +335,11 @@ fn inputs_jax_rejects_are_errors_not_wrong_answers() {
             ValueError,
             "operation min which has no identity",
         ),
+        (
+            "zeros((2, 0), dtype=bool).max(axis=1)",
+            ValueError,
+            "which has no identity (axis 1 is empty)",
+        ),
     ];
     let mut s = session();
     run(&mut s, "kept = arange(3)");

@@ -4,6 +4,8 @@
 //! and caret included), reading its value, truth or error, and snapshots
 //! of what a script prints or of IR text.
 
+pub mod programs;
+
 use arr_kernels::Array;
 use arr_runtime::{Session, Value};
 use expect_test::Expect;
