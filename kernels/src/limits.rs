@@ -45,7 +45,9 @@ pub fn env_limit() -> Result<Option<usize>, String> {
     match std::env::var("ARR_MEMORY_LIMIT") {
         Err(_) => Ok(None),
         Ok(v) => parse_bytes(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
-            format!("ARR_MEMORY_LIMIT={v:?}: expected a positive number of bytes such as 8G or 512M")
+            format!(
+                "ARR_MEMORY_LIMIT={v:?}: expected a positive number of bytes such as 8G or 512M"
+            )
         }),
     }
 }
@@ -58,7 +60,12 @@ pub fn parse_bytes(text: &str) -> Option<usize> {
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let number: f64 = number.parse().ok()?;
-    let scale = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+    let scale = match unit
+        .trim()
+        .to_ascii_lowercase()
+        .trim_end_matches("ib")
+        .trim_end_matches('b')
+    {
         "" => 1.0,
         "k" => 1024.0,
         "m" => 1024.0 * 1024.0,
@@ -78,16 +85,20 @@ pub fn available_bytes() -> Option<usize> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
     let field = |name: &str| -> Option<usize> {
         let line = meminfo.as_deref()?.lines().find(|l| l.starts_with(name))?;
-        let kib: usize = line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+        let kib: usize = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
         kib.checked_mul(1024)
     };
     let system = match (field("MemAvailable:"), field("SwapFree:")) {
         (Some(m), swap) => Some(m.saturating_add(swap.unwrap_or(0))),
         _ => None,
     };
-    let read = |path: &str| -> Option<usize> {
-        std::fs::read_to_string(path).ok()?.trim().parse().ok()
-    };
+    let read =
+        |path: &str| -> Option<usize> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
     let group = match (
         read("/sys/fs/cgroup/memory.max"),
         read("/sys/fs/cgroup/memory.current"),
@@ -127,7 +138,11 @@ impl fmt::Display for TooLarge {
                 write!(f, "{b:.1e} bytes, over the memory limit of {limit} bytes")
             }
             TooLarge::OverAvailable(b, free) => {
-                write!(f, "{b:.1e} bytes, more than the {free:.1e} bytes available", free = *free as f64)
+                write!(
+                    f,
+                    "{b:.1e} bytes, more than the {free:.1e} bytes available",
+                    free = *free as f64
+                )
             }
         }
     }
@@ -152,10 +167,9 @@ pub fn checked_bytes(dims: &[usize], item_bytes: usize) -> Result<usize, TooLarg
     match bytes {
         None => Err(exact()),
         Some(b) if b > MAX_ALLOC_BYTES => Err(exact()),
-        Some(b) if user_limit().is_some_and(|limit| b > limit) => Err(TooLarge::OverLimit(
-            b as f64,
-            user_limit().unwrap_or(0),
-        )),
+        Some(b) if user_limit().is_some_and(|limit| b > limit) => {
+            Err(TooLarge::OverLimit(b as f64, user_limit().unwrap_or(0)))
+        }
         Some(b) if b > PROBE_BYTES && Vec::<u8>::new().try_reserve_exact(b).is_err() => {
             Err(exact())
         }

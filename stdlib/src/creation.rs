@@ -283,7 +283,11 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return ok(Array::new(&[n], buffer).into());
     }
     let n = ((x1 - x0) / dx).ceil().max(0.0);
-    let n = if n < usize::MAX as f64 { n as usize } else { usize::MAX };
+    let n = if n < usize::MAX as f64 {
+        n as usize
+    } else {
+        usize::MAX
+    };
     check_alloc(&[n], dtype)?;
     // As NumPy: each value computed in float64, then converted.
     let value = |k: usize| x0 + k as f64 * dx;
