@@ -292,9 +292,9 @@ fn expr(c: &mut Choices, depth: usize) -> String {
         ),
         11 => format!("({} if {} else {})", expr(c, d), expr(c, d), expr(c, d)),
         12 => format!(
-            "{}(lambda a: {})({})",
+            "{}(lambda a: sum({}))({})",
             c.pick(&["grad", "vmap", "jit", "jacfwd", "hessian"]),
-            format!("sum({})", expr(c, d).replace('x', "a")),
+            expr(c, d).replace('x', "a"),
             expr(c, d)
         ),
         _ => format!(
