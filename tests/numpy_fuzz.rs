@@ -9,21 +9,9 @@ use std::process::Command;
 
 #[test]
 fn random_programs_agree_with_numpy() {
-    let given = std::env::var("ARR_PYTHON").ok();
-    let python = given.clone().unwrap_or_else(|| "python3".into());
-    let has_numpy = Command::new(&python)
-        .args(["-c", "import numpy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_numpy {
-        assert!(given.is_none(), "ARR_PYTHON={python} cannot import numpy");
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: the NumPy differential fuzz needs numpy for {python}; scripts/test.sh installs it"
-        );
+    let Some(python) = arr_testkit::python_with_numpy("the NumPy differential fuzz") else {
         return;
-    }
+    };
     let programs = std::env::var("ARR_FUZZ_PROGRAMS").unwrap_or_else(|_| "1500".into());
     let seed = std::env::var("ARR_FUZZ_SEED").unwrap_or_else(|_| "1".into());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/numpy_fuzz.py");

@@ -164,11 +164,12 @@ pub fn checked_bytes(dims: &[usize], item_bytes: usize) -> Result<usize, TooLarg
                 .fold(item_bytes as f64, |acc, &d| acc * d as f64),
         )
     };
+    let limit = user_limit();
     match bytes {
         None => Err(exact()),
         Some(b) if b > MAX_ALLOC_BYTES => Err(exact()),
-        Some(b) if user_limit().is_some_and(|limit| b > limit) => {
-            Err(TooLarge::OverLimit(b as f64, user_limit().unwrap_or(0)))
+        Some(b) if limit.is_some_and(|limit| b > limit) => {
+            Err(TooLarge::OverLimit(b as f64, limit.unwrap_or(0)))
         }
         Some(b) if b > PROBE_BYTES && Vec::<u8>::new().try_reserve_exact(b).is_err() => {
             Err(exact())

@@ -198,3 +198,26 @@ pub fn nvrtc_present(what: &str) -> bool {
     skipped(&format!("{what}: no libnvrtc on the library path"));
     false
 }
+
+/// The Python with numpy the NumPy tests run: `ARR_PYTHON` (which must then
+/// import numpy: under the test script numpy is required), else `python3`
+/// if it has numpy; None, having said on stderr (past the capture) that
+/// `what` is skipped, when there is none.
+pub fn python_with_numpy(what: &str) -> Option<String> {
+    let given = std::env::var("ARR_PYTHON").ok();
+    let python = given.clone().unwrap_or_else(|| "python3".into());
+    let has_numpy = std::process::Command::new(&python)
+        .args(["-c", "import numpy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_numpy {
+        return Some(python);
+    }
+    assert!(given.is_none(), "ARR_PYTHON={python} cannot import numpy");
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: {what} needs numpy for {python}; scripts/test.sh installs it"
+    );
+    None
+}

@@ -273,26 +273,33 @@ fn gemm_polled<T: Gemm>(
         return;
     }
     let rows = (POLL_FLOPS / 2 / (k * n).max(1)).max(1);
+    in_panels(stop, c, n, rows, (ao, ars), |_, pm, a_off, part| {
+        T::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part);
+        true
+    });
+}
+
+/// `f(index, rows, lhs offset, panel)` on the panels of `rows` rows of the
+/// output `c` (`n` columns), with an interrupt poll before each: at an
+/// interrupt the rest is skipped (true: the caller discards the product);
+/// false as soon as `f` declines.
+fn in_panels<T>(
+    stop: &Poll,
+    c: &mut [T],
+    n: usize,
+    rows: usize,
+    (ao, ars): (isize, isize),
+    mut f: impl FnMut(usize, usize, isize, &mut [T]) -> bool,
+) -> bool {
     for (i, part) in c.chunks_mut(rows * n).enumerate() {
         if stop.requested() {
-            return;
+            return true;
         }
-        let a_off = ao + (i * rows) as isize * ars;
-        T::gemm(
-            part.len() / n,
-            k,
-            n,
-            a,
-            a_off,
-            ars,
-            acs,
-            b,
-            bo,
-            brs,
-            bcs,
-            part,
-        );
+        if !f(i, part.len() / n, ao + (i * rows) as isize * ars, part) {
+            return false;
+        }
     }
+    true
 }
 
 /// `blas::gemm` (false where it declines, having written nothing), in row
@@ -312,20 +319,16 @@ fn blas_polled<T: Gemm>(
         return super::blas::gemm(m, k, n, a, ao, ars, acs, b, bo, brs, bcs, c);
     }
     let rows = (POLL_FLOPS / (k * n).max(1)).max(1);
-    for (i, part) in c.chunks_mut(rows * n).enumerate() {
-        if stop.requested() {
+    in_panels(stop, c, n, rows, (ao, ars), |i, pm, a_off, part| {
+        if super::blas::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part) {
             return true;
         }
-        let (pm, a_off) = (part.len() / n, ao + (i * rows) as isize * ars);
-        if !super::blas::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part) {
-            if i == 0 {
-                return false;
-            }
-            // A shorter last panel the BLAS declines (one row, say).
+        // A shorter last panel the BLAS declines (one row, say).
+        if i > 0 {
             T::gemm(pm, k, n, a, a_off, ars, acs, b, bo, brs, bcs, part);
         }
-    }
-    true
+        i > 0
+    })
 }
 
 fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
