@@ -229,7 +229,10 @@ struct Lexer<'a> {
     fragment: bool,
     /// Open brackets and where they are (local offsets).
     brackets: Vec<(char, usize)>,
-    indents: Vec<usize>,
+    /// Open indentation levels: the column with tabs to multiples of 8, and
+    /// with tabs as one column. Python raises TabError when the two orders
+    /// disagree: the meaning would depend on the tab width.
+    indents: Vec<(usize, usize)>,
     at_line_start: bool,
     out: Lexed,
 }
@@ -242,7 +245,7 @@ impl<'a> Lexer<'a> {
             offset,
             fragment,
             brackets: Vec::new(),
-            indents: vec![0],
+            indents: vec![(0, 0)],
             at_line_start: !fragment,
             out: Lexed::default(),
         }
@@ -271,7 +274,11 @@ impl<'a> Lexer<'a> {
     }
 
     fn current_indent(&self) -> usize {
-        self.indents.last().copied().unwrap_or(0)
+        self.indents.last().map_or(0, |&(col, _)| col)
+    }
+
+    fn current_alt_indent(&self) -> usize {
+        self.indents.last().map_or(0, |&(_, alt)| alt)
     }
 
     fn last_is_newline(&self) -> bool {
@@ -310,12 +317,18 @@ impl<'a> Lexer<'a> {
     /// emit INDENT or DEDENTs. Blank and comment-only lines do not count.
     fn indentation(&mut self) {
         let line_start = self.pos;
-        let mut col = 0;
+        let (mut col, mut alt) = (0, 0);
         loop {
             match self.char_at(self.pos) {
-                Some(' ') => col += 1,
-                Some('\t') => col = (col / 8 + 1) * 8,
-                Some('\x0c') => col = 0,
+                Some(' ') => {
+                    col += 1;
+                    alt += 1;
+                }
+                Some('\t') => {
+                    col = (col / 8 + 1) * 8;
+                    alt += 1;
+                }
+                Some('\x0c') => (col, alt) = (0, 0),
                 _ => break,
             }
             self.pos += 1;
@@ -324,21 +337,34 @@ impl<'a> Lexer<'a> {
             return;
         }
         let top = self.current_indent();
-        if col > top {
-            self.indents.push(col);
+        let inconsistent = if col > top {
+            let bad = alt <= self.current_alt_indent();
+            self.indents.push((col, alt));
             self.push(TokenKind::Indent, line_start, self.pos);
-        } else if col < top {
+            bad
+        } else {
             while col < self.current_indent() {
                 self.indents.pop();
                 self.push(TokenKind::Dedent, self.pos, self.pos);
             }
             if col != self.current_indent() {
-                self.error(
+                let span = self.span(line_start, self.pos);
+                self.out.errors.push(Diagnostic::with_class(
+                    "IndentationError",
                     "unindent does not match any outer indentation level",
-                    line_start,
-                    self.pos,
-                );
+                    span,
+                ));
+                return;
             }
+            alt != self.current_alt_indent()
+        };
+        if inconsistent {
+            let span = self.span(line_start, self.pos);
+            self.out.errors.push(Diagnostic::with_class(
+                "TabError",
+                "inconsistent use of tabs and spaces in indentation",
+                span,
+            ));
         }
     }
 
@@ -725,6 +751,29 @@ impl<'a> Lexer<'a> {
                 {
                     Some(c) => text.push(c),
                     None => self.error("invalid unicode escape", i, end),
+                }
+                end
+            }
+            'N' => {
+                // `\N{NAME}`: a character by its Unicode name.
+                let rest = self.text.get(past_next..).unwrap_or("");
+                let name = rest
+                    .strip_prefix('{')
+                    .and_then(|r| r.split_once('}'))
+                    .map(|(name, _)| name)
+                    .filter(|name| !name.contains(['\n', '\r', '"', '\'']));
+                let Some(name) = name else {
+                    self.error("malformed \\N character escape", i, past_next);
+                    return past_next;
+                };
+                let end = past_next + name.len() + 2;
+                match unicode_names2::character(name) {
+                    Some(c) => text.push(c),
+                    None => self.error(
+                        format!("unknown Unicode character name in \\N{{{name}}}"),
+                        i,
+                        end,
+                    ),
                 }
                 end
             }

@@ -380,7 +380,7 @@ impl<'a> Parser<'a> {
     fn unexpected(&self) -> Diagnostic {
         let span = self.peek_span();
         match self.peek() {
-            TokenKind::Indent => Diagnostic::new("unexpected indent", span),
+            TokenKind::Indent => Diagnostic::with_class("IndentationError", "unexpected indent", span),
             TokenKind::Dedent => {
                 Diagnostic::new("unindent does not match any outer indentation level", span)
             }
@@ -617,7 +617,11 @@ impl<'a> Parser<'a> {
                 .line_col(header_span.start)
                 .line;
             let message = format!("expected an indented block after {header} on line {line}");
-            return Err(Diagnostic::new(message, self.peek_span()));
+            return Err(Diagnostic::with_class(
+                "IndentationError",
+                message,
+                self.peek_span(),
+            ));
         }
         self.advance();
         self.nested(|p| {

@@ -68,7 +68,7 @@ fn unexpected_indent() {
     check_error(
         "x = 1\n    y = 2\n",
         expect![[r#"
-            SyntaxError: unexpected indent at test.arr:2:1
+            IndentationError: unexpected indent at test.arr:2:1
               |
             2 |     y = 2
               | ^^^^"#]],
@@ -80,7 +80,7 @@ fn inconsistent_dedent() {
     check_error(
         "if x:\n        a = 1\n    b = 2\n",
         expect![[r#"
-            SyntaxError: unindent does not match any outer indentation level at test.arr:3:1
+            IndentationError: unindent does not match any outer indentation level at test.arr:3:1
               |
             3 |     b = 2
               | ^^^^"#]],
@@ -92,7 +92,7 @@ fn missing_indented_block() {
     check_error(
         "def f(x):\nreturn x\n",
         expect![[r#"
-            SyntaxError: expected an indented block after function definition on line 1 at test.arr:2:1
+            IndentationError: expected an indented block after function definition on line 1 at test.arr:2:1
               |
             2 | return x
               | ^^^^^^"#]],
@@ -393,4 +393,29 @@ fn too_deeply_nested() {
     let src = format!("x = {}1\n", "-".repeat(100_000));
     let diagnostics = parse(&SourceFile::new("deep.arr", src.as_str())).expect_err("refused");
     assert_eq!(diagnostics[0].message, "too deeply nested");
+}
+
+#[test]
+fn tabs_and_spaces_that_depend_on_the_tab_width() {
+    // A tab then eight spaces: the same column with 8-wide tabs, not with 1-wide ones.
+    check_error(
+        "if x:\n\ta = 1\n        b = 2\n",
+        expect![[r#"
+            TabError: inconsistent use of tabs and spaces in indentation at test.arr:3:1
+              |
+            3 |         b = 2
+              | ^^^^^^^^"#]],
+    );
+}
+
+#[test]
+fn unknown_unicode_name() {
+    check_error(
+        "s = \"\\N{foo}\"\n",
+        expect![[r#"
+            SyntaxError: unknown Unicode character name in \N{foo} at test.arr:1:6
+              |
+            1 | s = "\N{foo}"
+              |      ^^^^^^^"#]],
+    );
 }

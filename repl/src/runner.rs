@@ -77,12 +77,70 @@ pub fn guarded<T>(f: impl FnOnce() -> arr_runtime::Result<T>) -> Result<T, Strin
     }
 }
 
-pub fn run_file(path: &str, args: &[String]) -> ExitCode {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+/// Sources past this size are refused rather than read (and `arr run /dev/zero` ends).
+const MAX_SOURCE_BYTES: u64 = 1 << 30;
+
+enum SourceError {
+    Io(std::io::Error),
+    /// Rendered as the runtime renders a SyntaxError.
+    Syntax(String),
+}
+
+/// A script's text, read in pieces so that an endless or binary file is
+/// refused early: null bytes and bad UTF-8 are SyntaxErrors, as in Python,
+/// and a UTF-8 byte-order mark is dropped.
+fn read_source(path: &str) -> Result<String, SourceError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(SourceError::Io)?;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut reader = file.take(MAX_SOURCE_BYTES + 1);
+    let line_of = |bytes: &[u8], at: usize| 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(SourceError::Io(e)),
+        };
+        if let Some(i) = chunk[..n].iter().position(|&b| b == 0) {
+            let line = line_of(&bytes, bytes.len()) + line_of(&chunk[..i], i) - 1;
+            return Err(SourceError::Syntax(format!(
+                "SyntaxError: source code cannot contain null bytes at {path}:{line}"
+            )));
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() as u64 > MAX_SOURCE_BYTES {
+            return Err(SourceError::Io(std::io::Error::other(format!(
+                "larger than {} bytes",
+                MAX_SOURCE_BYTES
+            ))));
+        }
+    }
+    let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    match std::str::from_utf8(body) {
+        Ok(text) => Ok(text.to_string()),
         Err(e) => {
+            let at = e.valid_up_to();
+            Err(SourceError::Syntax(format!(
+                "SyntaxError: Non-UTF-8 code starting with '\\x{:02x}' at {path}:{}",
+                body[at],
+                line_of(body, at)
+            )))
+        }
+    }
+}
+
+pub fn run_file(path: &str, args: &[String]) -> ExitCode {
+    let text = match read_source(path) {
+        Ok(t) => t,
+        Err(SourceError::Io(e)) => {
             eprintln!("arr: cannot read '{path}': {e}");
             return ExitCode::from(2);
+        }
+        Err(SourceError::Syntax(msg)) => {
+            report_error(&msg);
+            return ExitCode::FAILURE;
         }
     };
     let mut session = new_session();

@@ -713,7 +713,7 @@ impl Lower<'_> {
         let ctx = self.close_scope();
         let inner = inner?;
         let code = FuncCode {
-            name: Rc::from("<comprehension>"),
+            name: Rc::from(crate::eval::COMPREHENSION),
             doc: None,
             signature: String::new(),
             params: vec![ParamSpec {

@@ -7,6 +7,9 @@ use std::rc::Rc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     SyntaxError,
+    /// Subclasses of SyntaxError, as in Python.
+    IndentationError,
+    TabError,
     NameError,
     TypeError,
     ValueError,
@@ -35,6 +38,8 @@ impl ErrorKind {
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::SyntaxError => "SyntaxError",
+            ErrorKind::IndentationError => "IndentationError",
+            ErrorKind::TabError => "TabError",
             ErrorKind::NameError => "NameError",
             ErrorKind::TypeError => "TypeError",
             ErrorKind::ValueError => "ValueError",

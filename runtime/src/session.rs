@@ -35,8 +35,13 @@ impl Session {
     fn compile(&mut self, name: &str, text: &str) -> Result<crate::code::ModuleCode> {
         let file = Rc::new(SourceFile::new(name, text));
         let module = arr_lang::parse(&file).map_err(|diags| {
+            let kind = match diags.first().map(|d| d.class) {
+                Some("IndentationError") => ErrorKind::IndentationError,
+                Some("TabError") => ErrorKind::TabError,
+                _ => ErrorKind::SyntaxError,
+            };
             let mut e = Error::new(
-                ErrorKind::SyntaxError,
+                kind,
                 diags.first().map_or(String::new(), |d| d.message.clone()),
             );
             e.rendered = Some(

@@ -17,7 +17,7 @@ pub use scalar::{binary_op, compare_op, compare_values, unary_op, values_equal};
 
 use crate::code::*;
 use crate::compile::Interner;
-use crate::error::{Error, ErrorKind, Loc, Result};
+use crate::error::{Error, ErrorInfo, ErrorKind, Loc, Result};
 use crate::index;
 use crate::jit::auto::AutoJit;
 use crate::value::{range_len, Module, Value};
@@ -87,13 +87,19 @@ fn at_call(mut err: Error, loc: Loc) -> Error {
     if err.rendered.is_some() {
         return err;
     }
-    if err.loc.is_none() {
-        err.loc = Some(loc);
-    } else {
-        err.trace.push(loc);
+    let ErrorInfo { loc: inner, trace, .. } = &mut *err;
+    // Comprehensions run as functions, but as in Python (3.12 on) they have
+    // no frame of their own: their lines belong to the function around them.
+    match trace.last_mut().or(inner.as_mut()) {
+        None => *inner = Some(loc),
+        Some(frame) if &*frame.func == COMPREHENSION => frame.func = loc.func,
+        Some(_) => trace.push(loc),
     }
     err
 }
+
+/// The name of the function a comprehension compiles to.
+pub(crate) const COMPREHENSION: &str = "<comprehension>";
 
 fn name_error(name: &str) -> Error {
     Error::new(
