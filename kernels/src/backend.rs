@@ -41,7 +41,7 @@ pub trait Backend: Send + Sync {
     /// Integer conventions (never a panic): add/sub/mul/pow wrap; `Div`
     /// truncates and `x / 0` is -1 (signed) or `u32::MAX`; `FloorDiv` floors
     /// with the same `x // 0`; `Mod` takes the divisor's sign and
-    /// `x % 0 == x`; negative powers are 0 except for bases 1 and -1; shifts
+    /// `x % 0 == 0` (NumPy, `jnp.remainder`); negative powers are 0 except for bases 1 and -1; shifts
     /// by a negative amount or at least the bit width give 0 (-1 for an
     /// arithmetic right shift of a negative). Floats follow NumPy
     /// (`Mod`/`FloorDiv` via `npy_divmod`, NaN-propagating `Max`/`Min`).

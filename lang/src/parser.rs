@@ -380,7 +380,9 @@ impl<'a> Parser<'a> {
     fn unexpected(&self) -> Diagnostic {
         let span = self.peek_span();
         match self.peek() {
-            TokenKind::Indent => Diagnostic::with_class("IndentationError", "unexpected indent", span),
+            TokenKind::Indent => {
+                Diagnostic::with_class("IndentationError", "unexpected indent", span)
+            }
             TokenKind::Dedent => {
                 Diagnostic::new("unindent does not match any outer indentation level", span)
             }

@@ -597,10 +597,14 @@ pub fn reshape(a: Tensor, shape: &[usize]) -> Result<Tensor> {
 
 /// Resolve a `-1` in a requested shape.
 pub fn infer_shape(size: usize, dims: &[i64], from: &Tensor) -> Result<Vec<usize>> {
-    let unknown = dims.iter().filter(|&&d| d == -1).count();
-    if unknown > 1 || dims.iter().any(|&d| d < -1) {
+    if let Some(d) = dims.iter().find(|&&d| d < -1) {
         return Err(Error::value_error(format!(
-            "invalid shape {dims:?}: only one -1 is allowed"
+            "invalid shape {dims:?}: dimension {d} is negative (-1 stands for the one unknown size)"
+        )));
+    }
+    if dims.iter().filter(|&&d| d == -1).count() > 1 {
+        return Err(Error::value_error(format!(
+            "invalid shape {dims:?}: can only specify one unknown dimension (-1)"
         )));
     }
     let bad = || Error::shape_error(format!("cannot reshape {} into shape {:?}", ty(from), dims));

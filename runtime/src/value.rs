@@ -271,6 +271,18 @@ impl Value {
         })
     }
 
+    /// Transformations check their function when they are made, as JAX does
+    /// (`jit(3)` is a TypeError there, not at the call).
+    pub fn expect_callable(&self) -> Result<()> {
+        if self.is_callable() {
+            return Ok(());
+        }
+        Err(Error::type_error(format!(
+            "expected a callable value, got {}",
+            self.type_name()
+        )))
+    }
+
     pub fn is_callable(&self) -> bool {
         matches!(
             self,

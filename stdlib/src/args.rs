@@ -3,7 +3,7 @@
 use arr_kernels::DType;
 use arr_runtime::numpy;
 use arr_runtime::Tensor;
-use arr_runtime::{Error, Result, Value};
+use arr_runtime::{Error, ErrorKind, Result, Value};
 
 /// Any array-like argument as an array.
 pub fn array_arg(v: &Value) -> Result<Tensor> {
@@ -123,4 +123,29 @@ pub fn donated_twice(
             .find(|&j| j != i && arrays[j].is_some_and(|b| b.same(a)))
             .map(|j| (i, j))
     })
+}
+
+/// An integral float as a Python int, or Python's errors for NaN and
+/// infinities (and, since ints here are 64-bit, for what does not fit one).
+pub fn float_to_int(f: f64) -> Result<i64> {
+    if f.is_nan() {
+        return Err(Error::value_error("cannot convert float NaN to integer"));
+    }
+    if f.is_infinite() {
+        return Err(Error::new(
+            ErrorKind::OverflowError,
+            "cannot convert float infinity to integer",
+        ));
+    }
+    // i64::MAX as f64 rounds up to 2**63, which does not fit.
+    if !(-(2f64.powi(63))..2f64.powi(63)).contains(&f) {
+        return Err(Error::new(
+            ErrorKind::OverflowError,
+            format!(
+                "int too large: {} does not fit a 64-bit integer",
+                arr_runtime::display::py_float(f)
+            ),
+        ));
+    }
+    Ok(f as i64)
 }

@@ -127,6 +127,9 @@ fn str_list(v: &Value, what: &str) -> Result<Vec<String>> {
 }
 
 fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if !matches!(a[0], Value::None) {
+        a[0].expect_callable()?;
+    }
     let options = Options {
         static_argnums: int_list(&a[1], "static_argnums")?,
         static_argnames: str_list(&a[2], "static_argnames")?,

@@ -221,7 +221,7 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Int(i) => return Ok(Value::Int(*i)),
         Value::Float(f) => {
             return Ok(match digits {
-                None => Value::Int(f.round_ties_even() as i64),
+                None => Value::Int(float_to_int(f.round_ties_even())?),
                 // Past every digit an f64 has, and past its largest magnitude,
                 // there is nothing to round (Python's NDIGITS_MAX and _MIN).
                 Some(d) if d > 323 => Value::Float(*f),

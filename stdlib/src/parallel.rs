@@ -402,6 +402,7 @@ fn pairs(v: &Value) -> Result<Vec<(usize, usize)>> {
 
 fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let name: Arc<str> = match &a[1] {
         Value::None => Arc::from("_pmap"),
         v => Arc::from(axis_name(v, "pmap")?.as_str()),
@@ -785,6 +786,7 @@ fn pmap_call(
 
 fn make_shard_map(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let mesh = mesh_arg(&a[1], "shard_map")?;
     let (in_specs, out_specs) = (a[2].clone(), a[3].clone());
     Ok(NativeClosure::value(

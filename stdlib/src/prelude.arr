@@ -93,7 +93,8 @@ def std(x, axis=None, keepdims=False, ddof=0):
 
 def one_hot(x, num_classes, dtype=float32):
     """One-hot encoding of integer labels: result shape x.shape + (num_classes,)."""
-    return (asarray(x)[..., None] == arange(num_classes)).astype(dtype)
+    # iota, not arange: a negative or non-integer num_classes is an error, as in JAX.
+    return (asarray(x)[..., None] == iota(int32, (num_classes,))).astype(dtype)
 
 def outer(a, b):
     """Outer product of two vectors (flattened first)."""

@@ -358,8 +358,17 @@ fn s(v: &Value) -> Result<&str> {
 
 fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let items = numpy::sequence_items(&a[0])?;
-    let sep = display::str(&a[1]);
-    let end = display::str(&a[2]);
+    // As Python: None means the default, anything but a string is a TypeError.
+    let text = |what: &str, v: &Value, default: &str| match v {
+        Value::None => Ok(default.to_string()),
+        Value::Str(s) => Ok(s.to_string()),
+        other => Err(Error::type_error(format!(
+            "{what} must be None or a string, not {}",
+            other.type_name()
+        ))),
+    };
+    let sep = text("sep", &a[1], " ")?;
+    let end = text("end", &a[2], "\n")?;
     let mut out = items
         .iter()
         .map(display::str)
@@ -471,15 +480,7 @@ fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::Int(match &a[0] {
         Value::Int(i) => *i,
         Value::Bool(b) => *b as i64,
-        Value::Float(f) => {
-            if !f.is_finite() {
-                return Err(Error::value_error(format!(
-                    "cannot convert float {} to integer",
-                    display::py_float(*f)
-                )));
-            }
-            f.trunc() as i64
-        }
+        Value::Float(f) => float_to_int(f.trunc())?,
         Value::Str(st) => st.trim().replace('_', "").parse().map_err(|_| {
             Error::value_error(format!(
                 "invalid literal for int(): {}",
@@ -487,7 +488,7 @@ fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ))
         })?,
         Value::Array(x) => match numpy::item(x)? {
-            Value::Float(f) => f.trunc() as i64,
+            Value::Float(f) => float_to_int(f.trunc())?,
             v => v.as_int().unwrap_or(0),
         },
         other => {

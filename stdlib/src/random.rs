@@ -495,6 +495,18 @@ fn randint(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let key = key_arg("randint", &args[0])?;
     let shape = shape_arg("randint", &args[1])?;
     let dtype = int_dtype("randint", &args[4])?;
+    // A Python int bound becomes an array of the default integer type first,
+    // as in JAX (`jnp.asarray(2**40)` is an OverflowError); arrays are clipped.
+    let python_int = if dtype == DType::I64 {
+        DType::I64
+    } else {
+        DType::I32
+    };
+    for bound in &args[2..4] {
+        if let Value::Int(_) = bound {
+            numpy::to_array_as(bound, python_int)?;
+        }
+    }
     let minval = bound_arg("randint", "minval", &args[2], DType::I64, &shape)?;
     let maxval = bound_arg("randint", "maxval", &args[3], DType::I64, &shape)?;
     Ok(Value::Array(randint_array(

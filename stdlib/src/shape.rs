@@ -617,10 +617,11 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn sort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    if x.ndim() == 0 {
-        return ok(x);
-    }
-    let axis = axis_arg(&a[1], x.ndim())?;
+    // As NumPy and JAX: axis=None sorts the flattened array; a 0-d array has no axis -1.
+    let (x, axis) = match &a[1] {
+        Value::None => (numpy::reshape(x.clone(), &[x.len()])?, 0),
+        v => (x.clone(), axis_arg(v, x.ndim())?),
+    };
     ok(bind1(&Prim::Sort { axis }, vec![x])?)
 }
 

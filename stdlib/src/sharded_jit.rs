@@ -199,6 +199,17 @@ fn call(
     let mut specs: Vec<Spec> = Vec::new();
     // Per flat leaf: whether its argument is donated.
     let mut donated_leaves: Vec<bool> = Vec::new();
+    if let Value::Tuple(t) = in_shardings {
+        if t.len() != args.len() {
+            return Err(Error::value_error(format!(
+                "sharded jit: in_shardings must be one sharding or a tuple with one entry \
+                 per positional argument: got a tuple of length {} for {} argument{}",
+                t.len(),
+                args.len(),
+                if args.len() == 1 { "" } else { "s" }
+            )));
+        }
+    }
     for (i, arg) in args.iter().enumerate() {
         // One sharding for the whole argument, or a pytree of them like it.
         let item = match in_shardings {
@@ -279,11 +290,25 @@ fn call(
         Some(i) => i,
         None => {
             let out_tree = RefCell::new(Value::None);
+            // The partitioner asks per output; the first sharding that does
+            // not fit its output (too few entries, a rank too small) is the error.
+            let out_error: RefCell<Option<Error>> = RefCell::new(None);
             let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
-                nth(out_shardings, i)
+                let found = nth(out_shardings, i).and_then(|s| match s {
+                    Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
+                    None => Ok(None),
+                });
+                found
+                    .map_err(|e| {
+                        out_error
+                            .borrow_mut()
+                            .get_or_insert(Error::value_error(format!(
+                                "sharded jit: out_shardings for output {i} (rank {rank}): {}",
+                                e.message
+                            )));
+                    })
                     .ok()
                     .flatten()
-                    .and_then(|s| sharding_parts(s, rank).ok().map(|(_, spec)| spec))
             };
             let part = partition(&mesh, &global, &specs, &outs_wanted, |ts| {
                 let rebuilt = unflatten_tree(&args_tree, &ts)?;
@@ -296,6 +321,18 @@ fn call(
                 *out_tree.borrow_mut() = out;
                 Ok(ts)
             })?;
+            if let Some(e) = out_error.into_inner() {
+                return Err(e);
+            }
+            let n_out = flatten_tree(&out_tree.borrow())?.len();
+            if let Value::Tuple(t) = out_shardings {
+                if t.len() != n_out {
+                    return Err(Error::value_error(format!(
+                        "sharded jit: out_shardings has {} entries for {n_out} outputs",
+                        t.len()
+                    )));
+                }
+            }
             let mut es = entries.borrow_mut();
             es.push(Entry {
                 key,

@@ -292,6 +292,7 @@ fn call_flat(
 
 fn make_grad(a: Vec<Value>, with_value: bool) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let (argnums, single) = parse_argnums(&a[1])?;
     let has_aux = a[2].truthy()?;
     let name = format!(
@@ -441,6 +442,7 @@ fn check_same_types(what: &str, a: &[Tensor], b: &[Tensor]) -> Result<()> {
 
 fn jvp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let primals = pytree_items(&a[1], "jvp: primals")?;
     let tangents = pytree_items(&a[2], "jvp: tangents")?;
     if primals.len() != tangents.len() {
@@ -462,6 +464,17 @@ fn jvp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .iter()
         .zip(ts)
         .map(|(p, t)| {
+            // JAX wants a float tangent of the primal's dtype for a float primal
+            // and a float0 one for an integer primal; with no float0 dtype, an
+            // integer tangent stands for it (and is zero: integers do not move).
+            if p.dtype().is_float() != t.dtype().is_float() {
+                return Err(Error::type_error(format!(
+                    "jvp: primal and tangent arguments do not match: a {} primal needs {} tangent, got {}",
+                    type_str(p.shape(), p.dtype()),
+                    if p.dtype().is_float() { "a float" } else { "an integer (float0)" },
+                    type_str(t.shape(), t.dtype())
+                )));
+            }
             if p.dtype().is_float() {
                 ops::convert(&t, p.dtype()).map(Some)
             } else {
@@ -532,6 +545,7 @@ fn linearized(
 
 fn vjp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let primals = numpy::sequence_items(&a[1])?;
     let has_aux = a[2].truthy()?;
     let (out, aux, lin, d, n_main) = linearized(interp, &f, primals, has_aux, "vjp")?;
@@ -565,6 +579,7 @@ fn vjp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn linearize_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let primals = numpy::sequence_items(&a[1])?;
     let (out, _, lin, d, _) = linearized(interp, &f, primals, false, "linearize")?;
     let out_template = out.clone();
@@ -594,6 +609,7 @@ enum Mode {
 
 fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let (argnums, single) = parse_argnums(&a[1])?;
     let name = format!(
         "{}({})",
@@ -828,6 +844,7 @@ pub(crate) fn axes_for(spec: &Value, tree: &Value, out: &mut Vec<Option<i64>>) -
 
 fn make_vmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     let (in_axes, out_axes, axis_size) = (a[1].clone(), a[2].clone(), a[3].clone());
     let axis_name: Option<Arc<str>> = match &a[4] {
         Value::None => None,
@@ -1002,6 +1019,7 @@ pub(crate) fn vmap_call(
 
 fn make_jaxpr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
+    f.expect_callable()?;
     Ok(NativeClosure::value(
         format!("make_jaxpr({})", func_name(&f)),
         move |interp, args, kwargs| {

@@ -114,11 +114,12 @@ macro_rules! signed_int {
                     q
                 }
             }
-            /// Sign of the divisor (Python `%`); x % 0 = x, as XLA's `rem`.
+            /// Sign of the divisor (Python `%`); x % 0 = 0, as NumPy and
+            /// `jnp.remainder` (which divides by 1 where the divisor is 0).
             #[inline(always)]
             fn modulo(a: $t, b: $t) -> $t {
                 if b == 0 {
-                    return a;
+                    return 0;
                 }
                 let r = a.wrapping_rem(b);
                 if r != 0 && ((r < 0) != (b < 0)) {
@@ -216,10 +217,10 @@ impl Arith for u32 {
     fn floor_div(a: u32, b: u32) -> u32 {
         Self::div(a, b)
     }
-    /// x % 0 = x.
+    /// x % 0 = 0, as for the signed types.
     #[inline(always)]
     fn modulo(a: u32, b: u32) -> u32 {
-        a.checked_rem(b).unwrap_or(a)
+        a.checked_rem(b).unwrap_or(0)
     }
     #[inline]
     fn pow(a: u32, b: u32) -> u32 {

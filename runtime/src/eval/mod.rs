@@ -87,7 +87,9 @@ fn at_call(mut err: Error, loc: Loc) -> Error {
     if err.rendered.is_some() {
         return err;
     }
-    let ErrorInfo { loc: inner, trace, .. } = &mut *err;
+    let ErrorInfo {
+        loc: inner, trace, ..
+    } = &mut *err;
     // Comprehensions run as functions, but as in Python (3.12 on) they have
     // no frame of their own: their lines belong to the function around them.
     match trace.last_mut().or(inner.as_mut()) {
