@@ -318,3 +318,53 @@ fn the_number_of_devices_comes_from_the_flag_the_environment_or_set_devices() {
     assert!(stderr(&o).contains("between 1 and 1024"), "{o:?}");
     assert_no_panic(&o);
 }
+
+#[test]
+fn many_small_values_spend_the_memory_limit_and_the_session_goes_on() {
+    // No one allocation is large: the live bytes as a whole pass the limit.
+    let input = "keep = 41\n\
+                 a = [[i] for i in range(10**8)]\n\
+                 b = []\n\
+                 while True:\n    b.append({'k': [1, 2]})\n\n\
+                 b = None\n\
+                 print(keep + 1)\n";
+    let o = run_with_stdin(arr().env("ARR_MEMORY_LIMIT", "200M"), input);
+    assert_no_panic(&o);
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("MemoryError: out of memory").count(),
+        2,
+        "{err}"
+    );
+    assert!(
+        err.contains("over the memory limit of 209715200 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("at <entry 2>:1:5"), "{err}");
+    assert_eq!(stdout(&o), "42\n");
+}
+
+#[test]
+fn script_text_is_read_as_python_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A byte-order mark is dropped; null bytes and bad UTF-8 are SyntaxErrors.
+    let bom = write_script(dir.path(), "bom.arr", "\u{feff}print(1)\n");
+    let o = run(arr().args(["run", &bom]));
+    assert_eq!((stdout(&o).as_str(), o.status.code()), ("1\n", Some(0)));
+    std::fs::write(dir.path().join("nul.arr"), b"x = 1\ny = \0\n").unwrap();
+    let o = run(arr().args(["run", dir.path().join("nul.arr").to_str().unwrap()]));
+    assert!(stderr(&o).contains("SyntaxError: source code cannot contain null bytes at"));
+    assert!(stderr(&o).contains("nul.arr:2"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1));
+    std::fs::write(dir.path().join("latin1.arr"), b"s = '\xe9'\n").unwrap();
+    let o = run(arr().args(["run", dir.path().join("latin1.arr").to_str().unwrap()]));
+    assert!(stderr(&o).contains("SyntaxError: Non-UTF-8 code starting with '\\xe9'"));
+    // An endless file is refused at its first null byte, not read forever.
+    let o = run(arr().args(["run", "/dev/zero"]));
+    assert!(stderr(&o).contains("null bytes"), "{}", stderr(&o));
+    // Tabs whose meaning depends on the tab width.
+    let tabs = write_script(dir.path(), "tabs.arr", "if True:\n\tx = 1\n        y = 2\n");
+    let o = run(arr().args(["run", &tabs]));
+    assert!(stderr(&o).contains("TabError: inconsistent use of tabs and spaces in indentation at"));
+    assert_no_panic(&o);
+}

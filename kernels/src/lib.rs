@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod interrupt;
 pub mod kernel;
 pub mod limits;
+pub mod memory;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod ops;

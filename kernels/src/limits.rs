@@ -18,7 +18,7 @@ pub const MAX_ALLOC_BYTES: usize = 1 << 40;
 /// a request beyond what the system has is refused too.
 const PROBE_BYTES: usize = 1 << 30;
 
-/// The user's bound on one allocation, in bytes (0: none; `usize::MAX`: not
+/// The user's bound on one allocation and on live bytes (0: none; `usize::MAX`: not
 /// read yet): `ARR_MEMORY_LIMIT`
 /// at start-up, or `set_memory_limit` at run time.
 static USER_LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);

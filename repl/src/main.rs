@@ -88,6 +88,11 @@ enum KernelAction {
 /// so it runs on a thread with room for deep arr recursion.
 const EVAL_STACK_BYTES: usize = 512 << 20;
 
+/// Counts live heap bytes, so that memory spent by many small values is a
+/// MemoryError at the interpreter's next safe point (`arr_kernels::memory`).
+#[global_allocator]
+static ALLOCATOR: arr_kernels::memory::Counting = arr_kernels::memory::Counting;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let worker = std::thread::Builder::new()

@@ -153,6 +153,11 @@ impl Error {
         Error::new(ErrorKind::KeyboardInterrupt, "interrupted")
     }
 
+    /// The memory budget spent by the program's values as a whole.
+    pub fn out_of_memory(why: arr_kernels::memory::Exhausted) -> Error {
+        Error::new(ErrorKind::MemoryError, format!("out of memory: {why}"))
+    }
+
     /// Attach the innermost location if none is set yet.
     pub fn at(mut self, loc: impl FnOnce() -> Loc) -> Error {
         if self.loc.is_none() && self.rendered.is_none() {

@@ -14,9 +14,10 @@ use std::time::Instant;
 pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
         "set_memory_limit(limit)",
-        "Refuse (with MemoryError) any one array, list or string larger than limit: a number \
-         of bytes, or a string such as '8G' or '512M'; None lifts the limit. ARR_MEMORY_LIMIT \
-         sets it at start-up. Returns the previous limit in bytes (or None).",
+        "Bound the session's memory (with MemoryError): any one array, list or string larger \
+         than limit, and values that together hold more. limit is a number of bytes, or a \
+         string such as '8G' or '512M'; None lifts the limit. ARR_MEMORY_LIMIT sets it at \
+         start-up. Returns the previous limit in bytes (or None).",
         set_memory_limit,
     );
     r.effect_func(

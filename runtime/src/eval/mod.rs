@@ -250,11 +250,16 @@ impl Interp {
 
     /// Raise KeyboardInterrupt if Ctrl-C was pressed. The flag stays set
     /// until the module code returns (`exec_module`), so every check on the
-    /// way out, and on every device worker, sees the same request.
+    /// way out, and on every device worker, sees the same request. The
+    /// same safe points raise MemoryError when the values of the program
+    /// have spent the memory budget (`arr_kernels::memory`).
     #[inline]
     pub fn check_interrupt(&self) -> Result<()> {
         if self.interrupt.load(Ordering::Relaxed) {
             return Err(Error::interrupted());
+        }
+        if let Some(why) = arr_kernels::memory::exhausted() {
+            return Err(Error::out_of_memory(why));
         }
         Ok(())
     }

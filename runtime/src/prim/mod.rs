@@ -992,11 +992,15 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     Ok(outs)
 }
 
-/// KeyboardInterrupt if an interrupt was requested for this thread's work.
+/// KeyboardInterrupt if an interrupt was requested for this thread's work;
+/// MemoryError if the program's values have spent the memory budget.
 #[inline]
 pub fn check_interrupt() -> Result<()> {
     if arr_kernels::interrupt::requested() {
         return Err(Error::interrupted());
+    }
+    if let Some(why) = arr_kernels::memory::exhausted() {
+        return Err(Error::out_of_memory(why));
     }
     Ok(())
 }

@@ -1,0 +1,178 @@
+//! The bytes the process holds live and the budget they must stay under: a
+//! counting allocator the `arr` binary installs, and the check that the
+//! interpreter makes at its safe points (every call, loop iteration and
+//! array operation). `limits` refuses one impossible request; this catches
+//! memory spent by many small ones (a list of 10⁸ lists), which would
+//! otherwise end in an aborted allocation or the kernel's OOM killer, so
+//! that it too is the language's MemoryError, with every variable kept.
+
+use crate::limits;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// Live heap bytes, counted by `Counting` (0 where it is not installed).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The live bytes at which the next full check happens: the safe points
+/// only compare two numbers until the heap has grown by `STEP`.
+static NEXT_CHECK: AtomicUsize = AtomicUsize::new(STEP);
+
+/// Growth between full checks (each reads a few `/proc` files).
+const STEP: usize = 64 << 20;
+
+/// What must stay free: the system's available memory, or the room left
+/// under the address-space limit (`ulimit -v`), below this is exhausted.
+/// It leaves space for the error to be reported and the values dropped.
+const RESERVE: usize = 256 << 20;
+
+/// The system allocator, counting the bytes it hands out. The counter is
+/// one relaxed atomic add per allocation; the budget is not checked here,
+/// where nothing may allocate or fail, but at the interpreter's safe points.
+pub struct Counting;
+
+// SAFETY: every call goes to `System` unchanged; only the counter is added.
+unsafe impl GlobalAlloc for Counting {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+/// Heap bytes live now (0 without `Counting`).
+pub fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Why the memory budget is spent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Exhausted {
+    /// Live bytes past the user's limit (`ARR_MEMORY_LIMIT`, `set_memory_limit`).
+    OverLimit { live: usize, limit: usize },
+    /// The machine (or the control group) has less than `RESERVE` left.
+    LowMemory { live: usize, free: usize },
+    /// The address space in use is within `RESERVE` of `ulimit -v`.
+    AddressSpace { mapped: usize, max: usize },
+}
+
+impl fmt::Display for Exhausted {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let e = |b: usize| b as f64;
+        match *self {
+            Exhausted::OverLimit { live, limit } => write!(
+                f,
+                "the session holds {:.1e} bytes, over the memory limit of {limit} bytes",
+                e(live)
+            ),
+            Exhausted::LowMemory { live, free } => write!(
+                f,
+                "the session holds {:.1e} bytes and the machine has only {:.1e} bytes left",
+                e(live),
+                e(free)
+            ),
+            Exhausted::AddressSpace { mapped, max } => write!(
+                f,
+                "the process maps {:.1e} bytes of its address-space limit of {:.1e} (ulimit -v)",
+                e(mapped),
+                e(max)
+            ),
+        }
+    }
+}
+
+/// Whether the budget is spent: one comparison until the heap has grown
+/// by a step since the last full check. After a spent verdict the next
+/// full check comes sooner (a quarter step), so a program that goes on
+/// growing is stopped again, and one that freed its memory goes on.
+#[inline]
+pub fn exhausted() -> Option<Exhausted> {
+    let live = LIVE.load(Ordering::Relaxed);
+    if live < NEXT_CHECK.load(Ordering::Relaxed) {
+        return None;
+    }
+    check(live)
+}
+
+#[cold]
+fn check(live: usize) -> Option<Exhausted> {
+    let limit = limits::user_limit();
+    let verdict = if let Some(limit) = limit.filter(|&l| live > l) {
+        Some(Exhausted::OverLimit { live, limit })
+    } else if let Some(free) = limits::available_bytes().filter(|&f| f < RESERVE) {
+        Some(Exhausted::LowMemory { live, free })
+    } else {
+        match (mapped_bytes(), address_space_limit()) {
+            (Some(mapped), Some(max)) if mapped.saturating_add(RESERVE) > max => {
+                Some(Exhausted::AddressSpace { mapped, max })
+            }
+            _ => None,
+        }
+    };
+    // A small user limit is checked in smaller steps, so it is not overshot by much.
+    let step = limit.map_or(STEP, |l| STEP.min(l / 16).max(1 << 20));
+    let step = if verdict.is_some() { step / 4 } else { step };
+    NEXT_CHECK.store(live.saturating_add(step), Ordering::Relaxed);
+    verdict
+}
+
+/// The process's virtual size (`VmSize`), which `ulimit -v` bounds.
+fn mapped_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: usize = line["VmSize:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The soft address-space limit (`ulimit -v`), read once; None if unlimited.
+fn address_space_limit() -> Option<usize> {
+    static LIMIT: OnceLock<Option<usize>> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+        let line = limits
+            .lines()
+            .find(|l| l.starts_with("Max address space"))?;
+        line["Max address space".len()..]
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
+}
