@@ -16,7 +16,7 @@ pub const MAX_ALLOC_BYTES: usize = 1 << 40;
 /// Above this the allocator is asked first whether it could give the bytes
 /// now (a reservation that touches nothing: one mapping and unmapping), so
 /// a request beyond what the system has is refused too.
-const PROBE_BYTES: usize = 1 << 30;
+const PROBE_BYTES: usize = 64 << 20;
 
 /// The user's bound on one allocation and on live bytes (0: none; `usize::MAX`: not
 /// read yet): `ARR_MEMORY_LIMIT`
@@ -152,7 +152,7 @@ impl fmt::Display for TooLarge {
 /// dimension) of `item_bytes` each, if one allocation may have them: the
 /// rule for every allocation whose size comes from user input. The product
 /// is computed without wrapping, must be at most `MAX_ALLOC_BYTES` and the
-/// user's limit, and beyond 1 GiB the allocator must be able to give it and
+/// user's limit, and beyond 64 MiB the allocator must be able to give it and
 /// the machine must have it available.
 pub fn checked_bytes(dims: &[usize], item_bytes: usize) -> Result<usize, TooLarge> {
     let bytes = dims

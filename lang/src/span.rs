@@ -101,13 +101,20 @@ impl SourceFile {
     /// ```
     pub fn excerpt(&self, span: Span) -> String {
         let start = self.line_col(span.start);
-        let line = self.line_text(start.line);
+        let full = self.line_text(start.line);
         let end = self.line_col(span.end.max(span.start));
         let width = if end.line == start.line {
             end.col.saturating_sub(start.col).max(1)
         } else {
-            line.chars().count().saturating_sub(start.col - 1).max(1)
+            full.chars().count().saturating_sub(start.col - 1).max(1)
         };
+        // A long line (generated code, a 1 MB literal) shows a window around the caret.
+        let (line, first) = window(full, start.col - 1);
+        let start = LineCol {
+            line: start.line,
+            col: start.col - first,
+        };
+        let width = width.min(line.chars().count().saturating_sub(start.col - 1).max(1));
         let gutter = start.line.to_string().len();
         format!(
             "{:>g$} |\n{} | {}\n{:>g$} | {}{}",
@@ -119,5 +126,32 @@ impl SourceFile {
             "^".repeat(width),
             g = gutter
         )
+    }
+}
+
+/// The most characters of a source line an excerpt or a traceback shows.
+pub const MAX_SHOWN: usize = 160;
+
+/// `line` cut to at most `MAX_SHOWN` characters around character `at`,
+/// with "..." where it was cut; and how many characters (the "..." counted
+/// as three) the window starts after the line's start, for the caret.
+pub fn window(line: &str, at: usize) -> (String, usize) {
+    let n = line.chars().count();
+    if n <= MAX_SHOWN {
+        return (line.to_string(), 0);
+    }
+    let begin = at.saturating_sub(MAX_SHOWN / 3).min(n - (MAX_SHOWN - 6));
+    // The "..." takes three characters: cut nothing rather than fewer than those.
+    let begin = if begin <= 3 { 0 } else { begin };
+    let text: String = line.chars().skip(begin).take(MAX_SHOWN - 6).collect();
+    let tail = if begin + (MAX_SHOWN - 6) < n {
+        "..."
+    } else {
+        ""
+    };
+    if begin == 0 {
+        (format!("{text}{tail}"), 0)
+    } else {
+        (format!("...{text}{tail}"), begin - 3)
     }
 }

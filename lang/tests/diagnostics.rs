@@ -419,3 +419,18 @@ fn unknown_unicode_name() {
               |      ^^^^^^^"#]],
     );
 }
+
+#[test]
+fn a_long_line_shows_a_window_around_the_caret() {
+    let src = format!("x = [{}]]\n", "1, ".repeat(100_000));
+    let file = SourceFile::new("test.arr", &src);
+    let diags = parse(&file).unwrap_err();
+    let shown = diags[0].render(&file);
+    assert!(shown.len() < 600, "{} bytes shown", shown.len());
+    // The caret is under the offending bracket, which the window shows.
+    let lines: Vec<&str> = shown.lines().collect();
+    let (code, caret) = (lines[2], lines[3]);
+    let at = caret.find('^').unwrap();
+    assert_eq!(&code[at..at + 1], "]", "{shown}");
+    assert!(code.starts_with("1 | ..."), "{shown}");
+}

@@ -199,7 +199,8 @@ impl Error {
                 for _ in 0..run.min(3) {
                     let lc = f.line_col();
                     out.push_str(&format!("  {}:{} in {}\n", f.file.name, lc, f.func));
-                    let text = f.file.line_text(lc.line).trim();
+                    let (text, _) = arr_lang::span::window(f.file.line_text(lc.line), lc.col - 1);
+                    let text = text.trim();
                     if !text.is_empty() {
                         out.push_str(&format!("    {text}\n"));
                     }

@@ -458,6 +458,11 @@ pub struct Nesting {
 
 impl Nesting {
     pub fn enter(&mut self, v: &Value, what: &str) -> Result<()> {
+        // Every container a walk enters is a safe point: walks that build
+        // a value per leaf (pytrees, reprs) stop when the memory is spent.
+        if let Some(why) = arr_kernels::memory::exhausted() {
+            return Err(Error::out_of_memory(why));
+        }
         if let Some(id) = v.container_id() {
             if self.open.contains(&id) {
                 return Err(Error::value_error(format!(

@@ -455,6 +455,8 @@ fn split(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     "array split does not result in an equal division: {n} into {k}"
                 )));
             }
+            // A list of k arrays (an empty array splits into any number).
+            arr_runtime::value::check_items("list", &[k as usize + 1])?;
             (0..=k as usize).map(|i| i * n / k as usize).collect()
         }
     };

@@ -155,7 +155,14 @@ pub(crate) fn register(r: &mut Registry) {
 /// The leaves of a pytree as tensors (numbers and nested lists of numbers
 /// are leaves too, converted as `array` would).
 fn flatten(v: &Value) -> Result<Vec<Tensor>> {
-    leaves(v)?.iter().map(numpy::to_tensor).collect()
+    leaves(v)?
+        .iter()
+        .map(|leaf| {
+            // An array per leaf: millions of leaves must not exhaust memory unseen.
+            arr_runtime::prim::check_interrupt()?;
+            numpy::to_tensor(leaf)
+        })
+        .collect()
 }
 
 pub(crate) fn flatten_tree(v: &Value) -> Result<Vec<Tensor>> {

@@ -464,12 +464,18 @@ pub fn iota(dtype: DType, shape: &[usize], dim: usize) -> Array {
         "iota dim {dim} out of range for {shape:?}"
     );
     let (outer, len, inner) = split_at_axis(shape, dim);
-    let mut v: Vec<i64> = Vec::with_capacity(outer * len * inner);
-    for _ in 0..outer {
-        for i in 0..len as i64 {
-            v.extend(std::iter::repeat_n(i, inner));
+    // The values of one axis, converted once; the output is those repeated
+    // in its own dtype (no full-size int64 intermediate).
+    let axis = Array::new(&[len], Buffer::I64((0..len as i64).collect()));
+    let axis = super::elementwise::convert(&axis, dtype);
+    crate::with_dtype!(dtype, T => {
+        let values = elems::<T>(&axis);
+        let mut v: Vec<T> = Vec::with_capacity(outer * len * inner);
+        for _ in 0..outer {
+            for &x in values.iter() {
+                v.extend(std::iter::repeat_n(x, inner));
+            }
         }
-    }
-    let a = Array::new(shape, Buffer::I64(v));
-    super::elementwise::convert(&a, dtype)
+        Array::new(shape, T::into_buffer(v))
+    })
 }

@@ -964,10 +964,17 @@ pub fn check_shape(shape: &[usize], dtype: DType) -> Result<usize> {
 }
 
 fn too_large(shape: &[usize], dtype: DType, why: arr_kernels::limits::TooLarge) -> Error {
-    Error::new(
-        crate::ErrorKind::MemoryError,
-        format!("cannot allocate {} ({why})", type_str(shape, dtype)),
-    )
+    match why {
+        // Not a matter of memory: no such array exists, as NumPy's "array is too big".
+        arr_kernels::limits::TooLarge::Extent => Error::value_error(format!(
+            "array is too big: {} cannot exist, even empty ({why})",
+            type_str(shape, dtype)
+        )),
+        _ => Error::new(
+            crate::ErrorKind::MemoryError,
+            format!("cannot allocate {} ({why})", type_str(shape, dtype)),
+        ),
+    }
 }
 
 /// Apply a primitive: the one entry point of every array operation. With
