@@ -261,7 +261,14 @@ mod repl {
     impl Repl {
         fn start(dir: &Path) -> Repl {
             let home = tempfile::tempdir().unwrap();
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_arr"));
+            // A wide terminal, so that no entry's echo wraps (a wrapped line
+            // is redrawn with its prompt, which would end the wait early).
+            let mut cmd = Command::new("bash");
+            cmd.args([
+                "-c",
+                "stty cols 4000 rows 50 && exec \"$0\"",
+                env!("CARGO_BIN_EXE_arr"),
+            ]);
             cmd.env("ARR_HISTORY", home.path().join("history"))
                 .env("TERM", "xterm")
                 .env("NO_COLOR", "1")
