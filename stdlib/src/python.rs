@@ -472,13 +472,28 @@ fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Int(i) => *i,
         Value::Bool(b) => *b as i64,
         Value::Float(f) => {
-            if !f.is_finite() {
-                return Err(Error::value_error(format!(
-                    "cannot convert float {} to integer",
-                    display::py_float(*f)
-                )));
+            // As Python: NaN is a ValueError, infinity an OverflowError, and
+            // so is a float past int64 (which arr's ints are), not a clamp.
+            if f.is_nan() {
+                return Err(Error::value_error("cannot convert float NaN to integer"));
             }
-            f.trunc() as i64
+            if f.is_infinite() {
+                return Err(Error::new(
+                    ErrorKind::OverflowError,
+                    "cannot convert float infinity to integer",
+                ));
+            }
+            let t = f.trunc();
+            if !(-(2f64.powi(63))..2f64.powi(63)).contains(&t) {
+                return Err(Error::new(
+                    ErrorKind::OverflowError,
+                    format!(
+                        "int too large: {} does not fit int64",
+                        display::py_float(*f)
+                    ),
+                ));
+            }
+            t as i64
         }
         Value::Str(st) => st.trim().replace('_', "").parse().map_err(|_| {
             Error::value_error(format!(
