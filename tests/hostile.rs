@@ -30,7 +30,8 @@ fn root() -> PathBuf {
 }
 
 fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(root().join("tests/hostile.txt")).expect("tests/hostile.txt");
+    let text =
+        std::fs::read_to_string(root().join("tests/hostile.txt")).expect("tests/hostile.txt");
     hostile::parse(&text)
 }
 
@@ -176,7 +177,11 @@ fn run_scripts(
                 if let Err(why) = check_script(case, &file, &r) {
                     failures.lock().unwrap().push((
                         case.line,
-                        format!("[{front_end}] {}\n  {why}; got {}", case.label(), r.describe()),
+                        format!(
+                            "[{front_end}] {}\n  {why}; got {}",
+                            case.label(),
+                            r.describe()
+                        ),
                     ));
                 }
             });
@@ -282,7 +287,9 @@ mod repl {
                 session,
                 _dir: home,
             };
-            r.session.exp_string(PROMPT).expect("the REPL's first prompt");
+            r.session
+                .exp_string(PROMPT)
+                .expect("the REPL's first prompt");
             let out = r.entry("keep = 41").expect("keep = 41");
             assert!(!out.contains("Error"), "keep = 41: {out}");
             r
@@ -299,7 +306,8 @@ mod repl {
             self.send(&format!("{line}\r"));
             self.wait_for(PROMPT).map(|raw| {
                 let raw = raw.replace('\r', "");
-                raw.split_once('\n').map_or(String::new(), |(_, r)| r.to_string())
+                raw.split_once('\n')
+                    .map_or(String::new(), |(_, r)| r.to_string())
             })
         }
 
@@ -314,9 +322,14 @@ mod repl {
             self.wait_for(PROMPT)?;
             // Up to the marker's echo, without the prompts of the empty lines.
             let out = out.replace('\r', "");
-            let out = out.rsplit_once("print('<<'").map_or(out.as_str(), |(o, _)| o);
+            let out = out
+                .rsplit_once("print('<<'")
+                .map_or(out.as_str(), |(o, _)| o);
             let mut lines: Vec<&str> = out.lines().collect();
-            while lines.last().is_some_and(|l| l.trim().is_empty() || l.trim() == "arr>") {
+            while lines
+                .last()
+                .is_some_and(|l| l.trim().is_empty() || l.trim() == "arr>")
+            {
                 lines.pop();
             }
             Ok(lines.iter().map(|l| format!("{l}\n")).collect())

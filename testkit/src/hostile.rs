@@ -9,7 +9,10 @@
 pub enum Expect {
     /// An error of one of these classes, whose message contains the text
     /// (lower-cased comparison; empty: anything).
-    Error { kinds: Vec<String>, contains: String },
+    Error {
+        kinds: Vec<String>,
+        contains: String,
+    },
     /// Success, printing exactly this on stdout.
     Printed(String),
 }
@@ -161,7 +164,8 @@ pub fn has_line_col(text: &str) -> bool {
 /// The fixture files the load cases read, as (name, bytes).
 pub fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
     let npy = |descr: &str, shape: &str, data: &[u8]| -> Vec<u8> {
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         while (10 + header.len() + 1) % 64 != 0 {
             header.push(' ');
         }
@@ -198,6 +202,9 @@ mod tests {
         assert!(has_place("boom at case3.arr:1:5\n", "case3.arr"));
         assert!(!has_place("case3.arr: x", "case3.arr"));
         assert!(has_line_col("at <stdin>:12:3") && !has_line_col("a:b:1 and 3:"));
-        assert!(names_error("Traceback\n  x\nValueError: no", &["ValueError".into()]));
+        assert!(names_error(
+            "Traceback\n  x\nValueError: no",
+            &["ValueError".into()]
+        ));
     }
 }
