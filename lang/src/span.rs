@@ -47,6 +47,9 @@ impl fmt::Display for LineCol {
     }
 }
 
+/// The most characters of one line an excerpt shows.
+pub const EXCERPT_CHARS: usize = 120;
+
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
@@ -99,23 +102,41 @@ impl SourceFile {
     ///   3 | y = x + z
     ///     |     ^^^^^
     /// ```
+    /// A line longer than `EXCERPT_CHARS` shows only a window of it around
+    /// the span's start, cut ends marked `…` (an error on a 1 MB line does
+    /// not print it, and its carets, whole).
     pub fn excerpt(&self, span: Span) -> String {
         let start = self.line_col(span.start);
         let line = self.line_text(start.line);
         let end = self.line_col(span.end.max(span.start));
+        let chars = line.chars().count();
         let width = if end.line == start.line {
             end.col.saturating_sub(start.col).max(1)
         } else {
-            line.chars().count().saturating_sub(start.col - 1).max(1)
+            chars.saturating_sub(start.col - 1).max(1)
+        };
+        let (shown, col, width) = if chars <= EXCERPT_CHARS {
+            (line.to_string(), start.col - 1, width)
+        } else {
+            let from = (start.col - 1)
+                .saturating_sub(EXCERPT_CHARS / 4)
+                .min(chars - EXCERPT_CHARS);
+            let to = from + EXCERPT_CHARS;
+            let lead = if from > 0 { "…" } else { "" };
+            let tail = if to < chars { "…" } else { "" };
+            let text: String = line.chars().skip(from).take(EXCERPT_CHARS).collect();
+            let col = start.col - 1 - from + lead.chars().count();
+            let width = width.min((to + 1).saturating_sub(start.col - 1)).max(1);
+            (format!("{lead}{text}{tail}"), col, width)
         };
         let gutter = start.line.to_string().len();
         format!(
             "{:>g$} |\n{} | {}\n{:>g$} | {}{}",
             "",
             start.line,
-            line,
+            shown,
             "",
-            " ".repeat(start.col - 1),
+            " ".repeat(col),
             "^".repeat(width),
             g = gutter
         )
