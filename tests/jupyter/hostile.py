@@ -13,7 +13,7 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-CASE_TIMEOUT = 20
+CASE_TIMEOUT = 30
 MAX_OUTPUT = 100 * 1024
 PLACE = re.compile(r":\d+:\d+")
 
@@ -95,7 +95,7 @@ def clip(r):
 
 def main():
     cases = json.load(open(sys.argv[1]))
-    os.environ["ARR_MEMORY_LIMIT"] = "2G"
+    os.environ["ARR_MEMORY_LIMIT"] = "1G"
     os.environ["NO_COLOR"] = "1"
     km, kc = start()
     failures = []
