@@ -156,7 +156,7 @@ fn check_script(case: &Case, file: &str, r: &Ran) -> Result<(), String> {
     Ok(())
 }
 
-/// Run `cases` as scripts on a few threads; `command` makes the command
+/// Run `cases` as scripts on two threads (the test machines have few cores); `command` makes the command
 /// that runs one script file (named relative to `dir`, the working folder).
 fn run_scripts(
     front_end: &str,
@@ -167,7 +167,7 @@ fn run_scripts(
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for _ in 0..3 {
+        for _ in 0..2 {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
