@@ -1,7 +1,8 @@
 //! The Jupyter kernel with real clients: `arr kernel install` into a private
 //! data directory under the target folder, then Python's jupyter_kernel_test
 //! suite, jupyter_client tests of our own (interrupts, bad signatures, aborts,
-//! restart, memory) and the example notebooks through nbconvert and papermill.
+//! restart, memory), the hostile-input table in one kernel, and the example
+//! notebooks through nbconvert and papermill.
 //!
 //! Python comes from `ARR_PYTHON` (scripts/test.sh installs the packages into
 //! .venv); if the packages are missing these tests fail, unless
@@ -201,4 +202,36 @@ fn notebooks_run_in_nbconvert_and_papermill() {
     let out_dir = j.dir.join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
     j.run_python(&python, "run_notebooks.py", &[out_dir.to_str().unwrap()]);
+}
+
+/// The hostile-input table (tests/hostile.txt, also run as scripts and in
+/// the REPL by tests/hostile.rs) in one kernel: each case's error or value,
+/// and a variable defined first survives them all.
+#[test]
+fn hostile_inputs_in_one_kernel() {
+    use arr_testkit::hostile::{self, Expect};
+    let Some(python) = python() else { return };
+    let j = Jupyter::new("hostile");
+    for (file, bytes) in hostile::fixtures() {
+        std::fs::write(j.dir.join(file), bytes).unwrap();
+    }
+    let table = std::fs::read_to_string(root().join("tests/hostile.txt")).unwrap();
+    let cases: Vec<serde_json::Value> = hostile::parse(&table)
+        .iter()
+        .filter(|c| !c.mem_only)
+        .map(|c| {
+            let mut v = serde_json::json!({"label": c.label(), "code": c.code});
+            match &c.expect {
+                Expect::Printed(text) => v["printed"] = text.clone().into(),
+                Expect::Error { kinds, contains } => {
+                    v["kinds"] = kinds.clone().into();
+                    v["contains"] = contains.clone().into();
+                }
+            }
+            v
+        })
+        .collect();
+    let path = j.dir.join("hostile.json");
+    std::fs::write(&path, serde_json::to_string(&cases).unwrap()).unwrap();
+    j.run_python(&python, "hostile.py", &[path.to_str().unwrap()]);
 }

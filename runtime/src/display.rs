@@ -268,6 +268,10 @@ fn concrete_str(a: &Array) -> String {
             _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
+    if a.is_empty() {
+        // NumPy prints any empty array as `[]`, whatever its shape.
+        return "[]".into();
+    }
     let mut out = String::new();
     write_axis(a, &buf, &fmt, 0, 0, summarise, STR_LAYOUT, &mut out);
     out
@@ -286,6 +290,15 @@ pub fn jax_repr(t: &Tensor) -> String {
     };
     let body = if a.ndim() == 0 {
         concrete_str(a)
+    } else if a.is_empty() {
+        // JAX (NumPy's repr): `Array([], shape=(2, 0), dtype=float32)`,
+        // the shape left out for one axis.
+        if a.ndim() == 1 {
+            "[]".into()
+        } else {
+            let dims: Vec<String> = a.shape().iter().map(|d| d.to_string()).collect();
+            format!("[], shape=({})", dims.join(", "))
+        }
     } else {
         let summarise = a.len() > THRESHOLD;
         let fmt = ElementFormat::new(a.shape(), &buf, summarise);

@@ -24,7 +24,7 @@ pub(crate) fn register(r: &mut crate::Registry) {
     r.effect_func(
         "load(file)",
         "Read an array from a .npy file, or a dict name -> array from a .npz file. \
-         int8/int16/uint8/uint16 load as int32 and uint64 as int64.",
+         int8/int16/uint8/uint16 load as int32 and uint64 as int64 (a value past int64 is an error).",
         load,
     );
     r.effect_func(
@@ -410,7 +410,7 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
         FileType::Int(_) => Buffer::I64(words.map(|v| v as i64).collect()),
         FileType::UInt(1) | FileType::UInt(2) => Buffer::I32(words.map(|v| v as i32).collect()),
         FileType::UInt(4) => Buffer::U32(words.map(|v| v as u32).collect()),
-        // uint64 has no arr dtype: values above 2**63 - 1 wrap, as NumPy's astype(int64).
+        // uint64 has no arr dtype: int64 (parse_npy refuses values above 2**63 - 1).
         FileType::UInt(_) => Buffer::I64(words.map(|v| v as i64).collect()),
         FileType::Float(2) => Buffer::F16(
             words
@@ -505,6 +505,16 @@ fn parse_npy(bytes: &[u8]) -> std::result::Result<Tensor, String> {
         ));
     }
     let buf = decode(ft, big, &data[..nbytes]);
+    // A uint64 above 2**63 - 1 wrapped to a negative int64: refuse it
+    // rather than load a wrong value.
+    if let (FileType::UInt(8), Buffer::I64(v)) = (ft, &buf) {
+        if let Some(&bad) = v.iter().find(|&&x| x < 0) {
+            return Err(format!(
+                "the uint64 value {} does not fit int64, arr's widest integer",
+                bad as u64
+            ));
+        }
+    }
     if fortran && shape.len() > 1 {
         // Column-major data is the row-major data of the transposed array.
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();

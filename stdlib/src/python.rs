@@ -1002,22 +1002,38 @@ fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 chars.next();
                 out.push('}');
             }
+            '}' => {
+                return Err(Error::value_error(
+                    "Single '}' encountered in format string",
+                ))
+            }
             '{' => {
                 let mut field = String::new();
+                let mut closed = false;
                 for c in chars.by_ref() {
                     if c == '}' {
+                        closed = true;
                         break;
                     }
                     field.push(c);
                 }
+                if !closed {
+                    return Err(Error::value_error(
+                        "Single '{' encountered in format string",
+                    ));
+                }
                 let (name, spec) = field.split_once(':').unwrap_or((&field, ""));
+                // As Python: a missing position is an IndexError, a
+                // missing name a KeyError.
                 let v = if name.is_empty() {
                     auto += 1;
                     args.get(auto - 1).cloned()
                 } else if let Ok(i) = name.parse::<usize>() {
                     args.get(i).cloned()
                 } else {
-                    kwargs.get(&Key::Str(name.into())).cloned()
+                    let v = kwargs.get(&Key::Str(name.into())).cloned();
+                    v.ok_or_else(|| Error::new(ErrorKind::KeyError, format!("'{name}'")))
+                        .map(Some)?
                 };
                 let v = v.ok_or_else(|| {
                     Error::index_error(format!("format: no argument for field '{{{field}}}'"))

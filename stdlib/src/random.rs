@@ -12,7 +12,7 @@ use arr_kernels::{Array, BinaryOp, Buffer, DType, UnaryOp};
 use arr_runtime::numpy::{self, ty};
 use arr_runtime::prim::{bind, bind1, Prim};
 use arr_runtime::Tensor;
-use arr_runtime::{Error, Interp, Result, Value};
+use arr_runtime::{Error, ErrorKind, Interp, Result, Value};
 
 pub(crate) fn register(r: &mut crate::Registry) {
     r.module(
@@ -284,11 +284,14 @@ fn bin(op: BinaryOp, x: Tensor, y: Tensor) -> Result<Tensor> {
 /// A bound such as `minval` as an array of `dtype` broadcast to `shape`.
 fn bound_arg(fname: &str, what: &str, v: &Value, dtype: DType, shape: &[usize]) -> Result<Tensor> {
     let a = numpy::to_array_as(v, dtype)?;
-    numpy::broadcast_to(a.clone(), shape).map_err(|_| {
-        Error::shape_error(format!(
+    // Only a shape that does not fit is this error: a MemoryError (an
+    // impossible `shape`) stays one.
+    numpy::broadcast_to(a.clone(), shape).map_err(|e| match e.kind {
+        ErrorKind::ShapeError | ErrorKind::ValueError => Error::shape_error(format!(
             "random.{fname}: {what} of shape {:?} does not broadcast to shape {shape:?}",
             a.shape()
-        ))
+        )),
+        _ => e,
     })
 }
 

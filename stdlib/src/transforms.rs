@@ -201,8 +201,9 @@ fn parse_argnums(v: &Value) -> Result<(Vec<usize>, bool)> {
 }
 
 fn check_argnums(argnums: &[usize], n: usize, what: &str) -> Result<()> {
+    // JAX: a TypeError, as a call with too few arguments is.
     if let Some(&bad) = argnums.iter().find(|&&i| i >= n) {
-        return Err(Error::value_error(format!(
+        return Err(Error::type_error(format!(
             "{what}: argnums {bad} is out of range for a function called with {n} positional arguments"
         )));
     }
@@ -452,8 +453,9 @@ fn jvp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     f.expect_callable()?;
     let primals = pytree_items(&a[1], "jvp: primals")?;
     let tangents = pytree_items(&a[2], "jvp: tangents")?;
+    // JAX: primals and tangents of different tree structure are a TypeError.
     if primals.len() != tangents.len() {
-        return Err(Error::value_error(format!(
+        return Err(Error::type_error(format!(
             "jvp: {} primals but {} tangents",
             primals.len(),
             tangents.len()

@@ -4,6 +4,7 @@
 //! and caret included), reading its value, truth or error, and snapshots
 //! of what a script prints or of IR text.
 
+pub mod hostile;
 pub mod programs;
 
 use arr_kernels::Array;

@@ -145,6 +145,14 @@ fn zero_division(what: &str) -> Error {
     Error::new(ErrorKind::ZeroDivisionError, format!("{what} by zero"))
 }
 
+/// Python's `0 ** -1` and `0.0 ** -1.5` (arrays give inf, as NumPy does).
+fn zero_to_negative_power() -> Error {
+    Error::new(
+        ErrorKind::ZeroDivisionError,
+        "0.0 cannot be raised to a negative power",
+    )
+}
+
 fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
     let overflow = || {
         Error::new(
@@ -187,6 +195,9 @@ fn int_op(op: BinOp, x: i64, y: i64) -> Result<Value> {
         }
         BinOp::Pow => {
             if y < 0 {
+                if x == 0 {
+                    return Err(zero_to_negative_power());
+                }
                 return Ok(Value::Float((x as f64).powf(y as f64)));
             }
             x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
@@ -241,7 +252,12 @@ fn float_op(op: BinOp, x: f64, y: f64) -> Result<Value> {
                 r
             }
         }
-        BinOp::Pow => x.powf(y),
+        BinOp::Pow => {
+            if x == 0.0 && y < 0.0 {
+                return Err(zero_to_negative_power());
+            }
+            x.powf(y)
+        }
         _ => return Err(unsupported(op.symbol(), &Value::Float(x), &Value::Float(y))),
     }))
 }
