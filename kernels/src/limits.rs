@@ -155,9 +155,13 @@ impl fmt::Display for TooLarge {
 /// user's limit, and beyond 64 MiB the allocator must be able to give it and
 /// the machine must have it available.
 pub fn checked_bytes(dims: &[usize], item_bytes: usize) -> Result<usize, TooLarge> {
-    let bytes = dims
-        .iter()
-        .try_fold(item_bytes, |acc, &d| acc.checked_mul(d));
+    // Any zero makes the true product zero, wherever it stands.
+    let bytes = match dims.contains(&0) {
+        true => Some(0),
+        false => dims
+            .iter()
+            .try_fold(item_bytes, |acc, &d| acc.checked_mul(d)),
+    };
     let exact = || {
         TooLarge::Bytes(
             dims.iter()
@@ -184,17 +188,21 @@ pub fn checked_bytes(dims: &[usize], item_bytes: usize) -> Result<usize, TooLarg
 
 /// The number of elements of an array of `shape` whose items take
 /// `item_bytes`, if such an array can exist at all, allocated or only
-/// traced: its size in bytes must fit `usize`, and so must the product of
-/// its dimensions with the zero ones counted as one (its strides are such
-/// products, so even an empty array needs them to fit).
+/// traced: its size in bytes must fit `usize`, and so must each of its
+/// row-major strides in bytes, the product of the dimensions after it (so
+/// `(2**62, 0)` exists, as in JAX, but `(0, 2**62, 2**62)` does not: its
+/// middle stride is past the address space even though it holds nothing).
 pub fn element_count(shape: &[usize], item_bytes: usize) -> Result<usize, TooLarge> {
-    let extent = shape
+    let strides_fit = shape
         .iter()
-        .try_fold(item_bytes.max(1), |acc, &d| acc.checked_mul(d.max(1)));
-    match extent {
-        Some(_) => Ok(shape.iter().product()),
-        None if shape.contains(&0) => Err(TooLarge::Extent),
-        None => Err(TooLarge::Bytes(
+        .rev()
+        .try_fold(item_bytes.max(1), |stride, &d| stride.checked_mul(d))
+        .is_some();
+    match strides_fit {
+        true if shape.contains(&0) => Ok(0),
+        true => Ok(shape.iter().product()),
+        false if shape.contains(&0) => Err(TooLarge::Extent),
+        false => Err(TooLarge::Bytes(
             shape
                 .iter()
                 .fold(item_bytes as f64, |acc, &d| acc * d as f64),
@@ -237,6 +245,12 @@ mod tests {
             Err(TooLarge::Extent)
         );
         assert_eq!(array_bytes(&[0, 1 << 20], 4), Ok(0));
+        assert_eq!(array_bytes(&[1 << 62, 0], 4), Ok(0));
+        assert_eq!(
+            array_bytes(&[1 << 62, 0, 1 << 62], 4),
+            Err(TooLarge::Extent)
+        );
+        assert_eq!(element_count(&[1 << 62, 1 << 62, 0], 8), Ok(0));
         assert_eq!(element_count(&[1 << 20, 1 << 20], 4), Ok(1 << 40));
         assert!(element_count(&[1 << 32, 1 << 32], 1).is_err());
     }

@@ -388,13 +388,21 @@ pub fn reserve_items(list: &mut Vec<Value>, more: usize) -> Result<()> {
     if need <= list.capacity() {
         return Ok(());
     }
-    // Doubling when it fits, else exactly what is needed.
-    let doubled = need.max(list.capacity().saturating_mul(2));
-    let want = if check_items("list", &[doubled]).is_ok() {
-        doubled
-    } else {
-        check_items("list", &[need])?;
-        need
+    // Doubling when it fits, else an eighth more, else exactly what is
+    // needed: never one item at a time, which near the limit would check
+    // and copy the whole list on every push.
+    let cap = list.capacity();
+    let doubled = need.max(cap.saturating_mul(2));
+    let eighth = need.max(cap.saturating_add(cap / 8));
+    let want = [doubled, eighth]
+        .into_iter()
+        .find(|&n| check_items("list", &[n]).is_ok());
+    let want = match want {
+        Some(n) => n,
+        None => {
+            check_items("list", &[need])?;
+            need
+        }
     };
     list.try_reserve_exact(want - list.len()).map_err(|_| {
         Error::new(
