@@ -25,7 +25,12 @@ tolerance: 8 times the difference between this program evaluated in float32
 and in float64 (an estimate of how much float32 rounding moves this
 program's result, which covers summation order and cancellation), plus
 a few ulps per inexact operation (transcendental functions, sums, products),
-with -0.0 equal to 0.0 and nan equal to nan. Errors: both raise, or neither.
+with -0.0 equal to 0.0 and nan equal to nan. An element that is nan in
+float32 but not in float64 came from float32's range (a product or sum that
+overflowed, inf - inf, or 0 / 0 after an underflow): which of inf, -inf or nan
+it becomes depends on the order of accumulation and on fused multiply-adds
+(dot of [-6e38, 1e39] products is -inf with an FMA, nan without), so any value
+is accepted there. Errors: both raise, or neither.
 Operations that are discontinuous (floor, comparisons, argmax, //, astype to
 int, ...) are only applied to operands computed exactly, so that an ulp of
 difference upstream cannot flip them.
@@ -631,7 +636,7 @@ def close(got, want, tol):
     if got.shape != want.shape:
         return False
     with np.errstate(invalid="ignore"):
-        ok = (np.isnan(got) & np.isnan(want)) | (got == want) | (np.isfinite(want) & (np.abs(got - want) <= tol))
+        ok = (np.isnan(got) & np.isnan(want)) | (got == want) | (np.isfinite(want) & (np.abs(got - want) <= tol)) | np.isposinf(tol)
     return bool(np.all(ok))
 
 
@@ -648,7 +653,9 @@ def tolerance(node, want):
         spread = np.where(np.isfinite(w) & np.isfinite(wide), np.abs(w - wide), 0.0)
     eps = np.finfo(want.dtype).eps
     tiny = np.finfo(want.dtype).tiny
-    return getattr(node, "budget", 0.0) + 8 * spread + (2 + 4 * node.inexact) * eps * np.abs(np.where(np.isfinite(w), w, 0)) + 4 * tiny * (node.inexact > 0)
+    # nan only in float32: decided by the evaluation order (see the module docs).
+    ordered = np.where(np.isnan(w) & ~np.isnan(wide), np.inf, 0.0)
+    return ordered + getattr(node, "budget", 0.0) + 8 * spread + (2 + 4 * node.inexact) * eps * np.abs(np.where(np.isfinite(w), w, 0)) + 4 * tiny * (node.inexact > 0)
 
 
 def agrees(node, got):
