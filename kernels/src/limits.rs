@@ -77,22 +77,26 @@ pub fn parse_bytes(text: &str) -> Option<usize> {
     (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
 }
 
+/// The bytes of a `Name:   123 kB` line of a `/proc` file such as
+/// `/proc/meminfo` or `/proc/self/status`.
+pub(crate) fn kib_field(text: &str, name: &str) -> Option<usize> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kib: usize = line[name.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
 /// The bytes this process could still be given without the kernel's OOM
 /// killer ending it: what the system has available (RAM the kernel can free
 /// plus swap) and what its control group still allows. Linux overcommits,
 /// so the allocator alone says yes to far more; None where neither is known.
 pub fn available_bytes() -> Option<usize> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
-    let field = |name: &str| -> Option<usize> {
-        let line = meminfo.as_deref()?.lines().find(|l| l.starts_with(name))?;
-        let kib: usize = line[name.len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        kib.checked_mul(1024)
-    };
+    let field = |name: &str| kib_field(meminfo.as_deref()?, name);
     let system = match (field("MemAvailable:"), field("SwapFree:")) {
         (Some(m), swap) => Some(m.saturating_add(swap.unwrap_or(0))),
         _ => None,

@@ -151,14 +151,7 @@ fn check(live: usize) -> Option<Exhausted> {
 /// The process's virtual size (`VmSize`), which `ulimit -v` bounds.
 fn mapped_bytes() -> Option<usize> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
-    let kib: usize = line["VmSize:".len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+    limits::kib_field(&status, "VmSize:")
 }
 
 /// The soft address-space limit (`ulimit -v`), read once; None if unlimited.
