@@ -128,17 +128,29 @@ pub(crate) fn ir_method(f: &Value) -> Option<Value> {
 }
 
 /// The sharding given for item `i` of a tuple of shardings (or the one for all).
-fn nth(v: &Value, i: usize) -> Result<Option<&ShardingValue>> {
-    let item = match v {
-        Value::Tuple(t) => t.get(i).ok_or_else(|| {
-            Error::value_error(format!(
-                "sharded jit: {} shardings for more values",
-                t.len()
-            ))
-        })?,
-        other => other,
+/// The sharding of output leaf `i`: `out_shardings` is one sharding (or
+/// None) for every output, or a pytree of them with one leaf per output
+/// array (as `in_shardings` is per argument), e.g. a list of shardings for
+/// a function returning a list of parameters.
+fn out_spec(out_shardings: &Value, out: &Value, i: usize, rank: usize) -> Result<Option<Spec>> {
+    let spec = |s: Option<&ShardingValue>| match s {
+        Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
+        None => Ok(None),
     };
-    one_sharding(item)
+    match out_shardings {
+        Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
+            let l = leaves(out_shardings)?;
+            let n_out = flatten_tree(out)?.len();
+            if l.len() != n_out {
+                return Err(Error::value_error(format!(
+                    "sharded jit: out_shardings has {} shardings for {n_out} output arrays",
+                    l.len()
+                )));
+            }
+            spec(one_sharding(&l[i])?)
+        }
+        other => spec(one_sharding(other)?),
+    }
 }
 
 fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
@@ -294,11 +306,7 @@ fn call(
             // not fit its output (too few entries, a rank too small) is the error.
             let out_error: RefCell<Option<Error>> = RefCell::new(None);
             let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
-                let found = nth(out_shardings, i).and_then(|s| match s {
-                    Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
-                    None => Ok(None),
-                });
-                found
+                out_spec(out_shardings, &out_tree.borrow(), i, rank)
                     .map_err(|e| {
                         out_error
                             .borrow_mut()
@@ -324,14 +332,10 @@ fn call(
             if let Some(e) = out_error.into_inner() {
                 return Err(e);
             }
-            let n_out = flatten_tree(&out_tree.borrow())?.len();
-            if let Value::Tuple(t) = out_shardings {
-                if t.len() != n_out {
-                    return Err(Error::value_error(format!(
-                        "sharded jit: out_shardings has {} entries for {n_out} outputs",
-                        t.len()
-                    )));
-                }
+            // Every output leaf is asked for, so a tree of the wrong size is caught.
+            let outs = flatten_tree(&out_tree.borrow())?;
+            for (i, t) in outs.iter().enumerate() {
+                out_spec(out_shardings, &out_tree.borrow(), i, t.ndim())?;
             }
             let mut es = entries.borrow_mut();
             es.push(Entry {
