@@ -128,28 +128,31 @@ pub(crate) fn ir_method(f: &Value) -> Option<Value> {
 }
 
 /// The sharding given for item `i` of a tuple of shardings (or the one for all).
-/// The sharding of output leaf `i`: `out_shardings` is one sharding (or
-/// None) for every output, or a pytree of them with one leaf per output
-/// array (as `in_shardings` is per argument), e.g. a list of shardings for
-/// a function returning a list of parameters.
-fn out_spec(out_shardings: &Value, out: &Value, i: usize, rank: usize) -> Result<Option<Spec>> {
-    let spec = |s: Option<&ShardingValue>| match s {
-        Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
-        None => Ok(None),
-    };
+/// The sharding of each of `n_out` output arrays: `out_shardings` is one
+/// sharding (or None) for every output, or a pytree of them with one leaf
+/// per output array (as `in_shardings` is per argument), e.g. a list of
+/// shardings for a function returning a list of parameters.
+fn out_leaf_shardings(out_shardings: &Value, n_out: usize) -> Result<Vec<Value>> {
     match out_shardings {
         Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
             let l = leaves(out_shardings)?;
-            let n_out = flatten_tree(out)?.len();
             if l.len() != n_out {
                 return Err(Error::value_error(format!(
                     "sharded jit: out_shardings has {} shardings for {n_out} output arrays",
                     l.len()
                 )));
             }
-            spec(one_sharding(&l[i])?)
+            Ok(l)
         }
-        other => spec(one_sharding(other)?),
+        other => Ok(vec![other.clone(); n_out]),
+    }
+}
+
+/// The spec one output sharding (or None) gives an output of `rank`.
+fn out_spec(sharding: &Value, rank: usize) -> Result<Option<Spec>> {
+    match one_sharding(sharding)? {
+        Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
+        None => Ok(None),
     }
 }
 
@@ -302,11 +305,14 @@ fn call(
         Some(i) => i,
         None => {
             let out_tree = RefCell::new(Value::None);
+            // Per output array, set once the function is traced.
+            let out_leaves: RefCell<Vec<Value>> = RefCell::new(Vec::new());
             // The partitioner asks per output; the first sharding that does
-            // not fit its output (too few entries, a rank too small) is the error.
+            // not fit its output (a rank too small) is the error.
             let out_error: RefCell<Option<Error>> = RefCell::new(None);
             let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
-                out_spec(out_shardings, &out_tree.borrow(), i, rank)
+                let leaves = out_leaves.borrow();
+                out_spec(leaves.get(i).unwrap_or(&Value::None), rank)
                     .map_err(|e| {
                         out_error
                             .borrow_mut()
@@ -326,16 +332,17 @@ fn call(
                     kwargs.clone(),
                 )?;
                 let ts = flatten_tree(&out)?;
+                *out_leaves.borrow_mut() = out_leaf_shardings(out_shardings, ts.len())?;
                 *out_tree.borrow_mut() = out;
                 Ok(ts)
             })?;
             if let Some(e) = out_error.into_inner() {
                 return Err(e);
             }
-            // Every output leaf is asked for, so a tree of the wrong size is caught.
+            // Outputs the partitioner did not ask about must fit too.
             let outs = flatten_tree(&out_tree.borrow())?;
-            for (i, t) in outs.iter().enumerate() {
-                out_spec(out_shardings, &out_tree.borrow(), i, t.ndim())?;
+            for (t, sharding) in outs.iter().zip(out_leaves.borrow().iter()) {
+                out_spec(sharding, t.ndim())?;
             }
             let mut es = entries.borrow_mut();
             es.push(Entry {
