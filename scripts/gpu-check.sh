@@ -28,6 +28,11 @@ if ! ldconfig -p 2>/dev/null | grep -q libnvrtc.so; then
     nvrtc="$(find / -name 'libnvrtc.so*' -not -path '*/proc/*' 2>/dev/null | head -1)"
     [ -n "$nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:}${LD_LIBRARY_PATH:-}"
 fi
+# NCCL likewise (PyPI's wheel ships only libnccl.so.2, which arr opens by name).
+if ! ldconfig -p 2>/dev/null | grep -q libnccl.so; then
+    nccl="$(find / -name 'libnccl.so.2' -not -path '*/proc/*' 2>/dev/null | head -1)"
+    [ -n "$nccl" ] && export LD_LIBRARY_PATH="$(dirname "$nccl")${LD_LIBRARY_PATH:+:}${LD_LIBRARY_PATH:-}"
+fi
 
 echo "== CUDA libraries"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -36,6 +41,7 @@ for lib in libcuda.so libnvrtc.so libcublas.so libcublasLt.so libnccl.so; do
     [ -z "$found" ] && found="$(find / -name "$lib*" -not -path '*/proc/*' 2>/dev/null | head -1)"
     echo "$lib: ${found:-not found}"
 done
+"$ARR" gpu-info
 "$ARR" -e 'print("devices:", devices("cuda"))' || { echo "arr sees no CUDA device: stopping" >&2; exit 1; }
 
 echo "== conformance on cuda"

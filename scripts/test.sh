@@ -5,14 +5,16 @@
 # are installed into a local virtual environment (.venv, ignored by git)
 # whose interpreter the tests find through ARR_PYTHON. The GPU suites need
 # NVRTC 13.0 (from PyPI, into the same environment: it compiles every rendered
-# CUDA kernel, no GPU needed) and an OpenCL device (PoCL, a CPU OpenCL runtime
-# from Debian, which executes the rendered OpenCL kernels).
+# CUDA kernel, no GPU needed), NCCL 2.30 (from PyPI too: its version, unique
+# ids and their exchange across processes run without a GPU) and an OpenCL
+# device (PoCL, a CPU OpenCL runtime from Debian, which executes the rendered
+# OpenCL kernels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(numpy jupyter_client jupyter-kernel-test nbformat nbconvert nbclient papermill
-    "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-runtime==13.0.*")
-IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill, nvidia.cu13"
+    "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-nccl-cu13==2.30.*")
+IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill, nvidia.cu13, nvidia.nccl"
 
 python_with_numpy() {
     if [ -x .venv/bin/python ] && .venv/bin/python -c "$IMPORTS" 2>/dev/null; then
@@ -77,6 +79,12 @@ if [ -f "$nvrtc_dir/libnvrtc.so.13" ]; then
     export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:}${LD_LIBRARY_PATH:-}"
     export ARR_REQUIRE_NVRTC=1
     echo "NVRTC for the CUDA compile tests: $nvrtc_dir"
+fi
+nccl_dir="$(dirname "$(find "$PWD/.venv" -name 'libnccl.so.2' -print -quit 2>/dev/null)")"
+if [ -f "$nccl_dir/libnccl.so.2" ]; then
+    export LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:}${LD_LIBRARY_PATH:-}"
+    export ARR_REQUIRE_NCCL=1
+    echo "NCCL for the communicator set-up tests: $nccl_dir"
 fi
 # Compiled GPU kernels are cached per run, not in the user's cache directory.
 ARR_CACHE_DIR="$(mktemp -d)"

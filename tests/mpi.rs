@@ -58,6 +58,13 @@ fn under_mpirun(
     file: &Path,
     env: &[(&str, &str)],
 ) -> Output {
+    let devices = devices.to_string();
+    let file = file.to_str().expect("a UTF-8 path");
+    mpirun(bin, np, env, &["--devices", &devices, "run", file])
+}
+
+/// `bin args` in `np` processes under mpirun, with `env` set in each.
+fn mpirun(bin: &Path, np: usize, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = Command::new("mpirun");
     cmd.args(["--oversubscribe", "-np", &np.to_string()])
         // A safety net only: the job must end by itself long before.
@@ -66,8 +73,7 @@ fn under_mpirun(
         cmd.args(["-x", &format!("{k}={v}")]);
     }
     cmd.arg(bin)
-        .args(["--devices", &devices.to_string(), "run"])
-        .arg(file)
+        .args(args)
         .env("NO_COLOR", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -553,4 +559,37 @@ distributed.initialize(num_processes=3)
         "{err}"
     );
     assert!(!job.status.success());
+}
+
+/// NCCL's set-up across processes as far as a machine without a GPU goes:
+/// process 0's unique id reaches every process (compared by digest), and
+/// the communicator is refused with each process's reason, not a hang.
+#[test]
+fn the_nccl_unique_id_reaches_every_process() {
+    let Some((bin, _one_job)) = mpi_arr() else {
+        return;
+    };
+    let job = mpirun(&bin, 2, &[], &["gpu-info"]);
+    let (out, err) = text(&job);
+    assert!(job.status.success(), "{err}");
+    if !out.contains("NCCL: 2.") {
+        assert!(
+            std::env::var("ARR_REQUIRE_NCCL").is_err(),
+            "the test command installs NCCL: {out}"
+        );
+        assert!(out.contains("NCCL id exchange: not done"), "{out}");
+        return;
+    }
+    assert!(
+        out.contains("NCCL id exchange: process 0's unique id reached all 2 process(es)"),
+        "{out}"
+    );
+    if !out.contains("CUDA driver: not found") {
+        return; // A machine with GPUs: the communicator lines say how it went.
+    }
+    assert!(
+        out.contains("NCCL communicator: not made: every process needs a CUDA device\n  process 0: no cuda device")
+            && out.contains("\n  process 1: no cuda device"),
+        "{out}"
+    );
 }

@@ -171,10 +171,14 @@ pub fn all_gather_bytes(bytes: Vec<u8>, what: &str) -> Vec<Vec<u8>> {
 }
 
 /// The communicator of a group of devices (a mesh axis's group, a pmap's
-/// devices): between threads when one process holds them all, else across
-/// the processes that hold them. Every process makes every group of a run,
+/// devices): NCCL when they are distinct CUDA GPUs; else between threads
+/// when one process holds them all, else across the processes that hold them. Every process makes every group of a run,
 /// in the same order, including groups it holds no device of.
 pub fn group(devices: &[usize]) -> Arc<dyn Communicator> {
+    // Distinct physical CUDA GPUs (here or in other processes): NCCL.
+    if let Some(c) = crate::gpu::cuda::nccl::group(devices) {
+        return c;
+    }
     #[cfg(feature = "mpi")]
     if is_multi() {
         let procs: Vec<usize> = devices.iter().map(|&d| owner(d)).collect();

@@ -57,6 +57,10 @@ enum Command {
         #[arg(long, conflicts_with = "jit")]
         sharded: bool,
     },
+    /// The GPU libraries this arr finds (CUDA driver, NVRTC, cuBLAS, NCCL) and
+    /// the devices it sees; under mpirun, also NCCL's set-up across the
+    /// processes (the unique id exchange and a communicator of one GPU each).
+    GpuInfo,
     /// Serve as a Jupyter kernel (`arr kernel install` registers it with Jupyter).
     Kernel {
         /// The connection file Jupyter wrote (ports and signing key).
@@ -126,6 +130,31 @@ fn run(cli: Cli) -> ExitCode {
     code
 }
 
+/// `arr gpu-info`: what a user checks first on a new machine or job.
+fn gpu_info() -> ExitCode {
+    use arr_kernels::{gpu, process};
+    let mut lines: Vec<String> = gpu::cuda::libraries()
+        .into_iter()
+        .map(|(name, found)| match found {
+            Ok(v) => format!("{name}: {v}"),
+            Err(e) => format!("{name}: not found ({e})"),
+        })
+        .collect();
+    for d in gpu::devices() {
+        lines.push(format!("device {}: {}", d.label(), d.driver.describe()));
+    }
+    for (kind, why) in &gpu::probe().missing {
+        lines.push(format!("no {kind} device: {why}"));
+    }
+    if process::is_multi() {
+        lines.extend(gpu::cuda::nccl::check_job());
+    }
+    if process::index() == 0 {
+        println!("{}", lines.join("\n"));
+    }
+    ExitCode::SUCCESS
+}
+
 fn run_command(cli: Cli) -> ExitCode {
     // A setting that is not understood is said, not silently replaced.
     for check in [
@@ -161,6 +190,7 @@ fn run_command(cli: Cli) -> ExitCode {
             ExitCode::from(2)
         }
         (Some(Command::Run { file, args }), None) => runner::run_file(&file, &args),
+        (Some(Command::GpuInfo), None) => gpu_info(),
         (Some(Command::Conformance { file, jit, sharded }), None) => {
             conformance(&file, jit, sharded)
         }

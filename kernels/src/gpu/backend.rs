@@ -66,7 +66,7 @@ impl GpuDevice {
 
     /// The array's elements on this device: its own buffer, the copy kept
     /// from an earlier upload, or a new upload (kept with the array).
-    fn input(&self, a: &Array) -> Arc<DeviceBuffer> {
+    pub(crate) fn input(&self, a: &Array) -> Arc<DeviceBuffer> {
         if let Some(b) = a.device_copy(self.id) {
             return b;
         }

@@ -79,6 +79,9 @@ pub trait Driver: Send + Sync {
     fn records_only(&self) -> bool {
         false
     }
+    /// The driver itself, for the runtime's own code (NCCL needs the CUDA
+    /// stream behind a device).
+    fn as_any(&self) -> &dyn Any;
 }
 
 /// `C[b] = A[b] · B[b]` for `b < batch`: row-major `m × n` output, the

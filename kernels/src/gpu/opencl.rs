@@ -113,6 +113,9 @@ impl OpenCl {
 }
 
 impl Driver for OpenCl {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn dialect(&self) -> Dialect {
         Dialect::OpenCl
     }

@@ -35,6 +35,9 @@ impl Driver for Recorder {
     fn records_only(&self) -> bool {
         true
     }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn build(&self, src: &Source) -> Result<(Module, Option<Vec<u8>>), String> {
         Ok((Arc::new(src.clone()), None))
     }

@@ -1,6 +1,7 @@
 //! The CUDA driver: the one module only an NVIDIA GPU executes (cudarc's
-//! driver calls and cuBLAS's strided-batched products), plus NVRTC compilation, which also runs without a GPU so
-//! the tests compile every rendered kernel. Everything else — rendering,
+//! driver calls, cuBLAS's strided-batched products and NCCL's collectives,
+//! `nccl.rs`), plus NVRTC compilation, which also runs without a GPU so the
+//! tests compile every rendered kernel. Everything else — rendering,
 //! caching, memory pools, the backend — is shared with OpenCL.
 //!
 //! cudarc opens each CUDA library at run time and panics when one is
@@ -16,6 +17,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::sync::Arc;
+
+pub mod nccl;
 
 /// The architecture kernels are compiled for when no device says (Hopper).
 pub const DEFAULT_ARCH: &str = "sm_90";
@@ -58,6 +61,64 @@ pub fn nvrtc_version() -> Option<String> {
     // SAFETY: the library is present; the call writes two integers.
     let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
     (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then(|| format!("{major}.{minor}"))
+}
+
+/// The CUDA driver behind `gpu` (a device of this module's `probe`).
+fn cuda_of(gpu: &super::GpuDevice) -> &Cuda {
+    gpu.driver
+        .as_any()
+        .downcast_ref::<Cuda>()
+        .expect("a CUDA device")
+}
+
+/// Make `gpu`'s context current on this thread (NCCL works on the current one).
+fn bind(gpu: &super::GpuDevice) -> Result<(), String> {
+    cuda_of(gpu).ctx.bind_to_thread().map_err(err)
+}
+
+/// The stream `gpu`'s launches are queued on.
+fn stream(gpu: &super::GpuDevice) -> cudarc::driver::sys::CUstream {
+    cuda_of(gpu).stream.cu_stream()
+}
+
+/// The device address of `buf`, a buffer of `gpu`. Each GPU a
+/// communicator uses has one stream, so the event cudarc records when the
+/// guard drops needs no later point.
+fn device_ptr(gpu: &super::GpuDevice, buf: &super::DeviceBuffer) -> u64 {
+    let d = cuda_of(gpu);
+    let (p, _sync) = slice(buf.mem()).device_ptr(&d.stream);
+    p
+}
+
+/// The CUDA libraries this process finds, with their versions or what was
+/// looked for: the driver, NVRTC, cuBLAS and NCCL.
+pub fn libraries() -> Vec<(&'static str, Result<String, String>)> {
+    let driver = if driver_present() {
+        let mut v = 0;
+        // SAFETY: the library is present; the call writes one integer.
+        let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+        match r {
+            cudarc::driver::sys::cudaError_enum::CUDA_SUCCESS => {
+                Ok(format!("{}.{}", v / 1000, v % 1000 / 10))
+            }
+            e => Err(format!("{e:?}")),
+        }
+    } else {
+        Err("no libcuda.so on the library path".into())
+    };
+    let nvrtc = nvrtc_version().ok_or_else(|| "no libnvrtc.so on the library path".to_string());
+    // SAFETY: only tries to open the library.
+    let cublas = if unsafe { cudarc::cublas::sys::is_culib_present() } {
+        Ok("present".to_string())
+    } else {
+        Err("no libcublas.so on the library path".into())
+    };
+    vec![
+        ("CUDA driver", driver),
+        ("NVRTC", nvrtc),
+        ("cuBLAS", cublas),
+        ("NCCL", nccl::version()),
+    ]
 }
 
 /// The CUDA devices, or what was looked for.
@@ -140,6 +201,9 @@ impl Cuda {
 }
 
 impl Driver for Cuda {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
     fn dialect(&self) -> Dialect {
         Dialect::Cuda
     }
