@@ -226,7 +226,34 @@ def w12():
     return jit(lambda p, a, b: tstep(p, a, b))(tparams, ttok, ttgt)
 "#;
 
+/// The CPU's model name and the vector features the kernels use.
+fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let flags = field("flags");
+    let has: Vec<&str> = ["avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"]
+        .into_iter()
+        .filter(|f| flags.split_whitespace().any(|x| x == *f))
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{} (family {} model {}), {cores} cores, {}",
+        field("model name"),
+        field("cpu family"),
+        field("model\t"),
+        has.join(" ")
+    )
+}
+
 fn main() {
+    // Before any thread starts (see `arr_kernels::cpu::blas::core_type`).
+    arr_kernels::cpu::blas::choose_core_type();
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| {
         args.iter()
@@ -244,6 +271,7 @@ fn main() {
         .unwrap_or_default();
     let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
+    println!("cpu: {}", cpu_model());
     println!(
         "matrix products: {}",
         arr_kernels::backend::default().matmul_library()

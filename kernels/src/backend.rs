@@ -70,6 +70,15 @@ pub trait Backend: Send + Sync {
     /// Generalised dot product. Result axes: batch, lhs free, rhs free.
     fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array;
 
+    /// `dot_general` of two operands of one 16-bit float dtype, summed in
+    /// f32 and rounded once, where the backend has a library product for
+    /// them (cuBLAS); `None` (the default): `Dispatch` widens the operands
+    /// to f32 and rounds the f32 product, which is the same arithmetic.
+    fn half_dot(&self, a: &Array, b: &Array, dims: &DotDims) -> Option<Array> {
+        let _ = (a, b, dims);
+        None
+    }
+
     /// Permute axes: result axis `i` is input axis `perm[i]`.
     fn transpose(&self, a: &Array, perm: &[usize]) -> Array;
 
@@ -259,6 +268,11 @@ impl Backend for Dispatch<'_> {
         }
     }
     fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array {
+        if a.dtype() == b.dtype() && a.dtype().is_half() {
+            if let Some(y) = self.0.half_dot(a, b, dims) {
+                return y;
+            }
+        }
         match half_of([a, b]) {
             Some(h) => self.narrow(self.0.dot_general(&self.widen(a), &self.widen(b), dims), h),
             None => self.0.dot_general(a, b, dims),

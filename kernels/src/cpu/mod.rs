@@ -2,7 +2,7 @@
 //! threshold. It is the reference semantics of every operation of the
 //! `Backend` trait (`crate::backend`, where the contract is written).
 
-mod blas;
+pub mod blas;
 pub(crate) mod elem;
 mod elementwise;
 mod fused;

@@ -48,6 +48,19 @@ fn merged_stride(sizes: &[usize], strides: &[i64]) -> Option<i64> {
     Some(live.last().map_or(0, |&(_, s)| s))
 }
 
+/// A `dot_general` as batched row-major products (`GpuDevice::gemm_layout`).
+struct GemmLayout {
+    a: Array,
+    b: Array,
+    sa: [i64; 3],
+    sb: [i64; 3],
+    shape: Vec<usize>,
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
 impl GpuDevice {
     fn dialect(&self) -> Dialect {
         self.driver.dialect()
@@ -256,15 +269,10 @@ impl GpuDevice {
         }
     }
 
-    /// `C[b] = A[b] · B[b]` of a `dot_general`, with an optional epilogue.
-    fn gemm(
-        &self,
-        a: &Array,
-        b: &Array,
-        dims: &DotDims,
-        epilogue: Option<(&Loop, usize, &[&Array])>,
-    ) -> Vec<Array> {
-        let t = a.dtype();
+    /// The operands of a `dot_general` as (batch, rows, cols) with their
+    /// strides, each copied into that layout when a group of its axes
+    /// cannot be read as one, and the product's sizes and shape.
+    fn gemm_layout(&self, a: &Array, b: &Array, dims: &DotDims) -> GemmLayout {
         let free = |nd: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
             (0..nd)
                 .filter(|i| !batch.contains(i) && !contract.contains(i))
@@ -273,12 +281,6 @@ impl GpuDevice {
         let lf = free(a.ndim(), &dims.lhs_batch, &dims.lhs_contract);
         let rf = free(b.ndim(), &dims.rhs_batch, &dims.rhs_contract);
         let size = |s: &[usize], axes: &[usize]| -> usize { axes.iter().map(|&i| s[i]).product() };
-        let nb = size(a.shape(), &dims.lhs_batch);
-        let m = size(a.shape(), &lf);
-        let kk = size(a.shape(), &dims.lhs_contract);
-        let n = size(b.shape(), &rf);
-        // Each operand as (batch, rows, cols) strides; copied into that
-        // layout when a group of its axes cannot be read as one.
         let operand = |x: &Array, groups: [&[usize]; 3]| -> (Array, [i64; 3]) {
             let st = row_major(x.shape());
             let merged: Option<Vec<i64>> = groups
@@ -304,27 +306,63 @@ impl GpuDevice {
         let mut shape: Vec<usize> = dims.lhs_batch.iter().map(|&i| a.shape()[i]).collect();
         shape.extend(lf.iter().map(|&i| a.shape()[i]));
         shape.extend(rf.iter().map(|&i| b.shape()[i]));
+        GemmLayout {
+            batch: size(a.shape(), &dims.lhs_batch),
+            m: size(a.shape(), &lf),
+            k: size(a.shape(), &dims.lhs_contract),
+            n: size(b.shape(), &rf),
+            a: a2,
+            b: b2,
+            sa,
+            sb,
+            shape,
+        }
+    }
+
+    /// The product of `l` through the runtime's library into `out`, if it
+    /// takes it.
+    fn library_gemm(
+        &self,
+        l: &GemmLayout,
+        a: &Arc<DeviceBuffer>,
+        b: &Arc<DeviceBuffer>,
+        out: &Arc<DeviceBuffer>,
+    ) -> bool {
+        let call = super::GemmCall {
+            dtype: l.a.dtype(),
+            a,
+            b,
+            c: out,
+            batch: l.batch,
+            m: l.m,
+            n: l.n,
+            k: l.k,
+            a_strides: l.sa,
+            b_strides: l.sb,
+        };
+        l.batch * l.m * l.n > 0 && matches!(self.driver.gemm(&call), Some(Ok(())))
+    }
+
+    /// `C[b] = A[b] · B[b]` of a `dot_general`, with an optional epilogue.
+    fn gemm(
+        &self,
+        a: &Array,
+        b: &Array,
+        dims: &DotDims,
+        epilogue: Option<(&Loop, usize, &[&Array])>,
+    ) -> Vec<Array> {
+        let t = a.dtype();
+        let l = self.gemm_layout(a, b, dims);
+        let (nb, m, n, kk, sa, sb, shape) = (l.batch, l.m, l.n, l.k, l.sa, l.sb, l.shape.clone());
         let mut scalars = vec![
             nb as i64, m as i64, n as i64, kk as i64, sa[0], sa[1], sa[2], sb[0], sb[1], sb[2],
         ];
-        let mut bufs = vec![self.input(&a2), self.input(&b2)];
+        let mut bufs = vec![self.input(&l.a), self.input(&l.b)];
         let (src, outs) = match epilogue {
             None => {
                 let out = self.output(t, &shape);
-                let call = super::GemmCall {
-                    dtype: t,
-                    a: &bufs[0],
-                    b: &bufs[1],
-                    c: &out,
-                    batch: nb,
-                    m,
-                    n,
-                    k: kk,
-                    a_strides: sa,
-                    b_strides: sb,
-                };
                 // A library product where the runtime has one, else the template.
-                if nb * m * n > 0 && matches!(self.driver.gemm(&call), Some(Ok(()))) {
+                if self.library_gemm(&l, &bufs[0], &bufs[1], &out) {
                     return vec![Array::on_gpu(&shape, t, out)];
                 }
                 bufs.push(out.clone());
@@ -520,6 +558,17 @@ impl Backend for GpuDevice {
             return crate::backend::Dispatch(self).dot_general(a, b, dims);
         }
         self.gemm(a, b, dims, None).remove(0)
+    }
+
+    fn half_dot(&self, a: &Array, b: &Array, dims: &DotDims) -> Option<Array> {
+        if !self.driver.has_gemm(a.dtype()) {
+            return None;
+        }
+        let l = self.gemm_layout(a, b, dims);
+        let (ia, ib) = (self.input(&l.a), self.input(&l.b));
+        let out = self.output(a.dtype(), &l.shape);
+        self.library_gemm(&l, &ia, &ib, &out)
+            .then(|| Array::on_gpu(&l.shape, a.dtype(), out))
     }
 
     fn transpose(&self, a: &Array, perm: &[usize]) -> Array {

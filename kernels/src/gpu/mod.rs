@@ -74,6 +74,12 @@ pub trait Driver: Send + Sync {
         let _ = call;
         None
     }
+    /// Whether `gemm` may take products of `dtype` (asked before operands
+    /// are laid out for a product only a library would run).
+    fn has_gemm(&self, dtype: DType) -> bool {
+        let _ = dtype;
+        false
+    }
     /// A device that records kernels instead of running them (`record`):
     /// its "compiles" are not counted.
     fn records_only(&self) -> bool {

@@ -163,6 +163,21 @@ struct Cuda {
     blas: std::sync::OnceLock<Option<CudaBlas>>,
 }
 
+impl Cuda {
+    /// cuBLAS on this device's stream, made on first use.
+    fn blas(&self) -> Option<&CudaBlas> {
+        // SAFETY: only tries to open the library.
+        let present = unsafe { cudarc::cublas::sys::is_culib_present() };
+        self.blas
+            .get_or_init(|| {
+                present
+                    .then(|| CudaBlas::new(self.stream.clone()).ok())
+                    .flatten()
+            })
+            .as_ref()
+    }
+}
+
 /// A row-major `nr × nc` operand with element strides (`rs`, `cs`) as
 /// cuBLAS sees it: its column-major transpose (`N`, leading dimension `rs`)
 /// or itself (`T`, leading dimension `cs`); a stride along an axis of size
@@ -291,19 +306,15 @@ impl Driver for Cuda {
         .map_err(err)
     }
 
+    fn has_gemm(&self, dtype: crate::DType) -> bool {
+        use crate::DType;
+        matches!(dtype, DType::F32 | DType::F64 | DType::BF16 | DType::F16) && self.blas().is_some()
+    }
+
     /// Row-major `C = A·B` is column-major `Cᵀ = Bᵀ·Aᵀ`: the operands swap.
     fn gemm(&self, g: &GemmCall) -> Option<Result<(), String>> {
         use crate::DType;
-        // SAFETY: only tries to open the library.
-        let present = unsafe { cudarc::cublas::sys::is_culib_present() };
-        let blas = self
-            .blas
-            .get_or_init(|| {
-                present
-                    .then(|| CudaBlas::new(self.stream.clone()).ok())
-                    .flatten()
-            })
-            .as_ref()?;
+        let blas = self.blas()?;
         let (op_b, ld_b) = column_major(g.b_strides[1], g.b_strides[2], g.k, g.n)?;
         let (op_a, ld_a) = column_major(g.a_strides[1], g.a_strides[2], g.m, g.k)?;
         let int = |x: usize| i32::try_from(x).ok();
@@ -357,6 +368,48 @@ impl Driver for Cuda {
                     stride_c,
                     batch,
                 ),
+                // 16-bit operands and output, f32 accumulation (tensor cores):
+                // one rounding of the f32 sum, as the widened product gives.
+                DType::BF16 | DType::F16 => {
+                    use cudarc::cublas::sys::{
+                        cublasComputeType_t, cublasGemmAlgo_t, cublasStatus_t, cudaDataType,
+                    };
+                    let t = if g.dtype == DType::BF16 {
+                        cudaDataType::CUDA_R_16BF
+                    } else {
+                        cudaDataType::CUDA_R_16F
+                    };
+                    let (one, zero) = (1.0f32, 0.0f32);
+                    let status = cudarc::cublas::sys::cublasGemmStridedBatchedEx(
+                        *blas.handle(),
+                        op_b,
+                        op_a,
+                        n,
+                        m,
+                        k,
+                        (&one as *const f32).cast(),
+                        b as *const std::ffi::c_void,
+                        t,
+                        ld_b,
+                        g.b_strides[0],
+                        a as *const std::ffi::c_void,
+                        t,
+                        ld_a,
+                        g.a_strides[0],
+                        (&zero as *const f32).cast(),
+                        c as *mut std::ffi::c_void,
+                        t,
+                        n.max(1),
+                        stride_c,
+                        batch,
+                        cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                        cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                    );
+                    match status {
+                        cublasStatus_t::CUBLAS_STATUS_SUCCESS => Ok(()),
+                        e => return Some(Err(format!("cublasGemmStridedBatchedEx: {e:?}"))),
+                    }
+                }
                 _ => return None,
             }
         };
