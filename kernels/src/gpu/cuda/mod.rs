@@ -166,10 +166,10 @@ struct Cuda {
 impl Cuda {
     /// cuBLAS on this device's stream, made on first use.
     fn blas(&self) -> Option<&CudaBlas> {
-        // SAFETY: only tries to open the library.
-        let present = unsafe { cudarc::cublas::sys::is_culib_present() };
         self.blas
             .get_or_init(|| {
+                // SAFETY: only tries to open the library.
+                let present = unsafe { cudarc::cublas::sys::is_culib_present() };
                 present
                     .then(|| CudaBlas::new(self.stream.clone()).ok())
                     .flatten()
