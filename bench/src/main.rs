@@ -252,8 +252,8 @@ fn cpu_model() -> String {
 }
 
 fn main() {
-    // Before any thread starts (see `arr_kernels::cpu::blas::core_type`).
-    arr_kernels::cpu::blas::choose_core_type();
+    // Before any thread starts.
+    arr_kernels::prepare_process();
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| {
         args.iter()

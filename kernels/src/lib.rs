@@ -31,6 +31,13 @@ pub mod reference {
     pub use crate::cpu::{erf_inv_f32, erf_inv_f64, threefry_block};
 }
 pub use dtype::DType;
+
+/// What a binary does first thing, before any thread starts (the process
+/// environment is then safe to change): choose the BLAS kernels from the
+/// CPU's features (`cpu::blas::core_type`).
+pub fn prepare_process() {
+    cpu::blas::choose_core_type();
+}
 /// The 16-bit float element types of `Buffer::BF16` and `Buffer::F16`.
 pub use half::{bf16, f16};
 pub use kernel::{Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ScalarOp};

@@ -99,7 +99,7 @@ static ALLOCATOR: arr_kernels::memory::Counting = arr_kernels::memory::Counting;
 
 fn main() -> ExitCode {
     // Before any thread starts: the environment is then safe to change.
-    arr_kernels::cpu::blas::choose_core_type();
+    arr_kernels::prepare_process();
     let cli = Cli::parse();
     let worker = std::thread::Builder::new()
         .stack_size(EVAL_STACK_BYTES)
