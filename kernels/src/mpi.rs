@@ -207,14 +207,19 @@ fn exchange(
                 .immediate_receive_into_with_tag(scope, &mut **buf, *tag);
             pending.push((*from, req));
         }
-        let mut spins = 0u32;
+        let mut progressed = Instant::now();
+        let mut naps = 0u64;
         while !pending.is_empty() {
+            let before = pending.len();
             pending = pending
                 .into_iter()
                 .filter_map(|(p, r)| r.test().err().map(|r| (p, r)))
                 .collect();
             if pending.is_empty() {
                 break;
+            }
+            if pending.len() < before {
+                (progressed, naps) = (Instant::now(), 0);
             }
             let interrupted = crate::interrupt::requested();
             if interrupted || Instant::now() > deadline {
@@ -230,13 +235,18 @@ fn exchange(
                     why
                 });
             }
-            // Spin briefly (a peer a few microseconds behind), then sleep:
-            // ranks share cores, and a spinning rank starves the one it waits for.
-            spins += 1;
-            if spins < 64 {
+            // MPI moves a large message's fragments only inside `test`, so
+            // while data flows the loop must keep calling it: yield (not
+            // sleep) for a few milliseconds after the last completion — a
+            // 4 MB all-reduce took 28 ms with 1 ms naps, one per fragment.
+            // Past that the peer is late (still computing, or gone): nap,
+            // longer each time up to 250 µs, since ranks may share cores and
+            // a spinning rank starves the one it waits for.
+            if progressed.elapsed() < Duration::from_millis(5) {
                 std::thread::yield_now();
             } else {
-                std::thread::sleep(Duration::from_micros((spins as u64).min(1000)));
+                naps += 1;
+                std::thread::sleep(Duration::from_micros((naps * 10).min(250)));
             }
         }
     });

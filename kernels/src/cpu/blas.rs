@@ -43,6 +43,10 @@ pub struct Blas {
     dgemm: CblasGemm<f64>,
     /// What was loaded, for reports: "OpenBLAS 0.3.21 ... (Cooperlake)".
     pub name: String,
+    /// The library runs each call on the calling thread (OpenBLAS, set to
+    /// one thread when it loads), so callers may thread the work
+    /// themselves; false for a library that threads itself.
+    pub single_threaded: bool,
 }
 
 /// Library names tried in order when `ARR_BLAS` does not name one. Only
@@ -70,6 +74,20 @@ fn load(path: &str) -> Option<Blas> {
             let p = f();
             (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
         };
+        // One thread pool for every kernel: OpenBLAS's own threads spin
+        // after each call (tens of milliseconds), and on 2 cores they spun
+        // against rayon's elementwise workers for ~40% of a transformer
+        // step. With one thread per call, `linalg` splits products into
+        // row panels over rayon's threads, as it does for matrixmultiply,
+        // and device workers may call it at once.
+        let single_threaded =
+            match lib.get::<unsafe extern "C" fn(i32)>(b"openblas_set_num_threads\0") {
+                Ok(set) => {
+                    set(1);
+                    true
+                }
+                Err(_) => false,
+            };
         let name = match (
             text(b"openblas_get_config\0"),
             text(b"openblas_get_corename\0"),
@@ -85,6 +103,7 @@ fn load(path: &str) -> Option<Blas> {
             sgemm,
             dgemm,
             name,
+            single_threaded,
         })
     }
 }
@@ -142,6 +161,12 @@ pub fn get() -> Option<&'static Blas> {
         }
     })
     .as_ref()
+}
+
+/// Whether large products should be split over rayon's threads before they
+/// reach the BLAS (it runs each call on one thread), or handed to it whole.
+pub fn split_by_caller() -> bool {
+    get().is_none_or(|b| b.single_threaded)
 }
 
 /// Which matrix-product implementation large float products use.
@@ -212,14 +237,14 @@ pub fn gemm<T: BlasElem>(
     bcs: isize,
     c: &mut [T],
 ) -> bool {
-    // Device workers run several products at once; OpenBLAS's one thread
-    // pool, shared by all of them, is slower there than a GEMM per worker.
-    if crate::devices::on_device_worker() {
-        return false;
-    }
     let Some(blas) = get() else {
         return false;
     };
+    // Device workers run several products at once; a library's own thread
+    // pool, shared by all of them, is slower there than a GEMM per worker.
+    if !blas.single_threaded && crate::devices::on_device_worker() {
+        return false;
+    }
     let small = |v: usize| v >= 1 && v <= i32::MAX as usize;
     if !(small(m) && small(k) && small(n) && c.len() == m * n) {
         return false;

@@ -230,11 +230,12 @@ struct Strategy {
     /// Many small products: batches spread over threads (gemm itself only
     /// threads large products).
     parallel: bool,
-    /// BLAS for products big enough to amortise its call and thread
-    /// hand-off; each batch calls it from this thread, so its own threads
-    /// do the work.
+    /// BLAS (where there is one) for products big enough to amortise its call.
     use_blas: bool,
-    /// matrixmultiply in row panels over the rayon threads.
+    /// Row panels over the rayon threads, one gemm call each: always for
+    /// matrixmultiply, and for a BLAS that runs each call on one thread
+    /// (OpenBLAS as `blas` loads it), so products and elementwise kernels
+    /// share one thread pool.
     split: bool,
 }
 
@@ -245,7 +246,29 @@ fn strategy(p: &Problem) -> Strategy {
     Strategy {
         parallel,
         use_blas: !parallel && flops >= 1 << 16,
-        split: threads > 1 && !parallel && p.m >= 2 * threads && flops >= 1 << 21,
+        split: threads > 1
+            && !parallel
+            && p.m >= 2 * threads
+            && flops >= 1 << 21
+            && super::blas::split_by_caller(),
+    }
+}
+
+/// Rows of one product into `c`: through the BLAS when `use_blas` and it
+/// accepts them, else matrixmultiply; both polled for interrupts.
+#[allow(clippy::too_many_arguments)]
+fn product_rows<T: Gemm>(
+    stop: &Poll,
+    use_blas: bool,
+    mkn: (usize, usize, usize),
+    a: &[T],
+    av: (isize, isize, isize),
+    b: &[T],
+    bv: (isize, isize, isize),
+    c: &mut [T],
+) {
+    if !(use_blas && blas_polled(stop, mkn, a, av, b, bv, c)) {
+        gemm_polled(stop, mkn, a, av, b, bv, c)
     }
 }
 
@@ -356,24 +379,21 @@ fn dot_float<T: Gemm>(p: &Problem) -> Vec<T> {
         let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
         let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
         let (mkn, av, bv) = ((p.m, p.k, p.n), (ao, ars, acs), (bo, brs, bcs));
-        if use_blas && blas_polled(&stop, mkn, ad, av, bd, bv, c) {
-            return;
-        }
-        // matrixmultiply runs single-threaded (its own pool would compete
-        // with rayon's and with device workers); large products are split
-        // into row panels over the rayon threads instead.
+        // Each gemm call runs on one thread (a pool of its own would
+        // compete with rayon's and with device workers): large products
+        // are split into row panels over the rayon threads.
         if split {
             let rows = p.m.div_ceil(super::elem::threads());
             c.par_chunks_mut(rows * p.n)
                 .enumerate()
                 .for_each(|(i, part)| {
                     let m = part.len() / p.n;
-                    let a_off = ao + (i * rows) as isize * ars;
-                    gemm_polled(&stop, (m, p.k, p.n), ad, (a_off, ars, acs), bd, bv, part)
+                    let av = (ao + (i * rows) as isize * ars, ars, acs);
+                    product_rows(&stop, use_blas, (m, p.k, p.n), ad, av, bd, bv, part)
                 });
             return;
         }
-        gemm_polled(&stop, mkn, ad, av, bd, bv, c)
+        product_rows(&stop, use_blas, mkn, ad, av, bd, bv, c)
     };
     for_each_batch(&mut out, p, parallel, one);
     out
@@ -443,7 +463,7 @@ fn dot_epilogue<T: Gemm + KFloat>(
 /// afterwards. Where those calls are per thread — row panels of a large
 /// matrixmultiply product, batches of many small ones — each thread applies
 /// the epilogue to its part right after computing it, while it is in cache;
-/// after a single call (BLAS, which threads itself, or a small product) the
+/// after a single call (a small product, or a BLAS that threads itself) the
 /// epilogue runs over row panels on all cores.
 ///
 /// Why not panels small enough for L2: each gemm call packs the whole rhs
@@ -460,7 +480,7 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
     let st = strategy(p);
     let threads = super::elem::threads();
     // Rows [r0, r0 + c.len() / n) of batch `bi` of the product into `c`,
-    // through matrixmultiply, as `dot_float` computes them.
+    // as `dot_float` computes them.
     let stop = Poll::here();
     let gemm_rows = |bi: usize, r0: usize, c: &mut [T]| {
         if stop.requested() {
@@ -474,7 +494,8 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
         let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
         let a_off = ao + r0 as isize * ars;
         let mkn = (c.len() / n, p.k, n);
-        gemm_polled(&stop, mkn, ad, (a_off, ars, acs), bd, (bo, brs, bcs), c)
+        let (av, bv) = ((a_off, ars, acs), (bo, brs, bcs));
+        product_rows(&stop, st.use_blas, mkn, ad, av, bd, bv, c)
     };
     // The epilogue over a computed batch `c` of the product, on all cores.
     let epilogue_all = |c: &[T], base: usize, stores: &mut [Vec<T>]| {
@@ -506,28 +527,11 @@ fn run_dot_epilogue<T: Gemm + KFloat>(p: &Problem, epi: &Epilogue<T>, stores: &m
                 epi.run_panel(cb, bi * mn, &mut out);
             });
     } else {
-        // `blas::gemm` declines on device workers.
-        let blas = super::blas::get().is_some() && !crate::devices::on_device_worker();
         for (bi, cb) in c.chunks_mut(mn).enumerate() {
             let base = bi * mn;
-            let (ao, bo) = (batch_offset(lv, bi), batch_offset(rv, bi));
-            let (ars, acs, brs, bcs) = (lv.row_stride, lv.col_stride, rv.row_stride, rv.col_stride);
-            if st.use_blas
-                && blas
-                && p.k > 0
-                && blas_polled(
-                    &stop,
-                    (m, p.k, n),
-                    ad,
-                    (ao, ars, acs),
-                    bd,
-                    (bo, brs, bcs),
-                    cb,
-                )
-            {
-                epilogue_all(cb, base, stores);
-            } else if st.split {
-                // matrixmultiply's row panels, one per thread, as `dot_float`.
+            if st.split {
+                // Row panels, one per thread, as `dot_float`; each thread
+                // runs the epilogue on its panel while it is in cache.
                 let rows = m.div_ceil(threads);
                 let outs = panel_stores(stores, base, mn, rows * n);
                 cb.par_chunks_mut(rows * n)
