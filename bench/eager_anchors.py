@@ -6,6 +6,7 @@ measurements taken on the same machine at the same time.
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -97,11 +98,57 @@ def jax_anchors(x, repeat):
     return out
 
 
+# The transformer's sizes, as the shared anchors.py reads them:
+# TSIZES=B,T,D,H,L,V (batch, sequence, width, heads, layers, vocabulary).
+TB, TT, TD, TH, TL, TV = [int(v) for v in os.environ.get("TSIZES", "8,64,128,4,2,256").split(",")]
+
+# A collective in compiled HLO: its result type, its op, and its replica groups
+# (explicit `{{0,1},{2,3}}` or iota `[2,4]<=[8]`).
+HLO_COLLECTIVE = re.compile(
+    r"= (\(.*?\)|\S+) (all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute)(?:-start)?\((.*)$")
+HLO_SHAPE = re.compile(r"(pred|[suf]\d+|bf16)\[([\d,]*)\]")
+DTYPE_BYTES = {"pred": 1, "bf16": 2}
+
+
+def hlo_collectives(hlo):
+    """(count, bytes sent per device) of the collectives of compiled HLO,
+    counted as arr's plan counts them: an all-reduce of B bytes over n
+    devices sends 2B(n-1)/n, an all-gather of a B-byte block B(n-1), the
+    others their operand's bytes."""
+    count, sent = 0, 0
+    for line in hlo.splitlines():
+        m = HLO_COLLECTIVE.search(line)
+        if not m:
+            continue
+        result, op, rest = m.groups()
+        nbytes = 0
+        for dt, dims in HLO_SHAPE.findall(result):
+            size = DTYPE_BYTES.get(dt) or int(dt[1:]) // 8
+            for d in filter(None, dims.split(",")):
+                size *= int(d)
+            nbytes += size
+        g = re.search(r"replica_groups=\[(\d+),(\d+)\]", rest)
+        if g:
+            n = int(g.group(2))
+        else:
+            g = re.search(r"replica_groups=\{\{([\d,]*)\}", rest)
+            n = len(g.group(1).split(",")) if g else 1
+        count += 1
+        if op == "all-reduce":
+            sent += 2 * nbytes * (n - 1) // max(n, 1)
+        elif op == "all-gather":
+            sent += nbytes * (n - 1) // max(n, 1)
+        else:
+            sent += nbytes
+    return count, sent
+
+
 def transformer_anchors(repeat):
-    """w10 (a GPT training step under jit) and w12 (its first call): the
-    transformer of the benchmark's anchor list, with the same names as
-    arr's version of it (arr-bench's WORKLOADS)."""
-    if not want("w10", "w12"):
+    """w10 (a GPT training step under jit), w12 (its first call) and w11 (w10
+    sharded over a (2, 4) mesh): the transformer of the benchmark's anchor
+    list, with the same names as arr's version of it (arr-bench's
+    WORKLOADS) and the same code as the shared anchors.py."""
+    if not want("w10", "w12", "w11"):
         return {}
     try:
         import jax
@@ -109,7 +156,6 @@ def transformer_anchors(repeat):
         from jax import random
     except ImportError:
         return {}
-    TL, TD, TH, TT, TB, TV = 2, 128, 4, 64, 8, 256
     ks = random.split(random.key(0), 2 + 4 * TL)
     p = {"emb": random.normal(ks[0], (TV, TD)) * 0.02, "layers": []}
     for i in range(TL):
@@ -153,11 +199,30 @@ def transformer_anchors(repeat):
 
     tok = random.randint(random.key(1), (TB, TT), 0, TV)
     tgt = random.randint(random.key(2), (TB, TT), 0, TV)
-    t = time.perf_counter()
-    jstep = jax.jit(step)
-    jax.block_until_ready(jstep(p, tok, tgt))
-    out = {"w12": (time.perf_counter() - t) * 1e3}
-    out["w10"] = median_ms(lambda: jax.block_until_ready(jstep(p, tok, tgt)), max(repeat, 10))
+    out = {}
+    if want("w10", "w12"):
+        t = time.perf_counter()
+        jstep = jax.jit(step)
+        jax.block_until_ready(jstep(p, tok, tgt))
+        out["w12"] = (time.perf_counter() - t) * 1e3
+        out["w10"] = median_ms(lambda: jax.block_until_ready(jstep(p, tok, tgt)), max(repeat, 10))
+        # What XLA's compiled step allocates besides its arguments: the
+        # anchor of arr's peak-memory row for w10.
+        mem = jstep.lower(p, tok, tgt).compile().memory_analysis()
+        if mem is not None:
+            out["w10_jax_mb"] = (mem.temp_size_in_bytes + mem.output_size_in_bytes) / 1e6
+    if want("w11") and len(jax.devices()) >= 8:
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        m = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+        s = lambda *spec: NamedSharding(m, P(*spec))  # noqa: E731
+        layer = {"wqkv": s(None, "model"), "wo": s("model", None), "w1": s(None, "model"),
+                 "w2": s("model", None), "g1": s(None), "g2": s(None)}
+        lay = {"emb": s(None, None), "layers": [layer] * TL}
+        f = jax.jit(step, in_shardings=(lay, s("data", None), s("data", None)),
+                    out_shardings=(s(), lay))
+        out["w11_collectives"], out["w11_bytes"] = hlo_collectives(
+            f.lower(p, tok, tgt).compile().as_text())
+        out["w11"] = median_ms(lambda: jax.block_until_ready(f(p, tok, tgt)), max(repeat, 10))
     return out
 
 

@@ -42,7 +42,7 @@ struct Row {
     anchor_key: &'static str,
     target: f64,
     /// The floor: bytes moved over bandwidth, or another bound, as text.
-    floor: &'static str,
+    floor: String,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -175,7 +175,6 @@ def w5_first():
     return pmap(lambda p, x, y: pstep_fn(p, x, y), axis_name="d")(prep, xs5, ys5)
 
 # w10: a GPT training step (the transformer of ANCHORS.md, same names).
-TL, TD, TH, TT, TB, TV = 2, 128, 4, 64, 8, 256
 tks = random.split(random.key(0), 2 + 4 * TL)
 tparams = {"emb": random.normal(tks[0], (TV, TD)) * 0.02, "layers": []}
 for i in range(TL):
@@ -224,7 +223,80 @@ def w10():
     return jtstep(tparams, ttok, ttgt)
 def w12():
     return jit(lambda p, a, b: tstep(p, a, b))(tparams, ttok, ttgt)
+
+# w11: w10 on a (2, 4) mesh, batch over 'data' and Megatron layouts over
+# 'model', with the shardings of the shared anchors.py.
+m11 = mesh((2, 4), ("data", "model"))
+s11 = lambda *spec: NamedSharding(m11, P(*spec))
+layer11 = {"wqkv": s11(None, "model"), "wo": s11("model", None), "w1": s11(None, "model"),
+           "w2": s11("model", None), "g1": s11(None), "g2": s11(None)}
+lay11 = {"emb": s11(None, None), "layers": [layer11] * TL}
+jt11 = jit(tstep, in_shardings=(lay11, s11("data", None), s11("data", None)),
+           out_shardings=(s11(), lay11))
+def w11():
+    return jt11(tparams, ttok, ttgt)
+def w11_plan():
+    return jt11.plan(tparams, ttok, ttgt)
 "#;
+
+/// The transformer's sizes (w10-w12), in the order of the shared anchors'
+/// `TSIZES`: batch, sequence, width, heads, layers, vocabulary.
+#[derive(Clone, Copy)]
+struct Sizes {
+    b: usize,
+    t: usize,
+    d: usize,
+    h: usize,
+    l: usize,
+    v: usize,
+}
+
+impl Sizes {
+    fn parse(text: &str) -> Result<Sizes, String> {
+        let v: Vec<usize> = text
+            .split(',')
+            .map(|x| x.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("--tsizes {text}: {e}"))?;
+        let &[b, t, d, h, l, v] = v.as_slice() else {
+            return Err(format!("--tsizes {text}: give six sizes B,T,D,H,L,V"));
+        };
+        if [b, t, d, h, l, v].contains(&0) || d % h != 0 || b % 2 != 0 || d % 4 != 0 {
+            return Err(format!(
+                "--tsizes {text}: sizes must be positive, D a multiple of H and of 4, and B \
+                 even (w11 splits the batch over 2 devices and the width over 4)"
+            ));
+        }
+        Ok(Sizes { b, t, d, h, l, v })
+    }
+
+    fn text(&self) -> String {
+        let Sizes { b, t, d, h, l, v } = *self;
+        format!("{b},{t},{d},{h},{l},{v}")
+    }
+
+    /// Flops of one training step: 6 per parameter and token (forward and
+    /// backward of the products), plus the attention products
+    /// (QK^T and AV: 4·B·T²·D a layer forward, three times that in all).
+    fn step_flops(&self) -> f64 {
+        let Sizes { b, t, d, l, v, .. } = *self;
+        let params = (v * d + l * (12 * d * d + 2 * d)) as f64;
+        let tokens = (b * t) as f64;
+        6.0 * params * tokens + 12.0 * (b * t * t * d * l) as f64
+    }
+}
+
+static SIZES: std::sync::OnceLock<Sizes> = std::sync::OnceLock::new();
+
+fn sizes() -> Sizes {
+    *SIZES.get().expect("sizes are set in main")
+}
+
+/// The workloads' arr source, with the transformer's sizes.
+fn workloads() -> String {
+    let Sizes { b, t, d, h, l, v } = sizes();
+    format!("TL, TD, TH, TT, TB, TV = {l}, {d}, {h}, {t}, {b}, {v}\n{WORKLOADS}")
+}
 
 /// The CPU's model name and the vector features the kernels use.
 fn cpu_model() -> String {
@@ -270,15 +342,30 @@ fn main() {
         .map(|s| s.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
+    let tsizes = flag("--tsizes")
+        .or_else(|| std::env::var("TSIZES").ok())
+        .unwrap_or_else(|| "8,64,128,4,2,256".into());
+    let tsizes = Sizes::parse(&tsizes).unwrap_or_else(|e| {
+        eprintln!("arr-bench: {e}");
+        std::process::exit(2)
+    });
+    SIZES.set(tsizes).ok();
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
     println!("cpu: {}", cpu_model());
     println!(
         "matrix products: {}",
         arr_kernels::backend::default().matmul_library()
     );
+    {
+        let Sizes { b, t, d, h, l, v } = tsizes;
+        println!(
+            "transformer (w10-w12, --tsizes B,T,D,H,L,V): batch {b}, sequence {t}, width {d}, \
+             {h} heads, {l} layers, vocabulary {v}"
+        );
+    }
     let mut session = arr_stdlib::session();
     session
-        .run_script("<bench>", WORKLOADS)
+        .run_script("<bench>", &workloads())
         .expect("workloads load");
     let mut rows = vec![
         Row {
@@ -288,7 +375,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w1",
             target: f64::NAN,
-            floor: "compute-bound (sin); #4 vectorises it",
+            floor: "compute-bound (sin); #4 vectorises it".into(),
         },
         Row {
             id: "w1b",
@@ -297,7 +384,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w1b",
             target: 1.0,
-            floor: "80 MB moved at least",
+            floor: "80 MB moved at least".into(),
         },
         Row {
             id: "w2",
@@ -306,7 +393,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w2",
             target: 1.0,
-            floor: "40 MB read at least",
+            floor: "40 MB read at least".into(),
         },
         Row {
             id: "w8",
@@ -315,7 +402,7 @@ fn main() {
             anchor: "CPython",
             anchor_key: "w8",
             target: 1.0,
-            floor: "interpreter dispatch",
+            floor: "interpreter dispatch".into(),
         },
         Row {
             id: "w9",
@@ -324,7 +411,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w9",
             target: 0.5,
-            floor: "per-op dispatch",
+            floor: "per-op dispatch".into(),
         },
         Row {
             id: "w9_interp",
@@ -333,7 +420,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w9",
             target: f64::NAN,
-            floor: "per-op dispatch",
+            floor: "per-op dispatch".into(),
         },
         Row {
             id: "w1_jit",
@@ -342,7 +429,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w1_jit",
             target: 0.5,
-            floor: "compute-bound: vectorised sin",
+            floor: "compute-bound: vectorised sin".into(),
         },
         Row {
             id: "w1b_jit",
@@ -351,7 +438,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w1b_jit",
             target: 0.5,
-            floor: "80 MB moved; see copy row",
+            floor: "80 MB moved; see copy row".into(),
         },
         Row {
             id: "copy",
@@ -360,7 +447,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "copy",
             target: f64::NAN,
-            floor: "w1b_jit should be within 1.5x of this",
+            floor: "w1b_jit should be within 1.5x of this".into(),
         },
         Row {
             id: "w2_jit",
@@ -369,7 +456,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w2_jit",
             target: 1.1,
-            floor: "40 MB read",
+            floor: "40 MB read".into(),
         },
         Row {
             id: "w3_1024",
@@ -378,7 +465,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w3_1024",
             target: 1.25,
-            floor: "2.1 GFLOP; ~190 GFLOP/s peak",
+            floor: "2.1 GFLOP; ~190 GFLOP/s peak".into(),
         },
         Row {
             id: "w3_2048",
@@ -387,7 +474,7 @@ fn main() {
             anchor: "NumPy",
             anchor_key: "w3_2048",
             target: 1.25,
-            floor: "17.2 GFLOP; ~190 GFLOP/s peak",
+            floor: "17.2 GFLOP; ~190 GFLOP/s peak".into(),
         },
         Row {
             id: "w4",
@@ -396,7 +483,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w4_jit",
             target: f64::NAN,
-            floor: "≈ 0.6 GFLOP a step",
+            floor: "≈ 0.6 GFLOP a step".into(),
         },
         Row {
             id: "w4_jit",
@@ -405,7 +492,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w4_jit",
             target: 1.0,
-            floor: "≈ 0.6 GFLOP a step",
+            floor: "≈ 0.6 GFLOP a step".into(),
         },
         Row {
             id: "w4_donate",
@@ -414,7 +501,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w4_jit",
             target: 1.0,
-            floor: "≈ 0.6 GFLOP a step",
+            floor: "≈ 0.6 GFLOP a step".into(),
         },
         Row {
             id: "w5",
@@ -423,7 +510,7 @@ fn main() {
             anchor: "JAX pmap",
             anchor_key: "w5",
             target: 1.0,
-            floor: "same flops as w4",
+            floor: "same flops as w4".into(),
         },
         Row {
             id: "w5_first",
@@ -432,7 +519,7 @@ fn main() {
             anchor: "JAX pmap",
             anchor_key: "w5_first",
             target: 0.1,
-            floor: "compile latency",
+            floor: "compile latency".into(),
         },
         Row {
             id: "w6",
@@ -441,16 +528,31 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w6",
             target: 0.1,
-            floor: "compile latency",
+            floor: "compile latency".into(),
         },
         Row {
             id: "w10",
-            what: "GPT training step under jit: 2 layers, d=128, T=64, batch 8",
+            what: "GPT training step under jit (sizes above)",
             arr_ms: 0.0,
             anchor: "JAX jit",
             anchor_key: "w10",
             target: 1.0,
-            floor: "≈ 1.4 GFLOP a step (6·params·tokens + attention)",
+            floor: format!(
+                "{:.2} GFLOP a step (6·params·tokens + attention)",
+                tsizes.step_flops() / 1e9
+            ),
+        },
+        Row {
+            id: "w11",
+            what: "w10 by sharded jit on a (2, 4) mesh: batch over 'data', Megatron over 'model'",
+            arr_ms: 0.0,
+            anchor: "JAX sharded jit",
+            anchor_key: "w11",
+            target: 1.0,
+            floor: format!(
+                "{:.2} GFLOP a step over 8 devices on the machine's cores",
+                tsizes.step_flops() / 1e9
+            ),
         },
         Row {
             id: "w12",
@@ -459,7 +561,7 @@ fn main() {
             anchor: "JAX jit",
             anchor_key: "w12",
             target: 0.1,
-            floor: "compile latency",
+            floor: "compile latency".into(),
         },
     ];
     rows.retain(|r| wanted(r.id) || (r.id == "copy" && wanted("w1b_jit")));
@@ -498,7 +600,7 @@ fn main() {
             anchor: "python+numpy",
             target: f64::NAN,
             anchor_key: "w7",
-            floor: "target: under 20 ms",
+            floor: "target: under 20 ms".into(),
         });
     }
 
@@ -511,6 +613,7 @@ fn main() {
     for round in 0..2 {
         let out = Command::new(&python)
             .env("ARR_BENCH_ONLY", only.join(","))
+            .env("TSIZES", tsizes.text())
             .arg(&script)
             .arg(repeat.to_string())
             .output();
@@ -536,7 +639,7 @@ fn main() {
             // Re-time arr between the two anchor rounds, keeping its faster median too.
             let mut session = arr_stdlib::session();
             session
-                .run_script("<bench>", WORKLOADS)
+                .run_script("<bench>", &workloads())
                 .expect("workloads load");
             for row in rows
                 .iter_mut()
@@ -580,10 +683,13 @@ fn main() {
         );
     }
     print_devices(&rows, &anchors, flag("--device"), repeat, &wanted);
+    if wanted("w11") {
+        print_w11_collectives(&anchors);
+    }
     if wanted("mm_2dev") {
         let mut session = arr_stdlib::session();
         session
-            .run_script("<bench>", WORKLOADS)
+            .run_script("<bench>", &workloads())
             .expect("workloads load");
         let one = time_arr(&mut session, "mm_1dev", repeat);
         let two = time_arr(&mut session, "mm_2dev", repeat);
@@ -596,8 +702,71 @@ fn main() {
         );
     }
     if only.is_empty() {
-        print_peaks();
+        print_peaks(&anchors);
     }
+}
+
+/// w11's collectives: how many arr's partitioned step runs and the bytes
+/// each device sends, from its plan, beside JAX's (counted in its compiled
+/// HLO by the anchor script, with the same byte counts per collective).
+fn print_w11_collectives(anchors: &std::collections::HashMap<String, serde_like::Num>) {
+    let mut session = arr_stdlib::session();
+    session
+        .run_script("<bench>", &workloads())
+        .expect("workloads load");
+    let func = session.get("w11_plan").expect("w11_plan");
+    let plan = match session.interp.call(&func, vec![], vec![]) {
+        Ok(arr_runtime::Value::Str(s)) => s.to_string(),
+        Ok(other) => format!("{other:?}"),
+        Err(e) => panic!("w11_plan failed:\n{e}"),
+    };
+    let (count, bytes) = plan_totals(&plan);
+    let jax = |k: &str| anchors.get(k).map(|n| n.0);
+    let (jc, jb) = (jax("w11_collectives"), jax("w11_bytes"));
+    let verdict = match jb {
+        Some(jb) if bytes as f64 <= jb => "met",
+        Some(_) => "MISSED",
+        None => "no anchor",
+    };
+    println!();
+    println!(
+        "w11 collectives per step: arr {count} sending {:.2} MB per device; JAX {} sending {} \
+         (target: no more bytes than JAX: {verdict})",
+        bytes as f64 / 1e6,
+        jc.map_or("n/a".into(), |c| format!("{c:.0}")),
+        jb.map_or("n/a".into(), |b| format!("{:.2} MB", b / 1e6)),
+    );
+}
+
+/// The number of collectives in a sharded jit's plan text and the bytes
+/// they send per device: one numbered line each, bytes as `12.5 KiB sent`.
+fn plan_totals(plan: &str) -> (usize, u64) {
+    let mut count = 0;
+    let mut bytes = 0.0;
+    for line in plan.lines() {
+        let t = line.trim_start();
+        let numbered = t
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if !numbered {
+            continue;
+        }
+        count += 1;
+        if let Some(before) = t.split(" sent per device").next() {
+            let mut words = before.rsplit(' ');
+            let unit = words.next().unwrap_or("");
+            let value: f64 = words.next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            let scale = match unit {
+                "B" => 1.0,
+                "KiB" => 1024.0,
+                "MiB" => 1024.0 * 1024.0,
+                "GiB" => 1024.0 * 1024.0 * 1024.0,
+                _ => 0.0,
+            };
+            bytes += value * scale;
+        }
+    }
+    (count, bytes as u64)
 }
 
 /// The workloads timed on each GPU device, waiting for the device at the end
@@ -647,7 +816,7 @@ fn print_devices(
         arr_kernels::gpu::set_thread_default(Some(device));
         let mut session = arr_stdlib::session();
         session
-            .run_script("<bench>", WORKLOADS)
+            .run_script("<bench>", &workloads())
             .expect("workloads load");
         let mut wrappers = String::new();
         for (id, _) in &ids {
@@ -701,10 +870,10 @@ fn print_devices(
 }
 
 /// Peak memory of single calls, beyond what was live before (inputs).
-fn print_peaks() {
+fn print_peaks(anchors: &std::collections::HashMap<String, serde_like::Num>) {
     let mut session = arr_stdlib::session();
     session
-        .run_script("<bench>", WORKLOADS)
+        .run_script("<bench>", &workloads())
         .expect("workloads load");
     println!();
     println!(
@@ -721,6 +890,8 @@ fn print_peaks() {
         ("w4_jit", f64::NAN),
         // Donated parameters take the new ones: w4_jit less their 1.6 MB.
         ("w4_donate", f64::NAN),
+        // What XLA's compiled step allocates (temporaries and outputs).
+        ("w10", anchors.get("w10_jax_mb").map_or(f64::NAN, |n| n.0)),
     ] {
         let mb = peak_during(&mut session, id);
         let verdict = if bound.is_nan() {
@@ -733,7 +904,7 @@ fn print_peaks() {
         let bound = if bound.is_nan() {
             "-".to_string()
         } else {
-            format!("≤ {bound:.0}")
+            format!("≤ {bound:.1}")
         };
         println!("| {id} | {mb:.1} | {bound} | {verdict} |");
     }

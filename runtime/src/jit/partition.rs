@@ -75,6 +75,10 @@ struct Partitioner<'a> {
     plan: RefCell<Vec<PlannedCollective>>,
     /// The source position of the global equation being partitioned.
     line: RefCell<Option<Arc<str>>>,
+    /// Values already resharded: (value, from, to, result). The three
+    /// slices `split` takes of one split product (q, k and v) gather it
+    /// once, not three times.
+    resharded: RefCell<Vec<(Tensor, Spec, Spec, Tensor)>>,
 }
 
 impl Partitioner<'_> {
@@ -138,6 +142,30 @@ impl Partitioner<'_> {
 
     /// `x` (local, laid out by `from`) laid out by `to` instead.
     fn reshard(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
+        if from == to {
+            return Ok(x.clone());
+        }
+        // Only traced values: a concrete one may be a view of a shared buffer.
+        let traced = matches!(x, Tensor::Traced(_));
+        let done = self
+            .resharded
+            .borrow()
+            .iter()
+            .find(|(v, f, t, _)| traced && v.same(x) && f == from && t == to)
+            .map(|(.., y)| y.clone());
+        if let Some(y) = done {
+            return Ok(y);
+        }
+        let y = self.reshard_new(x, from, to, because)?;
+        if traced {
+            self.resharded
+                .borrow_mut()
+                .push((x.clone(), from.clone(), to.clone(), y.clone()));
+        }
+        Ok(y)
+    }
+
+    fn reshard_new(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
         let mut x = x.clone();
         let mut now = from.clone();
         for d in 0..from.len() {
@@ -338,6 +366,7 @@ pub fn partition(
         mesh,
         plan: RefCell::new(Vec::new()),
         line: RefCell::new(None),
+        resharded: RefCell::new(Vec::new()),
     };
     let out_specs = RefCell::new(Vec::new());
     let compiled = compile_for_mesh(mesh, &local, |ts| {

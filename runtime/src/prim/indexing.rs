@@ -12,14 +12,15 @@ use super::{
     one_type, ty, zero_tangents, Aval, Avals, Outs, Prim,
 };
 use crate::error::{Error, Result};
-use crate::jit::partition::{Local, Spmd};
+use crate::jit::partition::{parts, Local, Spec, Spmd};
 use crate::tensor::Tensor;
 use crate::transform::batch::{to_front, Bdims};
+use crate::transform::collective::CollectiveOp;
 use crate::transform::jvp::{instantiate, Tangents};
 use crate::transform::linear::LinIn;
 use crate::transform::ops::*;
 use arr_kernels::Backend as _;
-use arr_kernels::{Array, BinaryOp, DType, ScatterMode, Shape};
+use arr_kernels::{Array, BinaryOp, DType, ReduceOp, ScatterMode, Shape};
 use smallvec::smallvec;
 
 // ---------------------------------------------------------------------------
@@ -420,12 +421,100 @@ fn flat_batched(
 // Partitioning: every indexing primitive runs replicated, on whole
 // operands (an index may point into any device's block).
 
-pub fn partition_gather(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// The layouts a gather or scatter along `axis` runs in locally: the
+/// operand's with the indexed axis whole (an index may point anywhere
+/// along it), and the indices' with the mesh axes the operand's other
+/// dimensions use left out (one mesh axis cannot split two dimensions of
+/// the result). The indices' dimensions keep their split otherwise: a
+/// batch-split embedding lookup stays on each device's own tokens.
+fn indexed_layouts(axis: usize, operand: &Spec, indices: &Spec) -> (Spec, Spec) {
+    let mut a = operand.clone();
+    a[axis].clear();
+    let used: Vec<usize> = a.iter().flatten().copied().collect();
+    let idx = indices
+        .iter()
+        .map(|d| d.iter().copied().filter(|m| !used.contains(m)).collect())
+        .collect();
+    (a, idx)
 }
 
+/// The layout of a gather's result (and a scatter's updates): the
+/// operand's dimensions before `axis`, the indices', the operand's after.
+fn gathered_layout(axis: usize, operand: &Spec, indices: &Spec) -> Spec {
+    let mut out: Spec = operand[..axis].to_vec();
+    out.extend(indices.iter().cloned());
+    out.extend(operand[axis + 1..].iter().cloned());
+    out
+}
+
+/// Each device gathers its block of the result from its block of the
+/// operand, whole along the indexed axis (`indexed_layouts`).
+pub fn partition_gather(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    let Prim::Gather { axis } = *prim else {
+        unreachable!("partition_gather takes a gather")
+    };
+    let [(a, sa), (idx, si)]: [Local; 2] = ins.try_into().expect("two operands");
+    let (ka, ki) = indexed_layouts(axis, &sa, &si);
+    let a = cx.reshard(&a, &sa, &ka, "gather along a split dimension")?;
+    let idx = cx.reshard(&idx, &si, &ki, "gather: indices split like the operand")?;
+    let spec = gathered_layout(axis, &ka, &ki);
+    Ok(vec![(bind(prim, [a, idx])?.swap_remove(0), spec)])
+}
+
+/// Each device scatters its block of the updates into its block of the
+/// operand (whole along the indexed axis). Where the indices are split,
+/// each device holds only some of the updates of its block: a
+/// scatter-add adds them into zeros, sums those over the mesh axes that
+/// split the indices, and adds the operand once (the transpose of a
+/// batch-split embedding lookup: one all-reduce, as the gradient needs
+/// anyway); a scatter that sets gathers the indices whole first, as the
+/// last update to an element must win.
 pub fn partition_scatter(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+    let Prim::Scatter { axis, mode } = *prim else {
+        unreachable!("partition_scatter takes a scatter")
+    };
+    let [(a, sa), (idx, si), (upd, su)]: [Local; 3] = ins.try_into().expect("three operands");
+    let (ka, mut ki) = indexed_layouts(axis, &sa, &si);
+    let split: Vec<usize> = ki.iter().flatten().copied().collect();
+    // Bytes each device sends either way: gathering the indices and their
+    // updates whole, or summing its partial result (what XLA weighs too).
+    let bytes = |t: &Tensor| t.shape().iter().product::<usize>() * t.dtype().size_bytes();
+    let mesh = cx.mesh();
+    let upd_split: Vec<usize> = su[axis..axis + si.len()]
+        .iter()
+        .flatten()
+        .copied()
+        .collect();
+    let gather_cost =
+        bytes(&idx) * (parts(mesh, &split) - 1) + bytes(&upd) * (parts(mesh, &upd_split) - 1);
+    let sum_cost: usize = split
+        .iter()
+        .map(|&m| 2 * bytes(&a) * parts(mesh, &sa[axis]) * (mesh.shape[m] - 1) / mesh.shape[m])
+        .sum();
+    if mode == ScatterMode::Set || gather_cost <= sum_cost {
+        ki = crate::jit::partition::replicated(ki.len());
+    }
+    let ku = gathered_layout(axis, &ka, &ki);
+    let a = cx.reshard(&a, &sa, &ka, "scatter along a split dimension")?;
+    let idx = cx.reshard(&idx, &si, &ki, "scatter: indices gathered whole")?;
+    let upd = cx.reshard(&upd, &su, &ku, "scatter: updates laid out as indexed")?;
+    let split: Vec<usize> = ki.iter().flatten().copied().collect();
+    if split.is_empty() {
+        return Ok(vec![(bind(prim, [a, idx, upd])?.swap_remove(0), ka)]);
+    }
+    let mut y = bind(prim, [zeros(a.shape(), a.dtype())?, idx, upd])?.swap_remove(0);
+    for m in split {
+        y = cx.collective(
+            CollectiveOp::AllReduce(ReduceOp::Sum),
+            m,
+            &y,
+            &format!(
+                "scatter_add of updates split by '{}'",
+                cx.mesh().axis_names[m]
+            ),
+        )?;
+    }
+    Ok(vec![(add(&a, &y)?, ka)])
 }
 
 pub fn partition_iota(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {

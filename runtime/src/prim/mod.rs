@@ -789,9 +789,13 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
             movement::partition_broadcast_in_dim(cx, shape, dims, ins)
         }
         Prim::Reshape(shape) => movement::partition_reshape(prim, cx, shape, ins),
-        Prim::Slice { .. } => movement::partition_slice(prim, cx, ins),
+        Prim::Slice {
+            start,
+            limit,
+            stride,
+        } => movement::partition_slice(cx, start, limit, stride, ins),
         Prim::Rev(_) => movement::partition_rev(prim, cx, ins),
-        Prim::Pad { .. } => movement::partition_pad(prim, cx, ins),
+        Prim::Pad { lo, hi, interior } => movement::partition_pad(prim, cx, lo, hi, interior, ins),
         Prim::Concatenate { .. } => movement::partition_concatenate(prim, cx, ins),
         Prim::Gather { .. } => indexing::partition_gather(prim, cx, ins),
         Prim::Scatter { .. } => indexing::partition_scatter(prim, cx, ins),

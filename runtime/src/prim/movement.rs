@@ -618,10 +618,31 @@ fn reshape_spec(mesh: &Mesh, from: &[usize], to: &[usize], s: &Spec) -> Option<S
     Some(spec)
 }
 
-/// Runs replicated: a slice of a split dimension takes parts of several
-/// devices' blocks.
-pub fn partition_slice(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// A slice keeps the layout of the dimensions it takes whole; the ones it
+/// cuts are gathered first (their elements cross block boundaries).
+pub fn partition_slice(
+    cx: &Spmd,
+    start: &[usize],
+    limit: &[usize],
+    stride: &[usize],
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    let (x, s) = ins.into_iter().next().expect("one operand");
+    let from = global_shape(cx.mesh(), &(x.clone(), s.clone()));
+    let whole = |d: usize| start[d] == 0 && limit[d] == from[d] && stride[d] == 1;
+    let keep: Spec = (0..s.len())
+        .map(|d| if whole(d) { s[d].clone() } else { Vec::new() })
+        .collect();
+    let x = cx.reshard(&x, &s, &keep, "slice of a split dimension")?;
+    let limit: Vec<usize> = (0..keep.len())
+        .map(|d| limit[d] / parts(cx.mesh(), &keep[d]))
+        .collect();
+    let p = Prim::Slice {
+        start: start.to_vec(),
+        limit,
+        stride: stride.to_vec(),
+    };
+    Ok(vec![(bind(&p, [x])?.swap_remove(0), keep)])
 }
 
 /// Runs replicated: reversing a split dimension also reverses the order of
@@ -630,9 +651,34 @@ pub fn partition_rev(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Loca
     cx.replicated(prim, ins)
 }
 
-/// Runs replicated: padding moves elements across block boundaries.
-pub fn partition_pad(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// Padding keeps the layout of the dimensions it leaves alone; the ones it
+/// pads are gathered first (their elements move across block boundaries).
+pub fn partition_pad(
+    prim: &Prim,
+    cx: &Spmd,
+    lo: &[usize],
+    hi: &[usize],
+    interior: &[usize],
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    let [(x, s), (v, sv)]: [Local; 2] = ins.try_into().expect("two operands");
+    let keep: Spec = (0..s.len())
+        .map(|d| {
+            if lo[d] == 0 && hi[d] == 0 && interior[d] == 0 {
+                s[d].clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let x = cx.reshard(&x, &s, &keep, "pad of a split dimension")?;
+    let v = cx.reshard(
+        &v,
+        &sv,
+        &sv.iter().map(|_| Vec::new()).collect(),
+        "pad value",
+    )?;
+    Ok(vec![(bind(prim, [x, v])?.swap_remove(0), keep)])
 }
 
 /// Runs replicated: the operands' blocks do not line up with the output's.
