@@ -284,18 +284,20 @@ impl Sizes {
         let tokens = (b * t) as f64;
         6.0 * params * tokens + 12.0 * (b * t * t * d * l) as f64
     }
-}
 
-static SIZES: std::sync::OnceLock<Sizes> = std::sync::OnceLock::new();
+    /// The workloads' arr source, with these sizes.
+    fn workloads(&self) -> String {
+        let Sizes { b, t, d, h, l, v } = *self;
+        format!("TL, TD, TH, TT, TB, TV = {l}, {d}, {h}, {t}, {b}, {v}\n{WORKLOADS}")
+    }
 
-fn sizes() -> Sizes {
-    *SIZES.get().expect("sizes are set in main")
-}
-
-/// The workloads' arr source, with the transformer's sizes.
-fn workloads() -> String {
-    let Sizes { b, t, d, h, l, v } = sizes();
-    format!("TL, TD, TH, TT, TB, TV = {l}, {d}, {h}, {t}, {b}, {v}\n{WORKLOADS}")
+    fn describe(&self) -> String {
+        let Sizes { b, t, d, h, l, v } = *self;
+        format!(
+            "transformer (w10-w12, --tsizes B,T,D,H,L,V): batch {b}, sequence {t}, width {d}, \
+             {h} heads, {l} layers, vocabulary {v}"
+        )
+    }
 }
 
 /// The CPU's model name and the vector features the kernels use.
@@ -349,23 +351,17 @@ fn main() {
         eprintln!("arr-bench: {e}");
         std::process::exit(2)
     });
-    SIZES.set(tsizes).ok();
+    let source = tsizes.workloads();
     eprintln!("arr-bench: {repeat} repetitions per workload, medians in ms");
     println!("cpu: {}", cpu_model());
     println!(
         "matrix products: {}",
         arr_kernels::backend::default().matmul_library()
     );
-    {
-        let Sizes { b, t, d, h, l, v } = tsizes;
-        println!(
-            "transformer (w10-w12, --tsizes B,T,D,H,L,V): batch {b}, sequence {t}, width {d}, \
-             {h} heads, {l} layers, vocabulary {v}"
-        );
-    }
+    println!("{}", tsizes.describe());
     let mut session = arr_stdlib::session();
     session
-        .run_script("<bench>", &workloads())
+        .run_script("<bench>", &source)
         .expect("workloads load");
     let mut rows = vec![
         Row {
@@ -639,7 +635,7 @@ fn main() {
             // Re-time arr between the two anchor rounds, keeping its faster median too.
             let mut session = arr_stdlib::session();
             session
-                .run_script("<bench>", &workloads())
+                .run_script("<bench>", &source)
                 .expect("workloads load");
             for row in rows
                 .iter_mut()
@@ -682,14 +678,14 @@ fn main() {
             r.floor
         );
     }
-    print_devices(&rows, &anchors, flag("--device"), repeat, &wanted);
+    print_devices(&source, &rows, &anchors, flag("--device"), repeat, &wanted);
     if wanted("w11") {
-        print_w11_collectives(&anchors);
+        print_w11_collectives(&source, &anchors);
     }
     if wanted("mm_2dev") {
         let mut session = arr_stdlib::session();
         session
-            .run_script("<bench>", &workloads())
+            .run_script("<bench>", &source)
             .expect("workloads load");
         let one = time_arr(&mut session, "mm_1dev", repeat);
         let two = time_arr(&mut session, "mm_2dev", repeat);
@@ -702,17 +698,20 @@ fn main() {
         );
     }
     if only.is_empty() {
-        print_peaks(&anchors);
+        print_peaks(&source, &anchors);
     }
 }
 
 /// w11's collectives: how many arr's partitioned step runs and the bytes
 /// each device sends, from its plan, beside JAX's (counted in its compiled
 /// HLO by the anchor script, with the same byte counts per collective).
-fn print_w11_collectives(anchors: &std::collections::HashMap<String, serde_like::Num>) {
+fn print_w11_collectives(
+    source: &str,
+    anchors: &std::collections::HashMap<String, serde_like::Num>,
+) {
     let mut session = arr_stdlib::session();
     session
-        .run_script("<bench>", &workloads())
+        .run_script("<bench>", source)
         .expect("workloads load");
     let func = session.get("w11_plan").expect("w11_plan");
     let plan = match session.interp.call(&func, vec![], vec![]) {
@@ -787,6 +786,7 @@ const DEVICE_ROWS: &[(&str, &str)] = &[
 /// (or those `--device` names), beside arr on the CPU and the anchor of the
 /// same run. Reported, not a target, on OpenCL-on-CPU (PoCL).
 fn print_devices(
+    source: &str,
     rows: &[Row],
     anchors: &std::collections::HashMap<String, serde_like::Num>,
     names: Option<String>,
@@ -816,7 +816,7 @@ fn print_devices(
         arr_kernels::gpu::set_thread_default(Some(device));
         let mut session = arr_stdlib::session();
         session
-            .run_script("<bench>", &workloads())
+            .run_script("<bench>", source)
             .expect("workloads load");
         let mut wrappers = String::new();
         for (id, _) in &ids {
@@ -870,10 +870,10 @@ fn print_devices(
 }
 
 /// Peak memory of single calls, beyond what was live before (inputs).
-fn print_peaks(anchors: &std::collections::HashMap<String, serde_like::Num>) {
+fn print_peaks(source: &str, anchors: &std::collections::HashMap<String, serde_like::Num>) {
     let mut session = arr_stdlib::session();
     session
-        .run_script("<bench>", &workloads())
+        .run_script("<bench>", source)
         .expect("workloads load");
     println!();
     println!(

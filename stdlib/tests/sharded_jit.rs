@@ -41,6 +41,13 @@ def set_rows(e, t):
     return e
 "#;
 
+/// Runs `src` (asserting with `close`) in a fresh session.
+fn run_checks(src: &str) {
+    if let Err(e) = session().run_script("<checks>", src) {
+        panic!("{}", e.render());
+    }
+}
+
 fn check_plan(src: &str, expect: Expect) {
     let mut s = session();
     match s.run_entry(src) {
@@ -111,9 +118,7 @@ fn batch_split_embedding_lookup_stays_local() {
             collectives send 2.0 KiB per device; inputs take 2.2 KiB, peak memory 20.3 KiB per device
         "#]],
     );
-    let mut s = session();
-    s.run_script(
-        "<checks>",
+    run_checks(
         r#"
 for ins in [(s(), s('data', None)), (s(), s(None, 'model')), (s(None, 'model'), s('data', None)),
             (s('model', None), s('data', None)), (s(), s(('data', 'model'), None))]:
@@ -122,8 +127,7 @@ for ins in [(s(), s('data', None)), (s(), s(None, 'model')), (s(None, 'model'), 
     close(jit(grad(eloss), in_shardings=ins)(emb, tok), grad(eloss)(emb, tok), "grad " + what)
     close(jit(set_rows, in_shardings=ins)(emb, tok), set_rows(emb, tok), "set " + what)
 "#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
 }
 
 #[test]
@@ -138,9 +142,7 @@ fn slices_and_pads_keep_the_split_of_dimensions_they_leave_alone() {
             collectives send 1.5 KiB per device; inputs take 512 B, peak memory 2.5 KiB per device
         "#]],
     );
-    let mut s = session();
-    s.run_script(
-        "<checks>",
+    run_checks(
         r#"
 g = lambda a: (a[:, 1:5] * 2.0, split(a, 2, axis=1)[1], a[::2, 3:], split(a, 4, axis=0)[3])
 h = lambda a: sum(a[1:7, ::3] ** 2) + sum(split(a, 2, axis=1)[0])
@@ -150,15 +152,12 @@ for ins in [s('data', None), s(None, 'model'), s('data', 'model'), s(('data', 'm
         close(got[i], want[i], "slice " + str(i) + " " + str(ins))
     close(jit(grad(h), in_shardings=ins)(x), grad(h)(x), "pad " + str(ins))
 "#,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    );
 }
 
 #[test]
 fn partitioned_programs_equal_unsharded_ones() {
-    let mut s = session();
-    s.run_script(
-        "<checks>",
+    run_checks(
         r#"
 layouts = [
     (s('data', None), s(None, 'model'), s('model', None)),
@@ -235,8 +234,7 @@ close(kj(a, scale=3.0), a * 3.0, "kwargs given")
 xs = shard(x, m, P('data', None))
 close(jit(mlp, in_shardings=(None, s(None, 'model'), s('model', None)))(xs, w1, w2), mlp(x, w1, w2), "committed input")
 "#,
-    )
-    .unwrap_or_else(|e| panic!("{}", e.render()));
+    );
 }
 
 #[test]

@@ -165,6 +165,7 @@ impl Partitioner<'_> {
         Ok(y)
     }
 
+    /// `reshard` without the cache: the collectives and block selections.
     fn reshard_new(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
         let mut x = x.clone();
         let mut now = from.clone();

@@ -418,8 +418,9 @@ fn flat_batched(
 }
 
 // ---------------------------------------------------------------------------
-// Partitioning: every indexing primitive runs replicated, on whole
-// operands (an index may point into any device's block).
+// Partitioning: gather and scatter run on each device's blocks, whole
+// along the indexed axis (an index may point into any device's block);
+// iota, sort and argsort run replicated.
 
 /// The layouts a gather or scatter along `axis` runs in locally: the
 /// operand's with the indexed axis whole (an index may point anywhere
@@ -491,15 +492,15 @@ pub fn partition_scatter(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<
         .iter()
         .map(|&m| 2 * bytes(&a) * parts(mesh, &sa[axis]) * (mesh.shape[m] - 1) / mesh.shape[m])
         .sum();
-    if mode == ScatterMode::Set || gather_cost <= sum_cost {
+    let summed = !split.is_empty() && mode == ScatterMode::Add && sum_cost < gather_cost;
+    if !summed {
         ki = crate::jit::partition::replicated(ki.len());
     }
     let ku = gathered_layout(axis, &ka, &ki);
     let a = cx.reshard(&a, &sa, &ka, "scatter along a split dimension")?;
     let idx = cx.reshard(&idx, &si, &ki, "scatter: indices gathered whole")?;
     let upd = cx.reshard(&upd, &su, &ku, "scatter: updates laid out as indexed")?;
-    let split: Vec<usize> = ki.iter().flatten().copied().collect();
-    if split.is_empty() {
+    if !summed {
         return Ok(vec![(bind(prim, [a, idx, upd])?.swap_remove(0), ka)]);
     }
     let mut y = bind(prim, [zeros(a.shape(), a.dtype())?, idx, upd])?.swap_remove(0);

@@ -672,12 +672,7 @@ pub fn partition_pad(
         })
         .collect();
     let x = cx.reshard(&x, &s, &keep, "pad of a split dimension")?;
-    let v = cx.reshard(
-        &v,
-        &sv,
-        &sv.iter().map(|_| Vec::new()).collect(),
-        "pad value",
-    )?;
+    let v = cx.reshard(&v, &sv, &replicated(sv.len()), "pad value")?;
     Ok(vec![(bind(prim, [x, v])?.swap_remove(0), keep)])
 }
 
