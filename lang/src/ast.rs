@@ -63,6 +63,22 @@ pub enum StmtKind {
     },
     /// `raise` or `raise expr`.
     Raise(Option<Expr>),
+    /// `import a.b.c`, `import a.b as c`, several separated by commas.
+    Import(Vec<ImportAlias>),
+    /// `from a.b import c, d as e` or `from a.b import *` (no names).
+    ImportFrom {
+        module: Ident,
+        names: Vec<ImportAlias>,
+    },
+}
+
+/// One name of an import: a dotted module path (or a name inside one) and
+/// its `as` name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportAlias {
+    /// Dotted, as written: `jax.numpy`.
+    pub name: Ident,
+    pub asname: Option<Ident>,
 }
 
 /// A name together with where it was written.

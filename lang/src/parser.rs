@@ -555,6 +555,15 @@ impl<'a> Parser<'a> {
                 };
                 StmtKind::Assert { test, msg }
             }
+            TokenKind::Keyword("import") => {
+                self.advance();
+                let mut names = vec![self.import_alias(true)?];
+                while self.eat_op(",") {
+                    names.push(self.import_alias(true)?);
+                }
+                StmtKind::Import(names)
+            }
+            TokenKind::Keyword("from") => self.import_from()?,
             TokenKind::Keyword("def" | "if" | "while" | "for" | "else" | "elif")
             | TokenKind::Op("@") => {
                 return Err(self.unexpected());
@@ -565,6 +574,67 @@ impl<'a> Parser<'a> {
             kind,
             span: self.span_from(start),
         })
+    }
+
+    /// A dotted module path, `a.b.c`, as one identifier spanning it.
+    fn dotted_name(&mut self) -> PResult<Ident> {
+        let first = self.expect_name("a module name")?;
+        let mut name = first.name;
+        let mut span = first.span;
+        while self.eat_op(".") {
+            let next = self.expect_name("a name after '.'")?;
+            name.push('.');
+            name.push_str(&next.name);
+            span = span.to(next.span);
+        }
+        Ok(Ident { name, span })
+    }
+
+    /// `name [as other]`: a dotted module path after `import`, a plain name after `from m import`.
+    fn import_alias(&mut self, dotted: bool) -> PResult<ImportAlias> {
+        let name = if dotted {
+            self.dotted_name()?
+        } else {
+            self.expect_name("a name to import")?
+        };
+        let asname = if self.eat_keyword("as") {
+            Some(self.expect_name("a name after 'as'")?)
+        } else {
+            None
+        };
+        Ok(ImportAlias { name, asname })
+    }
+
+    /// `from a.b import c, d as e`, `from a.b import (c, d)` or `from a.b import *`.
+    fn import_from(&mut self) -> PResult<StmtKind> {
+        self.advance();
+        if self.at_op(".") {
+            let message = "relative imports are not supported: name the module";
+            return Err(Diagnostic::new(message, self.peek_span()));
+        }
+        let module = self.dotted_name()?;
+        if !self.eat_keyword("import") {
+            let message = format!("expected 'import', found {}", self.describe_current());
+            return Err(Diagnostic::new(message, self.peek_span()));
+        }
+        if self.eat_op("*") {
+            return Ok(StmtKind::ImportFrom {
+                module,
+                names: Vec::new(),
+            });
+        }
+        let open = self.at_op("(").then(|| self.advance());
+        let mut names = vec![self.import_alias(false)?];
+        while self.eat_op(",") {
+            if open.is_some() && self.at_op(")") {
+                break;
+            }
+            names.push(self.import_alias(false)?);
+        }
+        if let Some(open_span) = open {
+            self.expect_closer("(", open_span)?;
+        }
+        Ok(StmtKind::ImportFrom { module, names })
     }
 
     /// An expression, an assignment chain or an augmented assignment.

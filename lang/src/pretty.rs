@@ -151,9 +151,32 @@ impl Printer {
                     self.expr(value);
                 }
             }
+            StmtKind::Import(names) => {
+                self.out.push_str("import");
+                self.import_names(names);
+            }
+            StmtKind::ImportFrom { module, names } => {
+                self.out.push_str("from ");
+                self.ident(module);
+                if names.is_empty() {
+                    self.out.push_str(" *");
+                }
+                self.import_names(names);
+            }
         }
         self.out.push(')');
         self.span(stmt.span);
+    }
+
+    fn import_names(&mut self, names: &[ImportAlias]) {
+        for alias in names {
+            self.out.push(' ');
+            self.ident(&alias.name);
+            if let Some(asname) = &alias.asname {
+                self.out.push_str(" as ");
+                self.ident(asname);
+            }
+        }
     }
 
     fn ident(&mut self, ident: &Ident) {

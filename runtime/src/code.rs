@@ -94,6 +94,8 @@ pub enum StmtKind {
     Pass,
     Assert(Expr, Option<Expr>),
     Raise(Option<Expr>),
+    /// `from module import *` (module level only): binds every public name.
+    ImportStar(Rc<str>),
 }
 
 #[derive(Debug)]
@@ -148,6 +150,17 @@ pub enum ExprKind {
     Attribute(Box<Expr>, Rc<str>),
     Subscript(Box<Expr>, Box<Expr>),
     Slice(Option<Box<Expr>>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// The module a dotted path names; with `top`, its first component
+    /// (`import a.b` binds `a` once `a.b` is known to exist).
+    Import {
+        path: Rc<str>,
+        top: bool,
+    },
+    /// `name` from `module`: an attribute, else the submodule `module.name`.
+    ImportFrom {
+        module: Rc<str>,
+        name: Rc<str>,
+    },
     /// The inside of a list or dict comprehension, run in its own frame.
     Comprehension {
         elt: Box<Expr>,

@@ -196,6 +196,21 @@ impl Analyzer {
                     self.expr(m, c);
                 }
             }
+            S::Import(names) => {
+                for alias in names {
+                    let bound = alias.asname.as_ref().map_or_else(
+                        || alias.name.name.split('.').next().unwrap_or_default(),
+                        |a| a.name.as_str(),
+                    );
+                    c.assigned.insert(bound.to_string());
+                }
+            }
+            S::ImportFrom { names, .. } => {
+                for alias in names {
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                    c.assigned.insert(bound.name.clone());
+                }
+            }
             S::Break | S::Continue | S::Pass => {}
         }
     }
@@ -221,8 +236,12 @@ impl Analyzer {
             E::Tuple(items) | E::List(items) => items.iter().for_each(|i| self.target(i, c)),
             E::Starred(inner) => self.target(inner, c),
             E::Subscript { value, index } => {
-                // `x[i] = v` rebinds `x` when it is an array.
-                self.target(value, c);
+                // `x[i] = v` rebinds `x` when it is an array, wherever `x`
+                // lives: as in Python, it does not make `x` a local
+                // (`counts[k] += 1` in a function updates the global dict).
+                if !matches!(value.kind, E::Name(_)) {
+                    self.target(value, c);
+                }
                 self.expr(value, c);
                 self.expr(index, c);
             }
@@ -507,8 +526,76 @@ impl Lower<'_> {
                 msg.as_ref().map(|m| self.expr(m)).transpose()?,
             ),
             S::Raise(e) => StmtKind::Raise(e.as_ref().map(|e| self.expr(e)).transpose()?),
+            S::Import(names) => {
+                let bindings = names
+                    .iter()
+                    .map(|alias| {
+                        let path: Rc<str> = Rc::from(alias.name.name.as_str());
+                        let (bound, top) = match &alias.asname {
+                            Some(a) => (a.name.as_str(), false),
+                            None => (alias.name.name.split('.').next().unwrap_or_default(), true),
+                        };
+                        let kind = ExprKind::Import { path, top };
+                        (
+                            bound,
+                            Expr {
+                                kind,
+                                span: alias.name.span,
+                            },
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                self.bind_imports(bindings, span)
+            }
+            S::ImportFrom { module, names } if names.is_empty() => {
+                if !self.ctx().is_module {
+                    let msg = "import * only allowed at module level";
+                    return Err(self.err(span, msg));
+                }
+                StmtKind::ImportStar(Rc::from(module.name.as_str()))
+            }
+            S::ImportFrom { module, names } => {
+                let bindings = names
+                    .iter()
+                    .map(|alias| {
+                        let kind = ExprKind::ImportFrom {
+                            module: Rc::from(module.name.as_str()),
+                            name: Rc::from(alias.name.name.as_str()),
+                        };
+                        let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                        (
+                            bound.name.as_str(),
+                            Expr {
+                                kind,
+                                span: alias.name.span,
+                            },
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                self.bind_imports(bindings, span)
+            }
         };
         Ok(Stmt { kind, span })
+    }
+
+    /// An import binds each name to its module or member: `import a, b as c`
+    /// runs as `a, c = <module a>, <module b>`.
+    fn bind_imports(&mut self, bindings: Vec<(&str, Expr)>, span: Span) -> StmtKind {
+        let (mut targets, mut values): (Vec<Target>, Vec<Expr>) = bindings
+            .into_iter()
+            .map(|(name, value)| (Target::Var(self.resolve(name), Rc::from(name)), value))
+            .unzip();
+        if targets.len() == 1 {
+            return StmtKind::Assign(targets, values.remove(0));
+        }
+        let value = Expr {
+            kind: ExprKind::Tuple(values),
+            span,
+        };
+        StmtKind::Assign(
+            vec![Target::Unpack(std::mem::take(&mut targets), None, span)],
+            value,
+        )
     }
 
     fn target(&mut self, t: &ast::Expr) -> Result<Target> {

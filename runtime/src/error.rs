@@ -21,6 +21,8 @@ pub enum ErrorKind {
     OverflowError,
     AssertionError,
     IOError,
+    /// A module or name arr does not have (`import torch`).
+    ImportError,
     /// Ctrl-C: the computation stopped at a safe point; nothing was lost.
     KeyboardInterrupt,
     RecursionError,
@@ -50,6 +52,7 @@ impl ErrorKind {
             ErrorKind::OverflowError => "OverflowError",
             ErrorKind::AssertionError => "AssertionError",
             ErrorKind::IOError => "IOError",
+            ErrorKind::ImportError => "ImportError",
             ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
             ErrorKind::RecursionError => "RecursionError",
             ErrorKind::MemoryError => "MemoryError",

@@ -102,6 +102,8 @@ struct Options {
     static_argnames: Vec<String>,
     donate_argnums: Vec<i64>,
     donate_argnames: Vec<String>,
+    /// The static positions that are parameters of the signature, by name too.
+    named_positions: Vec<i64>,
 }
 
 pub(crate) fn int_list(v: &Value, what: &str) -> Result<Vec<i64>> {
@@ -130,12 +132,41 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if !matches!(a[0], Value::None) {
         a[0].expect_callable()?;
     }
-    let options = Options {
+    let mut options = Options {
         static_argnums: int_list(&a[1], "static_argnums")?,
         static_argnames: str_list(&a[2], "static_argnames")?,
         donate_argnums: int_list(&a[3], "donate_argnums")?,
         donate_argnames: str_list(&a[4], "donate_argnames")?,
+        named_positions: Vec::new(),
     };
+    // As JAX does with the signature: a static argument is static whether it
+    // comes by position or by name.
+    if let Value::Function(func) = &a[0] {
+        let params: Vec<&str> = func
+            .code
+            .params
+            .iter()
+            .take_while(|p| p.kind == arr_lang::ast::ParamKind::Normal)
+            .map(|p| &*p.name)
+            .collect();
+        for &i in &options.static_argnums.clone() {
+            let j = if i < 0 { i + params.len() as i64 } else { i };
+            if let Some(name) = usize::try_from(j).ok().and_then(|j| params.get(j)) {
+                options.named_positions.push(i);
+                if !options.static_argnames.iter().any(|s| s == name) {
+                    options.static_argnames.push(name.to_string());
+                }
+            }
+        }
+        for name in &options.static_argnames.clone() {
+            if let Some(j) = params.iter().position(|p| p == name) {
+                if !options.static_argnums.contains(&(j as i64)) {
+                    options.static_argnums.push(j as i64);
+                    options.named_positions.push(j as i64);
+                }
+            }
+        }
+    }
     if let Some(i) = options
         .donate_argnums
         .iter()
@@ -273,6 +304,10 @@ fn split_args(options: &Options, args: &[Value], kwargs: &Kwargs) -> Result<Spli
     let mut static_pos = Vec::new();
     for &i in &options.static_argnums {
         let j = if i < 0 { i + n } else { i };
+        if j >= n && options.named_positions.contains(&i) {
+            // A parameter given by name or left to its default.
+            continue;
+        }
         if j < 0 || j >= n {
             return Err(Error::value_error(format!(
                 "jit: static_argnums {i} is out of range for a call with {n} positional arguments"

@@ -11,9 +11,11 @@ mod distributed;
 mod io;
 mod jit;
 mod math;
+pub mod modules;
 mod output;
 mod parallel;
 pub mod plot;
+mod pystd;
 mod python;
 mod random;
 mod reduce;
@@ -124,6 +126,7 @@ fn b_name(v: &Value) -> String {
 pub fn register_all(interp: &mut Interp) {
     let mut r = Registry { interp };
     python::register(&mut r);
+    pystd::register(&mut r);
     creation::register(&mut r);
     math::register(&mut r);
     reduce::register(&mut r);
@@ -162,26 +165,12 @@ pub fn session() -> Session {
             s.interp.add_method("array", &name, v);
         }
     }
-    // `np.zeros`, `jnp.sum`: JAX and NumPy users' habits, resolved to the same builtins.
-    let mut members: Vec<(String, Value)> = s
-        .interp
-        .builtins
-        .iter()
-        .enumerate()
-        .filter_map(|(id, v)| {
-            v.clone()
-                .map(|v| (s.interp.interner.name(id as u32).to_string(), v))
-        })
-        .filter(|(name, v)| !matches!(v, Value::Module(_)) && !name.starts_with('_'))
-        .collect();
-    members.sort_by(|a, b| a.0.cmp(&b.0));
-    for alias in ["np", "jnp"] {
-        let module = Interp::make_module(
-            alias,
-            "NumPy names (the same functions as the globals).",
-            members.clone(),
-        );
-        s.interp.set_builtin(alias, module);
+    // The importable namespaces; `np` and `jnp` also without an import, as
+    // arr scripts have always had them.
+    modules::register(&mut s.interp);
+    for (alias, module) in [("np", "numpy"), ("jnp", "jax.numpy")] {
+        let m = s.interp.modules[module].clone();
+        s.interp.set_builtin(alias, m);
     }
     s
 }

@@ -110,6 +110,8 @@ impl Interp {
             ExprKind::Const(_) | ExprKind::Load(..) | ExprKind::Binary(..) => {
                 unreachable!("handled in eval")
             }
+            ExprKind::Import { path, top } => self.import(path, *top)?,
+            ExprKind::ImportFrom { module, name } => self.import_from(module, name)?,
             ExprKind::List(items) => Value::list(self.eval_all(items, f)?),
             ExprKind::Tuple(items) => Value::tuple(self.eval_all(items, f)?),
             ExprKind::Dict(items) => {
@@ -161,8 +163,13 @@ impl Interp {
             }
             ExprKind::BoolOp(op, values) => {
                 let mut last = Value::None;
-                for v in values {
+                for (i, v) in values.iter().enumerate() {
                     last = self.eval(v, f)?;
+                    // The last operand is the result as it is: Python never asks
+                    // its truth (`None or x` works for an array `x`).
+                    if i + 1 == values.len() {
+                        break;
+                    }
                     let t = last.truthy()?;
                     if (*op == BoolOpKind::And && !t) || (*op == BoolOpKind::Or && t) {
                         return Ok(last);

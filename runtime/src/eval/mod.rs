@@ -9,6 +9,7 @@ pub mod attr;
 mod auto_jit;
 mod call;
 mod expr;
+mod import;
 mod scalar;
 mod stmt;
 
@@ -52,6 +53,8 @@ pub struct Interp {
     pub progress_bars: Option<crate::progress::ProgressFactory>,
     /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
     pub auto: AutoJit,
+    /// What `import` finds, by dotted name (`jax.numpy`): the stdlib's namespaces.
+    pub modules: FxHashMap<Rc<str>, Value>,
     depth: usize,
 }
 
@@ -184,6 +187,7 @@ impl Interp {
             rich: None,
             progress_bars: None,
             auto: AutoJit::default(),
+            modules: FxHashMap::default(),
             depth: 0,
         }
     }

@@ -438,6 +438,7 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+                (Value::Module(x), Value::Module(y)) => Rc::ptr_eq(x, y),
                 _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)

@@ -132,6 +132,9 @@ impl Interp {
                 };
                 return Err(Error::new(ErrorKind::RuntimeError, m).at(|| f.loc(s.span)));
             }
+            StmtKind::ImportStar(path) => {
+                self.import_star(path).map_err(|e| e.at(|| f.loc(s.span)))?
+            }
         }
         Ok(Flow::Normal)
     }

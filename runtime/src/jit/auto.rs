@@ -853,6 +853,7 @@ fn walk_stmts(
                     reads(e)?;
                 }
             }
+            StmtKind::ImportStar(_) => return Err("the body imports names".into()),
         }
     }
     Ok(())
@@ -892,7 +893,7 @@ fn assigned(t: &Target, var: Var, plan: &mut LoopPlan) -> std::result::Result<()
 fn expr_reads(e: &Expr, var: Var) -> bool {
     let r = |x: &Expr| expr_reads(x, var);
     match &e.kind {
-        ExprKind::Const(_) => false,
+        ExprKind::Const(_) | ExprKind::Import { .. } | ExprKind::ImportFrom { .. } => false,
         ExprKind::Load(v, _) => *v == var,
         ExprKind::List(xs) | ExprKind::Tuple(xs) => xs.iter().any(r),
         ExprKind::Dict(kvs) => kvs.iter().any(|(k, v)| r(k) || r(v)),

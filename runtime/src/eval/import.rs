@@ -1,0 +1,71 @@
+//! `import` and `from ... import`: names resolved against the namespaces the
+//! stdlib registers in `Interp::modules` (`jax`, `jax.numpy`, `numpy`, `functools`...).
+//!
+//! There is no search path: arr's modules are built in, so an import never
+//! touches the file system and a name arr does not have is an ImportError
+//! naming it, at the line of the import.
+
+use super::Interp;
+use crate::error::{Error, ErrorKind, Result};
+use crate::value::Value;
+
+impl Interp {
+    /// The module a dotted path names; with `top`, the module of its first
+    /// component (what `import a.b` binds to `a`).
+    pub(crate) fn import(&mut self, path: &str, top: bool) -> Result<Value> {
+        let module = self.module(path)?;
+        if !top {
+            return Ok(module);
+        }
+        let first = path.split('.').next().unwrap_or(path);
+        self.module(first)
+    }
+
+    fn module(&self, path: &str) -> Result<Value> {
+        match self.modules.get(path) {
+            Some(m) => Ok(m.clone()),
+            None => Err(Error::new(
+                ErrorKind::ImportError,
+                format!("No module named '{path}'"),
+            )),
+        }
+    }
+
+    /// `from module import name`: a member of the module, else its submodule.
+    pub(crate) fn import_from(&mut self, module: &str, name: &str) -> Result<Value> {
+        let Value::Module(m) = self.module(module)? else {
+            unreachable!("only modules are registered in Interp::modules")
+        };
+        if let Some(v) = m.attrs.get(name) {
+            return Ok(v.clone());
+        }
+        self.modules
+            .get(format!("{module}.{name}").as_str())
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::ImportError,
+                    format!("cannot import name '{name}' from '{module}'"),
+                )
+            })
+    }
+
+    /// `from module import *`: every public member becomes a global.
+    pub(crate) fn import_star(&mut self, module: &str) -> Result<()> {
+        let Value::Module(m) = self.module(module)? else {
+            unreachable!("only modules are registered in Interp::modules")
+        };
+        for (name, value) in m.attrs.iter().filter(|(n, _)| !n.starts_with('_')) {
+            let id = self.interner.intern(name) as usize;
+            self.store_global(id, value.clone());
+        }
+        Ok(())
+    }
+
+    /// Make `module` importable under its dotted name.
+    pub fn add_module(&mut self, module: Value) {
+        if let Value::Module(m) = &module {
+            self.modules.insert(m.name.as_str().into(), module.clone());
+        }
+    }
+}

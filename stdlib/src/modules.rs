@@ -1,0 +1,310 @@
+//! The importable namespaces: `jax`, `jax.numpy`, `jax.lax`, `numpy`,
+//! `functools`, ... as tables over arr's builtins, so a JAX program's
+//! `import` lines work unmodified while `.arr` scripts keep the short names.
+//!
+//! A namespace holds the same values as the globals (`jnp.sum is sum`): it
+//! is a view, not a second implementation. Each row below lists a module's
+//! members as words: `name` is the builtin `name`, `name=other` the builtin
+//! `other` (`other` may be `module.member` of a builtin module, such as
+//! `random.normal`), `name=@dotted.module` another namespace of this table,
+//! and `*module` every member of a builtin module (`*random`). Rows come
+//! before the rows that name them with `@`.
+
+use arr_runtime::{Interp, Value};
+
+/// (dotted name, documentation, members).
+const MODULES: &[(&str, &str, &str)] = &[
+    (
+        "jax.numpy.linalg",
+        "Linear algebra, as jax.numpy.linalg.",
+        "norm inv solve det slogdet cholesky eigh eigvalsh svd qr pinv matrix_rank matrix_power \
+         lstsq eig eigvals tensorsolve multi_dot trace=linalg_trace",
+    ),
+    (
+        "jax.numpy.fft",
+        "Discrete Fourier transforms, as jax.numpy.fft.",
+        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn fftfreq rfftfreq fftshift ifftshift",
+    ),
+    (
+        "jax.numpy",
+        "NumPy's API on arr arrays, as jax.numpy: float32 by default, JAX's promotion rules.",
+        NUMPY,
+    ),
+    (
+        "jax.lax",
+        "The primitives under jax.numpy, as jax.lax: control flow, collectives, slicing.",
+        "cond switch while_loop fori_loop scan map associative_scan select select_n \
+         dynamic_slice dynamic_update_slice dynamic_slice_in_dim dynamic_update_slice_in_dim \
+         dynamic_index_in_dim slice slice_in_dim index_in_dim \
+         psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \
+         pshuffle pbroadcast \
+         stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
+         reduce_sum=sum reduce_max=max reduce_min=min reduce_prod=prod argmax argmin \
+         sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
+         add sub mul div rem neg max min abs sign floor ceil round exp exp2 log log1p expm1 \
+         pow sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
+         logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
+         eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
+         shift_left shift_right_logical shift_right_arithmetic population_count clz \
+         nextafter clamp convert_element_type broadcast broadcast_in_dim reshape squeeze \
+         expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
+         collapse tie_in complex real imag conj with_sharding_constraint",
+    ),
+    ("jax.random", "Random numbers from explicit keys, as jax.random.", "*random"),
+    (
+        "jax.nn.initializers",
+        "Parameter initialisers, as jax.nn.initializers: functions (key, shape, dtype) -> array.",
+        "zeros=init_zeros ones=init_ones constant normal=init_normal uniform=init_uniform \
+         truncated_normal=init_truncated_normal variance_scaling lecun_normal lecun_uniform \
+         glorot_normal glorot_uniform xavier_normal xavier_uniform he_normal he_uniform \
+         kaiming_normal kaiming_uniform orthogonal delta_orthogonal",
+    ),
+    (
+        "jax.nn",
+        "Activations and friends, as jax.nn.",
+        "relu relu6 sigmoid log_sigmoid softplus soft_sign silu swish gelu elu celu selu \
+         leaky_relu hard_tanh hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax \
+         log_softmax one_hot standardize normalize dot_product_attention sparse_plus \
+         sparse_sigmoid squareplus mish initializers=@jax.nn.initializers",
+    ),
+    (
+        "jax.tree_util",
+        "Pytrees: nested lists, tuples, dicts (and registered classes) of leaves, as jax.tree_util.",
+        "tree_map tree_leaves tree_flatten tree_unflatten tree_structure tree_all tree_reduce \
+         tree_transpose tree_flatten_with_path tree_map_with_path tree_leaves_with_path keystr \
+         register_pytree_node register_pytree_node_class register_dataclass register_static \
+         register_pytree_with_keys register_pytree_with_keys_class Partial \
+         DictKey SequenceKey GetAttrKey FlattenedIndexKey",
+    ),
+    (
+        "jax.tree",
+        "Pytrees, as jax.tree: the short names of jax.tree_util.",
+        "map=tree_map leaves=tree_leaves flatten=tree_flatten unflatten=tree_unflatten \
+         structure=tree_structure all=tree_all reduce=tree_reduce transpose=tree_transpose \
+         flatten_with_path=tree_flatten_with_path map_with_path=tree_map_with_path \
+         leaves_with_path=tree_leaves_with_path",
+    ),
+    (
+        "jax.sharding",
+        "Meshes and shardings, as jax.sharding.",
+        "Mesh NamedSharding PartitionSpec P AxisType set_mesh use_mesh get_abstract_mesh \
+         reshard auto_axes explicit_axes SingleDeviceSharding PositionalSharding",
+    ),
+    (
+        "jax.debug",
+        "Debugging inside transformations, as jax.debug.",
+        "print=debug_print visualize_array_sharding=visualize_sharding inspect_array_sharding \
+         callback=debug_callback breakpoint=debug_breakpoint",
+    ),
+    (
+        "jax.errors",
+        "JAX's error classes, as jax.errors.",
+        "ConcretizationTypeError TracerBoolConversionError TracerIntegerConversionError \
+         TracerArrayConversionError UnexpectedTracerError NonConcreteBooleanIndexError \
+         KeyReuseError JaxRuntimeError",
+    ),
+    (
+        "jax.experimental.shard_map",
+        "shard_map's older home, as jax.experimental.shard_map.",
+        "shard_map",
+    ),
+    (
+        "jax.experimental",
+        "Experimental APIs, as jax.experimental.",
+        "shard_map=@jax.experimental.shard_map",
+    ),
+    ("jax.distributed", "Jobs of several processes, as jax.distributed.", "*distributed"),
+    ("jax.dtypes", "Dtypes, as jax.dtypes.", "bfloat16 float0 canonicalize_dtype issubdtype"),
+    (
+        "jax",
+        "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
+        "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
+         make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
+         closure_convert named_call named_scope ensure_compile_time_eval disable_jit \
+         device_put device_get devices local_devices device_count local_device_count \
+         process_index process_count default_device block_until_ready \
+         shard_map make_mesh set_mesh typeof reshard NamedSharding \
+         make_array_from_process_local_data make_array_from_callback Array=asarray \
+         tree_map tree_leaves tree_flatten tree_unflatten tree_structure \
+         numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
+         tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
+         errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed \
+         dtypes=@jax.dtypes",
+    ),
+    (
+        "numpy.random",
+        "NumPy's random numbers (its own generators and streams), as numpy.random.",
+        "seed=np_seed rand=np_rand randn=np_randn random=np_random_sample \
+         random_sample=np_random_sample uniform=np_uniform normal=np_normal \
+         randint=np_randint choice=np_choice permutation=np_permutation shuffle=np_shuffle \
+         default_rng=np_default_rng RandomState=np_RandomState",
+    ),
+    (
+        "numpy.testing",
+        "Assertions on arrays, as numpy.testing.",
+        "assert_allclose assert_array_equal assert_equal assert_array_almost_equal \
+         assert_almost_equal assert_array_less",
+    ),
+    (
+        "numpy.linalg",
+        "Linear algebra, as numpy.linalg.",
+        "norm inv solve det slogdet cholesky eigh eigvalsh svd qr pinv matrix_rank matrix_power \
+         lstsq eig eigvals multi_dot",
+    ),
+    (
+        "numpy.fft",
+        "Discrete Fourier transforms, as numpy.fft.",
+        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn fftfreq rfftfreq fftshift ifftshift",
+    ),
+    (
+        "numpy",
+        "NumPy's API, as numpy (the functions of jax.numpy).",
+        NUMPY_ONLY,
+    ),
+    (
+        "functools",
+        "Higher-order functions, as functools.",
+        "partial reduce=functools_reduce wraps lru_cache cache cached_property",
+    ),
+    (
+        "math",
+        "Python's math functions on Python numbers, as math.",
+        "pi e inf nan tau sqrt=math_sqrt exp=math_exp log=math_log log2=math_log2 \
+         log10=math_log10 log1p=math_log1p sin=math_sin cos=math_cos tan=math_tan \
+         tanh=math_tanh atan=math_atan atan2=math_atan2 floor=math_floor ceil=math_ceil \
+         isclose=math_isclose isfinite=math_isfinite isnan=math_isnan isinf=math_isinf \
+         prod=math_prod fsum=math_fsum gcd lcm factorial comb perm hypot degrees radians \
+         copysign fabs trunc=math_trunc erf=math_erf gamma lgamma=math_lgamma",
+    ),
+    ("time", "Clocks, as time.", "perf_counter time=time_time sleep monotonic=perf_counter"),
+    (
+        "operator",
+        "Operators as functions, as operator.",
+        "add=operator_add sub=operator_sub mul=operator_mul truediv=operator_truediv \
+         matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter",
+    ),
+    (
+        "dataclasses",
+        "Classes of fields, as dataclasses.",
+        "dataclass field replace fields asdict astuple is_dataclass",
+    ),
+    (
+        "typing",
+        "Type hints (kept, not enforced), as typing.",
+        "NamedTuple Any Callable Optional Union Sequence Tuple List Dict Iterable Iterator Mapping",
+    ),
+    (
+        "collections",
+        "Containers, as collections.",
+        "namedtuple OrderedDict=dict defaultdict Counter deque",
+    ),
+    ("itertools", "Iterators, as itertools.", "product permutations combinations chain count accumulate"),
+    ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
+    ("sys", "The interpreter, as sys.", "argv"),
+];
+
+/// The functions of NumPy's API that jax.numpy shares, beyond what the
+/// `numpy` row adds.
+const NUMPY: &str = "\
+    array asarray zeros ones full empty zeros_like ones_like full_like empty_like eye identity \
+    arange linspace logspace geomspace meshgrid indices tri tril triu diag diagonal diagflat \
+    copy astype reshape ravel flatten transpose swapaxes moveaxis expand_dims squeeze \
+    broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
+    concatenate concat stack hstack vstack dstack column_stack split array_split hsplit vsplit \
+    tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \
+    take take_along_axis put_along_axis where select piecewise choose compress extract nonzero \
+    argwhere flatnonzero unique searchsorted digitize sort argsort lexsort partition argpartition \
+    sum prod mean median average var std min max amin amax ptp argmin argmax all any \
+    cumsum cumprod cumulative_sum nancumsum nansum nanmean nanmax nanmin nanstd nanvar \
+    nanargmax nanargmin percentile quantile nanpercentile nanquantile count_nonzero \
+    histogram histogram_bin_edges bincount interp diff ediff1d gradient trapezoid convolve \
+    correlate polyval polyfit roots \
+    dot vdot inner outer matmul tensordot einsum kron cross trace \
+    abs absolute fabs sign negative positive add subtract multiply divide true_divide \
+    floor_divide mod remainder fmod divmod power float_power square sqrt cbrt reciprocal \
+    exp exp2 expm1 log log2 log10 log1p logaddexp logaddexp2 sin cos tan arcsin arccos \
+    arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg degrees radians \
+    hypot floor ceil trunc rint round around fix clip maximum minimum fmax fmin \
+    isnan isinf isfinite isposinf isneginf nan_to_num signbit copysign nextafter heaviside \
+    sinc i0 real imag conj conjugate angle \
+    equal not_equal less less_equal greater greater_equal isclose allclose array_equal \
+    array_equiv logical_and logical_or logical_not logical_xor bitwise_and bitwise_or \
+    bitwise_xor bitwise_not invert left_shift right_shift gcd lcm \
+    shape ndim size result_type promote_types can_cast issubdtype iinfo finfo dtype \
+    float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 \
+    bool_ complex64 complex128 int_ float_ uint floating integer number inexact \
+    signedinteger unsignedinteger complexfloating generic \
+    pi e inf nan newaxis euler_gamma \
+    save load savez linalg=@jax.numpy.linalg fft=@jax.numpy.fft ndarray=asarray";
+
+/// numpy: the same functions, its own submodules.
+const NUMPY_ONLY: &str = "\
+    *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
+    fft=@numpy.fft ndarray=asarray";
+
+/// Build every namespace of the table and make it importable. Members whose
+/// builtin is missing are left out (see `missing_members`).
+pub(crate) fn register(interp: &mut Interp) {
+    for &(name, doc, spec) in MODULES {
+        let members = members(interp, spec)
+            .into_iter()
+            .filter_map(|(n, v)| Some((n, v?)))
+            .collect();
+        interp.add_module(Interp::make_module(name, doc, members));
+    }
+}
+
+/// The members of one row, each with its value or None where arr lacks it.
+fn members(interp: &Interp, spec: &str) -> Vec<(String, Option<Value>)> {
+    let mut out = Vec::new();
+    for word in spec.split_whitespace() {
+        if let Some(module) = word.strip_prefix('*') {
+            match lookup(interp, module) {
+                Some(Value::Module(m)) => {
+                    out.extend(m.attrs.iter().map(|(k, v)| (k.clone(), Some(v.clone()))))
+                }
+                _ => out.push((word.to_string(), None)),
+            }
+            continue;
+        }
+        let (name, target) = word.split_once('=').unwrap_or((word, word));
+        out.push((name.to_string(), lookup(interp, target)));
+    }
+    out
+}
+
+/// A builtin (`sum`), a member of a builtin module (`random.normal`), or a
+/// namespace of this table (`@jax.numpy`, or a bare dotted name after `*`).
+fn lookup(interp: &Interp, target: &str) -> Option<Value> {
+    if let Some(module) = target.strip_prefix('@') {
+        return interp.modules.get(module).cloned();
+    }
+    if let Some(m) = interp.modules.get(target) {
+        return Some(m.clone());
+    }
+    let builtin = |name: &str| {
+        let id = interp.interner.get(name)? as usize;
+        interp.builtins.get(id)?.clone()
+    };
+    match target.split_once('.') {
+        Some((module, member)) => match builtin(module)? {
+            Value::Module(m) => m.attrs.get(member).cloned(),
+            _ => None,
+        },
+        None => builtin(target),
+    }
+}
+
+/// Every `module.member` of the table whose value arr does not have yet:
+/// the list of JAX and NumPy names still missing.
+pub fn missing_members(interp: &Interp) -> Vec<String> {
+    MODULES
+        .iter()
+        .flat_map(|&(name, _, spec)| {
+            members(interp, spec)
+                .into_iter()
+                .filter(|(_, v)| v.is_none())
+                .map(move |(member, _)| format!("{name}.{member}"))
+        })
+        .collect()
+}
