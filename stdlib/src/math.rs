@@ -70,7 +70,7 @@ pub(crate) fn register(r: &mut Registry) {
             where_,
         ),
         (
-            "clip(x, a_min=None, a_max=None)",
+            "clip(x, a_min=None, a_max=None, *, min=None, max=None)",
             "x limited to [a_min, a_max], elementwise.",
             clip,
         ),
@@ -111,7 +111,7 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.method(
         "array",
-        "clip(self, a_min=None, a_max=None)",
+        "clip(self, a_min=None, a_max=None, *, min=None, max=None)",
         "Limit values to [a_min, a_max].",
         clip,
     );
@@ -266,13 +266,21 @@ fn where_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ok(bind1(&Prim::Select, vec![c, x, y])?)
 }
 
+/// `clip(x, a_min, a_max)`, or NumPy 2's and JAX's `min=`/`max=` keywords.
 fn clip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let mut x = a[0].clone();
-    if !matches!(a[1], Value::None) {
-        x = numpy::binary(BinaryOp::Max, &x, &a[1])?;
+    let either = |old: &Value, new: &Value, name: &str| match (old, new) {
+        (Value::None, v) | (v, Value::None) => Ok(v.clone()),
+        _ => Err(Error::type_error(format!(
+            "clip: give a_{name} or {name}, not both"
+        ))),
+    };
+    let (lo, hi) = (either(&a[1], &a[3], "min")?, either(&a[2], &a[4], "max")?);
+    if !matches!(lo, Value::None) {
+        x = numpy::binary(BinaryOp::Max, &x, &lo)?;
     }
-    if !matches!(a[2], Value::None) {
-        x = numpy::binary(BinaryOp::Min, &x, &a[2])?;
+    if !matches!(hi, Value::None) {
+        x = numpy::binary(BinaryOp::Min, &x, &hi)?;
     }
     Ok(Value::Array(array_arg(&x)?))
 }

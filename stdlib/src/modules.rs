@@ -41,7 +41,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
          reduce_sum=sum reduce_max=max reduce_min=min reduce_prod=prod argmax argmin \
          sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
-         add sub mul div rem neg max min abs sign floor ceil round exp exp2 log log1p expm1 \
+         add sub mul div rem neg max=maximum min=minimum abs sign floor ceil round exp exp2 log log1p expm1 \
          pow sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
          eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
