@@ -164,7 +164,7 @@ pub fn str(v: &Value) -> String {
 
 fn str_inner(v: &Value) -> String {
     match v {
-        Value::Object(o) => o.repr(),
+        Value::Object(o) => o.str().unwrap_or_else(|| o.repr()),
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),

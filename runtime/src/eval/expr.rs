@@ -71,7 +71,8 @@ impl Interp {
                 None => Err(Error::new(
                     ErrorKind::NameError,
                     format!("local variable '{name}' referenced before assignment"),
-                )),
+                )
+                .as_class("UnboundLocalError")),
             },
             Var::Cell(i) => f.cells[i as usize].borrow().clone().ok_or_else(|| {
                 Error::new(
@@ -115,6 +116,24 @@ impl Interp {
             ExprKind::Dict(items) => {
                 let mut d = Dict::default();
                 for (k, v) in items {
+                    let Some(k) = k else {
+                        // `**other`: its items, in order, replacing earlier keys.
+                        match self.eval(v, f)? {
+                            Value::Dict(other) => {
+                                for (key, value) in other.borrow().iter() {
+                                    d.insert(key.clone(), value.clone());
+                                }
+                            }
+                            other => {
+                                return Err(Error::type_error(format!(
+                                    "'{}' object is not a mapping",
+                                    other.type_name()
+                                ))
+                                .at(|| f.loc(v.span)))
+                            }
+                        }
+                        continue;
+                    };
                     let key = self
                         .eval(k, f)?
                         .to_key()
@@ -123,6 +142,12 @@ impl Interp {
                     d.insert(key, value);
                 }
                 Value::dict(d)
+            }
+            ExprKind::Set(items) => crate::set::from_values(self.eval_all(items, f)?)?,
+            ExprKind::NamedExpr(target, value) => {
+                let v = self.eval(value, f)?;
+                self.assign(target, v.clone(), f)?;
+                v
             }
             ExprKind::Starred(_) => {
                 return Err(Error::new(

@@ -53,6 +53,9 @@ pub struct Interp {
     /// Automatic JIT of hot functions and loops (`jit/auto.rs`).
     pub auto: AutoJit,
     depth: usize,
+    /// The exceptions whose handlers (or `__exit__` calls) are running,
+    /// innermost last: what a bare `raise` raises again.
+    handling: Vec<Error>,
 }
 
 pub(crate) enum Flow {
@@ -185,6 +188,7 @@ impl Interp {
             progress_bars: None,
             auto: AutoJit::default(),
             depth: 0,
+            handling: Vec::new(),
         }
     }
 
@@ -319,6 +323,7 @@ impl Interp {
             func: Rc::from("<module>"),
         };
         self.depth = 0;
+        self.handling.clear();
         let n = code.body.len();
         for (i, stmt) in code.body.iter().enumerate() {
             if interactive && i + 1 == n {
@@ -404,6 +409,9 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
                 }
             }
             out
+        }
+        Value::Object(o) if o.as_any().is::<crate::set::SetValue>() => {
+            crate::set::as_set(v).expect("checked").values()
         }
         Value::Object(o) if o.as_any().is::<crate::progress::ProgressValue>() => {
             return iter_items(&crate::progress::of(v).expect("checked").inner);

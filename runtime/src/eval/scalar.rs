@@ -67,6 +67,9 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
         };
         return binary_op(op, num(&a), num(&b));
     }
+    if let Some(r) = crate::set::binary(op, &a, &b) {
+        return r;
+    }
     let is_arrayish = |v: &Value| matches!(v, Value::Array(_));
     if is_arrayish(&a) || is_arrayish(&b) {
         if op == BinOp::MatMul {
@@ -342,6 +345,8 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
         (Value::Array(x), Value::Array(y)) => x.same(y),
+        (Value::Object(x), Value::Object(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::Object(_), Value::Object(_)) => crate::set::equal(a, b).unwrap_or(false),
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
             DType::from_name(s) == Some(*d)
@@ -419,6 +424,9 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                     }
                 },
                 Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),
+                Value::Object(_) if crate::set::as_set(b).is_some() => {
+                    crate::set::as_set(b).is_some_and(|s| s.contains(a).unwrap_or(false))
+                }
                 _ => {
                     let mut found = false;
                     for x in iter_items(b)? {
@@ -438,6 +446,7 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+                (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
                 _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)
