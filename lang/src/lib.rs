@@ -63,6 +63,6 @@ pub fn highlight(text: &str) -> Vec<(Span, TokenClass)> {
 /// The keywords, for completion and highlighting.
 pub const KEYWORDS: &[&str] = &[
     "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except", "False",
-    "finally", "for", "from", "global", "if", "in", "is", "lambda", "None", "nonlocal", "not", "or",
-    "pass", "raise", "return", "True", "try", "while", "with",
+    "finally", "for", "from", "global", "if", "in", "is", "lambda", "None", "nonlocal", "not",
+    "or", "pass", "raise", "return", "True", "try", "while", "with",
 ];

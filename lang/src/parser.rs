@@ -898,10 +898,7 @@ impl<'a> Parser<'a> {
         while self.at_keyword("except") {
             let h_start = self.start();
             let h_header = self.advance();
-            if let Some(bare) = handlers
-                .iter()
-                .find(|h: &&ExceptHandler| h.typ.is_none())
-            {
+            if let Some(bare) = handlers.iter().find(|h: &&ExceptHandler| h.typ.is_none()) {
                 return Err(Diagnostic::new("default 'except:' must be last", bare.span));
             }
             let (typ, name) = if self.at_op(":") {

@@ -917,7 +917,9 @@ impl Lower<'_> {
             E::Dict(items) => ExprKind::Dict(
                 items
                     .iter()
-                    .map(|(k, v)| Ok((k.as_ref().map(|k| self.expr(k)).transpose()?, self.expr(v)?)))
+                    .map(|(k, v)| {
+                        Ok((k.as_ref().map(|k| self.expr(k)).transpose()?, self.expr(v)?))
+                    })
                     .collect::<Result<_>>()?,
             ),
             E::Set(items) => ExprKind::Set(self.exprs(items)?),

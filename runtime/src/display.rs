@@ -94,6 +94,7 @@ pub fn repr(v: &Value) -> String {
     match v {
         Value::Str(s) => py_str_repr(s),
         Value::Array(a) => array_repr(a),
+        Value::Object(o) => o.repr(),
         _ => str(v),
     }
 }
@@ -787,6 +788,17 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
             let n = num.as_int().unwrap();
             let s = n.unsigned_abs().to_string();
             let s = if grouping { group_thousands(&s) } else { s };
+            signed(n < 0, sign, s)
+        }
+        (Some(base @ ('x' | 'X' | 'o' | 'b')), Value::Int(_) | Value::Bool(_)) => {
+            let n = num.as_int().unwrap_or(0);
+            let m = n.unsigned_abs();
+            let s = match base {
+                'x' => format!("{m:x}"),
+                'X' => format!("{m:X}"),
+                'o' => format!("{m:o}"),
+                _ => format!("{m:b}"),
+            };
             signed(n < 0, sign, s)
         }
         (Some('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%'), _) | (None, Value::Float(_))

@@ -43,45 +43,217 @@ pub struct ExcValue {
 /// The standard classes: name, base (earlier in the table), kind, module.
 const STANDARD: &[(&str, &str, ErrorKind, &str)] = &[
     ("BaseException", "", ErrorKind::RuntimeError, "builtins"),
-    ("KeyboardInterrupt", "BaseException", ErrorKind::KeyboardInterrupt, "builtins"),
-    ("SystemExit", "BaseException", ErrorKind::RuntimeError, "builtins"),
-    ("Exception", "BaseException", ErrorKind::RuntimeError, "builtins"),
-    ("ArithmeticError", "Exception", ErrorKind::ZeroDivisionError, "builtins"),
-    ("ZeroDivisionError", "ArithmeticError", ErrorKind::ZeroDivisionError, "builtins"),
-    ("OverflowError", "ArithmeticError", ErrorKind::OverflowError, "builtins"),
-    ("FloatingPointError", "ArithmeticError", ErrorKind::OverflowError, "builtins"),
-    ("LookupError", "Exception", ErrorKind::IndexError, "builtins"),
-    ("IndexError", "LookupError", ErrorKind::IndexError, "builtins"),
+    (
+        "KeyboardInterrupt",
+        "BaseException",
+        ErrorKind::KeyboardInterrupt,
+        "builtins",
+    ),
+    (
+        "SystemExit",
+        "BaseException",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "Exception",
+        "BaseException",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "ArithmeticError",
+        "Exception",
+        ErrorKind::ZeroDivisionError,
+        "builtins",
+    ),
+    (
+        "ZeroDivisionError",
+        "ArithmeticError",
+        ErrorKind::ZeroDivisionError,
+        "builtins",
+    ),
+    (
+        "OverflowError",
+        "ArithmeticError",
+        ErrorKind::OverflowError,
+        "builtins",
+    ),
+    (
+        "FloatingPointError",
+        "ArithmeticError",
+        ErrorKind::OverflowError,
+        "builtins",
+    ),
+    (
+        "LookupError",
+        "Exception",
+        ErrorKind::IndexError,
+        "builtins",
+    ),
+    (
+        "IndexError",
+        "LookupError",
+        ErrorKind::IndexError,
+        "builtins",
+    ),
     ("KeyError", "LookupError", ErrorKind::KeyError, "builtins"),
     ("ValueError", "Exception", ErrorKind::ValueError, "builtins"),
     ("TypeError", "Exception", ErrorKind::TypeError, "builtins"),
     ("NameError", "Exception", ErrorKind::NameError, "builtins"),
-    ("UnboundLocalError", "NameError", ErrorKind::NameError, "builtins"),
-    ("AttributeError", "Exception", ErrorKind::AttributeError, "builtins"),
-    ("AssertionError", "Exception", ErrorKind::AssertionError, "builtins"),
-    ("RuntimeError", "Exception", ErrorKind::RuntimeError, "builtins"),
-    ("NotImplementedError", "RuntimeError", ErrorKind::RuntimeError, "builtins"),
-    ("RecursionError", "RuntimeError", ErrorKind::RecursionError, "builtins"),
-    ("StopIteration", "Exception", ErrorKind::RuntimeError, "builtins"),
-    ("MemoryError", "Exception", ErrorKind::MemoryError, "builtins"),
+    (
+        "UnboundLocalError",
+        "NameError",
+        ErrorKind::NameError,
+        "builtins",
+    ),
+    (
+        "AttributeError",
+        "Exception",
+        ErrorKind::AttributeError,
+        "builtins",
+    ),
+    (
+        "AssertionError",
+        "Exception",
+        ErrorKind::AssertionError,
+        "builtins",
+    ),
+    (
+        "RuntimeError",
+        "Exception",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "NotImplementedError",
+        "RuntimeError",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "RecursionError",
+        "RuntimeError",
+        ErrorKind::RecursionError,
+        "builtins",
+    ),
+    (
+        "StopIteration",
+        "Exception",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "MemoryError",
+        "Exception",
+        ErrorKind::MemoryError,
+        "builtins",
+    ),
     ("OSError", "Exception", ErrorKind::IOError, "builtins"),
-    ("FileNotFoundError", "OSError", ErrorKind::IOError, "builtins"),
-    ("ImportError", "Exception", ErrorKind::RuntimeError, "builtins"),
-    ("ModuleNotFoundError", "ImportError", ErrorKind::RuntimeError, "builtins"),
-    ("SyntaxError", "Exception", ErrorKind::SyntaxError, "builtins"),
-    ("IndentationError", "SyntaxError", ErrorKind::IndentationError, "builtins"),
-    ("TabError", "IndentationError", ErrorKind::TabError, "builtins"),
+    (
+        "FileNotFoundError",
+        "OSError",
+        ErrorKind::IOError,
+        "builtins",
+    ),
+    (
+        "ImportError",
+        "Exception",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "ModuleNotFoundError",
+        "ImportError",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "SyntaxError",
+        "Exception",
+        ErrorKind::SyntaxError,
+        "builtins",
+    ),
+    (
+        "IndentationError",
+        "SyntaxError",
+        ErrorKind::IndentationError,
+        "builtins",
+    ),
+    (
+        "TabError",
+        "IndentationError",
+        ErrorKind::TabError,
+        "builtins",
+    ),
     // JAX's classes, with their bases as in `jax.errors`.
-    ("JAXTypeError", "TypeError", ErrorKind::TypeError, "jax.errors"),
-    ("JAXIndexError", "IndexError", ErrorKind::IndexError, "jax.errors"),
-    ("ConcretizationTypeError", "JAXTypeError", ErrorKind::ConcretizationError, "jax.errors"),
-    ("TracerBoolConversionError", "ConcretizationTypeError", ErrorKind::ConcretizationError, "jax.errors"),
-    ("TracerIntegerConversionError", "JAXTypeError", ErrorKind::ConcretizationError, "jax.errors"),
-    ("TracerArrayConversionError", "JAXTypeError", ErrorKind::ConcretizationError, "jax.errors"),
-    ("UnexpectedTracerError", "JAXTypeError", ErrorKind::TransformError, "jax.errors"),
-    ("KeyReuseError", "JAXTypeError", ErrorKind::TypeError, "jax.errors"),
-    ("NonConcreteBooleanIndexError", "JAXIndexError", ErrorKind::ConcretizationError, "jax.errors"),
-    ("JaxRuntimeError", "RuntimeError", ErrorKind::RuntimeError, "jax.errors"),
+    (
+        "JAXTypeError",
+        "TypeError",
+        ErrorKind::TypeError,
+        "jax.errors",
+    ),
+    (
+        "JAXIndexError",
+        "IndexError",
+        ErrorKind::IndexError,
+        "jax.errors",
+    ),
+    (
+        "ConcretizationTypeError",
+        "JAXTypeError",
+        ErrorKind::ConcretizationError,
+        "jax.errors",
+    ),
+    (
+        "TracerBoolConversionError",
+        "ConcretizationTypeError",
+        ErrorKind::ConcretizationError,
+        "jax.errors",
+    ),
+    (
+        "TracerIntegerConversionError",
+        "JAXTypeError",
+        ErrorKind::ConcretizationError,
+        "jax.errors",
+    ),
+    (
+        "TracerArrayConversionError",
+        "JAXTypeError",
+        ErrorKind::ConcretizationError,
+        "jax.errors",
+    ),
+    (
+        "UnexpectedTracerError",
+        "JAXTypeError",
+        ErrorKind::TransformError,
+        "jax.errors",
+    ),
+    (
+        "KeyReuseError",
+        "JAXTypeError",
+        ErrorKind::TypeError,
+        "jax.errors",
+    ),
+    (
+        "NonConcreteBooleanIndexError",
+        "JAXIndexError",
+        ErrorKind::ConcretizationError,
+        "jax.errors",
+    ),
+    (
+        "JaxRuntimeError",
+        "RuntimeError",
+        ErrorKind::RuntimeError,
+        "jax.errors",
+    ),
+    // A sharding that an operation cannot keep (JAX raises it from its core).
+    (
+        "ShardingTypeError",
+        "Exception",
+        ErrorKind::TypeError,
+        "jax._src.core",
+    ),
 ];
 
 /// Other names for a standard class (`IOError is OSError` in Python).
@@ -254,6 +426,19 @@ pub fn raise(value: Value, cause: Option<Value>) -> Result<Error> {
     let mut err = Error::new(kind, inst.str());
     err.exc = Some(value.clone());
     Ok(err)
+}
+
+/// The KeyError of a missing `key`: its instance holds the key itself
+/// (`e.args == (key,)`), as Python's does.
+pub fn key_error(key: &Value) -> Error {
+    let mut err = Error::new(ErrorKind::KeyError, crate::display::repr(key));
+    err.exc = Some(Value::object(ExcValue {
+        class: class("KeyError"),
+        args: vec![key.clone()],
+        message: None,
+        cause: RefCell::new(Value::None),
+    }));
+    err
 }
 
 /// `Class(*args)`.

@@ -6,12 +6,18 @@ use crate::Registry;
 use arr_runtime::eval::attr::{properties, property, Attribute, Property};
 use arr_runtime::exception;
 use arr_runtime::value::Object;
-use arr_runtime::{Interp, NativeClosure, Result, Value};
+use arr_runtime::{Error, Interp, NativeClosure, Result, Value};
 
 pub(crate) fn register(r: &mut Registry) {
     for (name, class) in arr_runtime::exception::standard_classes() {
         r.value(name, class);
     }
+    r.func(
+        "issubclass(cls, classinfo)",
+        "Whether the exception class cls is classinfo or derives from it (classinfo may \
+         be a tuple of classes).",
+        issubclass,
+    );
     r.func(
         "nullcontext(enter_result=None)",
         "A context manager that does nothing: `with nullcontext(x) as y` binds x to y \
@@ -75,6 +81,30 @@ impl Object for Suppress {
     }
 }
 
+fn issubclass(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if exception::as_class(&a[0]).is_none() {
+        return Err(Error::type_error(format!(
+            "issubclass() arg 1 must be a class, not {}",
+            a[0].type_name()
+        )));
+    }
+    let of = match &a[1] {
+        Value::Tuple(t) => t.to_vec(),
+        one => vec![one.clone()],
+    };
+    for c in &of {
+        if exception::as_class(c).is_none() {
+            return Err(Error::type_error(format!(
+                "issubclass() arg 2 must be a class or tuple of classes, not {}",
+                c.type_name()
+            )));
+        }
+    }
+    Ok(Value::Bool(
+        of.iter().any(|c| exception::is_subclass(&a[0], c)),
+    ))
+}
+
 fn nullcontext(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::object(NullContext {
         enter_result: a[0].clone(),
@@ -93,7 +123,9 @@ const NULLCONTEXT_PROPERTIES: &[Property<NullContext>] = &[
         doc: "Enter the context: returns the enter_result.",
         get: |c| {
             let v = c.enter_result.clone();
-            Ok(NativeClosure::value("__enter__", move |_, _, _| Ok(v.clone())))
+            Ok(NativeClosure::value("__enter__", move |_, _, _| {
+                Ok(v.clone())
+            }))
         },
     },
     Property {

@@ -3,12 +3,14 @@
 
 use crate::args::*;
 use crate::Registry;
-use arr_runtime::display;
 use arr_lang::ast::BinOp;
-use arr_runtime::eval::{binary_op, compare_values, iter_items, seq_index, values_equal};
-use arr_runtime::{exception, set};
+use arr_runtime::display;
+use arr_runtime::eval::{
+    binary_op, compare_values, iter_items, seq_index, values_equal, IterValue,
+};
 use arr_runtime::numpy;
 use arr_runtime::session::help_for;
+use arr_runtime::{exception, set};
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Tensor, Value};
 use std::cmp::Ordering;
 use std::time::Instant;
@@ -82,6 +84,33 @@ pub(crate) fn register(r: &mut Registry) {
         "sorted(xs, key=None, reverse=False)",
         "A new sorted list of the items of xs.",
         sorted,
+    );
+    r.func(
+        "iter(xs)",
+        "An iterator over the items of xs, for next (an iterator is its own iterator).",
+        |_, a| {
+            if IterValue::of(&a[0]).is_some() {
+                return Ok(a[0].clone());
+            }
+            Ok(IterValue::value(iter_items(&a[0])?))
+        },
+    );
+    r.func(
+        "next(it, *default)",
+        "The next item of the iterator it; at the end, default if given, else StopIteration.",
+        |_, a| {
+            let Some(it) = IterValue::of(&a[0]) else {
+                return Err(Error::type_error(format!(
+                    "'{}' object is not an iterator",
+                    a[0].type_name()
+                )));
+            };
+            match (it.next_item(), numpy::sequence_items(&a[1])?.first()) {
+                (Some(v), _) => Ok(v),
+                (None, Some(d)) => Ok(d.clone()),
+                (None, None) => Err(exception::raise(exception::class("StopIteration"), None)?),
+            }
+        },
     );
     r.func(
         "reversed(xs)",
@@ -372,15 +401,11 @@ fn register_more(r: &mut Registry) {
         "A set of the items of xs (arr's sets: the same type as set).",
         |_, a| set::from_values(iter_items(&a[0])?),
     );
-    r.func(
-        "divmod(a, b)",
-        "The pair (a // b, a % b).",
-        |_, a| {
-            let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
-            let m = binary_op(BinOp::Mod, a[0].clone(), a[1].clone())?;
-            Ok(Value::tuple(vec![q, m]))
-        },
-    );
+    r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
+        let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
+        let m = binary_op(BinOp::Mod, a[0].clone(), a[1].clone())?;
+        Ok(Value::tuple(vec![q, m]))
+    });
     r.mutating_method("set", "add(self, x)", "Add x to the set.", |_, a| {
         let k = a[1].to_key()?;
         the_set(&a[0])?.items.borrow_mut().insert(k);
@@ -393,7 +418,7 @@ fn register_more(r: &mut Registry) {
         |_, a| {
             let k = a[1].to_key()?;
             if !the_set(&a[0])?.items.borrow_mut().remove(&k) {
-                return Err(Error::new(ErrorKind::KeyError, display::repr(&a[1])));
+                return Err(exception::key_error(&a[1]));
             }
             Ok(Value::None)
         },
@@ -408,30 +433,40 @@ fn register_more(r: &mut Registry) {
             Ok(Value::None)
         },
     );
-    r.mutating_method(
-        "set",
-        "update(self, xs)",
-        "Add the items of xs.",
-        |_, a| {
-            let keys = iter_items(&a[1])?
-                .iter()
-                .map(|v| v.to_key())
-                .collect::<Result<Vec<Key>>>()?;
-            the_set(&a[0])?.items.borrow_mut().extend(keys);
-            Ok(Value::None)
-        },
-    );
+    r.mutating_method("set", "update(self, xs)", "Add the items of xs.", |_, a| {
+        let keys = iter_items(&a[1])?
+            .iter()
+            .map(|v| v.to_key())
+            .collect::<Result<Vec<Key>>>()?;
+        the_set(&a[0])?.items.borrow_mut().extend(keys);
+        Ok(Value::None)
+    });
     r.mutating_method("set", "clear(self)", "Remove every item.", |_, a| {
         the_set(&a[0])?.items.borrow_mut().clear();
         Ok(Value::None)
     });
-    r.method("set", "copy(self)", "A new set of the same items.", |_, a| {
-        Ok(set::value(the_set(&a[0])?.items.borrow().clone()))
-    });
+    r.method(
+        "set",
+        "copy(self)",
+        "A new set of the same items.",
+        |_, a| Ok(set::value(the_set(&a[0])?.items.borrow().clone())),
+    );
     for (sig, doc, op) in [
-        ("union(self, other)", "The items in either set.", BinOp::BitOr),
-        ("intersection(self, other)", "The items in both sets.", BinOp::BitAnd),
-        ("difference(self, other)", "The items not in other.", BinOp::Sub),
+        (
+            "union(self, other)",
+            "The items in either set.",
+            BinOp::BitOr,
+        ),
+        (
+            "intersection(self, other)",
+            "The items in both sets.",
+            BinOp::BitAnd,
+        ),
+        (
+            "difference(self, other)",
+            "The items not in other.",
+            BinOp::Sub,
+        ),
         (
             "symmetric_difference(self, other)",
             "The items in exactly one of the sets.",
@@ -443,11 +478,16 @@ fn register_more(r: &mut Registry) {
             binary_op(op, a[0].clone(), other)
         });
     }
-    r.method("set", "issubset(self, other)", "Whether every item is in other.", |_, a| {
-        let other = set::from_values(iter_items(&a[1])?)?;
-        let o = the_set(&other)?.items.borrow().clone();
-        Ok(Value::Bool(the_set(&a[0])?.items.borrow().is_subset(&o)))
-    });
+    r.method(
+        "set",
+        "issubset(self, other)",
+        "Whether every item is in other.",
+        |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            let o = the_set(&other)?.items.borrow().clone();
+            Ok(Value::Bool(the_set(&a[0])?.items.borrow().is_subset(&o)))
+        },
+    );
     r.method(
         "set",
         "issuperset(self, other)",
@@ -508,7 +548,10 @@ fn register_more(r: &mut Registry) {
             let t = s(&a[0])?;
             let mut chars = t.chars();
             let out: String = match chars.next() {
-                Some(c) => c.to_uppercase().chain(chars.as_str().to_lowercase().chars()).collect(),
+                Some(c) => c
+                    .to_uppercase()
+                    .chain(chars.as_str().to_lowercase().chars())
+                    .collect(),
                 None => String::new(),
             };
             Ok(Value::str(&out))
@@ -532,15 +575,16 @@ fn register_more(r: &mut Registry) {
         "Whether the string is non-empty and all digits.",
         |_, a| {
             let t = s(&a[0])?;
-            Ok(Value::Bool(!t.is_empty() && t.chars().all(|c| c.is_ascii_digit())))
+            Ok(Value::Bool(
+                !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()),
+            ))
         },
     );
 }
 
 fn the_set(v: &Value) -> Result<&set::SetValue> {
-    set::as_set(v).ok_or_else(|| {
-        Error::type_error(format!("expected a set, got {}", v.type_name()))
-    })
+    set::as_set(v)
+        .ok_or_else(|| Error::type_error(format!("expected a set, got {}", v.type_name())))
 }
 
 fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -807,8 +851,9 @@ fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         }
         Value::DType(d) => return Ok(matches!(x, Value::Array(a) if a.dtype() == *d)),
         class if exception::as_class(class).is_some() => {
-            return Ok(exception::as_instance(x)
-                .is_some_and(|e| exception::is_subclass(&e.class, class)))
+            return Ok(
+                exception::as_instance(x).is_some_and(|e| exception::is_subclass(&e.class, class))
+            )
         }
         other => {
             return Err(Error::type_error(format!(
@@ -1075,7 +1120,7 @@ fn dict_pop(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     match the_dict(&a[0]).borrow_mut().shift_remove(&k) {
         Some(v) => Ok(v),
         None if !matches!(a[2], Value::None) => Ok(a[2].clone()),
-        None => Err(Error::new(ErrorKind::KeyError, display::repr(&a[1]))),
+        None => Err(exception::key_error(&a[1])),
     }
 }
 

@@ -248,26 +248,26 @@ impl Interp {
             }
             Value::DType(d) => {
                 return property(DTYPE_PROPERTIES, d, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "dtype has no attribute '{attr}'"
-                    ))
-                    .as_class("AttributeError"))
+                    Err(
+                        Error::type_error(format!("dtype has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             Value::Function(func) => {
                 return property(FUNCTION_PROPERTIES, &**func, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    ))
-                    .as_class("AttributeError"))
+                    Err(
+                        Error::type_error(format!("function has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             Value::Builtin(b) => {
                 return property(BUILTIN_PROPERTIES, &**b, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    ))
-                    .as_class("AttributeError"))
+                    Err(
+                        Error::type_error(format!("function has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             _ => {}

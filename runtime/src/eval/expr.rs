@@ -166,13 +166,16 @@ impl Interp {
                             spec,
                         } => {
                             let v = self.eval(expr, f)?;
-                            let text = match conversion {
-                                Some('r') => display::repr(&v),
-                                _ => match spec {
-                                    Some(spec) => display::format_spec(&v, spec)
-                                        .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                    None => display::str(&v),
-                                },
+                            // `!r`/`!s` convert to a string first; the spec formats that.
+                            let v = match conversion {
+                                Some('r' | 'a') => Value::str(&display::repr(&v)),
+                                Some(_) => Value::str(&display::str(&v)),
+                                None => v,
+                            };
+                            let text = match spec {
+                                Some(spec) => display::format_spec(&v, spec)
+                                    .map_err(|err| err.at(|| f.loc(expr.span)))?,
+                                None => display::str(&v),
                             };
                             s.push_str(&text);
                         }
@@ -457,7 +460,7 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
             d.borrow()
                 .get(&k)
                 .cloned()
-                .ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
+                .ok_or_else(|| crate::exception::key_error(i))
         }
         _ => Err(Error::type_error(format!(
             "'{}' object is not subscriptable",

@@ -375,6 +375,15 @@ fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
             }
             Ok(x.len().cmp(&y.len()))
         }
+        // One-element arrays order by value, as `<` on them decides in
+        // Python (`sorted` of a list of JAX scalars).
+        (Value::Array(_), _) | (_, Value::Array(_))
+            if a.as_f64().is_some() && b.as_f64().is_some() =>
+        {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            x.partial_cmp(&y)
+                .ok_or_else(|| Error::value_error("comparison with NaN"))
+        }
         _ => Err(Error::type_error(format!(
             "'<' not supported between {} and {}",
             a.type_name(),

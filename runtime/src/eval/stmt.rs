@@ -145,7 +145,9 @@ impl Interp {
             StmtKind::Try(t) => return self.exec_try(t, f),
             StmtKind::With(items, body) => {
                 if self.auto.tracing.is_some() {
-                    return Err(auto::not_pure("a with statement, which calls __enter__ and __exit__"));
+                    return Err(auto::not_pure(
+                        "a with statement, which calls __enter__ and __exit__",
+                    ));
                 }
                 return self.exec_with(items, body, f);
             }
@@ -346,9 +348,7 @@ impl Interp {
                     Value::Dict(d) => {
                         let k = idx.to_key().map_err(|e| e.at(loc))?;
                         if d.borrow_mut().shift_remove(&k).is_none() {
-                            return Err(
-                                Error::new(ErrorKind::KeyError, display::repr(&idx)).at(loc)
-                            );
+                            return Err(exception::key_error(&idx).at(loc));
                         }
                     }
                     other => {
