@@ -173,6 +173,8 @@ print(type(e).__name__, type(e) is ValueError, IOError is OSError, repr(ValueErr
 print(str(KeyError("k")), str(ValueError("v")), str(ValueError()), ValueError)
 print(ConcretizationTypeError.__base__.__base__.__name__, TracerBoolConversionError.__base__.__name__)
 print(NonConcreteBooleanIndexError.__base__.__base__.__name__)
+print(issubclass(TracerBoolConversionError, TypeError), issubclass(KeyError, (ValueError, LookupError)))
+print(issubclass(KeyboardInterrupt, Exception), issubclass(ModuleNotFoundError, ImportError))
 "#,
         expect![[r#"
             ZeroDivisionError ArithmeticError
@@ -189,6 +191,8 @@ print(NonConcreteBooleanIndexError.__base__.__base__.__name__)
             'k' v  <class 'ValueError'>
             TypeError ConcretizationTypeError
             IndexError
+            True True
+            False True
         "#]],
     );
 }
@@ -367,6 +371,12 @@ d = {"bb": 2, "a": 1, "ccc": 3}
 print(min(d, key=len), max(d, key=lambda k: d[k]), max([3, 1, 2], key=lambda v: -v), min("hello"))
 print("a,b,c".split(","), "Hello World".count("o"), "hello".find("l"), "hello world".title())
 print({**d, "a": 10, **{"z": 0}})
+it = iter([10, 20, 30])
+print(next(it), next(it, -1), list(it), next(it, "done"))
+try:
+    next(it)
+except StopIteration as e:
+    print("StopIteration", repr(e))
 "#,
         expect![[r#"
             {1, 2, 3} 3 True True
@@ -382,6 +392,8 @@ print({**d, "a": 10, **{"z": 0}})
             a ccc 1 e
             ['a', 'b', 'c'] 2 2 Hello World
             {'bb': 2, 'a': 10, 'ccc': 3, 'z': 0}
+            10 20 [30] done
+            StopIteration StopIteration()
         "#]],
     );
 }
