@@ -125,8 +125,9 @@ fn py_str_repr(s: &str) -> String {
     out
 }
 
-/// An element of a container: `repr`, with arrays in JAX's one-value form.
-fn item_repr(v: &Value) -> String {
+/// An element of a container: `repr`, with arrays in JAX's one-value form
+/// (also what an f-string's `{x!r}` and `{x=}` show).
+pub fn item_repr(v: &Value) -> String {
     match v {
         Value::Array(a) => jax_repr(a),
         other => repr(other),
@@ -290,7 +291,11 @@ pub fn jax_repr(t: &Tensor) -> String {
         Err(d) => return format!("<deleted: {}>", d.why),
     };
     let body = if a.ndim() == 0 {
-        concrete_str(a)
+        // NumPy's repr of one element, as in an array: `Array(-1., dtype=float32)`.
+        ElementFormat::new(a.shape(), &buf, false)
+            .format(&buf, 0)
+            .trim()
+            .to_string()
     } else if a.is_empty() {
         // JAX (NumPy's repr): `Array([], shape=(2, 0), dtype=float32)`,
         // the shape left out for one axis.

@@ -342,7 +342,7 @@ except KeyError as e:
 }
 
 /// Sets, assignment expressions, self-documenting f-strings, divmod,
-/// min/max with key, str methods, `**` in dict displays.
+/// min/max with key, str methods, `**` in dict displays, iter/next, `%` formatting.
 #[test]
 fn sets_walrus_fstrings_and_builtins() {
     check(
@@ -377,6 +377,7 @@ try:
     next(it)
 except StopIteration as e:
     print("StopIteration", repr(e))
+print("%d%%" % 7, "%5.2f|%-4s|%+d|%03d|%s" % (3.14159, "ab", 5, 7, [1]), "%r %x" % ("q", 255))
 "#,
         expect![[r#"
             {1, 2, 3} 3 True True
@@ -394,6 +395,7 @@ except StopIteration as e:
             {'bb': 2, 'a': 10, 'ccc': 3, 'z': 0}
             10 20 [30] done
             StopIteration StopIteration()
+            7%  3.14|ab  |+5|007|[1] 'q' ff
         "#]],
     );
 }

@@ -168,7 +168,7 @@ impl Interp {
                             let v = self.eval(expr, f)?;
                             // `!r`/`!s` convert to a string first; the spec formats that.
                             let v = match conversion {
-                                Some('r' | 'a') => Value::str(&display::repr(&v)),
+                                Some('r' | 'a') => Value::str(&display::item_repr(&v)),
                                 Some(_) => Value::str(&display::str(&v)),
                                 None => v,
                             };
