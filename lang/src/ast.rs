@@ -61,8 +61,25 @@ pub enum StmtKind {
         test: Expr,
         msg: Option<Expr>,
     },
-    /// `raise` or `raise expr`.
-    Raise(Option<Expr>),
+    /// `raise`, `raise expr` or `raise expr from cause`.
+    Raise {
+        exc: Option<Expr>,
+        cause: Option<Expr>,
+    },
+    /// `try:` with `except` handlers, `else` and `finally`.
+    Try {
+        body: Vec<Stmt>,
+        handlers: Vec<ExceptHandler>,
+        orelse: Vec<Stmt>,
+        finalbody: Vec<Stmt>,
+    },
+    /// `with a as x, b:`: the items enter left to right.
+    With {
+        items: Vec<WithItem>,
+        body: Vec<Stmt>,
+    },
+    /// `del a, d[k], obj.attr`.
+    Delete(Vec<Expr>),
     /// `import a.b.c`, `import a.b as c`, several separated by commas.
     Import(Vec<ImportAlias>),
     /// `from a.b import c, d as e` or `from a.b import *` (no names).
@@ -79,6 +96,23 @@ pub struct ImportAlias {
     /// Dotted, as written: `jax.numpy`.
     pub name: Ident,
     pub asname: Option<Ident>,
+}
+
+/// `except [type [as name]]: body`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExceptHandler {
+    /// None for a bare `except:`.
+    pub typ: Option<Expr>,
+    pub name: Option<Ident>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+/// One `expr [as target]` of a `with` statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WithItem {
+    pub context: Expr,
+    pub target: Option<Expr>,
 }
 
 /// A name together with where it was written.
@@ -141,7 +175,20 @@ pub enum ExprKind {
     Ellipsis,
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
-    Dict(Vec<(Expr, Expr)>),
+    /// `{k: v, **other}`: a `None` key marks a `**other` entry.
+    Dict(Vec<(Option<Expr>, Expr)>),
+    /// `{a, b}` (never empty: `{}` is a dict).
+    Set(Vec<Expr>),
+    /// `{elt for target in iter if cond ...}`
+    SetComp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
+    /// `name := value`
+    NamedExpr {
+        target: Ident,
+        value: Box<Expr>,
+    },
     /// `[elt for target in iter if cond ...]`
     ListComp {
         elt: Box<Expr>,

@@ -77,9 +77,9 @@ pub(crate) struct Lexed {
 
 /// Longest first, so that `**=` is not read as `**` then `=`.
 const OPERATORS: &[&str] = &[
-    "**=", "//=", ">>=", "<<=", "...", "->", "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "+=",
-    "-=", "*=", "/=", "%=", "@=", "&=", "|=", "^=", "+", "-", "*", "/", "%", "@", "&", "|", "^",
-    "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ";", ".", "=",
+    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", ">>", "<<", "<=", ">=", "==", "!=",
+    "+=", "-=", "*=", "/=", "%=", "@=", "&=", "|=", "^=", "+", "-", "*", "/", "%", "@", "&", "|",
+    "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ";", ".", "=",
 ];
 
 /// Lex a whole file or REPL entry.
@@ -619,7 +619,10 @@ impl<'a> Lexer<'a> {
                     parts.push(StrPart::Text(std::mem::take(&mut text)));
                 }
                 match self.fstring_hole(i, quote, triple) {
-                    Ok((next, part)) => {
+                    Ok((next, echo, part)) => {
+                        if let Some(echo) = echo {
+                            parts.push(StrPart::Text(echo));
+                        }
                         parts.push(part);
                         i = next;
                         continue;
@@ -788,16 +791,20 @@ impl<'a> Lexer<'a> {
 
     /// Scan an f-string hole starting at the `{` at `open`. Returns where
     /// scanning of the string goes on and the hole, or `Err(at)` when the
-    /// string ended (newline or end of text) inside the hole.
+    /// string ended (newline or end of text) inside the hole. A
+    /// self-documenting hole (`{x=}`) also returns its text, `x=`, which
+    /// goes before the value.
+    #[allow(clippy::type_complexity)]
     fn fstring_hole(
         &mut self,
         open: usize,
         quote: char,
         triple: bool,
-    ) -> Result<(usize, StrPart), usize> {
+    ) -> Result<(usize, Option<String>, StrPart), usize> {
         let expr_start = open + 1;
         let mut j = expr_start;
         let mut depth = 0usize;
+        let mut echo_end = None;
         loop {
             let Some(c) = self.char_at(j) else {
                 return Err(j);
@@ -822,6 +829,22 @@ impl<'a> Lexer<'a> {
                 '}' => depth -= 1,
                 '!' if depth == 0 && self.char_at(j + 1) != Some('=') => break,
                 ':' if depth == 0 => break,
+                // `{x=}`, `{x = !r}`, `{x=:.3f}`: an `=` that is no part of
+                // `==`, `!=`, `<=`, `>=` and only whitespace before the end.
+                '=' if depth == 0
+                    && !matches!(self.char_at(j + 1), Some('='))
+                    && !(j > expr_start
+                        && matches!(self.char_at(j - 1), Some('=' | '!' | '<' | '>'))) =>
+                {
+                    let rest = self.text.get(j + 1..).unwrap_or("");
+                    let after = rest.trim_start_matches([' ', '\t']);
+                    if after.starts_with(['}', '!', ':']) {
+                        echo_end = Some(j + 1 + (rest.len() - after.len()));
+                        let expr_end = j;
+                        j = echo_end.unwrap_or(j + 1);
+                        return self.fstring_hole_tail(open, expr_end, j, echo_end, quote, triple);
+                    }
+                }
                 '#' => self.error("f-string expression part cannot include '#'", j, j + 1),
                 '\\' => self.error(
                     "f-string expression part cannot include a backslash",
@@ -832,7 +855,21 @@ impl<'a> Lexer<'a> {
             }
             j += c.len_utf8();
         }
-        let expr_end = j;
+        self.fstring_hole_tail(open, j, j, echo_end, quote, triple)
+    }
+
+    /// The rest of an f-string hole after its expression, which ends at
+    /// `expr_end`: conversion, spec and `}` from `j` on.
+    fn fstring_hole_tail(
+        &mut self,
+        open: usize,
+        expr_end: usize,
+        mut j: usize,
+        echo_end: Option<usize>,
+        quote: char,
+        triple: bool,
+    ) -> Result<(usize, Option<String>, StrPart), usize> {
+        let expr_start = open + 1;
         if self
             .text
             .get(expr_start..expr_end)
@@ -898,8 +935,14 @@ impl<'a> Lexer<'a> {
             _ => return Err(j),
         }
         let expr = self.span(expr_start, expr_end);
+        let echo = echo_end.map(|end| self.text.get(expr_start..end).unwrap_or("").to_string());
+        // `{x=}` shows the repr unless a conversion or a spec says otherwise.
+        if echo.is_some() && conversion.is_none() && spec.is_none() {
+            conversion = Some('r');
+        }
         Ok((
             j,
+            echo,
             StrPart::Hole {
                 expr,
                 conversion,

@@ -185,6 +185,9 @@ fn describe_expr(expr: &Expr) -> &'static str {
         ExprKind::FString(_) => "f-string expression",
         ExprKind::Ellipsis => "ellipsis",
         ExprKind::Dict(_) => "dict literal",
+        ExprKind::Set(_) => "set display",
+        ExprKind::SetComp { .. } => "set comprehension",
+        ExprKind::NamedExpr { .. } => "named expression",
         ExprKind::ListComp { .. } => "list comprehension",
         ExprKind::DictComp { .. } => "dict comprehension",
         ExprKind::Compare { .. } => "comparison",
@@ -229,6 +232,20 @@ fn check_target(expr: &Expr) -> PResult<()> {
         )),
         _ => Err(Diagnostic::new(
             format!("cannot assign to {}", describe_expr(expr)),
+            expr.span,
+        )),
+    }
+}
+
+/// `del` takes names, subscripts, attributes, and tuples or lists of them.
+fn check_del_target(expr: &Expr) -> PResult<()> {
+    match &expr.kind {
+        ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => Ok(()),
+        ExprKind::Tuple(items) | ExprKind::List(items) => {
+            items.iter().try_for_each(check_del_target)
+        }
+        _ => Err(Diagnostic::new(
+            format!("cannot delete {}", describe_expr(expr)),
             expr.span,
         )),
     }
@@ -477,6 +494,8 @@ impl<'a> Parser<'a> {
             TokenKind::Keyword("if") => Ok(vec![self.if_statement()?]),
             TokenKind::Keyword("while") => Ok(vec![self.while_statement()?]),
             TokenKind::Keyword("for") => Ok(vec![self.for_statement()?]),
+            TokenKind::Keyword("try") => Ok(vec![self.try_statement()?]),
+            TokenKind::Keyword("with") => Ok(vec![self.with_statement()?]),
             _ => self.simple_statements(),
         }
     }
@@ -525,12 +544,31 @@ impl<'a> Parser<'a> {
             }
             TokenKind::Keyword("raise") => {
                 self.advance();
-                let value = if self.at_expression_start() {
+                let exc = if self.at_expression_start() {
                     Some(self.test()?)
                 } else {
                     None
                 };
-                StmtKind::Raise(value)
+                let cause = if exc.is_some() && self.eat_keyword("from") {
+                    Some(self.test()?)
+                } else {
+                    None
+                };
+                StmtKind::Raise { exc, cause }
+            }
+            TokenKind::Keyword("del") => {
+                self.advance();
+                let targets = match self.target_list()? {
+                    Expr {
+                        kind: ExprKind::Tuple(items),
+                        ..
+                    } => items,
+                    one => vec![one],
+                };
+                for t in &targets {
+                    check_del_target(t)?;
+                }
+                StmtKind::Delete(targets)
             }
             TokenKind::Keyword(keyword @ ("global" | "nonlocal")) => {
                 let is_global = *keyword == "global";
@@ -564,7 +602,10 @@ impl<'a> Parser<'a> {
                 StmtKind::Import(names)
             }
             TokenKind::Keyword("from") => self.import_from()?,
-            TokenKind::Keyword("def" | "if" | "while" | "for" | "else" | "elif")
+            TokenKind::Keyword(
+                "def" | "if" | "while" | "for" | "else" | "elif" | "try" | "except" | "finally"
+                | "with",
+            )
             | TokenKind::Op("@") => {
                 return Err(self.unexpected());
             }
@@ -919,6 +960,112 @@ impl<'a> Parser<'a> {
         })
     }
 
+    fn try_statement(&mut self) -> PResult<Stmt> {
+        let start = self.start();
+        let header = self.advance();
+        let body = self.block("'try' statement", header)?;
+        let mut handlers = Vec::new();
+        while self.at_keyword("except") {
+            let h_start = self.start();
+            let h_header = self.advance();
+            if let Some(bare) = handlers.iter().find(|h: &&ExceptHandler| h.typ.is_none()) {
+                return Err(Diagnostic::new("default 'except:' must be last", bare.span));
+            }
+            let (typ, name) = if self.at_op(":") {
+                (None, None)
+            } else {
+                let typ = self.test()?;
+                let typ = if self.at_op(",") {
+                    let mut items = vec![typ];
+                    while self.eat_op(",") {
+                        items.push(self.test()?);
+                    }
+                    let span = self.span_from(h_start);
+                    Expr {
+                        kind: ExprKind::Tuple(items),
+                        span,
+                    }
+                } else {
+                    typ
+                };
+                let name = if self.eat_keyword("as") {
+                    Some(self.expect_name("a name after 'as'")?)
+                } else {
+                    None
+                };
+                (Some(typ), name)
+            };
+            let body = self.block("'except' statement", h_header)?;
+            handlers.push(ExceptHandler {
+                typ,
+                name,
+                body,
+                span: self.span_from(h_start),
+            });
+        }
+        let orelse = if self.at_keyword("else") {
+            if handlers.is_empty() {
+                return Err(Diagnostic::new(
+                    "expected 'except' or 'finally' block",
+                    self.peek_span(),
+                ));
+            }
+            let h = self.advance();
+            self.block("'else' statement", h)?
+        } else {
+            Vec::new()
+        };
+        let finalbody = if self.at_keyword("finally") {
+            let h = self.advance();
+            self.block("'finally' statement", h)?
+        } else {
+            Vec::new()
+        };
+        if handlers.is_empty() && finalbody.is_empty() {
+            if self.at_end_of_input() {
+                self.wants_more = Some(0);
+            }
+            return Err(Diagnostic::new(
+                "expected 'except' or 'finally' block",
+                self.peek_span(),
+            ));
+        }
+        Ok(Stmt {
+            kind: StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            },
+            span: self.span_from(start),
+        })
+    }
+
+    fn with_statement(&mut self) -> PResult<Stmt> {
+        let start = self.start();
+        let header = self.advance();
+        let mut items = Vec::new();
+        loop {
+            let context = self.test()?;
+            let target = if self.eat_keyword("as") {
+                let t = self.star_or_binary()?;
+                check_target(&t)?;
+                Some(t)
+            } else {
+                None
+            };
+            items.push(WithItem { context, target });
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        let body = self.block("'with' statement", header)?;
+        Ok(Stmt {
+            kind: StmtKind::With { items, body },
+            span: self.span_from(start),
+        })
+    }
+
     // ---- expressions ----
 
     /// Comma-separated expressions (with `*x`), a `Tuple` if there is a comma.
@@ -1000,6 +1147,28 @@ impl<'a> Parser<'a> {
         }
         let start = self.start();
         let body = self.or_test()?;
+        if self.at_op(":=") {
+            let ExprKind::Name(name) = &body.kind else {
+                let message = format!(
+                    "cannot use assignment expressions with {}",
+                    describe_expr(&body)
+                );
+                return Err(Diagnostic::new(message, body.span));
+            };
+            let target = Ident {
+                name: name.clone(),
+                span: body.span,
+            };
+            self.advance();
+            let value = self.nested(|p| p.test())?;
+            return Ok(Expr {
+                kind: ExprKind::NamedExpr {
+                    target,
+                    value: Box::new(value),
+                },
+                span: self.span_from(start),
+            });
+        }
         if !self.eat_keyword("if") {
             return Ok(body);
         }
@@ -1558,37 +1727,31 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `{}`, `{k: v, ...}`, or `{k: v for ...}`. Sets are not part of arr.
+    /// `{}`, `{k: v, **d, ...}`, `{k: v for ...}`, `{a, *b}` or `{e for ...}`.
     fn dict_display(&mut self) -> PResult<Expr> {
         let open = self.advance();
         let start = open.start;
-        let mut pairs = Vec::new();
-        while !self.at_op("}") {
-            if self.at_op("**") {
-                return Err(Diagnostic::new(
-                    "dict unpacking with '**' is not supported",
-                    self.peek_span(),
-                ));
-            }
-            let key = self.test()?;
+        if self.at_op("}") {
+            self.advance();
+            return Ok(Expr {
+                kind: ExprKind::Dict(Vec::new()),
+                span: self.span_from(start),
+            });
+        }
+        // The first item decides between a dict and a set.
+        if !self.at_op("**") {
+            let first = self.star_or_test()?;
             if !self.at_op(":") {
-                let message = if self.at_op(",") || self.at_op("}") {
-                    "set displays are not supported; expected ':' after the dict key".to_string()
-                } else {
-                    format!(
-                        "expected ':' after the dict key, found {}",
-                        self.describe_current()
-                    )
-                };
-                return Err(Diagnostic::new(message, self.peek_span()));
+                return self.set_display(open, first);
             }
+            check_not_starred(&first)?;
             self.advance();
             let value = self.test()?;
-            if pairs.is_empty() && self.at_keyword("for") {
+            if self.at_keyword("for") {
                 let generators = self.comprehension_clauses()?;
                 self.expect_closer("{", open)?;
                 let kind = ExprKind::DictComp {
-                    key: Box::new(key),
+                    key: Box::new(first),
                     value: Box::new(value),
                     generators,
                 };
@@ -1597,14 +1760,62 @@ impl<'a> Parser<'a> {
                     span: self.span_from(start),
                 });
             }
-            pairs.push((key, value));
-            if !self.eat_op(",") {
+            return self.dict_items(open, vec![(Some(first), value)]);
+        }
+        self.dict_items(open, Vec::new())
+    }
+
+    /// The rest of a dict display after its first pairs.
+    fn dict_items(&mut self, open: Span, mut pairs: Vec<(Option<Expr>, Expr)>) -> PResult<Expr> {
+        let start = open.start;
+        while pairs.is_empty() || self.eat_op(",") {
+            if self.at_op("}") {
                 break;
             }
+            if self.eat_op("**") {
+                pairs.push((None, self.binary(1)?));
+                continue;
+            }
+            let key = self.test()?;
+            if !self.at_op(":") {
+                let message = format!(
+                    "expected ':' after the dict key, found {}",
+                    self.describe_current()
+                );
+                return Err(Diagnostic::new(message, self.peek_span()));
+            }
+            self.advance();
+            let value = self.test()?;
+            pairs.push((Some(key), value));
         }
         self.expect_closer("{", open)?;
         Ok(Expr {
             kind: ExprKind::Dict(pairs),
+            span: self.span_from(start),
+        })
+    }
+
+    /// The rest of a set display or set comprehension after its first item.
+    fn set_display(&mut self, open: Span, first: Expr) -> PResult<Expr> {
+        let start = open.start;
+        if self.at_keyword("for") {
+            check_not_starred(&first)?;
+            let generators = self.comprehension_clauses()?;
+            self.expect_closer("{", open)?;
+            let kind = ExprKind::SetComp {
+                elt: Box::new(first),
+                generators,
+            };
+            return Ok(Expr {
+                kind,
+                span: self.span_from(start),
+            });
+        }
+        let mut items = vec![first];
+        self.more_items(&mut items, "}", Self::star_or_test)?;
+        self.expect_closer("{", open)?;
+        Ok(Expr {
+            kind: ExprKind::Set(items),
             span: self.span_from(start),
         })
     }

@@ -144,11 +144,15 @@ impl Printer {
                     self.expr(msg);
                 }
             }
-            StmtKind::Raise(value) => {
+            StmtKind::Raise { exc, cause } => {
                 self.out.push_str("raise");
-                if let Some(value) = value {
+                if let Some(exc) = exc {
                     self.out.push(' ');
-                    self.expr(value);
+                    self.expr(exc);
+                }
+                if let Some(cause) = cause {
+                    self.out.push_str(" from ");
+                    self.expr(cause);
                 }
             }
             StmtKind::Import(names) => {
@@ -163,6 +167,51 @@ impl Printer {
                 }
                 self.import_names(names);
             }
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                self.out.push_str("try");
+                self.block(body, indent + 2);
+                for h in handlers {
+                    self.newline(indent + 2);
+                    self.out.push_str("(except");
+                    if let Some(typ) = &h.typ {
+                        self.out.push(' ');
+                        self.expr(typ);
+                    }
+                    if let Some(name) = &h.name {
+                        self.out.push_str(" as ");
+                        self.ident(name);
+                    }
+                    self.block(&h.body, indent + 4);
+                    self.out.push(')');
+                }
+                for (head, stmts) in [("else", orelse), ("finally", finalbody)] {
+                    if !stmts.is_empty() {
+                        self.newline(indent + 2);
+                        let _ = write!(self.out, "({head}");
+                        self.block(stmts, indent + 4);
+                        self.out.push(')');
+                    }
+                }
+            }
+            StmtKind::With { items, body } => {
+                self.out.push_str("with");
+                for item in items {
+                    self.out.push_str(" (");
+                    self.expr(&item.context);
+                    if let Some(target) = &item.target {
+                        self.out.push_str(" as ");
+                        self.expr(target);
+                    }
+                    self.out.push(')');
+                }
+                self.block(body, indent + 2);
+            }
+            StmtKind::Delete(targets) => self.exprs("del", targets),
         }
         self.out.push(')');
         self.span(stmt.span);
@@ -306,11 +355,26 @@ impl Printer {
                 self.out.push_str("dict");
                 for (key, value) in pairs {
                     self.out.push_str(" (");
-                    self.expr(key);
+                    match key {
+                        Some(key) => self.expr(key),
+                        None => self.out.push_str("**"),
+                    }
                     self.out.push(' ');
                     self.expr(value);
                     self.out.push(')');
                 }
+            }
+            ExprKind::Set(items) => self.exprs("set", items),
+            ExprKind::SetComp { elt, generators } => {
+                self.out.push_str("setcomp ");
+                self.expr(elt);
+                self.comprehensions(generators);
+            }
+            ExprKind::NamedExpr { target, value } => {
+                self.out.push_str("walrus ");
+                self.ident(target);
+                self.out.push(' ');
+                self.expr(value);
             }
             ExprKind::ListComp { elt, generators } => {
                 self.out.push_str("listcomp ");

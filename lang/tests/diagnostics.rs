@@ -367,12 +367,12 @@ fn misc_syntax_errors() {
               |        ^"#]],
     );
     check_error(
-        "x = {1, 2}\n",
+        "x = {1: 2, 3}\n",
         expect![[r#"
-            SyntaxError: set displays are not supported; expected ':' after the dict key at test.arr:1:7
+            SyntaxError: expected ':' after the dict key, found '}' at test.arr:1:13
               |
-            1 | x = {1, 2}
-              |       ^"#]],
+            1 | x = {1: 2, 3}
+              |             ^"#]],
     );
     check_error(
         "*a\n",

@@ -93,9 +93,33 @@ pub enum StmtKind {
     Continue,
     Pass,
     Assert(Expr, Option<Expr>),
-    Raise(Option<Expr>),
+    /// `raise [exc [from cause]]`.
+    Raise(Option<Expr>, Option<Expr>),
+    Try(Box<Try>),
+    /// `with` items (context, `as` target), entered left to right, and the body.
+    With(Vec<(Expr, Option<Target>)>, Vec<Stmt>),
+    /// `del` targets: variables (`Target::Var`), items, attributes, tuples of them.
+    Delete(Vec<Target>),
     /// `from module import *` (module level only): binds every public name.
     ImportStar(Rc<str>),
+}
+
+/// A `try` statement.
+#[derive(Debug)]
+pub struct Try {
+    pub body: Vec<Stmt>,
+    pub handlers: Vec<Handler>,
+    pub orelse: Vec<Stmt>,
+    pub finalbody: Vec<Stmt>,
+}
+
+/// `except [typ [as name]]:`; the name is unbound again after the handler.
+#[derive(Debug)]
+pub struct Handler {
+    pub typ: Option<Expr>,
+    pub name: Option<Target>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
 }
 
 #[derive(Debug)]
@@ -130,7 +154,12 @@ pub enum ExprKind {
     Load(Var, Rc<str>),
     List(Vec<Expr>),
     Tuple(Vec<Expr>),
-    Dict(Vec<(Expr, Expr)>),
+    /// `{k: v, **d}`: a `None` key is a `**d` entry.
+    Dict(Vec<(Option<Expr>, Expr)>),
+    /// A set display; a set comprehension is a `Starred` list comprehension in one.
+    Set(Vec<Expr>),
+    /// `name := value`.
+    NamedExpr(Box<Target>, Box<Expr>),
     Starred(Box<Expr>),
     FString(Vec<FPart>),
     Unary(UnaryOp, Box<Expr>),

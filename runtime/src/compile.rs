@@ -170,11 +170,44 @@ impl Analyzer {
                 let needs = self.function(def);
                 c.child_needs.extend(needs);
             }
-            S::Return(e) | S::Raise(e) => {
+            S::Return(e) => {
                 if let Some(e) = e {
                     self.expr(e, c)
                 }
             }
+            S::Raise { exc, cause } => {
+                for e in [exc, cause].into_iter().flatten() {
+                    self.expr(e, c)
+                }
+            }
+            S::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                body.iter().for_each(|s| self.stmt(s, c));
+                for h in handlers {
+                    if let Some(t) = &h.typ {
+                        self.expr(t, c);
+                    }
+                    if let Some(n) = &h.name {
+                        c.assigned.insert(n.name.clone());
+                    }
+                    h.body.iter().for_each(|s| self.stmt(s, c));
+                }
+                orelse.iter().chain(finalbody).for_each(|s| self.stmt(s, c));
+            }
+            S::With { items, body } => {
+                for item in items {
+                    self.expr(&item.context, c);
+                    if let Some(t) = &item.target {
+                        self.target(t, c);
+                    }
+                }
+                body.iter().for_each(|s| self.stmt(s, c));
+            }
+            S::Delete(targets) => targets.iter().for_each(|t| self.del_target(t, c)),
             S::If { test, body, orelse } => {
                 self.expr(test, c);
                 body.iter().chain(orelse).for_each(|s| self.stmt(s, c));
@@ -227,6 +260,18 @@ impl Analyzer {
         }
     }
 
+    /// `del x` makes `x` local, as an assignment does; `del d[k]` only reads `d`.
+    fn del_target(&mut self, t: &ast::Expr, c: &mut Collect) {
+        use ast::ExprKind as E;
+        match &t.kind {
+            E::Name(n) => {
+                c.assigned.insert(n.clone());
+            }
+            E::Tuple(items) | E::List(items) => items.iter().for_each(|i| self.del_target(i, c)),
+            _ => self.expr(t, c),
+        }
+    }
+
     fn target(&mut self, t: &ast::Expr, c: &mut Collect) {
         use ast::ExprKind as E;
         match &t.kind {
@@ -267,9 +312,21 @@ impl Analyzer {
             E::List(items) | E::Tuple(items) => items.iter().for_each(|i| self.expr(i, c)),
             E::Dict(items) => {
                 for (k, v) in items {
-                    self.expr(k, c);
+                    if let Some(k) = k {
+                        self.expr(k, c);
+                    }
                     self.expr(v, c);
                 }
+            }
+            E::Set(items) => items.iter().for_each(|i| self.expr(i, c)),
+            E::SetComp { elt, generators } => {
+                self.expr(&generators[0].iter, c);
+                let needs = self.comprehension(e, generators, &[elt]);
+                c.child_needs.extend(needs);
+            }
+            E::NamedExpr { target, value } => {
+                c.assigned.insert(target.name.clone());
+                self.expr(value, c);
             }
             E::ListComp { elt, generators } => {
                 self.expr(&generators[0].iter, c);
@@ -525,7 +582,55 @@ impl Lower<'_> {
                 self.expr(test)?,
                 msg.as_ref().map(|m| self.expr(m)).transpose()?,
             ),
-            S::Raise(e) => StmtKind::Raise(e.as_ref().map(|e| self.expr(e)).transpose()?),
+            S::Raise { exc, cause } => StmtKind::Raise(
+                exc.as_ref().map(|e| self.expr(e)).transpose()?,
+                cause.as_ref().map(|e| self.expr(e)).transpose()?,
+            ),
+            S::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                let body = self.block(body)?;
+                let handlers = handlers
+                    .iter()
+                    .map(|h| {
+                        Ok(Handler {
+                            typ: h.typ.as_ref().map(|t| self.expr(t)).transpose()?,
+                            name: h.name.as_ref().map(|n| {
+                                Target::Var(self.resolve(&n.name), Rc::from(n.name.as_str()))
+                            }),
+                            body: self.block(&h.body)?,
+                            span: h.span,
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                StmtKind::Try(Box::new(Try {
+                    body,
+                    handlers,
+                    orelse: self.block(orelse)?,
+                    finalbody: self.block(finalbody)?,
+                }))
+            }
+            S::With { items, body } => {
+                let items = items
+                    .iter()
+                    .map(|item| {
+                        Ok((
+                            self.expr(&item.context)?,
+                            item.target.as_ref().map(|t| self.target(t)).transpose()?,
+                        ))
+                    })
+                    .collect::<Result<_>>()?;
+                StmtKind::With(items, self.block(body)?)
+            }
+            S::Delete(targets) => StmtKind::Delete(
+                targets
+                    .iter()
+                    .map(|t| self.del_target(t))
+                    .collect::<Result<_>>()?,
+            ),
             S::Import(names) => {
                 let bindings = names
                     .iter()
@@ -576,6 +681,28 @@ impl Lower<'_> {
             }
         };
         Ok(Stmt { kind, span })
+    }
+
+    /// A `del` target: like an assignment's, but an item's container is only read.
+    fn del_target(&mut self, t: &ast::Expr) -> Result<Target> {
+        use ast::ExprKind as E;
+        Ok(match &t.kind {
+            E::Tuple(items) | E::List(items) => Target::Unpack(
+                items
+                    .iter()
+                    .map(|i| self.del_target(i))
+                    .collect::<Result<_>>()?,
+                None,
+                t.span,
+            ),
+            E::Subscript { value, index } => Target::Subscript {
+                obj: Box::new(self.expr(value)?),
+                store: None,
+                index: Box::new(self.expr(index)?),
+                span: t.span,
+            },
+            _ => self.target(t)?,
+        })
     }
 
     /// An import binds each name to its module or member: `import a, b as c`
@@ -877,8 +1004,25 @@ impl Lower<'_> {
             E::Dict(items) => ExprKind::Dict(
                 items
                     .iter()
-                    .map(|(k, v)| Ok((self.expr(k)?, self.expr(v)?)))
+                    .map(|(k, v)| {
+                        Ok((k.as_ref().map(|k| self.expr(k)).transpose()?, self.expr(v)?))
+                    })
                     .collect::<Result<_>>()?,
+            ),
+            E::Set(items) => ExprKind::Set(self.exprs(items)?),
+            E::SetComp { elt, generators } => {
+                let items = self.comprehension(e, generators, elt, None)?;
+                ExprKind::Set(vec![Expr {
+                    kind: ExprKind::Starred(Box::new(items)),
+                    span,
+                }])
+            }
+            E::NamedExpr { target, value } => ExprKind::NamedExpr(
+                Box::new(Target::Var(
+                    self.resolve(&target.name),
+                    Rc::from(target.name.as_str()),
+                )),
+                self.boxed(value)?,
             ),
             E::ListComp { elt, generators } => return self.comprehension(e, generators, elt, None),
             E::DictComp {

@@ -94,6 +94,7 @@ pub fn repr(v: &Value) -> String {
     match v {
         Value::Str(s) => py_str_repr(s),
         Value::Array(a) => array_repr(a),
+        Value::Object(o) => o.repr(),
         _ => str(v),
     }
 }
@@ -124,8 +125,9 @@ fn py_str_repr(s: &str) -> String {
     out
 }
 
-/// An element of a container: `repr`, with arrays in JAX's one-value form.
-fn item_repr(v: &Value) -> String {
+/// An element of a container: `repr`, with arrays in JAX's one-value form
+/// (also what an f-string's `{x!r}` and `{x=}` show).
+pub fn item_repr(v: &Value) -> String {
     match v {
         Value::Array(a) => jax_repr(a),
         other => repr(other),
@@ -164,7 +166,7 @@ pub fn str(v: &Value) -> String {
 
 fn str_inner(v: &Value) -> String {
     match v {
-        Value::Object(o) => o.repr(),
+        Value::Object(o) => o.str().unwrap_or_else(|| o.repr()),
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
@@ -289,7 +291,11 @@ pub fn jax_repr(t: &Tensor) -> String {
         Err(d) => return format!("<deleted: {}>", d.why),
     };
     let body = if a.ndim() == 0 {
-        concrete_str(a)
+        // NumPy's repr of one element, as in an array: `Array(-1., dtype=float32)`.
+        ElementFormat::new(a.shape(), &buf, false)
+            .format(&buf, 0)
+            .trim()
+            .to_string()
     } else if a.is_empty() {
         // JAX (NumPy's repr): `Array([], shape=(2, 0), dtype=float32)`,
         // the shape left out for one axis.
@@ -787,6 +793,17 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
             let n = num.as_int().unwrap();
             let s = n.unsigned_abs().to_string();
             let s = if grouping { group_thousands(&s) } else { s };
+            signed(n < 0, sign, s)
+        }
+        (Some(base @ ('x' | 'X' | 'o' | 'b')), Value::Int(_) | Value::Bool(_)) => {
+            let n = num.as_int().unwrap_or(0);
+            let m = n.unsigned_abs();
+            let s = match base {
+                'x' => format!("{m:x}"),
+                'X' => format!("{m:X}"),
+                'o' => format!("{m:o}"),
+                _ => format!("{m:b}"),
+            };
             signed(n < 0, sign, s)
         }
         (Some('f' | 'F' | 'e' | 'E' | 'g' | 'G' | '%'), _) | (None, Value::Float(_))

@@ -17,6 +17,7 @@ pub enum ErrorKind {
     ShapeError,
     IndexError,
     KeyError,
+    AttributeError,
     ZeroDivisionError,
     OverflowError,
     AssertionError,
@@ -48,6 +49,7 @@ impl ErrorKind {
             ErrorKind::ShapeError => "ShapeError",
             ErrorKind::IndexError => "IndexError",
             ErrorKind::KeyError => "KeyError",
+            ErrorKind::AttributeError => "AttributeError",
             ErrorKind::ZeroDivisionError => "ZeroDivisionError",
             ErrorKind::OverflowError => "OverflowError",
             ErrorKind::AssertionError => "AssertionError",
@@ -93,6 +95,12 @@ pub struct ErrorInfo {
     pub trace: Vec<Loc>,
     /// A syntax error's rendered diagnostics (they carry their own excerpts).
     pub rendered: Option<String>,
+    /// The Python class a handler sees, where the kind alone does not say
+    /// (`TracerBoolConversionError` for a traced `if`); a name in
+    /// `exception`'s table.
+    pub class: Option<&'static str>,
+    /// The exception instance a `raise` statement raised.
+    pub exc: Option<crate::value::Value>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -113,7 +121,26 @@ impl Error {
             loc: None,
             trace: Vec::new(),
             rendered: None,
+            class: None,
+            exc: None,
         }))
+    }
+
+    /// The same error, caught as the Python class `name` (see `class`).
+    pub fn as_class(mut self, name: &'static str) -> Error {
+        self.class = Some(name);
+        self
+    }
+
+    /// The name the report shows: a raised exception's class, else the kind's.
+    pub fn type_name(&self) -> String {
+        match self.exc.as_ref().and_then(crate::exception::as_instance) {
+            Some(e) => match crate::exception::as_class(&e.class) {
+                Some(c) => c.name.to_string(),
+                None => self.kind.name().to_string(),
+            },
+            None => self.kind.name().to_string(),
+        }
     }
 
     pub fn type_error(message: impl Into<String>) -> Error {
@@ -174,11 +201,11 @@ impl Error {
         match &self.loc {
             Some(loc) => format!(
                 "{}: {} at line {}",
-                self.kind.name(),
+                self.type_name(),
                 self.message,
                 loc.line_col()
             ),
-            None => format!("{}: {}", self.kind.name(), self.message),
+            None => format!("{}: {}", self.type_name(), self.message),
         }
     }
 
@@ -221,13 +248,13 @@ impl Error {
             Some(loc) => {
                 out.push_str(&format!(
                     "{}: {} at {}\n",
-                    self.kind.name(),
+                    self.type_name(),
                     self.message,
                     loc.file.location(loc.span)
                 ));
                 out.push_str(&loc.file.excerpt(loc.span));
             }
-            None => out.push_str(&format!("{}: {}", self.kind.name(), self.message)),
+            None => out.push_str(&format!("{}: {}", self.type_name(), self.message)),
         }
         out
     }

@@ -59,6 +59,21 @@ pub trait Object: std::fmt::Debug {
     fn attributes(&self) -> Vec<crate::eval::attr::Attribute> {
         Vec::new()
     }
+    /// `str(obj)`, when it is not the repr (an exception shows its message).
+    fn str(&self) -> Option<String> {
+        None
+    }
+    /// `obj(*args, **kwargs)`, for objects that can be called (`this` is
+    /// the value holding `self`); `None` if they cannot.
+    fn call(
+        &self,
+        _interp: &mut crate::Interp,
+        _this: &Value,
+        _args: Vec<Value>,
+        _kwargs: Vec<(Rc<str>, Value)>,
+    ) -> Option<Result<Value>> {
+        None
+    }
     /// An HTML form for notebooks (tables); `None` shows the repr as text.
     fn html(&self) -> Option<String> {
         None
@@ -240,12 +255,22 @@ impl Value {
                         a.len()
                     )));
                 }
-                a.concrete()?.get_f64(0)? != 0.0
+                // JAX's class for `if x > 0` on a traced x.
+                let a = a.concrete().map_err(|e| match e.kind {
+                    crate::ErrorKind::ConcretizationError => {
+                        e.as_class("TracerBoolConversionError")
+                    }
+                    _ => e,
+                })?;
+                a.get_f64(0)? != 0.0
             }
             Value::List(l) => !l.borrow().is_empty(),
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Range(..) => range_len(self) > 0,
+            Value::Object(_) => {
+                crate::set::as_set(self).is_none_or(|s| !s.items.borrow().is_empty())
+            }
             _ => true,
         })
     }
@@ -287,7 +312,7 @@ impl Value {
         matches!(
             self,
             Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Native(_)
-        )
+        ) || crate::exception::as_class(self).is_some()
     }
 
     /// A Python int, also from a bool or a 0-d integer array; `None` for

@@ -20,7 +20,19 @@ pub fn float_arg(v: &Value) -> Result<Tensor> {
     }
 }
 
+/// A traced scalar where a Python number is needed is JAX's
+/// ConcretizationTypeError (`arange(n)` inside `jit`), not a wrong type.
+fn concrete_scalar(v: &Value) -> Result<()> {
+    if let Value::Array(t) = v {
+        if t.ndim() == 0 {
+            t.concrete()?;
+        }
+    }
+    Ok(())
+}
+
 pub fn int_arg(name: &str, v: &Value) -> Result<i64> {
+    concrete_scalar(v)?;
     v.to_int()?
         .ok_or_else(|| Error::type_error(format!("{name} must be an int, got {}", v.type_name())))
 }
@@ -33,6 +45,7 @@ pub fn opt_int_arg(name: &str, v: &Value) -> Result<Option<i64>> {
 }
 
 pub fn f64_arg(name: &str, v: &Value) -> Result<f64> {
+    concrete_scalar(v)?;
     v.to_f64()?
         .ok_or_else(|| Error::type_error(format!("{name} must be a number, got {}", v.type_name())))
 }

@@ -8,6 +8,7 @@ mod args;
 mod creation;
 pub mod device;
 mod distributed;
+mod exceptions;
 mod io;
 mod jit;
 mod math;
@@ -96,6 +97,19 @@ impl Registry<'_> {
         self.interp.add_method(receiver, &name, b);
     }
 
+    /// A method made from data (a closure over a row of a table).
+    pub fn method_from(
+        &mut self,
+        receiver: &'static str,
+        signature: &str,
+        doc: &str,
+        f: impl Fn(&mut Interp, Vec<Value>) -> arr_runtime::Result<Value> + 'static,
+    ) {
+        let b = Value::Builtin(Rc::new(Builtin::new(signature, doc, f)));
+        let name = b_name(&b);
+        self.interp.add_method(receiver, &name, b);
+    }
+
     /// A module such as `random`, from (signature, doc, fn) triples.
     pub fn module(&mut self, name: &str, doc: &str, members: &[(&str, &str, NativeFn)]) {
         let members = members
@@ -127,6 +141,7 @@ pub fn register_all(interp: &mut Interp) {
     let mut r = Registry { interp };
     python::register(&mut r);
     pystd::register(&mut r);
+    exceptions::register(&mut r);
     creation::register(&mut r);
     math::register(&mut r);
     reduce::register(&mut r);

@@ -3,10 +3,14 @@
 
 use crate::args::*;
 use crate::Registry;
+use arr_lang::ast::BinOp;
 use arr_runtime::display;
-use arr_runtime::eval::{compare_values, iter_items, seq_index, values_equal};
+use arr_runtime::eval::{
+    binary_op, compare_values, iter_items, seq_index, values_equal, IterValue,
+};
 use arr_runtime::numpy;
 use arr_runtime::session::help_for;
+use arr_runtime::{exception, set};
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Tensor, Value};
 use std::cmp::Ordering;
 use std::time::Instant;
@@ -80,6 +84,33 @@ pub(crate) fn register(r: &mut Registry) {
         "sorted(xs, key=None, reverse=False)",
         "A new sorted list of the items of xs.",
         sorted,
+    );
+    r.func(
+        "iter(xs)",
+        "An iterator over the items of xs, for next (an iterator is its own iterator).",
+        |_, a| {
+            if IterValue::of(&a[0]).is_some() {
+                return Ok(a[0].clone());
+            }
+            Ok(IterValue::value(iter_items(&a[0])?))
+        },
+    );
+    r.func(
+        "next(it, *default)",
+        "The next item of the iterator it; at the end, default if given, else StopIteration.",
+        |_, a| {
+            let Some(it) = IterValue::of(&a[0]) else {
+                return Err(Error::type_error(format!(
+                    "'{}' object is not an iterator",
+                    a[0].type_name()
+                )));
+            };
+            match (it.next_item(), numpy::sequence_items(&a[1])?.first()) {
+                (Some(v), _) => Ok(v),
+                (None, Some(d)) => Ok(d.clone()),
+                (None, None) => Err(exception::raise(exception::class("StopIteration"), None)?),
+            }
+        },
     );
     r.func(
         "reversed(xs)",
@@ -345,6 +376,7 @@ pub(crate) fn register(r: &mut Registry) {
         "Whether the string ends with suffix.",
         |_, a| Ok(Value::Bool(s(&a[0])?.ends_with(s(&a[1])?))),
     );
+    register_more(r);
     r.method(
         "str",
         "format(self, *args, **kwargs)",
@@ -355,6 +387,204 @@ pub(crate) fn register(r: &mut Registry) {
 
 fn s(v: &Value) -> Result<&str> {
     str_arg("argument", v)
+}
+
+/// Sets, `divmod`, and the string methods beyond the basic ones.
+fn register_more(r: &mut Registry) {
+    r.func(
+        "set(xs=())",
+        "A new set of the items of xs (iterated in sorted order).",
+        |_, a| set::from_values(iter_items(&a[0])?),
+    );
+    r.func(
+        "frozenset(xs=())",
+        "A set of the items of xs (arr's sets: the same type as set).",
+        |_, a| set::from_values(iter_items(&a[0])?),
+    );
+    r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
+        let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
+        let m = binary_op(BinOp::Mod, a[0].clone(), a[1].clone())?;
+        Ok(Value::tuple(vec![q, m]))
+    });
+    r.mutating_method("set", "add(self, x)", "Add x to the set.", |_, a| {
+        let k = a[1].to_key()?;
+        the_set(&a[0])?.items.borrow_mut().insert(k);
+        Ok(Value::None)
+    });
+    r.mutating_method(
+        "set",
+        "remove(self, x)",
+        "Remove x from the set (KeyError if it is missing).",
+        |_, a| {
+            let k = a[1].to_key()?;
+            if !the_set(&a[0])?.items.borrow_mut().remove(&k) {
+                return Err(exception::key_error(&a[1]));
+            }
+            Ok(Value::None)
+        },
+    );
+    r.mutating_method(
+        "set",
+        "discard(self, x)",
+        "Remove x from the set if it is there.",
+        |_, a| {
+            let k = a[1].to_key()?;
+            the_set(&a[0])?.items.borrow_mut().remove(&k);
+            Ok(Value::None)
+        },
+    );
+    r.mutating_method("set", "update(self, xs)", "Add the items of xs.", |_, a| {
+        let keys = iter_items(&a[1])?
+            .iter()
+            .map(|v| v.to_key())
+            .collect::<Result<Vec<Key>>>()?;
+        the_set(&a[0])?.items.borrow_mut().extend(keys);
+        Ok(Value::None)
+    });
+    r.mutating_method("set", "clear(self)", "Remove every item.", |_, a| {
+        the_set(&a[0])?.items.borrow_mut().clear();
+        Ok(Value::None)
+    });
+    r.method(
+        "set",
+        "copy(self)",
+        "A new set of the same items.",
+        |_, a| Ok(set::value(the_set(&a[0])?.items.borrow().clone())),
+    );
+    for (sig, doc, op) in [
+        (
+            "union(self, other)",
+            "The items in either set.",
+            BinOp::BitOr,
+        ),
+        (
+            "intersection(self, other)",
+            "The items in both sets.",
+            BinOp::BitAnd,
+        ),
+        (
+            "difference(self, other)",
+            "The items not in other.",
+            BinOp::Sub,
+        ),
+        (
+            "symmetric_difference(self, other)",
+            "The items in exactly one of the sets.",
+            BinOp::BitXor,
+        ),
+    ] {
+        r.method_from("set", sig, doc, move |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            binary_op(op, a[0].clone(), other)
+        });
+    }
+    r.method(
+        "set",
+        "issubset(self, other)",
+        "Whether every item is in other.",
+        |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            let o = the_set(&other)?.items.borrow().clone();
+            Ok(Value::Bool(the_set(&a[0])?.items.borrow().is_subset(&o)))
+        },
+    );
+    r.method(
+        "set",
+        "issuperset(self, other)",
+        "Whether every item of other is in the set.",
+        |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            let o = the_set(&other)?.items.borrow().clone();
+            Ok(Value::Bool(the_set(&a[0])?.items.borrow().is_superset(&o)))
+        },
+    );
+    r.method(
+        "str",
+        "count(self, sub)",
+        "How many times sub occurs, not overlapping.",
+        |_, a| {
+            let (t, sub) = (s(&a[0])?, s(&a[1])?);
+            Ok(Value::Int(if sub.is_empty() {
+                t.chars().count() as i64 + 1
+            } else {
+                t.matches(sub).count() as i64
+            }))
+        },
+    );
+    r.method(
+        "str",
+        "find(self, sub)",
+        "The index of the first sub, or -1.",
+        |_, a| {
+            let (t, sub) = (s(&a[0])?, s(&a[1])?);
+            Ok(Value::Int(
+                t.find(sub).map_or(-1, |i| t[..i].chars().count() as i64),
+            ))
+        },
+    );
+    r.method(
+        "str",
+        "title(self)",
+        "Copy with each word capitalised.",
+        |_, a| {
+            let mut out = String::new();
+            let mut after_letter = false;
+            for c in s(&a[0])?.chars() {
+                if after_letter {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                after_letter = c.is_alphabetic();
+            }
+            Ok(Value::str(&out))
+        },
+    );
+    r.method(
+        "str",
+        "capitalize(self)",
+        "Copy with the first character upper-case, the rest lower-case.",
+        |_, a| {
+            let t = s(&a[0])?;
+            let mut chars = t.chars();
+            let out: String = match chars.next() {
+                Some(c) => c
+                    .to_uppercase()
+                    .chain(chars.as_str().to_lowercase().chars())
+                    .collect(),
+                None => String::new(),
+            };
+            Ok(Value::str(&out))
+        },
+    );
+    r.method(
+        "str",
+        "lstrip(self)",
+        "Copy without leading whitespace.",
+        |_, a| Ok(Value::str(s(&a[0])?.trim_start())),
+    );
+    r.method(
+        "str",
+        "rstrip(self)",
+        "Copy without trailing whitespace.",
+        |_, a| Ok(Value::str(s(&a[0])?.trim_end())),
+    );
+    r.method(
+        "str",
+        "isdigit(self)",
+        "Whether the string is non-empty and all digits.",
+        |_, a| {
+            let t = s(&a[0])?;
+            Ok(Value::Bool(
+                !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()),
+            ))
+        },
+    );
+}
+
+fn the_set(v: &Value) -> Result<&set::SetValue> {
+    set::as_set(v)
+        .ok_or_else(|| Error::type_error(format!("expected a set, got {}", v.type_name())))
 }
 
 fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -393,6 +623,9 @@ fn len(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::List(l) => l.borrow().len() as i64,
         Value::Tuple(t) => t.len() as i64,
         v @ Value::Range(..) => arr_runtime::value::range_len(v) as i64,
+        v @ Value::Object(_) if set::as_set(v).is_some() => {
+            set::as_set(v).map_or(0, |s| s.items.borrow().len()) as i64
+        }
         other => {
             return Err(Error::type_error(format!(
                 "object of type '{}' has no len()",
@@ -617,6 +850,11 @@ fn type_matches(x: &Value, t: &Value) -> Result<bool> {
             return Ok(false);
         }
         Value::DType(d) => return Ok(matches!(x, Value::Array(a) if a.dtype() == *d)),
+        class if exception::as_class(class).is_some() => {
+            return Ok(
+                exception::as_instance(x).is_some_and(|e| exception::is_subclass(&e.class, class))
+            )
+        }
         other => {
             return Err(Error::type_error(format!(
                 "isinstance() arg 2 must be a type, not {}",
@@ -634,6 +872,7 @@ fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "dict" => matches!(x, Value::Dict(_)),
         "array" | "asarray" => matches!(x, Value::Array(_)),
         "range" => matches!(x, Value::Range(..)),
+        "set" | "frozenset" => set::as_set(x).is_some(),
         other => {
             return Err(Error::type_error(format!(
                 "isinstance() arg 2: {other} is not a type"
@@ -647,6 +886,10 @@ fn isinstance(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn type_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // An exception's class is a value (`type(e).__name__`, `type(e) is ValueError`).
+    if let Some(e) = exception::as_instance(&a[0]) {
+        return Ok(e.class.clone());
+    }
     Ok(Value::str(&a[0].type_name()))
 }
 
@@ -877,7 +1120,7 @@ fn dict_pop(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     match the_dict(&a[0]).borrow_mut().shift_remove(&k) {
         Some(v) => Ok(v),
         None if !matches!(a[2], Value::None) => Ok(a[2].clone()),
-        None => Err(Error::new(ErrorKind::KeyError, display::repr(&a[1]))),
+        None => Err(exception::key_error(&a[1])),
     }
 }
 

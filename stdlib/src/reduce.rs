@@ -180,10 +180,20 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
                     };
                     ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
                 }
+                // Python's min/max over the items of a dict, set or string,
+                // or with a key function.
+                seq @ (Value::Dict(_) | Value::Str(_) | Value::Object(_))
+                    if matches!(axis, Value::None) =>
+                {
+                    python(iter_items(seq)?, interp)
+                }
                 seq @ (Value::List(_) | Value::Tuple(_) | Value::Range(..))
                     if matches!(axis, Value::None) =>
                 {
                     let items = iter_items(seq)?;
+                    if !matches!(key, Value::None) {
+                        return python(items, interp);
+                    }
                     if items.iter().any(|v| matches!(v, Value::Array(_))) {
                         let x = array_arg(seq)?;
                         return ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?);

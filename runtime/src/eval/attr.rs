@@ -234,6 +234,7 @@ impl Interp {
                             ErrorKind::NameError,
                             format!("function '{}' has no attribute '{attr}'", n.name),
                         )
+                        .as_class("AttributeError")
                     });
             }
             Value::Module(m) => {
@@ -242,27 +243,31 @@ impl Interp {
                         ErrorKind::NameError,
                         format!("module '{}' has no attribute '{attr}'", m.name),
                     )
+                    .as_class("AttributeError")
                 })
             }
             Value::DType(d) => {
                 return property(DTYPE_PROPERTIES, d, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "dtype has no attribute '{attr}'"
-                    )))
+                    Err(
+                        Error::type_error(format!("dtype has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             Value::Function(func) => {
                 return property(FUNCTION_PROPERTIES, &**func, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    )))
+                    Err(
+                        Error::type_error(format!("function has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             Value::Builtin(b) => {
                 return property(BUILTIN_PROPERTIES, &**b, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    )))
+                    Err(
+                        Error::type_error(format!("function has no attribute '{attr}'"))
+                            .as_class("AttributeError"),
+                    )
                 })
             }
             _ => {}
@@ -272,7 +277,8 @@ impl Interp {
             None => Err(Error::type_error(format!(
                 "'{}' object has no attribute '{attr}'",
                 o.type_name()
-            ))),
+            ))
+            .as_class("AttributeError")),
         }
     }
 

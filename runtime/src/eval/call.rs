@@ -63,6 +63,13 @@ impl Interp {
                 }
                 Ok(Value::Array(numpy::to_array_as(&args[0], *d)?))
             }
+            Value::Object(o) => match o.call(self, fv, args, kwargs) {
+                Some(r) => r,
+                None => Err(Error::type_error(format!(
+                    "'{}' object is not callable",
+                    o.type_name()
+                ))),
+            },
             other => Err(Error::type_error(format!(
                 "'{}' object is not callable",
                 other.type_name()

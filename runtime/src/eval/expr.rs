@@ -71,7 +71,8 @@ impl Interp {
                 None => Err(Error::new(
                     ErrorKind::NameError,
                     format!("local variable '{name}' referenced before assignment"),
-                )),
+                )
+                .as_class("UnboundLocalError")),
             },
             Var::Cell(i) => f.cells[i as usize].borrow().clone().ok_or_else(|| {
                 Error::new(
@@ -117,6 +118,24 @@ impl Interp {
             ExprKind::Dict(items) => {
                 let mut d = Dict::default();
                 for (k, v) in items {
+                    let Some(k) = k else {
+                        // `**other`: its items, in order, replacing earlier keys.
+                        match self.eval(v, f)? {
+                            Value::Dict(other) => {
+                                for (key, value) in other.borrow().iter() {
+                                    d.insert(key.clone(), value.clone());
+                                }
+                            }
+                            other => {
+                                return Err(Error::type_error(format!(
+                                    "'{}' object is not a mapping",
+                                    other.type_name()
+                                ))
+                                .at(|| f.loc(v.span)))
+                            }
+                        }
+                        continue;
+                    };
                     let key = self
                         .eval(k, f)?
                         .to_key()
@@ -125,6 +144,12 @@ impl Interp {
                     d.insert(key, value);
                 }
                 Value::dict(d)
+            }
+            ExprKind::Set(items) => crate::set::from_values(self.eval_all(items, f)?)?,
+            ExprKind::NamedExpr(target, value) => {
+                let v = self.eval(value, f)?;
+                self.assign(target, v.clone(), f)?;
+                v
             }
             ExprKind::Starred(_) => {
                 return Err(Error::new(
@@ -143,13 +168,16 @@ impl Interp {
                             spec,
                         } => {
                             let v = self.eval(expr, f)?;
-                            let text = match conversion {
-                                Some('r') => display::repr(&v),
-                                _ => match spec {
-                                    Some(spec) => display::format_spec(&v, spec)
-                                        .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                    None => display::str(&v),
-                                },
+                            // `!r`/`!s` convert to a string first; the spec formats that.
+                            let v = match conversion {
+                                Some('r' | 'a') => Value::str(&display::item_repr(&v)),
+                                Some(_) => Value::str(&display::str(&v)),
+                                None => v,
+                            };
+                            let text = match spec {
+                                Some(spec) => display::format_spec(&v, spec)
+                                    .map_err(|err| err.at(|| f.loc(expr.span)))?,
+                                None => display::str(&v),
                             };
                             s.push_str(&text);
                         }
@@ -439,7 +467,7 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
             d.borrow()
                 .get(&k)
                 .cloned()
-                .ok_or_else(|| Error::new(ErrorKind::KeyError, display::repr(i)))
+                .ok_or_else(|| crate::exception::key_error(i))
         }
         _ => Err(Error::type_error(format!(
             "'{}' object is not subscriptable",

@@ -24,10 +24,10 @@ impl Interp {
     fn module(&self, path: &str) -> Result<Value> {
         match self.modules.get(path) {
             Some(m) => Ok(m.clone()),
-            None => Err(Error::new(
-                ErrorKind::ImportError,
-                format!("No module named '{path}'"),
-            )),
+            None => Err(
+                Error::new(ErrorKind::ImportError, format!("No module named '{path}'"))
+                    .as_class("ModuleNotFoundError"),
+            ),
         }
     }
 

@@ -56,6 +56,9 @@ pub struct Interp {
     /// What `import` finds, by dotted name (`jax.numpy`): the stdlib's namespaces.
     pub modules: FxHashMap<Rc<str>, Value>,
     depth: usize,
+    /// The exceptions whose handlers (or `__exit__` calls) are running,
+    /// innermost last: what a bare `raise` raises again.
+    handling: Vec<Error>,
 }
 
 pub(crate) enum Flow {
@@ -189,6 +192,7 @@ impl Interp {
             auto: AutoJit::default(),
             modules: FxHashMap::default(),
             depth: 0,
+            handling: Vec::new(),
         }
     }
 
@@ -323,6 +327,7 @@ impl Interp {
             func: Rc::from("<module>"),
         };
         self.depth = 0;
+        self.handling.clear();
         let n = code.body.len();
         for (i, stmt) in code.body.iter().enumerate() {
             if interactive && i + 1 == n {
@@ -389,9 +394,64 @@ impl Default for Interp {
     }
 }
 
+/// `iter(xs)`: the items of xs taken one at a time by `next`; a `for`
+/// loop (or anything iterating it) takes the rest. The items are read
+/// when the iterator is made.
+#[derive(Debug)]
+pub struct IterValue {
+    items: Vec<Value>,
+    pos: std::cell::Cell<usize>,
+}
+
+impl IterValue {
+    pub fn value(items: Vec<Value>) -> Value {
+        Value::object(IterValue {
+            items,
+            pos: std::cell::Cell::new(0),
+        })
+    }
+
+    pub fn of(v: &Value) -> Option<&IterValue> {
+        match v {
+            Value::Object(o) => o.as_any().downcast_ref::<IterValue>(),
+            _ => None,
+        }
+    }
+
+    /// The next item, or None at the end.
+    pub fn next_item(&self) -> Option<Value> {
+        let i = self.pos.get();
+        let v = self.items.get(i).cloned();
+        if v.is_some() {
+            self.pos.set(i + 1);
+        }
+        v
+    }
+
+    fn rest(&self) -> Vec<Value> {
+        let i = self.pos.replace(self.items.len());
+        self.items.get(i..).unwrap_or_default().to_vec()
+    }
+}
+
+impl crate::value::Object for IterValue {
+    fn type_name(&self) -> &'static str {
+        "iterator"
+    }
+    fn repr(&self) -> String {
+        "<iterator object>".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// The items of an iterable (everything but ranges, which iterate lazily).
 pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
     Ok(match v {
+        Value::Object(o) if o.as_any().is::<IterValue>() => {
+            IterValue::of(v).expect("checked").rest()
+        }
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
         Value::Dict(d) => d.borrow().keys().map(|k| k.to_value()).collect(),
@@ -408,6 +468,9 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
                 }
             }
             out
+        }
+        Value::Object(o) if o.as_any().is::<crate::set::SetValue>() => {
+            crate::set::as_set(v).expect("checked").values()
         }
         Value::Object(o) if o.as_any().is::<crate::progress::ProgressValue>() => {
             return iter_items(&crate::progress::of(v).expect("checked").inner);

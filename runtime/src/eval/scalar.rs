@@ -67,6 +67,12 @@ pub fn binary_op(op: BinOp, a: Value, b: Value) -> Result<Value> {
         };
         return binary_op(op, num(&a), num(&b));
     }
+    if let Some(r) = crate::set::binary(op, &a, &b) {
+        return r;
+    }
+    if let (BinOp::Mod, Value::Str(f)) = (op, &a) {
+        return percent_format(f, &b);
+    }
     let is_arrayish = |v: &Value| matches!(v, Value::Array(_));
     if is_arrayish(&a) || is_arrayish(&b) {
         if op == BinOp::MatMul {
@@ -342,6 +348,8 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
         (Value::Array(x), Value::Array(y)) => x.same(y),
+        (Value::Object(x), Value::Object(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::Object(_), Value::Object(_)) => crate::set::equal(a, b).unwrap_or(false),
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
             DType::from_name(s) == Some(*d)
@@ -370,12 +378,95 @@ fn order(a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
             }
             Ok(x.len().cmp(&y.len()))
         }
+        // One-element arrays order by value, as `<` on them decides in
+        // Python (`sorted` of a list of JAX scalars).
+        (Value::Array(_), _) | (_, Value::Array(_))
+            if a.as_f64().is_some() && b.as_f64().is_some() =>
+        {
+            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+            x.partial_cmp(&y)
+                .ok_or_else(|| Error::value_error("comparison with NaN"))
+        }
         _ => Err(Error::type_error(format!(
             "'<' not supported between {} and {}",
             a.type_name(),
             b.type_name()
         ))),
     }
+}
+
+/// `"%5.2f and %s" % args`: printf-style formatting, each conversion
+/// done by the format-spec code (`%-5d` is the spec `<5d`).
+fn percent_format(fmt: &str, args: &Value) -> Result<Value> {
+    let args: Vec<Value> = match args {
+        Value::Tuple(t) => t.to_vec(),
+        one => vec![one.clone()],
+    };
+    let mut next = args.iter();
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let bad = |why: &str| Error::value_error(format!("bad format string {fmt:?}: {why}"));
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let (mut align, mut sign, mut zero) = (String::new(), String::new(), false);
+        while let Some(&f) = chars.peek() {
+            match f {
+                '-' => align = "<".into(),
+                '+' | ' ' => sign = f.to_string(),
+                '0' => zero = true,
+                _ => break,
+            }
+            chars.next();
+        }
+        let mut width_prec = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() || d == '.' {
+                width_prec.push(d);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let Some(ty) = chars.next() else {
+            return Err(bad("incomplete format"));
+        };
+        if ty == '%' {
+            out.push('%');
+            continue;
+        }
+        let v = next
+            .next()
+            .ok_or_else(|| Error::type_error("not enough arguments for format string"))?;
+        let zero = if zero && align.is_empty() { "0" } else { "" };
+        let (v, ty) = match ty {
+            's' => (Value::str(&crate::display::str(v)), 's'),
+            'r' | 'a' => (Value::str(&crate::display::repr(v)), 's'),
+            'd' | 'i' | 'u' => {
+                let n = v.as_f64().ok_or_else(|| {
+                    Error::type_error(format!(
+                        "%{ty} format: a real number is required, not {}",
+                        v.type_name()
+                    ))
+                })?;
+                (Value::Int(n.trunc() as i64), 'd')
+            }
+            'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'x' | 'X' | 'o' => (v.clone(), ty),
+            other => {
+                return Err(bad(&format!("unsupported format character '{other}'")));
+            }
+        };
+        let spec = format!("{align}{sign}{zero}{width_prec}{ty}");
+        out.push_str(&crate::display::format_spec(&v, &spec)?);
+    }
+    if next.next().is_some() {
+        return Err(Error::type_error(
+            "not all arguments converted during string formatting",
+        ));
+    }
+    Ok(Value::str(&out))
 }
 
 /// Python's ordering of two values, for `sorted`, `min`, `max`.
@@ -419,6 +510,9 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                     }
                 },
                 Value::Dict(d) => d.borrow().contains_key(&a.to_key()?),
+                Value::Object(_) if crate::set::as_set(b).is_some() => {
+                    crate::set::as_set(b).is_some_and(|s| s.contains(a).unwrap_or(false))
+                }
                 _ => {
                     let mut found = false;
                     for x in iter_items(b)? {
@@ -439,6 +533,7 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
                 (Value::Module(x), Value::Module(y)) => Rc::ptr_eq(x, y),
+                (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
                 _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)

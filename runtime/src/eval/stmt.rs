@@ -6,6 +6,7 @@ use super::{Flow, Frame, Interp, Iter};
 use crate::code::*;
 use crate::display;
 use crate::error::{Error, ErrorKind, Result};
+use crate::exception;
 use crate::index;
 use crate::jit::auto;
 use crate::value::Value;
@@ -125,18 +126,254 @@ impl Interp {
                     return Err(Error::new(ErrorKind::AssertionError, m).at(|| f.loc(s.span)));
                 }
             }
-            StmtKind::Raise(e) => {
-                let m = match e {
-                    Some(e) => display::str(&self.eval(e, f)?),
-                    None => "exception raised".to_string(),
+            StmtKind::Raise(e, cause) => {
+                let Some(e) = e else {
+                    // A bare `raise` raises the exception being handled, as it was.
+                    return Err(self.handling.last().cloned().unwrap_or_else(|| {
+                        Error::new(ErrorKind::RuntimeError, "No active exception to reraise")
+                            .at(|| f.loc(s.span))
+                    }));
                 };
-                return Err(Error::new(ErrorKind::RuntimeError, m).at(|| f.loc(s.span)));
+                let v = self.eval(e, f)?;
+                let cause = match cause {
+                    Some(c) => Some(self.eval(c, f)?),
+                    None => None,
+                };
+                let err = exception::raise(v, cause).unwrap_or_else(|e| e);
+                return Err(err.at(|| f.loc(s.span)));
+            }
+            StmtKind::Try(t) => return self.exec_try(t, f),
+            StmtKind::With(items, body) => {
+                if self.auto.tracing.is_some() {
+                    return Err(auto::not_pure(
+                        "a with statement, which calls __enter__ and __exit__",
+                    ));
+                }
+                return self.exec_with(items, body, f);
+            }
+            StmtKind::Delete(targets) => {
+                if self.auto.tracing.is_some() {
+                    return Err(auto::not_pure("a del statement"));
+                }
+                for t in targets {
+                    self.delete(t, f)?;
+                }
             }
             StmtKind::ImportStar(path) => {
                 self.import_star(path).map_err(|e| e.at(|| f.loc(s.span)))?
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// `try`: the handlers see an error of the body, `else` runs after a
+    /// body that ended normally, `finally` on every way out (its own
+    /// `return`, `break` or error replaces the way out).
+    fn exec_try(&mut self, t: &Try, f: &mut Frame) -> Result<Flow> {
+        // A handler could catch the tracer's own refusals (a traced `if`):
+        // automatic JIT leaves such code to the interpreter.
+        if self.auto.tracing.is_some() {
+            return Err(auto::not_pure("a try statement"));
+        }
+        let mut result = match self.exec_block(&t.body, f) {
+            Ok(Flow::Normal) => self.exec_block(&t.orelse, f),
+            Err(e) => self.handle(t, e, f),
+            other => other,
+        };
+        if !t.finalbody.is_empty() {
+            // The exception stays "being handled" in `finally` only for a bare raise there.
+            let pending = result.as_ref().err().cloned();
+            if let Some(e) = &pending {
+                self.handling.push(e.clone());
+            }
+            let fin = self.exec_block(&t.finalbody, f);
+            if pending.is_some() {
+                self.handling.pop();
+            }
+            match fin {
+                Ok(Flow::Normal) => {}
+                other => result = other,
+            }
+        }
+        result
+    }
+
+    /// Run the first handler that matches `e`, or give `e` back.
+    fn handle(&mut self, t: &Try, e: Error, f: &mut Frame) -> Result<Flow> {
+        for h in &t.handlers {
+            let caught = match &h.typ {
+                None => true,
+                Some(typ) => {
+                    let class = self.eval(typ, f)?;
+                    exception::matches(&e, &class).map_err(|err| err.at(|| f.loc(typ.span)))?
+                }
+            };
+            if !caught {
+                continue;
+            }
+            if e.kind == ErrorKind::KeyboardInterrupt {
+                // Handled: the program goes on, so the request is spent.
+                self.interrupt
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+            if let Some(name) = &h.name {
+                self.assign(name, exception::instance_of_error(&e), f)?;
+            }
+            self.handling.push(e);
+            let result = self.exec_block(&h.body, f);
+            self.handling.pop();
+            // As in Python, the name is unbound when the handler ends.
+            if let Some(name) = &h.name {
+                self.unbind(name, f);
+            }
+            return result;
+        }
+        Err(e)
+    }
+
+    /// `with a as x, b:` — each manager's `__enter__` before the body and
+    /// its `__exit__` after, innermost first; an `__exit__` that returns a
+    /// true value swallows the exception.
+    fn exec_with(
+        &mut self,
+        items: &[(Expr, Option<Target>)],
+        body: &[Stmt],
+        f: &mut Frame,
+    ) -> Result<Flow> {
+        let Some(((context, target), rest)) = items.split_first() else {
+            return self.exec_block(body, f);
+        };
+        let loc = |f: &Frame| f.loc(context.span);
+        let mgr = self.eval(context, f)?;
+        let method = |interp: &Self, name: &str| {
+            interp.get_attr(&mgr, name).map_err(|_| {
+                Error::type_error(format!(
+                    "'{}' object does not support the context manager protocol (missing {name})",
+                    mgr.type_name()
+                ))
+            })
+        };
+        let exit = method(self, "__exit__").map_err(|e| e.at(|| loc(f)))?;
+        let enter = method(self, "__enter__").map_err(|e| e.at(|| loc(f)))?;
+        let entered = self
+            .call(&enter, Vec::new(), Vec::new())
+            .map_err(|e| e.at(|| loc(f)))?;
+        let inner = match target {
+            Some(t) => self
+                .assign(t, entered, f)
+                .and_then(|()| self.exec_with(rest, body, f)),
+            None => self.exec_with(rest, body, f),
+        };
+        match inner {
+            Ok(flow) => {
+                let none = vec![Value::None, Value::None, Value::None];
+                self.call(&exit, none, Vec::new())
+                    .map_err(|e| e.at(|| loc(f)))?;
+                Ok(flow)
+            }
+            Err(e) => {
+                let args = vec![
+                    exception::class_of(&e),
+                    exception::instance_of_error(&e),
+                    Value::None,
+                ];
+                self.handling.push(e.clone());
+                let swallow = self.call(&exit, args, Vec::new());
+                self.handling.pop();
+                if swallow.map_err(|e| e.at(|| loc(f)))?.truthy()? {
+                    if e.kind == ErrorKind::KeyboardInterrupt {
+                        self.interrupt
+                            .store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    return Ok(Flow::Normal);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Make a variable unbound (the end of an `except ... as name`).
+    fn unbind(&mut self, t: &Target, f: &mut Frame) {
+        match t {
+            Target::Var(Var::Local(i), _) => f.locals[*i as usize] = None,
+            Target::Var(Var::Cell(i), _) => *f.cells[*i as usize].borrow_mut() = None,
+            Target::Var(Var::Global(id), _) => {
+                if let Some(slot) = self.globals.get_mut(*id as usize) {
+                    *slot = None;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `del target`: a variable becomes unbound, a list item or dict key goes.
+    fn delete(&mut self, t: &Target, f: &mut Frame) -> Result<()> {
+        match t {
+            Target::Var(var, name) => {
+                let bound = match var {
+                    Var::Local(i) => f.locals[*i as usize].is_some(),
+                    Var::Cell(i) => f.cells[*i as usize].borrow().is_some(),
+                    Var::Global(id) => matches!(self.globals.get(*id as usize), Some(Some(_))),
+                };
+                if !bound {
+                    let err = match var {
+                        Var::Global(_) => Error::new(
+                            ErrorKind::NameError,
+                            format!("name '{name}' is not defined"),
+                        ),
+                        _ => Error::new(
+                            ErrorKind::NameError,
+                            format!("local variable '{name}' referenced before assignment"),
+                        )
+                        .as_class("UnboundLocalError"),
+                    };
+                    return Err(err);
+                }
+                self.unbind(t, f);
+            }
+            Target::Unpack(targets, _, _) => {
+                for t in targets {
+                    self.delete(t, f)?;
+                }
+            }
+            Target::Subscript {
+                obj, index, span, ..
+            } => {
+                let container = self.eval(obj, f)?;
+                let idx = self.eval(index, f)?;
+                let loc = || f.loc(*span);
+                match &container {
+                    Value::List(l) => {
+                        let n = l.borrow().len();
+                        let i = seq_index(&idx, n).map_err(|e| e.at(loc))?;
+                        l.borrow_mut().remove(i);
+                    }
+                    Value::Dict(d) => {
+                        let k = idx.to_key().map_err(|e| e.at(loc))?;
+                        if d.borrow_mut().shift_remove(&k).is_none() {
+                            return Err(exception::key_error(&idx).at(loc));
+                        }
+                    }
+                    other => {
+                        return Err(Error::type_error(format!(
+                            "'{}' object does not support item deletion",
+                            other.type_name()
+                        ))
+                        .at(loc))
+                    }
+                }
+            }
+            Target::Attribute { obj, attr, span } => {
+                let o = self.eval(obj, f)?;
+                return Err(Error::type_error(format!(
+                    "cannot delete attribute '{attr}' of {}",
+                    o.type_name()
+                ))
+                .as_class("AttributeError")
+                .at(|| f.loc(*span)));
+            }
+        }
+        Ok(())
     }
 
     /// Store into a target. Plain variables are handled here, small enough to

@@ -848,12 +848,17 @@ fn walk_stmts(
                     reads(m)?;
                 }
             }
-            StmtKind::Raise(e) => {
-                if let Some(e) = e {
+            StmtKind::Raise(e, cause) => {
+                for e in [e, cause].into_iter().flatten() {
                     reads(e)?;
                 }
             }
             StmtKind::ImportStar(_) => return Err("the body imports names".into()),
+            // Handlers could catch the tracer's own errors; managers and
+            // `del` have effects: such loops stay interpreted.
+            StmtKind::Try(_) => return Err("the body has a try statement".into()),
+            StmtKind::With(..) => return Err("the body has a with statement".into()),
+            StmtKind::Delete(_) => return Err("the body has a del statement".into()),
         }
     }
     Ok(())
@@ -896,7 +901,11 @@ fn expr_reads(e: &Expr, var: Var) -> bool {
         ExprKind::Const(_) | ExprKind::Import { .. } | ExprKind::ImportFrom { .. } => false,
         ExprKind::Load(v, _) => *v == var,
         ExprKind::List(xs) | ExprKind::Tuple(xs) => xs.iter().any(r),
-        ExprKind::Dict(kvs) => kvs.iter().any(|(k, v)| r(k) || r(v)),
+        ExprKind::Dict(kvs) => kvs.iter().any(|(k, v)| k.as_ref().is_some_and(r) || r(v)),
+        ExprKind::Set(xs) => xs.iter().any(r),
+        // An assignment inside an expression would escape the carried
+        // variables: answer "reads" so that such a loop stays interpreted.
+        ExprKind::NamedExpr(..) => true,
         ExprKind::Starred(x) | ExprKind::Unary(_, x) | ExprKind::Attribute(x, _) => r(x),
         ExprKind::FString(parts) => parts.iter().any(|p| match p {
             FPart::Literal(_) => false,

@@ -43,14 +43,24 @@ pub fn shape_unary(op: UnaryOp, args: &[Aval]) -> Result<Avals> {
     )
 }
 
+/// Operands whose shapes do not broadcast. A handler catches it as JAX
+/// raises it: ValueError when the ranks differ (NumPy-style broadcasting
+/// fails), else TypeError (the primitive's own check).
+fn broadcast_error(a: &Aval, b: &Aval) -> Error {
+    let e = Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b)));
+    if a.shape.len() != b.shape.len() {
+        e.as_class("ValueError")
+    } else {
+        e
+    }
+}
+
 pub fn shape_binary(op: BinaryOp, args: &[Aval]) -> Result<Avals> {
     let (a, b) = (&args[0], &args[1]);
     let shape = if a.shape == b.shape {
         a.shape.clone()
     } else {
-        broadcast_shapes(&a.shape, &b.shape).ok_or_else(|| {
-            Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b)))
-        })?
+        broadcast_shapes(&a.shape, &b.shape).ok_or_else(|| broadcast_error(a, b))?
     };
     let dtype = if a.dtype == b.dtype {
         a.dtype
@@ -84,8 +94,7 @@ pub fn shape_select(args: &[Aval]) -> Result<Avals> {
             ty(c)
         )));
     }
-    let ab = broadcast_shapes(&a.shape, &b.shape)
-        .ok_or_else(|| Error::shape_error(format!("cannot broadcast {} with {}", ty(a), ty(b))))?;
+    let ab = broadcast_shapes(&a.shape, &b.shape).ok_or_else(|| broadcast_error(a, b))?;
     let shape = broadcast_shapes(&c.shape, &ab).ok_or_else(|| {
         Error::shape_error(format!(
             "cannot broadcast condition {} with {}",
