@@ -187,7 +187,12 @@ pub fn session() -> Session {
             v.clone()
                 .map(|v| (s.interp.interner.name(id as u32).to_string(), v))
         })
-        .filter(|(name, v)| !matches!(v, Value::Module(_)) && !name.starts_with('_'))
+        // Exception classes are Python's, not NumPy's: no `jnp.ValueError`.
+        .filter(|(name, v)| {
+            !matches!(v, Value::Module(_))
+                && !name.starts_with('_')
+                && arr_runtime::exception::as_class(v).is_none()
+        })
         .collect();
     members.sort_by(|a, b| a.0.cmp(&b.0));
     for alias in ["np", "jnp"] {
