@@ -399,3 +399,68 @@ print("%d%%" % 7, "%5.2f|%-4s|%+d|%03d|%s" % (3.14159, "ab", 5, 7, [1]), "%r %x"
         "#]],
     );
 }
+
+/// A hot function with a try statement stays interpreted (a handler could
+/// catch the tracer's own errors), so its results are the interpreter's;
+/// MemoryError and the TypeError of a non-manager are caught like others.
+#[test]
+fn try_in_hot_code_memory_errors_and_bad_managers() {
+    check(
+        r#"
+def f(x):
+    try:
+        if x > 0:
+            return x
+        return -x
+    except TypeError:
+        return 0.0
+
+
+total = 0.0
+for i in range(300):
+    total += f(jnp.float32(i) - 100)
+print(total)
+try:
+    big = [0] * (10 ** 13)
+except MemoryError:
+    print("MemoryError caught")
+try:
+    with 5:
+        pass
+except TypeError as e:
+    print("TypeError", type(e).__name__)
+"#,
+        expect![[r#"
+            24950.0
+            MemoryError caught
+            TypeError TypeError
+        "#]],
+    );
+}
+
+/// An exception nobody catches is reported as arr reports errors, under
+/// the name of its class, with the traceback and the source line.
+#[test]
+fn an_uncaught_exception_is_reported_under_its_class() {
+    check(
+        r#"
+def f():
+    raise ConcretizationTypeError("custom")
+try:
+    f()
+except ValueError:
+    pass
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:5:5 in <module>
+                f()
+              test.arr:3:5 in f
+                raise ConcretizationTypeError("custom")
+            ConcretizationTypeError: custom at test.arr:3:5
+              |
+            3 |     raise ConcretizationTypeError("custom")
+              |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+}
