@@ -62,7 +62,7 @@ pub fn highlight(text: &str) -> Vec<(Span, TokenClass)> {
 
 /// The keywords, for completion and highlighting.
 pub const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "break", "continue", "def", "elif", "else", "False", "for", "global",
-    "if", "in", "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise", "return", "True",
-    "while",
+    "and", "as", "assert", "break", "class", "continue", "def", "elif", "else", "False", "for",
+    "global", "if", "in", "is", "lambda", "None", "nonlocal", "not", "or", "pass", "raise",
+    "return", "True", "while",
 ];

@@ -24,6 +24,8 @@ pub enum Var {
 #[derive(Debug)]
 pub struct FuncCode {
     pub name: Rc<str>,
+    /// `Class.method` for a method (argument errors name it), else the name.
+    pub qualname: Rc<str>,
     pub doc: Option<String>,
     pub params: Vec<ParamSpec>,
     /// Names of the local slots, for messages.
@@ -94,6 +96,20 @@ pub enum StmtKind {
     Pass,
     Assert(Expr, Option<Expr>),
     Raise(Option<Expr>),
+    ClassDef(Box<ClassCode>),
+}
+
+/// A `class` statement: `body` makes the function whose run fills the
+/// namespace; the class made from it, decorated, is stored in `target`.
+#[derive(Debug)]
+pub struct ClassCode {
+    pub name: Rc<str>,
+    pub doc: Option<String>,
+    pub bases: Vec<Expr>,
+    pub keywords: Vec<(Rc<str>, Expr)>,
+    pub decorators: Vec<Expr>,
+    pub body: Expr,
+    pub target: Target,
 }
 
 #[derive(Debug)]

@@ -125,7 +125,7 @@ fn py_str_repr(s: &str) -> String {
 }
 
 /// An element of a container: `repr`, with arrays in JAX's one-value form.
-fn item_repr(v: &Value) -> String {
+pub fn item_repr(v: &Value) -> String {
     match v {
         Value::Array(a) => jax_repr(a),
         other => repr(other),
@@ -165,6 +165,13 @@ pub fn str(v: &Value) -> String {
 fn str_inner(v: &Value) -> String {
     match v {
         Value::Object(o) => o.repr(),
+        Value::Class(c) => format!("<class '__main__.{}'>", c.name),
+        // Without the interpreter no `__repr__` can run: the default form
+        // (`Interp::repr_of` is what print and repr use).
+        Value::Instance(i) => match i.class.fields() {
+            Some(fields) => crate::class::tuple_repr(i, &fields, &item_repr),
+            None => crate::class::default_repr(i),
+        },
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),

@@ -11,6 +11,8 @@ pub enum ErrorKind {
     IndentationError,
     TabError,
     NameError,
+    /// A missing attribute (`x.nosuch`), or one that cannot be set.
+    AttributeError,
     TypeError,
     ValueError,
     /// Shapes that do not fit together (broadcasting, matmul, reshape).
@@ -41,6 +43,7 @@ impl ErrorKind {
             ErrorKind::IndentationError => "IndentationError",
             ErrorKind::TabError => "TabError",
             ErrorKind::NameError => "NameError",
+            ErrorKind::AttributeError => "AttributeError",
             ErrorKind::TypeError => "TypeError",
             ErrorKind::ValueError => "ValueError",
             ErrorKind::ShapeError => "ShapeError",

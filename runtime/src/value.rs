@@ -40,6 +40,10 @@ pub enum Value {
     /// `range(start, stop, step)`, lazily.
     Range(Rc<RangeValue>),
     Ellipsis,
+    /// A class made by a `class` statement (or `namedtuple`).
+    Class(Rc<crate::class::Class>),
+    /// An instance of such a class.
+    Instance(Rc<crate::class::Instance>),
     /// A value of a type the stdlib defines (a mesh, a partition spec...);
     /// boxed twice so `Value` stays two words.
     Object(Rc<Box<dyn Object>>),
@@ -61,6 +65,11 @@ pub trait Object: std::fmt::Debug {
     }
     /// An HTML form for notebooks (tables); `None` shows the repr as text.
     fn html(&self) -> Option<String> {
+        None
+    }
+    /// The text of a value that stands for a string (`type(x)` of a
+    /// built-in value compares equal to arr's type string).
+    fn as_str(&self) -> Option<&str> {
         None
     }
     /// For downcasting by the code that defines the type.
@@ -221,6 +230,8 @@ impl Value {
             Value::Slice(_) => "slice".into(),
             Value::Range(..) => "range".into(),
             Value::Ellipsis => "ellipsis".into(),
+            Value::Class(_) => "type".into(),
+            Value::Instance(i) => i.class.name.to_string(),
             Value::Object(o) => o.type_name().into(),
         }
     }
@@ -246,6 +257,7 @@ impl Value {
             Value::Tuple(t) => !t.is_empty(),
             Value::Dict(d) => !d.borrow().is_empty(),
             Value::Range(..) => range_len(self) > 0,
+            Value::Instance(i) => i.items.as_ref().is_none_or(|t| !t.is_empty()),
             _ => true,
         })
     }
@@ -262,6 +274,9 @@ impl Value {
             Value::Tuple(t) => Key::Tuple(Rc::new(
                 t.iter().map(|v| v.to_key()).collect::<Result<_>>()?,
             )),
+            Value::Instance(i) if i.items.is_some() => crate::class::as_tuple(self)
+                .expect("a named tuple")
+                .to_key()?,
             other => {
                 return Err(Error::type_error(format!(
                     "unhashable type: '{}'",
@@ -284,10 +299,15 @@ impl Value {
     }
 
     pub fn is_callable(&self) -> bool {
-        matches!(
-            self,
-            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Native(_)
-        )
+        match self {
+            Value::Function(_)
+            | Value::Builtin(_)
+            | Value::BoundMethod(_)
+            | Value::Native(_)
+            | Value::Class(_) => true,
+            Value::Instance(i) => i.class.lookup("__call__").is_some(),
+            _ => false,
+        }
     }
 
     /// A Python int, also from a bool or a 0-d integer array; `None` for

@@ -5,6 +5,7 @@
 //! ready `Session` with all of them and the prelude loaded.
 
 mod args;
+mod classes;
 mod creation;
 pub mod device;
 mod distributed;
@@ -124,6 +125,7 @@ fn b_name(v: &Value) -> String {
 pub fn register_all(interp: &mut Interp) {
     let mut r = Registry { interp };
     python::register(&mut r);
+    classes::register(&mut r);
     creation::register(&mut r);
     math::register(&mut r);
     reduce::register(&mut r);

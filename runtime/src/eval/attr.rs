@@ -231,7 +231,7 @@ impl Interp {
                     .map(|(_, v)| v.clone())
                     .ok_or_else(|| {
                         Error::new(
-                            ErrorKind::NameError,
+                            ErrorKind::AttributeError,
                             format!("function '{}' has no attribute '{attr}'", n.name),
                         )
                     });
@@ -239,40 +239,43 @@ impl Interp {
             Value::Module(m) => {
                 return m.attrs.get(attr).cloned().ok_or_else(|| {
                     Error::new(
-                        ErrorKind::NameError,
+                        ErrorKind::AttributeError,
                         format!("module '{}' has no attribute '{attr}'", m.name),
                     )
                 })
             }
             Value::DType(d) => {
                 return property(DTYPE_PROPERTIES, d, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "dtype has no attribute '{attr}'"
-                    )))
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("dtype has no attribute '{attr}'"),
+                    ))
                 })
             }
             Value::Function(func) => {
                 return property(FUNCTION_PROPERTIES, &**func, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    )))
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("function has no attribute '{attr}'"),
+                    ))
                 })
             }
             Value::Builtin(b) => {
                 return property(BUILTIN_PROPERTIES, &**b, attr).unwrap_or_else(|| {
-                    Err(Error::type_error(format!(
-                        "function has no attribute '{attr}'"
-                    )))
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("function has no attribute '{attr}'"),
+                    ))
                 })
             }
             _ => {}
         }
         match self.methods.get(&(receiver(o), Rc::from(attr))) {
             Some(m) => Ok(Value::BoundMethod(Rc::new((o.clone(), m.clone())))),
-            None => Err(Error::type_error(format!(
-                "'{}' object has no attribute '{attr}'",
-                o.type_name()
-            ))),
+            None => Err(Error::new(
+                ErrorKind::AttributeError,
+                format!("'{}' object has no attribute '{attr}'", o.type_name()),
+            )),
         }
     }
 
@@ -287,6 +290,7 @@ impl Interp {
                 return attrs.iter().map(|(k, v)| member(k, v)).collect();
             }
             Value::Module(m) => return m.attrs.iter().map(|(k, v)| member(k, v)).collect(),
+            Value::Instance(_) | Value::Class(_) => return crate::class::attributes(o),
             Value::DType(_) => return properties(DTYPE_PROPERTIES),
             Value::Function(_) => return properties(FUNCTION_PROPERTIES),
             Value::Builtin(_) => return properties(BUILTIN_PROPERTIES),

@@ -33,6 +33,11 @@ impl Interp {
                 if let Some(v) = fast {
                     return Ok(v);
                 }
+                if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+                    return self
+                        .instance_binary(*op, a, b)
+                        .map_err(|err| at_call(err, f.loc(e.span)));
+                }
                 binary_op(*op, a, b).map_err(|err| err.at(|| f.loc(e.span)))
             }
             _ => self
@@ -92,7 +97,7 @@ impl Interp {
         }
     }
 
-    fn eval_all(&mut self, items: &[Expr], f: &mut Frame) -> Result<Vec<Value>> {
+    pub(super) fn eval_all(&mut self, items: &[Expr], f: &mut Frame) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             if let ExprKind::Starred(inner) = &item.kind {
@@ -142,11 +147,11 @@ impl Interp {
                         } => {
                             let v = self.eval(expr, f)?;
                             let text = match conversion {
-                                Some('r') => display::repr(&v),
+                                Some('r') => self.repr_of(&v)?,
                                 _ => match spec {
                                     Some(spec) => display::format_spec(&v, spec)
                                         .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                    None => display::str(&v),
+                                    None => self.str_of(&v)?,
                                 },
                             };
                             s.push_str(&text);
@@ -157,6 +162,9 @@ impl Interp {
             }
             ExprKind::Unary(op, operand) => {
                 let v = self.eval(operand, f)?;
+                if let Value::Instance(_) = v {
+                    return self.instance_unary(*op, v);
+                }
                 unary_op(*op, v)?
             }
             ExprKind::BoolOp(op, values) => {
@@ -174,11 +182,12 @@ impl Interp {
                 let mut a = self.eval(left, f)?;
                 if let [(op, right)] = rest.as_slice() {
                     let b = self.eval(right, f)?;
-                    return compare_op(*op, &a, &b);
+                    return self.compare(*op, &a, &b);
                 }
                 for (op, right) in rest {
                     let b = self.eval(right, f)?;
-                    if !compare_op(*op, &a, &b)?.truthy()? {
+                    let r = self.compare(*op, &a, &b)?;
+                    if !self.truthy(&r)? {
                         return Ok(Value::Bool(false));
                     }
                     a = b;
@@ -263,11 +272,18 @@ impl Interp {
             }
             ExprKind::Attribute(obj, attr) => {
                 let o = self.eval(obj, f)?;
-                self.get_attr(&o, attr)?
+                return self
+                    .attr(&o, attr)
+                    .map_err(|err| at_call(err, f.loc(e.span)));
             }
             ExprKind::Subscript(obj, index) => {
                 let o = self.eval(obj, f)?;
                 let i = self.eval(index, f)?;
+                if let Value::Instance(_) = o {
+                    return self
+                        .instance_item(&o, &i)
+                        .map_err(|err| at_call(err, f.loc(e.span)));
+                }
                 get_item(&o, &i)?
             }
             ExprKind::Slice(a, b, c) => {
@@ -307,6 +323,19 @@ impl Interp {
                 }
             }
         })
+    }
+
+    /// A comparison; instances answer through their methods.
+    pub(crate) fn compare(
+        &mut self,
+        op: arr_lang::ast::CmpOp,
+        a: &Value,
+        b: &Value,
+    ) -> Result<Value> {
+        if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+            return self.instance_compare(op, a, b);
+        }
+        compare_op(op, a, b)
     }
 
     fn comprehend(

@@ -137,8 +137,10 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
         Value::DType(d) => parts.push(Part::DType(*d)),
         Value::Range(r) => parts.push(Part::Range(r.start, r.stop, r.step)),
         Value::Ellipsis => parts.push(Part::Ellipsis),
-        // Meshes and other stdlib objects: not described, so not compiled.
-        Value::Object(_) => return false,
+        // Meshes and other stdlib objects, classes and their instances
+        // (mutable, with methods that may have effects): not described, so
+        // not compiled.
+        Value::Object(_) | Value::Class(_) | Value::Instance(_) => return false,
         Value::List(l) => {
             let l = l.borrow();
             parts.push(Part::List(l.len()));
@@ -210,6 +212,8 @@ fn output_leaves_at(v: &Value, out: &mut Vec<Tensor>, depth: usize) -> bool {
         | Value::Module(_)
         | Value::BoundMethod(_)
         | Value::Object(_)
+        | Value::Class(_)
+        | Value::Instance(_)
         | Value::Slice(_) => return false,
     }
     true
@@ -853,6 +857,7 @@ fn walk_stmts(
                     reads(e)?;
                 }
             }
+            StmtKind::ClassDef(_) => return Err("the body defines a class".into()),
         }
     }
     Ok(())
