@@ -130,7 +130,21 @@ class D(B, C):
         return "D" + super().who()
 print(D().who(), [k.__name__ for k in D.__mro__])
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            Vec(3.0, 4.0) Vec(4.0, 5.0) Vec(4.0, 5.0) Vec(4.0, 5.0) Vec(-3.0, -4.0) Vec(6.0, 8.0)
+            True True 2 3.0 4.0 [3.0, 4.0]
+            25.0 Vec(1.0, 0.0) Vec(0.0, 0.0) Vec(1.0, 0.0) 2 2
+            Vec True Vec Vec A 2-d vector.
+            True True False True False
+            3.0 none True False
+            5 Vec(3.0, 4.0) Vec(3.0, 4.0) Vec(3.0, 4.0) [Vec(3.0, 4.0), Vec(4.0, 5.0)] {'k': Vec(3.0, 4.0)}
+            a square with 4 sides, area 9 rect with 4 sides, area 10
+            True True False ['Square', 'Rect', 'Shape', 'object']
+            0 5 7 2
+            10
+            6 100
+            DBCA ['D', 'B', 'C', 'A', 'object']
+        "#]],
     );
 }
 
@@ -171,7 +185,15 @@ P = namedtuple("P", "x y")
 Q = namedtuple("Q", ["u", "v"], defaults=[9])
 print(P(1, 2), P(x=3, y=4).y, Q(1), Q(1, 2) == (1, 2), P(1, 2) + (3,))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            Point(x=1.5, y=0.0, tags=[]) Point(x=1.5, y=0.0, tags=['a']) True False
+            ['t'] [] ['x', 'y', 'tags'] {'x': 1.5, 'y': 0.0, 'tags': ['a']}
+            Point(x=1.5, y=3.0, tags=['a']) 0.0 ['x', 'y', 'tags']
+            Config(lr=0.1, name='sgd') True 0.5
+            State(position=1.0, count=0) 1.0 0 2 1.0 0 True 1.0 ('position', 'count')
+            State(position=1.0, count=3) {'position': 1.0, 'count': 0} (1.0, 0) [1.0, 0] True True
+            P(x=1, y=2) 4 Q(u=1, v=9) True (1, 2, 3)
+        "#]],
     );
 }
 
@@ -223,7 +245,17 @@ print(jit(lambda s: State(s.vel, s.pos))(st))
 e = grad(lambda s: (s.pos * s.vel).sum())(st)
 print(type(e).__name__, e.pos, e.vel)
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            Linear tanh [[-3. -5.]
+             [ 3.  5.]] [-3. -5.]
+            tanh [-0.6000001 -1.       ] 2
+            1.0 0.5 3.0 [1, 3]
+            [Array(1.0, dtype=float32)] Opt(lr=Array(2.0, dtype=float32), steps=5)
+            State(pos=Array([2., 4.], dtype=float32), vel=Array([1., 1.], dtype=float32))
+            [0.5 1. ]
+            State(pos=Array([0.5, 0.5], dtype=float32), vel=Array([1., 2.], dtype=float32))
+            State [0.5 0.5] [1. 2.]
+        "#]],
     );
 }
 
@@ -244,7 +276,9 @@ class H:
         return self.n
 print(x, f(1), f(1, 3, c=2.0), H().get(), list(H.__annotations__), hasattr(H, "m"))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            3 3.0 8.0 1 ['n', 'm'] False
+        "#]],
     );
 }
 
@@ -274,5 +308,18 @@ fn errors_name_the_method_the_class_and_the_attribute() {
         .iter()
         .map(|c| arr_testkit::error_of(&mut s, c))
         .collect();
-    expect![[r#""#]].assert_eq(&got.join("\n"));
+    expect![[r#"
+        TypeError: K.m() takes 2 positional arguments but 3 were given
+        TypeError: K.__init__() missing required argument 'a'
+        AttributeError: 'K' object has no attribute 'nosuch'
+        AttributeError: 'list' object has no attribute 'nosuch'
+        AttributeError: type object 'K' has no attribute 'nosuch'
+        TypeError: 'K' object is not callable
+        TypeError: unsupported operand type(s) for +: 'K' and 'int'
+        TypeError: object of type 'K' has no len()
+        TypeError: 'K' object is not subscriptable
+        TypeError: cannot convert K to an array
+        TypeError: cannot convert Plain to an array
+        TypeError: class Bad: a base must be a class, not int
+        RuntimeError: super(): no arguments (a bare super() works only in a method of a class)"#]].assert_eq(&got.join("\n"));
 }
