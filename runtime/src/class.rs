@@ -509,11 +509,13 @@ impl Interp {
         let out = self.call(&flatten, vec![Value::Instance(i.clone())], Vec::new())?;
         let pair = match &out {
             Value::Tuple(t) if t.len() == 2 => t.clone(),
-            _ => return Err(Error::type_error(format!(
+            _ => {
+                return Err(Error::type_error(format!(
                 "the pytree flatten function of {} must return a pair (children, aux_data), got {}",
                 i.class.name,
                 out.type_name()
-            ))),
+            )))
+            }
         };
         let children = crate::eval::iter_items(&pair[0]).map_err(|_| {
             Error::type_error(format!(

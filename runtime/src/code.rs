@@ -159,6 +159,10 @@ pub enum ExprKind {
         defaults: Vec<Option<Expr>>,
         captures: Vec<u32>,
         decorators: Vec<Expr>,
+        /// Parameter and return annotations: the name (`return` for the
+        /// result), the expression and its source text, which stands in
+        /// for a value the expression cannot give (an undefined name).
+        annotations: Vec<(Rc<str>, Expr, Rc<str>)>,
     },
     Call(Box<Expr>, Vec<CallArg>),
     Attribute(Box<Expr>, Rc<str>),

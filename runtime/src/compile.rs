@@ -269,7 +269,7 @@ impl Analyzer {
         }
     }
 
-    /// Decorators and defaults are evaluated in the enclosing scope.
+    /// Decorators, defaults and annotations are evaluated in the enclosing scope.
     fn def_outer_parts(&mut self, def: &ast::FunctionDef, c: &mut Collect) {
         for d in &def.decorators {
             self.expr(d, c);
@@ -278,6 +278,12 @@ impl Analyzer {
             if let Some(d) = &p.default {
                 self.expr(d, c);
             }
+            if let Some(a) = &p.annotation {
+                self.expr(a, c);
+            }
+        }
+        if let Some(r) = &def.returns {
+            self.expr(r, c);
         }
     }
 
@@ -705,6 +711,7 @@ impl Lower<'_> {
                 defaults: Vec::new(),
                 captures,
                 decorators: Vec::new(),
+                annotations: Vec::new(),
             },
             span,
         };
@@ -925,6 +932,22 @@ impl Lower<'_> {
             .iter()
             .map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose())
             .collect::<Result<Vec<_>>>()?;
+        let mut annotations = Vec::new();
+        let named = def
+            .params
+            .iter()
+            .map(|p| (p.name.name.as_str(), p.annotation.as_ref()));
+        for (name, a) in named.chain([("return", def.returns.as_deref())]) {
+            if let Some(a) = a {
+                let text: Rc<str> = Rc::from(
+                    self.file
+                        .text
+                        .get(a.span.start as usize..a.span.end as usize)
+                        .unwrap_or_default(),
+                );
+                annotations.push((Rc::from(name), self.expr(a)?, text));
+            }
+        }
         let (frees, own_cells) = self.open_scope(key_of(def))?;
         let body = self.block(&def.body);
         let ctx = self.close_scope();
@@ -976,6 +999,7 @@ impl Lower<'_> {
                 defaults,
                 captures,
                 decorators,
+                annotations,
             },
             span,
         })
@@ -1046,6 +1070,7 @@ impl Lower<'_> {
                 defaults: vec![None],
                 captures,
                 decorators: Vec::new(),
+                annotations: Vec::new(),
             },
             span: e.span,
         };

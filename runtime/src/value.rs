@@ -118,6 +118,8 @@ pub struct Function {
     pub defaults: Vec<Option<Value>>,
     /// Captured cells of enclosing functions' variables.
     pub free_cells: Vec<Rc<RefCell<Option<Value>>>>,
+    /// `__annotations__`: a dict, or None when the definition has none.
+    pub annotations: Value,
 }
 
 /// The body of a `Value::Native`: a name for messages and a closure that

@@ -321,5 +321,6 @@ fn errors_name_the_method_the_class_and_the_attribute() {
         TypeError: cannot convert K to an array
         TypeError: cannot convert Plain to an array
         TypeError: class Bad: a base must be a class, not int
-        RuntimeError: super(): no arguments (a bare super() works only in a method of a class)"#]].assert_eq(&got.join("\n"));
+        RuntimeError: super(): no arguments (a bare super() works only in a method of a class)"#]]
+    .assert_eq(&got.join("\n"));
 }

@@ -147,6 +147,21 @@ pub const FUNCTION_PROPERTIES: &[Property<Function>] = &[
         doc: "The function's docstring, or None.",
         get: |f| Ok(f.code.doc.as_deref().map_or(Value::None, Value::str)),
     },
+    Property {
+        name: "__annotations__",
+        doc: "The annotations of the parameters and the result (`return`), as a dict.",
+        get: |f| {
+            Ok(match &f.annotations {
+                Value::None => Value::dict(Default::default()),
+                d => d.clone(),
+            })
+        },
+    },
+    Property {
+        name: "__qualname__",
+        doc: "The function's name, with its class for a method.",
+        get: |f| Ok(Value::str(&f.code.qualname)),
+    },
 ];
 
 /// The properties of builtin functions.

@@ -207,8 +207,10 @@ impl Interp {
                 defaults,
                 captures,
                 decorators,
+                annotations,
             } => {
                 let decos = self.eval_all(decorators, f)?;
+                let annotations = self.annotations(annotations, f)?;
                 let mut dvals = Vec::with_capacity(defaults.len());
                 for d in defaults {
                     dvals.push(match d {
@@ -224,6 +226,7 @@ impl Interp {
                     code: code.clone(),
                     defaults: dvals,
                     free_cells,
+                    annotations,
                 }));
                 for d in decos.iter().rev() {
                     v = self
@@ -323,6 +326,36 @@ impl Interp {
                 }
             }
         })
+    }
+
+    /// A function's annotations as a dict, evaluated as the definition runs
+    /// (as Python does before 3.14); one whose expression fails (a type
+    /// that is not defined, `int | None` on a builtin) keeps its source text.
+    fn annotations(
+        &mut self,
+        annotations: &[(Rc<str>, Expr, Rc<str>)],
+        f: &mut Frame,
+    ) -> Result<Value> {
+        if annotations.is_empty() {
+            return Ok(Value::None);
+        }
+        let mut d = Dict::default();
+        for (name, e, text) in annotations {
+            let v = match self.eval(e, f) {
+                Ok(v) => v,
+                Err(err)
+                    if matches!(
+                        err.kind,
+                        ErrorKind::NameError | ErrorKind::AttributeError | ErrorKind::TypeError
+                    ) =>
+                {
+                    Value::str(text)
+                }
+                Err(err) => return Err(err),
+            };
+            d.insert(Key::Str(name.clone()), v);
+        }
+        Ok(Value::dict(d))
     }
 
     /// A comparison; instances answer through their methods.

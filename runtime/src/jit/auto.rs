@@ -913,8 +913,13 @@ fn expr_reads(e: &Expr, var: Var) -> bool {
         ExprKind::MakeFunction {
             defaults,
             decorators,
+            annotations,
             ..
-        } => defaults.iter().flatten().any(r) || decorators.iter().any(r),
+        } => {
+            defaults.iter().flatten().any(r)
+                || decorators.iter().any(r)
+                || annotations.iter().any(|(_, e, _)| r(e))
+        }
         ExprKind::Call(f, args) => {
             r(f) || args.iter().any(|a| match a {
                 CallArg::Positional(x)
