@@ -324,3 +324,38 @@ fn errors_name_the_method_the_class_and_the_attribute() {
         RuntimeError: super(): no arguments (a bare super() works only in a method of a class)"#]]
     .assert_eq(&got.join("\n"));
 }
+
+#[test]
+fn registered_functions_function_annotations_and_scan_carries() {
+    check(
+        r#"
+class Box:
+    def __init__(self, a, tag):
+        self.a, self.tag = a, tag
+register_pytree_node(Box, lambda b: ((b.a,), b.tag), lambda tag, ch: Box(ch[0], tag))
+b = Box(array([1.0, 2.0]), "t")
+leaves, tdef = tree_flatten(b)
+print(leaves, tree_unflatten(tdef, [array([5.0, 6.0])]).a, tree_unflatten(tdef, [1]).tag)
+print(vmap(lambda bx: bx.a * 2)(b))
+class C(NamedTuple):
+    x: float
+    n: int
+def step(c, v):
+    return C(c.x + v, c.n + 1), c.x
+final, xs = scan(step, C(array(0.0), 0), array([1.0, 2.0, 3.0]))
+print(type(final).__name__, final.x, final.n, xs)
+Number = float
+def scale(m: Number, *, clip: float | None = None) -> Number:
+    return m
+def later(x: "Later", y: Undefined.thing = 1) -> list:
+    return x
+print(scale.__annotations__["return"] is Number, later.__annotations__["x"], later(5))
+"#,
+        expect![[r#"
+            [Array([1., 2.], dtype=float32)] [5. 6.] t
+            [2. 4.]
+            C 6.0 3 [0. 1. 3.]
+            True Later 5
+        "#]],
+    );
+}
