@@ -36,6 +36,13 @@ pub enum StmtKind {
         value: Expr,
     },
     FunctionDef(FunctionDef),
+    ClassDef(ClassDef),
+    /// `target: annotation` or `target: annotation = value`.
+    AnnAssign {
+        target: Expr,
+        annotation: Expr,
+        value: Option<Expr>,
+    },
     Return(Option<Expr>),
     /// `if`/`elif`/`else`: an `elif` is an `If` alone in `orelse`.
     If {
@@ -133,6 +140,22 @@ pub struct FunctionDef {
     pub decorators: Vec<Expr>,
     /// The leading string literal of the body, if any (it stays in `body` too).
     pub docstring: Option<String>,
+    /// `-> annotation`, never evaluated.
+    pub returns: Option<Box<Expr>>,
+    pub span: Span,
+}
+
+/// A `class` statement: its body runs once, in a namespace of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassDef {
+    pub name: Ident,
+    pub bases: Vec<Expr>,
+    /// `class C(Base, frozen=True)`: keyword arguments of the header.
+    pub keywords: Vec<(Ident, Expr)>,
+    pub body: Vec<Stmt>,
+    /// Applied bottom-up, as in Python.
+    pub decorators: Vec<Expr>,
+    pub docstring: Option<String>,
     pub span: Span,
 }
 
@@ -141,6 +164,8 @@ pub struct Param {
     pub name: Ident,
     pub default: Option<Expr>,
     pub kind: ParamKind,
+    /// `name: annotation`, never evaluated.
+    pub annotation: Option<Expr>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

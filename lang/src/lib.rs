@@ -62,7 +62,7 @@ pub fn highlight(text: &str) -> Vec<(Span, TokenClass)> {
 
 /// The keywords, for completion and highlighting.
 pub const KEYWORDS: &[&str] = &[
-    "and", "as", "assert", "break", "continue", "def", "del", "elif", "else", "except", "False",
-    "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None", "nonlocal",
-    "not", "or", "pass", "raise", "return", "True", "try", "while", "with",
+    "and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else", "except",
+    "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
+    "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while", "with",
 ];

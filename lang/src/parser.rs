@@ -490,6 +490,10 @@ impl<'a> Parser<'a> {
                 let start = self.start();
                 Ok(vec![self.function_def(start, Vec::new())?])
             }
+            TokenKind::Keyword("class") => {
+                let start = self.start();
+                Ok(vec![self.class_def(start, Vec::new())?])
+            }
             TokenKind::Op("@") => Ok(vec![self.decorated()?]),
             TokenKind::Keyword("if") => Ok(vec![self.if_statement()?]),
             TokenKind::Keyword("while") => Ok(vec![self.while_statement()?]),
@@ -603,8 +607,8 @@ impl<'a> Parser<'a> {
             }
             TokenKind::Keyword("from") => self.import_from()?,
             TokenKind::Keyword(
-                "def" | "if" | "while" | "for" | "else" | "elif" | "try" | "except" | "finally"
-                | "with",
+                "def" | "class" | "if" | "while" | "for" | "else" | "elif" | "try" | "except"
+                | "finally" | "with",
             )
             | TokenKind::Op("@") => {
                 return Err(self.unexpected());
@@ -694,6 +698,9 @@ impl<'a> Parser<'a> {
                 });
             }
         }
+        if self.at_op(":") {
+            return self.annotated_assignment(first);
+        }
         if !self.at_op("=") {
             check_not_starred(&first)?;
             return Ok(StmtKind::Expr(first));
@@ -713,6 +720,40 @@ impl<'a> Parser<'a> {
         }
         check_not_starred(&value)?;
         Ok(StmtKind::Assign { targets, value })
+    }
+
+    /// `target: annotation [= value]`, the `:` next. Only a name, an
+    /// attribute or a subscript can be annotated, as in Python.
+    fn annotated_assignment(&mut self, target: Expr) -> PResult<StmtKind> {
+        match &target.kind {
+            ExprKind::Name(_) | ExprKind::Attribute { .. } | ExprKind::Subscript { .. } => {}
+            ExprKind::Tuple(_) => {
+                return Err(Diagnostic::new(
+                    "only single target (not tuple) can be annotated",
+                    target.span,
+                ))
+            }
+            _ => {
+                return Err(Diagnostic::new(
+                    format!("illegal target for annotation: {}", describe_expr(&target)),
+                    target.span,
+                ))
+            }
+        }
+        self.advance();
+        let annotation = self.test()?;
+        let value = if self.eat_op("=") {
+            let value = self.star_expressions()?;
+            check_not_starred(&value)?;
+            Some(value)
+        } else {
+            None
+        };
+        Ok(StmtKind::AnnAssign {
+            target,
+            annotation,
+            value,
+        })
     }
 
     /// `:` then either an indented block or simple statements on the same line.
@@ -768,17 +809,72 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.unexpected()),
             }
         }
+        if self.at_keyword("class") {
+            return self.class_def(start, decorators);
+        }
         if !self.at_keyword("def") {
             if self.at_end_of_input() {
                 self.wants_more = Some(0);
             }
             let message = format!(
-                "expected 'def' after decorator, found {}",
+                "expected 'def' or 'class' after decorator, found {}",
                 self.describe_current()
             );
             return Err(Diagnostic::new(message, self.peek_span()));
         }
         self.function_def(start, decorators)
+    }
+
+    /// `class Name(bases, keyword=value): body`.
+    fn class_def(&mut self, start: u32, decorators: Vec<Expr>) -> PResult<Stmt> {
+        let class_span = self.advance();
+        let name = self.expect_name("a class name after 'class'")?;
+        let mut bases = Vec::new();
+        let mut keywords = Vec::new();
+        if self.at_op("(") {
+            let open = self.advance();
+            while !self.at_op(")") {
+                if matches!(self.peek(), TokenKind::Name(_))
+                    && matches!(self.peek_at(1), TokenKind::Op("="))
+                {
+                    let key = self.expect_name("a keyword name")?;
+                    self.advance();
+                    keywords.push((key, self.test()?));
+                } else if !keywords.is_empty() {
+                    return Err(Diagnostic::new(
+                        "positional argument follows keyword argument",
+                        self.peek_span(),
+                    ));
+                } else {
+                    bases.push(self.test()?);
+                }
+                if !self.eat_op(",") {
+                    break;
+                }
+            }
+            self.expect_closer("(", open)?;
+        }
+        let body = self.block("class definition", class_span)?;
+        let docstring = match body.first().map(|s| &s.kind) {
+            Some(StmtKind::Expr(Expr {
+                kind: ExprKind::Str(text),
+                ..
+            })) => Some(text.clone()),
+            _ => None,
+        };
+        let span = self.span_from(start);
+        Ok(Stmt {
+            kind: StmtKind::ClassDef(ClassDef {
+                name,
+                bases,
+                keywords,
+                body,
+                decorators,
+                docstring,
+                span,
+            }),
+            span,
+        })
     }
 
     fn function_def(&mut self, start: u32, decorators: Vec<Expr>) -> PResult<Stmt> {
@@ -787,6 +883,11 @@ impl<'a> Parser<'a> {
         let open = self.expect_op("(", "after the function name")?;
         let params = self.parameters(")")?;
         self.expect_closer("(", open)?;
+        let returns = if self.eat_op("->") {
+            Some(Box::new(self.test()?))
+        } else {
+            None
+        };
         let body = self.block("function definition", def_span)?;
         let docstring = match body.first().map(|s| &s.kind) {
             Some(StmtKind::Expr(Expr {
@@ -802,6 +903,7 @@ impl<'a> Parser<'a> {
             body,
             decorators,
             docstring,
+            returns,
             span,
         };
         Ok(Stmt {
@@ -831,6 +933,7 @@ impl<'a> Parser<'a> {
                     name: self.expect_name("a parameter name after '**'")?,
                     default: None,
                     kind: ParamKind::VarKwargs,
+                    annotation: self.annotation(closer)?,
                 }
             } else if self.at_op("*") {
                 let star = self.advance();
@@ -843,6 +946,7 @@ impl<'a> Parser<'a> {
                         name: self.expect_name("a parameter name")?,
                         default: None,
                         kind: ParamKind::VarArgs,
+                        annotation: self.annotation(closer)?,
                     }
                 } else {
                     bare_star = Some(star);
@@ -853,6 +957,7 @@ impl<'a> Parser<'a> {
                 }
             } else {
                 let name = self.expect_name("a parameter name")?;
+                let annotation = self.annotation(closer)?;
                 let default = if self.eat_op("=") {
                     Some(self.test()?)
                 } else {
@@ -877,6 +982,7 @@ impl<'a> Parser<'a> {
                     name,
                     default,
                     kind,
+                    annotation,
                 }
             };
             if params.iter().any(|p| p.name.name == param.name.name) {
@@ -895,6 +1001,16 @@ impl<'a> Parser<'a> {
             return Err(Diagnostic::new("named arguments must follow bare *", star));
         }
         Ok(params)
+    }
+
+    /// `: annotation` after a parameter of a `def` (a lambda's `:` ends its
+    /// parameters instead).
+    fn annotation(&mut self, closer: &str) -> PResult<Option<Expr>> {
+        if closer == ")" && self.eat_op(":") {
+            Ok(Some(self.test()?))
+        } else {
+            Ok(None)
+        }
     }
 
     fn if_statement(&mut self) -> PResult<Stmt> {
@@ -1213,6 +1329,7 @@ impl<'a> Parser<'a> {
             body,
             decorators: Vec::new(),
             docstring: None,
+            returns: None,
             span,
         };
         Ok(Expr {

@@ -91,6 +91,21 @@ impl Printer {
                 self.expr(value);
             }
             StmtKind::FunctionDef(def) => self.function_def(def, indent),
+            StmtKind::ClassDef(def) => self.class_def(def, indent),
+            StmtKind::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => {
+                self.out.push_str("annassign ");
+                self.expr(target);
+                self.out.push(' ');
+                self.expr(annotation);
+                if let Some(value) = value {
+                    self.out.push(' ');
+                    self.expr(value);
+                }
+            }
             StmtKind::Return(value) => {
                 self.out.push_str("return");
                 if let Some(value) = value {
@@ -239,6 +254,44 @@ impl Printer {
         self.ident(&def.name);
         self.out.push(' ');
         self.params(&def.params);
+        if let Some(returns) = &def.returns {
+            self.out.push_str(" (returns ");
+            self.expr(returns);
+            self.out.push(')');
+        }
+        if !def.decorators.is_empty() {
+            self.newline(indent + 2);
+            self.out.push_str("(decorators");
+            for decorator in &def.decorators {
+                self.out.push(' ');
+                self.expr(decorator);
+            }
+            self.out.push(')');
+        }
+        if let Some(docstring) = &def.docstring {
+            self.newline(indent + 2);
+            let _ = write!(self.out, "(docstring {docstring:?})");
+        }
+        self.block(&def.body, indent + 2);
+    }
+
+    /// `class name (bases ...)` then keywords, decorators, docstring and body lines.
+    fn class_def(&mut self, def: &ClassDef, indent: usize) {
+        self.out.push_str("class ");
+        self.ident(&def.name);
+        self.out.push_str(" (bases");
+        for base in &def.bases {
+            self.out.push(' ');
+            self.expr(base);
+        }
+        for (key, value) in &def.keywords {
+            self.out.push_str(" (keyword ");
+            self.ident(key);
+            self.out.push(' ');
+            self.expr(value);
+            self.out.push(')');
+        }
+        self.out.push(')');
         if !def.decorators.is_empty() {
             self.newline(indent + 2);
             self.out.push_str("(decorators");
@@ -265,6 +318,11 @@ impl Printer {
                 ParamKind::KeywordOnly => self.out.push_str(" kwonly"),
                 ParamKind::VarArgs => self.out.push_str(" varargs"),
                 ParamKind::VarKwargs => self.out.push_str(" varkwargs"),
+            }
+            if let Some(annotation) = &param.annotation {
+                self.out.push_str(" (annotation ");
+                self.expr(annotation);
+                self.out.push(')');
             }
             if let Some(default) = &param.default {
                 self.out.push_str(" (default ");

@@ -24,6 +24,8 @@ pub enum Var {
 #[derive(Debug)]
 pub struct FuncCode {
     pub name: Rc<str>,
+    /// `Class.method` for a method (argument errors name it), else the name.
+    pub qualname: Rc<str>,
     pub doc: Option<String>,
     pub params: Vec<ParamSpec>,
     /// Names of the local slots, for messages.
@@ -102,6 +104,7 @@ pub enum StmtKind {
     Delete(Vec<Target>),
     /// `from module import *` (module level only): binds every public name.
     ImportStar(Rc<str>),
+    ClassDef(Box<ClassCode>),
 }
 
 /// A `try` statement.
@@ -120,6 +123,19 @@ pub struct Handler {
     pub name: Option<Target>,
     pub body: Vec<Stmt>,
     pub span: Span,
+}
+
+/// A `class` statement: `body` makes the function whose run fills the
+/// namespace; the class made from it, decorated, is stored in `target`.
+#[derive(Debug)]
+pub struct ClassCode {
+    pub name: Rc<str>,
+    pub doc: Option<String>,
+    pub bases: Vec<Expr>,
+    pub keywords: Vec<(Rc<str>, Expr)>,
+    pub decorators: Vec<Expr>,
+    pub body: Expr,
+    pub target: Target,
 }
 
 #[derive(Debug)]
@@ -174,6 +190,10 @@ pub enum ExprKind {
         defaults: Vec<Option<Expr>>,
         captures: Vec<u32>,
         decorators: Vec<Expr>,
+        /// Parameter and return annotations: the name (`return` for the
+        /// result), the expression and its source text, which stands in
+        /// for a value the expression cannot give (an undefined name).
+        annotations: Vec<(Rc<str>, Expr, Rc<str>)>,
     },
     Call(Box<Expr>, Vec<CallArg>),
     Attribute(Box<Expr>, Rc<str>),

@@ -74,6 +74,8 @@ fn key_of<T>(node: &T) -> ScopeKey {
 #[derive(Default)]
 struct Analyzer {
     scopes: FxHashMap<ScopeKey, ScopeInfo>,
+    /// The class whose method is being analysed (a bare `super()` reads its name).
+    method_of: Option<String>,
 }
 
 /// Names assigned, names read, and declarations within one scope (not descending into inner scopes).
@@ -84,6 +86,8 @@ struct Collect {
     globals: FxHashSet<String>,
     nonlocals: IndexSet<String>,
     child_needs: IndexSet<String>,
+    /// The class name, when this is a class body.
+    class: Option<String>,
 }
 
 impl Analyzer {
@@ -94,6 +98,42 @@ impl Analyzer {
         }
         let params: Vec<String> = def.params.iter().map(|p| p.name.name.clone()).collect();
         self.finish(key_of(def), params, c)
+    }
+
+    /// A class body: its names are its own, but functions inside do not
+    /// see them (they see the enclosing function's, as in Python), so every
+    /// need of an inner scope passes through to the enclosing one.
+    fn class_body(&mut self, def: &ast::ClassDef) -> IndexSet<String> {
+        let mut c = Collect {
+            class: Some(def.name.name.clone()),
+            ..Default::default()
+        };
+        for s in &def.body {
+            self.stmt(s, &mut c);
+        }
+        let mut info = ScopeInfo {
+            globals: c.globals,
+            nonlocals: c.nonlocals.clone(),
+            ..Default::default()
+        };
+        for a in c.assigned {
+            if !info.globals.contains(&a) && !info.nonlocals.contains(&a) {
+                info.locals.insert(a);
+            }
+        }
+        for n in c.used.iter().chain(c.nonlocals.iter()) {
+            if !info.locals.contains(n) && !info.globals.contains(n) {
+                info.needs.insert(n.clone());
+            }
+        }
+        for n in &c.child_needs {
+            if !info.globals.contains(n) {
+                info.needs.insert(n.clone());
+            }
+        }
+        let needs = info.needs.clone();
+        self.scopes.insert(key_of(def), info);
+        needs
     }
 
     fn comprehension(
@@ -167,8 +207,37 @@ impl Analyzer {
             S::FunctionDef(def) => {
                 c.assigned.insert(def.name.name.clone());
                 self.def_outer_parts(def, c);
+                let outer = std::mem::replace(&mut self.method_of, c.class.clone());
                 let needs = self.function(def);
+                self.method_of = outer;
                 c.child_needs.extend(needs);
+            }
+            S::ClassDef(def) => {
+                c.assigned.insert(def.name.name.clone());
+                for e in def
+                    .decorators
+                    .iter()
+                    .chain(&def.bases)
+                    .chain(def.keywords.iter().map(|(_, e)| e))
+                {
+                    self.expr(e, c);
+                }
+                let outer = self.method_of.take();
+                let needs = self.class_body(def);
+                self.method_of = outer;
+                c.child_needs.extend(needs);
+            }
+            S::AnnAssign { target, value, .. } => {
+                // The annotation is never evaluated; a bare `x: int` still
+                // makes `x` local to a function, as in Python.
+                self.target(target, c);
+                if let Some(v) = value {
+                    self.expr(v, c);
+                }
+                if c.class.is_some() && matches!(target.kind, ast::ExprKind::Name(_)) {
+                    c.assigned.insert(ANNOTATIONS.to_string());
+                    c.used.insert(ANNOTATIONS.to_string());
+                }
             }
             S::Return(e) => {
                 if let Some(e) = e {
@@ -248,7 +317,7 @@ impl Analyzer {
         }
     }
 
-    /// Decorators and defaults are evaluated in the enclosing scope.
+    /// Decorators, defaults and annotations are evaluated in the enclosing scope.
     fn def_outer_parts(&mut self, def: &ast::FunctionDef, c: &mut Collect) {
         for d in &def.decorators {
             self.expr(d, c);
@@ -257,6 +326,12 @@ impl Analyzer {
             if let Some(d) = &p.default {
                 self.expr(d, c);
             }
+            if let Some(a) = &p.annotation {
+                self.expr(a, c);
+            }
+        }
+        if let Some(r) = &def.returns {
+            self.expr(r, c);
         }
     }
 
@@ -361,10 +436,19 @@ impl Analyzer {
             }
             E::Lambda(def) => {
                 self.def_outer_parts(def, c);
+                let outer = self.method_of.take();
                 let needs = self.function(def);
+                self.method_of = outer;
                 c.child_needs.extend(needs);
             }
             E::Call { func, args } => {
+                if let (E::Name(n), true, Some(class)) =
+                    (&func.kind, args.is_empty(), &self.method_of)
+                {
+                    if n == "super" {
+                        c.used.insert(class.clone());
+                    }
+                }
                 self.expr(func, c);
                 for a in args {
                     match a {
@@ -390,9 +474,15 @@ impl Analyzer {
     }
 }
 
+/// The name of a class body's dict of annotations.
+const ANNOTATIONS: &str = "__annotations__";
+
 /// The resolution context of the function being lowered.
 struct FnCtx {
     is_module: bool,
+    /// The class name, when this is a class body: its locals are the class
+    /// namespace, invisible to the functions inside.
+    class: Option<String>,
     locals: IndexMap<String, u32>,
     /// Own captured locals first, then free variables.
     cells: IndexMap<String, u32>,
@@ -406,6 +496,9 @@ struct Lower<'a> {
     stack: Vec<FnCtx>,
     /// Depth of enclosing loops in the current function, for break/continue checks.
     loop_depth: Vec<usize>,
+    /// While lowering a method: its class name and first parameter, which
+    /// a bare `super()` passes (Python finds them in the frame).
+    method_of: Option<(String, String)>,
 }
 
 fn syntax_error(file: &Rc<SourceFile>, span: Span, msg: &str) -> Error {
@@ -422,6 +515,7 @@ pub fn compile_module(
 ) -> Result<ModuleCode> {
     let mut analyzer = Analyzer::default();
     let mut c = Collect::default();
+    // Module-level annotations are not kept (no `__annotations__` global).
     for s in &module.body {
         analyzer.stmt(s, &mut c);
     }
@@ -431,9 +525,11 @@ pub fn compile_module(
         file: file.clone(),
         stack: Vec::new(),
         loop_depth: vec![0],
+        method_of: None,
     };
     lower.stack.push(FnCtx {
         is_module: true,
+        class: None,
         locals: IndexMap::new(),
         cells: IndexMap::new(),
         globals: FxHashSet::default(),
@@ -454,6 +550,12 @@ impl Lower<'_> {
     fn resolve(&mut self, name: &str) -> Var {
         let ctx = self.ctx();
         if !ctx.is_module && !ctx.globals.contains(name) {
+            // A class body's own names come before what it passes through.
+            if ctx.class.is_some() {
+                if let Some(&i) = ctx.locals.get(name) {
+                    return Var::Local(i);
+                }
+            }
             if let Some(&i) = ctx.cells.get(name) {
                 return Var::Cell(i);
             }
@@ -468,12 +570,14 @@ impl Lower<'_> {
     fn available(&self) -> FxHashSet<String> {
         let mut out = FxHashSet::default();
         for ctx in self.stack.iter().filter(|c| !c.is_module) {
-            out.extend(
-                ctx.locals
-                    .keys()
-                    .filter(|n| !ctx.globals.contains(*n))
-                    .cloned(),
-            );
+            if ctx.class.is_none() {
+                out.extend(
+                    ctx.locals
+                        .keys()
+                        .filter(|n| !ctx.globals.contains(*n))
+                        .cloned(),
+                );
+            }
             out.extend(ctx.cells.keys().cloned());
         }
         out
@@ -517,15 +621,28 @@ impl Lower<'_> {
                 )
             }
             S::FunctionDef(def) => {
-                let f = self.function(def, span)?;
+                let method = self.ctx().class.clone().map(|class| {
+                    let first = def.params.first().map(|p| p.name.name.clone());
+                    (class, first.unwrap_or_default())
+                });
+                let outer = std::mem::replace(&mut self.method_of, method);
+                let f = self.function(def, span);
+                self.method_of = outer;
+                let f = f?;
                 let t = Target::Var(
                     self.resolve(&def.name.name),
                     Rc::from(def.name.name.as_str()),
                 );
                 StmtKind::Assign(vec![t], f)
             }
+            S::ClassDef(def) => self.class(def, span)?,
+            S::AnnAssign {
+                target,
+                annotation,
+                value,
+            } => return self.annotated(target, annotation, value.as_ref(), span),
             S::Return(e) => {
-                if self.ctx().is_module {
+                if self.ctx().is_module || self.ctx().class.is_some() {
                     return Err(self.err(span, "'return' outside function"));
                 }
                 StmtKind::Return(e.as_ref().map(|e| self.expr(e)).transpose()?)
@@ -770,6 +887,176 @@ impl Lower<'_> {
         })
     }
 
+    /// A class statement: the body compiles to a function of no parameters
+    /// whose locals become the class namespace.
+    fn class(&mut self, def: &ast::ClassDef, span: Span) -> Result<StmtKind> {
+        let decorators = self.exprs(&def.decorators)?;
+        let bases = self.exprs(&def.bases)?;
+        let keywords = def
+            .keywords
+            .iter()
+            .map(|(k, v)| Ok((Rc::from(k.name.as_str()), self.expr(v)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let (frees, own_cells) = self.open_scope(key_of(def))?;
+        self.ctx_mut().class = Some(def.name.name.clone());
+        let outer = self.method_of.take();
+        let body = self.class_statements(&def.body, span);
+        self.method_of = outer;
+        let ctx = self.close_scope();
+        let body = body?;
+        let code = FuncCode {
+            name: Rc::from(def.name.name.as_str()),
+            qualname: Rc::from(def.name.name.as_str()),
+            doc: def.docstring.clone(),
+            signature: def.name.name.clone(),
+            params: Vec::new(),
+            local_names: ctx.locals.keys().map(|k| Rc::from(k.as_str())).collect(),
+            cell_names: ctx.cells.keys().map(|k| Rc::from(k.as_str())).collect(),
+            own_cells,
+            param_cells: Vec::new(),
+            body,
+            file: self.file.clone(),
+            span,
+        };
+        let captures = self.captures(&frees);
+        let body = Expr {
+            kind: ExprKind::MakeFunction {
+                code: Rc::new(code),
+                defaults: Vec::new(),
+                captures,
+                decorators: Vec::new(),
+                annotations: Vec::new(),
+            },
+            span,
+        };
+        let target = Target::Var(
+            self.resolve(&def.name.name),
+            Rc::from(def.name.name.as_str()),
+        );
+        Ok(StmtKind::ClassDef(Box::new(ClassCode {
+            name: Rc::from(def.name.name.as_str()),
+            doc: def.docstring.clone(),
+            bases,
+            keywords,
+            decorators,
+            body,
+            target,
+        })))
+    }
+
+    /// A class body's statements, with `__annotations__ = {}` first when it
+    /// annotates names (each annotation is then stored in it as text).
+    fn class_statements(&mut self, body: &[ast::Stmt], span: Span) -> Result<Vec<Stmt>> {
+        let mut out = Vec::new();
+        if self.ctx().locals.contains_key(ANNOTATIONS) {
+            out.push(Stmt {
+                kind: StmtKind::Assign(
+                    vec![Target::Var(
+                        self.resolve(ANNOTATIONS),
+                        Rc::from(ANNOTATIONS),
+                    )],
+                    Expr {
+                        kind: ExprKind::Dict(Vec::new()),
+                        span,
+                    },
+                ),
+                span,
+            });
+        }
+        for s in body {
+            out.push(self.stmt(s)?);
+        }
+        if out.is_empty() {
+            out.push(Stmt {
+                kind: StmtKind::Pass,
+                span,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `target: annotation [= value]`: the annotation is kept as its source
+    /// text in a class body (as `from __future__ import annotations` would),
+    /// and otherwise not evaluated.
+    fn annotated(
+        &mut self,
+        target: &ast::Expr,
+        annotation: &ast::Expr,
+        value: Option<&ast::Expr>,
+        span: Span,
+    ) -> Result<Stmt> {
+        let mut stmts = Vec::new();
+        if let Some(v) = value {
+            let v = self.expr(v)?;
+            stmts.push(Stmt {
+                kind: StmtKind::Assign(vec![self.target(target)?], v),
+                span,
+            });
+        } else if !matches!(target.kind, ast::ExprKind::Name(_)) {
+            // `obj.x: int` evaluates `obj`, as Python does.
+            if let ast::ExprKind::Attribute { value, .. } | ast::ExprKind::Subscript { value, .. } =
+                &target.kind
+            {
+                stmts.push(Stmt {
+                    kind: StmtKind::Expr(self.expr(value)?),
+                    span,
+                });
+            }
+        }
+        if let (Some(_), ast::ExprKind::Name(name)) = (&self.ctx().class, &target.kind) {
+            let text = self
+                .file
+                .text
+                .get(annotation.span.start as usize..annotation.span.end as usize)
+                .unwrap_or_default()
+                .to_string();
+            let store = Target::Subscript {
+                obj: Box::new(Expr {
+                    kind: ExprKind::Load(self.resolve(ANNOTATIONS), Rc::from(ANNOTATIONS)),
+                    span,
+                }),
+                store: None,
+                index: Box::new(Expr {
+                    kind: ExprKind::Const(Value::str(name)),
+                    span,
+                }),
+                span,
+            };
+            stmts.push(Stmt {
+                kind: StmtKind::Assign(
+                    vec![store],
+                    Expr {
+                        kind: ExprKind::Const(Value::str(&text)),
+                        span: annotation.span,
+                    },
+                ),
+                span,
+            });
+        }
+        Ok(match stmts.len() {
+            0 => Stmt {
+                kind: StmtKind::Pass,
+                span,
+            },
+            1 => stmts.pop().expect("one statement"),
+            _ => Stmt {
+                kind: StmtKind::If(
+                    Expr {
+                        kind: ExprKind::Const(Value::Bool(true)),
+                        span,
+                    },
+                    stmts,
+                    Vec::new(),
+                ),
+                span,
+            },
+        })
+    }
+
+    fn ctx_mut(&mut self) -> &mut FnCtx {
+        self.stack.last_mut().expect("a scope is always open")
+    }
+
     fn open_scope(&mut self, key: ScopeKey) -> Result<(Vec<String>, usize)> {
         let info = self.scopes.remove(&key).expect("every scope was analysed");
         let available = self.available();
@@ -800,6 +1087,7 @@ impl Lower<'_> {
             .collect();
         self.stack.push(FnCtx {
             is_module: false,
+            class: None,
             locals,
             cells,
             globals: info.globals,
@@ -827,6 +1115,26 @@ impl Lower<'_> {
             .collect()
     }
 
+    /// A bare `super()` inside a method: `super(Class, first_parameter)`.
+    fn bare_super(&mut self, func: &ast::Expr, span: Span) -> Result<Option<ExprKind>> {
+        let (ast::ExprKind::Name(n), Some((class, first))) = (&func.kind, self.method_of.clone())
+        else {
+            return Ok(None);
+        };
+        if n != "super" || first.is_empty() {
+            return Ok(None);
+        }
+        let load = |s: &mut Self, name: &str| Expr {
+            kind: ExprKind::Load(s.resolve(name), Rc::from(name)),
+            span,
+        };
+        let args = vec![
+            CallArg::Positional(load(self, &class)),
+            CallArg::Positional(load(self, &first)),
+        ];
+        Ok(Some(ExprKind::Call(Box::new(load(self, "super")), args)))
+    }
+
     fn function(&mut self, def: &ast::FunctionDef, span: Span) -> Result<Expr> {
         let decorators = def
             .decorators
@@ -838,6 +1146,22 @@ impl Lower<'_> {
             .iter()
             .map(|p| p.default.as_ref().map(|d| self.expr(d)).transpose())
             .collect::<Result<Vec<_>>>()?;
+        let mut annotations = Vec::new();
+        let named = def
+            .params
+            .iter()
+            .map(|p| (p.name.name.as_str(), p.annotation.as_ref()));
+        for (name, a) in named.chain([("return", def.returns.as_deref())]) {
+            if let Some(a) = a {
+                let text: Rc<str> = Rc::from(
+                    self.file
+                        .text
+                        .get(a.span.start as usize..a.span.end as usize)
+                        .unwrap_or_default(),
+                );
+                annotations.push((Rc::from(name), self.expr(a)?, text));
+            }
+        }
         let (frees, own_cells) = self.open_scope(key_of(def))?;
         let body = self.block(&def.body);
         let ctx = self.close_scope();
@@ -864,8 +1188,13 @@ impl Lower<'_> {
             .enumerate()
             .filter_map(|(i, p)| ctx.cells.get(&*p.name).map(|&c| (i, c as usize)))
             .collect();
+        let qualname = match &self.method_of {
+            Some((class, _)) => Rc::from(format!("{class}.{}", def.name.name)),
+            None => Rc::from(def.name.name.as_str()),
+        };
         let code = FuncCode {
             name: Rc::from(def.name.name.as_str()),
+            qualname,
             doc: def.docstring.clone(),
             signature: signature_text(def),
             params,
@@ -884,6 +1213,7 @@ impl Lower<'_> {
                 defaults,
                 captures,
                 decorators,
+                annotations,
             },
             span,
         })
@@ -928,6 +1258,7 @@ impl Lower<'_> {
         let inner = inner?;
         let code = FuncCode {
             name: Rc::from(crate::eval::COMPREHENSION),
+            qualname: Rc::from(crate::eval::COMPREHENSION),
             doc: None,
             signature: String::new(),
             params: vec![ParamSpec {
@@ -953,6 +1284,7 @@ impl Lower<'_> {
                 defaults: vec![None],
                 captures,
                 decorators: Vec::new(),
+                annotations: Vec::new(),
             },
             span: e.span,
         };
@@ -1051,8 +1383,18 @@ impl Lower<'_> {
             E::IfExp { test, body, orelse } => {
                 ExprKind::IfExp(self.boxed(test)?, self.boxed(body)?, self.boxed(orelse)?)
             }
-            E::Lambda(def) => return self.function(def, span),
+            E::Lambda(def) => {
+                let outer = self.method_of.take();
+                let f = self.function(def, span);
+                self.method_of = outer;
+                return f;
+            }
             E::Call { func, args } => {
+                if args.is_empty() {
+                    if let Some(kind) = self.bare_super(func, span)? {
+                        return Ok(Expr { kind, span });
+                    }
+                }
                 let func = self.boxed(func)?;
                 let mut out = Vec::new();
                 for a in args {

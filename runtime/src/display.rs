@@ -167,6 +167,13 @@ pub fn str(v: &Value) -> String {
 fn str_inner(v: &Value) -> String {
     match v {
         Value::Object(o) => o.str().unwrap_or_else(|| o.repr()),
+        Value::Class(c) => format!("<class '__main__.{}'>", c.name),
+        // Without the interpreter no `__repr__` can run: the default form
+        // (`Interp::repr_of` is what print and repr use).
+        Value::Instance(i) => match i.class.fields() {
+            Some(fields) => crate::class::tuple_repr(i, &fields, &item_repr),
+            None => crate::class::default_repr(i),
+        },
         Value::None => "None".into(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),

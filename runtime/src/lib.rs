@@ -5,6 +5,7 @@
 //! applied through `prim::bind`; `numpy` and `index` are sugar over it.
 
 pub mod builtin;
+pub mod class;
 pub mod code;
 pub mod compile;
 pub mod display;

@@ -199,8 +199,9 @@ impl Session {
     /// What the prompt shows for a value: its repr, and for a sharded array
     /// the grid of which device holds which block (in colour on a terminal;
     /// a deleted one has no blocks left to draw).
-    pub fn echo(&self, v: &Value, color: bool) -> String {
-        let text = display::repr(v);
+    pub fn echo(&mut self, v: &Value, color: bool) -> String {
+        // An instance's `__repr__` runs here; if it fails, the default form.
+        let text = self.interp.repr_of(v).unwrap_or_else(|_| display::repr(v));
         match v {
             Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
                 Some(p) if a.deleted().is_none() => format!(

@@ -40,6 +40,10 @@ pub enum Value {
     /// `range(start, stop, step)`, lazily.
     Range(Rc<RangeValue>),
     Ellipsis,
+    /// A class made by a `class` statement (or `namedtuple`).
+    Class(Rc<crate::class::Class>),
+    /// An instance of such a class.
+    Instance(Rc<crate::class::Instance>),
     /// A value of a type the stdlib defines (a mesh, a partition spec...);
     /// boxed twice so `Value` stays two words.
     Object(Rc<Box<dyn Object>>),
@@ -76,6 +80,11 @@ pub trait Object: std::fmt::Debug {
     }
     /// An HTML form for notebooks (tables); `None` shows the repr as text.
     fn html(&self) -> Option<String> {
+        None
+    }
+    /// The text of a value that stands for a string (`type(x)` of a
+    /// built-in value compares equal to arr's type string).
+    fn as_str(&self) -> Option<&str> {
         None
     }
     /// For downcasting by the code that defines the type.
@@ -124,6 +133,8 @@ pub struct Function {
     pub defaults: Vec<Option<Value>>,
     /// Captured cells of enclosing functions' variables.
     pub free_cells: Vec<Rc<RefCell<Option<Value>>>>,
+    /// `__annotations__`: a dict, or None when the definition has none.
+    pub annotations: Value,
 }
 
 /// The body of a `Value::Native`: a name for messages and a closure that
@@ -236,6 +247,8 @@ impl Value {
             Value::Slice(_) => "slice".into(),
             Value::Range(..) => "range".into(),
             Value::Ellipsis => "ellipsis".into(),
+            Value::Class(_) => "type".into(),
+            Value::Instance(i) => i.class.name.to_string(),
             Value::Object(o) => o.type_name().into(),
         }
     }
@@ -271,6 +284,7 @@ impl Value {
             Value::Object(_) => {
                 crate::set::as_set(self).is_none_or(|s| !s.items.borrow().is_empty())
             }
+            Value::Instance(i) => i.items.as_ref().is_none_or(|t| !t.is_empty()),
             _ => true,
         })
     }
@@ -287,6 +301,9 @@ impl Value {
             Value::Tuple(t) => Key::Tuple(Rc::new(
                 t.iter().map(|v| v.to_key()).collect::<Result<_>>()?,
             )),
+            Value::Instance(i) if i.items.is_some() => crate::class::as_tuple(self)
+                .expect("a named tuple")
+                .to_key()?,
             other => {
                 return Err(Error::type_error(format!(
                     "unhashable type: '{}'",
@@ -309,10 +326,15 @@ impl Value {
     }
 
     pub fn is_callable(&self) -> bool {
-        matches!(
-            self,
-            Value::Function(_) | Value::Builtin(_) | Value::BoundMethod(_) | Value::Native(_)
-        ) || crate::exception::as_class(self).is_some()
+        match self {
+            Value::Function(_)
+            | Value::Builtin(_)
+            | Value::BoundMethod(_)
+            | Value::Native(_)
+            | Value::Class(_) => true,
+            Value::Instance(i) => i.class.lookup("__call__").is_some(),
+            _ => crate::exception::as_class(self).is_some(),
+        }
     }
 
     /// A Python int, also from a bool or a 0-d integer array; `None` for

@@ -5,6 +5,7 @@
 //! ready `Session` with all of them and the prelude loaded.
 
 mod args;
+mod classes;
 mod creation;
 pub mod device;
 mod distributed;
@@ -142,6 +143,7 @@ pub fn register_all(interp: &mut Interp) {
     python::register(&mut r);
     pystd::register(&mut r);
     exceptions::register(&mut r);
+    classes::register(&mut r);
     creation::register(&mut r);
     math::register(&mut r);
     reduce::register(&mut r);

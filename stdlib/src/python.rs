@@ -130,7 +130,8 @@ pub(crate) fn register(r: &mut Registry) {
     r.func("isinstance(x, types)", "Whether x is of one of the given types (int, float, str, list, tuple, dict, bool, ndarray).", isinstance);
     r.func(
         "type(x)",
-        "The type name of x, e.g. 'int' or 'f32[3,4]'.",
+        "The class of an instance; for other values their type as arr writes it, e.g. \
+         'int' or 'f32[3,4]' (whose __name__ is Python's name: 'int', 'ArrayImpl').",
         type_,
     );
     r.func("callable(x)", "Whether x can be called.", callable);
@@ -602,8 +603,8 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let end = text("end", &a[2], "\n")?;
     let mut out = items
         .iter()
-        .map(display::str)
-        .collect::<Vec<_>>()
+        .map(|v| interp.str_of(v))
+        .collect::<Result<Vec<_>>>()?
         .join(&sep);
     out.push_str(&end);
     if a[4].truthy()? {
@@ -614,7 +615,10 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::None)
 }
 
-fn len(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn len(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if let Some(n) = interp.len_of(&a[0])? {
+        return Ok(Value::Int(n));
+    }
     Ok(Value::Int(match &a[0] {
         Value::Array(x) if x.ndim() == 0 => return Err(Error::type_error("len() of a 0-d array")),
         Value::Array(x) => x.shape()[0] as i64,
@@ -673,11 +677,17 @@ fn zip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ))
 }
 
-fn list(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn list(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if let Value::Instance(_) = a[0] {
+        return Ok(Value::list(interp.instance_items(&a[0])?));
+    }
     Ok(Value::list(iter_items(&a[0])?))
 }
 
-fn tuple(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn tuple(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if let Value::Instance(_) = a[0] {
+        return Ok(Value::tuple(interp.instance_items(&a[0])?));
+    }
     Ok(Value::tuple(iter_items(&a[0])?))
 }
 
@@ -702,12 +712,12 @@ fn dict(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::dict(d))
 }
 
-fn str_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::str(&display::str(&a[0])))
+fn str_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    Ok(Value::str(&interp.str_of(&a[0])?))
 }
 
-fn repr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    Ok(Value::str(&display::repr(&a[0])))
+fn repr(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    Ok(Value::str(&interp.repr_of(&a[0])?))
 }
 
 fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -838,8 +848,17 @@ fn filter(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::list(out))
 }
 
-fn type_matches(x: &Value, t: &Value) -> Result<bool> {
+pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
     let name = match t {
+        Value::Class(c) if arr_runtime::class::is_object(c) => return Ok(true),
+        Value::Class(c) => {
+            return Ok(matches!(x, Value::Instance(i) if i.class.is_subclass(c)));
+        }
+        Value::Builtin(b) if &*b.name == "object" => return Ok(true),
+        Value::Builtin(b) if &*b.name == "tuple" => {
+            return Ok(matches!(x, Value::Tuple(_))
+                || matches!(x, Value::Instance(i) if i.items.is_some()))
+        }
         Value::Builtin(b) => b.name.to_string(),
         Value::Tuple(ts) => {
             for t in ts.iter() {
@@ -890,7 +909,7 @@ fn type_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if let Some(e) = exception::as_instance(&a[0]) {
         return Ok(e.class.clone());
     }
-    Ok(Value::str(&a[0].type_name()))
+    Ok(arr_runtime::class::type_of(&a[0]))
 }
 
 fn callable(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -1,7 +1,10 @@
 //! Pytrees: nested lists, tuples and dicts of leaves, flattened in JAX's order
-//! (sequences in order, dict keys sorted; None is an empty subtree).
+//! (sequences in order, dict keys sorted; None is an empty subtree), and
+//! instances of registered classes and named tuples (`arr_runtime::class`).
+//! Every walk of a pytree is one of the walks here.
 
 use crate::Registry;
+use arr_runtime::class;
 use arr_runtime::display;
 use arr_runtime::{Dict, Error, Interp, Key, Nesting, Result, Value};
 
@@ -51,9 +54,9 @@ pub fn leaves(tree: &Value) -> Result<Vec<Value>> {
 fn collect(tree: &Value, out: &mut Vec<Value>, walk: &mut Nesting) -> Result<()> {
     match tree {
         Value::None => {}
-        Value::List(_) | Value::Tuple(_) | Value::Dict(_) => {
+        node if is_node(node) => {
             walk.enter(tree, WHAT)?;
-            for x in children(tree) {
+            for x in children(tree)? {
                 collect(&x, out, walk)?;
             }
             walk.leave(tree);
@@ -65,17 +68,23 @@ fn collect(tree: &Value, out: &mut Vec<Value>, walk: &mut Nesting) -> Result<()>
 
 const WHAT: &str = "pytree";
 
+/// Whether a value has children: a list, tuple, dict, or an instance node.
+fn is_node(v: &Value) -> bool {
+    matches!(v, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) || class::is_node(v)
+}
+
 /// A container's children in leaf order (dict values by sorted key).
-fn children(tree: &Value) -> Vec<Value> {
-    match tree {
+fn children(tree: &Value) -> Result<Vec<Value>> {
+    Ok(match tree {
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
         Value::Dict(d) => sorted_entries(&d.borrow())
             .into_iter()
             .map(|(_, v)| v)
             .collect(),
+        Value::Instance(i) => class::node_children(i)?,
         _ => Vec::new(),
-    }
+    })
 }
 
 pub fn structure(tree: &Value) -> Result<String> {
@@ -85,7 +94,7 @@ pub fn structure(tree: &Value) -> Result<String> {
 fn structure_in(tree: &Value, walk: &mut Nesting) -> Result<String> {
     let parts = |walk: &mut Nesting| -> Result<Vec<String>> {
         walk.enter(tree, WHAT)?;
-        let parts = children(tree)
+        let parts = children(tree)?
             .iter()
             .map(|x| structure_in(x, walk))
             .collect::<Result<Vec<_>>>()?;
@@ -109,6 +118,9 @@ fn structure_in(tree: &Value, walk: &mut Nesting) -> Result<String> {
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
+        Value::Instance(i) if class::is_node(tree) => {
+            format!("{}({})", class::node_label(i), parts(walk)?.join(", "))
+        }
         _ => "*".into(),
     })
 }
@@ -127,14 +139,14 @@ fn map_in(
     f: &mut dyn FnMut(&Value) -> Result<Value>,
     walk: &mut Nesting,
 ) -> Result<Value> {
-    if !matches!(tree, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) {
+    if !is_node(tree) {
         return match tree {
             Value::None => Ok(Value::None),
             leaf => f(leaf),
         };
     }
     walk.enter(tree, WHAT)?;
-    let mapped = children(tree)
+    let mapped = children(tree)?
         .iter()
         .map(|x| map_in(x, f, walk))
         .collect::<Result<Vec<_>>>()?;
@@ -156,6 +168,7 @@ fn map_in(
                 .collect();
             Value::dict(ordered)
         }
+        Value::Instance(i) => class::rebuild_node(i, mapped)?,
         _ => unreachable!("containers only"),
     })
 }

@@ -147,6 +147,21 @@ pub const FUNCTION_PROPERTIES: &[Property<Function>] = &[
         doc: "The function's docstring, or None.",
         get: |f| Ok(f.code.doc.as_deref().map_or(Value::None, Value::str)),
     },
+    Property {
+        name: "__annotations__",
+        doc: "The annotations of the parameters and the result (`return`), as a dict.",
+        get: |f| {
+            Ok(match &f.annotations {
+                Value::None => Value::dict(Default::default()),
+                d => d.clone(),
+            })
+        },
+    },
+    Property {
+        name: "__qualname__",
+        doc: "The function's name, with its class for a method.",
+        get: |f| Ok(Value::str(&f.code.qualname)),
+    },
 ];
 
 /// The properties of builtin functions.
@@ -231,7 +246,7 @@ impl Interp {
                     .map(|(_, v)| v.clone())
                     .ok_or_else(|| {
                         Error::new(
-                            ErrorKind::NameError,
+                            ErrorKind::AttributeError,
                             format!("function '{}' has no attribute '{attr}'", n.name),
                         )
                         .as_class("AttributeError")
@@ -240,7 +255,7 @@ impl Interp {
             Value::Module(m) => {
                 return m.attrs.get(attr).cloned().ok_or_else(|| {
                     Error::new(
-                        ErrorKind::NameError,
+                        ErrorKind::AttributeError,
                         format!("module '{}' has no attribute '{attr}'", m.name),
                     )
                     .as_class("AttributeError")
@@ -248,37 +263,36 @@ impl Interp {
             }
             Value::DType(d) => {
                 return property(DTYPE_PROPERTIES, d, attr).unwrap_or_else(|| {
-                    Err(
-                        Error::type_error(format!("dtype has no attribute '{attr}'"))
-                            .as_class("AttributeError"),
-                    )
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("dtype has no attribute '{attr}'"),
+                    ))
                 })
             }
             Value::Function(func) => {
                 return property(FUNCTION_PROPERTIES, &**func, attr).unwrap_or_else(|| {
-                    Err(
-                        Error::type_error(format!("function has no attribute '{attr}'"))
-                            .as_class("AttributeError"),
-                    )
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("function has no attribute '{attr}'"),
+                    ))
                 })
             }
             Value::Builtin(b) => {
                 return property(BUILTIN_PROPERTIES, &**b, attr).unwrap_or_else(|| {
-                    Err(
-                        Error::type_error(format!("function has no attribute '{attr}'"))
-                            .as_class("AttributeError"),
-                    )
+                    Err(Error::new(
+                        ErrorKind::AttributeError,
+                        format!("function has no attribute '{attr}'"),
+                    ))
                 })
             }
             _ => {}
         }
         match self.methods.get(&(receiver(o), Rc::from(attr))) {
             Some(m) => Ok(Value::BoundMethod(Rc::new((o.clone(), m.clone())))),
-            None => Err(Error::type_error(format!(
-                "'{}' object has no attribute '{attr}'",
-                o.type_name()
-            ))
-            .as_class("AttributeError")),
+            None => Err(Error::new(
+                ErrorKind::AttributeError,
+                format!("'{}' object has no attribute '{attr}'", o.type_name()),
+            )),
         }
     }
 
@@ -293,6 +307,7 @@ impl Interp {
                 return attrs.iter().map(|(k, v)| member(k, v)).collect();
             }
             Value::Module(m) => return m.attrs.iter().map(|(k, v)| member(k, v)).collect(),
+            Value::Instance(_) | Value::Class(_) => return crate::class::attributes(o),
             Value::DType(_) => return properties(DTYPE_PROPERTIES),
             Value::Function(_) => return properties(FUNCTION_PROPERTIES),
             Value::Builtin(_) => return properties(BUILTIN_PROPERTIES),

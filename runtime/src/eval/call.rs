@@ -54,6 +54,19 @@ impl Interp {
                 all.extend(args);
                 self.call(method, all, kwargs)
             }
+            Value::Class(c) => self.instantiate(c, args, kwargs),
+            Value::Instance(i) => match i.class.lookup("__call__") {
+                Some(m) => {
+                    let mut all = Vec::with_capacity(args.len() + 1);
+                    all.push(fv.clone());
+                    all.extend(args);
+                    self.call(&m, all, kwargs)
+                }
+                None => Err(Error::type_error(format!(
+                    "'{}' object is not callable",
+                    i.class.name
+                ))),
+            },
             Value::DType(d) => {
                 if args.len() != 1 || !kwargs.is_empty() {
                     return Err(Error::type_error(format!(
@@ -110,7 +123,7 @@ impl Interp {
         kwargs: Vec<(Rc<str>, Value)>,
     ) -> Result<Value> {
         let code = &func.code;
-        let bound = bind_args(&code.name, &code.params, &func.defaults, args, kwargs)?;
+        let bound = bind_args(&code.qualname, &code.params, &func.defaults, args, kwargs)?;
         if self.auto_jit_candidate(&bound, &[]) {
             let region = || format!("function {} ({})", code.name, code.file.location(code.span));
             let compiled = auto::call(
@@ -126,6 +139,40 @@ impl Interp {
             }
         }
         self.run_function(func, bound)
+    }
+
+    /// Run a class body (a function of no parameters) and return the
+    /// names it bound, in the order they were first assigned.
+    pub(super) fn run_class_body(&mut self, func: &Function) -> Result<Vec<(Rc<str>, Value)>> {
+        let code = &func.code;
+        let mut cells: Vec<Cell> = (0..code.own_cells)
+            .map(|_| Rc::new(RefCell::new(None)))
+            .collect();
+        cells.extend(func.free_cells.iter().cloned());
+        let mut frame = Frame {
+            locals: vec![None; code.local_names.len()],
+            cells,
+            file: code.file.clone(),
+            func: code.name.clone(),
+        };
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::new(
+                ErrorKind::RecursionError,
+                "maximum recursion depth exceeded",
+            ));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.exec_block(&code.body, &mut frame)
+        });
+        self.depth -= 1;
+        r?;
+        Ok(code
+            .local_names
+            .iter()
+            .zip(frame.locals)
+            .filter_map(|(name, v)| Some((name.clone(), v?)))
+            .collect())
     }
 
     /// Run a function's body on bound arguments.

@@ -33,6 +33,11 @@ impl Interp {
                 if let Some(v) = fast {
                     return Ok(v);
                 }
+                if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+                    return self
+                        .instance_binary(*op, a, b)
+                        .map_err(|err| at_call(err, f.loc(e.span)));
+                }
                 binary_op(*op, a, b).map_err(|err| err.at(|| f.loc(e.span)))
             }
             _ => self
@@ -93,7 +98,7 @@ impl Interp {
         }
     }
 
-    fn eval_all(&mut self, items: &[Expr], f: &mut Frame) -> Result<Vec<Value>> {
+    pub(super) fn eval_all(&mut self, items: &[Expr], f: &mut Frame) -> Result<Vec<Value>> {
         let mut out = Vec::with_capacity(items.len());
         for item in items {
             if let ExprKind::Starred(inner) = &item.kind {
@@ -170,14 +175,17 @@ impl Interp {
                             let v = self.eval(expr, f)?;
                             // `!r`/`!s` convert to a string first; the spec formats that.
                             let v = match conversion {
-                                Some('r' | 'a') => Value::str(&display::item_repr(&v)),
-                                Some(_) => Value::str(&display::str(&v)),
+                                Some('r' | 'a') => match &v {
+                                    Value::Instance(_) => Value::str(&self.repr_of(&v)?),
+                                    _ => Value::str(&display::item_repr(&v)),
+                                },
+                                Some(_) => Value::str(&self.str_of(&v)?),
                                 None => v,
                             };
                             let text = match spec {
                                 Some(spec) => display::format_spec(&v, spec)
                                     .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                None => display::str(&v),
+                                None => self.str_of(&v)?,
                             };
                             s.push_str(&text);
                         }
@@ -187,6 +195,9 @@ impl Interp {
             }
             ExprKind::Unary(op, operand) => {
                 let v = self.eval(operand, f)?;
+                if let Value::Instance(_) = v {
+                    return self.instance_unary(*op, v);
+                }
                 unary_op(*op, v)?
             }
             ExprKind::BoolOp(op, values) => {
@@ -209,11 +220,12 @@ impl Interp {
                 let mut a = self.eval(left, f)?;
                 if let [(op, right)] = rest.as_slice() {
                     let b = self.eval(right, f)?;
-                    return compare_op(*op, &a, &b);
+                    return self.compare(*op, &a, &b);
                 }
                 for (op, right) in rest {
                     let b = self.eval(right, f)?;
-                    if !compare_op(*op, &a, &b)?.truthy()? {
+                    let r = self.compare(*op, &a, &b)?;
+                    if !self.truthy(&r)? {
                         return Ok(Value::Bool(false));
                     }
                     a = b;
@@ -233,8 +245,10 @@ impl Interp {
                 defaults,
                 captures,
                 decorators,
+                annotations,
             } => {
                 let decos = self.eval_all(decorators, f)?;
+                let annotations = self.annotations(annotations, f)?;
                 let mut dvals = Vec::with_capacity(defaults.len());
                 for d in defaults {
                     dvals.push(match d {
@@ -250,6 +264,7 @@ impl Interp {
                     code: code.clone(),
                     defaults: dvals,
                     free_cells,
+                    annotations,
                 }));
                 for d in decos.iter().rev() {
                     v = self
@@ -298,11 +313,18 @@ impl Interp {
             }
             ExprKind::Attribute(obj, attr) => {
                 let o = self.eval(obj, f)?;
-                self.get_attr(&o, attr)?
+                return self
+                    .attr(&o, attr)
+                    .map_err(|err| at_call(err, f.loc(e.span)));
             }
             ExprKind::Subscript(obj, index) => {
                 let o = self.eval(obj, f)?;
                 let i = self.eval(index, f)?;
+                if let Value::Instance(_) = o {
+                    return self
+                        .instance_item(&o, &i)
+                        .map_err(|err| at_call(err, f.loc(e.span)));
+                }
                 get_item(&o, &i)?
             }
             ExprKind::Slice(a, b, c) => {
@@ -342,6 +364,49 @@ impl Interp {
                 }
             }
         })
+    }
+
+    /// A function's annotations as a dict, evaluated as the definition runs
+    /// (as Python does before 3.14); one whose expression fails (a type
+    /// that is not defined, `int | None` on a builtin) keeps its source text.
+    fn annotations(
+        &mut self,
+        annotations: &[(Rc<str>, Expr, Rc<str>)],
+        f: &mut Frame,
+    ) -> Result<Value> {
+        if annotations.is_empty() {
+            return Ok(Value::None);
+        }
+        let mut d = Dict::default();
+        for (name, e, text) in annotations {
+            let v = match self.eval(e, f) {
+                Ok(v) => v,
+                Err(err)
+                    if matches!(
+                        err.kind,
+                        ErrorKind::NameError | ErrorKind::AttributeError | ErrorKind::TypeError
+                    ) =>
+                {
+                    Value::str(text)
+                }
+                Err(err) => return Err(err),
+            };
+            d.insert(Key::Str(name.clone()), v);
+        }
+        Ok(Value::dict(d))
+    }
+
+    /// A comparison; instances answer through their methods.
+    pub(crate) fn compare(
+        &mut self,
+        op: arr_lang::ast::CmpOp,
+        a: &Value,
+        b: &Value,
+    ) -> Result<Value> {
+        if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+            return self.instance_compare(op, a, b);
+        }
+        compare_op(op, a, b)
     }
 
     fn comprehend(

@@ -347,12 +347,16 @@ impl Interp {
     }
 
     /// The items of an iterable value.
-    fn iterate(&self, v: &Value) -> Result<Iter> {
+    fn iterate(&mut self, v: &Value) -> Result<Iter> {
         Ok(match v {
             Value::Range(r) => Iter::Range {
                 next: r.start,
                 stop: r.stop,
                 step: r.step,
+            },
+            Value::Instance(_) => Iter::Items {
+                items: self.instance_items(v)?,
+                pos: 0,
             },
             other => Iter::Items {
                 items: iter_items(other)?,
@@ -454,6 +458,7 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
         }
         Value::List(l) => l.borrow().clone(),
         Value::Tuple(t) => t.to_vec(),
+        Value::Instance(i) if i.items.is_some() => i.items.as_deref().cloned().unwrap_or_default(),
         Value::Dict(d) => d.borrow().keys().map(|k| k.to_value()).collect(),
         Value::Str(s) => s
             .chars()

@@ -350,6 +350,21 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Array(x), Value::Array(y)) => x.same(y),
         (Value::Object(x), Value::Object(y)) if Rc::ptr_eq(x, y) => true,
         (Value::Object(_), Value::Object(_)) => crate::set::equal(a, b).unwrap_or(false),
+        (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+        (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::Instance(x), Value::Instance(y)) => match (&x.items, &y.items) {
+            (Some(p), Some(q)) => all(p, q)?,
+            _ => false,
+        },
+        (Value::Instance(x), Value::Tuple(t)) | (Value::Tuple(t), Value::Instance(x)) => {
+            match &x.items {
+                Some(items) => all(items, t)?,
+                None => false,
+            }
+        }
+        (Value::Object(o), Value::Str(s)) | (Value::Str(s), Value::Object(o)) => {
+            o.as_str() == Some(s.as_str())
+        }
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
             DType::from_name(s) == Some(*d)
@@ -533,6 +548,9 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
                 (Value::Module(x), Value::Module(y)) => Rc::ptr_eq(x, y),
+                (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+                (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
+                (Value::Instance(_), _) | (_, Value::Instance(_)) => false,
                 (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
                 _ => values_equal(a, b)? && !is_number(a),
             };

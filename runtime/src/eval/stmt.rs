@@ -126,6 +126,30 @@ impl Interp {
                     return Err(Error::new(ErrorKind::AssertionError, m).at(|| f.loc(s.span)));
                 }
             }
+            StmtKind::ClassDef(c) => {
+                let decorators = self.eval_all(&c.decorators, f)?;
+                let bases = self.eval_all(&c.bases, f)?;
+                if let Some((k, _)) = c.keywords.first() {
+                    return Err(Error::type_error(format!(
+                        "class {}: the keyword '{k}' in the class header is not supported",
+                        c.name
+                    ))
+                    .at(|| f.loc(s.span)));
+                }
+                let Value::Function(body) = self.eval(&c.body, f)? else {
+                    unreachable!("a class body compiles to a function")
+                };
+                let namespace = self.run_class_body(&body)?;
+                let mut v = self
+                    .make_class(&c.name, c.doc.clone(), bases, namespace)
+                    .map_err(|e| e.at(|| f.loc(s.span)))?;
+                for d in decorators.iter().rev() {
+                    v = self
+                        .call(d, vec![v], Vec::new())
+                        .map_err(|e| super::at_call(e, f.loc(s.span)))?;
+                }
+                self.assign(&c.target, v, f)?;
+            }
             StmtKind::Raise(e, cause) => {
                 let Some(e) = e else {
                     // A bare `raise` raises the exception being handled, as it was.
@@ -496,11 +520,12 @@ impl Interp {
             }
             Target::Attribute { obj, attr, span } => {
                 let o = self.eval(obj, f)?;
-                return Err(Error::type_error(format!(
-                    "cannot set attribute '{attr}' of {}",
-                    o.type_name()
-                ))
-                .at(|| f.loc(*span)));
+                // Setting an attribute is an effect automatic JIT does not record.
+                if self.auto.tracing.is_some() {
+                    return Err(auto::not_pure("assigns an attribute"));
+                }
+                self.set_attr(&o, attr, v)
+                    .map_err(|e| e.at(|| f.loc(*span)))?;
             }
         }
         Ok(())

@@ -137,8 +137,10 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
         Value::DType(d) => parts.push(Part::DType(*d)),
         Value::Range(r) => parts.push(Part::Range(r.start, r.stop, r.step)),
         Value::Ellipsis => parts.push(Part::Ellipsis),
-        // Meshes and other stdlib objects: not described, so not compiled.
-        Value::Object(_) => return false,
+        // Meshes and other stdlib objects, classes and their instances
+        // (mutable, with methods that may have effects): not described, so
+        // not compiled.
+        Value::Object(_) | Value::Class(_) | Value::Instance(_) => return false,
         Value::List(l) => {
             let l = l.borrow();
             parts.push(Part::List(l.len()));
@@ -210,6 +212,8 @@ fn output_leaves_at(v: &Value, out: &mut Vec<Tensor>, depth: usize) -> bool {
         | Value::Module(_)
         | Value::BoundMethod(_)
         | Value::Object(_)
+        | Value::Class(_)
+        | Value::Instance(_)
         | Value::Slice(_) => return false,
     }
     true
@@ -859,6 +863,7 @@ fn walk_stmts(
             StmtKind::Try(_) => return Err("the body has a try statement".into()),
             StmtKind::With(..) => return Err("the body has a with statement".into()),
             StmtKind::Delete(_) => return Err("the body has a del statement".into()),
+            StmtKind::ClassDef(_) => return Err("the body defines a class".into()),
         }
     }
     Ok(())
@@ -918,8 +923,13 @@ fn expr_reads(e: &Expr, var: Var) -> bool {
         ExprKind::MakeFunction {
             defaults,
             decorators,
+            annotations,
             ..
-        } => defaults.iter().flatten().any(r) || decorators.iter().any(r),
+        } => {
+            defaults.iter().flatten().any(r)
+                || decorators.iter().any(r)
+                || annotations.iter().any(|(_, e, _)| r(e))
+        }
         ExprKind::Call(f, args) => {
             r(f) || args.iter().any(|a| match a {
                 CallArg::Positional(x)
