@@ -123,11 +123,3 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     if dtype is not None:
         out = out.astype(dtype)
     return out
-
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Euclidean (Frobenius) norm along axis, or ord=1 / ord=inf for vectors."""
-    if ord is None or ord == 2:
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1:
-        return sum(abs(x), axis=axis, keepdims=keepdims)
-    return max(abs(x), axis=axis, keepdims=keepdims)
