@@ -92,6 +92,11 @@ pub(crate) fn register(r: &mut Registry) {
             einsum,
         ),
         (
+            "nextafter(x1, x2)",
+            "The next float after x1 in the direction of x2, elementwise (of concrete arrays).",
+            nextafter,
+        ),
+        (
             "round(x, ndigits=None, decimals=None)",
             "Round half to even (arrays) or Python rounding (numbers).",
             round,
@@ -257,6 +262,76 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let scaled = numpy::binary(BinaryOp::Mul, &Value::Array(x), &scale)?;
     let rounded = bind1(&Prim::Unary(UnaryOp::Round), vec![array_arg(&scaled)?])?;
     numpy::binary(BinaryOp::Div, &Value::Array(rounded), &scale)
+}
+
+/// The float next to `x` towards `y`, by stepping the bit pattern.
+fn next_f64(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1).copysign(y);
+    }
+    let up = (y > x) == (x > 0.0);
+    f64::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
+}
+
+fn next_f32(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return f32::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1).copysign(y);
+    }
+    let up = (y > x) == (x > 0.0);
+    f32::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
+}
+
+fn nextafter(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let mut xy = numpy::promote(&[&a[0], &a[1]])?;
+    let y = xy.pop().unwrap_or_else(|| unreachable!("two operands"));
+    let x = xy.pop().unwrap_or_else(|| unreachable!("two operands"));
+    let shape = arr_kernels::broadcast_shapes(x.shape(), y.shape()).ok_or_else(|| {
+        Error::shape_error(format!(
+            "nextafter: {} and {} do not broadcast",
+            ty(&x),
+            ty(&y)
+        ))
+    })?;
+    let x = numpy::broadcast_to(x, &shape)?;
+    let y = numpy::broadcast_to(y, &shape)?;
+    let (Some(xc), Some(yc)) = (x.as_concrete(), y.as_concrete()) else {
+        return Err(Error::type_error(
+            "nextafter: needs concrete arrays (it steps bit patterns), not traced values",
+        ));
+    };
+    let (xb, yb) = (xc.buffer()?, yc.buffer()?);
+    let n = xc.len();
+    let buf = match x.dtype() {
+        DType::F64 => arr_kernels::Buffer::F64(
+            (0..n)
+                .map(|i| next_f64(xb.get_f64(i), yb.get_f64(i)))
+                .collect(),
+        ),
+        DType::F32 => arr_kernels::Buffer::F32(
+            (0..n)
+                .map(|i| next_f32(xb.get_f64(i) as f32, yb.get_f64(i) as f32))
+                .collect(),
+        ),
+        other => {
+            return Err(Error::type_error(format!(
+                "nextafter: needs float32 or float64 arrays, got {}",
+                other.name()
+            )))
+        }
+    };
+    ok(arr_kernels::Array::new(&shape, buf).into())
 }
 
 fn where_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -2,8 +2,10 @@
 # Everything defined here becomes a builtin (users may shadow it).
 
 def relu(x):
-    """Rectified linear unit: max(x, 0), elementwise."""
-    return maximum(x, 0.0)
+    """Rectified linear unit: max(x, 0), elementwise. Its derivative at 0 is
+    0, as JAX's (a select, not maximum, whose derivative splits ties)."""
+    x = asarray(x)
+    return where(x > 0, x, where(isnan(x), x, 0))
 
 def sigmoid(x):
     """Logistic sigmoid 1 / (1 + exp(-x)), computed stably."""
