@@ -42,6 +42,26 @@ def remat(fun=None, prevent_cse=True, policy=None, static_argnums=()):
     """The same as checkpoint."""
     return checkpoint(fun, prevent_cse, policy, static_argnums)
 
+def _broadcastable(a, b):
+    """Whether two shapes broadcast together."""
+    for i in range(1, min(len(a), len(b)) + 1):
+        if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
+            return False
+    return True
+
+def broadcast_shapes(*shapes):
+    """The shape that the given shapes broadcast to."""
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if not _broadcastable(tuple(out), s):
+            raise ValueError(f"Incompatible shapes for broadcasting: {shapes}")
+        n = _max2(len(out), len(s))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(s)) + list(s)
+        out = [b[i] if a[i] == 1 else a[i] for i in range(n)]
+    return tuple(out)
+
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The n-th discrete difference along axis (prepend/append values first)."""
     a = asarray(a)
@@ -208,12 +228,14 @@ def select(condlist, choicelist, default=0):
 
 def _pad_pairs(width, ndim, what):
     """((before, after),) * ndim from an int, a pair, or per-axis pairs."""
-    if isinstance(width, int):
+    if not isinstance(width, (list, tuple)):
+        width = width.tolist() if isinstance(width, array) else width
+    if not isinstance(width, (list, tuple)):
         return [(width, width)] * ndim
     w = [tuple(p) if isinstance(p, (list, tuple)) else p for p in width]
     if len(w) == 1 and isinstance(w[0], tuple):
         return [(w[0][0], w[0][-1])] * ndim
-    if len(w) == 2 and isinstance(w[0], int):
+    if len(w) == 2 and not isinstance(w[0], tuple):
         return [(w[0], w[1])] * ndim
     if len(w) == 1:
         return [(w[0], w[0])] * ndim
@@ -230,9 +252,9 @@ def pad(array, pad_width, mode="constant", constant_values=0, end_values=0, refl
         if before < 0 or after < 0:
             raise ValueError(f"pad: pad_width must be non-negative, got {pad_width}")
     if mode == "constant":
-        values = _pad_pairs(constant_values, x.ndim, "constant_values") if not isinstance(constant_values, float) else [(constant_values, constant_values)] * x.ndim
+        values = _pad_pairs(constant_values, x.ndim, "constant_values")
     elif mode == "linear_ramp":
-        values = _pad_pairs(end_values, x.ndim, "end_values") if not isinstance(end_values, float) else [(end_values, end_values)] * x.ndim
+        values = _pad_pairs(end_values, x.ndim, "end_values")
     for axis in range(x.ndim):
         before, after = widths[axis]
         if before == 0 and after == 0:
@@ -961,7 +983,7 @@ def _random_truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Normal samples conditioned on lower < x < upper (the inverse-CDF method, as JAX)."""
     dtype = _float_dtype(dtype)
     if shape is None:
-        shape = broadcast_shapes(shape_of(lower), shape_of(upper))
+        shape = broadcast_shapes(asarray(lower).shape, asarray(upper).shape)
     sqrt2 = asarray(1.4142135623730951, dtype)
     lower = asarray(lower).astype(dtype)
     upper = asarray(upper).astype(dtype)
@@ -1361,3 +1383,58 @@ def tree_any(tree, is_leaf=None):
         if x:
             return True
     return False
+
+# ---------------------------------------------------------------------------
+# numpy.testing: AssertionError with NumPy's kind of message on a mismatch.
+
+def _mismatch(header, x, y, bad, extra=""):
+    n = size(bad)
+    k = int(sum(bad))
+    pct = 100 * k / n if n else 0
+    msg = f"\n{header}\n\nMismatched elements: {k} / {n} ({pct:.3g}%)\n{extra} ACTUAL: {repr(x)}\n DESIRED: {repr(y)}"
+    assert False, msg
+
+def assert_allclose(actual, desired, rtol=1e-07, atol=0, equal_nan=True, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless |actual - desired| <= atol + rtol * |desired| everywhere."""
+    x, y = asarray(actual), asarray(desired)
+    if strict and x.shape != y.shape:
+        assert False, f"\nNot equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)"
+    if not _broadcastable(x.shape, y.shape):
+        assert False, f"\nNot equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)"
+    d = abs(x - y)
+    ok = d <= atol + rtol * abs(y)
+    if equal_nan:
+        ok = ok | (isnan(x) & isnan(y))
+    ok = ok | (x == y)
+    if not bool(all(ok)):
+        bad = ~ok
+        worst = max(where(bad, d, 0))
+        rel = max(where(bad, d / where(y == 0, 1, abs(y)), 0))
+        _mismatch(f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}", x, y, bad, f"Max absolute difference among violations: {float(worst):.8g}\nMax relative difference among violations: {float(rel):.8g}\n")
+
+def assert_array_equal(actual, desired, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless the arrays have the same shape and elements."""
+    x, y = asarray(actual), asarray(desired)
+    if not _broadcastable(x.shape, y.shape) or (strict and x.shape != y.shape):
+        assert False, f"\nArrays are not equal\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)\n ACTUAL: {repr(x)}\n DESIRED: {repr(y)}"
+    ok = (x == y) | (isnan(x) & isnan(y))
+    if not bool(all(ok)):
+        _mismatch(f"Arrays are not equal\n{err_msg}", x, y, ~ok)
+
+def assert_equal(actual, desired, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless actual equals desired (arrays elementwise)."""
+    if isinstance(actual, (list, tuple, dict)) or isinstance(desired, (list, tuple, dict)):
+        assert actual == desired, f"\nItems are not equal:\n{err_msg}\n ACTUAL: {actual}\n DESIRED: {desired}"
+        return None
+    assert_array_equal(actual, desired, err_msg)
+
+def assert_almost_equal(actual, desired, decimal=7, err_msg="", verbose=True):
+    """Raise AssertionError unless |desired - actual| < 1.5 * 10**(-decimal) everywhere."""
+    x, y = asarray(actual), asarray(desired)
+    ok = abs(y - x) < 1.5 * 10.0 ** (-decimal)
+    if not bool(all(ok)):
+        _mismatch(f"Arrays are not almost equal to {decimal} decimals\n{err_msg}", x, y, ~ok)
+
+def assert_array_almost_equal(x, y, decimal=6, err_msg="", verbose=True):
+    """The same as assert_almost_equal, for arrays."""
+    assert_almost_equal(x, y, decimal, err_msg)
