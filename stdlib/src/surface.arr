@@ -29,7 +29,7 @@ def _with_len(v, x, axis, n):
 
 def copy(a, order=None):
     """A copy of the array (a new array object)."""
-    return asarray(a).copy()
+    return array(a)
 
 def checkpoint(fun=None, prevent_cse=True, policy=None, static_argnums=()):
     """jax.checkpoint (remat): fun itself. arr keeps what the backward pass
@@ -277,9 +277,9 @@ def pad(array, pad_width, mode="constant", constant_values=0, end_values=0, refl
                 v0 = asarray(values[axis][0]).astype(x.dtype)
                 lo = (v0 + (first - v0) * t).astype(x.dtype)
                 shape[axis] = after
-                t = reshape(arange(after, 0, -1, dtype=float32) / _max2(after, 1), tuple(shape))
+                t = reshape(arange(1, after + 1, dtype=float32) / _max2(after, 1), tuple(shape))
                 v1 = asarray(values[axis][1]).astype(x.dtype)
-                hi = (v1 + (last - v1) * t).astype(x.dtype)
+                hi = (last + (v1 - last) * t).astype(x.dtype)
             else:
                 if mode == "maximum":
                     stat = max(x, axis=axis, keepdims=True)

@@ -92,17 +92,23 @@ print(round(array([1.23456, 2.5]), decimals=2), array_equal(sq, sq), array_equal
 "#,
         expect![[r#"
             [3. 2. 1. 2. 3. 4. 3. 2.] [1. 2. 3. 4. 4. 3. 2.] [3. 4. 1. 2. 3. 4. 1. 2.]
-            Traceback (most recent call last):
-              test.arr:4:56 in <module>
-                print(pad(arange(6).reshape(2, 3), 1, mode="edge")[0], pad(sig, (2, 1), mode="linear_ramp", end_values=(0.0, 10.0)))
-              <stdlib>:255:18 in pad
-                values = _pad_pairs(end_values, x.ndim, "end_values") if not isinstance(end_values, float) else [(end_values, end_values)] * x.ndim
-              <stdlib>:241:15 in _pad_pairs
-                raise ValueError(f"pad: {what} has {len(w)} entries for an array of dimension {ndim}")
-            NameError: name 'ValueError' is not defined at <stdlib>:241:15
-                |
-            241 |         raise ValueError(f"pad: {what} has {len(w)} entries for an array of dimension {ndim}")
-                |               ^^^^^^^^^^
+            [0 0 1 2 2] [0.  0.5 1.  2.  3.  4.  4. ]
+            [3 5 7 9] [2 2 2] [1 3 5 7 9] [3 5 7 9]
+            (2, 3) [1 1 1] (3, 2)
+            (Array([2., 2., 2., 2.], dtype=float32), Array([0., 1., 2., 3., 4.], dtype=float32)) [1 2 0 1 0]
+            [0 2 3] [10. 15. 10.]
+            [ 0.  0.  0. 10. 20.] [0. 1. 1. 2. 2.]
+            (Array([3, 4], dtype=int32),) [ 3  4 -1] [[0 1]
+             [1 0]]
+            (Array([1, 2, 3], dtype=int32), Array([2, 1, 2], dtype=int32)) [ 1  3 -1 -1]
+            2.5 1.2 [[1. 4.]
+             [2. 5.]]
+            [[10. 13.]
+             [28. 40.]] [[1. 2. 0. 0.]
+             [0. 0. 1. 2.]] [0. 0. 1.]
+            5.0 [1. 4.] (2, 1, 2, 2) [15. 22.]
+            [0 2 1 3] [3 1 0 2] [Array([2., 2.], dtype=float32), Array([0, 2], dtype=int32)]
+            [1.23 2.5 ] True False True
         "#]],
     );
 }

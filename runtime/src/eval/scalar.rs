@@ -439,6 +439,12 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
                 (Value::List(x), Value::List(y)) => Rc::ptr_eq(x, y),
                 (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+                (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
+                // One array object, not one buffer: `x.copy() is x` is False.
+                (
+                    Value::Array(crate::tensor::Tensor::Concrete(x)),
+                    Value::Array(crate::tensor::Tensor::Concrete(y)),
+                ) => x.same(y),
                 _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)
