@@ -222,7 +222,7 @@ fn count(shape: &[usize]) -> Result<usize> {
 /// `size` draws of `draw` as a float (size None) or a float64 array.
 fn floats(size: &Value, mut draw: impl FnMut(&mut Mt) -> f64) -> Result<Value> {
     match size_arg(size)? {
-        None => Ok(Value::Float(with_mt(|mt| draw(mt)))),
+        None => Ok(Value::Float(with_mt(&mut draw))),
         Some(shape) => {
             let n = count(&shape)?;
             let data: Vec<f64> = with_mt(|mt| (0..n).map(|_| draw(mt)).collect());
@@ -233,7 +233,7 @@ fn floats(size: &Value, mut draw: impl FnMut(&mut Mt) -> f64) -> Result<Value> {
 
 fn ints(size: &Value, mut draw: impl FnMut(&mut Mt) -> i64) -> Result<Value> {
     match size_arg(size)? {
-        None => Ok(Value::Int(with_mt(|mt| draw(mt)))),
+        None => Ok(Value::Int(with_mt(&mut draw))),
         Some(shape) => {
             let n = count(&shape)?;
             let data: Vec<i64> = with_mt(|mt| (0..n).map(|_| draw(mt)).collect());

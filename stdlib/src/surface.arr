@@ -1032,7 +1032,7 @@ def _random_choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     if n_inputs <= 0:
         raise ValueError("choice: a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
-        raise ValueError(f"choice: cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) when 'replace=False'")
+        raise ValueError(f"choice: cannot take {n_draws} samples without replacement from a population of {n_inputs}")
     if p is None:
         if replace:
             ind = random.randint(key, shape, 0, n_inputs)

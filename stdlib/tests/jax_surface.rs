@@ -92,7 +92,7 @@ print(round(array([1.23456, 2.5]), decimals=2), array_equal(sq, sq), array_equal
 "#,
         expect![[r#"
             [3. 2. 1. 2. 3. 4. 3. 2.] [1. 2. 3. 4. 4. 3. 2.] [3. 4. 1. 2. 3. 4. 1. 2.]
-            [0 0 1 2 2] [0.  0.5 1.  2.  3.  4.  4. ]
+            [0 0 1 2 2] [ 0.   0.5  1.   2.   3.   4.  10. ]
             [3 5 7 9] [2 2 2] [1 3 5 7 9] [3 5 7 9]
             (2, 3) [1 1 1] (3, 2)
             (Array([2., 2., 2., 2.], dtype=float32), Array([0., 1., 2., 3., 4.], dtype=float32)) [1 2 0 1 0]
@@ -108,7 +108,7 @@ print(round(array([1.23456, 2.5]), decimals=2), array_equal(sq, sq), array_equal
              [0. 0. 1. 2.]] [0. 0. 1.]
             5.0 [1. 4.] (2, 1, 2, 2) [15. 22.]
             [0 2 1 3] [3 1 0 2] [Array([2., 2.], dtype=float32), Array([0, 2], dtype=int32)]
-            [1.23 2.5 ] True False True
+            [1.23 2.5 ] True False False
         "#]],
     );
 }
