@@ -307,12 +307,19 @@ fn numpy_legacy_random_against_numpy() {
     let Some(python) = arr_testkit::python_with_numpy("the legacy random differential test") else {
         return;
     };
-    let program = format!("import numpy as np\n{}", LEGACY_RANDOM.replace("_np_random.", "np.random."));
+    let program = format!(
+        "import numpy as np\n{}",
+        LEGACY_RANDOM.replace("_np_random.", "np.random.")
+    );
     let out = std::process::Command::new(python)
         .args(["-c", &program])
         .output()
         .expect("python runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         arr_testkit::script_output(LEGACY_RANDOM),
         String::from_utf8_lossy(&out.stdout)
