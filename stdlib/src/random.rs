@@ -61,9 +61,10 @@ pub(crate) fn register(r: &mut crate::Registry) {
                 bernoulli,
             ),
             (
-                "choice(key, a, shape=(), replace=True)",
+                "choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None)",
                 "Random samples from arange(a) (a an int) or from the first axis of array a, \
-                 with or without replacement: shape + a.shape[1:].",
+                 with or without replacement: shape + a.shape[1:]; weighted by p, or along \
+                 another axis, by the prelude's `_choice_weighted` (JAX's algorithms).",
                 choice,
             ),
         ],
@@ -605,7 +606,18 @@ fn permutation(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     Ok(Value::Array(bind1(&Prim::Gather { axis }, vec![x, idx])?))
 }
 
-fn choice(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
+    let plain_axis = matches!(args[5], Value::Int(0));
+    if !matches!(args[4], Value::None) || !plain_axis {
+        let id = interp.interner.intern("_choice_weighted") as usize;
+        let weighted = interp
+            .builtins
+            .get(id)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| Error::type_error("random.choice: _choice_weighted is not loaded"))?;
+        return interp.call(&weighted, args, Vec::new());
+    }
     let key = key_arg("choice", &args[0])?;
     let shape = shape_arg("choice", &args[2])?;
     let replace = args[3].truthy()?;

@@ -1015,8 +1015,8 @@ def _random_categorical(key, logits, axis=-1, shape=None, replace=True, mode=Non
     g = _random_gumbel(key, tuple(prefix) + tuple(lshape), logits.dtype)
     return argmax(g + reshape(logits, (1,) * len(prefix) + logits.shape), axis=ax - nd)
 
-def _random_choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
-    """Samples from arange(a) or along axis of a, with or without replacement, optionally weighted by p."""
+def _choice_weighted(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    """random.choice weighted by p or along an axis other than 0, as JAX's choice."""
     arr = asarray(a)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if arr.ndim == 0:
