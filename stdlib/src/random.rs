@@ -610,12 +610,10 @@ fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let plain_axis = matches!(args[5], Value::Int(0));
     if !matches!(args[4], Value::None) || !plain_axis {
         let id = interp.interner.intern("_choice_weighted") as usize;
-        let weighted = interp
-            .builtins
-            .get(id)
-            .cloned()
-            .flatten()
-            .ok_or_else(|| Error::type_error("random.choice: _choice_weighted is not loaded"))?;
+        let weighted =
+            interp.builtins.get(id).cloned().flatten().ok_or_else(|| {
+                Error::type_error("random.choice: _choice_weighted is not loaded")
+            })?;
         return interp.call(&weighted, args, Vec::new());
     }
     let key = key_arg("choice", &args[0])?;
