@@ -4,6 +4,7 @@
 //! resolved) → `eval` (tree-walking). Every array operation is a primitive
 //! applied through `prim::bind`; `numpy` and `index` are sugar over it.
 
+pub mod at;
 pub mod builtin;
 pub mod class;
 pub mod code;

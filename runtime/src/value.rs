@@ -63,6 +63,15 @@ pub trait Object: std::fmt::Debug {
     fn attributes(&self) -> Vec<crate::eval::attr::Attribute> {
         Vec::new()
     }
+    /// `self == other` for two objects that are not the same one (a tree
+    /// structure equals another of the same shape); identity otherwise.
+    fn equals(&self, _other: &dyn Object) -> bool {
+        false
+    }
+    /// `obj[index]`, if the type is subscriptable (`x.at[i]`).
+    fn get_item(&self, _index: &Value) -> Option<Result<Value>> {
+        None
+    }
     /// `str(obj)`, when it is not the repr (an exception shows its message).
     fn str(&self) -> Option<String> {
         None

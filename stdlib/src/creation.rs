@@ -20,9 +20,9 @@ pub(crate) fn register(r: &mut Registry) {
     r.value("pi", Value::Float(std::f64::consts::PI));
     r.value("e", Value::Float(std::f64::consts::E));
     r.value("newaxis", Value::None);
-    r.func("array(x, dtype=None)", "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).", array);
+    r.func("array(x, dtype=None, copy=True, order=None)", "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).", array);
     r.func(
-        "asarray(x, dtype=None)",
+        "asarray(x, dtype=None, order=None, copy=None)",
         "x as an array (no copy if it already is one of that dtype).",
         asarray,
     );

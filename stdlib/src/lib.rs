@@ -14,6 +14,7 @@ mod io;
 mod jit;
 mod math;
 pub mod modules;
+mod np_random;
 mod output;
 mod parallel;
 pub mod plot;
@@ -35,6 +36,13 @@ pub use parallel::{mesh_report, mesh_table};
 
 /// The prelude: functions that are most natural in arr itself.
 const PRELUDE: &str = include_str!("prelude.arr");
+
+/// NumPy, jax.numpy, jax.lax, jax.nn and jax.random functions written in arr,
+/// loaded after the prelude (they use it).
+const SURFACE: &str = include_str!("surface.arr");
+
+/// Prelude functions named `_random_X` become `random.X`.
+const RANDOM_PREFIX: &str = "_random_";
 
 /// Where builtins are registered: globals, methods, and modules.
 pub struct Registry<'a> {
@@ -150,6 +158,7 @@ pub fn register_all(interp: &mut Interp) {
     shape::register(&mut r);
     tree::register(&mut r);
     random::register(&mut r);
+    np_random::register(&mut r);
     io::register(&mut r);
     output::register(&mut r);
     plot::register(&mut r);
@@ -165,8 +174,10 @@ pub fn register_all(interp: &mut Interp) {
 pub fn session() -> Session {
     let mut s = Session::new();
     register_all(&mut s.interp);
-    s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
-        .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
+    for (what, text) in [("prelude", PRELUDE), ("surface", SURFACE)] {
+        s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, text)
+            .unwrap_or_else(|e| panic!("the {what} failed to load:\n{e}"));
+    }
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s
         .interp
@@ -175,13 +186,18 @@ pub fn session() -> Session {
         .enumerate()
         .filter_map(|(i, v)| v.take().map(|v| (i, v)))
         .collect();
+    let mut random_members = Vec::new();
     for (id, v) in names {
         let name = s.interp.interner.name(id as u32).to_string();
+        if let Some(short) = name.strip_prefix(RANDOM_PREFIX) {
+            random_members.push((short.to_string(), v.clone()));
+        }
         s.interp.set_builtin(&name, v.clone());
         if PRELUDE_METHODS.contains(&name.as_str()) {
             s.interp.add_method("array", &name, v);
         }
     }
+    extend_module(&mut s.interp, "random", random_members);
     // The importable namespaces; `np` and `jnp` also without an import, as
     // arr scripts have always had them.
     modules::register(&mut s.interp);
@@ -190,6 +206,23 @@ pub fn session() -> Session {
         s.interp.set_builtin(alias, m);
     }
     s
+}
+
+/// Add (or replace) members of the builtin module `name`.
+fn extend_module(interp: &mut Interp, name: &str, members: Vec<(String, Value)>) {
+    let id = interp.interner.intern(name) as usize;
+    let Some(Some(Value::Module(m))) = interp.builtins.get(id) else {
+        return;
+    };
+    let mut attrs: Vec<(String, Value)> = m.attrs.clone().into_iter().collect();
+    for (k, v) in members {
+        match attrs.iter_mut().find(|(n, _)| *n == k) {
+            Some(slot) => slot.1 = v,
+            None => attrs.push((k, v)),
+        }
+    }
+    let module = Interp::make_module(name, &m.doc, attrs);
+    interp.set_builtin(name, module);
 }
 
 /// Prelude functions that are also array methods.

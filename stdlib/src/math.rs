@@ -65,8 +65,9 @@ pub(crate) fn register(r: &mut Registry) {
             |_, a| numpy::unary(UnaryOp::Not, &a[0]),
         ),
         (
-            "where(condition, x=None, y=None)",
-            "Elements of x where condition is true, else of y (broadcast together).",
+            "where(condition, x=None, y=None, size=None, fill_value=None)",
+            "Elements of x where condition is true, else of y (broadcast together); \
+             with the condition alone, nonzero(condition, size=size, fill_value=fill_value).",
             where_,
         ),
         (
@@ -91,7 +92,12 @@ pub(crate) fn register(r: &mut Registry) {
             einsum,
         ),
         (
-            "round(x, ndigits=None)",
+            "nextafter(x1, x2)",
+            "The next float after x1 in the direction of x2, elementwise (of concrete arrays).",
+            nextafter,
+        ),
+        (
+            "round(x, ndigits=None, decimals=None)",
             "Round half to even (arrays) or Python rounding (numbers).",
             round,
         ),
@@ -213,9 +219,14 @@ fn abs(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let digits = match &a[1] {
+    // `decimals` is NumPy's name (the global's third parameter; the method's second).
+    let given = match (&a[1], a.get(2)) {
+        (Value::None, Some(d)) => d,
+        (v, _) => v,
+    };
+    let digits = match given {
         Value::None => None,
-        v => Some(int_arg("ndigits", v)?),
+        v => Some(int_arg("decimals", v)?),
     };
     match &a[0] {
         Value::Int(i) => return Ok(Value::Int(*i)),
@@ -253,10 +264,100 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     numpy::binary(BinaryOp::Div, &Value::Array(rounded), &scale)
 }
 
-fn where_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if matches!(a[1], Value::None) || matches!(a[2], Value::None) {
+/// The float next to `x` towards `y`, by stepping the bit pattern.
+fn next_f64(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1).copysign(y);
+    }
+    let up = (y > x) == (x > 0.0);
+    f64::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
+}
+
+fn next_f32(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return f32::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1).copysign(y);
+    }
+    let up = (y > x) == (x > 0.0);
+    f32::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
+}
+
+fn nextafter(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let mut xy = numpy::promote(&[&a[0], &a[1]])?;
+    let y = xy.pop().unwrap_or_else(|| unreachable!("two operands"));
+    let x = xy.pop().unwrap_or_else(|| unreachable!("two operands"));
+    let shape = arr_kernels::broadcast_shapes(x.shape(), y.shape()).ok_or_else(|| {
+        Error::shape_error(format!(
+            "nextafter: {} and {} do not broadcast",
+            ty(&x),
+            ty(&y)
+        ))
+    })?;
+    let x = numpy::broadcast_to(x, &shape)?;
+    let y = numpy::broadcast_to(y, &shape)?;
+    let (Some(xc), Some(yc)) = (x.as_concrete(), y.as_concrete()) else {
         return Err(Error::type_error(
-            "where(condition) with one argument is not supported: pass x and y",
+            "nextafter: needs concrete arrays (it steps bit patterns), not traced values",
+        ));
+    };
+    let (xb, yb) = (xc.buffer()?, yc.buffer()?);
+    let n = xc.len();
+    let buf = match x.dtype() {
+        DType::F64 => arr_kernels::Buffer::F64(
+            (0..n)
+                .map(|i| next_f64(xb.get_f64(i), yb.get_f64(i)))
+                .collect(),
+        ),
+        DType::F32 => arr_kernels::Buffer::F32(
+            (0..n)
+                .map(|i| next_f32(xb.get_f64(i) as f32, yb.get_f64(i) as f32))
+                .collect(),
+        ),
+        other => {
+            return Err(Error::type_error(format!(
+                "nextafter: needs float32 or float64 arrays, got {}",
+                other.name()
+            )))
+        }
+    };
+    ok(arr_kernels::Array::new(&shape, buf).into())
+}
+
+fn where_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    match (&a[1], &a[2]) {
+        (Value::None, Value::None) => {
+            // The coordinates of the true elements: the prelude's `nonzero`.
+            let id = interp.interner.intern("nonzero") as usize;
+            let Some(Some(nonzero)) = interp.builtins.get(id).cloned() else {
+                return Err(Error::type_error("where(condition): nonzero is not loaded"));
+            };
+            let kwargs = vec![
+                ("size".into(), a[3].clone()),
+                ("fill_value".into(), a[4].clone()),
+            ];
+            return interp.call(&nonzero, vec![a[0].clone()], kwargs);
+        }
+        (Value::None, _) | (_, Value::None) => {
+            return Err(Error::value_error(
+                "where: pass both x and y, or neither (for the coordinates of the true elements)",
+            ))
+        }
+        _ => {}
+    }
+    if !matches!(a[3], Value::None) || !matches!(a[4], Value::None) {
+        return Err(Error::value_error(
+            "where: size and fill_value go with where(condition) alone",
         ));
     }
     let c = numpy::convert(array_arg(&a[0])?, DType::Bool)?;
@@ -332,44 +433,102 @@ fn vdot(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 /// `einsum` over one or two operands (more are contracted left to right).
 fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let spec: String = str_arg("subscripts", &a[0])?
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    let operands = numpy::sequence_items(&a[1])?;
+    let (spec, operands) = match &a[0] {
+        Value::Str(s) => (
+            s.chars().filter(|c| !c.is_whitespace()).collect::<String>(),
+            numpy::sequence_items(&a[1])?,
+        ),
+        // einsum(op0, sublist0, op1, sublist1, ..., [output sublist]).
+        first => sublist_spec(first, &numpy::sequence_items(&a[1])?)?,
+    };
     let (inputs, output) = match spec.split_once("->") {
         Some((i, o)) => (i.to_string(), Some(o.to_string())),
         None => (spec.clone(), None),
     };
-    let terms: Vec<Vec<char>> = inputs.split(',').map(|t| t.chars().collect()).collect();
-    if terms.len() != operands.len() {
+    let split_terms: Vec<String> = inputs.split(',').map(str::to_string).collect();
+    if split_terms.len() != operands.len() {
         return Err(Error::value_error(format!(
             "einsum: '{spec}' names {} operands, got {}",
-            terms.len(),
+            split_terms.len(),
             operands.len()
         )));
     }
-    if spec.contains('.') {
-        return Err(Error::value_error(
-            "einsum: ellipsis ('...') subscripts are not supported yet",
-        ));
+    let refs: Vec<&Value> = operands.iter().collect();
+    let mut arrays = numpy::promote(&refs)?;
+    // `...`: as many fresh indices as the axes it stands for, right-aligned
+    // across operands (broadcasting), Greek letters that no subscript uses.
+    let mut ell_shape: Vec<usize> = Vec::new();
+    for (k, (x, t)) in arrays.iter().zip(&split_terms).enumerate() {
+        if let Some(named) = ellipsis_named(t) {
+            let n = x.ndim().checked_sub(named).ok_or_else(|| {
+                Error::shape_error(format!(
+                    "einsum: operand {k} is {} but its subscripts '{t}' name more axes",
+                    ty(x)
+                ))
+            })?;
+            ell_shape = arr_kernels::broadcast_shapes(&ell_shape, &x.shape()[..n])
+                .ok_or_else(|| {
+                    Error::shape_error(format!(
+                        "einsum: the axes '...' stands for do not broadcast: {:?} and {:?}",
+                        ell_shape,
+                        &x.shape()[..n]
+                    ))
+                })?
+                .to_vec();
+        }
+    }
+    let fresh: Vec<char> = (0..ell_shape.len())
+        .map(|i| char::from_u32(0x3B1 + i as u32).unwrap_or('?'))
+        .collect();
+    let mut terms: Vec<Vec<char>> = Vec::new();
+    for (x, t) in arrays.iter_mut().zip(&split_terms) {
+        match ellipsis_named(t) {
+            None => terms.push(t.chars().collect()),
+            Some(named) => {
+                let n = x.ndim() - named;
+                let (before, after) = t.split_once("...").unwrap_or((t, ""));
+                let mut term: Vec<char> = before.chars().collect();
+                term.extend(&fresh[fresh.len() - n..]);
+                term.extend(after.chars());
+                // Size-1 axes of `...` stretch to the broadcast size.
+                let mut shape = x.shape().to_vec();
+                let lead = before.chars().count();
+                shape[lead..lead + n].copy_from_slice(&ell_shape[ell_shape.len() - n..]);
+                if shape != x.shape() {
+                    *x = numpy::broadcast_to(x.clone(), &shape)?;
+                }
+                terms.push(term);
+            }
+        }
+    }
+    if terms.iter().flatten().any(|c| *c == '.') {
+        return Err(Error::value_error(format!(
+            "einsum: '{spec}' has a '.' that is not part of an ellipsis '...'"
+        )));
     }
     let output: Vec<char> = match output {
-        Some(o) => o.chars().collect(),
+        Some(o) => {
+            let (before, after) = o.split_once("...").unwrap_or((&o, ""));
+            let mut out: Vec<char> = before.chars().collect();
+            if o.contains("...") {
+                out.extend(&fresh);
+            }
+            out.extend(after.chars());
+            out
+        }
         None => {
-            // Implicit mode: indices that appear once, in alphabetical order.
+            // Implicit mode: `...`, then indices that appear once, in alphabetical order.
             let mut once: Vec<char> = terms
                 .iter()
                 .flatten()
                 .copied()
+                .filter(|c| !fresh.contains(c))
                 .filter(|c| terms.iter().flatten().filter(|d| *d == c).count() == 1)
                 .collect();
             once.sort();
-            once
+            fresh.iter().copied().chain(once).collect()
         }
     };
-    let refs: Vec<&Value> = operands.iter().collect();
-    let arrays = numpy::promote(&refs)?;
     let mut acc: Option<(Tensor, Vec<char>)> = None;
     let all_terms = terms.clone();
     for (k, (x, t)) in arrays.into_iter().zip(terms).enumerate() {
@@ -381,9 +540,7 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 t.len()
             )));
         }
-        if t.iter().enumerate().any(|(i, c)| t[..i].contains(c)) {
-            return Err(Error::value_error("einsum: repeated subscripts within one operand (traces, diagonals) are not supported yet"));
-        }
+        let (x, t) = take_diagonals(x, t)?;
         acc = Some(match acc {
             None => (x, t),
             Some((lhs, lt)) => {
@@ -420,6 +577,85 @@ fn einsum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         })
         .collect::<Result<_>>()?;
     ok(numpy::transpose(x, &perm)?)
+}
+
+/// How many axes a term names besides its `...`, or None without one.
+fn ellipsis_named(term: &str) -> Option<usize> {
+    term.contains("...")
+        .then(|| term.replacen("...", "", 1).chars().count())
+}
+
+/// The string form of `einsum(op0, [0, 1], op1, [1, 2], [0, 2])`: axis
+/// numbers become letters, `...` (Ellipsis) stays.
+fn sublist_spec(first: &Value, rest: &[Value]) -> Result<(String, Vec<Value>)> {
+    let mut items = vec![first.clone()];
+    items.extend(rest.iter().cloned());
+    let letter = |v: &Value| -> Result<String> {
+        match v {
+            Value::Ellipsis => Ok("...".to_string()),
+            Value::Int(i) if (0..52).contains(i) => {
+                let i = *i as u8;
+                Ok(char::from(if i < 26 { b'a' + i } else { b'A' + i - 26 }).to_string())
+            }
+            other => Err(Error::value_error(format!(
+                "einsum: a subscript list holds ints in [0, 52) or ..., got {}",
+                arr_runtime::display::repr(other)
+            ))),
+        }
+    };
+    let term =
+        |v: &Value| -> Result<String> { numpy::sequence_items(v)?.iter().map(letter).collect() };
+    let mut operands = Vec::new();
+    let mut inputs = Vec::new();
+    let mut pairs = items.chunks_exact(2);
+    for pair in pairs.by_ref() {
+        operands.push(pair[0].clone());
+        inputs.push(term(&pair[1])?);
+    }
+    let mut spec = inputs.join(",");
+    if let [out] = pairs.remainder() {
+        spec = format!("{spec}->{}", term(out)?);
+    }
+    Ok((spec, operands))
+}
+
+/// An operand with its repeated subscripts (`ii`) reduced to one axis: the
+/// diagonal, as the elements where the two axes' iotas agree, summed over the second.
+fn take_diagonals(mut x: Tensor, mut t: Vec<char>) -> Result<(Tensor, Vec<char>)> {
+    while let Some((p, q)) =
+        (0..t.len()).find_map(|q| t[..q].iter().position(|c| *c == t[q]).map(|p| (p, q)))
+    {
+        let (n, m) = (x.shape()[p], x.shape()[q]);
+        if n != m {
+            return Err(Error::shape_error(format!(
+                "einsum: index '{}' has sizes {n} and {m} within one operand",
+                t[p]
+            )));
+        }
+        let iota = |dim: usize| {
+            bind1(
+                &Prim::Iota {
+                    dtype: DType::I32,
+                    shape: x.shape().to_vec(),
+                    dim,
+                },
+                Vec::<Tensor>::new(),
+            )
+        };
+        let on_diagonal = bind1(&Prim::Binary(BinaryOp::Eq), vec![iota(p)?, iota(q)?])?;
+        let zero = numpy::to_array_as(&Value::Int(0), x.dtype())?;
+        let zero = numpy::broadcast_to(zero, x.shape())?;
+        let kept = bind1(&Prim::Select, vec![on_diagonal, x, zero])?;
+        x = bind1(
+            &Prim::Reduce {
+                op: arr_kernels::ReduceOp::Sum,
+                axes: vec![q],
+            },
+            vec![kept],
+        )?;
+        t.remove(q);
+    }
+    Ok((x, t))
 }
 
 /// Contract two operands with dot_general; returns the result and its subscripts

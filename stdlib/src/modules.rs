@@ -33,19 +33,19 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.lax",
         "The primitives under jax.numpy, as jax.lax: control flow, collectives, slicing.",
-        "cond switch while_loop fori_loop scan map associative_scan select select_n \
+        "cond switch while_loop fori_loop scan map associative_scan select=_lax_select select_n \
          dynamic_slice dynamic_update_slice dynamic_slice_in_dim dynamic_update_slice_in_dim \
-         dynamic_index_in_dim slice slice_in_dim index_in_dim \
+         dynamic_index_in_dim dynamic_update_index_in_dim slice slice_in_dim index_in_dim \
          psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \
          pshuffle pbroadcast \
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
-         reduce_sum=sum reduce_max=max reduce_min=min reduce_prod=prod argmax argmin \
+         reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
-         add sub mul div rem neg max=maximum min=minimum abs sign floor ceil round exp exp2 log log1p expm1 \
-         pow sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
+         add sub mul div=_lax_div rem=_lax_rem neg max=maximum min=minimum abs sign floor ceil round \
+         exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
          eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
-         shift_left shift_right_logical shift_right_arithmetic population_count clz \
+         shift_left=left_shift shift_right_logical shift_right_arithmetic population_count clz \
          nextafter clamp convert_element_type broadcast broadcast_in_dim reshape squeeze \
          expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
          collapse tie_in complex real imag conj with_sharding_constraint",
@@ -54,8 +54,9 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.nn.initializers",
         "Parameter initialisers, as jax.nn.initializers: functions (key, shape, dtype) -> array.",
-        "zeros=init_zeros ones=init_ones constant normal=init_normal uniform=init_uniform \
-         truncated_normal=init_truncated_normal variance_scaling lecun_normal lecun_uniform \
+        "zeros=_init_zeros ones=_init_ones constant=_init_constant normal=_init_normal \
+         uniform=_init_uniform truncated_normal=_init_truncated_normal \
+         variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
          glorot_normal glorot_uniform xavier_normal xavier_uniform he_normal he_uniform \
          kaiming_normal kaiming_uniform orthogonal delta_orthogonal",
     ),
@@ -72,7 +73,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Pytrees: nested lists, tuples, dicts (and registered classes) of leaves, as jax.tree_util.",
         "tree_map tree_leaves tree_flatten tree_unflatten tree_structure tree_all tree_reduce \
          tree_transpose tree_flatten_with_path tree_map_with_path tree_leaves_with_path keystr \
-         register_pytree_node register_pytree_node_class register_dataclass register_static \
+         tree_any register_pytree_node register_pytree_node_class register_dataclass register_static \
          register_pytree_with_keys register_pytree_with_keys_class Partial \
          DictKey SequenceKey GetAttrKey FlattenedIndexKey",
     ),
@@ -80,7 +81,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "jax.tree",
         "Pytrees, as jax.tree: the short names of jax.tree_util.",
         "map=tree_map leaves=tree_leaves flatten=tree_flatten unflatten=tree_unflatten \
-         structure=tree_structure all=tree_all reduce=tree_reduce transpose=tree_transpose \
+         structure=tree_structure all=tree_all any=tree_any reduce=tree_reduce transpose=tree_transpose \
          flatten_with_path=tree_flatten_with_path map_with_path=tree_map_with_path \
          leaves_with_path=tree_leaves_with_path",
     ),
@@ -134,10 +135,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "numpy.random",
         "NumPy's random numbers (its own generators and streams), as numpy.random.",
-        "seed=np_seed rand=np_rand randn=np_randn random=np_random_sample \
-         random_sample=np_random_sample uniform=np_uniform normal=np_normal \
-         randint=np_randint choice=np_choice permutation=np_permutation shuffle=np_shuffle \
-         default_rng=np_default_rng RandomState=np_RandomState",
+        "*_np_random shuffle=np_shuffle default_rng=np_default_rng RandomState=np_RandomState",
     ),
     (
         "numpy.testing",
@@ -212,7 +210,7 @@ const NUMPY: &str = "\
     broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
     concatenate concat stack hstack vstack dstack column_stack split array_split hsplit vsplit \
     tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \
-    take take_along_axis put_along_axis where select piecewise choose compress extract nonzero \
+    take take_along_axis put_along_axis diag_indices tril_indices triu_indices where select piecewise choose compress extract nonzero \
     argwhere flatnonzero unique searchsorted digitize sort argsort lexsort partition argpartition \
     sum prod mean median average var std min max amin amax ptp argmin argmax all any \
     cumsum cumprod cumulative_sum nancumsum nansum nanmean nanmax nanmin nanstd nanvar \

@@ -2,8 +2,10 @@
 # Everything defined here becomes a builtin (users may shadow it).
 
 def relu(x):
-    """Rectified linear unit: max(x, 0), elementwise."""
-    return maximum(x, 0.0)
+    """Rectified linear unit: max(x, 0), elementwise. Its derivative at 0 is
+    0, as JAX's (a select, not maximum, whose derivative splits ties)."""
+    x = asarray(x)
+    return where(x > 0, x, where(isnan(x), x, 0))
 
 def sigmoid(x):
     """Logistic sigmoid 1 / (1 + exp(-x)), computed stably."""
@@ -123,11 +125,3 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     if dtype is not None:
         out = out.astype(dtype)
     return out
-
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Euclidean (Frobenius) norm along axis, or ord=1 / ord=inf for vectors."""
-    if ord is None or ord == 2:
-        return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
-    if ord == 1:
-        return sum(abs(x), axis=axis, keepdims=keepdims)
-    return max(abs(x), axis=axis, keepdims=keepdims)

@@ -50,8 +50,9 @@ pub(crate) fn register(r: &mut crate::Registry) {
                 randint,
             ),
             (
-                "permutation(key, x)",
-                "A random permutation of arange(x) (int32) when x is an int, else x with its first axis shuffled.",
+                "permutation(key, x, axis=0, independent=False)",
+                "A random permutation of arange(x) (int32) when x is an int, else x shuffled along axis \
+                 (each slice on its own if independent).",
                 permutation,
             ),
             (
@@ -60,9 +61,10 @@ pub(crate) fn register(r: &mut crate::Registry) {
                 bernoulli,
             ),
             (
-                "choice(key, a, shape=(), replace=True)",
+                "choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None)",
                 "Random samples from arange(a) (a an int) or from the first axis of array a, \
-                 with or without replacement: shape + a.shape[1:].",
+                 with or without replacement: shape + a.shape[1:]; weighted by p, or along \
+                 another axis, by the prelude's `_choice_weighted` (JAX's algorithms).",
                 choice,
             ),
         ],
@@ -559,7 +561,7 @@ fn count_arg(fname: &str, what: &str, v: &Value) -> Result<Option<usize>> {
     }
 }
 
-fn permutation(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+fn permutation(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let key = key_arg("permutation", &args[0])?;
     if let Some(n) = count_arg("permutation", "x", &args[1])? {
         return Ok(Value::Array(shuffled_indices("permutation", &key, n)?));
@@ -571,15 +573,49 @@ fn permutation(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
             ty(&x)
         )));
     }
-    // JAX shuffles arange(n) and takes along axis 0: the same order as shuffling x itself.
-    let idx = shuffled_indices("permutation", &key, x.shape()[0])?;
-    Ok(Value::Array(bind1(
-        &Prim::Gather { axis: 0 },
-        vec![x, idx],
-    )?))
+    let axis = crate::args::flatten_or_axis(x.clone(), &args[2])?.1;
+    if args[3].truthy()? && x.ndim() > 1 {
+        // Each slice along axis on its own: JAX sorts x by fresh random
+        // words of x's shape, round after round, as for arange(n).
+        let take_along = interp
+            .builtins
+            .get(interp.interner.intern("take_along_axis") as usize)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| {
+                Error::type_error("random.permutation: take_along_axis is not loaded")
+            })?;
+        let rounds = (3.0 * (x.len().max(1) as f64).ln() / (u32::MAX as f64).ln()).ceil() as usize;
+        let (mut key, mut x) = (key, Value::Array(x));
+        for _ in 0..rounds {
+            let (next, sub) = split2("permutation", &key)?;
+            key = next;
+            let shape = numpy::to_tensor(&x)?.shape().to_vec();
+            let sort_keys = random_bits("permutation", &sub, &shape)?;
+            let order = bind1(&Prim::Argsort { axis }, vec![sort_keys])?;
+            x = interp.call(
+                &take_along,
+                vec![x, Value::Array(order), Value::Int(axis as i64)],
+                Vec::new(),
+            )?;
+        }
+        return Ok(x);
+    }
+    // JAX shuffles arange(n) and takes along axis: the same order as shuffling x itself.
+    let idx = shuffled_indices("permutation", &key, x.shape()[axis])?;
+    Ok(Value::Array(bind1(&Prim::Gather { axis }, vec![x, idx])?))
 }
 
-fn choice(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
+    let plain_axis = matches!(args[5], Value::Int(0));
+    if !matches!(args[4], Value::None) || !plain_axis {
+        let id = interp.interner.intern("_choice_weighted") as usize;
+        let weighted =
+            interp.builtins.get(id).cloned().flatten().ok_or_else(|| {
+                Error::type_error("random.choice: _choice_weighted is not loaded")
+            })?;
+        return interp.call(&weighted, args, Vec::new());
+    }
     let key = key_arg("choice", &args[0])?;
     let shape = shape_arg("choice", &args[2])?;
     let replace = args[3].truthy()?;

@@ -103,8 +103,8 @@ pub(crate) fn register(r: &mut Registry) {
             sort,
         ),
         (
-            "argsort(x, axis=-1)",
-            "Indices that sort x along axis (stable).",
+            "argsort(x, axis=-1, kind=None, order=None, stable=True, descending=False)",
+            "Indices that sort x along axis (stable; descending keeps equal elements in order).",
             argsort,
         ),
         (
@@ -176,7 +176,7 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.method(
         "array",
-        "argsort(self, axis=-1)",
+        "argsort(self, axis=-1, kind=None, order=None, stable=True, descending=False)",
         "Indices that sort along axis.",
         argsort,
     );
@@ -635,7 +635,19 @@ fn argsort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     } else {
         x
     };
-    ok(bind1(&Prim::Argsort { axis }, vec![x])?)
+    if !bool_arg(&a[5])? {
+        return ok(bind1(&Prim::Argsort { axis }, vec![x])?);
+    }
+    // Descending and stable, as JAX: sort the reversed array ascending,
+    // reverse that order, and count positions from the other end.
+    let n = x.shape()[axis];
+    let rev = |t: Tensor| bind1(&Prim::Rev(vec![axis]), vec![t]);
+    let order = rev(bind1(&Prim::Argsort { axis }, vec![rev(x)?])?)?;
+    let last = numpy::to_array_as(&Value::Int(n as i64 - 1), order.dtype())?;
+    ok(bind1(
+        &Prim::Binary(arr_kernels::BinaryOp::Sub),
+        vec![last, order],
+    )?)
 }
 
 fn diag(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -1,38 +1,77 @@
 //! Pytrees: nested lists, tuples and dicts of leaves, flattened in JAX's order
 //! (sequences in order, dict keys sorted; None is an empty subtree), and
 //! instances of registered classes and named tuples (`arr_runtime::class`).
-//! Every walk of a pytree is one of the walks here.
+//! Their structures (`PyTreeDef`), key paths (`DictKey`, `SequenceKey`) and
+//! `is_leaf`. Every walk of a pytree is one of the walks here.
 
 use crate::Registry;
 use arr_runtime::class;
 use arr_runtime::display;
+use arr_runtime::eval::attr::{properties, property, AttrKind, Attribute, Property};
+use arr_runtime::value::Object;
 use arr_runtime::{Dict, Error, Interp, Key, Nesting, Result, Value};
+use std::any::Any;
+use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
-        "tree_leaves(tree)",
-        "The leaves of a pytree, in order (dict keys sorted).",
-        |_, a| Ok(Value::list(leaves(&a[0])?)),
+        "tree_leaves(tree, is_leaf=None)",
+        "The leaves of a pytree, in order (dict keys sorted); is_leaf(node) true makes a node a leaf.",
+        |interp, a| Ok(Value::list(flatten(interp, &a[0], &a[1])?.0)),
     );
     r.func(
-        "tree_map(f, tree, *rest)",
-        "A pytree of the same structure with f applied to each leaf (and the matching leaves of rest).",
-        tree_map,
+        "tree_map(f, tree, *rest, is_leaf=None)",
+        "A pytree of the same structure with f applied to each leaf (and the matching subtrees of rest).",
+        |interp, a| tree_map(interp, &a[0], &a[1], &a[2], &a[3], false),
     );
     r.func(
-        "tree_structure(tree)",
-        "A description of the pytree's structure, with * for each leaf.",
-        |_, a| Ok(Value::str(&format!("PyTreeDef({})", structure(&a[0])?))),
+        "tree_map_with_path(f, tree, *rest, is_leaf=None)",
+        "tree_map where f also gets each leaf's key path first: f(path, leaf, *others).",
+        |interp, a| tree_map(interp, &a[0], &a[1], &a[2], &a[3], true),
     );
     r.func(
-        "tree_flatten(tree)",
-        "(leaves, treedef): treedef is the tree with every leaf replaced by ... (use it with tree_unflatten).",
-        |_, a| Ok(Value::tuple(vec![Value::list(leaves(&a[0])?), skeleton(&a[0])?])),
+        "tree_structure(tree, is_leaf=None)",
+        "The pytree's structure (a PyTreeDef: num_leaves, num_nodes, unflatten).",
+        |interp, a| Ok(treedef(flatten(interp, &a[0], &a[1])?.1)),
+    );
+    r.func(
+        "tree_flatten(tree, is_leaf=None)",
+        "(leaves, treedef): the leaves in order and the structure to rebuild the tree with tree_unflatten.",
+        |interp, a| {
+            let (leaves, skeleton) = flatten(interp, &a[0], &a[1])?;
+            Ok(Value::tuple(vec![Value::list(leaves), treedef(skeleton)]))
+        },
+    );
+    r.func(
+        "tree_flatten_with_path(tree, is_leaf=None)",
+        "([(path, leaf), ...], treedef): each leaf with its key path (a tuple of DictKey/SequenceKey).",
+        |interp, a| {
+            let (leaves, skeleton) = flatten(interp, &a[0], &a[1])?;
+            Ok(Value::tuple(vec![with_paths(&skeleton, leaves)?, treedef(skeleton)]))
+        },
+    );
+    r.func(
+        "tree_leaves_with_path(tree, is_leaf=None)",
+        "[(path, leaf), ...]: each leaf with its key path.",
+        |interp, a| {
+            let (leaves, skeleton) = flatten(interp, &a[0], &a[1])?;
+            with_paths(&skeleton, leaves)
+        },
     );
     r.func(
         "tree_unflatten(treedef, leaves)",
         "Rebuild a pytree from a treedef and its leaves.",
-        tree_unflatten,
+        |_, a| unflatten(&a[0], &a[1]),
+    );
+    r.func(
+        "tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)",
+        "Turn a tree of structure outer holding trees of structure inner into inner holding outers.",
+        tree_transpose,
+    );
+    r.func(
+        "keystr(keys, simple=False, separator='')",
+        "A key path as text: \"['a'][0]\", or with simple=True the keys joined by separator.",
+        keystr,
     );
 }
 
@@ -125,10 +164,6 @@ fn structure_in(tree: &Value, walk: &mut Nesting) -> Result<String> {
     })
 }
 
-fn skeleton(tree: &Value) -> Result<Value> {
-    map_leaves(tree, &mut |_| Ok(Value::Ellipsis))
-}
-
 /// Rebuild `tree` with each leaf replaced by `f(leaf)`, keeping containers' kinds.
 pub fn map_leaves(tree: &Value, f: &mut dyn FnMut(&Value) -> Result<Value>) -> Result<Value> {
     map_in(tree, f, &mut Nesting::default())
@@ -154,67 +189,418 @@ fn map_in(
     Ok(match tree {
         Value::List(_) => Value::list(mapped),
         Value::Tuple(_) => Value::tuple(mapped),
-        Value::Dict(d) => {
-            // Visited in sorted order (the leaf order), but the dict keeps its own order.
-            let by_key: Dict = sorted_entries(&d.borrow())
+        // Rebuilt in sorted key order, as JAX rebuilds dicts from their leaves.
+        Value::Dict(d) => Value::dict(
+            sorted_entries(&d.borrow())
                 .into_iter()
                 .map(|(k, _)| k)
                 .zip(mapped)
-                .collect();
-            let ordered = d
-                .borrow()
-                .keys()
-                .map(|k| (k.clone(), by_key[k].clone()))
-                .collect();
-            Value::dict(ordered)
-        }
+                .collect(),
+        ),
         Value::Instance(i) => class::rebuild_node(i, mapped)?,
         _ => unreachable!("containers only"),
     })
 }
 
-fn tree_map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let rest: Vec<Vec<Value>> = arr_runtime::numpy::sequence_items(&a[2])?
-        .iter()
-        .map(leaves)
-        .collect::<Result<_>>()?;
-    let n = leaves(&a[1])?.len();
-    if let Some(bad) = rest.iter().find(|r| r.len() != n) {
-        return Err(Error::value_error(format!(
-            "tree_map: the trees have different numbers of leaves ({n} and {}): structures {} and another",
-            bad.len(),
-            structure(&a[1])?
-        )));
+/// The leaves of `tree` and its skeleton: the tree with every leaf (every
+/// non-container, and every node `is_leaf` accepts) replaced by `...`,
+/// dicts in sorted key order.
+fn flatten(interp: &mut Interp, tree: &Value, is_leaf: &Value) -> Result<(Vec<Value>, Value)> {
+    let mut out = Vec::new();
+    let skeleton = flatten_in(interp, tree, is_leaf, &mut out, &mut Nesting::default())?;
+    Ok((out, skeleton))
+}
+
+fn flatten_in(
+    interp: &mut Interp,
+    tree: &Value,
+    is_leaf: &Value,
+    out: &mut Vec<Value>,
+    walk: &mut Nesting,
+) -> Result<Value> {
+    if !matches!(is_leaf, Value::None)
+        && interp
+            .call(is_leaf, vec![tree.clone()], Vec::new())?
+            .truthy()?
+    {
+        out.push(tree.clone());
+        return Ok(Value::Ellipsis);
     }
-    // Equal leaf counts are not enough: {'a': 1} and {'b': 1} differ.
-    let first = structure(&a[1])?;
-    for other in arr_runtime::numpy::sequence_items(&a[2])?.iter() {
-        let theirs = structure(other)?;
-        if theirs != first {
-            return Err(Error::value_error(format!(
-                "tree_map: the trees have different structures: {first} and {theirs}"
-            )));
+    if !matches!(tree, Value::List(_) | Value::Tuple(_) | Value::Dict(_)) && !class::is_node(tree) {
+        if matches!(tree, Value::None) {
+            return Ok(Value::None);
         }
+        out.push(tree.clone());
+        return Ok(Value::Ellipsis);
     }
-    let f = a[0].clone();
-    let mut i = 0;
-    map_leaves(&a[1], &mut |leaf| {
-        let mut args = vec![leaf.clone()];
-        args.extend(rest.iter().map(|r| r[i].clone()));
-        i += 1;
-        interp.call(&f, args, Vec::new())
+    walk.enter(tree, WHAT)?;
+    let kids = children(tree)?
+        .iter()
+        .map(|x| flatten_in(interp, x, is_leaf, out, walk))
+        .collect::<Result<Vec<_>>>()?;
+    walk.leave(tree);
+    rebuild(tree, kids)
+}
+
+/// A container of `tree`'s kind (and keys, sorted) holding `kids`.
+fn rebuild(tree: &Value, kids: Vec<Value>) -> Result<Value> {
+    Ok(match tree {
+        Value::List(_) => Value::list(kids),
+        Value::Dict(d) => Value::dict(
+            sorted_entries(&d.borrow())
+                .into_iter()
+                .map(|(k, _)| k)
+                .zip(kids)
+                .collect(),
+        ),
+        Value::Instance(i) => class::rebuild_node(i, kids)?,
+        _ => Value::tuple(kids),
     })
 }
 
-fn tree_unflatten(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let items = arr_runtime::eval::iter_items(&a[1])?;
-    let mut it = items.into_iter();
-    let out = map_leaves(&a[0], &mut |_| {
-        it.next()
-            .ok_or_else(|| Error::value_error("tree_unflatten: too few leaves"))
+/// The subtrees of `tree` at the leaves of `skeleton` (JAX's flatten_up_to):
+/// the containers above them must match.
+fn flatten_up_to(skeleton: &Value, tree: &Value, out: &mut Vec<Value>) -> Result<()> {
+    let mismatch = || {
+        Error::value_error(format!(
+            "tree_map: the trees have different structures: {} and {}",
+            structure(skeleton).unwrap_or_default(),
+            structure(tree).unwrap_or_else(|_| "a tree that contains itself".into())
+        ))
+    };
+    match (skeleton, tree) {
+        (Value::Ellipsis, _) => out.push(tree.clone()),
+        (Value::None, Value::None) => {}
+        (Value::Instance(a), Value::Instance(b))
+            if class::is_node(skeleton) && Rc::ptr_eq(&a.class, &b.class) =>
+        {
+            let (a, b) = (children(skeleton)?, children(tree)?);
+            if a.len() != b.len() {
+                return Err(mismatch());
+            }
+            for (s, t) in a.iter().zip(&b) {
+                flatten_up_to(s, t, out)?;
+            }
+        }
+        (Value::List(_), Value::List(_))
+        | (Value::Tuple(_), Value::Tuple(_))
+        | (Value::Dict(_), Value::Dict(_)) => {
+            if let (Value::Dict(a), Value::Dict(b)) = (skeleton, tree) {
+                let (a, b) = (a.borrow(), b.borrow());
+                if a.len() != b.len() || a.keys().any(|k| !b.contains_key(k)) {
+                    return Err(mismatch());
+                }
+            }
+            let (a, b) = (children(skeleton)?, children(tree)?);
+            if a.len() != b.len() {
+                return Err(mismatch());
+            }
+            for (s, t) in a.iter().zip(&b) {
+                flatten_up_to(s, t, out)?;
+            }
+        }
+        _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
+fn tree_map(
+    interp: &mut Interp,
+    f: &Value,
+    tree: &Value,
+    rest: &Value,
+    is_leaf: &Value,
+    with_path: bool,
+) -> Result<Value> {
+    let (first, skeleton) = flatten(interp, tree, is_leaf)?;
+    let mut others = Vec::new();
+    for other in arr_runtime::numpy::sequence_items(rest)? {
+        let mut leaves = Vec::new();
+        flatten_up_to(&skeleton, &other, &mut leaves)?;
+        others.push(leaves);
+    }
+    let paths = if with_path {
+        key_paths(&skeleton)?
+    } else {
+        Vec::new()
+    };
+    let mut results = Vec::with_capacity(first.len());
+    for (i, leaf) in first.into_iter().enumerate() {
+        let mut args = Vec::new();
+        if with_path {
+            args.push(paths[i].clone());
+        }
+        args.push(leaf);
+        args.extend(others.iter().map(|o| o[i].clone()));
+        results.push(interp.call(f, args, Vec::new())?);
+    }
+    fill(&skeleton, results)
+}
+
+/// `skeleton` with its `...` leaves replaced by `leaves`, in order.
+fn fill(skeleton: &Value, leaves: Vec<Value>) -> Result<Value> {
+    let want = leaves.len();
+    let mut it = leaves.into_iter();
+    let out = map_leaves(skeleton, &mut |_| {
+        it.next().ok_or_else(|| {
+            Error::value_error(format!(
+                "tree_unflatten: too few leaves: {want} for a structure with more"
+            ))
+        })
     })?;
     if it.next().is_some() {
-        return Err(Error::value_error("tree_unflatten: too many leaves"));
+        return Err(Error::value_error(format!(
+            "tree_unflatten: too many leaves: {want} for the structure {}",
+            structure(skeleton)?
+        )));
     }
     Ok(out)
+}
+
+/// `jax.tree_util.PyTreeDef`: a tree's structure without its leaves.
+#[derive(Debug)]
+pub struct TreeDef {
+    skeleton: Value,
+}
+
+fn treedef(skeleton: Value) -> Value {
+    Value::object(TreeDef { skeleton })
+}
+
+impl TreeDef {
+    fn num_leaves(&self) -> usize {
+        leaves(&self.skeleton).map_or(0, |l| l.len())
+    }
+    fn num_nodes(&self) -> usize {
+        fn count(v: &Value) -> usize {
+            1 + children(v).unwrap_or_default().iter().map(count).sum::<usize>()
+        }
+        count(&self.skeleton)
+    }
+}
+
+const TREEDEF_PROPERTIES: &[Property<TreeDef>] = &[
+    Property {
+        name: "num_leaves",
+        doc: "How many leaves the structure holds.",
+        get: |t| Ok(Value::Int(t.num_leaves() as i64)),
+    },
+    Property {
+        name: "num_nodes",
+        doc: "How many nodes (containers, None and leaves) the structure has.",
+        get: |t| Ok(Value::Int(t.num_nodes() as i64)),
+    },
+    Property {
+        name: "unflatten",
+        doc: "unflatten(leaves): the tree of this structure holding leaves.",
+        get: |t| {
+            let skeleton = t.skeleton.clone();
+            Ok(arr_runtime::NativeClosure::value(
+                "PyTreeDef.unflatten",
+                move |_, args, _| match &args[..] {
+                    [leaves] => unflatten_skeleton(&skeleton, leaves),
+                    _ => Err(Error::type_error(
+                        "unflatten() takes one argument (the leaves)",
+                    )),
+                },
+            ))
+        },
+    },
+];
+
+impl Object for TreeDef {
+    fn type_name(&self) -> &'static str {
+        "PyTreeDef"
+    }
+    fn repr(&self) -> String {
+        format!(
+            "PyTreeDef({})",
+            structure(&self.skeleton).unwrap_or_default()
+        )
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(TREEDEF_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(TREEDEF_PROPERTIES)
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<TreeDef>()
+            .is_some_and(|o| structure(&o.skeleton).ok() == structure(&self.skeleton).ok())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The skeleton of a treedef argument: a `PyTreeDef`, or (as `tree_flatten`
+/// used to return) a tree with `...` leaves.
+fn skeleton_of(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => match o.as_any().downcast_ref::<TreeDef>() {
+            Some(t) => t.skeleton.clone(),
+            None => v.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+fn unflatten_skeleton(skeleton: &Value, leaves: &Value) -> Result<Value> {
+    fill(skeleton, arr_runtime::eval::iter_items(leaves)?)
+}
+
+fn unflatten(def: &Value, leaves: &Value) -> Result<Value> {
+    unflatten_skeleton(&skeleton_of(def), leaves)
+}
+
+fn tree_transpose(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let (outer, inner) = (skeleton_of(&a[0]), skeleton_of(&a[1]));
+    let flat = leaves(&a[2])?;
+    let (n_outer, n_inner) = (leaves(&outer)?.len(), leaves(&inner)?.len());
+    if flat.len() != n_outer * n_inner {
+        return Err(Error::type_error(format!(
+            "tree_transpose: the tree has {} leaves, not {n_outer} (outer) x {n_inner} (inner)",
+            flat.len()
+        )));
+    }
+    let subtrees = (0..n_inner)
+        .map(|j| {
+            fill(
+                &outer,
+                (0..n_outer)
+                    .map(|i| flat[i * n_inner + j].clone())
+                    .collect(),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    fill(&inner, subtrees)
+}
+
+/// A key of a path: `DictKey(key=...)` or `SequenceKey(idx=...)`.
+#[derive(Debug)]
+pub struct PathKey {
+    dict: bool,
+    key: Value,
+}
+
+impl Object for PathKey {
+    fn type_name(&self) -> &'static str {
+        if self.dict {
+            "DictKey"
+        } else {
+            "SequenceKey"
+        }
+    }
+    fn repr(&self) -> String {
+        if self.dict {
+            format!("DictKey(key={})", display::repr(&self.key))
+        } else {
+            format!("SequenceKey(idx={})", display::repr(&self.key))
+        }
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        match (name, self.dict) {
+            ("key", true) | ("idx", false) => Some(self.key.clone()),
+            _ => None,
+        }
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        vec![Attribute {
+            name: if self.dict { "key" } else { "idx" }.to_string(),
+            kind: AttrKind::Property,
+            doc: "The dict key or sequence index this step of the path takes.".to_string(),
+        }]
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<PathKey>().is_some_and(|o| {
+            o.dict == self.dict && display::repr(&o.key) == display::repr(&self.key)
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The key path (a tuple of keys) of each leaf of `skeleton`, in leaf order.
+fn key_paths(skeleton: &Value) -> Result<Vec<Value>> {
+    fn walk(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Value>) {
+        match v {
+            Value::Ellipsis => out.push(Value::tuple(path.clone())),
+            Value::List(_) | Value::Tuple(_) => {
+                for (i, c) in children(v).unwrap_or_default().iter().enumerate() {
+                    path.push(Value::object(PathKey {
+                        dict: false,
+                        key: Value::Int(i as i64),
+                    }));
+                    walk(c, path, out);
+                    path.pop();
+                }
+            }
+            Value::Dict(d) => {
+                for (k, c) in sorted_entries(&d.borrow()) {
+                    path.push(Value::object(PathKey {
+                        dict: true,
+                        key: k.to_value(),
+                    }));
+                    walk(&c, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(skeleton, &mut Vec::new(), &mut out);
+    Ok(out)
+}
+
+fn with_paths(skeleton: &Value, leaves: Vec<Value>) -> Result<Value> {
+    let paths = key_paths(skeleton)?;
+    Ok(Value::list(
+        paths
+            .into_iter()
+            .zip(leaves)
+            .map(|(p, l)| Value::tuple(vec![p, l]))
+            .collect(),
+    ))
+}
+
+fn keystr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let simple = a[1].truthy()?;
+    let separator = match &a[2] {
+        Value::Str(s) => s.to_string(),
+        _ => String::new(),
+    };
+    let mut parts = Vec::new();
+    for k in arr_runtime::eval::iter_items(&a[0])? {
+        let key = match &k {
+            Value::Object(o) => match o.as_any().downcast_ref::<PathKey>() {
+                Some(p) => p,
+                None => {
+                    return Err(Error::type_error(format!(
+                        "keystr: {} is not a path key",
+                        o.type_name()
+                    )))
+                }
+            },
+            other => {
+                return Err(Error::type_error(format!(
+                    "keystr: expected a tuple of path keys, got {}",
+                    other.type_name()
+                )))
+            }
+        };
+        parts.push(match (simple, &key.key) {
+            (true, Value::Str(s)) => s.to_string(),
+            (true, v) => display::repr(v),
+            (false, v) => format!("[{}]", display::repr(v)),
+        });
+    }
+    Ok(Value::str(&parts.join(if simple {
+        &separator
+    } else {
+        ""
+    })))
 }

@@ -80,7 +80,7 @@ fn arrays_list_every_property_and_their_methods() {
         .collect();
     assert_eq!(
         props,
-        ["shape", "ndim", "size", "dtype", "T", "itemsize", "nbytes", "device", "sharding"]
+        ["shape", "ndim", "size", "dtype", "T", "itemsize", "at", "nbytes", "device", "sharding"]
     );
     assert!(
         attrs

@@ -94,6 +94,11 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         get: |a| Ok(Value::Int(a.dtype().size_bytes() as i64)),
     },
     Property {
+        name: "at",
+        doc: "Functional updates: x.at[idx].set(v), .add, .multiply, .divide, .power, .min, .max, .apply, .get.",
+        get: |a| Ok(Value::object(crate::at::AtHelper(a.clone()))),
+    },
+    Property {
         name: "nbytes",
         doc: "The bytes of all elements.",
         get: |a| Ok(Value::Int((a.len() * a.dtype().size_bytes()) as i64)),

@@ -534,6 +534,12 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
                 .cloned()
                 .ok_or_else(|| crate::exception::key_error(i))
         }
+        (Value::Object(ob), _) => ob.get_item(i).unwrap_or_else(|| {
+            Err(Error::type_error(format!(
+                "'{}' object is not subscriptable",
+                o.type_name()
+            )))
+        }),
         _ => Err(Error::type_error(format!(
             "'{}' object is not subscriptable",
             o.type_name()

@@ -347,9 +347,12 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => {
+            Rc::ptr_eq(x, y)
+                || x.equals(y.as_ref().as_ref())
+                || crate::set::equal(a, b).unwrap_or(false)
+        }
         (Value::Array(x), Value::Array(y)) => x.same(y),
-        (Value::Object(x), Value::Object(y)) if Rc::ptr_eq(x, y) => true,
-        (Value::Object(_), Value::Object(_)) => crate::set::equal(a, b).unwrap_or(false),
         (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
         (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => true,
         (Value::Instance(x), Value::Instance(y)) => match (&x.items, &y.items) {
@@ -552,6 +555,11 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
                 (Value::Instance(_), _) | (_, Value::Instance(_)) => false,
                 (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
+                // One array object, not one buffer: `x.copy() is x` is False.
+                (
+                    Value::Array(crate::tensor::Tensor::Concrete(x)),
+                    Value::Array(crate::tensor::Tensor::Concrete(y)),
+                ) => x.same(y),
                 _ => values_equal(a, b)? && !is_number(a),
             };
             same == (op == CmpOp::Is)

@@ -1,0 +1,1440 @@
+# NumPy, jax.numpy, jax.lax, jax.nn and jax.random functions written in arr
+# over the builtins, so that grad, vmap and jit see only primitives.
+# Loaded after the prelude. Names that clash with a builtin of another
+# meaning carry a prefix: `_lax_X` is jax.lax.X, `_init_X` is
+# jax.nn.initializers.X, and `_random_X` becomes `random.X`.
+
+def _axis(axis, ndim):
+    """A non-negative axis number."""
+    if axis < -ndim or axis >= max(ndim, 1):
+        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis % max(ndim, 1)
+
+def _along(x, axis, start, stop):
+    """x[start:stop] along axis."""
+    x = moveaxis(x, axis, -1)
+    return moveaxis(x[..., start:stop], -1, axis)
+
+def _with_len(v, x, axis, n):
+    """v (scalar or array) broadcast to x's shape with n along axis."""
+    shape = list(x.shape)
+    shape[axis] = n
+    v = asarray(v)
+    if v.ndim == 0:
+        return broadcast_to(v, tuple(shape))
+    return v
+
+# ---------------------------------------------------------------------------
+# jax.numpy
+
+def copy(a, order=None):
+    """A copy of the array (a new array object)."""
+    return array(a)
+
+def checkpoint(fun=None, prevent_cse=True, policy=None, static_argnums=()):
+    """jax.checkpoint (remat): fun itself. arr keeps what the backward pass
+    needs and does not rematerialise, so results are the same."""
+    if fun is None:
+        return lambda f: f
+    return fun
+
+def remat(fun=None, prevent_cse=True, policy=None, static_argnums=()):
+    """The same as checkpoint."""
+    return checkpoint(fun, prevent_cse, policy, static_argnums)
+
+def _broadcastable(a, b):
+    """Whether two shapes broadcast together."""
+    for i in range(1, min(len(a), len(b)) + 1):
+        if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
+            return False
+    return True
+
+def broadcast_shapes(*shapes):
+    """The shape that the given shapes broadcast to."""
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if not _broadcastable(tuple(out), s):
+            raise ValueError(f"Incompatible shapes for broadcasting: {shapes}")
+        n = _max2(len(out), len(s))
+        a = [1] * (n - len(out)) + out
+        b = [1] * (n - len(s)) + list(s)
+        out = [b[i] if a[i] == 1 else a[i] for i in range(n)]
+    return tuple(out)
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The n-th discrete difference along axis (prepend/append values first)."""
+    a = asarray(a)
+    axis = _axis(axis, a.ndim)
+    parts = [a]
+    if prepend is not None:
+        parts = [_with_len(prepend, a, axis, 1)] + parts
+    if append is not None:
+        parts = parts + [_with_len(append, a, axis, 1)]
+    if len(parts) > 1:
+        a = concatenate(parts, axis=axis)
+    for _ in range(n):
+        a = _along(a, axis, 1, None) - _along(a, axis, None, -1)
+    return a
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences of consecutive elements of the flattened array."""
+    d = diff(ravel(asarray(ary)))
+    parts = [d]
+    if to_begin is not None:
+        parts = [ravel(asarray(to_begin)).astype(d.dtype)] + parts
+    if to_end is not None:
+        parts = parts + [ravel(asarray(to_end)).astype(d.dtype)]
+    return concatenate(parts) if len(parts) > 1 else d
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate matrices from coordinate vectors ('xy': the first two axes swapped)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"indexing must be 'xy' or 'ij', got '{indexing}'")
+    xs = [ravel(asarray(x)) for x in xi]
+    n = len(xs)
+    shape = [x.size for x in xs]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xs):
+        axis = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            axis = 1 - i
+        s = [1] * n
+        s[axis] = x.size
+        x = reshape(x, tuple(s))
+        out.append(x if sparse else broadcast_to(x, tuple(shape)))
+    return out
+
+def searchsorted(a, v, side="left", sorter=None, method="scan"):
+    """Indices where v's elements would be inserted into the sorted a to keep it sorted."""
+    a = ravel(asarray(a))
+    if sorter is not None:
+        a = a[asarray(sorter)]
+    v = asarray(v)
+    if side == "left":
+        hits = a < v[..., None]
+    elif side == "right":
+        hits = a <= v[..., None]
+    else:
+        raise ValueError(f"side must be 'left' or 'right', got '{side}'")
+    return sum(hits, axis=-1).astype(int32)
+
+def digitize(x, bins, right=False):
+    """The index of the bin each x falls in (bins increasing or decreasing)."""
+    x = asarray(x)
+    bins = ravel(asarray(bins))
+    side = "left" if right else "right"
+    up = searchsorted(bins, x, side=side)
+    down = bins.shape[0] - searchsorted(bins[::-1], x, side=side)
+    return where(bins[-1] >= bins[0], up, down)
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of (xp, fp) at x (left/right beyond the ends)."""
+    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
+    if period is not None:
+        x = x % period
+        order = argsort(xp)
+        xp = concatenate([xp[order][-1:] - period, xp[order], xp[order][:1] + period])
+        fp = concatenate([fp[order][-1:], fp[order], fp[order][:1]])
+    n = xp.shape[0]
+    i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    flat = abs(dx) <= 0.0
+    f = where(flat, fp[i - 1], fp[i - 1] + (delta / where(flat, 1, dx)) * df)
+    if period is None:
+        f = where(x < xp[0], fp[0] if left is None else left, f)
+        f = where(x > xp[-1], fp[-1] if right is None else right, f)
+    return f
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """The edges of histogram's bins."""
+    a = asarray(a)
+    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    if not isinstance(bins, int):
+        return asarray(bins).astype(dtype)
+    if range is None:
+        lo, hi = min(a), max(a)
+    else:
+        lo, hi = asarray(range[0]).astype(dtype), asarray(range[1]).astype(dtype)
+    same = hi - lo == 0
+    lo, hi = where(same, lo - 0.5, lo), where(same, hi + 0.5, hi)
+    return linspace(lo, hi, bins + 1).astype(dtype)
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """(counts, edges): how many of a's elements (or their weights) fall in each bin."""
+    a = ravel(asarray(a))
+    edges = histogram_bin_edges(a, bins, range, weights)
+    idx = searchsorted(edges, a, side="right")
+    idx = where(a == edges[-1], edges.shape[0] - 1, idx)
+    w = ones_like(a) if weights is None else ravel(asarray(weights))
+    counts = zeros(edges.shape[0] + 1, w.dtype).at[idx].add(w)[1:-1]
+    if density:
+        counts = counts / diff(edges) / sum(counts)
+    return counts, edges
+
+def bincount(x, weights=None, minlength=0, length=None):
+    """How often each value 0, 1, ... occurs in the non-negative ints x (or their weights)."""
+    x = ravel(asarray(x))
+    if length is None:
+        length = _max2(minlength, int(max(x)) + 1 if x.size else 0)
+    w = asarray(1, int32) if weights is None else asarray(weights)
+    w = broadcast_to(w, x.shape)
+    return zeros(length, w.dtype).at[clip(x, 0, None)].add(w, mode="drop")
+
+def _max2(a, b):
+    return a if a > b else b
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """Where condlist[k] holds, funclist[k](x) (a function or a constant); a
+    spare last entry is the default. Later conditions win, as NumPy's."""
+    x = asarray(x)
+    if isinstance(condlist, (list, tuple)):
+        conds = [asarray(c) for c in condlist]
+    else:
+        conds = list(asarray(condlist)) if asarray(condlist).ndim > x.ndim else [asarray(condlist)]
+    funcs = list(funclist)
+    if len(funcs) == len(conds) + 1:
+        default = funcs[-1]
+        funcs = funcs[:-1]
+    elif len(funcs) == len(conds):
+        default = 0
+    else:
+        raise ValueError(f"piecewise: with {len(conds)} condition(s), funclist must have {len(conds)} or {len(conds) + 1} entries, got {len(funcs)}")
+
+    def value(f):
+        if callable(f):
+            return asarray(f(x, *args, **kw)).astype(x.dtype)
+        return asarray(f).astype(x.dtype)
+
+    out = broadcast_to(value(default), x.shape)
+    for c, f in zip(conds, funcs):
+        out = where(c, value(f), out)
+    return out
+
+def select(condlist, choicelist, default=0):
+    """choicelist[k] where condlist[k] is the first true condition, else default."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: condlist has {len(condlist)} entries but choicelist has {len(choicelist)}")
+    if len(condlist) == 0:
+        raise ValueError("select: condlist must be non-empty")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        out = where(c, v, out)
+    return asarray(out)
+
+def _pad_pairs(width, ndim, what):
+    """((before, after),) * ndim from an int, a pair, or per-axis pairs."""
+    if not isinstance(width, (list, tuple)):
+        width = width.tolist() if isinstance(width, array) else width
+    if not isinstance(width, (list, tuple)):
+        return [(width, width)] * ndim
+    w = [tuple(p) if isinstance(p, (list, tuple)) else p for p in width]
+    if len(w) == 1 and isinstance(w[0], tuple):
+        return [(w[0][0], w[0][-1])] * ndim
+    if len(w) == 2 and not isinstance(w[0], tuple):
+        return [(w[0], w[1])] * ndim
+    if len(w) == 1:
+        return [(w[0], w[0])] * ndim
+    if len(w) != ndim:
+        raise ValueError(f"pad: {what} has {len(w)} entries for an array of dimension {ndim}")
+    return [(p[0], p[-1]) if isinstance(p, tuple) else (p, p) for p in w]
+
+def pad(array, pad_width, mode="constant", constant_values=0, end_values=0, reflect_type="even", stat_length=None):
+    """array padded on each side of each axis: mode 'constant', 'edge', 'reflect',
+    'symmetric', 'wrap', 'linear_ramp', 'maximum', 'minimum' or 'mean'."""
+    x = asarray(array)
+    widths = _pad_pairs(pad_width, x.ndim, "pad_width")
+    for before, after in widths:
+        if before < 0 or after < 0:
+            raise ValueError(f"pad: pad_width must be non-negative, got {pad_width}")
+    if mode == "constant":
+        values = _pad_pairs(constant_values, x.ndim, "constant_values")
+    elif mode == "linear_ramp":
+        values = _pad_pairs(end_values, x.ndim, "end_values")
+    for axis in range(x.ndim):
+        before, after = widths[axis]
+        if before == 0 and after == 0:
+            continue
+        n = x.shape[axis]
+        if mode == "constant":
+            lo = _with_len(asarray(values[axis][0]).astype(x.dtype), x, axis, before)
+            hi = _with_len(asarray(values[axis][1]).astype(x.dtype), x, axis, after)
+            x = concatenate([lo, x, hi], axis=axis)
+            continue
+        if n == 0:
+            raise ValueError(f"pad: can't extend an empty axis {axis} with mode '{mode}'")
+        if mode in ("linear_ramp", "maximum", "minimum", "mean"):
+            first = _along(x, axis, 0, 1)
+            last = _along(x, axis, n - 1, n)
+            if mode == "linear_ramp":
+                shape = [1] * x.ndim
+                shape[axis] = before
+                t = reshape(arange(before, dtype=float32) / _max2(before, 1), tuple(shape))
+                v0 = asarray(values[axis][0]).astype(x.dtype)
+                lo = (v0 + (first - v0) * t).astype(x.dtype)
+                shape[axis] = after
+                t = reshape(arange(1, after + 1, dtype=float32) / _max2(after, 1), tuple(shape))
+                v1 = asarray(values[axis][1]).astype(x.dtype)
+                hi = (last + (v1 - last) * t).astype(x.dtype)
+            else:
+                if mode == "maximum":
+                    stat = max(x, axis=axis, keepdims=True)
+                elif mode == "minimum":
+                    stat = min(x, axis=axis, keepdims=True)
+                else:
+                    stat = mean(x, axis=axis, keepdims=True).astype(x.dtype)
+                lo = _with_len(stat, x, axis, before) if before == 0 else concatenate([stat] * before, axis=axis)
+                hi = _with_len(stat, x, axis, after) if after == 0 else concatenate([stat] * after, axis=axis)
+            x = concatenate([lo, x, hi], axis=axis)
+            continue
+        j = arange(-before, n + after)
+        if mode == "edge":
+            idx = clip(j, 0, n - 1)
+        elif mode == "wrap":
+            idx = j % n
+        elif mode == "reflect":
+            if n == 1:
+                idx = j * 0
+            else:
+                k = j % (2 * n - 2)
+                idx = where(k < n, k, 2 * n - 2 - k)
+        elif mode == "symmetric":
+            k = j % (2 * n)
+            idx = where(k < n, k, 2 * n - 1 - k)
+        else:
+            raise ValueError(f"pad: unsupported mode '{mode}'")
+        x = take(x, idx, axis=axis)
+    return x
+
+def tensordot(a, b, axes=2):
+    """Sum of products over the given axes of a and b (axes: an int N for a's
+    last N and b's first N, or a pair of axis lists)."""
+    a, b = asarray(a), asarray(b)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, got {axes}")
+        ca = list(range(a.ndim - axes, a.ndim))
+        cb = list(range(axes))
+    else:
+        if len(axes) != 2:
+            raise ValueError("tensordot: axes must be an int or a pair of axis sequences")
+        ca, cb = axes
+        ca = [ca] if isinstance(ca, int) else list(ca)
+        cb = [cb] if isinstance(cb, int) else list(cb)
+    if len(ca) != len(cb):
+        raise ValueError(f"tensordot: {len(ca)} axes of a against {len(cb)} axes of b")
+    ca = [_axis(i, a.ndim) for i in ca]
+    cb = [_axis(i, b.ndim) for i in cb]
+    for i, j in zip(ca, cb):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: shape mismatch: {a.shape} axis {i} against {b.shape} axis {j}")
+    fa = [i for i in range(a.ndim) if i not in ca]
+    fb = [i for i in range(b.ndim) if i not in cb]
+    k = 1
+    for i in ca:
+        k = k * a.shape[i]
+    am = reshape(transpose(a, tuple(fa + ca)), (-1, k))
+    bm = reshape(transpose(b, tuple(cb + fb)), (k, -1))
+    return reshape(am @ bm, tuple([a.shape[i] for i in fa] + [b.shape[i] for i in fb]))
+
+def kron(a, b):
+    """The Kronecker product: blocks a[i, j] * b."""
+    a, b = asarray(a), asarray(b)
+    n = _max2(a.ndim, b.ndim)
+    a = reshape(a, (1,) * (n - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (n - b.ndim) + b.shape)
+    sa, sb, sab = [], [], []
+    for i in range(n):
+        sa = sa + [a.shape[i], 1]
+        sb = sb + [1, b.shape[i]]
+        sab.append(a.shape[i] * b.shape[i])
+    return reshape(reshape(a, tuple(sa)) * reshape(b, tuple(sb)), tuple(sab))
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors (2-vectors give the scalar z component)."""
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    a = moveaxis(asarray(a), axisa, -1)
+    b = moveaxis(asarray(b), axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross: vectors must have 2 or 3 components, got {a.shape[-1]} and {b.shape[-1]}")
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1 = a[..., 0], a[..., 1]
+    a2 = a[..., 2] if a.shape[-1] == 3 else zeros_like(a0)
+    b0, b1 = b[..., 0], b[..., 1]
+    b2 = b[..., 2] if b.shape[-1] == 3 else zeros_like(b0)
+    c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(c, -1, axisc)
+
+def array_equal(a1, a2, equal_nan=False):
+    """True if a1 and a2 have the same shape and elements."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(False)
+    same = a1 == a2
+    if equal_nan:
+        same = same | (isnan(a1) & isnan(a2))
+    return all(same)
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """The q-th quantiles (q in [0, 1]) along axis, interpolating linearly."""
+    a = asarray(a)
+    if a.dtype not in (float32, float64):
+        a = a.astype(float32)
+    if axis is None:
+        x = ravel(a)
+        ax = 0
+    else:
+        x = a
+        ax = _axis(axis, a.ndim)
+    s = moveaxis(sort(x, axis=ax), ax, -1)
+    n = s.shape[-1]
+    q = asarray(q).astype(a.dtype)
+    pos = q * (n - 1)
+    lo = clip(floor(pos), 0, n - 1)
+    hi = clip(lo + 1, 0, n - 1)
+    frac = pos - lo
+    lo_i, hi_i = lo.astype(int32), hi.astype(int32)
+    vlo = take(s, ravel(lo_i), axis=-1)
+    vhi = take(s, ravel(hi_i), axis=-1)
+    fr = ravel(frac)
+    if method == "linear":
+        r = vlo + (vhi - vlo) * fr
+    elif method == "lower":
+        r = vlo
+    elif method == "higher":
+        r = vhi
+    elif method == "midpoint":
+        r = (vlo + vhi) / 2
+    elif method == "nearest":
+        r = where(fr > 0.5, vhi, vlo)
+    else:
+        raise ValueError(f"quantile: unsupported method '{method}'")
+    # r has the kept axes then q's (flattened) axis: put q's axes first.
+    r = reshape(moveaxis(r, -1, 0), q.shape + s.shape[:-1])
+    if keepdims:
+        if axis is None:
+            r = reshape(r, q.shape + (1,) * a.ndim)
+        else:
+            r = expand_dims(r, q.ndim + ax)
+    return r
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """The q-th percentiles (q in [0, 100]) along axis."""
+    return quantile(a, asarray(q) / 100, axis=axis, method=method, keepdims=keepdims)
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along axis."""
+    return quantile(a, 0.5, axis=axis, keepdims=keepdims)
+
+def nanmean(a, axis=None, keepdims=False):
+    """The mean of the non-NaN elements."""
+    a = asarray(a)
+    ok = ~isnan(a)
+    return sum(where(ok, a, 0), axis=axis, keepdims=keepdims) / sum(ok, axis=axis, keepdims=keepdims)
+
+def nansum(a, axis=None, keepdims=False):
+    """The sum of the non-NaN elements."""
+    a = asarray(a)
+    return sum(where(isnan(a), 0, a), axis=axis, keepdims=keepdims)
+
+def _unravel(flat, shape):
+    """Per-axis coordinates of flat row-major positions."""
+    coords = []
+    for d in reversed(shape):
+        coords.append(flat % d)
+        flat = flat // d
+    return tuple(reversed(coords))
+
+def nonzero(a, size=None, fill_value=None):
+    """The coordinates of the non-zero elements, one int32 array per axis;
+    with size, exactly size of them (padded with fill_value, default 0)."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("nonzero: call it on arrays of at least one dimension")
+    m = ravel(a != 0)
+    n = m.shape[0]
+    if size is None:
+        flat = arange(n, dtype=int32)[m]
+        return _unravel(flat, a.shape)
+    slot = where(m, cumsum(m.astype(int32)) - 1, size)
+    flat = zeros(size, int32).at[slot].set(arange(n, dtype=int32), mode="drop")
+    count = sum(m.astype(int32))
+    valid = arange(size) < count
+    fills = fill_value if isinstance(fill_value, (list, tuple)) else [0 if fill_value is None else fill_value] * a.ndim
+    return tuple(where(valid, c, asarray(f).astype(int32)) for c, f in zip(_unravel(flat, a.shape), fills))
+
+def flatnonzero(a, size=None, fill_value=None):
+    """The flat positions of the non-zero elements."""
+    return nonzero(ravel(asarray(a)), size=size, fill_value=fill_value)[0]
+
+def argwhere(a, size=None, fill_value=None):
+    """The coordinates of the non-zero elements, one row each: int32[k, ndim]."""
+    a = asarray(a)
+    if a.ndim == 0:
+        a = reshape(a, (1,))
+        return reshape(stack(nonzero(a, size=size, fill_value=fill_value), axis=-1), (-1, 0))
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=-1)
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, equal_nan=True, size=None, fill_value=None, sorted=True):
+    """The sorted distinct elements of the flattened array (with size, exactly
+    size of them, padded with fill_value, default the smallest), and as asked
+    the first index of each, the inverse map and the counts."""
+    x = asarray(ar)
+    if axis is not None:
+        raise ValueError("unique: axis is not supported; flatten the array or use axis=None")
+    shape = x.shape
+    x = ravel(x)
+    n = x.shape[0]
+    perm = argsort(x)
+    s = x[perm]
+    if n == 0:
+        first = zeros((0,), bool)
+    else:
+        first = concatenate([asarray([True]), s[1:] != s[:-1]])
+    group = cumsum(first.astype(int32)) - 1
+    if size is None:
+        vals = s[first]
+        k = vals.shape[0]
+        starts = arange(n, dtype=int32)[first]
+        index = perm[first]
+        counts = diff(concatenate([starts, asarray([n], int32)]))
+    else:
+        k = size
+        fill = (s[0] if n else 0) if fill_value is None else fill_value
+        slot = where(first, group, size)
+        vals = full((size,), fill, x.dtype).at[slot].set(s, mode="drop")
+        index = zeros(size, int32).at[slot].set(perm.astype(int32), mode="drop")
+        counts = zeros(size, int32).at[group].add(1, mode="drop")
+    out = [vals]
+    if return_index:
+        out.append(index)
+    if return_inverse:
+        inverse = zeros(n, int32).at[perm].set(group)
+        out.append(reshape(inverse, shape) if len(shape) > 0 else inverse)
+    if return_counts:
+        out.append(counts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by the last key first, then the one before it, ..."""
+    keys = list(keys)
+    if len(keys) == 0:
+        raise TypeError("lexsort: need at least one key")
+    perm = arange(asarray(keys[0]).shape[-1], dtype=int32)
+    for k in keys:
+        perm = perm[argsort(asarray(k)[perm])]
+    return perm
+
+def partition(a, kth, axis=-1):
+    """a with its kth element (along axis) in sorted position, smaller ones before it, larger after."""
+    return sort(asarray(a), axis=axis)
+
+def argpartition(a, kth, axis=-1):
+    """Indices that partition a around its kth element."""
+    return argsort(asarray(a), axis=axis)
+
+def diag_indices(n, ndim=2):
+    """Indices of the main diagonal of an n x ... x n array, one per axis."""
+    i = arange(n, dtype=int32)
+    return tuple([i] * ndim)
+
+def tril_indices(n, k=0, m=None):
+    """Row and column indices of the lower triangle."""
+    m = n if m is None else m
+    r, c = meshgrid(arange(n, dtype=int32), arange(m, dtype=int32), indexing="ij")
+    keep = ravel(c - r <= k)
+    return ravel(r)[keep], ravel(c)[keep]
+
+def triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle."""
+    m = n if m is None else m
+    r, c = meshgrid(arange(n, dtype=int32), arange(m, dtype=int32), indexing="ij")
+    keep = ravel(c - r >= k)
+    return ravel(r)[keep], ravel(c)[keep]
+
+def trace(a, offset=0, axis1=0, axis2=1):
+    """The sum along a diagonal."""
+    a = asarray(a)
+    a = moveaxis(moveaxis(a, axis1, -1), axis2 if axis2 > axis1 else axis2 + 1, -1) if a.ndim > 2 else a
+    n, m = a.shape[-2], a.shape[-1]
+    r, c = meshgrid(arange(n), arange(m), indexing="ij")
+    return sum(where(c - r == offset, a, 0), axis=(-2, -1))
+
+# ---------------------------------------------------------------------------
+# jax.nn
+
+def silu(x):
+    """x * sigmoid(x) (also called swish)."""
+    return x * sigmoid(x)
+
+def swish(x):
+    """The same as silu: x * sigmoid(x)."""
+    return silu(x)
+
+def elu(x, alpha=1.0):
+    """x for x > 0, else alpha * (exp(x) - 1)."""
+    x = asarray(x)
+    safe = where(x > 0, 0.0, x)
+    return where(x > 0, x, alpha * expm1(safe))
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    return maximum(x, 0.0) + alpha * expm1(minimum(x, 0.0) / alpha)
+
+def selu(x):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)
+
+def leaky_relu(x, negative_slope=0.01):
+    """x for x >= 0, else negative_slope * x."""
+    x = asarray(x)
+    return where(x >= 0, x, negative_slope * x)
+
+def relu6(x):
+    """min(max(x, 0), 6)."""
+    return minimum(maximum(x, 0), 6.0)
+
+def hard_tanh(x):
+    """x clipped to [-1, 1]."""
+    x = asarray(x)
+    return where(x > 1, 1, where(x < -1, -1, x)).astype(x.dtype)
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(x + 3.0) / 6.0
+
+def hard_silu(x):
+    """x * hard_sigmoid(x)."""
+    return x * hard_sigmoid(x)
+
+def hard_swish(x):
+    """The same as hard_silu."""
+    return hard_silu(x)
+
+def log_sigmoid(x):
+    """log(sigmoid(x)), computed stably."""
+    return -softplus(-x)
+
+def soft_sign(x):
+    """x / (|x| + 1)."""
+    return x / (abs(x) + 1)
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    return x * tanh(softplus(x))
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2."""
+    return (x + sqrt(x * x + b)) / 2
+
+def glu(x, axis=-1):
+    """Gated linear unit: the first half of x along axis times sigmoid of the second."""
+    x = asarray(x)
+    n = x.shape[axis]
+    if n % 2 != 0:
+        raise ValueError(f"glu: axis {axis} has odd size {n}")
+    a = _along(x, _axis(axis, x.ndim), 0, n // 2)
+    b = _along(x, _axis(axis, x.ndim), n // 2, n)
+    return a * sigmoid(b)
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-05, where=None):
+    """(x - mean) / sqrt(variance + epsilon), the statistics along axis by default."""
+    x = asarray(x)
+    if mean is None:
+        mean = _mean(x, axis=axis, keepdims=True)
+    if variance is None:
+        variance = _mean(square(x), axis=axis, keepdims=True) - square(mean)
+    return (x - mean) * rsqrt(variance + epsilon)
+
+def _mean(x, axis=None, keepdims=False):
+    return sum(x, axis=axis, keepdims=keepdims) / (size(x) / size(sum(x, axis=axis, keepdims=True)))
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False, query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None, implementation=None):
+    """softmax(q k^T * scale + bias, masked) v over [batch,] seq, heads, head_dim arrays."""
+    q, k, v = asarray(query), asarray(key), asarray(value)
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = q[None], k[None], v[None]
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        raise ValueError(f"dot_product_attention: query, key and value must be [B, T, N, H] or [T, N, H], got {query.shape}, {key.shape}, {value.shape}")
+    h = q.shape[-1]
+    if scale is None:
+        scale = 1.0 / sqrt(float(h))
+    logits = einsum("btnh,bsnh->bnts", q, k) * scale
+    if bias is not None:
+        logits = logits + bias
+    big = -0.7 * 3.4028234663852886e38
+    if mask is not None:
+        logits = where(mask, logits, big)
+    if is_causal:
+        t, s = logits.shape[-2], logits.shape[-1]
+        logits = where(tril(ones((t, s), bool)), logits, big)
+    probs = softmax(logits.astype(float32), axis=-1).astype(q.dtype)
+    out = einsum("bnts,bsnh->btnh", probs, v)
+    return out[0] if unbatched else out
+
+# jax.nn.initializers: each returns init(key, shape, dtype=float32).
+
+def _fans(shape, in_axis=-2, out_axis=-1):
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    field = 1
+    for d in shape:
+        field = field * d
+    field = field // shape[in_axis] // shape[out_axis]
+    return shape[in_axis] * field, shape[out_axis] * field
+
+def _init_variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """jax.nn.initializers.variance_scaling: samples with variance scale / fan."""
+    if mode not in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"):
+        raise ValueError(f"variance_scaling: invalid mode '{mode}'")
+    if distribution not in ("truncated_normal", "normal", "uniform"):
+        raise ValueError(f"variance_scaling: invalid distribution '{distribution}'")
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        dtype = default_dtype if dtype is None else dtype
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        fan_in, fan_out = _fans(shape, in_axis, out_axis)
+        if mode == "fan_in":
+            denominator = fan_in
+        elif mode == "fan_out":
+            denominator = fan_out
+        elif mode == "fan_avg":
+            denominator = (fan_in + fan_out) / 2
+        else:
+            denominator = (fan_in * fan_out) ** 0.5
+        variance = asarray(scale / denominator, dtype)
+        if distribution == "truncated_normal":
+            stddev = sqrt(variance) / asarray(0.87962566103423978, dtype)
+            return _random_truncated_normal(key, -2, 2, shape, dtype) * stddev
+        if distribution == "normal":
+            return random.normal(key, shape, dtype) * sqrt(variance)
+        return random.uniform(key, shape, dtype, -1.0, 1.0) * sqrt(3 * variance)
+
+    return init
+
+def glorot_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """Glorot (Xavier) normal initializer: variance_scaling(1, 'fan_avg', 'truncated_normal')."""
+    return _init_variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+
+def glorot_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """Glorot (Xavier) uniform initializer: variance_scaling(1, 'fan_avg', 'uniform')."""
+    return _init_variance_scaling(1.0, "fan_avg", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+def lecun_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """LeCun normal initializer: variance_scaling(1, 'fan_in', 'truncated_normal')."""
+    return _init_variance_scaling(1.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+
+def lecun_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """LeCun uniform initializer: variance_scaling(1, 'fan_in', 'uniform')."""
+    return _init_variance_scaling(1.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+def he_normal(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """He (Kaiming) normal initializer: variance_scaling(2, 'fan_in', 'truncated_normal')."""
+    return _init_variance_scaling(2.0, "fan_in", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
+
+def he_uniform(in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
+    """He (Kaiming) uniform initializer: variance_scaling(2, 'fan_in', 'uniform')."""
+    return _init_variance_scaling(2.0, "fan_in", "uniform", in_axis, out_axis, batch_axis, dtype)
+
+def _init_normal(stddev=0.01, dtype=float32):
+    """jax.nn.initializers.normal: normal samples times stddev."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return random.normal(key, shape, default_dtype if dtype is None else dtype) * stddev
+
+    return init
+
+def _init_uniform(scale=0.01, dtype=float32):
+    """jax.nn.initializers.uniform: uniform samples in [0, scale)."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return random.uniform(key, shape, default_dtype if dtype is None else dtype) * scale
+
+    return init
+
+def _init_truncated_normal(stddev=0.01, dtype=float32, lower=-2.0, upper=2.0):
+    """jax.nn.initializers.truncated_normal: samples in [lower, upper] times stddev."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        dtype = default_dtype if dtype is None else dtype
+        return _random_truncated_normal(key, lower, upper, shape, dtype) * asarray(stddev, dtype)
+
+    return init
+
+def _init_constant(value, dtype=float32):
+    """jax.nn.initializers.constant: every element is value."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        return full(shape, value, default_dtype if dtype is None else dtype)
+
+    return init
+
+def _init_zeros(key, shape, dtype=float32):
+    """jax.nn.initializers.zeros."""
+    return zeros(shape, dtype)
+
+def _init_ones(key, shape, dtype=float32):
+    """jax.nn.initializers.ones."""
+    return ones(shape, dtype)
+
+# ---------------------------------------------------------------------------
+# jax.lax
+
+def _lax_select(pred, on_true, on_false):
+    """lax.select: on_true where pred, else on_false (same shapes)."""
+    return where(pred, on_true, on_false)
+
+def integer_pow(x, y):
+    """x ** y for a Python int y, by repeated squaring as XLA does."""
+    if not isinstance(y, int):
+        raise TypeError(f"integer_pow: the exponent must be an int, got {type(y).__name__}")
+    if y == 0:
+        return ones_like(x)
+    n = -y if y < 0 else y
+    acc = None
+    base = x
+    while n > 0:
+        if n % 2 == 1:
+            acc = base if acc is None else acc * base
+        n = n // 2
+        if n > 0:
+            base = base * base
+    return 1 / acc if y < 0 else acc
+
+def _lax_div(x, y):
+    """lax.div: x / y, rounding integer quotients toward zero."""
+    x, y = asarray(x), asarray(y)
+    if x.dtype in (float32, float64):
+        return x / y
+    q = abs(x) // abs(y)
+    return where((x < 0) != (y < 0), -q, q).astype(x.dtype)
+
+def _lax_rem(x, y):
+    """lax.rem: x - div(x, y) * y (the sign of x, as C's fmod)."""
+    x, y = asarray(x), asarray(y)
+    if x.dtype in (float32, float64):
+        r = abs(x) % abs(y)
+        return where(x < 0, -r, r)
+    return x - _lax_div(x, y) * y
+
+def _lax_argmax(operand, axis, index_dtype=int32):
+    """lax.argmax: the index of the largest element along axis."""
+    return argmax(operand, axis=axis).astype(index_dtype)
+
+def _lax_argmin(operand, axis, index_dtype=int32):
+    """lax.argmin: the index of the smallest element along axis."""
+    return argmin(operand, axis=axis).astype(index_dtype)
+
+def reduce_max(operand, axes):
+    """lax.reduce_max: the maximum over axes."""
+    return max(operand, axis=tuple(axes))
+
+def reduce_min(operand, axes):
+    """lax.reduce_min: the minimum over axes."""
+    return min(operand, axis=tuple(axes))
+
+def reduce_sum(operand, axes):
+    """lax.reduce_sum: the sum over axes."""
+    return sum(operand, axis=tuple(axes))
+
+def reduce_prod(operand, axes):
+    """lax.reduce_prod: the product over axes."""
+    return prod(operand, axis=tuple(axes))
+
+def _starts(operand, start_indices, sizes):
+    """Start indices clamped so that each window of sizes fits, as XLA does."""
+    if len(start_indices) != operand.ndim or len(sizes) != operand.ndim:
+        raise ValueError(f"dynamic slice: {len(start_indices)} start indices and {len(sizes)} sizes for an array of shape {operand.shape}")
+    out = []
+    for ax in range(operand.ndim):
+        n, size = operand.shape[ax], sizes[ax]
+        if size < 0 or size > n:
+            raise ValueError(f"dynamic slice: size {size} does not fit axis {ax} of shape {operand.shape}")
+        out.append(clip(asarray(start_indices[ax]), 0, n - size).astype(int32))
+    return out
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """operand[s0:s0+n0, s1:s1+n1, ...] with (traceable) starts clamped to fit."""
+    x = asarray(operand)
+    sizes = list(slice_sizes)
+    starts = _starts(x, list(start_indices), sizes)
+    for ax in range(x.ndim):
+        if sizes[ax] != x.shape[ax]:
+            x = take(x, starts[ax] + arange(sizes[ax], dtype=int32), axis=ax)
+    return x
+
+def dynamic_update_slice(operand, update, start_indices):
+    """operand with update written at the (clamped) start indices."""
+    x, u = asarray(operand), asarray(update)
+    if u.ndim != x.ndim:
+        raise ValueError(f"dynamic_update_slice: update of shape {u.shape} for an operand of shape {x.shape}")
+    starts = _starts(x, list(start_indices), list(u.shape))
+    idx = []
+    for ax in range(x.ndim):
+        shape = [1] * x.ndim
+        shape[ax] = u.shape[ax]
+        idx.append(reshape(starts[ax] + arange(u.shape[ax], dtype=int32), tuple(shape)))
+    return x.at[tuple(idx)].set(u.astype(x.dtype))
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """dynamic_slice along one axis."""
+    x = asarray(operand)
+    axis = _axis(axis, x.ndim)
+    starts = [0] * x.ndim
+    starts[axis] = start_index
+    sizes = list(x.shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(x, starts, sizes)
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand's slice at index along axis (keeping that axis, of size 1, if keepdims)."""
+    x = asarray(operand)
+    axis = _axis(axis, x.ndim)
+    out = dynamic_slice_in_dim(x, index, 1, axis)
+    return out if keepdims else squeeze(out, axis=axis)
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """dynamic_update_slice along one axis."""
+    x = asarray(operand)
+    axis = _axis(axis, x.ndim)
+    starts = [0] * x.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(x, update, starts)
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """Write update (without the axis, or with it of size 1) at index along axis."""
+    x, u = asarray(operand), asarray(update)
+    axis = _axis(axis, x.ndim)
+    if u.ndim == x.ndim - 1:
+        u = expand_dims(u, axis)
+    return dynamic_update_slice_in_dim(x, u, index, axis)
+
+def top_k(operand, k):
+    """The k largest elements along the last axis and their indices (ties: lower index first)."""
+    x = asarray(operand)
+    if k < 0 or k > x.shape[-1]:
+        raise ValueError(f"top_k: k={k} is out of range for a last axis of size {x.shape[-1]}")
+    idx = argsort(x, axis=-1, descending=True)[..., :k].astype(int32)
+    return [take_along_axis(x, idx, axis=-1), idx]
+
+# ---------------------------------------------------------------------------
+# jax.random (each becomes random.<name>)
+
+def _random_key_data(keys):
+    """The raw u32 words of a key."""
+    return asarray(keys)
+
+def _random_wrap_key_data(key_bits_array, impl=None):
+    """A key from its raw u32 words."""
+    return asarray(key_bits_array).astype(uint32)
+
+def _float_dtype(dtype):
+    return float32 if dtype is None else dtype
+
+def _random_exponential(key, shape=(), dtype=None):
+    """Exponential samples with rate 1: -log1p(-u)."""
+    u = random.uniform(key, shape, _float_dtype(dtype))
+    return -log1p(-u)
+
+def _tiny(dtype):
+    return 2.2250738585072014e-308 if dtype == float64 else 1.1754943508222875e-38
+
+def _random_gumbel(key, shape=(), dtype=None, mode=None):
+    """Gumbel samples: -log(-log(u))."""
+    dtype = _float_dtype(dtype)
+    u = random.uniform(key, shape, dtype, _tiny(dtype), 1.0)
+    return -log(-log(u))
+
+def _random_laplace(key, shape=(), dtype=None):
+    """Laplace samples: sign(u) * log1p(-|u|)."""
+    dtype = _float_dtype(dtype)
+    epsneg = 1.1102230246251565e-16 if dtype == float64 else 5.960464477539063e-08
+    u = random.uniform(key, shape, dtype, -1.0 + epsneg, 1.0)
+    return sign(u) * log1p(-abs(u))
+
+def _random_logistic(key, shape=(), dtype=None):
+    """Logistic samples: log(u) - log1p(-u)."""
+    dtype = _float_dtype(dtype)
+    x = random.uniform(key, shape, dtype, _tiny(dtype), 1.0)
+    return log(x) - log1p(-x)
+
+def _random_rademacher(key, shape=(), dtype=int32):
+    """-1 or 1 with equal probability."""
+    b = random.bernoulli(key, 0.5, shape).astype(dtype)
+    return (2 * b - 1).astype(dtype)
+
+def _random_truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Normal samples conditioned on lower < x < upper (the inverse-CDF method, as JAX)."""
+    dtype = _float_dtype(dtype)
+    if shape is None:
+        shape = broadcast_shapes(asarray(lower).shape, asarray(upper).shape)
+    sqrt2 = asarray(1.4142135623730951, dtype)
+    lower = asarray(lower).astype(dtype)
+    upper = asarray(upper).astype(dtype)
+    a = erf(lower / sqrt2)
+    b = erf(upper / sqrt2)
+    u = random.uniform(key, shape, dtype, a, b)
+    out = sqrt2 * erfinv(u)
+    return clip(out, nextafter(stop_gradient(lower), asarray(inf, dtype)), nextafter(stop_gradient(upper), asarray(-inf, dtype)))
+
+def _random_categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Samples of category indices with probabilities softmax(logits) along axis."""
+    logits = asarray(logits)
+    nd = logits.ndim
+    ax = _axis(axis, nd)
+    batch_shape = tuple(d for i, d in enumerate(logits.shape) if i != ax)
+    shape = batch_shape if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
+    if len(shape) < len(batch_shape) or shape[len(shape) - len(batch_shape):] != batch_shape:
+        raise ValueError(f"categorical: shape {shape} is not compatible with the logits' batch shape {batch_shape}")
+    prefix = shape[:len(shape) - len(batch_shape)]
+    if not replace:
+        g = logits + _random_gumbel(key, logits.shape, logits.dtype)
+        k = 1
+        for d in prefix:
+            k = k * d
+        idx = top_k(moveaxis(g, ax, -1), k)[1]
+        return reshape(moveaxis(idx, -1, 0), shape)
+    lshape = list(shape[len(shape) - len(batch_shape):])
+    lshape.insert(ax, logits.shape[ax])
+    g = _random_gumbel(key, tuple(prefix) + tuple(lshape), logits.dtype)
+    return argmax(g + reshape(logits, (1,) * len(prefix) + logits.shape), axis=ax - nd)
+
+def _choice_weighted(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    """random.choice weighted by p or along an axis other than 0, as JAX's choice."""
+    arr = asarray(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if arr.ndim == 0:
+        n_inputs = int(a)
+    else:
+        axis = _axis(axis, arr.ndim)
+        n_inputs = arr.shape[axis]
+    n_draws = 1
+    for d in shape:
+        n_draws = n_draws * d
+    if n_draws == 0:
+        return zeros(shape, arr.dtype)
+    if n_inputs <= 0:
+        raise ValueError("choice: a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"choice: cannot take {n_draws} samples without replacement from a population of {n_inputs}")
+    if p is None:
+        if replace:
+            ind = random.randint(key, shape, 0, n_inputs)
+            result = ind if arr.ndim == 0 else take(arr, ind, axis=axis)
+        else:
+            perm = random.permutation(key, n_inputs if arr.ndim == 0 else arr) if arr.ndim <= 1 or axis == 0 else moveaxis(random.permutation(key, moveaxis(arr, axis, 0)), 0, axis)
+            result = _along(perm, 0 if arr.ndim == 0 else axis, 0, n_draws)
+    else:
+        p = asarray(p)
+        if p.dtype not in (float32, float64):
+            p = p.astype(float32)
+        if p.shape != (n_inputs,):
+            raise ValueError(f"choice: p must be None or a 1D vector with the same size as a.shape[axis]; p has shape {p.shape} and a.shape[axis] is {n_inputs}")
+        if replace:
+            p_cuml = cumsum(p)
+            r = p_cuml[-1] * (1 - random.uniform(key, shape, p_cuml.dtype))
+            ind = searchsorted(p_cuml, r)
+        else:
+            g = _random_gumbel(key, (n_inputs,), p.dtype) + log(p)
+            ind = top_k(g, n_draws)[1]
+        result = ind if arr.ndim == 0 else take(arr, ind, axis=axis)
+    if arr.ndim == 0:
+        return reshape(result, shape)
+    return reshape(result, arr.shape[0:axis] + shape + arr.shape[axis + 1:])
+
+# ---------------------------------------------------------------------------
+# jax.numpy.linalg, over the last two axes (leading axes are a batch). Written
+# with primitives (pivoting by gathers, updates by scatters) so grad, vmap and
+# jit apply; the loops unroll over the matrix size, which suits the small
+# matrices these are used on. The factorisations without a gradient rule in
+# JAX's sense (eigh, svd, qr) work in float64 and return the input's dtype.
+
+def _square(a, what):
+    a = asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{what}: expected a square matrix (or a batch of them), got shape {a.shape}")
+    if a.dtype not in (float32, float64):
+        a = a.astype(float32)
+    return a
+
+def _swap_rows(a, k, p):
+    """a with rows k and p (p: one per batch element) exchanged."""
+    n = a.shape[-2]
+    rows = arange(n, dtype=int32)
+    p = asarray(p)[..., None]
+    idx = where(rows == k, p, where(rows == p, k, rows))
+    return take_along_axis(a, broadcast_to(idx[..., None], idx.shape + (a.shape[-1],)), axis=-2)
+
+def _gauss_jordan(a, b):
+    """Solve a x = b for matrices b by elimination with partial pivoting."""
+    n = a.shape[-1]
+    m = concatenate([a, b], axis=-1)
+    for k in range(n):
+        p = argmax(abs(m[..., k:, k]), axis=-1) + k
+        m = _swap_rows(m, k, p)
+        row = m[..., k, :] / m[..., k, k][..., None]
+        col = m[..., :, k]
+        m = m - col[..., :, None] * row[..., None, :]
+        m = m.at[..., k, :].set(row)
+    return m[..., :, n:]
+
+def solve(a, b):
+    """x with a @ x = b (b a vector or a matrix, with a's batch)."""
+    a = _square(a, "solve")
+    b = asarray(b).astype(a.dtype)
+    if b.ndim == a.ndim - 1:
+        return _gauss_jordan(a, b[..., None])[..., 0]
+    if b.ndim != a.ndim or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: a has shape {a.shape} but b has shape {b.shape}")
+    return _gauss_jordan(a, b)
+
+def inv(a):
+    """The inverse matrix."""
+    a = _square(a, "inv")
+    eye_b = broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return _gauss_jordan(a, eye_b)
+
+def _lu(a):
+    """(packed LU factors, sign of the row permutation), partial pivoting."""
+    n = a.shape[-1]
+    parity = ones(a.shape[:-2], a.dtype)
+    for k in range(n):
+        p = argmax(abs(a[..., k:, k]), axis=-1) + k
+        a = _swap_rows(a, k, p)
+        parity = where(p != k, -parity, parity)
+        if k + 1 < n:
+            f = a[..., k + 1:, k] / a[..., k, k][..., None]
+            a = a.at[..., k + 1:, k + 1:].add(-f[..., :, None] * a[..., k, None, k + 1:])
+            a = a.at[..., k + 1:, k].set(f)
+    return a, parity
+
+def det(a):
+    """The determinant."""
+    lu, parity = _lu(_square(a, "det"))
+    return parity * prod(einsum("...ii->...i", lu), axis=-1)
+
+def slogdet(a):
+    """(sign, log|det|) of the determinant."""
+    lu, parity = _lu(_square(a, "slogdet"))
+    d = einsum("...ii->...i", lu)
+    return parity * prod(sign(d), axis=-1), sum(log(abs(d)), axis=-1)
+
+def cholesky(a, upper=False):
+    """Lower-triangular L with L @ L.T = a (a symmetric positive definite)."""
+    a = _square(a, "cholesky")
+    n = a.shape[-1]
+    l = zeros_like(a)
+    for j in range(n):
+        s = a[..., j:, j] - sum(l[..., j:, :j] * l[..., j, None, :j], axis=-1)
+        d = sqrt(s[..., 0])
+        col = concatenate([d[..., None], s[..., 1:] / d[..., None]], axis=-1)
+        l = l.at[..., j:, j].set(col)
+    return swapaxes(l, -1, -2) if upper else l
+
+def _jacobi_eigh(a, sweeps):
+    """Eigenvalues and eigenvectors of symmetric a by cyclic Jacobi rotations."""
+    n = a.shape[-1]
+    v = broadcast_to(eye(n, dtype=a.dtype), a.shape)
+    for _ in range(sweeps):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = a[..., p, q]
+                app = a[..., p, p]
+                aqq = a[..., q, q]
+                zero = apq == 0
+                theta = (aqq - app) / where(zero, 1.0, 2 * apq)
+                t = where(theta >= 0, 1.0, -1.0) / (abs(theta) + sqrt(theta * theta + 1))
+                t = where(zero, 0.0, t)
+                c = 1 / sqrt(t * t + 1)
+                s = t * c
+                ap, aq = a[..., :, p], a[..., :, q]
+                a = a.at[..., :, p].set(c[..., None] * ap - s[..., None] * aq)
+                a = a.at[..., :, q].set(s[..., None] * ap + c[..., None] * aq)
+                ap, aq = a[..., p, :], a[..., q, :]
+                a = a.at[..., p, :].set(c[..., None] * ap - s[..., None] * aq)
+                a = a.at[..., q, :].set(s[..., None] * ap + c[..., None] * aq)
+                vp, vq = v[..., :, p], v[..., :, q]
+                v = v.at[..., :, p].set(c[..., None] * vp - s[..., None] * vq)
+                v = v.at[..., :, q].set(s[..., None] * vp + c[..., None] * vq)
+    return einsum("...ii->...i", a), v
+
+def eigh(a, UPLO="L", symmetrize_input=True):
+    """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix."""
+    a = _square(a, "eigh")
+    dtype = a.dtype
+    x = a.astype(float64)
+    if symmetrize_input:
+        x = (x + swapaxes(x, -1, -2)) / 2
+    n = a.shape[-1]
+    w, v = _jacobi_eigh(x, 6 + n // 4)
+    order = argsort(w, axis=-1)
+    w = take_along_axis(w, order, axis=-1)
+    v = take_along_axis(v, broadcast_to(order[..., None, :], v.shape), axis=-1)
+    return w.astype(dtype), v.astype(dtype)
+
+def eigvalsh(a, UPLO="L", symmetrize_input=True):
+    """The eigenvalues of a symmetric matrix, ascending."""
+    return eigh(a, UPLO, symmetrize_input)[0]
+
+def _complete_basis(u, m):
+    """u's orthonormal columns extended to an m x m orthogonal matrix (Gram-Schmidt on the identity)."""
+    cols = [u[..., :, i] for i in range(u.shape[-1])]
+    e = eye(m, dtype=u.dtype)
+    for i in range(m):
+        if len(cols) == m:
+            break
+        c = broadcast_to(e[:, i], u.shape[:-2] + (m,))
+        for b in cols:
+            c = c - sum(c * b, axis=-1, keepdims=True) * b
+        nrm = sqrt(sum(c * c, axis=-1, keepdims=True))
+        if bool(all(nrm > 1e-6)):
+            cols.append(c / nrm)
+    return stack(cols, axis=-1)
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """(U, s, Vh) with a = U @ diag(s) @ Vh, s descending (s alone if not compute_uv)."""
+    a = asarray(a)
+    if a.ndim < 2:
+        raise ValueError(f"svd: expected a matrix (or a batch of them), got shape {a.shape}")
+    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    x = a.astype(float64)
+    m, n = x.shape[-2], x.shape[-1]
+    wide = m < n
+    if wide:
+        x = swapaxes(x, -1, -2)
+        m, n = n, m
+    w, v = _jacobi_eigh(swapaxes(x, -1, -2) @ x, 8 + n // 4)
+    order = argsort(-w, axis=-1)
+    w = take_along_axis(w, order, axis=-1)
+    v = take_along_axis(v, broadcast_to(order[..., None, :], v.shape), axis=-1)
+    s = sqrt(maximum(w, 0.0))
+    if not compute_uv:
+        return s.astype(dtype)
+    u = (x @ v) / where(s > 0, s, 1.0)[..., None, :]
+    if full_matrices:
+        u = _complete_basis(u, m)
+    if wide:
+        u, v = v, u
+    return u.astype(dtype), s.astype(dtype), swapaxes(v, -1, -2).astype(dtype)
+
+def qr(a, mode="reduced"):
+    """(Q, R) with a = Q @ R, Q orthonormal columns, R upper triangular (Householder)."""
+    a = asarray(a)
+    if a.ndim < 2:
+        raise ValueError(f"qr: expected a matrix (or a batch of them), got shape {a.shape}")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got '{mode}'")
+    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    r = a.astype(float64)
+    m, n = r.shape[-2], r.shape[-1]
+    q = broadcast_to(eye(m, dtype=float64), r.shape[:-2] + (m, m))
+    for k in range(min(m - 1, n)):
+        x = r[..., k:, k]
+        nx = sqrt(sum(x * x, axis=-1))
+        alpha = where(x[..., 0] >= 0, -nx, nx)
+        u = x.at[..., 0].add(-alpha)
+        nu = sqrt(sum(u * u, axis=-1, keepdims=True))
+        u = u / where(nu > 0, nu, 1.0)
+        r = r.at[..., k:, :].add(-2 * u[..., :, None] * sum(u[..., :, None] * r[..., k:, :], axis=-2, keepdims=True))
+        q = q.at[..., :, k:].add(-2 * sum(q[..., :, k:] * u[..., None, :], axis=-1, keepdims=True) * u[..., None, :])
+    k = min(m, n)
+    if mode == "r":
+        return (r if m <= n else r[..., :k, :]).astype(dtype)
+    if mode == "reduced":
+        q, r = q[..., :, :k], r[..., :k, :]
+    return q.astype(dtype), triu(r).astype(dtype)
+
+def _eps(dtype):
+    return 2.220446049250313e-16 if dtype == float64 else 1.1920928955078125e-07
+
+def pinv(a, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse, from the SVD (small singular values dropped)."""
+    a = asarray(a)
+    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    u, s, vh = svd(a, full_matrices=False)
+    m, n = a.shape[-2], a.shape[-1]
+    rtol = 10 * _max2(m, n) * _eps(dtype) if rtol is None else rtol
+    cutoff = rtol * max(s, axis=-1, keepdims=True)
+    sinv = where(s > cutoff, 1 / where(s > cutoff, s, 1.0), 0.0)
+    return (swapaxes(vh, -1, -2) * sinv[..., None, :]) @ swapaxes(u, -1, -2)
+
+def matrix_rank(a, rtol=None, tol=None):
+    """The number of singular values above the tolerance."""
+    a = asarray(a)
+    s = svd(a, compute_uv=False)
+    if tol is None:
+        m, n = a.shape[-2], a.shape[-1]
+        r = _max2(m, n) * _eps(s.dtype) if rtol is None else rtol
+        tol = r * max(s, axis=-1, keepdims=True)
+    return sum(s > tol, axis=-1).astype(int32)
+
+def lstsq(a, b, rcond=None, numpy_resid=False):
+    """(x, residuals, rank, s): the least-squares solution of a @ x = b."""
+    a = asarray(a)
+    b = asarray(b).astype(a.dtype)
+    m, n = a.shape[-2], a.shape[-1]
+    u, s, vh = svd(a, full_matrices=False)
+    rcond = _eps(s.dtype) * _max2(m, n) if rcond is None else rcond
+    keep = s > rcond * max(s)
+    rank = sum(keep).astype(int32)
+    sinv = where(keep, 1 / where(keep, s, 1.0), 0.0)
+    bm = b[:, None] if b.ndim == 1 else b
+    x = swapaxes(vh, -1, -2) @ (sinv[:, None] * (swapaxes(u, -1, -2) @ bm))
+    r = bm - a @ x
+    resid = sum(r * r, axis=0)
+    if b.ndim == 1:
+        x, resid = x[:, 0], resid
+    if int(rank) < n or m <= n:
+        resid = zeros((0,), a.dtype)
+    return x, resid, rank, s
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector norms (ord None/2, 1, inf, -inf, 0, p) and, over two axes, matrix
+    norms (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf)."""
+    x = asarray(x)
+    if x.dtype not in (float32, float64):
+        x = x.astype(float32)
+    if axis is None and (ord is None or x.ndim == 1):
+        if ord is None:
+            out = sqrt(sum(x * x))
+            return reshape(out, (1,) * x.ndim) if keepdims else out
+        axis = (0,)
+    if axis is None:
+        axis = (x.ndim - 2, x.ndim - 1)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(axes) == 1:
+        ax = axes[0]
+        if ord is None or ord == 2:
+            return sqrt(sum(x * x, axis=ax, keepdims=keepdims))
+        if ord == inf:
+            return max(abs(x), axis=ax, keepdims=keepdims)
+        if ord == -inf:
+            return min(abs(x), axis=ax, keepdims=keepdims)
+        if ord == 0:
+            return sum(x != 0, axis=ax, keepdims=keepdims).astype(x.dtype)
+        if ord == 1:
+            return sum(abs(x), axis=ax, keepdims=keepdims)
+        return sum(abs(x) ** ord, axis=ax, keepdims=keepdims) ** (1.0 / ord)
+    if len(axes) != 2:
+        raise ValueError(f"norm: axis must be an int or a pair of ints, got {axis}")
+    r, c = _axis(axes[0], x.ndim), _axis(axes[1], x.ndim)
+    if ord is None or ord == "fro":
+        return sqrt(sum(x * x, axis=(r, c), keepdims=keepdims))
+    if ord in (1, -1):
+        s = sum(abs(x), axis=r, keepdims=True)
+        out = max(s, axis=c, keepdims=True) if ord == 1 else min(s, axis=c, keepdims=True)
+    elif ord in (inf, -inf):
+        s = sum(abs(x), axis=c, keepdims=True)
+        out = max(s, axis=r, keepdims=True) if ord == inf else min(s, axis=r, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        m = moveaxis(moveaxis(x, r, -1), c if c > r else c + 1, -1) if (r, c) != (x.ndim - 2, x.ndim - 1) else x
+        s = svd(m, compute_uv=False)
+        out = max(s, axis=-1) if ord == 2 else (min(s, axis=-1) if ord == -2 else sum(s, axis=-1))
+        return reshape(out, out.shape + (1, 1)) if keepdims else out
+    else:
+        raise ValueError(f"norm: invalid norm order {ord} for matrices")
+    return out if keepdims else squeeze(out, axis=(r, c))
+
+# ---------------------------------------------------------------------------
+# jax.tree_util
+
+def tree_reduce(function, tree, *initializer, is_leaf=None):
+    """function folded over the leaves, left to right (starting from initializer if given)."""
+    xs = tree_leaves(tree, is_leaf=is_leaf)
+    if len(initializer) > 1:
+        raise TypeError("tree_reduce takes at most one initializer")
+    if len(initializer) == 1:
+        acc = initializer[0]
+    elif len(xs) == 0:
+        raise TypeError("tree_reduce() of an empty tree with no initializer")
+    else:
+        acc = xs[0]
+        xs = xs[1:]
+    for x in xs:
+        acc = function(acc, x)
+    return acc
+
+def tree_all(tree, is_leaf=None):
+    """True if every leaf is truthy."""
+    for x in tree_leaves(tree, is_leaf=is_leaf):
+        if not x:
+            return False
+    return True
+
+def tree_any(tree, is_leaf=None):
+    """True if some leaf is truthy."""
+    for x in tree_leaves(tree, is_leaf=is_leaf):
+        if x:
+            return True
+    return False
+
+# ---------------------------------------------------------------------------
+# numpy.testing: AssertionError with NumPy's kind of message on a mismatch.
+
+def _mismatch(header, x, y, bad, extra=""):
+    n = size(bad)
+    k = int(sum(bad))
+    pct = 100 * k / n if n else 0
+    msg = f"\n{header}\n\nMismatched elements: {k} / {n} ({pct:.3g}%)\n{extra} ACTUAL: {repr(x)}\n DESIRED: {repr(y)}"
+    assert False, msg
+
+def assert_allclose(actual, desired, rtol=1e-07, atol=0, equal_nan=True, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless |actual - desired| <= atol + rtol * |desired| everywhere."""
+    x, y = asarray(actual), asarray(desired)
+    if strict and x.shape != y.shape:
+        assert False, f"\nNot equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)"
+    if not _broadcastable(x.shape, y.shape):
+        assert False, f"\nNot equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)"
+    d = abs(x - y)
+    ok = d <= atol + rtol * abs(y)
+    if equal_nan:
+        ok = ok | (isnan(x) & isnan(y))
+    ok = ok | (x == y)
+    if not bool(all(ok)):
+        bad = ~ok
+        worst = max(where(bad, d, 0))
+        rel = max(where(bad, d / where(y == 0, 1, abs(y)), 0))
+        _mismatch(f"Not equal to tolerance rtol={rtol:g}, atol={atol:g}\n{err_msg}", x, y, bad, f"Max absolute difference among violations: {float(worst):.8g}\nMax relative difference among violations: {float(rel):.8g}\n")
+
+def assert_array_equal(actual, desired, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless the arrays have the same shape and elements."""
+    x, y = asarray(actual), asarray(desired)
+    if not _broadcastable(x.shape, y.shape) or (strict and x.shape != y.shape):
+        assert False, f"\nArrays are not equal\n{err_msg}\n(shapes {x.shape}, {y.shape} mismatch)\n ACTUAL: {repr(x)}\n DESIRED: {repr(y)}"
+    ok = (x == y) | (isnan(x) & isnan(y))
+    if not bool(all(ok)):
+        _mismatch(f"Arrays are not equal\n{err_msg}", x, y, ~ok)
+
+def assert_equal(actual, desired, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless actual equals desired (arrays elementwise)."""
+    if isinstance(actual, (list, tuple, dict)) or isinstance(desired, (list, tuple, dict)):
+        assert actual == desired, f"\nItems are not equal:\n{err_msg}\n ACTUAL: {actual}\n DESIRED: {desired}"
+        return None
+    assert_array_equal(actual, desired, err_msg)
+
+def assert_almost_equal(actual, desired, decimal=7, err_msg="", verbose=True):
+    """Raise AssertionError unless |desired - actual| < 1.5 * 10**(-decimal) everywhere."""
+    x, y = asarray(actual), asarray(desired)
+    ok = abs(y - x) < 1.5 * 10.0 ** (-decimal)
+    if not bool(all(ok)):
+        _mismatch(f"Arrays are not almost equal to {decimal} decimals\n{err_msg}", x, y, ~ok)
+
+def assert_array_almost_equal(x, y, decimal=6, err_msg="", verbose=True):
+    """The same as assert_almost_equal, for arrays."""
+    assert_almost_equal(x, y, decimal, err_msg)

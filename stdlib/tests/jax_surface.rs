@@ -1,0 +1,327 @@
+//! The NumPy / JAX function surface: `x.at[...]` updates, jax.numpy
+//! functions, linalg, jax.lax, jax.nn (activations, initializers), jax.random
+//! samplers, pytrees (structures, paths, is_leaf, transpose) and NumPy's
+//! legacy random stream. Expected texts are what JAX 0.10 / NumPy 2.4 print
+//! for the same programs (checked against them; the NumPy stream also
+//! differentially when a Python with numpy is at hand).
+
+use arr_testkit::check_output as check;
+use expect_test::expect;
+
+#[test]
+fn at_updates() {
+    check(
+        r#"
+board = zeros((3, 4), dtype=int32)
+board = board.at[0, 1].set(5)
+board = board.at[1].add(2)
+board = board.at[:, 3].set(array([7, 8, 9]))
+print(board.at[1, 1:].mul(3)[1], board.at[:, 0].min(1)[:, 0], board.at[0].max(6)[0])
+labels = array([2, 0, 2, 3, 2, 0])
+w = array([0.5, 1.0, 0.25, 2.0, 0.25, 1.0])
+print(zeros(5, dtype=int32).at[labels].add(1), full(4, 9.0).at[labels].min(w))
+print(ones(4).at[labels].multiply(2.0), full(4, 8.0).at[labels].divide(2.0))
+print(arange(5).at[array([1, 7, -1])].set(50, mode="drop"), arange(5).at[array([1, 7])].set(50, mode="clip"))
+print(arange(5.0).at[array([0, 9])].get(mode="fill", fill_value=-1.0), arange(3).at[1:].apply(lambda v: v * 10))
+print(jit(lambda b, i, v: b.at[i + arange(2)].set(v))(zeros(5), 2, array([1.0, 2.0])))
+print(grad(lambda x: sum(x.at[0].set(0.0).at[1:].mul(2.0) ** 2))(array([3.0, 1.0, -2.0])))
+print(vmap(lambda row, i: row.at[i].set(-1.0))(ones((2, 3)), arange(2)))
+"#,
+        expect![[r#"
+            [ 2  6  6 24] [0 1 0] [6 6 6 7]
+            [2 0 3 1 0] [1.   9.   0.25 2.  ]
+            [4. 1. 8. 2.] [2. 8. 1. 4.]
+            [ 0 50  2  3 50] [ 0 50  2  3 50]
+            [ 0. -1.] [ 0 10 20]
+            [0. 0. 1. 2. 0.]
+            [  0.   8. -16.]
+            [[-1.  1.  1.]
+             [ 1. -1.  1.]]
+        "#]],
+    );
+}
+
+#[test]
+fn at_errors_name_the_problem() {
+    check(
+        r#"x = arange(4.0)
+x.at[0].set(1.0, mode="wrap")
+"#,
+        expect![[r#"
+            ValueError: at[...].set: mode must be 'clip', 'drop', 'fill' or 'promise_in_bounds', got 'wrap' at test.arr:2:1
+              |
+            2 | x.at[0].set(1.0, mode="wrap")
+              | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        "arange(4.0).at[1:3].set(ones(3))\n",
+        expect![[r#"
+            ShapeError: at[...]: cannot update a selection of shape [2] of f32[4] with f32[3] at test.arr:1:1
+              |
+            1 | arange(4.0).at[1:3].set(ones(3))
+              | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_functions() {
+    check(
+        r#"
+sig = array([1.0, 2.0, 3.0, 4.0])
+print(pad(sig, 2, mode="reflect"), pad(sig, (0, 3), mode="symmetric"), pad(sig, 2, mode="wrap"))
+print(pad(arange(6).reshape(2, 3), 1, mode="edge")[0], pad(sig, (2, 1), mode="linear_ramp", end_values=(0.0, 10.0)))
+y = array([1, 4, 9, 16, 25])
+print(diff(y), diff(y, n=2), diff(y, prepend=0), ediff1d(y))
+gx, gy = meshgrid(arange(3), arange(2))
+print(gx.shape, gy[1], meshgrid(arange(3), arange(2), indexing="ij")[0].shape)
+data = array([0.5, 1.5, 1.7, 2.2, 3.9, 4.0, 0.1, 2.5])
+print(histogram(data, bins=4, range=(0.0, 4.0)), bincount(array([0, 1, 1, 3]), length=5))
+print(searchsorted(array([0.0, 1.0, 2.0]), array([-1.0, 1.0, 5.0]), side="right"), interp(array([-1.0, 0.5, 2.0]), array([0.0, 1.0, 3.0]), array([10.0, 20.0, 0.0])))
+x = linspace(-2.0, 2.0, 5)
+print(piecewise(x, [x < 0], [0.0, lambda v: v * 10]), select([x < -1, x < 1], [zeros_like(x), ones_like(x)], default=2.0))
+print(where(x > 0.5), where(x > 0.5, size=3, fill_value=-1)[0], argwhere(array([[0, 3], [4, 0]])))
+print(unique(array([3, 1, 3, 2, 1]), return_counts=True), jit(lambda v: unique(v, size=4, fill_value=-1))(array([3, 1, 3, 3])))
+print(median(array([3.0, 1.0, 2.0, 8.0])), percentile(arange(5.0), 30), quantile(arange(6.0).reshape(2, 3), array([0.5, 1.0]), axis=1))
+print(tensordot(arange(6.0).reshape(2, 3), arange(6.0).reshape(3, 2), axes=1), kron(eye(2), array([[1, 2]])), cross(array([1.0, 0.0, 0.0]), array([0.0, 1.0, 0.0])))
+sq = array([[1.0, 2.0], [3.0, 4.0]])
+print(einsum("ii", sq), einsum("ii->i", sq), einsum("...ij,...jk->...ik", ones((2, 1, 2, 2)), sq).shape, einsum(sq, [0, 1], sq, [1, 2], [0, 2])[1])
+print(argsort(array([2.0, 1.0, 2.0, 0.5]), descending=True), lexsort((arange(4), array([2.0, 1.0, 2.0, 0.5]))), top_k(array([2.0, 1.0, 2.0, 0.5]), 2))
+print(round(array([1.23456, 2.5]), decimals=2), array_equal(sq, sq), array_equal(sq, ones(3)), copy(sq) is sq)
+"#,
+        expect![[r#"
+            [3. 2. 1. 2. 3. 4. 3. 2.] [1. 2. 3. 4. 4. 3. 2.] [3. 4. 1. 2. 3. 4. 1. 2.]
+            [0 0 1 2 2] [ 0.   0.5  1.   2.   3.   4.  10. ]
+            [3 5 7 9] [2 2 2] [1 3 5 7 9] [3 5 7 9]
+            (2, 3) [1 1 1] (3, 2)
+            (Array([2., 2., 2., 2.], dtype=float32), Array([0., 1., 2., 3., 4.], dtype=float32)) [1 2 0 1 0]
+            [0 2 3] [10. 15. 10.]
+            [ 0.  0.  0. 10. 20.] [0. 1. 1. 2. 2.]
+            (Array([3, 4], dtype=int32),) [ 3  4 -1] [[0 1]
+             [1 0]]
+            (Array([1, 2, 3], dtype=int32), Array([2, 1, 2], dtype=int32)) [ 1  3 -1 -1]
+            2.5 1.2 [[1. 4.]
+             [2. 5.]]
+            [[10. 13.]
+             [28. 40.]] [[1. 2. 0. 0.]
+             [0. 0. 1. 2.]] [0. 0. 1.]
+            5.0 [1. 4.] (2, 1, 2, 2) [15. 22.]
+            [0 2 1 3] [3 1 0 2] [Array([2., 2.], dtype=float32), Array([0, 2], dtype=int32)]
+            [1.23 2.5 ] True False False
+        "#]],
+    );
+}
+
+#[test]
+fn linalg() {
+    check(
+        r#"
+A = array([[4.0, 2.0, 0.6], [2.0, 5.0, 1.0], [0.6, 1.0, 3.0]])
+b = array([1.0, -2.0, 0.5])
+print(round(cholesky(A), 5))
+print(round(inv(A), 5), round(solve(A, b), 5))
+print(round(det(A), 4), round(slogdet(A)[1], 5), matrix_rank(A), round(det(stack([A, 2 * A])), 3))
+print(round(grad(det)(A), 4))
+w, V = eigh(array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]))
+print(round(w, 5), round(abs(V[:, 0]), 5))
+M = array([[3.0, 1.0], [1.0, 3.0], [0.0, 2.0]])
+U, s, Vt = svd(M, full_matrices=False)
+print(U.shape, Vt.shape, round(s, 5), allclose((U * s) @ Vt, M, atol=1e-5), svd(M)[0].shape)
+Q, R = qr(M)
+print(Q.shape, R.shape, allclose(Q @ R, M, atol=1e-5), round(abs(diag(R)), 5), qr(M, mode="complete")[0].shape)
+print(round(pinv(M) @ M, 5), round(lstsq(M, array([1.0, 2.0, 3.0]))[0], 5))
+print(norm(array([3.0, -4.0])), norm(array([3.0, -4.0]), ord=1), round(norm(A, ord=2), 4), round(norm(A, axis=0), 5))
+"#,
+        expect![[r#"
+            [[2.      0.      0.     ]
+             [1.      2.      0.     ]
+             [0.3     0.35    1.66958]]
+            [[ 0.3139  -0.12108 -0.02242]
+             [-0.12108  0.26099 -0.06278]
+             [-0.02242 -0.06278  0.35874]] [ 0.54484 -0.67444  0.28251]
+            44.6 3.79773 3 [ 44.6 356.8]
+            [[14.   -5.4  -1.  ]
+             [-5.4  11.64 -2.8 ]
+             [-1.   -2.8  16.  ]]
+            [1.26795 3.      4.73205] [0.78868 0.57735 0.21132]
+            (3, 2) (2, 2) [4.28072 2.38232] True (3, 3)
+            (3, 2) (2, 2) True [3.16228 3.2249 ] (3, 3)
+            [[ 1.  0.]
+             [-0.  1.]] [-0.07692  0.96154]
+            5.0 7.0 6.905 [4.51221 5.47723 3.2187 ]
+        "#]],
+    );
+}
+
+#[test]
+fn lax_functions() {
+    check(
+        r#"
+signal = arange(10.0)
+print(_lax_select(signal > 4.0, signal, -signal)[3:7], dynamic_slice(signal, (8,), (4,)), dynamic_index_in_dim(arange(12).reshape(3, 4), 2, keepdims=False))
+print(dynamic_update_slice(zeros((3, 4)), ones((2, 2)) * 7, (2, 3)).sum(axis=0), jit(lambda x, s: dynamic_slice_in_dim(x, s, 3).sum())(signal, 4))
+print(vmap(lambda s: dynamic_slice(signal, (s,), (2,)))(array([0, 5, 9])))
+x = array([0.25, 1.0, 4.0])
+print(integer_pow(x, 3), integer_pow(x, -1), grad(lambda v: integer_pow(v, 4))(2.0))
+ints = array([7, -7, 12])
+print(_lax_div(ints, 2), _lax_rem(ints, 5), reduce_max(ints, axes=(0,)), _lax_argmax(x, 0, int32))
+"#,
+        expect![[r#"
+            [-3. -4.  5.  6.] [6. 7. 8. 9.] [ 8  9 10 11]
+            [ 0.  0. 14. 14.] 15.0
+            [[0. 1.]
+             [5. 6.]
+             [8. 9.]]
+            [1.5625e-02 1.0000e+00 6.4000e+01] [4.   1.   0.25] 32.0
+            [ 3 -3  6] [ 2 -2  2] 12 2
+        "#]],
+    );
+}
+
+#[test]
+fn nn_functions() {
+    check(
+        r#"
+z = array([-3.0, -0.1, 0.0, 1.0])
+print(round(silu(z), 5), round(elu(z), 5), leaky_relu(z, negative_slope=0.1), relu6(z * 3))
+print(round(selu(z), 5), round(celu(z), 5), round(log_sigmoid(z), 5), hard_tanh(z * 2), round(glu(z), 5))
+print(vmap(grad(relu))(z), round(standardize(array([1.0, 2.0, 3.0, 4.0])), 5))
+k1, k2, k3 = random.split(random.key(0), 3)
+print(round(glorot_normal()(k1, (4, 3)), 5))
+print(round(he_uniform()(k2, (2, 2)), 5), _init_normal(stddev=0.1)(k2, (2,)), _init_constant(0.5)(k3, (2,)))
+print(round(_init_variance_scaling(2.0, "fan_in", "truncated_normal")(k3, (3, 2)), 5), _init_zeros(k1, (2,), int32).dtype)
+q = random.normal(k1, (1, 3, 2, 4))
+out = dot_product_attention(q, q, q, is_causal=True)
+print(out.shape, allclose(out[0, 0], q[0, 0], atol=1e-6))
+"#,
+        expect![[r#"
+            [-0.14228 -0.0475   0.       0.73106] [-0.95021 -0.09516  0.       1.     ] [-0.3  -0.01  0.    1.  ] [0. 0. 0. 3.]
+            [-1.67057 -0.16731  0.       1.0507 ] [-0.95021 -0.09516  0.       1.     ] [-3.04859 -0.7444  -0.69315 -0.31326] [-1.  -0.2  0.   1. ] [-1.5     -0.07311]
+            [0. 0. 0. 1.] [-1.34164 -0.44721  0.44721  1.34164]
+            [[ 0.57203 -0.51834 -0.43   ]
+             [-0.66201 -0.49887  0.33968]
+             [ 0.41633 -0.58379  0.90205]
+             [-0.99527 -0.72329  0.07747]]
+            [[-1.70678 -1.65968]
+             [ 0.28207 -0.47861]] [-0.24424557 -0.20356806] [0.5 0.5]
+            [[ 1.1101   1.15615]
+             [-0.36198 -0.67721]
+             [ 0.33677  0.01674]] int32
+            (1, 3, 2, 4) True
+        "#]],
+    );
+}
+
+#[test]
+fn random_samplers() {
+    check(
+        r#"
+k1, k2, k3, k4, k5 = random.split(random.key(7), 5)
+print(random.categorical(k1, log(array([0.1, 0.6, 0.3])), shape=(8,)), random.categorical(k2, array([[0.0, 5.0], [5.0, 0.0]])))
+items = array([10, 20, 30, 40, 50])
+print(random.choice(k3, items, (4,), p=array([0.1, 0.1, 0.1, 0.1, 0.6])), random.choice(k3, items, (3,), replace=False))
+print(random.permutation(k5, arange(12).reshape(4, 3), axis=1, independent=True))
+print(random.exponential(k2, (3,)), random.gumbel(k3, (2,)), random.laplace(k4, (2,)), random.logistic(k4, (2,)))
+print(random.truncated_normal(k4, -1.0, 1.0, (3,)), random.rademacher(k1, (5,)), random.key_data(random.key(42)))
+"#,
+        expect![[r#"
+            [1 1 2 2 2 1 1 2] [1 0]
+            [50 50 50 10] [50 40 30]
+            [[ 1  0  2]
+             [ 5  4  3]
+             [ 8  7  6]
+             [10  9 11]]
+            [1.1243412  1.7497144  0.50085336] [-0.45735464 -0.30238834] [0.77074504 0.45716026] [-1.2007935  -0.76972127]
+            [-0.477271  -0.3192898  0.5218045] [-1 -1  1  1 -1] [ 0 42]
+        "#]],
+    );
+}
+
+#[test]
+fn pytrees() {
+    check(
+        r#"
+config = {"zeta": 3, "alpha": 1.5, "mid": {"k": 5, "b": (6, 7)}}
+leaves, treedef = tree_flatten(config)
+print(leaves, treedef, treedef.num_leaves, treedef.num_nodes)
+print(tree_unflatten(treedef, [x * 10 for x in leaves]), list(tree_map(lambda x: x, config)))
+print(tree_structure(config) == treedef, tree_structure([1, 2]) == treedef, treedef.unflatten(range(5))["zeta"])
+points = [(1.0, 2.0), (3.0, 4.0)]
+print(tree_leaves(points, is_leaf=lambda n: isinstance(n, tuple)), tree_leaves({"x": None, "y": 1}, is_leaf=lambda v: v is None))
+print(tree_map(lambda p, q: p + q[0], [1, 2], [(10, 0), (20, 0)]))
+flat, _ = tree_flatten_with_path({"enc": {"w": 1, "b": 2}, "heads": [3]})
+print(flat, [keystr(p) for p, _ in flat], keystr(flat[0][0], simple=True, separator="/"), flat[2][0][1].idx)
+print(tree_map_with_path(lambda p, v: keystr(p), {"a": [0, 0]}))
+records = [{"loss": 0.5, "acc": 0.8}, {"loss": 0.25, "acc": 0.9}]
+print(tree_transpose(tree_structure([0, 0]), tree_structure({"loss": 0, "acc": 0}), records))
+print(tree_reduce(lambda a, b: a + b, [1, (2, 3)]), tree_reduce(lambda a, b: a * b, [2, 3], 10), tree_all([True, (False,)]), tree_all({}))
+tree_map(lambda a, b: a + b, {"a": 1}, {"a": 1, "b": 2})
+"#,
+        expect![[r#"
+            [1.5, 6, 7, 5, 3] PyTreeDef({'alpha': *, 'mid': {'b': (*, *), 'k': *}, 'zeta': *}) 5 8
+            {'alpha': 15.0, 'mid': {'b': (60, 70), 'k': 50}, 'zeta': 30} ['alpha', 'mid', 'zeta']
+            True False 4
+            [(1.0, 2.0), (3.0, 4.0)] [None, 1]
+            [11, 22]
+            [((DictKey(key='enc'), DictKey(key='b')), 2), ((DictKey(key='enc'), DictKey(key='w')), 1), ((DictKey(key='heads'), SequenceKey(idx=0)), 3)] ["['enc']['b']", "['enc']['w']", "['heads'][0]"] enc/b 0
+            {'a': ["['a'][0]", "['a'][1]"]}
+            {'acc': [0.8, 0.9], 'loss': [0.5, 0.25]}
+            6 60 False True
+            ValueError: tree_map: the trees have different structures: {'a': *} and {'a': *, 'b': *} at test.arr:16:1
+               |
+            16 | tree_map(lambda a, b: a + b, {"a": 1}, {"a": 1, "b": 2})
+               | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+}
+
+/// NumPy's legacy global stream, seeded: the same numbers as NumPy's.
+const LEGACY_RANDOM: &str = r#"
+_np_random.seed(0)
+print(_np_random.uniform(size=4), _np_random.normal(loc=1.0, scale=2.0, size=3), _np_random.randint(0, 10, size=5))
+_np_random.seed(42)
+print(_np_random.randn(2, 3), _np_random.rand(2), _np_random.choice(5, 3, replace=False))
+print(_np_random.permutation(10), _np_random.choice(7, size=(2, 3)), _np_random.randint(5), _np_random.random())
+print(_np_random.standard_normal(3), _np_random.randint(-5, 2**40, size=2))
+"#;
+
+#[test]
+fn numpy_legacy_random() {
+    check(
+        LEGACY_RANDOM,
+        expect![[r#"
+            [0.5488135  0.71518937 0.60276338 0.54488318] [ 4.73511598 -0.95455576  2.90017684] [8 1 6 7 7]
+            [[ 0.49671415 -0.1382643   0.64768854]
+             [ 1.52302986 -0.23415337 -0.23413696]] [0.05808361 0.86617615] [0 1 2]
+            [9 2 0 6 8 5 3 7 1 4] [[3 1 5]
+             [4 3 0]] 0 0.5247746602583891
+            [-0.53181741 -0.1174755   0.2220789 ] [1046221454138  576258013199]
+        "#]],
+    );
+}
+
+/// The same program under the real NumPy prints the same text.
+#[test]
+fn numpy_legacy_random_against_numpy() {
+    let Some(python) = arr_testkit::python_with_numpy("the legacy random differential test") else {
+        return;
+    };
+    let program = format!(
+        "import numpy as np\n{}",
+        LEGACY_RANDOM.replace("_np_random.", "np.random.")
+    );
+    let out = std::process::Command::new(python)
+        .args(["-c", &program])
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        arr_testkit::script_output(LEGACY_RANDOM),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
