@@ -306,6 +306,15 @@ impl Object for TypeName {
         Some(&self.text)
     }
 
+    /// Two values of one Python type have one type: `type(x) is type(y)`
+    /// for arrays of different shapes, as for JAX's ArrayImpl.
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<TypeName>()
+            .is_some_and(|o| o.name == self.name)
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }

@@ -46,7 +46,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
          eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
          shift_left=left_shift shift_right_logical shift_right_arithmetic population_count clz \
-         nextafter clamp convert_element_type broadcast broadcast_in_dim reshape squeeze \
+         nextafter clamp=_lax_clamp convert_element_type broadcast broadcast_in_dim reshape squeeze \
          expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
          collapse tie_in complex real imag conj with_sharding_constraint",
     ),
@@ -217,7 +217,7 @@ const NUMPY: &str = "\
     nanargmax nanargmin percentile quantile nanpercentile nanquantile count_nonzero \
     histogram histogram_bin_edges bincount interp diff ediff1d gradient trapezoid convolve \
     correlate polyval polyfit roots \
-    dot vdot inner outer matmul tensordot einsum kron cross trace \
+    dot vdot inner outer matmul tensordot einsum kron cross trace isscalar \
     abs absolute fabs sign negative positive add subtract multiply divide true_divide \
     floor_divide mod remainder fmod divmod power float_power square sqrt cbrt reciprocal \
     exp exp2 expm1 log log2 log10 log1p logaddexp logaddexp2 sin cos tan arcsin arccos \

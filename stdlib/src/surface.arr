@@ -1438,3 +1438,43 @@ def assert_almost_equal(actual, desired, decimal=7, err_msg="", verbose=True):
 def assert_array_almost_equal(x, y, decimal=6, err_msg="", verbose=True):
     """The same as assert_almost_equal, for arrays."""
     assert_almost_equal(x, y, decimal, err_msg)
+
+# ---------------------------------------------------------------------------
+# More of jax.numpy and jax.lax
+
+def convolve(a, v, mode="full"):
+    """The discrete linear convolution of 1-d a and v (mode 'full', 'same' or 'valid'), as jnp.convolve."""
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError(f"convolve: a and v must be 1-d, got shapes {a.shape} and {v.shape}")
+    n, m = a.shape[0], v.shape[0]
+    if n == 0 or m == 0:
+        raise ValueError("convolve: empty input")
+    if n < m:
+        a, v, n, m = v, a, m, n
+    full = n + m - 1
+    padded = pad(a, (m - 1, m - 1))
+    rows = stack([padded[k:k + full] for k in range(m)])
+    out = (flip(v)[:, None] * rows).sum(axis=0)
+    if mode == "full":
+        return out
+    if mode == "same":
+        start = (m - 1) // 2
+        return out[start:start + n]
+    if mode == "valid":
+        return out[m - 1:n]
+    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+def correlate(a, v, mode="valid"):
+    """The cross-correlation of 1-d a and v, as jnp.correlate."""
+    return convolve(a, flip(asarray(v)), mode)
+
+def isscalar(x):
+    """Whether x is a Python number or a 0-d array, as jnp.isscalar."""
+    if isinstance(x, (int, float, bool)):
+        return True
+    return isinstance(x, asarray) and x.ndim == 0
+
+def _lax_clamp(lo, x, hi):
+    """x clipped to [lo, hi], as jax.lax.clamp (note the argument order)."""
+    return minimum(maximum(x, lo), hi)

@@ -373,7 +373,11 @@ impl TreeDef {
     }
     fn num_nodes(&self) -> usize {
         fn count(v: &Value) -> usize {
-            1 + children(v).unwrap_or_default().iter().map(count).sum::<usize>()
+            1 + children(v)
+                .unwrap_or_default()
+                .iter()
+                .map(count)
+                .sum::<usize>()
         }
         count(&self.skeleton)
     }

@@ -554,7 +554,9 @@ pub fn compare_op(op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
                 (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
                 (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(x, y),
                 (Value::Instance(_), _) | (_, Value::Instance(_)) => false,
-                (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y),
+                (Value::Object(x), Value::Object(y)) => {
+                    Rc::ptr_eq(x, y) || (x.type_name() == "type" && x.equals(y.as_ref().as_ref()))
+                }
                 // One array object, not one buffer: `x.copy() is x` is False.
                 (
                     Value::Array(crate::tensor::Tensor::Concrete(x)),

@@ -269,8 +269,8 @@ impl Interp {
         };
         let loc = |f: &Frame| f.loc(context.span);
         let mgr = self.eval(context, f)?;
-        let method = |interp: &Self, name: &str| {
-            interp.get_attr(&mgr, name).map_err(|_| {
+        let method = |interp: &mut Self, name: &str| {
+            interp.attr(&mgr, name).map_err(|_| {
                 Error::type_error(format!(
                     "'{}' object does not support the context manager protocol (missing {name})",
                     mgr.type_name()
