@@ -49,6 +49,11 @@ pub enum Value {
 pub trait Object: std::fmt::Debug {
     fn type_name(&self) -> &'static str;
     fn repr(&self) -> String;
+    /// `==` with another object (only reached for two objects that are not
+    /// the same one): by value for the types that define it, else False.
+    fn equals(&self, _other: &dyn Object) -> bool {
+        false
+    }
     /// `obj.name`, if the type has that attribute: read from the type's
     /// property table (`eval::attr::property`).
     fn attr(&self, _name: &str) -> Option<Value> {

@@ -19,6 +19,7 @@ mod random;
 mod reduce;
 mod shape;
 mod sharded_jit;
+mod sharding_api;
 mod table;
 mod transforms;
 mod tree;
@@ -136,6 +137,7 @@ pub fn register_all(interp: &mut Interp) {
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);
+    sharding_api::register(&mut r);
     distributed::register(&mut r);
     device::register(&mut r);
     table::register(&mut r);

@@ -341,6 +341,7 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
         (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => Rc::ptr_eq(x, y) || x.equals(&***y),
         (Value::Array(x), Value::Array(y)) => x.same(y),
         _ if is_number(a) && is_number(b) => a.as_f64() == b.as_f64(),
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) => {
