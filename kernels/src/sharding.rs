@@ -38,7 +38,8 @@ pub struct Mesh {
     pub axis_names: Vec<Arc<str>>,
     /// Device ids, row-major over `shape`.
     pub devices: Vec<usize>,
-    /// One per axis; `Explicit` unless the mesh was made with others.
+    /// One per axis; `Auto` (layouts left to the compiler) unless the mesh
+    /// was made with others.
     pub axis_types: Vec<AxisType>,
 }
 
@@ -72,7 +73,7 @@ impl Mesh {
             ));
         }
         Ok(Mesh {
-            axis_types: vec![AxisType::Explicit; shape.len()],
+            axis_types: vec![AxisType::Auto; shape.len()],
             shape,
             axis_names,
             devices,

@@ -18,7 +18,7 @@ use crate::args::*;
 use crate::transforms::{func_name, map_args, out_dims, vmap_call, MapSpec};
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
-use arr_kernels::sharding::{self, AxisType, Mesh};
+use arr_kernels::sharding::{self, Mesh};
 use arr_kernels::{devices, process, Array, DType, ReduceOp};
 use arr_runtime::display::sharding::{human_bytes, MeshText, PlacementText};
 use arr_runtime::jit;
@@ -1099,10 +1099,7 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             }
             // arr's own meshes leave layouts to the compiler (JAX's Auto
             // axes): differently laid out operands meet without an error.
-            let n = shape.len();
-            let m = Mesh::new(shape, names, devs)
-                .and_then(|m| m.with_axis_types(vec![AxisType::Auto; n]))
-                .map_err(Error::value_error)?;
+            let m = Mesh::new(shape, names, devs).map_err(Error::value_error)?;
             Ok(Value::object(MeshValue(Arc::new(m))))
         },
     );
@@ -1287,7 +1284,11 @@ fn put(x: &Value, s: &Value) -> Result<Value> {
         (Value::Dict(sd), Value::Dict(xd)) => {
             let sd = sd.borrow();
             let mut out = arr_runtime::value::Dict::new();
-            for (k, v) in xd.borrow().iter() {
+            // Rebuilt in key order, as JAX rebuilds a dict pytree.
+            let xd = xd.borrow();
+            let mut entries: Vec<_> = xd.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in entries {
                 let s = sd.get(k).ok_or_else(|| {
                     Error::value_error(format!(
                         "device_put: no sharding for key {}",

@@ -159,6 +159,13 @@ fn out_spec(sharding: &Value, rank: usize) -> Result<Option<Spec>> {
 /// A sharding given to jit: a NamedSharding, a bare P under the context
 /// mesh, or None.
 fn one_sharding(item: &Value) -> Result<Option<ShardingValue>> {
+    if !matches!(item, Value::None | Value::Object(_)) {
+        return Err(Error::type_error(format!(
+            "sharded jit: shardings must be NamedSharding or None (or P(...) under set_mesh), \
+             not {}",
+            item.type_name()
+        )));
+    }
     Ok(arr_runtime::sharding::resolve(item, "sharded jit")?
         .map(|(mesh, spec)| ShardingValue { mesh, spec }))
 }

@@ -57,6 +57,8 @@ pub fn out_layouts(
         prim,
         mesh: &mesh,
         in_avals,
+        ins,
+        strict: !LENIENT.with(Cell::get) && crate::transform::idle(),
     };
     let one = |spec: Result<Spec>| -> Result<Layouts> { Ok(vec![Some(cx.place(spec?)?)]) };
     let unsplit = || -> Result<Layouts> {
@@ -150,6 +152,12 @@ struct Cx<'a> {
     prim: &'a Prim,
     mesh: &'a Arc<Mesh>,
     in_avals: &'a [Aval],
+    ins: &'a [Option<Arc<Placement>>],
+    /// Whether a conflict is an error: for the user's own operations on
+    /// arrays. Under a transformation (jit, grad, vmap, shard_map's body)
+    /// the rules' own operations meet layouts the user never wrote, and a
+    /// conflict leaves the dimension unsplit for the partitioner.
+    strict: bool,
 }
 
 impl Cx<'_> {
@@ -163,7 +171,7 @@ impl Cx<'_> {
                 .find(|&&a| std::mem::replace(&mut seen[a], true))
                 .copied();
             if let Some(a) = clash {
-                if self.mesh.is_explicit(a) && !LENIENT.with(Cell::get) {
+                if self.mesh.is_explicit(a) && self.strict {
                     return Err(self.conflict(format!(
                         "mesh axis '{}' would split two dimensions of the result",
                         self.mesh.axis_names[a]
@@ -182,7 +190,15 @@ impl Cx<'_> {
         let types: Vec<String> = self
             .in_avals
             .iter()
-            .map(|a| super::type_str(&a.shape, a.dtype))
+            .zip(self.ins)
+            .map(|(a, p)| {
+                crate::sharding::ArrayTypeValue {
+                    shape: a.shape.to_vec(),
+                    dtype: a.dtype,
+                    placement: p.clone(),
+                }
+                .text()
+            })
             .collect();
         Error::new(
             ErrorKind::ShardingTypeError,
@@ -216,7 +232,7 @@ impl Cx<'_> {
                     .iter()
                     .chain(&s[d])
                     .any(|&a| self.mesh.is_explicit(a));
-                if explicit && !LENIENT.with(Cell::get) {
+                if explicit && self.strict {
                     return Err(self.conflict(format!(
                         "dimension {d} is split by {} in one operand and by {} in another; \
                          reshard one of them",
@@ -235,10 +251,9 @@ impl Cx<'_> {
     /// ambiguous (a sum over devices, or a gather first?).
     fn dot(&self, dd: &arr_kernels::ops::DotDims, specs: &[Spec]) -> Result<Spec> {
         let (l, r) = (&specs[0], &specs[1]);
-        let lenient = LENIENT.with(Cell::get);
         for (&i, &j) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
             let split: Vec<usize> = l[i].iter().chain(&r[j]).copied().collect();
-            if split.iter().any(|&a| self.mesh.is_explicit(a)) && !lenient {
+            if split.iter().any(|&a| self.mesh.is_explicit(a)) && self.strict {
                 return Err(self.conflict(format!(
                     "the contracted dimension is split ({} and {}), so the result's sharding \
                      is ambiguous; give out_sharding= or reshard an operand",
