@@ -422,7 +422,7 @@ pub fn resolve(v: &Value, what: &str) -> Result<Option<(Arc<Mesh>, SpecValue)>> 
         return match v {
             Value::None => Ok(None),
             other => Err(Error::type_error(format!(
-                "{what}: expected a NamedSharding or P(...), not {}",
+                "{what}: sharding must be a NamedSharding or P(...), not {}",
                 other.type_name()
             ))),
         };
@@ -442,7 +442,7 @@ pub fn resolve(v: &Value, what: &str) -> Result<Option<(Arc<Mesh>, SpecValue)>> 
         };
     }
     Err(Error::type_error(format!(
-        "{what}: expected a NamedSharding or P(...), not {}",
+        "{what}: sharding must be a NamedSharding or P(...), not {}",
         o.type_name()
     )))
 }

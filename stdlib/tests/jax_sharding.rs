@@ -24,7 +24,15 @@ print(mixed.size, mixed.axis_names, [str(t) for t in mixed.axis_types])
 manual = Mesh(array(devices()).reshape(4, 2), ("rows", "cols"))
 print(manual.shape["rows"], manual.devices.shape)
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            8 8
+            2 4 ('x', 'y') 8
+            {'x': 2, 'y': 4} (2, 4) True
+            [0, 1, 2, 3, 4, 5, 6, 7]
+            True 8
+            8 ('p', 'q', 'r') ['AxisType.Explicit', 'AxisType.Auto', 'AxisType.Explicit']
+            4 (4, 2)
+        "#]],
     );
 }
 
@@ -54,7 +62,25 @@ out = combine(a, b)
 print(typeof(out), out)
 print(typeof(zeros((8, 4))), typeof(a.reshape(32)), typeof(concatenate([a, a])))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[8@X,4@Y] float32[8@X,4] float32[4@Y]
+            float32[4@Y,8@X] float32[8@X,4@Y] float32[8@X,4@Y]
+            float32[8@X,4@Y] float32[8@X,4@Y] float32[8@X,4]
+            float32[4@Y] float32[8@X] float32[]
+            [112. 120. 128. 136.] 496.0
+            [[ 0.  1.  2.  3.]
+             [ 4.  5.  6.  7.]
+             [ 8.  9. 10. 11.]
+             [12. 13. 14. 15.]
+             [16. 17. 18. 19.]
+             [20. 21. 22. 23.]
+             [24. 25. 26. 27.]
+             [28. 29. 30. 31.]]
+            inside: float32[8@X,4@Y] float32[8@X,4]
+            product: float32[8@X,4@Y] float32[4@Y,8@X]
+            float32[8@X] [ 3.  7. 11. 15. 19. 23. 27. 31.]
+            float32[8,4] float32[32@(X,Y)] float32[16@X,4@Y]
+        "#]],
     );
 }
 
@@ -79,7 +105,20 @@ print(typeof(v + reshard(w, NamedSharding(mesh, P("X")))), typeof(exp(v) > 2))
 print(typeof(expand_dims(v, 1) * put(ones((1, 4)), None, "Y")))
 print(typeof(v + w))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[2@X,4@Y,3] float32[2@X,4@Y,3] float32[2@X,4@Y,3]
+            float32[3] [ 84.  92. 100.]
+            float32[2@X,4@Y] [[ 2.  5.  8. 11.]
+             [14. 17. 20. 23.]]
+            float32[2@X,1,3] 11.5
+            float32[3,2@X,4@Y] float32[4@Y,2@X,3]
+            float32[8@X] bool[8@X]
+            float32[8@X,4@Y]
+            ShardingTypeError: add of float32[8@X] and float32[8@Y]: dimension 0 is split by 'X' in one operand and by 'Y' in another; reshard one of them at test.arr:17:14
+               |
+            17 | print(typeof(v + w))
+               |              ^^^^^
+        "#]],
     );
 }
 
@@ -106,7 +145,20 @@ print(typeof(f(x)), f(x))
 ctx.__exit__(None, None, None)
 print(typeof(x), get_abstract_mesh().empty)
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[4@data,4@model] float32[4,4@model]
+            True True
+            float32[8@data,4] (8, 4) [ 3.135695   -0.7969185  -0.06143403  3.3039155  -0.32151246  0.73011327
+              2.3480492  -2.7778642 ]
+            float32[8,8@model] float32[8@data]
+            float32[8@model] [0. 1. 2. 3. 4. 5. 6. 7.] float32[8@model]
+            float32[4@data,4@model] [[ 1.  2.  3.  4.]
+             [ 5.  6.  7.  8.]
+             [ 9. 10. 11. 12.]
+             [13. 14. 15. 16.]]
+            float32[4@data] [ 12.  44.  76. 108.]
+            float32[4@data,4@model] True
+        "#]],
     );
 }
 
@@ -132,7 +184,18 @@ g = jit(lambda u, v: matmul(u, v, out_sharding=P("X", None)))(a, b)
 print(typeof(g), bool(allclose(reshard(g, P()), reshard(f, P()))))
 a @ b
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[8@X,6] [ 3.6      13.2      22.8      32.4      42.000004 51.6      61.2
+             70.799995]
+            float32[8@X,6@Y] True
+            float32[8@X,6@Y] 192.0
+            float32[8,6] 297.6
+            float32[8@X,6] True
+            ShardingTypeError: dot_general of float32[8@X,4@Y] and float32[4@Y,6]: the contracted dimension is split ('Y' and 'Y'), so the result's sharding is ambiguous; give out_sharding= or reshard an operand at test.arr:18:1
+               |
+            18 | a @ b
+               | ^^^^^
+        "#]],
     );
 }
 
@@ -161,7 +224,16 @@ unchecked = shard_map(lambda b: b * 0 + 1, in_specs=P("x"), out_specs=P(), check
 print(unchecked)
 ctx.__exit__(None, None, None)
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            7.5
+            [  0.   1. 102. 103. 204. 205. 306. 307. 408. 409. 510. 511. 612. 613.
+             714. 715.]
+            float32[16@x] float32[16@x] (16,)
+            15.0
+            (2,)
+            [ 1.  0.  3.  2.  5.  4.  7.  6.  9.  8. 11. 10. 13. 12. 15. 14.]
+            [1. 1.]
+        "#]],
     );
 }
 
@@ -181,7 +253,28 @@ print(len(x.addressable_shards), x.sharding.num_devices, x.is_fully_addressable)
 print(x.addressable_data(2), x.sharding.is_fully_replicated)
 print(x.devices(), devices()[3])
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            0 (slice(0, 2, None), slice(0, 2, None)) (2, 2)
+            [[0 1]
+             [4 5]]
+            1 (slice(0, 2, None), slice(2, 4, None)) (2, 2)
+            [[2 3]
+             [6 7]]
+            2 (slice(2, 4, None), slice(0, 2, None)) (2, 2)
+            [[ 8  9]
+             [12 13]]
+            3 (slice(2, 4, None), slice(2, 4, None)) (2, 2)
+            [[10 11]
+             [14 15]]
+            0 (slice(0, 3, None),) [0. 1. 2.] 0
+            1 (slice(0, 3, None),) [0. 1. 2.] 1
+            2 (slice(3, 6, None),) [3. 4. 5.] 0
+            3 (slice(3, 6, None),) [3. 4. 5.] 1
+            4 4 True
+            [[ 8  9]
+             [12 13]] False
+            [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)] CpuDevice(id=3)
+        "#]],
     );
 }
 
@@ -206,7 +299,18 @@ out = jit(lambda p, x: x @ p["w1"] + p["b1"])(placed, batch[0])
 print(typeof(out), out.sum())
 print(tree_map(lambda v: v.sharding.spec == P(), same_everywhere))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            b1 float32[4@tp]
+            steps int32[]
+            w1 float32[8,4@tp]
+            w2 float32[4@tp,2]
+            True False
+            True
+            ['float32[4]', 'int32[]', 'float32[8,4]', 'float32[4,2]']
+            float32[8@dp,8] int32[8@dp]
+            float32[8@dp,4@tp] 256.0
+            {'w1': True, 'b1': True, 'w2': True, 'steps': True}
+        "#]],
     );
 }
 
@@ -233,7 +337,13 @@ placed = device_put(x, row_s)
 print(h(placed).sharding.spec == P("rows"), typeof(h(placed)))
 print(len([sh.device.id for sh in placed.addressable_shards]), placed.sharding.shard_shape(x.shape))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            True P(None, 'cols') (8, 2)
+            [-1.11144 -1.00559 -0.79388 -0.47633 -0.05293  0.47633  1.11144  1.8524 ]
+            True True 1240.0 [421. 421. 421.]
+            True float32[8,2]
+            8 (2, 2)
+        "#]],
     );
 }
 
@@ -261,7 +371,14 @@ print(out.sharding.spec == P("a", "b"), out.shape, typeof(out))
 print(round(out[:, 1], 5))
 print(v.sharding.spec == P("a"), v.sharding.shard_shape(v.shape), out.sharding.shard_shape(out.shape))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[8@X,4] float32[8,4@Y] True
+            float32[8,4] [0. 1. 2. 3.]
+            float32[8@Y,4@X]
+            True (8, 2) float32[8,2]
+            [0.01097 0.05319 0.23841 0.80262 1.53705 1.88535 1.97574 1.99505]
+            True (2, 2) (2, 1)
+        "#]],
     );
 }
 
@@ -304,7 +421,21 @@ coords = shard_map(co, mesh=mesh, in_specs=P("rows", "cols"), out_specs=P("rows"
 print(coords(x))
 print(mesh.shape["rows"], typeof(x), typeof(row_stats(x)))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[8@batch,2@feat] 52.0 254.0
+            float32[8@batch] [ 1.  5.  9. 13. 17. 21. 25. 29.]
+            [ 0.  0.  9. 13. 34. 42. 75. 87.]
+            (4, 2) 68.0
+            [[ 6.   1.5  3. ]
+             [22.   5.5  7. ]
+             [38.   9.5 11. ]
+             [54.  13.5 15. ]]
+            [[400. 400. 401. 401.]
+             [410. 410. 411. 411.]
+             [420. 420. 421. 421.]
+             [430. 430. 431. 431.]]
+            4 float32[4@rows,4@cols] float32[4@rows,3]
+        "#]],
     );
 }
 
@@ -333,7 +464,14 @@ r1, r2 = grad(lambda a, b: mean((relu(x @ a) @ b) ** 2), argnums=(0, 1))(w1, w2)
 print(typeof(g1), typeof(g2), bool(allclose(g1, r1, atol=1e-5)), bool(allclose(g2, r2, atol=1e-5)))
 print(f"{float(loss(w1s, w2s)):.5f}", f"{float(norm(r1)):.5f}")
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[8@data,3] (6, 4) (4, 3)
+            True [ 0.60944  0.38    -0.20582]
+            ShardingTypeError: jit: on device 0: dot_general of float32[2,4,1,4] and float32[2@data,4,6]: the contracted dimension is split (None and 'data'), so the result's sharding is ambiguous; give out_sharding= or reshard an operand at test.arr:18:10
+               |
+            18 | g1, g2 = jit(grad(loss, argnums=(0, 1)))(w1s, w2s)
+               |          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
     );
 }
 
@@ -362,7 +500,14 @@ for step in range(40):
         print(step, f"{float(loss):.6f}")
 print(typeof(params["w"]), typeof(params["b"]), round(params["w"], 5), round(params["b"], 5))
 "#,
-        expect![[r#""#]],
+        expect![[r#"
+            float32[32@data,3] float32[32@data] float32[3]
+            0 4.665534
+            10 0.000249
+            20 0.000052
+            30 0.000051
+            float32[3] float32[] [ 2.00038 -0.99869  0.49916] 0.29998
+        "#]],
     );
 }
 
@@ -390,5 +535,42 @@ fn errors() {
         .iter()
         .map(|c| arr_testkit::script_output(&format!("{setup}{c}\n")))
         .collect();
-    expect![[r#""#]].assert_eq(&text.join(""));
+    expect![[r#"
+        ValueError: shard_map: out_specs P(None) says output 0 is replicated along mesh axis 'x', but its blocks differ across that axis (device 0 and device 1); reduce it over the axis (psum), name the axis in out_specs, or pass check_vma=False at test.arr:3:1
+          |
+        3 | shard_map(lambda b: b * 2, mesh=mesh, in_specs=P('x'), out_specs=P())(v)
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: shard_map: no mesh: pass mesh= or call it under set_mesh(mesh) at test.arr:3:1
+          |
+        3 | shard_map(lambda b: b, in_specs=P('x'), out_specs=P('x'))(v)
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: P('x', None): the partition spec has 2 entries, more than the array's rank 1 at test.arr:3:1
+          |
+        3 | shard_map(lambda b: b, mesh=mesh, in_specs=P('x', None), out_specs=P('x'))(v)
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: device_put: dimension 0 of f32[6] is not divisible by the 8 devices that P('x') splits it over at test.arr:3:1
+          |
+        3 | device_put(ones(6), NamedSharding(mesh, P('x')))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: shard_map: argument leaf 0 is float32[8] but in_specs says P('x'): on a mesh with Explicit axes, reshard it first (device_put or reshard) at test.arr:3:1
+          |
+        3 | shard_map(lambda b: b, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(ones(8))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ShardingTypeError: indexing dimension 0 of float32[16@x] with an integer: that dimension is split over Explicit mesh axes; reshard it to P() (or index inside shard_map) at test.arr:3:1
+          |
+        3 | v[3]
+          | ^^^^
+        ShardingTypeError: add of float32[8@a] and float32[8@b]: dimension 0 is split by 'a' in one operand and by 'b' in another; reshard one of them at test.arr:4:1
+          |
+        4 | device_put(arange(8.0), NamedSharding(m2, P('a'))) + device_put(arange(8.0), NamedSharding(m2, P('b')))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: add: the operands are on disjoint sets of devices: Mesh('a': 4) on devices [0, 1, 2, 3] and Mesh('a': 4) on devices [4, 5, 6, 7]; move one with device_put first at test.arr:5:1
+          |
+        5 | device_put(ones(8), NamedSharding(low, P('a'))) + device_put(ones(8), NamedSharding(high, P('a')))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: device_put: P('x') names no mesh and none is set: use NamedSharding(mesh, P('x')) or set_mesh(mesh) first at test.arr:3:1
+          |
+        3 | device_put(ones(8), P('x'))
+          | ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    "#]].assert_eq(&text.join(""));
 }

@@ -1036,9 +1036,12 @@ pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
         });
         arr_kernels::backend::check_devices(arrays).map_err(Error::value_error)?;
     }
+    // (A device worker runs one device's part of a program: its blocks
+    // have no layout of their own, whatever the constants it reads carry.)
     let placed = args
         .iter()
-        .any(|a| matches!(a, Tensor::Concrete(x) if x.placement().is_some()));
+        .any(|a| matches!(a, Tensor::Concrete(x) if x.placement().is_some()))
+        && !arr_kernels::devices::on_device_worker();
     // The commonest operation, `x * y` or `x * 2.0` on one dtype, needs only
     // the dtype part of its shape rule, and its output is the size of an
     // operand that already exists, so no allocation check either.
