@@ -165,10 +165,11 @@ impl Cx<'_> {
     /// (two operands each bringing it on another dimension) is a conflict.
     fn place(&self, mut spec: Spec) -> Result<Arc<Placement>> {
         let mut seen = vec![false; self.mesh.shape.len()];
-        for d in 0..spec.len() {
-            let clash = spec[d]
+        for axes in spec.iter_mut() {
+            let clash = axes
                 .iter()
-                .find(|&&a| std::mem::replace(&mut seen[a], true))
+                .filter(|&&a| std::mem::replace(&mut seen[a], true))
+                .last()
                 .copied();
             if let Some(a) = clash {
                 if self.mesh.is_explicit(a) && self.strict {
@@ -177,7 +178,7 @@ impl Cx<'_> {
                         self.mesh.axis_names[a]
                     )));
                 }
-                spec[d].clear();
+                axes.clear();
             }
         }
         let rank = spec.len();
