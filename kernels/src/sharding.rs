@@ -11,6 +11,26 @@ use crate::DType;
 use std::ops::Range;
 use std::sync::Arc;
 
+/// How JAX's sharding-in-types treats a mesh axis: an `Explicit` axis is
+/// part of an array's type (shown by `typeof`, checked by every operation);
+/// an `Auto` one is left to the compiler; a `Manual` one is inside `shard_map`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisType {
+    Explicit,
+    Auto,
+    Manual,
+}
+
+impl AxisType {
+    pub fn name(self) -> &'static str {
+        match self {
+            AxisType::Explicit => "Explicit",
+            AxisType::Auto => "Auto",
+            AxisType::Manual => "Manual",
+        }
+    }
+}
+
 /// Devices in a grid with named axes (row-major over `shape`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mesh {
@@ -18,6 +38,9 @@ pub struct Mesh {
     pub axis_names: Vec<Arc<str>>,
     /// Device ids, row-major over `shape`.
     pub devices: Vec<usize>,
+    /// One per axis; `Auto` (layouts left to the compiler) unless the mesh
+    /// was made with others.
+    pub axis_types: Vec<AxisType>,
 }
 
 impl Mesh {
@@ -50,10 +73,29 @@ impl Mesh {
             ));
         }
         Ok(Mesh {
+            axis_types: vec![AxisType::Auto; shape.len()],
             shape,
             axis_names,
             devices,
         })
+    }
+
+    /// The same mesh with these axis types (one per axis).
+    pub fn with_axis_types(mut self, types: Vec<AxisType>) -> Result<Mesh, String> {
+        if types.len() != self.shape.len() {
+            return Err(format!(
+                "mesh: {} axis types for {} axes",
+                types.len(),
+                self.shape.len()
+            ));
+        }
+        self.axis_types = types;
+        Ok(self)
+    }
+
+    /// Whether axis `a` is part of array types (JAX's `AxisType.Explicit`).
+    pub fn is_explicit(&self, a: usize) -> bool {
+        self.axis_types.get(a) == Some(&AxisType::Explicit)
     }
 
     pub fn size(&self) -> usize {

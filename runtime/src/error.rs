@@ -34,6 +34,8 @@ pub enum ErrorKind {
     ConcretizationError,
     /// A transformation that cannot handle this function or primitive.
     TransformError,
+    /// Operands whose shardings do not combine (JAX's `ShardingTypeError`).
+    ShardingTypeError,
     /// `raise` of a user value, and anything else.
     RuntimeError,
 }
@@ -61,6 +63,7 @@ impl ErrorKind {
             ErrorKind::MemoryError => "MemoryError",
             ErrorKind::ConcretizationError => "ConcretizationError",
             ErrorKind::TransformError => "TransformError",
+            ErrorKind::ShardingTypeError => "ShardingTypeError",
             ErrorKind::RuntimeError => "RuntimeError",
         }
     }

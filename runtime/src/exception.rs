@@ -347,6 +347,7 @@ fn class_of_error(e: &Error) -> Value {
         ErrorKind::AssertionError => "AssertionError",
         ErrorKind::IOError => "OSError",
         ErrorKind::ImportError => "ImportError",
+        ErrorKind::ShardingTypeError => "ShardingTypeError",
         ErrorKind::KeyboardInterrupt => "KeyboardInterrupt",
         ErrorKind::RecursionError => "RecursionError",
         ErrorKind::MemoryError => "MemoryError",

@@ -206,6 +206,36 @@ fn normalize(a: &Tensor, idx: &Value) -> Result<(Tensor, Vec<Item>)> {
     Ok((reshape(a.clone(), &shape)?, out))
 }
 
+/// An integer index into a dimension split by an Explicit mesh axis picks
+/// one device's element: JAX's types reject it (reshard first).
+fn check_sharded_ints(x: &Tensor, items: &[Item]) -> Result<()> {
+    let Some(p) = x.placement() else {
+        return Ok(());
+    };
+    for (d, it) in items.iter().enumerate() {
+        let explicit = p
+            .spec
+            .get(d)
+            .is_some_and(|axes| axes.iter().any(|&a| p.mesh.is_explicit(a)));
+        if explicit && matches!(it, Item::Int(_)) {
+            return Err(Error::new(
+                crate::ErrorKind::ShardingTypeError,
+                format!(
+                    "indexing dimension {d} of {} with an integer: that dimension is split \
+                     over Explicit mesh axes; reshard it to P() (or index inside shard_map)",
+                    crate::sharding::ArrayTypeValue {
+                        shape: x.shape().to_vec(),
+                        dtype: x.dtype(),
+                        placement: Some(p.clone()),
+                    }
+                    .text()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Apply the slices (and, when `drop_ints`, the integer indices) of `items`;
 /// items that are advanced indices keep their whole axis.
 fn apply_basic(a: Tensor, items: &[Item]) -> Result<Tensor> {
@@ -266,6 +296,7 @@ fn apply_basic(a: Tensor, items: &[Item]) -> Result<Tensor> {
 /// `a[idx]` with NumPy semantics.
 pub fn get_index(a: &Tensor, idx: &Value) -> Result<Tensor> {
     let (x, items) = normalize(a, idx)?;
+    check_sharded_ints(&x, &items)?;
     if !items.iter().any(|i| matches!(i, Item::Adv(_))) {
         return apply_basic(x, &items);
     }

@@ -1,15 +1,35 @@
 //! Devices, meshes, partition specs and named shardings as arr values
 //! (`devices()[0]`, `mesh(...)`, `P(...)`, `NamedSharding(mesh, spec)`), and
-//! their conversion to the kernels' `Placement`, which sharded arrays carry.
+//! their conversion to the kernels' `Placement`, which sharded arrays carry;
+//! the context mesh (`set_mesh`) a bare `P(...)` resolves against; axis
+//! types; an array's type with its sharding (`typeof`), as JAX prints it.
 
 use crate::display::sharding::MeshText;
 use crate::error::{Error, Result};
 use crate::eval::attr::{properties, property, Attribute, Property};
+use crate::tensor::Tensor;
 use crate::value::{Object, Value};
-use arr_kernels::sharding::{Mesh, Placement};
-use arr_kernels::Array;
+use arr_kernels::sharding::{AxisType, Mesh, Placement};
+use arr_kernels::{Array, DType};
 use std::any::Any;
+use std::cell::RefCell;
 use std::sync::Arc;
+
+thread_local! {
+    /// The mesh `set_mesh`/`use_mesh` installed: what a bare `P(...)` means
+    /// where a sharding is expected.
+    static CONTEXT_MESH: RefCell<Option<Arc<Mesh>>> = const { RefCell::new(None) };
+}
+
+/// The context mesh, if one is set.
+pub fn context_mesh() -> Option<Arc<Mesh>> {
+    CONTEXT_MESH.with(|m| m.borrow().clone())
+}
+
+/// Install `mesh` as the context mesh (None clears it); the previous one.
+pub fn set_context_mesh(mesh: Option<Arc<Mesh>>) -> Option<Arc<Mesh>> {
+    CONTEXT_MESH.with(|m| std::mem::replace(&mut *m.borrow_mut(), mesh))
+}
 
 /// One device, as `devices()` lists it: a virtual CPU device of the meshes
 /// (id global over every process) or a GPU.
@@ -76,6 +96,9 @@ impl Object for DeviceValue {
         };
         format!("{kind}Device(id={})", self.id)
     }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<DeviceValue>() == Some(self)
+    }
     fn attr(&self, name: &str) -> Option<Value> {
         property(DEVICE_PROPERTIES, self, name).and_then(Result::ok)
     }
@@ -96,16 +119,46 @@ pub struct MeshValue(pub Arc<Mesh>);
 pub struct SpecValue(pub Vec<Vec<String>>);
 
 /// `NamedSharding(mesh, P(...))`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ShardingValue {
     pub mesh: Arc<Mesh>,
     pub spec: SpecValue,
+}
+
+/// `mesh.shape`: JAX's ordered mapping from axis name to size.
+pub fn mesh_shape(m: &Mesh) -> Value {
+    let mut d = crate::value::Dict::new();
+    for (n, &size) in m.axis_names.iter().zip(&m.shape) {
+        d.insert(
+            crate::value::Key::Str(std::rc::Rc::from(&**n)),
+            Value::Int(size as i64),
+        );
+    }
+    Value::dict(d)
 }
 
 /// The attributes of a mesh.
 const MESH_PROPERTIES: &[Property<MeshValue>] = &[
     Property {
         name: "shape",
+        doc: "The number of devices along each axis, by axis name (a dict, as JAX's mapping).",
+        get: |m| Ok(mesh_shape(&m.0)),
+    },
+    Property {
+        name: "shape_tuple",
+        doc: "(name, size) for each axis, a tuple.",
+        get: |m| {
+            Ok(Value::tuple(
+                m.0.axis_names
+                    .iter()
+                    .zip(&m.0.shape)
+                    .map(|(n, &s)| Value::tuple(vec![Value::str(n), Value::Int(s as i64)]))
+                    .collect(),
+            ))
+        },
+    },
+    Property {
+        name: "axis_sizes",
         doc: "The number of devices along each axis, a tuple.",
         get: |m| {
             Ok(Value::tuple(
@@ -123,7 +176,29 @@ const MESH_PROPERTIES: &[Property<MeshValue>] = &[
         },
     },
     Property {
+        name: "axis_types",
+        doc: "The type of each axis (AxisType.Explicit, Auto or Manual), a tuple.",
+        get: |m| {
+            Ok(Value::tuple(
+                m.0.axis_types
+                    .iter()
+                    .map(|&t| Value::object(AxisTypeValue(t)))
+                    .collect(),
+            ))
+        },
+    },
+    Property {
         name: "devices",
+        doc: "The devices in the mesh's grid (an array of devices: .shape, .flat, [i, j]).",
+        get: |m| {
+            Ok(Value::object(DeviceGrid {
+                shape: m.0.shape.clone(),
+                ids: m.0.devices.clone(),
+            }))
+        },
+    },
+    Property {
+        name: "device_ids",
         doc: "The device ids, row-major, a list.",
         get: |m| {
             Ok(Value::list(
@@ -136,6 +211,11 @@ const MESH_PROPERTIES: &[Property<MeshValue>] = &[
         doc: "The number of devices.",
         get: |m| Ok(Value::Int(m.0.size() as i64)),
     },
+    Property {
+        name: "empty",
+        doc: "Whether the mesh has no devices (False: an empty mesh is get_abstract_mesh()'s).",
+        get: |_| Ok(Value::Bool(false)),
+    },
 ];
 
 impl Object for MeshValue {
@@ -144,6 +224,12 @@ impl Object for MeshValue {
     }
     fn repr(&self) -> String {
         self.0.describe()
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<MeshValue>()
+            .is_some_and(|m| *m.0 == *self.0)
     }
     fn attr(&self, name: &str) -> Option<Value> {
         property(MESH_PROPERTIES, self, name).and_then(Result::ok)
@@ -214,12 +300,31 @@ impl SpecValue {
     }
 }
 
+impl SpecValue {
+    /// The spec without trailing unsplit dimensions: `P('x')` and
+    /// `P('x', None)` lay out an array the same way, and compare equal.
+    fn trimmed(&self) -> &[Vec<String>] {
+        let n = self
+            .0
+            .iter()
+            .rposition(|a| !a.is_empty())
+            .map_or(0, |i| i + 1);
+        &self.0[..n]
+    }
+}
+
 impl Object for SpecValue {
     fn type_name(&self) -> &'static str {
         "PartitionSpec"
     }
     fn repr(&self) -> String {
         self.text()
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<SpecValue>()
+            .is_some_and(|o| o.trimmed() == self.trimmed())
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -238,7 +343,49 @@ const SHARDING_PROPERTIES: &[Property<ShardingValue>] = &[
         doc: "The partition spec: which mesh axes split each dimension.",
         get: |s| Ok(Value::object(s.spec.clone())),
     },
+    Property {
+        name: "num_devices",
+        doc: "The number of devices of the mesh.",
+        get: |s| Ok(Value::Int(s.mesh.size() as i64)),
+    },
+    Property {
+        name: "is_fully_replicated",
+        doc: "Whether every device holds the whole array (no dimension is split).",
+        get: |s| Ok(Value::Bool(s.spec.0.iter().all(Vec::is_empty))),
+    },
+    Property {
+        name: "is_fully_addressable",
+        doc: "Whether this process holds every device of the mesh.",
+        get: |s| {
+            let me = arr_kernels::process::index();
+            Ok(Value::Bool(
+                s.mesh
+                    .devices
+                    .iter()
+                    .all(|&d| arr_kernels::process::owner(d) == me),
+            ))
+        },
+    },
+    Property {
+        name: "device_set",
+        doc: "The devices of the mesh (a list: arr has no sets of devices).",
+        get: |s| Ok(device_values(&s.mesh.devices)),
+    },
+    Property {
+        name: "memory_kind",
+        doc: "Where the blocks live: 'device'.",
+        get: |_| Ok(Value::str("device")),
+    },
 ];
+
+/// Device objects for these ids, a list.
+pub fn device_values(ids: &[usize]) -> Value {
+    Value::list(
+        ids.iter()
+            .map(|&d| Value::object(DeviceValue::cpu(d)))
+            .collect(),
+    )
+}
 
 impl Object for ShardingValue {
     fn type_name(&self) -> &'static str {
@@ -251,6 +398,12 @@ impl Object for ShardingValue {
             self.spec.text()
         )
     }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<ShardingValue>()
+            .is_some_and(|o| *o.mesh == *self.mesh && o.spec.trimmed() == self.spec.trimmed())
+    }
     fn attr(&self, name: &str) -> Option<Value> {
         property(SHARDING_PROPERTIES, self, name).and_then(Result::ok)
     }
@@ -262,13 +415,507 @@ impl Object for ShardingValue {
     }
 }
 
+/// The mesh and spec a sharding value stands for: a `NamedSharding`, or a
+/// bare `P(...)` over the context mesh; None for None.
+pub fn resolve(v: &Value, what: &str) -> Result<Option<(Arc<Mesh>, SpecValue)>> {
+    let Value::Object(o) = v else {
+        return match v {
+            Value::None => Ok(None),
+            other => Err(Error::type_error(format!(
+                "{what}: sharding must be a NamedSharding or P(...), not {}",
+                other.type_name()
+            ))),
+        };
+    };
+    if let Some(s) = o.as_any().downcast_ref::<ShardingValue>() {
+        return Ok(Some((s.mesh.clone(), s.spec.clone())));
+    }
+    if let Some(spec) = o.as_any().downcast_ref::<SpecValue>() {
+        return match context_mesh() {
+            Some(m) => Ok(Some((m, spec.clone()))),
+            None => Err(Error::value_error(format!(
+                "{what}: {} names no mesh and none is set: use NamedSharding(mesh, {}) \
+                 or set_mesh(mesh) first",
+                spec.text(),
+                spec.text()
+            ))),
+        };
+    }
+    Err(Error::type_error(format!(
+        "{what}: sharding must be a NamedSharding or P(...), not {}",
+        o.type_name()
+    )))
+}
+
+/// Every array of `tree` laid out by `sharding` (a NamedSharding or a bare
+/// P under a context mesh): eagerly moved there, under tracing constrained.
+pub fn lay_out(tree: &Value, sharding: &Value, what: &str) -> Result<Value> {
+    let Some((mesh, spec)) = resolve(sharding, what)? else {
+        return Ok(tree.clone());
+    };
+    each_array(tree, &mut |t| {
+        let p = spec.placement(&mesh, t.ndim())?;
+        for d in 0..t.ndim() {
+            if !t.shape()[d].is_multiple_of(p.parts(d)) {
+                return Err(Error::value_error(format!(
+                    "{what}: dimension {d} of {} is not divisible by the {} devices that {} \
+                     splits it over",
+                    crate::prim::type_str(t.shape(), t.dtype()),
+                    p.parts(d),
+                    spec.text()
+                )));
+            }
+        }
+        crate::prim::bind1(&crate::prim::Prim::ShardingConstraint(Arc::new(p)), [t])
+    })
+}
+
+/// `tree` with `f` applied to each array of its tuples and lists (what an
+/// array function returns: an array, or a few).
+fn each_array(tree: &Value, f: &mut dyn FnMut(Tensor) -> Result<Tensor>) -> Result<Value> {
+    Ok(match tree {
+        Value::Array(t) => Value::Array(f(t.clone())?),
+        Value::Tuple(items) => Value::tuple(
+            items
+                .iter()
+                .map(|x| each_array(x, f))
+                .collect::<Result<_>>()?,
+        ),
+        Value::List(items) => {
+            let items = items.borrow().clone();
+            Value::list(
+                items
+                    .iter()
+                    .map(|x| each_array(x, f))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        other => other.clone(),
+    })
+}
+
 /// The sharding of a sharded array, as a value (`x.sharding`); None otherwise.
 pub fn sharding_of(a: &Array) -> Value {
-    match a.placement() {
+    sharding_value(a.placement().cloned())
+}
+
+/// A placement as a sharding value (`x.sharding`, traced or not); None for none.
+pub fn sharding_value(p: Option<Arc<Placement>>) -> Value {
+    match p {
         Some(p) => Value::object(ShardingValue {
             mesh: p.mesh.clone(),
-            spec: SpecValue::of(p),
+            spec: SpecValue::of(&p),
         }),
         None => Value::None,
+    }
+}
+
+/// One per device of the array's mesh (one for an array on one device):
+/// its block, the block's index and which copy of that block it is.
+pub fn addressable_shards(t: &Tensor) -> Result<Vec<ShardValue>> {
+    let a = t.concrete()?;
+    let Some(p) = a.placement() else {
+        let index = a.shape().iter().map(|&n| 0..n).collect();
+        return Ok(vec![ShardValue {
+            device: 0,
+            index,
+            data: Value::Array(Tensor::from(Array::from_arc(a.shape(), a.buffer()?))),
+            replica_id: 0,
+        }]);
+    };
+    let whole = Array::from_arc(a.shape(), a.buffer()?);
+    let mut seen: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
+    let mut out = Vec::new();
+    for (dev, block) in p.blocks(a.shape()) {
+        let replica_id = seen.iter().filter(|b| **b == block).count();
+        seen.push(block.clone());
+        let start: Vec<usize> = block.iter().map(|r| r.start).collect();
+        let limit: Vec<usize> = block.iter().map(|r| r.end).collect();
+        let prim = crate::prim::Prim::Slice {
+            start,
+            limit,
+            stride: vec![1; block.len()],
+        };
+        let data = crate::prim::bind1(&prim, [Tensor::from(whole.clone())])?;
+        out.push(ShardValue {
+            device: dev,
+            index: block,
+            data: Value::Array(data),
+            replica_id,
+        });
+    }
+    out.sort_by_key(|s| s.device);
+    Ok(out)
+}
+
+/// `AxisType.Explicit`, `AxisType.Auto`, `AxisType.Manual`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AxisTypeValue(pub AxisType);
+
+impl Object for AxisTypeValue {
+    fn type_name(&self) -> &'static str {
+        "AxisType"
+    }
+    fn repr(&self) -> String {
+        format!("AxisType.{}", self.0.name())
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<AxisTypeValue>() == Some(self)
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        (name == "name").then(|| Value::str(self.0.name()))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The `AxisType` enumeration itself: its members are attributes.
+#[derive(Debug)]
+pub struct AxisTypeEnum;
+
+impl Object for AxisTypeEnum {
+    fn type_name(&self) -> &'static str {
+        "AxisTypeEnum"
+    }
+    fn repr(&self) -> String {
+        "<enum 'AxisType'>".into()
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        let t = match name {
+            "Explicit" => AxisType::Explicit,
+            "Auto" => AxisType::Auto,
+            "Manual" => AxisType::Manual,
+            _ => return None,
+        };
+        Some(Value::object(AxisTypeValue(t)))
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        ["Explicit", "Auto", "Manual"]
+            .iter()
+            .map(|n| Attribute {
+                name: n.to_string(),
+                kind: crate::eval::attr::AttrKind::Property,
+                doc: format!("AxisType.{n}"),
+            })
+            .collect()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A grid of devices (`mesh.devices`, `array(devices()).reshape(2, 4)`):
+/// NumPy's array of device objects, as far as meshes need one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceGrid {
+    pub shape: Vec<usize>,
+    /// Device ids, row-major.
+    pub ids: Vec<usize>,
+}
+
+impl DeviceGrid {
+    /// The grid as nested lists of devices (`tolist()`).
+    pub fn nested(&self) -> Value {
+        fn level(shape: &[usize], ids: &[usize]) -> Value {
+            match shape {
+                [] => Value::object(DeviceValue::cpu(ids[0])),
+                [n, rest @ ..] => {
+                    let step: usize = rest.iter().product();
+                    Value::list(
+                        (0..*n)
+                            .map(|i| level(rest, &ids[i * step..(i + 1) * step]))
+                            .collect(),
+                    )
+                }
+            }
+        }
+        level(&self.shape, &self.ids)
+    }
+}
+
+const GRID_PROPERTIES: &[Property<DeviceGrid>] = &[
+    Property {
+        name: "shape",
+        doc: "The grid's shape, a tuple.",
+        get: |g| {
+            Ok(Value::tuple(
+                g.shape.iter().map(|&s| Value::Int(s as i64)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "ndim",
+        doc: "The grid's number of dimensions.",
+        get: |g| Ok(Value::Int(g.shape.len() as i64)),
+    },
+    Property {
+        name: "size",
+        doc: "The number of devices.",
+        get: |g| Ok(Value::Int(g.ids.len() as i64)),
+    },
+    Property {
+        name: "flat",
+        doc: "The devices, row-major, a list.",
+        get: |g| Ok(device_values(&g.ids)),
+    },
+];
+
+impl Object for DeviceGrid {
+    fn type_name(&self) -> &'static str {
+        "DeviceArray"
+    }
+    fn repr(&self) -> String {
+        let shape: Vec<String> = self.shape.iter().map(|s| s.to_string()).collect();
+        format!(
+            "array(<{} devices>, shape=({}))",
+            self.ids.len(),
+            shape.join(", ")
+        )
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<DeviceGrid>() == Some(self)
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(GRID_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(GRID_PROPERTIES)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `get_abstract_mesh()`: the context mesh's shape and names, or an empty mesh.
+#[derive(Debug)]
+pub struct AbstractMeshValue(pub Option<Arc<Mesh>>);
+
+const ABSTRACT_MESH_PROPERTIES: &[Property<AbstractMeshValue>] = &[
+    Property {
+        name: "empty",
+        doc: "Whether no mesh is set.",
+        get: |m| Ok(Value::Bool(m.0.is_none())),
+    },
+    Property {
+        name: "shape",
+        doc: "The number of devices along each axis, by axis name.",
+        get: |m| {
+            Ok(match &m.0 {
+                Some(mesh) => mesh_shape(mesh),
+                None => Value::dict(crate::value::Dict::new()),
+            })
+        },
+    },
+    Property {
+        name: "axis_names",
+        doc: "The names of the axes, a tuple.",
+        get: |m| {
+            Ok(Value::tuple(m.0.as_ref().map_or(Vec::new(), |mesh| {
+                mesh.axis_names.iter().map(|n| Value::str(n)).collect()
+            })))
+        },
+    },
+    Property {
+        name: "axis_types",
+        doc: "The type of each axis, a tuple.",
+        get: |m| {
+            Ok(Value::tuple(m.0.as_ref().map_or(Vec::new(), |mesh| {
+                mesh.axis_types
+                    .iter()
+                    .map(|&t| Value::object(AxisTypeValue(t)))
+                    .collect()
+            })))
+        },
+    },
+    Property {
+        name: "size",
+        doc: "The number of devices (1 for the empty mesh).",
+        get: |m| Ok(Value::Int(m.0.as_ref().map_or(1, |mesh| mesh.size()) as i64)),
+    },
+];
+
+impl Object for AbstractMeshValue {
+    fn type_name(&self) -> &'static str {
+        "AbstractMesh"
+    }
+    fn repr(&self) -> String {
+        match &self.0 {
+            Some(m) => format!("Abstract{}", m.describe()),
+            None => "AbstractMesh((), axis_names=())".into(),
+        }
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(ABSTRACT_MESH_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(ABSTRACT_MESH_PROPERTIES)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `typeof(x)`: an array's shape and dtype with the mesh axes that split it,
+/// printed as JAX prints it (`float32[8@X,4]`: only Explicit axes show).
+#[derive(Debug, Clone)]
+pub struct ArrayTypeValue {
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+    pub placement: Option<Arc<Placement>>,
+}
+
+impl ArrayTypeValue {
+    pub fn text(&self) -> String {
+        let dims: Vec<String> = self
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(d, &size)| {
+                let axes: Vec<&str> = match &self.placement {
+                    Some(p) => p.spec[d]
+                        .iter()
+                        .filter(|&&a| p.mesh.is_explicit(a))
+                        .map(|&a| &*p.mesh.axis_names[a])
+                        .collect(),
+                    None => Vec::new(),
+                };
+                match &axes[..] {
+                    [] => size.to_string(),
+                    [a] => format!("{size}@{a}"),
+                    many => format!("{size}@({})", many.join(",")),
+                }
+            })
+            .collect();
+        format!("{}[{}]", self.dtype.name(), dims.join(","))
+    }
+}
+
+const ARRAY_TYPE_PROPERTIES: &[Property<ArrayTypeValue>] = &[
+    Property {
+        name: "shape",
+        doc: "The size of each dimension, a tuple.",
+        get: |t| {
+            Ok(Value::tuple(
+                t.shape.iter().map(|&s| Value::Int(s as i64)).collect(),
+            ))
+        },
+    },
+    Property {
+        name: "ndim",
+        doc: "The number of dimensions.",
+        get: |t| Ok(Value::Int(t.shape.len() as i64)),
+    },
+    Property {
+        name: "dtype",
+        doc: "The element type.",
+        get: |t| Ok(Value::DType(t.dtype)),
+    },
+    Property {
+        name: "sharding",
+        doc: "The NamedSharding of the type (None for an array on one device).",
+        get: |t| {
+            Ok(match &t.placement {
+                Some(p) => Value::object(ShardingValue {
+                    mesh: p.mesh.clone(),
+                    spec: SpecValue::of(p),
+                }),
+                None => Value::None,
+            })
+        },
+    },
+];
+
+impl Object for ArrayTypeValue {
+    fn type_name(&self) -> &'static str {
+        "ShapedArray"
+    }
+    fn repr(&self) -> String {
+        self.text()
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<ArrayTypeValue>()
+            .is_some_and(|o| o.text() == self.text())
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(ARRAY_TYPE_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(ARRAY_TYPE_PROPERTIES)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// One device's block of a sharded array (`x.addressable_shards`).
+#[derive(Debug)]
+pub struct ShardValue {
+    pub device: usize,
+    /// The block's index ranges, one per dimension.
+    pub index: Vec<std::ops::Range<usize>>,
+    pub data: Value,
+    pub replica_id: usize,
+}
+
+const SHARD_PROPERTIES: &[Property<ShardValue>] = &[
+    Property {
+        name: "device",
+        doc: "The device that holds the block.",
+        get: |s| Ok(Value::object(DeviceValue::cpu(s.device))),
+    },
+    Property {
+        name: "index",
+        doc: "Where the block sits in the array: a tuple of slices.",
+        get: |s| Ok(index_value(&s.index)),
+    },
+    Property {
+        name: "data",
+        doc: "The block, an array.",
+        get: |s| Ok(s.data.clone()),
+    },
+    Property {
+        name: "replica_id",
+        doc: "Which copy of this block the device holds (0 for the first).",
+        get: |s| Ok(Value::Int(s.replica_id as i64)),
+    },
+];
+
+/// A block's index as JAX gives it: a tuple of `slice(start, stop, None)`.
+pub fn index_value(index: &[std::ops::Range<usize>]) -> Value {
+    Value::tuple(
+        index
+            .iter()
+            .map(|r| {
+                Value::Slice(std::rc::Rc::new(crate::value::SliceValue {
+                    start: Some(r.start as i64),
+                    stop: Some(r.end as i64),
+                    step: None,
+                }))
+            })
+            .collect(),
+    )
+}
+
+impl Object for ShardValue {
+    fn type_name(&self) -> &'static str {
+        "Shard"
+    }
+    fn repr(&self) -> String {
+        format!(
+            "Shard(device=CpuDevice(id={}), replica_id={})",
+            self.device, self.replica_id
+        )
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        property(SHARD_PROPERTIES, self, name).and_then(Result::ok)
+    }
+    fn attributes(&self) -> Vec<Attribute> {
+        properties(SHARD_PROPERTIES)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }

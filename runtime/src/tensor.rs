@@ -8,8 +8,10 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::Aval;
+use arr_kernels::sharding::Placement;
 use arr_kernels::{Array, DType};
 use std::rc::Rc;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub enum Tensor {
@@ -26,6 +28,9 @@ pub struct Tracer {
     pub trace_id: u64,
     pub aval: Aval,
     pub kind: TracerKind,
+    /// The sharding of the value the tracer stands for (JAX's sharding in
+    /// types), when its operands had one.
+    pub placement: Option<Arc<Placement>>,
 }
 
 #[derive(Debug)]
@@ -80,6 +85,15 @@ impl Tensor {
         match self {
             Tensor::Concrete(a) => Aval::of(a),
             Tensor::Traced(t) => t.aval.clone(),
+        }
+    }
+
+    /// How the value is laid out over a mesh, if it is: an array's
+    /// placement, or what the trace worked out for a tracer.
+    pub fn placement(&self) -> Option<Arc<Placement>> {
+        match self {
+            Tensor::Concrete(a) => a.placement().cloned(),
+            Tensor::Traced(t) => t.placement.clone(),
         }
     }
 

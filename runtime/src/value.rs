@@ -53,6 +53,12 @@ pub enum Value {
 pub trait Object: std::fmt::Debug {
     fn type_name(&self) -> &'static str;
     fn repr(&self) -> String;
+    /// `==` with another object (only reached for two objects that are not
+    /// the same one): by value for the types that define it (a sharding, a
+    /// tree structure of the same shape), else False.
+    fn equals(&self, _other: &dyn Object) -> bool {
+        false
+    }
     /// `obj.name`, if the type has that attribute: read from the type's
     /// property table (`eval::attr::property`).
     fn attr(&self, _name: &str) -> Option<Value> {
@@ -62,11 +68,6 @@ pub trait Object: std::fmt::Debug {
     /// rows (`eval::attr::properties`).
     fn attributes(&self) -> Vec<crate::eval::attr::Attribute> {
         Vec::new()
-    }
-    /// `self == other` for two objects that are not the same one (a tree
-    /// structure equals another of the same shape); identity otherwise.
-    fn equals(&self, _other: &dyn Object) -> bool {
-        false
     }
     /// `obj[index]`, if the type is subscriptable (`x.at[i]`).
     fn get_item(&self, _index: &Value) -> Option<Result<Value>> {

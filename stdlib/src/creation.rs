@@ -123,6 +123,10 @@ pub(crate) fn register(r: &mut Registry) {
 /// handle of its own (the elements shared, never copied): donating or
 /// deleting `x` later leaves it, and a deleted `x` has nothing to give.
 fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // NumPy's array of device objects, as meshes are made from.
+    if let Some(grid) = crate::sharding_api::device_grid(&a[0])? {
+        return Ok(grid);
+    }
     let src = match &a[0] {
         Value::Array(Tensor::Concrete(x)) => Some(x.clone()),
         _ => None,

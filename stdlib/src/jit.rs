@@ -229,7 +229,27 @@ fn jitted(f: Value, options: Options) -> Value {
     let cache = jit::new_cache(&name);
     let trees: Rc<RefCell<Vec<(Signature, Value)>>> = Rc::new(RefCell::new(Vec::new()));
     let (c2, f2, o2) = (cache.clone(), f.clone(), options.clone());
+    // Called with sharded arrays, it is partitioned by their layouts, as
+    // JAX's jit is: a sharded jit made on first need.
+    let sharded: RefCell<Option<Value>> = RefCell::new(None);
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        if takes_sharded(&o2, &args, &kwargs)? {
+            let jf = sharded
+                .borrow_mut()
+                .get_or_insert_with(|| {
+                    crate::sharded_jit::sharded_jit(
+                        f2.clone(),
+                        Value::None,
+                        Value::None,
+                        o2.donate_argnums.clone(),
+                    )
+                    .unwrap_or(Value::None)
+                })
+                .clone();
+            if !matches!(jf, Value::None) {
+                return interp.call(&jf, args, kwargs);
+            }
+        }
         call(interp, &f2, &o2, &c2, &trees, args, kwargs)
     });
     if let Value::Native(n) = &value {
@@ -265,6 +285,29 @@ fn jitted(f: Value, options: Options) -> Value {
         n.attrs.borrow_mut().push(("kernels".into(), kernels));
     }
     value
+}
+
+/// Whether a call runs as a sharded jit: concrete arguments, some of them
+/// laid out over a mesh, and no static or by-name donated arguments (a
+/// partitioned program takes every positional leaf as an array).
+fn takes_sharded(options: &Options, args: &[Value], kwargs: &Kwargs) -> Result<bool> {
+    if !options.static_argnums.is_empty()
+        || !options.static_argnames.is_empty()
+        || !options.donate_argnames.is_empty()
+        || !kwargs.is_empty()
+        || !transform::idle()
+    {
+        return Ok(false);
+    }
+    let mut placed = false;
+    for leaf in leaves(&Value::tuple(args.to_vec()))? {
+        match &leaf {
+            Value::Array(Tensor::Concrete(a)) => placed |= a.placement().is_some(),
+            Value::Array(Tensor::Traced(_)) => return Ok(false),
+            _ => {}
+        }
+    }
+    Ok(placed)
 }
 
 /// One line per compile.

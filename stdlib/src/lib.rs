@@ -24,6 +24,7 @@ mod random;
 mod reduce;
 mod shape;
 mod sharded_jit;
+mod sharding_api;
 mod table;
 mod transforms;
 mod tree;
@@ -165,6 +166,7 @@ pub fn register_all(interp: &mut Interp) {
     transforms::register(&mut r);
     jit::register(&mut r);
     parallel::register(&mut r);
+    sharding_api::register(&mut r);
     distributed::register(&mut r);
     device::register(&mut r);
     table::register(&mut r);

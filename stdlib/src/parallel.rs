@@ -49,10 +49,14 @@ pub(crate) fn register(r: &mut Registry) {
         make_pmap,
     );
     r.func(
-        "shard_map(f, mesh, in_specs, out_specs)",
+        "shard_map(f=None, mesh=None, in_specs=None, out_specs=None, check_vma=True, check_rep=None, axis_names=None)",
         "Run f on every device of mesh at once, each on its block of the arguments \
-         (in_specs: one P per argument, or one for all); collectives inside f name mesh \
-         axes; the blocks f returns are put together by out_specs.",
+         (in_specs: one P per argument, a pytree of them matching it, or one for all; \
+         without in_specs, each argument's own sharding); collectives inside f name mesh \
+         axes; the blocks f returns are put together by out_specs (a P, or a pytree \
+         matching the outputs). Without mesh, the context mesh (set_mesh). An output \
+         claimed replicated along an axis must be the same on its devices, unless \
+         check_vma=False. Given no f, a decorator.",
         make_shard_map,
     );
     r.func(
@@ -784,34 +788,103 @@ fn pmap_call(
 // ---------------------------------------------------------------------------
 // shard_map
 
+/// What a shard_map was made with (the mesh may come from the context at the call).
+#[derive(Clone)]
+struct ShardMapOptions {
+    mesh: Option<Arc<Mesh>>,
+    in_specs: Value,
+    out_specs: Value,
+    check_replicas: bool,
+}
+
 fn make_shard_map(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let f = a[0].clone();
+    let mesh = match &a[1] {
+        Value::None => None,
+        m => Some(mesh_arg(m, "shard_map")?),
+    };
+    if matches!(a[3], Value::None) {
+        return Err(Error::type_error(
+            "shard_map: out_specs is required (a P, or a pytree of them matching the outputs)",
+        ));
+    }
+    let check_rep = !matches!(a[5], Value::Bool(false));
+    let options = ShardMapOptions {
+        mesh,
+        in_specs: a[2].clone(),
+        out_specs: a[3].clone(),
+        check_replicas: a[4].truthy()? && check_rep,
+    };
+    match &a[0] {
+        // `@shard_map(mesh=..., in_specs=..., out_specs=...)`.
+        Value::None => Ok(NativeClosure::value("shard_map", move |_, args, _| {
+            let f = args.into_iter().next().ok_or_else(|| {
+                Error::type_error("shard_map(...) as a decorator takes the function")
+            })?;
+            shard_mapped(f, options.clone())
+        })),
+        f => shard_mapped(f.clone(), options),
+    }
+}
+
+fn shard_mapped(f: Value, options: ShardMapOptions) -> Result<Value> {
     f.expect_callable()?;
-    let mesh = mesh_arg(&a[1], "shard_map")?;
-    let (in_specs, out_specs) = (a[2].clone(), a[3].clone());
     Ok(NativeClosure::value(
         format!("shard_map({})", func_name(&f)),
         move |interp, args, kwargs| {
-            shard_map_call(interp, &f, &mesh, &in_specs, &out_specs, args, kwargs)
+            let mesh = match &options.mesh {
+                Some(m) => m.clone(),
+                None => arr_runtime::sharding::context_mesh().ok_or_else(|| {
+                    Error::value_error(
+                        "shard_map: no mesh: pass mesh= or call it under set_mesh(mesh)",
+                    )
+                })?,
+            };
+            shard_map_call(interp, &f, &mesh, &options, args, kwargs)
         },
     ))
 }
 
-/// One spec per item of `tree` (a tuple of arguments or of outputs): a
-/// single P applies to all of them.
-fn specs_for(specs: &Value, n: usize, what: &str) -> Result<Vec<SpecValue>> {
-    match specs {
-        Value::Tuple(_) | Value::List(_) => {
-            let items = numpy::sequence_items(specs)?;
-            if items.len() != n {
+/// The spec of each leaf of `tree` by `specs`, a P (or None: unsplit) for
+/// all of them or a pytree prefix of `tree` (tuples, lists, dicts).
+fn leaf_specs(specs: &Value, tree: &Value, what: &str) -> Result<Vec<SpecValue>> {
+    match (specs, tree) {
+        (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
+            let (ss, ts) = (numpy::sequence_items(specs)?, numpy::sequence_items(tree)?);
+            if ss.len() != ts.len() {
                 return Err(Error::value_error(format!(
-                    "shard_map: {what} has {} entries for {n} values",
-                    items.len()
+                    "shard_map: {what} has {} entries for {} values",
+                    ss.len(),
+                    ts.len()
                 )));
             }
-            items.iter().map(|s| spec_arg(s, "shard_map")).collect()
+            let mut out = Vec::new();
+            for (s, t) in ss.iter().zip(&ts) {
+                out.extend(leaf_specs(s, t, what)?);
+            }
+            Ok(out)
         }
-        s => Ok(vec![spec_arg(s, "shard_map")?; n]),
+        (Value::Dict(sd), Value::Dict(td)) => {
+            let (sd, td) = (sd.borrow(), td.borrow());
+            let mut keys: Vec<_> = td.keys().cloned().collect();
+            keys.sort();
+            let mut out = Vec::new();
+            for k in keys {
+                let s = sd.get(&k).ok_or_else(|| {
+                    Error::value_error(format!(
+                        "shard_map: {what} has no entry for key {}",
+                        display::repr(&k.to_value())
+                    ))
+                })?;
+                out.extend(leaf_specs(s, &td[&k], what)?);
+            }
+            Ok(out)
+        }
+        (Value::Tuple(_) | Value::List(_) | Value::Dict(_), _) => Err(Error::value_error(format!(
+            "shard_map: {what} is a {} but the value it describes is a {}",
+            specs.type_name(),
+            tree.type_name()
+        ))),
+        (s, t) => Ok(vec![spec_arg(s, "shard_map")?; leaves(t)?.len()]),
     }
 }
 
@@ -819,8 +892,7 @@ fn shard_map_call(
     interp: &mut Interp,
     f: &Value,
     mesh: &Arc<Mesh>,
-    in_specs: &Value,
-    out_specs: &Value,
+    options: &ShardMapOptions,
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
@@ -828,28 +900,37 @@ fn shard_map_call(
         return Err(jit::auto::not_pure("calls a shard_map function"));
     }
     let traced = under_transformation(&args)?;
-    let specs = specs_for(in_specs, args.len(), "in_specs")?;
-    // Every leaf with the placement its argument's spec gives it.
-    let mut leaves_in: Vec<Tensor> = Vec::new();
-    let mut placements: Vec<sharding::Placement> = Vec::new();
-    for (arg, spec) in args.iter().zip(&specs) {
-        for t in crate::transforms::flatten_tree(arg)? {
-            let p = spec.placement(mesh, t.ndim())?;
-            for d in 0..t.ndim() {
-                if !t.shape()[d].is_multiple_of(p.parts(d)) {
-                    return Err(Error::shape_error(format!(
-                        "shard_map: dimension {d} of {} is not divisible by the {} devices of {}",
-                        arr_runtime::prim::type_str(t.shape(), t.dtype()),
-                        p.parts(d),
-                        spec.text()
-                    )));
-                }
-            }
-            leaves_in.push(t);
-            placements.push(p);
-        }
-    }
     let args_tree = Value::tuple(args);
+    let mut leaves_in: Vec<Tensor> = crate::transforms::flatten_tree(&args_tree)?;
+    let specs: Vec<SpecValue> = match &options.in_specs {
+        // Each argument as it is laid out (JAX infers in_specs so).
+        Value::None => leaves_in
+            .iter()
+            .map(|t| match t.placement() {
+                Some(p) if *p.mesh == **mesh => SpecValue::of(&p),
+                _ => SpecValue(Vec::new()),
+            })
+            .collect(),
+        Value::Tuple(_) | Value::List(_) => leaf_specs(&options.in_specs, &args_tree, "in_specs")?,
+        one => vec![spec_arg(one, "shard_map")?; leaves_in.len()],
+    };
+    // Every leaf with the placement its argument's spec gives it.
+    let mut placements: Vec<sharding::Placement> = Vec::new();
+    for (i, (t, spec)) in leaves_in.iter_mut().zip(&specs).enumerate() {
+        let p = spec.placement(mesh, t.ndim())?;
+        for d in 0..t.ndim() {
+            if !t.shape()[d].is_multiple_of(p.parts(d)) {
+                return Err(Error::shape_error(format!(
+                    "shard_map: dimension {d} of {} is not divisible by the {} devices of {}",
+                    arr_runtime::prim::type_str(t.shape(), t.dtype()),
+                    p.parts(d),
+                    spec.text()
+                )));
+            }
+        }
+        check_in_layout(mesh, t, &p, i, spec)?;
+        placements.push(p);
+    }
     if traced {
         return shard_map_traced(
             interp,
@@ -858,7 +939,7 @@ fn shard_map_call(
             &leaves_in,
             &placements,
             &args_tree,
-            out_specs,
+            &options.out_specs,
             kwargs,
         );
     }
@@ -872,10 +953,56 @@ fn shard_map_call(
         *out_tree.borrow_mut() = tree;
         Ok(ts)
     };
-    let results = shard_map::run(mesh, &flat, &placements, trace, |ranks| {
-        out_layouts(mesh, out_specs, &out_tree.borrow(), ranks)
-    })?;
+    let results = shard_map::run(
+        mesh,
+        &flat,
+        &placements,
+        trace,
+        |ranks| out_layouts(mesh, &options.out_specs, &out_tree.borrow(), ranks),
+        options.check_replicas,
+    )?;
     crate::transforms::unflatten_tree(&out_tree.into_inner(), &results)
+}
+
+/// On a mesh with Explicit axes, an argument must already be laid out as
+/// its in_spec says along them (JAX's rule: shard_map does not move data).
+fn check_in_layout(
+    mesh: &Arc<Mesh>,
+    t: &Tensor,
+    want: &sharding::Placement,
+    i: usize,
+    spec: &SpecValue,
+) -> Result<()> {
+    let explicit = |spec: &[Vec<usize>]| -> Vec<Vec<usize>> {
+        spec.iter()
+            .map(|axes| {
+                axes.iter()
+                    .copied()
+                    .filter(|&a| mesh.is_explicit(a))
+                    .collect()
+            })
+            .collect()
+    };
+    let have = match (t, t.placement()) {
+        (_, Some(p)) if *p.mesh == **mesh => explicit(&p.spec),
+        (_, Some(_)) | (Tensor::Concrete(_), None) => vec![Vec::new(); t.ndim()],
+        // A traced value whose layout is unknown here.
+        (Tensor::Traced(_), None) => return Ok(()),
+    };
+    if have != explicit(&want.spec) {
+        return Err(Error::value_error(format!(
+            "shard_map: argument leaf {i} is {} but in_specs says {}: on a mesh with \
+             Explicit axes, reshard it first (device_put or reshard)",
+            arr_runtime::sharding::ArrayTypeValue {
+                shape: t.shape().to_vec(),
+                dtype: t.dtype(),
+                placement: t.placement(),
+            }
+            .text(),
+            spec.text()
+        )));
+    }
+    Ok(())
 }
 
 /// The placement of each output leaf, by the out specs, for blocks of these ranks.
@@ -892,24 +1019,9 @@ fn out_layouts(
         .collect()
 }
 
-/// The out spec of each output leaf: one per item of a tuple of outputs, or
-/// one for all.
+/// The out spec of each output leaf: a pytree prefix of the outputs, or one for all.
 fn out_leaf_specs(out_specs: &Value, out_tree: &Value) -> Result<Vec<SpecValue>> {
-    let out_items = match out_tree {
-        Value::Tuple(t) => t.len(),
-        _ => 1,
-    };
-    let ospecs = specs_for(out_specs, out_items, "out_specs")?;
-    Ok(match out_tree {
-        Value::Tuple(t) => {
-            let mut out = Vec::new();
-            for (item, s) in t.iter().zip(&ospecs) {
-                out.extend(vec![s.clone(); leaves(item)?.len()]);
-            }
-            out
-        }
-        _ => vec![ospecs[0].clone(); leaves(out_tree)?.len()],
-    })
+    leaf_specs(out_specs, out_tree, "out_specs")
 }
 
 /// shard_map under a transformation (`jit`, `grad`, `vmap`): nested named
@@ -985,6 +1097,8 @@ pub(crate) fn register_sharding(r: &mut Registry) {
                     "mesh: device {bad} does not exist (there are {count}; set_devices(n) gives more)"
                 )));
             }
+            // arr's own meshes leave layouts to the compiler (JAX's Auto
+            // axes): differently laid out operands meet without an error.
             let m = Mesh::new(shape, names, devs).map_err(Error::value_error)?;
             Ok(Value::object(MeshValue(Arc::new(m))))
         },
@@ -1017,22 +1131,11 @@ pub(crate) fn register_sharding(r: &mut Registry) {
     );
     r.func(
         "device_put(x, sharding=None)",
-        "x (an array or a pytree of arrays) laid out over the mesh of sharding: each device \
-         holds its block. With a device name ('cpu', 'cuda:0', 'opencl', ...), x copied to \
-         that device. Without sharding, x itself.",
-        |_, a| match &a[1] {
-            Value::None => Ok(a[0].clone()),
-            Value::Str(name) => put_on_device(&a[0], name),
-            s => {
-                let Some(sh) = object::<ShardingValue>(s) else {
-                    return Err(Error::type_error(format!(
-                        "device_put: sharding must be a NamedSharding, not {}",
-                        s.type_name()
-                    )));
-                };
-                place_tree(&a[0], &sh.mesh, &sh.spec)
-            }
-        },
+        "x (an array or a pytree of arrays) laid out over the mesh of sharding (a \
+         NamedSharding, a bare P under set_mesh, or a pytree of them matching x): each \
+         device holds its block. With a device or a device name ('cpu', 'cuda:0', \
+         'opencl', ...), x copied to that device. Without sharding, x itself.",
+        |_, a| put(&a[0], &a[1]),
     );
     r.func(
         "shard(x, mesh, spec)",
@@ -1048,14 +1151,13 @@ pub(crate) fn register_sharding(r: &mut Registry) {
         "x (an array or a pytree of arrays), laid out as sharding says: inside a sharded \
          jit the partitioner makes this value that layout; elsewhere it is device_put.",
         |_, a| {
-            let Some(sh) = object::<ShardingValue>(&a[1]) else {
-                return Err(Error::type_error(format!(
-                    "with_sharding_constraint: sharding must be a NamedSharding, not {}",
-                    a[1].type_name()
-                )));
+            let Some((mesh, spec)) =
+                arr_runtime::sharding::resolve(&a[1], "with_sharding_constraint")?
+            else {
+                return Ok(a[0].clone());
             };
             leafwise(&a[0], |t| {
-                let p = sh.spec.placement(&sh.mesh, t.ndim())?;
+                let p = spec.placement(&mesh, t.ndim())?;
                 Ok(bind(&Prim::ShardingConstraint(Arc::new(p)), [t])?.swap_remove(0))
             })
         },
@@ -1153,6 +1255,67 @@ fn put_on_device(x: &Value, name: &str) -> Result<Value> {
     })
 }
 
+/// `device_put(x, s)`: `s` a sharding or device for all of `x`, or a pytree
+/// prefix of `x` with one for each part.
+fn put(x: &Value, s: &Value) -> Result<Value> {
+    match (s, x) {
+        (Value::None, _) => Ok(x.clone()),
+        (Value::Str(name), _) => put_on_device(x, name),
+        (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
+            let (ss, xs) = (numpy::sequence_items(s)?, numpy::sequence_items(x)?);
+            if ss.len() != xs.len() {
+                return Err(Error::value_error(format!(
+                    "device_put: {} shardings for a {} of {} items",
+                    ss.len(),
+                    x.type_name(),
+                    xs.len()
+                )));
+            }
+            let items = ss
+                .iter()
+                .zip(&xs)
+                .map(|(s, x)| put(x, s))
+                .collect::<Result<_>>()?;
+            Ok(match x {
+                Value::List(_) => Value::list(items),
+                _ => Value::tuple(items),
+            })
+        }
+        (Value::Dict(sd), Value::Dict(xd)) => {
+            let sd = sd.borrow();
+            let mut out = arr_runtime::value::Dict::new();
+            // Rebuilt in key order, as JAX rebuilds a dict pytree.
+            let xd = xd.borrow();
+            let mut entries: Vec<_> = xd.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            for (k, v) in entries {
+                let s = sd.get(k).ok_or_else(|| {
+                    Error::value_error(format!(
+                        "device_put: no sharding for key {}",
+                        display::repr(&k.to_value())
+                    ))
+                })?;
+                out.insert(k.clone(), put(v, s)?);
+            }
+            Ok(Value::dict(out))
+        }
+        (Value::Tuple(_) | Value::List(_) | Value::Dict(_), _) => Err(Error::value_error(format!(
+            "device_put: the shardings are a {} but x is a {}",
+            s.type_name(),
+            x.type_name()
+        ))),
+        (s, _) => {
+            if let Some(d) = object::<DeviceValue>(s) {
+                return put_on_device(x, &d.label);
+            }
+            match arr_runtime::sharding::resolve(s, "device_put")? {
+                Some((mesh, spec)) => place_tree(x, &mesh, &spec),
+                None => Ok(x.clone()),
+            }
+        }
+    }
+}
+
 fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
     map_leaves(x, &mut |leaf| {
         let t = numpy::to_tensor(leaf)?;
@@ -1165,6 +1328,19 @@ fn place_tree(x: &Value, mesh: &Arc<Mesh>, spec: &SpecValue) -> Result<Value> {
             }
         };
         let p = spec.placement(mesh, a.ndim())?;
+        // JAX's blocks are even; arr's own (Auto) meshes also take uneven ones.
+        for d in 0..a.ndim() {
+            let explicit = p.spec[d].iter().any(|&ax| mesh.is_explicit(ax));
+            if explicit && !a.shape()[d].is_multiple_of(p.parts(d)) {
+                return Err(Error::value_error(format!(
+                    "device_put: dimension {d} of {} is not divisible by the {} devices \
+                     that {} splits it over",
+                    arr_runtime::prim::type_str(a.shape(), a.dtype()),
+                    p.parts(d),
+                    spec.text()
+                )));
+            }
+        }
         Ok(Value::Array(Tensor::from(a.distribute(Arc::new(p))?)))
     })
 }

@@ -6,7 +6,7 @@
 //! (its graph after a stage: `traced`, `partition`, then jit's passes). The
 //! partitioner itself is `arr_runtime::jit::partition`.
 
-use crate::parallel::{object, sharding_parts, under_transformation};
+use crate::parallel::{sharding_parts, under_transformation};
 use crate::transforms::{flatten_tree, func_name, unflatten_tree};
 use crate::tree::{leaves, structure};
 use arr_kernels::sharding::Mesh;
@@ -151,21 +151,23 @@ fn out_leaf_shardings(out_shardings: &Value, n_out: usize) -> Result<Vec<Value>>
 /// The spec one output sharding (or None) gives an output of `rank`.
 fn out_spec(sharding: &Value, rank: usize) -> Result<Option<Spec>> {
     match one_sharding(sharding)? {
-        Some(s) => sharding_parts(s, rank).map(|(_, spec)| Some(spec)),
+        Some(s) => sharding_parts(&s, rank).map(|(_, spec)| Some(spec)),
         None => Ok(None),
     }
 }
 
-fn one_sharding(item: &Value) -> Result<Option<&ShardingValue>> {
-    match item {
-        Value::None => Ok(None),
-        s => object::<ShardingValue>(s).map(Some).ok_or_else(|| {
-            Error::type_error(format!(
-                "sharded jit: shardings must be NamedSharding or None, not {}",
-                s.type_name()
-            ))
-        }),
+/// A sharding given to jit: a NamedSharding, a bare P under the context
+/// mesh, or None.
+fn one_sharding(item: &Value) -> Result<Option<ShardingValue>> {
+    if !matches!(item, Value::None | Value::Object(_)) {
+        return Err(Error::type_error(format!(
+            "sharded jit: shardings must be NamedSharding or None (or P(...) under set_mesh), \
+             not {}",
+            item.type_name()
+        )));
     }
+    Ok(arr_runtime::sharding::resolve(item, "sharded jit")?
+        .map(|(mesh, spec)| ShardingValue { mesh, spec }))
 }
 
 /// What a call of a sharded jit does: run the program (the positional
@@ -205,8 +207,8 @@ fn call(
     let mut mesh: Option<Arc<Mesh>> = None;
     for v in [in_shardings, out_shardings] {
         for it in &leaves(v)? {
-            if let Some(s) = object::<ShardingValue>(it) {
-                mesh.get_or_insert_with(|| s.mesh.clone());
+            if let Some(s) = one_sharding(it)? {
+                mesh.get_or_insert(s.mesh);
             }
         }
     }
@@ -251,7 +253,7 @@ fn call(
             let a = t.concrete()?.clone();
             let spec = match given {
                 Some(s) => {
-                    let (m, spec) = sharding_parts(s, a.ndim())?;
+                    let (m, spec) = sharding_parts(&s, a.ndim())?;
                     mesh.get_or_insert(m);
                     spec
                 }
@@ -310,9 +312,18 @@ fn call(
             // The partitioner asks per output; the first sharding that does
             // not fit its output (a rank too small) is the error.
             let out_error: RefCell<Option<Error>> = RefCell::new(None);
+            // Per output array, its layout as traced when that names an
+            // Explicit axis (JAX's type): kept unless out_shardings says.
+            let traced: RefCell<Vec<Option<Spec>>> = RefCell::new(Vec::new());
             let outs_wanted = |i: usize, rank: usize| -> Option<Spec> {
                 let leaves = out_leaves.borrow();
-                out_spec(leaves.get(i).unwrap_or(&Value::None), rank)
+                let given = leaves.get(i).unwrap_or(&Value::None);
+                if matches!(given, Value::None) {
+                    if let Some(Some(spec)) = traced.borrow().get(i) {
+                        return (spec.len() == rank).then(|| spec.clone());
+                    }
+                }
+                out_spec(given, rank)
                     .map_err(|e| {
                         out_error
                             .borrow_mut()
@@ -332,6 +343,17 @@ fn call(
                     kwargs.clone(),
                 )?;
                 let ts = flatten_tree(&out)?;
+                *traced.borrow_mut() = ts
+                    .iter()
+                    .map(|t| {
+                        t.placement()
+                            .filter(|p| {
+                                *p.mesh == *mesh
+                                    && p.spec.iter().flatten().any(|&a| p.mesh.is_explicit(a))
+                            })
+                            .map(|p| p.spec.clone())
+                    })
+                    .collect();
                 *out_leaves.borrow_mut() = out_leaf_shardings(out_shardings, ts.len())?;
                 *out_tree.borrow_mut() = out;
                 Ok(ts)

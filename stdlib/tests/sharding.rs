@@ -101,7 +101,7 @@ fn layouts_follow_values() {
         expect![[r#"
             NamedSharding(Mesh('data': 4, 'model': 2), P('data', 'model'))
             NamedSharding(Mesh('data': 4, 'model': 2), P('data', 'model')) 0.0
-            None
+            NamedSharding(Mesh('data': 4, 'model': 2), P('data'))
             NamedSharding(Mesh('i': 4), P('i', None)) 3.0
             f32[5,7@model]
         "#]],

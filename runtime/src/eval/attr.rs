@@ -117,11 +117,32 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
     Property {
         name: "sharding",
         doc: "How the array is laid out over devices (a NamedSharding), or None.",
+        get: |a| Ok(crate::sharding::sharding_value(a.placement())),
+    },
+    Property {
+        name: "addressable_shards",
+        doc: "Each device's block of the array: objects with .device, .index (a tuple of \
+              slices), .data and .replica_id, in device order.",
         get: |a| {
-            Ok(match a {
-                Tensor::Concrete(x) => crate::sharding::sharding_of(x),
-                Tensor::Traced(_) => Value::None,
-            })
+            Ok(Value::list(
+                crate::sharding::addressable_shards(a)?
+                    .into_iter()
+                    .map(Value::object)
+                    .collect(),
+            ))
+        },
+    },
+    Property {
+        name: "is_fully_addressable",
+        doc: "Whether this process holds every block of the array.",
+        get: |a| {
+            let me = arr_kernels::process::index();
+            Ok(Value::Bool(a.placement().is_none_or(|p| {
+                p.mesh
+                    .devices
+                    .iter()
+                    .all(|&d| arr_kernels::process::owner(d) == me)
+            })))
         },
     },
 ];

@@ -94,8 +94,18 @@ impl Interp {
         &mut self,
         b: &Builtin,
         args: Vec<Value>,
-        kwargs: Vec<(Rc<str>, Value)>,
+        mut kwargs: Vec<(Rc<str>, Value)>,
     ) -> Result<Value> {
+        // JAX's `out_sharding=` on any array function (creation, random,
+        // products): the result laid out as asked; meanwhile no split of
+        // the operands is ambiguous.
+        if let Some(i) = kwargs.iter().position(|(k, _)| &**k == "out_sharding") {
+            if !b.params.iter().any(|p| &*p.name == "out_sharding") {
+                let sharding = kwargs.remove(i).1;
+                let out = crate::prim::layout::leniently(|| self.call_builtin(b, args, kwargs))?;
+                return crate::sharding::lay_out(&out, &sharding, &b.name);
+            }
+        }
         if b.effect != Effect::Pure && self.auto.tracing.is_some() {
             match b.effect {
                 Effect::MutatesReceiver => {

@@ -350,7 +350,18 @@ pub fn partition(
             }
         }
     }
-    let closed = graph::trace(global, true, f)?;
+    // The tracers carry the arguments' layouts, so the function sees the
+    // sharded types JAX shows (`typeof` inside jit).
+    let layouts: Vec<_> = global
+        .iter()
+        .zip(in_specs)
+        .map(|(a, s)| {
+            arr_kernels::sharding::Placement::new(mesh.clone(), s.clone(), a.shape.len())
+                .ok()
+                .map(Arc::new)
+        })
+        .collect();
+    let closed = graph::trace_laid_out(global, &layouts, true, f)?;
     let g = graph::dce(&closed.graph);
     let consts: Vec<Tensor> = closed.consts.clone();
     let local: Vec<Aval> = global

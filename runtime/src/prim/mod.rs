@@ -28,6 +28,7 @@ pub mod dot;
 pub mod elementwise;
 pub mod fused;
 pub mod indexing;
+pub mod layout;
 pub mod movement;
 pub mod random;
 pub mod reduce;
@@ -1035,10 +1036,18 @@ pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
         });
         arr_kernels::backend::check_devices(arrays).map_err(Error::value_error)?;
     }
+    // (A device worker runs one device's part of a program: its blocks
+    // have no layout of their own, whatever the constants it reads carry.)
+    let placed = args
+        .iter()
+        .any(|a| matches!(a, Tensor::Concrete(x) if x.placement().is_some()))
+        && !arr_kernels::devices::on_device_worker();
     // The commonest operation, `x * y` or `x * 2.0` on one dtype, needs only
     // the dtype part of its shape rule, and its output is the size of an
     // operand that already exists, so no allocation check either.
-    if let (Prim::Binary(op), [Tensor::Concrete(a), Tensor::Concrete(b)]) = (prim, &args[..]) {
+    if let (Prim::Binary(op), [Tensor::Concrete(a), Tensor::Concrete(b)], false) =
+        (prim, &args[..], placed)
+    {
         let d = a.dtype();
         let simple = d == b.dtype() && (a.shape() == b.shape() || b.ndim() == 0) && op.accepts(d);
         if simple {
@@ -1049,10 +1058,27 @@ pub fn eval_concrete(prim: &Prim, args: Args) -> Result<Outs> {
     for a in &args {
         avals.push(a.aval());
     }
-    for out in prim.shape_rule(&avals)? {
+    let out_avals = prim.shape_rule(&avals)?;
+    for out in &out_avals {
         check_alloc(&out.shape, out.dtype)?;
     }
-    prim.eval(args)
+    if !placed {
+        return prim.eval(args);
+    }
+    // Sharded operands: the results carry the layouts JAX's types give them.
+    let ins: Vec<_> = args.iter().map(Tensor::placement).collect();
+    let layouts = layout::out_layouts(prim, &ins, &avals, &out_avals)?;
+    let outs = prim.eval(args)?;
+    Ok(outs
+        .into_iter()
+        .zip(layouts)
+        .map(|(o, p)| match (o, p) {
+            (Tensor::Concrete(a), Some(p)) if a.placement() != Some(&p) => {
+                Tensor::Concrete(a.with_placement(p))
+            }
+            (o, _) => o,
+        })
+        .collect())
 }
 
 /// `bind` for primitives with one output.

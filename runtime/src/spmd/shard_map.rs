@@ -8,7 +8,8 @@
 
 use super::blocks::{assemble, blocks_at};
 use super::program::{compile_for_mesh, MeshGroups};
-use crate::error::Result;
+use crate::display::sharding::PlacementText;
+use crate::error::{Error, Result};
 use crate::prim::{bind, Aval, Prim};
 use crate::tensor::Tensor;
 use crate::transform::batch::vmap_named;
@@ -21,12 +22,17 @@ use std::sync::Arc;
 /// `placements`) with the mesh axes bound, compile it, and run it on every
 /// device of `mesh`; `out_layout` gives each output's placement from the
 /// ranks of the devices' blocks, by which the outputs are put together.
+/// With `check_replicas`, an output whose layout leaves a mesh axis out
+/// (replicated along it) must be the same on every device along that axis,
+/// as JAX checks: otherwise taking one device's block would be a silent
+/// wrong answer.
 pub fn run(
     mesh: &Arc<Mesh>,
     inputs: &[Array],
     placements: &[Placement],
     trace: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
     out_layout: impl FnOnce(&[usize]) -> Result<Vec<Placement>>,
+    check_replicas: bool,
 ) -> Result<Vec<Tensor>> {
     let avals: Vec<Aval> = inputs
         .iter()
@@ -43,11 +49,48 @@ pub fn run(
     // Reassemble each output from its blocks by the out specs.
     let ranks: Vec<usize> = outs[0].iter().map(Array::ndim).collect();
     let layouts = out_layout(&ranks)?;
+    if check_replicas {
+        for (i, p) in layouts.iter().enumerate() {
+            check_replicated(mesh, p, &outs, i)?;
+        }
+    }
     Ok(layouts
         .iter()
         .enumerate()
         .map(|(i, p)| Tensor::from(assemble(p, &outs, i)))
         .collect())
+}
+
+/// Output `i` is the same on the devices along every mesh axis its
+/// layout `p` leaves out.
+fn check_replicated(mesh: &Mesh, p: &Placement, outs: &[Vec<Array>], i: usize) -> Result<()> {
+    let named: Vec<usize> = p.spec.iter().flatten().copied().collect();
+    for a in (0..mesh.shape.len()).filter(|a| !named.contains(a)) {
+        for (pos, out) in outs.iter().enumerate() {
+            let mut coords = p.coords(pos);
+            if coords[a] == 0 {
+                continue;
+            }
+            coords[a] = 0;
+            let first = coords
+                .iter()
+                .zip(&mesh.shape)
+                .fold(0, |acc, (c, n)| acc * n + c);
+            if out[i].buffer()? != outs[first][i].buffer()? {
+                return Err(Error::value_error(format!(
+                    "shard_map: out_specs {} says output {i} is replicated along mesh axis \
+                     '{}', but its blocks differ across that axis (device {} and device {}); \
+                     reduce it over the axis (psum), name the axis in out_specs, or pass \
+                     check_vma=False",
+                    p.spec_text(),
+                    mesh.axis_names[a],
+                    mesh.devices[first],
+                    mesh.devices[pos]
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `shard_map` under a transformation (`jit`, `grad`, `vmap`): `body` (the

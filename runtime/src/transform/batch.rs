@@ -68,6 +68,7 @@ pub fn wrap(level: usize, id: u64, val: Tensor, bdim: Option<usize>) -> Tensor {
                 trace_id: id,
                 aval,
                 kind: TracerKind::Batch { val, bdim },
+                placement: None,
             }))
         }
     }

@@ -7,6 +7,7 @@ use super::{owned_by, push, TraceKind};
 use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{bind, type_str, Args, Aval, Outs, Prim};
 use crate::tensor::{Tensor, Tracer, TracerKind};
+use arr_kernels::sharding::Placement;
 use arr_kernels::{Array, DType};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -133,12 +134,19 @@ impl Builder {
     }
 }
 
-fn graph_tracer(level: usize, id: u64, var: usize, aval: Aval) -> Tensor {
+fn graph_tracer(
+    level: usize,
+    id: u64,
+    var: usize,
+    aval: Aval,
+    placement: Option<Arc<Placement>>,
+) -> Tensor {
     Tensor::Traced(Rc::new(Tracer {
         level,
         trace_id: id,
         aval,
         kind: TracerKind::Graph { var },
+        placement,
     }))
 }
 
@@ -189,12 +197,19 @@ pub fn process(
         .collect();
     let in_avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
     let out_avals = prim.shape_rule(&in_avals)?;
+    // Sharded operands give the results the layouts of JAX's types.
+    let ins: Vec<_> = args.iter().map(Tensor::placement).collect();
+    let layouts = if ins.iter().any(Option::is_some) {
+        crate::prim::layout::out_layouts(prim, &ins, &in_avals, &out_avals)?
+    } else {
+        vec![None; out_avals.len()]
+    };
     let mut outs = Outs::new();
     let mut outputs = Vec::new();
-    for aval in out_avals {
+    for (aval, layout) in out_avals.into_iter().zip(layouts) {
         let v = b.new_var(aval.clone());
         outputs.push(v);
-        outs.push(graph_tracer(level, id, v, aval));
+        outs.push(graph_tracer(level, id, v, aval, layout));
     }
     b.eqns.push(Eqn {
         prim: prim.clone(),
@@ -302,15 +317,27 @@ pub fn trace(
     dynamic: bool,
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
 ) -> Result<ClosedGraph> {
+    trace_laid_out(in_avals, &[], dynamic, f)
+}
+
+/// `trace` with the arguments laid out over a mesh (`layouts`, one per
+/// argument, or none): the tracers carry the layouts, as JAX's types do.
+pub fn trace_laid_out(
+    in_avals: &[Aval],
+    layouts: &[Option<Arc<Placement>>],
+    dynamic: bool,
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+) -> Result<ClosedGraph> {
     let builder = Rc::new(RefCell::new(Builder::default()));
     let _recording = Recording::start();
     let guard = push(TraceKind::Graph(builder.clone()), dynamic);
     let mut arg_vars = Vec::new();
     let mut args = Vec::new();
-    for aval in in_avals {
+    for (i, aval) in in_avals.iter().enumerate() {
         let v = builder.borrow_mut().new_var(aval.clone());
         arg_vars.push(v);
-        args.push(graph_tracer(guard.level, guard.id, v, aval.clone()));
+        let layout = layouts.get(i).cloned().flatten();
+        args.push(graph_tracer(guard.level, guard.id, v, aval.clone(), layout));
     }
     let outs = match f(args) {
         Ok(outs) => outs,

@@ -57,6 +57,7 @@ pub fn wrap(level: usize, id: u64, primal: Tensor, tangent: Option<Tensor>) -> T
             level,
             trace_id: id,
             aval: primal.aval(),
+            placement: primal.placement(),
             kind: TracerKind::Jvp {
                 primal,
                 tangent: Some(t),
@@ -111,6 +112,7 @@ pub fn stop_gradient(t: &Tensor) -> Tensor {
                 level: tr.level,
                 trace_id: tr.trace_id,
                 aval: tr.aval.clone(),
+                placement: None,
                 kind: TracerKind::Batch {
                     val: stop_gradient(val),
                     bdim: *bdim,
