@@ -9,6 +9,7 @@ use crate::args::*;
 use crate::Registry;
 use arr_runtime::class::{is_object, Class, Descriptor, Pytree, Super};
 use arr_runtime::eval::iter_items;
+use arr_runtime::exception;
 use arr_runtime::value::Object;
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, NativeClosure, Result, Value};
 use std::rc::Rc;
@@ -203,6 +204,10 @@ fn issubclass(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 false
             }
             (Value::Class(c), Value::Class(d)) => c.is_subclass(d) || is_object(d),
+            // Exception classes (Python's and JAX's) follow their own bases.
+            (c, d) if exception::as_class(c).is_some() => {
+                exception::as_class(d).is_some() && exception::is_subclass(c, d)
+            }
             (_, Value::Builtin(b)) if &*b.name == "object" => true,
             (Value::Builtin(x), Value::Builtin(y)) => x.name == y.name,
             (Value::Class(_) | Value::Builtin(_), _) => false,

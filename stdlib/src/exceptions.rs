@@ -13,12 +13,6 @@ pub(crate) fn register(r: &mut Registry) {
         r.value(name, class);
     }
     r.func(
-        "issubclass(cls, classinfo)",
-        "Whether the exception class cls is classinfo or derives from it (classinfo may \
-         be a tuple of classes).",
-        issubclass,
-    );
-    r.func(
         "nullcontext(enter_result=None)",
         "A context manager that does nothing: `with nullcontext(x) as y` binds x to y \
          (Python's contextlib.nullcontext).",
@@ -79,30 +73,6 @@ impl Object for Suppress {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
-}
-
-fn issubclass(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if exception::as_class(&a[0]).is_none() {
-        return Err(Error::type_error(format!(
-            "issubclass() arg 1 must be a class, not {}",
-            a[0].type_name()
-        )));
-    }
-    let of = match &a[1] {
-        Value::Tuple(t) => t.to_vec(),
-        one => vec![one.clone()],
-    };
-    for c in &of {
-        if exception::as_class(c).is_none() {
-            return Err(Error::type_error(format!(
-                "issubclass() arg 2 must be a class or tuple of classes, not {}",
-                c.type_name()
-            )));
-        }
-    }
-    Ok(Value::Bool(
-        of.iter().any(|c| exception::is_subclass(&a[0], c)),
-    ))
 }
 
 fn nullcontext(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

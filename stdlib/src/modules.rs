@@ -46,7 +46,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
          eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
          shift_left=left_shift shift_right_logical shift_right_arithmetic population_count clz \
-         nextafter clamp=_lax_clamp convert_element_type broadcast broadcast_in_dim reshape squeeze \
+         nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast broadcast_in_dim reshape squeeze \
          expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
          collapse tie_in complex real imag conj with_sharding_constraint",
     ),
@@ -206,7 +206,7 @@ const MODULES: &[(&str, &str, &str)] = &[
 const NUMPY: &str = "\
     array asarray zeros ones full empty zeros_like ones_like full_like empty_like eye identity \
     arange linspace logspace geomspace meshgrid indices tri tril triu diag diagonal diagflat \
-    copy astype reshape ravel flatten transpose swapaxes moveaxis expand_dims squeeze \
+    copy astype=_jnp_astype reshape ravel flatten transpose swapaxes moveaxis expand_dims squeeze \
     broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
     concatenate concat stack hstack vstack dstack column_stack split array_split hsplit vsplit \
     tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \

@@ -1478,3 +1478,11 @@ def isscalar(x):
 def _lax_clamp(lo, x, hi):
     """x clipped to [lo, hi], as jax.lax.clamp (note the argument order)."""
     return minimum(maximum(x, lo), hi)
+
+def _lax_convert_element_type(operand, new_dtype):
+    """operand converted to new_dtype, as jax.lax.convert_element_type."""
+    return asarray(operand).astype(new_dtype)
+
+def _jnp_astype(x, dtype, copy=False):
+    """x converted to dtype, as jnp.astype."""
+    return asarray(x).astype(dtype)

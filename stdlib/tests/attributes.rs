@@ -80,7 +80,20 @@ fn arrays_list_every_property_and_their_methods() {
         .collect();
     assert_eq!(
         props,
-        ["shape", "ndim", "size", "dtype", "T", "itemsize", "at", "nbytes", "device", "sharding"]
+        [
+            "shape",
+            "ndim",
+            "size",
+            "dtype",
+            "T",
+            "itemsize",
+            "at",
+            "nbytes",
+            "device",
+            "sharding",
+            "addressable_shards",
+            "is_fully_addressable"
+        ]
     );
     assert!(
         attrs

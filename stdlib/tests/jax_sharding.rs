@@ -309,7 +309,7 @@ print(tree_map(lambda v: v.sharding.spec == P(), same_everywhere))
             ['float32[4]', 'int32[]', 'float32[8,4]', 'float32[4,2]']
             float32[8@dp,8] int32[8@dp]
             float32[8@dp,4@tp] 256.0
-            {'w1': True, 'b1': True, 'w2': True, 'steps': True}
+            {'b1': True, 'steps': True, 'w1': True, 'w2': True}
         "#]],
     );
 }

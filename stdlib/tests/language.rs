@@ -499,7 +499,7 @@ fn errors_name_shapes_and_lines() {
 #[test]
 fn numpy_and_jax_module_aliases() {
     check(
-        "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.softmax is softmax)\n",
+        "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.exp is exp)\n",
         expect![[r#"
             3.0 float32 float32 True
         "#]],
