@@ -38,7 +38,7 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 pub(crate) fn register(r: &mut Registry) {
     register_sharding(r);
     r.func(
-        "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None, donate_argnums=())",
+        "pmap(fun, axis_name=None, in_axes=0, out_axes=0, static_broadcasted_argnums=(), axis_size=None, donate_argnums=(), devices=None)",
         "Run fun on several devices at once (SPMD): argument axes in_axes are split across \
          devices, one slice each, and the results are stacked along out_axes. Inside fun, \
          collectives (psum, pmean, all_gather, ppermute...) over axis_name exchange values \
@@ -404,6 +404,32 @@ fn pairs(v: &Value) -> Result<Vec<(usize, usize)>> {
 // ---------------------------------------------------------------------------
 // pmap
 
+/// `pmap(devices=...)`: pmap runs on the first devices of the mesh, so a
+/// list of exactly those (`jax.devices()[:n]`) is accepted; any other choice
+/// is refused rather than silently run elsewhere.
+fn check_pmap_devices(devices: &Value) -> Result<()> {
+    if matches!(devices, Value::None) {
+        return Ok(());
+    }
+    let ids = numpy::sequence_items(devices)?
+        .iter()
+        .map(|d| match d {
+            Value::Object(o) => match o.attr("id") {
+                Some(Value::Int(i)) => Ok(i),
+                _ => Err(Error::type_error("pmap: devices must be a list of devices")),
+            },
+            _ => Err(Error::type_error("pmap: devices must be a list of devices")),
+        })
+        .collect::<Result<Vec<i64>>>()?;
+    if ids.iter().enumerate().any(|(k, &id)| id != k as i64) {
+        return Err(Error::value_error(format!(
+            "pmap: devices {ids:?} are not the first devices in order; arr's pmap runs on \
+             devices 0..n"
+        )));
+    }
+    Ok(())
+}
+
 fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
     f.expect_callable()?;
@@ -429,6 +455,7 @@ fn make_pmap(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
              a static argument has no buffer to donate"
         )));
     }
+    check_pmap_devices(&a[7])?;
     let why = format!("it was donated to pmap({})", func_name(&f));
     let programs = ProgramCache::default();
     let level = PmapLevel {

@@ -135,6 +135,13 @@ pub(crate) fn register(r: &mut Registry) {
         type_,
     );
     r.func("callable(x)", "Whether x can be called.", callable);
+    r.func(
+        "dir(obj=None)",
+        "The sorted names of obj's attributes; without obj, the names defined at the \
+         top level of the program (arr's functions see the same list: it does not \
+         list a function's locals).",
+        dir,
+    );
     r.effect_func(
         "help(x)",
         "Show the signature and documentation of x.",
@@ -1329,4 +1336,21 @@ fn set_memory_limit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let before = limits::user_limit();
     limits::set_user_limit(limit);
     Ok(before.map_or(Value::None, |b| Value::Int(b as i64)))
+}
+
+/// `dir(obj)`: the attributes completion lists; `dir()`: the global names.
+fn dir(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let mut names: Vec<String> = match &a[0] {
+        Value::None => interp
+            .globals
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_some())
+            .map(|(id, _)| interp.interner.name(id as u32).to_string())
+            .collect(),
+        obj => interp.attributes(obj).into_iter().map(|at| at.name).collect(),
+    };
+    names.sort();
+    names.dedup();
+    Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
 }
