@@ -12,6 +12,12 @@ use arr_runtime::{Error, Interp, Result, Value};
 use std::cell::RefCell;
 
 pub(crate) fn register(r: &mut Registry) {
+    r.effect_func(
+        "np_shuffle(x)",
+        "Shuffle the list x in place with the legacy stream (NumPy's np.random.shuffle); \
+         arrays are immutable: use np.random.permutation(x) for a shuffled copy.",
+        shuffle,
+    );
     r.module(
         "_np_random",
         "NumPy's legacy global random numbers (numpy.random): seed it with seed(n).",
@@ -205,7 +211,7 @@ fn seed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// The shape of a `size=` argument; None for a single scalar.
-fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
+pub(crate) fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
     match v {
         Value::None => Ok(None),
         v => numpy::parse_shape(v)
@@ -214,7 +220,7 @@ fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
     }
 }
 
-fn count(shape: &[usize]) -> Result<usize> {
+pub(crate) fn count(shape: &[usize]) -> Result<usize> {
     arr_runtime::prim::check_alloc(shape, arr_kernels::DType::F64)?;
     Ok(shape.iter().product())
 }
@@ -306,6 +312,26 @@ fn shuffled(n: usize) -> Vec<i64> {
         }
     });
     v
+}
+
+fn shuffle(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    match &a[0] {
+        Value::List(items) => {
+            let mut items = items.borrow_mut();
+            with_mt(|mt| {
+                for i in (1..items.len()).rev() {
+                    let j = mt.interval(i as u64) as usize;
+                    items.swap(i, j);
+                }
+            });
+            Ok(Value::None)
+        }
+        other => Err(Error::type_error(format!(
+            "shuffle: arr shuffles a list in place; a {} is immutable, use \
+             np.random.permutation(x) for a shuffled copy",
+            other.type_name()
+        ))),
+    }
 }
 
 fn index_array(v: Vec<i64>) -> arr_runtime::Tensor {
