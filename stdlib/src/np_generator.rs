@@ -439,7 +439,7 @@ fn normal(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let loc = f64_arg("loc", &a[1])?;
     let scale = f64_arg("scale", &a[2])?;
     if scale < 0.0 || scale.is_nan() {
-        return Err(Error::value_error("normal: scale < 0"));
+        return Err(Error::value_error("scale < 0"));
     }
     floats(&a[0], &a[3], |g| loc + scale * g.standard_normal())
 }
@@ -465,7 +465,7 @@ fn standard_exponential(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn exponential(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let scale = f64_arg("scale", &a[1])?;
     if scale < 0.0 || scale.is_nan() {
-        return Err(Error::value_error("exponential: scale < 0"));
+        return Err(Error::value_error("scale < 0"));
     }
     floats(&a[0], &a[2], |g| scale * g.standard_exponential())
 }
@@ -557,11 +557,12 @@ fn permutation(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Ok(v)
     };
     match &a[1] {
-        Value::Int(n) if *n >= 0 => {
-            count(&[*n as usize])?;
-            Ok(Value::Array(index_array(shuffled(*n as usize)?)))
+        // A negative n is NumPy's arange(n): empty.
+        Value::Int(n) => {
+            let n = (*n).max(0) as usize;
+            count(&[n])?;
+            Ok(Value::Array(index_array(shuffled(n)?)))
         }
-        Value::Int(_) => Err(Error::value_error("negative dimensions are not allowed")),
         v => {
             let x = array_arg(v)?;
             if x.ndim() == 0 {
@@ -585,11 +586,10 @@ fn shuffle(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             g.shuffle(&mut items.borrow_mut());
             Ok(Value::None)
         }
-        other => Err(Error::type_error(format!(
-            "shuffle: arr shuffles a list in place; a {} is immutable, use \
-             rng.permutation(x) for a shuffled copy",
-            other.type_name()
-        ))),
+        _ => Err(Error::type_error(
+            "shuffle: x must be a list, shuffled in place (arrays are immutable: \
+             rng.permutation(x) is a shuffled copy)",
+        )),
     }
 }
 
@@ -629,7 +629,7 @@ fn probabilities(p: &Value, pop: usize) -> Result<Vec<f64>> {
         return Err(Error::value_error("probabilities are not non-negative"));
     }
     if (p.iter().sum::<f64>() - 1.0).abs() > atol {
-        return Err(Error::value_error("probabilities do not sum to 1"));
+        return Err(Error::value_error("Probabilities do not sum to 1"));
     }
     Ok(p)
 }
@@ -744,7 +744,7 @@ fn choice(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         (false, None) => {
             if k > pop {
                 return Err(Error::value_error(
-                    "Cannot take a larger sample than population when replace=False",
+                    "Cannot take a larger sample than population when replace is False",
                 ));
             }
             let shuffle = a[5].truthy()?;

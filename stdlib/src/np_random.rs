@@ -326,11 +326,10 @@ fn shuffle(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             });
             Ok(Value::None)
         }
-        other => Err(Error::type_error(format!(
-            "shuffle: arr shuffles a list in place; a {} is immutable, use \
-             np.random.permutation(x) for a shuffled copy",
-            other.type_name()
-        ))),
+        _ => Err(Error::type_error(
+            "shuffle: x must be a list, shuffled in place (arrays are immutable: \
+             np.random.permutation(x) is a shuffled copy)",
+        )),
     }
 }
 
