@@ -8,8 +8,10 @@ use crate::args::*;
 use crate::Registry;
 use arr_kernels::{Array, Buffer};
 use arr_runtime::numpy;
-use arr_runtime::{Error, Interp, Result, Value};
+use arr_runtime::value::Object;
+use arr_runtime::{Builtin, Effect, Error, Interp, NativeFn, Result, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
     r.effect_func(
@@ -21,69 +23,93 @@ pub(crate) fn register(r: &mut Registry) {
     r.module(
         "_np_random",
         "NumPy's legacy global random numbers (numpy.random): seed it with seed(n).",
-        &[
-            (
-                "seed(seed=None)",
-                "Reset the generator: MT19937 seeded with an int in [0, 2**32).",
-                seed,
-            ),
-            (
-                "random_sample(size=None)",
-                "Uniform floats in [0, 1): a float, or a float64 array of shape size.",
-                random_sample,
-            ),
-            (
-                "random(size=None)",
-                "The same as random_sample.",
-                random_sample,
-            ),
-            (
-                "rand(*dims)",
-                "Uniform floats in [0, 1) of shape dims.",
-                rand,
-            ),
-            (
-                "randn(*dims)",
-                "Standard normal floats of shape dims.",
-                randn,
-            ),
-            (
-                "standard_normal(size=None)",
-                "Standard normal floats (NumPy's legacy polar method).",
-                standard_normal,
-            ),
-            (
-                "uniform(low=0.0, high=1.0, size=None)",
-                "Uniform floats in [low, high).",
-                uniform,
-            ),
-            (
-                "normal(loc=0.0, scale=1.0, size=None)",
-                "Normal floats with mean loc and standard deviation scale.",
-                normal,
-            ),
-            (
-                "randint(low, high=None, size=None, dtype=None)",
-                "Uniform integers in [low, high) (in [0, low) without high): int64.",
-                randint,
-            ),
-            (
-                "permutation(x)",
-                "A shuffled arange(x) (x an int), or a shuffled copy of x along its first axis.",
-                permutation,
-            ),
-            (
-                "choice(a, size=None, replace=True, p=None)",
-                "Samples from arange(a) (a an int) or from a's elements, as NumPy's legacy choice.",
-                choice,
-            ),
-        ],
+        MEMBERS,
     );
+    r.func(
+        "np_RandomState(seed=None)",
+        "NumPy's legacy RandomState: its own MT19937 stream (seeded like seed(n)), with \
+         the functions of numpy.random as methods.",
+        random_state,
+    );
+    let shuffle_row: (&str, &str, NativeFn) = (
+        "shuffle(x)",
+        "Shuffle the list x in place (arrays are immutable: use permutation).",
+        shuffle,
+    );
+    for &(signature, doc, f) in MEMBERS.iter().chain([&shuffle_row]) {
+        let signature = signature.replacen('(', "(self, ", 1);
+        // Each draw advances the stream: never compiled automatically.
+        let b = Builtin::new(&signature, doc, move |interp, a| on_stream(interp, a, f))
+            .with_effect(Effect::World);
+        let name = b.name.to_string();
+        r.interp
+            .add_method(RANDOM_STATE, &name, Value::Builtin(Rc::new(b)));
+    }
 }
+
+/// The functions of `numpy.random`, also the methods of a `RandomState`.
+const MEMBERS: &[(&str, &str, NativeFn)] = &[
+    (
+        "seed(seed=None)",
+        "Reset the generator: MT19937 seeded with an int in [0, 2**32).",
+        seed,
+    ),
+    (
+        "random_sample(size=None)",
+        "Uniform floats in [0, 1): a float, or a float64 array of shape size.",
+        random_sample,
+    ),
+    (
+        "random(size=None)",
+        "The same as random_sample.",
+        random_sample,
+    ),
+    (
+        "rand(*dims)",
+        "Uniform floats in [0, 1) of shape dims.",
+        rand,
+    ),
+    (
+        "randn(*dims)",
+        "Standard normal floats of shape dims.",
+        randn,
+    ),
+    (
+        "standard_normal(size=None)",
+        "Standard normal floats (NumPy's legacy polar method).",
+        standard_normal,
+    ),
+    (
+        "uniform(low=0.0, high=1.0, size=None)",
+        "Uniform floats in [low, high).",
+        uniform,
+    ),
+    (
+        "normal(loc=0.0, scale=1.0, size=None)",
+        "Normal floats with mean loc and standard deviation scale.",
+        normal,
+    ),
+    (
+        "randint(low, high=None, size=None, dtype=None)",
+        "Uniform integers in [low, high) (in [0, low) without high): int64.",
+        randint,
+    ),
+    (
+        "permutation(x)",
+        "A shuffled arange(x) (x an int), or a shuffled copy of x along its first axis.",
+        permutation,
+    ),
+    (
+        "choice(a, size=None, replace=True, p=None)",
+        "Samples from arange(a) (a an int) or from a's elements, as NumPy's legacy choice.",
+        choice,
+    ),
+];
 
 const N: usize = 624;
 
 /// MT19937 with NumPy's legacy extras: the cached second normal of a pair.
+#[derive(Debug)]
 struct Mt {
     key: [u32; N],
     pos: usize,
@@ -197,7 +223,14 @@ fn with_mt<T>(f: impl FnOnce(&mut Mt) -> T) -> T {
 }
 
 fn seed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let s = match &a[0] {
+    let mt = seeded(&a[0])?;
+    STATE.with(|st| *st.borrow_mut() = Some(mt));
+    Ok(Value::None)
+}
+
+/// A generator seeded as `seed(n)` seeds: an int in [0, 2**32), or the clock for None.
+fn seeded(seed: &Value) -> Result<Mt> {
+    let s = match seed {
         Value::None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos() as i64),
@@ -206,8 +239,50 @@ fn seed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if !(0..=u32::MAX as i64).contains(&s) {
         return Err(Error::value_error("Seed must be between 0 and 2**32 - 1"));
     }
-    STATE.with(|st| *st.borrow_mut() = Some(Mt::new(s as u32)));
-    Ok(Value::None)
+    Ok(Mt::new(s as u32))
+}
+
+const RANDOM_STATE: &str = "RandomState";
+
+/// `np.random.RandomState(seed)`: a stream of its own.
+#[derive(Debug)]
+struct RandomState {
+    mt: RefCell<Option<Mt>>,
+}
+
+impl Object for RandomState {
+    fn type_name(&self) -> &'static str {
+        RANDOM_STATE
+    }
+    fn repr(&self) -> String {
+        "RandomState(MT19937)".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn random_state(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    Ok(Value::object(RandomState {
+        mt: RefCell::new(Some(seeded(&a[0])?)),
+    }))
+}
+
+/// A `RandomState` method: the legacy function `f` run on the object's
+/// stream, swapped in as the global stream for the call (and back after,
+/// error or not), so the functions exist once.
+fn on_stream(interp: &mut Interp, mut a: Vec<Value>, f: NativeFn) -> Result<Value> {
+    let this = a.remove(0);
+    let state = match &this {
+        Value::Object(o) => o.as_any().downcast_ref::<RandomState>(),
+        _ => None,
+    }
+    .ok_or_else(|| Error::type_error("expected a numpy.random.RandomState"))?;
+    let mine = state.mt.borrow_mut().take();
+    let global = STATE.with(|s| s.replace(mine));
+    let out = f(interp, a);
+    *state.mt.borrow_mut() = STATE.with(|s| s.replace(global));
+    out
 }
 
 /// The shape of a `size=` argument; None for a single scalar.

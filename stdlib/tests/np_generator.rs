@@ -79,6 +79,31 @@ rng.random(size=(2, -1))
     );
 }
 
+/// The legacy RandomState: a stream of its own beside the global one
+/// (NumPy prints the same).
+#[test]
+fn random_state_is_a_stream_of_its_own() {
+    check(
+        r#"
+import numpy as np
+np.random.seed(1)
+rs = np.random.RandomState(42)
+print(rs.randn(2, 3), np.random.rand(2), rs.randint(0, 10, size=4), rs.uniform(size=2))
+rs.seed(0)
+items = [1, 2, 3, 4, 5, 6]
+rs.shuffle(items)
+print(rs.random_sample(), items, rs.choice(5, 3, replace=False), rs.permutation(5), np.random.random(), rs)
+print(np.random.RandomState(7).normal(2.0, 0.5, size=3))
+"#,
+        expect![[r#"
+            [[ 0.49671415 -0.1382643   0.64768854]
+             [ 1.52302986 -0.23415337 -0.23413696]] [0.417022   0.72032449] [7 4 3 7] [0.70807258 0.02058449]
+            0.6458941130666561 [6, 3, 2, 4, 1, 5] [1 0 2] [3 1 2 4 0] 0.00011437481734488664 RandomState(MT19937)
+            [2.84526285 1.76703131 2.01641008]
+        "#]],
+    );
+}
+
 /// Every method over many seeds: plain ints, ints past 32 bits, lists of
 /// ints; ziggurat tails, every bounded-integer path, Floyd's and the tail
 /// shuffle of choice without replacement.
