@@ -136,8 +136,8 @@ impl Pcg64 {
 
     /// NumPy's `random_standard_normal`: the 256-layer ziggurat.
     fn standard_normal(&mut self) -> f64 {
-        const R: f64 = 3.654_152_885_361_008_796_351_947_251_8;
-        const INV_R: f64 = 0.273_661_237_329_758_272_033_382_475_96;
+        const R: f64 = 3.654_152_885_361_009;
+        const INV_R: f64 = 0.273_661_237_329_758_3;
         loop {
             let r = self.next_u64();
             let idx = (r & 0xff) as usize;
@@ -173,7 +173,7 @@ impl Pcg64 {
 
     /// NumPy's `random_standard_exponential`: the 256-layer ziggurat.
     fn standard_exponential(&mut self) -> f64 {
-        const R: f64 = 7.697_117_470_131_049_72;
+        const R: f64 = 7.697_117_470_131_05;
         loop {
             let ri = self.next_u64() >> 3;
             let idx = (ri & 0xff) as usize;

@@ -2,7 +2,9 @@
 //! `randint`, `choice`, `permutation`...): the MT19937 generator and the
 //! legacy `RandomState` algorithms, so a seeded script draws NumPy's exact
 //! numbers. They are host-side float64/int64 arrays, as in NumPy; the state
-//! is one generator per thread, like NumPy's global `RandomState`.
+//! is one generator per thread, like NumPy's global `RandomState`; a
+//! `RandomState(seed)` object has a stream of its own and the same functions
+//! as methods.
 
 use crate::args::*;
 use crate::Registry;
