@@ -14,7 +14,9 @@ mod io;
 mod jit;
 mod math;
 pub mod modules;
+mod np_generator;
 mod np_random;
+mod np_ziggurat;
 mod output;
 mod parallel;
 pub mod plot;
@@ -160,6 +162,7 @@ pub fn register_all(interp: &mut Interp) {
     tree::register(&mut r);
     random::register(&mut r);
     np_random::register(&mut r);
+    np_generator::register(&mut r);
     io::register(&mut r);
     output::register(&mut r);
     plot::register(&mut r);

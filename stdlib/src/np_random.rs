@@ -2,82 +2,116 @@
 //! `randint`, `choice`, `permutation`...): the MT19937 generator and the
 //! legacy `RandomState` algorithms, so a seeded script draws NumPy's exact
 //! numbers. They are host-side float64/int64 arrays, as in NumPy; the state
-//! is one generator per thread, like NumPy's global `RandomState`.
+//! is one generator per thread, like NumPy's global `RandomState`; a
+//! `RandomState(seed)` object has a stream of its own and the same functions
+//! as methods.
 
 use crate::args::*;
 use crate::Registry;
 use arr_kernels::{Array, Buffer};
 use arr_runtime::numpy;
-use arr_runtime::{Error, Interp, Result, Value};
+use arr_runtime::value::Object;
+use arr_runtime::{Builtin, Effect, Error, Interp, NativeFn, Result, Value};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
+    r.effect_func(
+        "np_shuffle(x)",
+        "Shuffle the list x in place with the legacy stream (NumPy's np.random.shuffle); \
+         arrays are immutable: use np.random.permutation(x) for a shuffled copy.",
+        shuffle,
+    );
     r.module(
         "_np_random",
         "NumPy's legacy global random numbers (numpy.random): seed it with seed(n).",
-        &[
-            (
-                "seed(seed=None)",
-                "Reset the generator: MT19937 seeded with an int in [0, 2**32).",
-                seed,
-            ),
-            (
-                "random_sample(size=None)",
-                "Uniform floats in [0, 1): a float, or a float64 array of shape size.",
-                random_sample,
-            ),
-            (
-                "random(size=None)",
-                "The same as random_sample.",
-                random_sample,
-            ),
-            (
-                "rand(*dims)",
-                "Uniform floats in [0, 1) of shape dims.",
-                rand,
-            ),
-            (
-                "randn(*dims)",
-                "Standard normal floats of shape dims.",
-                randn,
-            ),
-            (
-                "standard_normal(size=None)",
-                "Standard normal floats (NumPy's legacy polar method).",
-                standard_normal,
-            ),
-            (
-                "uniform(low=0.0, high=1.0, size=None)",
-                "Uniform floats in [low, high).",
-                uniform,
-            ),
-            (
-                "normal(loc=0.0, scale=1.0, size=None)",
-                "Normal floats with mean loc and standard deviation scale.",
-                normal,
-            ),
-            (
-                "randint(low, high=None, size=None, dtype=None)",
-                "Uniform integers in [low, high) (in [0, low) without high): int64.",
-                randint,
-            ),
-            (
-                "permutation(x)",
-                "A shuffled arange(x) (x an int), or a shuffled copy of x along its first axis.",
-                permutation,
-            ),
-            (
-                "choice(a, size=None, replace=True, p=None)",
-                "Samples from arange(a) (a an int) or from a's elements, as NumPy's legacy choice.",
-                choice,
-            ),
-        ],
+        MEMBERS,
     );
+    r.func(
+        "np_RandomState(seed=None)",
+        "NumPy's legacy RandomState: its own MT19937 stream (seeded like seed(n)), with \
+         the functions of numpy.random as methods.",
+        random_state,
+    );
+    let shuffle_row: (&str, &str, NativeFn) = (
+        "shuffle(x)",
+        "Shuffle the list x in place (arrays are immutable: use permutation).",
+        shuffle,
+    );
+    for &(signature, doc, f) in MEMBERS.iter().chain([&shuffle_row]) {
+        let signature = signature.replacen('(', "(self, ", 1);
+        // Each draw advances the stream: never compiled automatically.
+        let b = Builtin::new(&signature, doc, move |interp, a| on_stream(interp, a, f))
+            .with_effect(Effect::World);
+        let name = b.name.to_string();
+        r.interp
+            .add_method(RANDOM_STATE, &name, Value::Builtin(Rc::new(b)));
+    }
 }
+
+/// The functions of `numpy.random`, also the methods of a `RandomState`.
+const MEMBERS: &[(&str, &str, NativeFn)] = &[
+    (
+        "seed(seed=None)",
+        "Reset the generator: MT19937 seeded with an int in [0, 2**32).",
+        seed,
+    ),
+    (
+        "random_sample(size=None)",
+        "Uniform floats in [0, 1): a float, or a float64 array of shape size.",
+        random_sample,
+    ),
+    (
+        "random(size=None)",
+        "The same as random_sample.",
+        random_sample,
+    ),
+    (
+        "rand(*dims)",
+        "Uniform floats in [0, 1) of shape dims.",
+        rand,
+    ),
+    (
+        "randn(*dims)",
+        "Standard normal floats of shape dims.",
+        randn,
+    ),
+    (
+        "standard_normal(size=None)",
+        "Standard normal floats (NumPy's legacy polar method).",
+        standard_normal,
+    ),
+    (
+        "uniform(low=0.0, high=1.0, size=None)",
+        "Uniform floats in [low, high).",
+        uniform,
+    ),
+    (
+        "normal(loc=0.0, scale=1.0, size=None)",
+        "Normal floats with mean loc and standard deviation scale.",
+        normal,
+    ),
+    (
+        "randint(low, high=None, size=None, dtype=None)",
+        "Uniform integers in [low, high) (in [0, low) without high): int64.",
+        randint,
+    ),
+    (
+        "permutation(x)",
+        "A shuffled arange(x) (x an int), or a shuffled copy of x along its first axis.",
+        permutation,
+    ),
+    (
+        "choice(a, size=None, replace=True, p=None)",
+        "Samples from arange(a) (a an int) or from a's elements, as NumPy's legacy choice.",
+        choice,
+    ),
+];
 
 const N: usize = 624;
 
 /// MT19937 with NumPy's legacy extras: the cached second normal of a pair.
+#[derive(Debug)]
 struct Mt {
     key: [u32; N],
     pos: usize,
@@ -191,7 +225,14 @@ fn with_mt<T>(f: impl FnOnce(&mut Mt) -> T) -> T {
 }
 
 fn seed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let s = match &a[0] {
+    let mt = seeded(&a[0])?;
+    STATE.with(|st| *st.borrow_mut() = Some(mt));
+    Ok(Value::None)
+}
+
+/// A generator seeded as `seed(n)` seeds: an int in [0, 2**32), or the clock for None.
+fn seeded(seed: &Value) -> Result<Mt> {
+    let s = match seed {
         Value::None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos() as i64),
@@ -200,12 +241,54 @@ fn seed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if !(0..=u32::MAX as i64).contains(&s) {
         return Err(Error::value_error("Seed must be between 0 and 2**32 - 1"));
     }
-    STATE.with(|st| *st.borrow_mut() = Some(Mt::new(s as u32)));
-    Ok(Value::None)
+    Ok(Mt::new(s as u32))
+}
+
+const RANDOM_STATE: &str = "RandomState";
+
+/// `np.random.RandomState(seed)`: a stream of its own.
+#[derive(Debug)]
+struct RandomState {
+    mt: RefCell<Option<Mt>>,
+}
+
+impl Object for RandomState {
+    fn type_name(&self) -> &'static str {
+        RANDOM_STATE
+    }
+    fn repr(&self) -> String {
+        "RandomState(MT19937)".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn random_state(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    Ok(Value::object(RandomState {
+        mt: RefCell::new(Some(seeded(&a[0])?)),
+    }))
+}
+
+/// A `RandomState` method: the legacy function `f` run on the object's
+/// stream, swapped in as the global stream for the call (and back after,
+/// error or not), so the functions exist once.
+fn on_stream(interp: &mut Interp, mut a: Vec<Value>, f: NativeFn) -> Result<Value> {
+    let this = a.remove(0);
+    let state = match &this {
+        Value::Object(o) => o.as_any().downcast_ref::<RandomState>(),
+        _ => None,
+    }
+    .ok_or_else(|| Error::type_error("expected a numpy.random.RandomState"))?;
+    let mine = state.mt.borrow_mut().take();
+    let global = STATE.with(|s| s.replace(mine));
+    let out = f(interp, a);
+    *state.mt.borrow_mut() = STATE.with(|s| s.replace(global));
+    out
 }
 
 /// The shape of a `size=` argument; None for a single scalar.
-fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
+pub(crate) fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
     match v {
         Value::None => Ok(None),
         v => numpy::parse_shape(v)
@@ -214,7 +297,7 @@ fn size_arg(v: &Value) -> Result<Option<Vec<usize>>> {
     }
 }
 
-fn count(shape: &[usize]) -> Result<usize> {
+pub(crate) fn count(shape: &[usize]) -> Result<usize> {
     arr_runtime::prim::check_alloc(shape, arr_kernels::DType::F64)?;
     Ok(shape.iter().product())
 }
@@ -306,6 +389,25 @@ fn shuffled(n: usize) -> Vec<i64> {
         }
     });
     v
+}
+
+fn shuffle(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    match &a[0] {
+        Value::List(items) => {
+            let mut items = items.borrow_mut();
+            with_mt(|mt| {
+                for i in (1..items.len()).rev() {
+                    let j = mt.interval(i as u64) as usize;
+                    items.swap(i, j);
+                }
+            });
+            Ok(Value::None)
+        }
+        _ => Err(Error::type_error(
+            "shuffle: x must be a list, shuffled in place (arrays are immutable: \
+             np.random.permutation(x) is a shuffled copy)",
+        )),
+    }
 }
 
 fn index_array(v: Vec<i64>) -> arr_runtime::Tensor {

@@ -455,7 +455,7 @@ fn reduce(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn sleep(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let seconds = f64_arg("seconds", &a[0])?;
-    if !(seconds >= 0.0) {
+    if seconds.is_nan() || seconds < 0.0 {
         return Err(Error::value_error("sleep length must be non-negative"));
     }
     let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds.min(1e9));
