@@ -591,7 +591,7 @@ impl std::fmt::Display for ClosedGraph {
 // Dead code
 
 /// The graph without equations whose outputs nothing uses (every primitive
-/// is pure, so they can go). Inputs stay, so the signature is unchanged.
+/// but a debug callback is pure, so they can go). Inputs stay, so the signature is unchanged.
 pub fn dce(graph: &Graph) -> Graph {
     let mut live = vec![false; graph.types.len()];
     for a in &graph.outvars {
@@ -601,7 +601,7 @@ pub fn dce(graph: &Graph) -> Graph {
     }
     let mut kept = Vec::new();
     for eqn in graph.eqns.iter().rev() {
-        if eqn.outputs.iter().any(|&o| live[o]) {
+        if eqn.prim.has_effect() || eqn.outputs.iter().any(|&o| live[o]) {
             for a in &eqn.inputs {
                 if let Atom::Var(v) = a {
                     live[*v] = true;
