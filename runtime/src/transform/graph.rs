@@ -531,7 +531,9 @@ impl Printer {
         for eqn in &g.eqns {
             let outs = binders(self, &eqn.outputs);
             let ins: Vec<String> = eqn.inputs.iter().map(|a| self.atom(g, a)).collect();
-            let _ = write!(out, "{pad}    {outs} = {}", eqn.prim.ir_text());
+            // An equation without outputs (a debug callback) is just its call, as in JAX.
+            let outs = if outs.is_empty() { outs } else { outs + " = " };
+            let _ = write!(out, "{pad}    {outs}{}", eqn.prim.ir_text());
             for (name, sub, consts) in eqn.prim.subgraphs_named() {
                 let _ = write!(out, " {name}=");
                 let mut inner = Printer {
