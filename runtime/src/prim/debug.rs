@@ -14,8 +14,8 @@
 //!
 //! Rules: JVP calls back with the primal values and has no tangents;
 //! nothing is linear, so transposition has nothing to do; `vmap` calls
-//! back once per example, as JAX does; a sharded `jit` runs it replicated
-//! (each device calls back with whole operands). The jit passes never
+//! back once per example, as JAX does; a sharded `jit` gathers the whole
+//! operands and calls back once; `pmap` and `shard_map` once per device. The jit passes never
 //! remove, merge or fold it (`Prim::has_effect`).
 
 use super::{bind, Args, Avals, Outs, Prim};
@@ -45,13 +45,16 @@ pub enum Kind {
 
 /// The primitive's parameter: which registered callback it calls. Two
 /// primitives are equal only if they call the same registration.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Callback {
     pub id: u64,
     pub kind: Kind,
     pub ordered: bool,
     /// The interpreter thread whose registry holds the function.
     owner: ThreadId,
+    /// In a sharded jit's device program: the one device that calls back
+    /// (JAX prints a sharded jit's values once, whole).
+    only_on: Option<usize>,
 }
 
 impl PartialEq for Callback {
@@ -72,9 +75,12 @@ thread_local! {
     static SWEPT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+type Queued = (Arc<Callback>, Option<usize>, Vec<Array>);
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Calls queued by evaluations on any thread, run by their owner's interpreter.
-static QUEUE: Mutex<Vec<(Arc<Callback>, Vec<Array>)>> = Mutex::new(Vec::new());
+/// Each call with the device worker that queued it (`None`: the interpreter's thread).
+static QUEUE: Mutex<Vec<Queued>> = Mutex::new(Vec::new());
 /// The queue's length, read without the lock after every builtin call.
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
@@ -85,6 +91,7 @@ pub fn register(kind: Kind, ordered: bool, f: Fun) -> Prim {
         kind,
         ordered,
         owner: std::thread::current().id(),
+        only_on: None,
     });
     REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
@@ -106,18 +113,20 @@ pub fn pending() -> bool {
 }
 
 /// Run the queued calls of this thread's callbacks, in the order they were
-/// queued. The first error stops the rest (they are dropped, as the
-/// computation that queued them failed too).
+/// queued, those of device workers (`pmap`, `shard_map`) by device, so that
+/// the output does not depend on the threads' timing. The first error stops
+/// the rest (they are dropped, as the computation that queued them failed too).
 pub fn run_pending(interp: &mut Interp) -> Result<()> {
     let me = std::thread::current().id();
-    let mine: Vec<(Arc<Callback>, Vec<Array>)> = {
+    let mut mine: Vec<Queued> = {
         let mut q = QUEUE.lock().unwrap_or_else(|p| p.into_inner());
-        let (mine, others): (Vec<_>, Vec<_>) = q.drain(..).partition(|(cb, _)| cb.owner == me);
+        let (mine, others): (Vec<_>, Vec<_>) = q.drain(..).partition(|(cb, ..)| cb.owner == me);
         *q = others;
         QUEUED.store(q.len(), Ordering::Relaxed);
         mine
     };
-    for (cb, arrays) in mine {
+    mine.sort_by_key(|(_, device, _)| *device);
+    for (cb, _, arrays) in mine {
         let f = REGISTRY.with(|r| r.borrow().get(&cb.id).map(|(_, f)| f.clone()));
         match f {
             Some(f) => f(interp, arrays)?,
@@ -150,9 +159,13 @@ pub fn shape_debug_callback() -> Result<Avals> {
 
 /// Queue the call; the owner's interpreter runs it (`run_pending`).
 pub fn eval_debug_callback(cb: &Arc<Callback>, args: Args) -> Result<Outs> {
+    let device = arr_kernels::devices::current_device();
+    if cb.only_on.is_some() && device.is_some() && device != cb.only_on {
+        return Ok(Outs::new());
+    }
     let arrays = super::arrays(args).into_vec();
     let mut q = QUEUE.lock().unwrap_or_else(|p| p.into_inner());
-    q.push((cb.clone(), arrays));
+    q.push((cb.clone(), device, arrays));
     QUEUED.store(q.len(), Ordering::Relaxed);
     Ok(Outs::new())
 }
@@ -207,7 +220,11 @@ fn example(x: &Tensor, d: usize, i: usize) -> Result<Tensor> {
     reshape(&super::bind1(&slice, [x.clone()])?, &out_shape)
 }
 
-/// Each device calls back with the whole operands.
-pub fn partition_debug_callback(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// The whole operands, called back by the mesh's first device only.
+pub fn partition_debug_callback(cb: &Callback, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    let once = Prim::DebugCallback(Arc::new(Callback {
+        only_on: cx.mesh().devices.first().copied(),
+        ..*cb
+    }));
+    cx.replicated(&once, ins)
 }

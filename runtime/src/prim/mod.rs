@@ -836,7 +836,7 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::partition_fused(),
         Prim::Collective(_) => collective::partition_collective(prim, cx, ins),
         Prim::ShardingConstraint(p) => collective::partition_sharding_constraint(cx, p, ins),
-        Prim::DebugCallback(_) => debug::partition_debug_callback(prim, cx, ins),
+        Prim::DebugCallback(cb) => debug::partition_debug_callback(cb, cx, ins),
     }
 }
 
