@@ -255,7 +255,7 @@ jax.jit(lambda x: jax.debug.print("{:.2f}", x))(jax.numpy.arange(2.0))
             {'k': Array([0, 1], dtype=int32)}
             plain
             caught division by zero
-            ValueError: invalid format specifier '.2f' for f32[2] at test.arr:16:1
+            TypeError: unsupported format string '.2f' passed to f32[2]: only one-element arrays take a format spec at test.arr:16:1
                |
             16 | jax.jit(lambda x: jax.debug.print("{:.2f}", x))(jax.numpy.arange(2.0))
                | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
