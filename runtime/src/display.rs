@@ -790,6 +790,15 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
     if i + usize::from(ty.is_some()) != chars.len() {
         return Err(bad());
     }
+    if let Value::Array(a) = v {
+        // NumPy formats only one-element arrays with a spec (a TypeError else).
+        if a.len() != 1 && !spec.is_empty() {
+            return Err(Error::type_error(format!(
+                "unsupported format string '{spec}' passed to {}: only one-element arrays take a format spec",
+                v.type_name()
+            )));
+        }
+    }
     let num = match v {
         Value::Array(a) if a.len() == 1 => crate::numpy::item(a)?,
         other => other.clone(),

@@ -7,6 +7,7 @@
 mod args;
 mod classes;
 mod creation;
+mod debug;
 pub mod device;
 mod distributed;
 mod exceptions;
@@ -172,6 +173,7 @@ pub fn register_all(interp: &mut Interp) {
     sharding_api::register(&mut r);
     distributed::register(&mut r);
     device::register(&mut r);
+    debug::register(&mut r);
     table::register(&mut r);
 }
 

@@ -1251,7 +1251,7 @@ fn str_zfill(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     )))
 }
 
-fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+pub(crate) fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let template = s(&a[0])?;
     let args = numpy::sequence_items(&a[1])?;
     let kwargs = match &a[2] {

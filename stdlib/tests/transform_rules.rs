@@ -847,6 +847,42 @@ fn vmap_sharding_constraint() {
     vmaps(setup, &rows);
 }
 
+/// Debug callbacks see primal values and leave the derivative alone; under
+/// vmap they call back once per example and leave the values alone.
+fn grads_debug_table() -> Table {
+    (
+        "",
+        r#"
+debug_print    | lambda x: (debug_print("", x), sin(x) * x)[1]                     | (x3,)
+debug_callback | lambda x, y: (debug_callback(lambda a, b: None, x, b=y), x * y)[1] | (x3, u3)
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn grads_debug() {
+    let (setup, rows) = grads_debug_table();
+    grads(setup, &rows);
+}
+
+fn vmap_debug_table() -> Table {
+    (
+        "",
+        r#"
+debug_print    | lambda x: (debug_print("", x), x * 2.0)[1]                         | (1,)      | m34
+debug_callback | lambda x, y: (debug_callback(lambda a, b: None, x, y), x + y)[1]   | (0, None) | m34, x3[:1]
+"#
+        .to_string(),
+    )
+}
+
+#[test]
+fn vmap_debug() {
+    let (setup, rows) = vmap_debug_table();
+    vmaps(setup, &rows);
+}
+
 // ---------------------------------------------------------------------------
 // Coverage: every primitive is in the tables
 
@@ -860,6 +896,7 @@ const GRAD_TABLES: &[fn() -> Table] = &[
     grads_indexing_table,
     grads_control_flow_table,
     grads_collectives_table,
+    grads_debug_table,
 ];
 
 /// Every table of batching checks.
@@ -873,6 +910,7 @@ const VMAP_TABLES: &[fn() -> Table] = &[
     vmap_of_grad_table,
     vmap_unary_table,
     vmap_sharding_constraint_table,
+    vmap_debug_table,
 ];
 
 /// Every table of batching checks under named vmaps, against references.

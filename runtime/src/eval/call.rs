@@ -29,7 +29,10 @@ impl Interp {
         self.check_interrupt()?;
         match fv {
             Value::Function(func) => self.call_function(func, args, kwargs),
-            Value::Builtin(b) => self.call_builtin(b, args, kwargs),
+            Value::Builtin(b) => {
+                let r = self.call_builtin(b, args, kwargs);
+                self.run_debug_callbacks(r)
+            }
             Value::Native(n) => {
                 if n.transform.is_some() && self.auto_jit_candidate(&args, &kwargs) {
                     let name = n.name.clone();
@@ -40,12 +43,15 @@ impl Interp {
                         &kwargs,
                         || format!("function {name}"),
                         |interp, a, k| (n.f)(interp, a, k),
-                    )?;
-                    if let Some(v) = compiled {
-                        return Ok(v);
+                    );
+                    match compiled {
+                        Ok(None) => {}
+                        Ok(Some(v)) => return self.run_debug_callbacks(Ok(v)),
+                        Err(e) => return self.run_debug_callbacks(Err(e)),
                     }
                 }
-                (n.f)(self, args, kwargs)
+                let r = (n.f)(self, args, kwargs);
+                self.run_debug_callbacks(r)
             }
             Value::BoundMethod(m) => {
                 let (recv, method) = &**m;
@@ -88,6 +94,20 @@ impl Interp {
                 other.type_name()
             ))),
         }
+    }
+
+    /// After a builtin or native function returned: run the debug callbacks
+    /// its primitives queued (`prim::debug`), so that what they print comes
+    /// before anything the program does next. The call's own error wins.
+    #[inline]
+    fn run_debug_callbacks(&mut self, r: Result<Value>) -> Result<Value> {
+        if !crate::prim::debug::pending() {
+            return r;
+        }
+        let ran = crate::prim::debug::run_pending(self);
+        let v = r?;
+        ran?;
+        Ok(v)
     }
 
     pub fn call_builtin(

@@ -172,7 +172,11 @@ fn starts_group(g: &Graph, eqn: &Eqn) -> Option<(Vec<usize>, DType)> {
 /// Try to add an equation to the group; false (and the group unchanged in
 /// meaning) if it does not fit.
 fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
-    let out = &g.types[eqn.outputs[0]];
+    // An equation without outputs (a debug callback) joins no kernel.
+    let Some(&first) = eqn.outputs.first() else {
+        return false;
+    };
+    let out = &g.types[first];
     let snapshot = (group.body.len(), group.inputs.len(), group.input_of.clone());
     let rollback = |group: &mut Group, snapshot: Snapshot| {
         group.body.truncate(snapshot.0);

@@ -188,7 +188,12 @@ pub fn fold_constants(g: &Graph) -> Graph {
         let scalar_out = eqn.outputs.iter().all(|&o| {
             g.types[o].shape.iter().product::<usize>() <= 1 && g.types[o].shape.is_empty()
         });
-        if all_lits && scalar_out && eqn.prim.subgraphs().is_empty() && !inputs.is_empty() {
+        if all_lits
+            && scalar_out
+            && eqn.prim.subgraphs().is_empty()
+            && !eqn.prim.has_effect()
+            && !inputs.is_empty()
+        {
             let args = inputs
                 .iter()
                 .map(|a| match a {
@@ -452,7 +457,8 @@ fn lit_key(x: &Array) -> (DType, u64) {
 
 /// Common-subexpression elimination: an equation that repeats an earlier
 /// one (same primitive and parameters, same operands) reuses its outputs.
-/// Control-flow primitives are left alone (their graphs compare by identity).
+/// Control-flow primitives are left alone (their graphs compare by identity),
+/// and so are debug callbacks (each call prints).
 pub fn cse(g: &Graph) -> Graph {
     #[derive(PartialEq, Eq, Hash)]
     enum Key {
@@ -464,7 +470,7 @@ pub fn cse(g: &Graph) -> Graph {
     let mut eqns = Vec::new();
     for eqn in &g.eqns {
         let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
-        if eqn.prim.subgraphs().is_empty() {
+        if eqn.prim.subgraphs().is_empty() && !eqn.prim.has_effect() {
             let keys = inputs
                 .iter()
                 .map(|a| match a {

@@ -176,6 +176,16 @@ pub fn examples() -> Vec<Prim> {
             size: 1,
         }),
         Prim::ShardingConstraint(Arc::new(placement)),
+        super::debug::register(
+            super::debug::Kind::Print,
+            false,
+            std::rc::Rc::new(|_, _| Ok(())),
+        ),
+        super::debug::register(
+            super::debug::Kind::Callback,
+            false,
+            std::rc::Rc::new(|_, _| Ok(())),
+        ),
     ];
     seeds.into_iter().flat_map(every_op).collect()
 }
@@ -237,7 +247,8 @@ fn every_op(p: Prim) -> Vec<Prim> {
         | Prim::CustomVjp { .. }
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
-        | Prim::ShardingConstraint(_) => vec![p],
+        | Prim::ShardingConstraint(_)
+        | Prim::DebugCallback(_) => vec![p],
     }
 }
 

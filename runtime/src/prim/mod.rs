@@ -14,6 +14,7 @@
 //! * `random` — threefry2x32;
 //! * `dot` — dot_general;
 //! * `fused` — fused kernels and products (no transformation applies);
+//! * `debug` — debug_callback, the primitive with an effect (`jax.debug.print`);
 //! * `transform::control`, `transform::custom` — cond, while, scan, custom_vjp;
 //! * `transform::collective` — collectives and sharding constraints.
 //!
@@ -24,6 +25,7 @@
 //! choice to run replicated).
 
 pub mod coverage;
+pub mod debug;
 pub mod dot;
 pub mod elementwise;
 pub mod fused;
@@ -169,6 +171,9 @@ pub enum Prim {
     /// a sharded jit's partitioner must produce here; eagerly, the array
     /// gets that placement).
     ShardingConstraint(Arc<arr_kernels::sharding::Placement>),
+    /// `jax.debug.print` / `jax.debug.callback`: calls back into the
+    /// interpreter with the operands' values; no outputs (`debug`).
+    DebugCallback(Arc<debug::Callback>),
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -269,6 +274,7 @@ impl Prim {
             Prim::FusedMatmul(_) => "fused_matmul",
             Prim::Collective(c) => c.name(),
             Prim::ShardingConstraint(_) => "sharding_constraint",
+            Prim::DebugCallback(cb) => debug::name(cb),
         }
     }
 
@@ -305,7 +311,8 @@ impl Prim {
             | Prim::Fused(_)
             | Prim::FusedMatmul(_)
             | Prim::Collective(_)
-            | Prim::ShardingConstraint(_) => self.name().to_string(),
+            | Prim::ShardingConstraint(_)
+            | Prim::DebugCallback(_) => self.name().to_string(),
         }
     }
 
@@ -323,6 +330,7 @@ impl Prim {
             Prim::Unary(_) | Prim::Binary(_) | Prim::Select | Prim::Threefry2x32 => String::new(),
             Prim::Collective(c) => c.params(),
             Prim::ShardingConstraint(p) => format!("sharding={}", p.spec_text()),
+            Prim::DebugCallback(cb) => debug::params(cb),
             Prim::Convert(d) => format!("dtype={}", d.name()),
             Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
             Prim::ArgReduce { axis, .. }
@@ -396,6 +404,17 @@ impl Prim {
         }
     }
 
+    /// Whether running the primitive does more than compute its outputs
+    /// (a debug callback, or control flow around one): the jit passes never
+    /// remove, merge or fold it.
+    pub fn has_effect(&self) -> bool {
+        matches!(self, Prim::DebugCallback(_))
+            || self
+                .subgraphs()
+                .iter()
+                .any(|g| g.eqns.iter().any(|e| e.prim.has_effect()))
+    }
+
     /// The graphs a control-flow primitive holds.
     pub fn subgraphs(&self) -> Vec<&Graph> {
         self.subgraphs_named()
@@ -448,7 +467,8 @@ impl Prim {
             | Prim::Fused(_)
             | Prim::FusedMatmul(_)
             | Prim::Collective(_)
-            | Prim::ShardingConstraint(_) => Vec::new(),
+            | Prim::ShardingConstraint(_)
+            | Prim::DebugCallback(_) => Vec::new(),
         }
     }
 
@@ -480,7 +500,8 @@ impl Prim {
             | Prim::Scan { .. }
             | Prim::CustomVjp { .. }
             | Prim::Fused(_)
-            | Prim::FusedMatmul(_) => return None,
+            | Prim::FusedMatmul(_)
+            | Prim::DebugCallback(_) => return None,
         })
     }
 
@@ -552,6 +573,7 @@ impl Prim {
             Prim::FusedMatmul(k) => fused::shape_fused_matmul(k, args),
             Prim::Collective(c) => collective::shape_collective(c, args),
             Prim::ShardingConstraint(p) => collective::shape_sharding_constraint(p, args),
+            Prim::DebugCallback(_) => debug::shape_debug_callback(),
         }
     }
 
@@ -606,6 +628,7 @@ impl Prim {
             Prim::FusedMatmul(k) => fused::eval_fused_matmul(k, arrays(args)),
             Prim::Collective(c) => collective::eval_collective(c, arrays(args)),
             Prim::ShardingConstraint(p) => collective::eval_sharding_constraint(p, &arrays(args)),
+            Prim::DebugCallback(cb) => debug::eval_debug_callback(cb, args),
         }
     }
 }
@@ -656,6 +679,7 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::jvp_fused(),
         Prim::Collective(c) => collective::jvp_collective(prim, c, p, t),
         Prim::ShardingConstraint(_) => collective::jvp_sharding_constraint(prim, p, t),
+        Prim::DebugCallback(_) => debug::jvp_debug_callback(prim, p),
     }
 }
 
@@ -710,6 +734,7 @@ pub fn transpose(
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::transpose_fused(),
         Prim::Collective(c) => collective::transpose_collective(c, cts, ins),
         Prim::ShardingConstraint(_) => collective::transpose_sharding_constraint(prim, ct(), ins),
+        Prim::DebugCallback(_) => debug::transpose_debug_callback(ins),
     }
 }
 
@@ -770,6 +795,7 @@ pub fn batch(
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::batch_fused(),
         Prim::Collective(c) => collective::batch_collective(c, size, axis_name, v, d),
         Prim::ShardingConstraint(p) => collective::batch_sharding_constraint(p, size, v, d),
+        Prim::DebugCallback(_) => debug::batch_debug_callback(prim, size, v, d),
     }
 }
 
@@ -811,6 +837,7 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::partition_fused(),
         Prim::Collective(_) => collective::partition_collective(prim, cx, ins),
         Prim::ShardingConstraint(p) => collective::partition_sharding_constraint(cx, p, ins),
+        Prim::DebugCallback(cb) => debug::partition_debug_callback(cb, cx, ins),
     }
 }
 

@@ -558,7 +558,9 @@ impl Printer {
         for eqn in &g.eqns {
             let outs = binders(self, &eqn.outputs);
             let ins: Vec<String> = eqn.inputs.iter().map(|a| self.atom(g, a)).collect();
-            let _ = write!(out, "{pad}    {outs} = {}", eqn.prim.ir_text());
+            // An equation without outputs (a debug callback) is just its call, as in JAX.
+            let outs = if outs.is_empty() { outs } else { outs + " = " };
+            let _ = write!(out, "{pad}    {outs}{}", eqn.prim.ir_text());
             for (name, sub, consts) in eqn.prim.subgraphs_named() {
                 let _ = write!(out, " {name}=");
                 let mut inner = Printer {
@@ -618,7 +620,7 @@ impl std::fmt::Display for ClosedGraph {
 // Dead code
 
 /// The graph without equations whose outputs nothing uses (every primitive
-/// is pure, so they can go). Inputs stay, so the signature is unchanged.
+/// but a debug callback is pure, so they can go). Inputs stay, so the signature is unchanged.
 pub fn dce(graph: &Graph) -> Graph {
     let mut live = vec![false; graph.types.len()];
     for a in &graph.outvars {
@@ -628,7 +630,7 @@ pub fn dce(graph: &Graph) -> Graph {
     }
     let mut kept = Vec::new();
     for eqn in graph.eqns.iter().rev() {
-        if eqn.outputs.iter().any(|&o| live[o]) {
+        if eqn.prim.has_effect() || eqn.outputs.iter().any(|&o| live[o]) {
             for a in &eqn.inputs {
                 if let Atom::Var(v) = a {
                     live[*v] = true;
