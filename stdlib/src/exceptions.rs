@@ -6,7 +6,7 @@ use crate::Registry;
 use arr_runtime::eval::attr::{properties, property, Attribute, Property};
 use arr_runtime::exception;
 use arr_runtime::value::Object;
-use arr_runtime::{Error, Interp, NativeClosure, Result, Value};
+use arr_runtime::{Interp, NativeClosure, Result, Value};
 
 pub(crate) fn register(r: &mut Registry) {
     for (name, class) in arr_runtime::exception::standard_classes() {
