@@ -104,7 +104,8 @@ pub fn out_layouts(
         Prim::DotGeneral(dd) => one(cx.dot(dd, &specs)),
         Prim::ShardingConstraint(p) => Ok(vec![Some(p.clone())]),
         // Indexing by arrays, random bits, control flow and compiled
-        // groups: the result is whole on every device of the mesh.
+        // groups: the result is whole on every device of the mesh (a debug
+        // callback has no result).
         Prim::Gather { .. }
         | Prim::Iota { .. }
         | Prim::Threefry2x32
@@ -114,7 +115,8 @@ pub fn out_layouts(
         | Prim::CustomVjp { .. }
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
-        | Prim::Collective(_) => unsplit(),
+        | Prim::Collective(_)
+        | Prim::DebugCallback(_) => unsplit(),
     }
 }
 
