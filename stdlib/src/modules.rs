@@ -41,7 +41,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
-         add sub mul div=_lax_div rem=_lax_rem neg max=maximum min=minimum abs sign floor ceil round \
+         add sub mul div=_lax_div rem=_lax_rem neg=negative max=maximum min=minimum abs sign floor ceil round \
          exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
          eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
