@@ -1348,7 +1348,11 @@ fn dir(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             .filter(|(_, v)| v.is_some())
             .map(|(id, _)| interp.interner.name(id as u32).to_string())
             .collect(),
-        obj => interp.attributes(obj).into_iter().map(|at| at.name).collect(),
+        obj => interp
+            .attributes(obj)
+            .into_iter()
+            .map(|at| at.name)
+            .collect(),
     };
     names.sort();
     names.dedup();
