@@ -162,3 +162,18 @@ pub fn float_to_int(f: f64) -> Result<i64> {
     }
     Ok(f as i64)
 }
+
+/// The `**kwargs` dict a builtin received, as keyword arguments to pass on.
+pub fn kwargs_of(v: &Value) -> Vec<(std::rc::Rc<str>, Value)> {
+    match v {
+        Value::Dict(d) => d
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match k {
+                arr_runtime::Key::Str(s) => Some((s.clone(), v.clone())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}

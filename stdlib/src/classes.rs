@@ -616,17 +616,7 @@ fn dataclass_init(
 
 fn replace(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let obj = &a[0];
-    let changes: Vec<(Rc<str>, Value)> = match &a[1] {
-        Value::Dict(d) => d
-            .borrow()
-            .iter()
-            .filter_map(|(k, v)| match k {
-                Key::Str(s) => Some((s.clone(), v.clone())),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let changes: Vec<(Rc<str>, Value)> = crate::kwargs_of(&a[1]);
     if let Value::Instance(i) = obj {
         if i.items.is_some() {
             let r = interp.attr(obj, "_replace")?;

@@ -377,23 +377,13 @@ const OPERATORS: &[(&str, &str, arr_lang::ast::BinOp)] = &[
 /// in Python, so `jit` and friends see the original function.
 fn partial(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let func = a[0].clone();
-    if !callable(&func) {
+    if !func.is_callable() {
         return Err(Error::type_error(
             "the first argument of partial must be callable",
         ));
     }
     let args = tuple_items(&a[1]);
-    let keywords: Vec<(Rc<str>, Value)> = match &a[2] {
-        Value::Dict(d) => d
-            .borrow()
-            .iter()
-            .filter_map(|(k, v)| match k {
-                Key::Str(s) => Some((s.clone(), v.clone())),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    let keywords: Vec<(Rc<str>, Value)> = crate::kwargs_of(&a[2]);
     let name = format!("partial({})", crate::transforms::func_name(&func));
     let (f2, args2, kw2) = (func.clone(), args.clone(), keywords.clone());
     let value = NativeClosure::value(name, move |interp, more, more_kw| {
@@ -418,17 +408,6 @@ fn partial(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         attrs.push(("keywords".into(), Value::dict(keywords)));
     }
     Ok(value)
-}
-
-fn callable(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Function(_)
-            | Value::Builtin(_)
-            | Value::Native(_)
-            | Value::BoundMethod(_)
-            | Value::DType(_)
-    ) || matches!(v, Value::Object(_))
 }
 
 fn identity_decorator(name: &str) -> Value {
