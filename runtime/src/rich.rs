@@ -27,7 +27,7 @@ pub fn mime_data(v: &Value) -> Vec<(&'static str, String)> {
         };
         // A sharded array also shows which device holds which block: the
         // grid, coloured per device (and as text for plain-text clients).
-        if let Some(p) = a.placement() {
+        if let Some(p) = sharding::drawn(a.placement()) {
             html.push_str(&sharding::visualize_html(p, a.shape(), a.dtype()));
             data[0].1 = format!(
                 "{}\n{}",

@@ -203,13 +203,16 @@ impl Session {
         // An instance's `__repr__` runs here; if it fails, the default form.
         let text = self.interp.repr_of(v).unwrap_or_else(|_| display::repr(v));
         match v {
-            Value::Array(crate::Tensor::Concrete(a)) => match a.placement() {
-                Some(p) if a.deleted().is_none() => format!(
-                    "{text}\n{}",
-                    crate::display::sharding::visualize(p, a.shape(), a.dtype(), color).trim_end()
-                ),
-                _ => text,
-            },
+            Value::Array(crate::Tensor::Concrete(a)) => {
+                match crate::display::sharding::drawn(a.placement()) {
+                    Some(p) if a.deleted().is_none() => format!(
+                        "{text}\n{}",
+                        crate::display::sharding::visualize(p, a.shape(), a.dtype(), color)
+                            .trim_end()
+                    ),
+                    _ => text,
+                }
+            }
             _ => text,
         }
     }

@@ -8,6 +8,7 @@ use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::{DType, Shape};
 use std::fmt::Write;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The text of a mesh (an extension trait, so `mesh.describe()` reads as a method).
 pub trait MeshText {
@@ -132,6 +133,14 @@ pub fn grid(p: &Placement, shape: &[usize]) -> (Vec<usize>, Vec<Vec<GridCell>>) 
         cell.ranges = p.block(shape, pos);
     }
     (sharded, cells)
+}
+
+/// The layout worth drawing beside an echoed array: a split one's. A
+/// replicated array's grid is one cell naming every device, which would
+/// follow every loss printed from a sharded step; `x.sharding` and
+/// `visualize_sharding(x)` still show it.
+pub fn drawn(p: Option<&Arc<Placement>>) -> Option<&Arc<Placement>> {
+    p.filter(|p| !p.is_replicated())
 }
 
 /// The device grid as text: one box per block with its devices, its index
