@@ -273,6 +273,12 @@ pub enum ExprKind {
     },
     /// `*x` in an assignment target or a list/tuple display.
     Starred(Box<Expr>),
+    /// `yield`, `yield value` or `yield from iterable` (`from` true); its
+    /// presence makes the enclosing function a generator.
+    Yield {
+        value: Option<Box<Expr>>,
+        from: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -64,5 +64,5 @@ pub fn highlight(text: &str) -> Vec<(Span, TokenClass)> {
 pub const KEYWORDS: &[&str] = &[
     "and", "as", "assert", "break", "class", "continue", "def", "del", "elif", "else", "except",
     "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
-    "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while", "with",
+    "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while", "with", "yield",
 ];

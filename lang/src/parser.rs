@@ -193,6 +193,7 @@ fn describe_expr(expr: &Expr) -> &'static str {
         ExprKind::Compare { .. } => "comparison",
         ExprKind::IfExp { .. } => "conditional expression",
         ExprKind::Lambda(_) => "lambda",
+        ExprKind::Yield { .. } => "yield expression",
         ExprKind::Slice { .. } => "slice",
         ExprKind::Tuple(_) => "tuple",
         ExprKind::List(_) => "list",
@@ -621,6 +622,33 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// The right side of an expression statement or an assignment: a
+    /// `yield` expression or a (starred) expression list.
+    fn star_or_yield(&mut self) -> PResult<Expr> {
+        if self.at_keyword("yield") {
+            self.yield_expr()
+        } else {
+            self.star_expressions()
+        }
+    }
+
+    /// `yield`, `yield a, b` or `yield from xs`, the `yield` next.
+    fn yield_expr(&mut self) -> PResult<Expr> {
+        let start = self.start();
+        self.advance();
+        let (value, from) = if self.eat_keyword("from") {
+            (Some(Box::new(self.test()?)), true)
+        } else if self.at_expression_start() {
+            (Some(Box::new(self.star_expressions()?)), false)
+        } else {
+            (None, false)
+        };
+        Ok(Expr {
+            kind: ExprKind::Yield { value, from },
+            span: self.span_from(start),
+        })
+    }
+
     /// A dotted module path, `a.b.c`, as one identifier spanning it.
     fn dotted_name(&mut self) -> PResult<Ident> {
         let first = self.expect_name("a module name")?;
@@ -684,7 +712,7 @@ impl<'a> Parser<'a> {
 
     /// An expression, an assignment chain or an augmented assignment.
     fn expression_statement(&mut self) -> PResult<StmtKind> {
-        let first = self.star_expressions()?;
+        let first = self.star_or_yield()?;
         if let TokenKind::Op(op) = self.peek() {
             if let Some(op) = augmented_op(op) {
                 check_aug_target(&first)?;
@@ -708,7 +736,7 @@ impl<'a> Parser<'a> {
         let mut targets = vec![first];
         let value = loop {
             self.advance();
-            let next = self.star_expressions()?;
+            let next = self.star_or_yield()?;
             if self.at_op("=") {
                 targets.push(next);
             } else {
@@ -1784,6 +1812,11 @@ impl<'a> Parser<'a> {
                 kind: ExprKind::Tuple(Vec::new()),
                 span: self.span_from(start),
             });
+        }
+        if self.at_keyword("yield") {
+            let value = self.yield_expr()?;
+            self.expect_closer("(", open)?;
+            return Ok(value);
         }
         let first = self.star_or_test()?;
         if self.at_keyword("for") {

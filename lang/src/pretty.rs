@@ -547,6 +547,11 @@ impl Printer {
                 self.out.push_str("starred ");
                 self.expr(value);
             }
+            ExprKind::Yield { value, from } => {
+                self.out
+                    .push_str(if *from { "yieldfrom " } else { "yield " });
+                self.optional(value.as_deref());
+            }
         }
         self.out.push(')');
         self.span(expr.span);

@@ -41,6 +41,8 @@ pub struct FuncCode {
     pub span: Span,
     /// The source text of the definition, for `help` and error messages.
     pub signature: String,
+    /// Whether the body yields: a call then gives a generator.
+    pub generator: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +179,8 @@ pub enum ExprKind {
     /// `name := value`.
     NamedExpr(Box<Target>, Box<Expr>),
     Starred(Box<Expr>),
+    /// `yield value` (`false`) or `yield from iterable` (`true`).
+    Yield(Option<Box<Expr>>, bool),
     FString(Vec<FPart>),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),

@@ -470,6 +470,11 @@ impl Analyzer {
                 }
             }
             E::Starred(inner) => self.expr(inner, c),
+            E::Yield { value, .. } => {
+                if let Some(v) = value {
+                    self.expr(v, c);
+                }
+            }
         }
     }
 }
@@ -487,6 +492,10 @@ struct FnCtx {
     /// Own captured locals first, then free variables.
     cells: IndexMap<String, u32>,
     globals: FxHashSet<String>,
+    /// A comprehension's own frame, where `yield` is not allowed.
+    comprehension: bool,
+    /// Whether a `yield` was lowered in this function.
+    generator: bool,
 }
 
 struct Lower<'a> {
@@ -533,6 +542,8 @@ pub fn compile_module(
         locals: IndexMap::new(),
         cells: IndexMap::new(),
         globals: FxHashSet::default(),
+        comprehension: false,
+        generator: false,
     });
     let body = lower.block(&module.body)?;
     Ok(ModuleCode { body, file })
@@ -917,6 +928,7 @@ impl Lower<'_> {
             body,
             file: self.file.clone(),
             span,
+            generator: false,
         };
         let captures = self.captures(&frees);
         let body = Expr {
@@ -1091,6 +1103,8 @@ impl Lower<'_> {
             locals,
             cells,
             globals: info.globals,
+            comprehension: false,
+            generator: false,
         });
         self.loop_depth.push(0);
         Ok((frees, own_cells))
@@ -1205,6 +1219,7 @@ impl Lower<'_> {
             body,
             file: self.file.clone(),
             span,
+            generator: ctx.generator,
         };
         let captures = self.captures(&frees);
         Ok(Expr {
@@ -1228,6 +1243,7 @@ impl Lower<'_> {
     ) -> Result<Expr> {
         let first_iter = self.expr(&gens[0].iter)?;
         let (frees, own_cells) = self.open_scope(key_of(e))?;
+        self.ctx_mut().comprehension = true;
         let inner = (|| -> Result<Expr> {
             let mut generators = Vec::new();
             for (i, g) in gens.iter().enumerate() {
@@ -1276,6 +1292,7 @@ impl Lower<'_> {
             }],
             file: self.file.clone(),
             span: e.span,
+            generator: false,
         };
         let captures = self.captures(&frees);
         let make = Expr {
@@ -1422,6 +1439,18 @@ impl Lower<'_> {
                 ExprKind::Slice(part(self, lower)?, part(self, upper)?, part(self, step)?)
             }
             E::Starred(inner) => ExprKind::Starred(self.boxed(inner)?),
+            E::Yield { value, from } => {
+                let ctx = self.ctx();
+                if ctx.is_module || ctx.class.is_some() {
+                    return Err(self.err(span, "'yield' outside function"));
+                }
+                if ctx.comprehension {
+                    return Err(self.err(span, "'yield' inside a comprehension"));
+                }
+                self.ctx_mut().generator = true;
+                let value = value.as_deref().map(|v| self.boxed(v)).transpose()?;
+                ExprKind::Yield(value, *from)
+            }
         };
         Ok(Expr { kind, span })
     }

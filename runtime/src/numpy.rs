@@ -187,6 +187,10 @@ pub fn to_tensor(v: &Value) -> Result<Tensor> {
         }
         Value::Float(f) => Array::new(&[], Buffer::F32(vec![*f as f32])),
         Value::List(_) | Value::Tuple(_) => return nested_to_array(v),
+        // An iterator's remaining items (`sum(x * x for x in gen)`).
+        Value::Object(o) if o.as_any().is::<crate::eval::IterValue>() => {
+            return nested_to_array(&Value::list(crate::eval::iter_items(v)?))
+        }
         other => {
             return Err(Error::type_error(format!(
                 "cannot convert {} to an array",

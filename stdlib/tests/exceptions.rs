@@ -400,6 +400,66 @@ print("%d%%" % 7, "%5.2f|%-4s|%+d|%03d|%s" % (3.14159, "ab", 5, 7, [1]), "%r %x"
     );
 }
 
+/// Generators: `yield`, `yield from`, a bare `yield`, generators consumed
+/// by `next`, `for`, `list`, unpacking and `sum`; a hot loop that yields
+/// stays interpreted (every value is kept); `yield` outside a function or
+/// in a comprehension is a SyntaxError at its place.
+#[test]
+fn generators_yield_their_values_in_order() {
+    check(
+        r#"
+def squares(n):
+    for i in range(n):
+        yield i * i
+    yield from [10, 20]
+    got = yield
+    print("got", got)
+
+
+def chain(*gens):
+    for g in gens:
+        yield from g
+
+
+it = squares(3)
+print(type(it).__name__, next(it), next(it), list(it))
+print(list(chain(squares(1), iter("ab"))), sum(x * x for x in chain(range(4))))
+first, *rest = squares(2)
+print(first, rest)
+
+
+def running(xs):
+    total = 0.0
+    for x in xs:
+        total = total + x
+        yield total
+
+
+print(list(running(range(300)))[-3:], sum(running([1.0, 2.0])))
+print([int(v) for v in running(array([1, 2, 3]))])
+"#,
+        expect![[r#"
+            got None
+            generator 0 1 [4, 10, 20, None]
+            got None
+            [0, 10, 20, None, 'a', 'b'] 14
+            got None
+            0 [1, 10, 20, None]
+            [44253.0, 44551.0, 44850.0] 4.0
+            [1, 3, 6]
+        "#]],
+    );
+    let mut s = arr_testkit::session();
+    for bad in [
+        "yield 1",
+        "class C:\n    yield 1",
+        "def f():\n    return [(yield i) for i in range(3)]",
+    ] {
+        let err = arr_testkit::error_of(&mut s, bad);
+        assert!(err.contains("SyntaxError: 'yield'"), "{bad}: {err}");
+    }
+}
+
 /// A hot function with a try statement stays interpreted (a handler could
 /// catch the tracer's own errors), so its results are the interpreter's;
 /// MemoryError and the TypeError of a non-manager are caught like others.

@@ -154,7 +154,7 @@ impl Interp {
     ) -> Result<Value> {
         let code = &func.code;
         let bound = bind_args(&code.qualname, &code.params, &func.defaults, args, kwargs)?;
-        if self.auto_jit_candidate(&bound, &[]) {
+        if !code.generator && self.auto_jit_candidate(&bound, &[]) {
             let region = || format!("function {} ({})", code.name, code.file.location(code.span));
             let compiled = auto::call(
                 self,
@@ -235,12 +235,26 @@ impl Interp {
             func: code.name.clone(),
         };
         self.depth += 1;
+        if code.generator {
+            // A generator runs to its end when called, keeping what it
+            // yields: the interpreter's frames live on the Rust stack, so a
+            // body cannot be suspended mid-way. Consumers see the same items
+            // in the same order; side effects happen at the call, and a
+            // generator that never ends runs until interrupted or out of
+            // memory (the README says so).
+            self.yielded.push(Vec::new());
+        }
         // Deep arr recursion must not overflow the Rust stack of whatever
         // thread runs the session: grow it on the heap when it runs low.
         let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             self.exec_block(&code.body, &mut frame)
         });
         self.depth -= 1;
+        if code.generator {
+            let items = self.yielded.pop().expect("pushed above");
+            r?;
+            return Ok(super::IterValue::generator(items));
+        }
         match r? {
             Flow::Return(v) => Ok(v),
             _ => Ok(Value::None),

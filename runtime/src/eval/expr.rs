@@ -156,6 +156,21 @@ impl Interp {
                 self.assign(target, v.clone(), f)?;
                 v
             }
+            ExprKind::Yield(value, from) => {
+                let items = match value {
+                    None => vec![Value::None],
+                    Some(v) if !*from => vec![self.eval(v, f)?],
+                    Some(v) => {
+                        let it = self.eval(v, f)?;
+                        super::iter_items(&it).map_err(|e| e.at(|| f.loc(v.span)))?
+                    }
+                };
+                self.yielded
+                    .last_mut()
+                    .expect("a yield runs inside a generator body")
+                    .extend(items);
+                Value::None
+            }
             ExprKind::Starred(_) => {
                 return Err(Error::new(
                     ErrorKind::SyntaxError,

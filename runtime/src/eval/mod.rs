@@ -56,6 +56,8 @@ pub struct Interp {
     /// What `import` finds, by dotted name (`jax.numpy`): the stdlib's namespaces.
     pub modules: FxHashMap<Rc<str>, Value>,
     depth: usize,
+    /// What the running generator bodies yielded so far, innermost last.
+    yielded: Vec<Vec<Value>>,
     /// The exceptions whose handlers (or `__exit__` calls) are running,
     /// innermost last: what a bare `raise` raises again.
     handling: Vec<Error>,
@@ -192,6 +194,7 @@ impl Interp {
             auto: AutoJit::default(),
             modules: FxHashMap::default(),
             depth: 0,
+            yielded: Vec::new(),
             handling: Vec::new(),
         }
     }
@@ -405,6 +408,8 @@ impl Default for Interp {
 pub struct IterValue {
     items: Vec<Value>,
     pos: std::cell::Cell<usize>,
+    /// `iterator`, or `generator` for what a generator function returns.
+    kind: &'static str,
 }
 
 impl IterValue {
@@ -412,6 +417,17 @@ impl IterValue {
         Value::object(IterValue {
             items,
             pos: std::cell::Cell::new(0),
+            kind: "iterator",
+        })
+    }
+
+    /// What calling a generator function gives: the values its body
+    /// yielded, taken one at a time.
+    pub fn generator(items: Vec<Value>) -> Value {
+        Value::object(IterValue {
+            items,
+            pos: std::cell::Cell::new(0),
+            kind: "generator",
         })
     }
 
@@ -440,10 +456,10 @@ impl IterValue {
 
 impl crate::value::Object for IterValue {
     fn type_name(&self) -> &'static str {
-        "iterator"
+        self.kind
     }
     fn repr(&self) -> String {
-        "<iterator object>".into()
+        format!("<{} object>", self.kind)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

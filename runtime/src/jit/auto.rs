@@ -911,6 +911,8 @@ fn expr_reads(e: &Expr, var: Var) -> bool {
         // An assignment inside an expression would escape the carried
         // variables: answer "reads" so that such a loop stays interpreted.
         ExprKind::NamedExpr(..) => true,
+        // So would a yielded value (the generator keeps it).
+        ExprKind::Yield(..) => true,
         ExprKind::Starred(x) | ExprKind::Unary(_, x) | ExprKind::Attribute(x, _) => r(x),
         ExprKind::FString(parts) => parts.iter().any(|p| match p {
             FPart::Literal(_) => false,
