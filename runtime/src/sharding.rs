@@ -96,6 +96,13 @@ impl Object for DeviceValue {
         };
         format!("{kind}Device(id={})", self.id)
     }
+    fn hash_key(&self) -> Option<crate::value::Key> {
+        use crate::value::Key;
+        Some(Key::Tuple(std::rc::Rc::new(vec![
+            Key::Str(std::rc::Rc::from(self.label.as_str())),
+            Key::Int(self.id as i64),
+        ])))
+    }
     fn equals(&self, other: &dyn Object) -> bool {
         other.as_any().downcast_ref::<DeviceValue>() == Some(self)
     }
@@ -632,6 +639,46 @@ impl DeviceGrid {
         }
         level(&self.shape, &self.ids)
     }
+
+    /// `grid[i]`, `grid[i, j]`: integers (negative from the end) for the
+    /// leading dimensions; a device when every dimension is indexed, else
+    /// the sub-grid.
+    fn index(&self, index: &Value) -> Result<Value> {
+        let idx = match index {
+            Value::Tuple(t) => t.to_vec(),
+            one => vec![one.clone()],
+        };
+        if idx.len() > self.shape.len() {
+            return Err(Error::index_error(format!(
+                "too many indices for a device grid of shape {:?}",
+                self.shape
+            )));
+        }
+        let (mut lo, mut step) = (0, self.ids.len());
+        for (v, &n) in idx.iter().zip(&self.shape) {
+            let Value::Int(i) = v else {
+                return Err(Error::type_error(format!(
+                    "device grids take integer indices, got {}",
+                    v.type_name()
+                )));
+            };
+            let i = if *i < 0 { *i + n as i64 } else { *i };
+            let i = usize::try_from(i).ok().filter(|&i| i < n).ok_or_else(|| {
+                Error::index_error(format!("index {i} is out of bounds for a grid axis of {n}"))
+            })?;
+            step /= n;
+            lo += i * step;
+        }
+        let rest = self.shape[idx.len()..].to_vec();
+        Ok(if rest.is_empty() {
+            Value::object(DeviceValue::cpu(self.ids[lo]))
+        } else {
+            Value::object(DeviceGrid {
+                shape: rest,
+                ids: self.ids[lo..lo + step].to_vec(),
+            })
+        })
+    }
 }
 
 const GRID_PROPERTIES: &[Property<DeviceGrid>] = &[
@@ -675,6 +722,12 @@ impl Object for DeviceGrid {
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other.as_any().downcast_ref::<DeviceGrid>() == Some(self)
+    }
+    fn len(&self) -> Option<usize> {
+        self.shape.first().copied()
+    }
+    fn get_item(&self, index: &Value) -> Option<Result<Value>> {
+        Some(self.index(index))
     }
     fn attr(&self, name: &str) -> Option<Value> {
         property(GRID_PROPERTIES, self, name).and_then(Result::ok)

@@ -92,6 +92,15 @@ pub trait Object: std::fmt::Debug {
     fn html(&self) -> Option<String> {
         None
     }
+    /// What identifies the object as a dict key or set member, for the
+    /// types that are hashable (a device); `None`: unhashable.
+    fn hash_key(&self) -> Option<Key> {
+        None
+    }
+    /// `len(obj)`, for the types that have one (a grid of devices).
+    fn len(&self) -> Option<usize> {
+        None
+    }
     /// The text of a value that stands for a string (`type(x)` of a
     /// built-in value compares equal to arr's type string).
     fn as_str(&self) -> Option<&str> {
@@ -119,6 +128,42 @@ pub enum Key {
     Float(u64),
     Str(Rc<str>),
     Tuple(Rc<Vec<Key>>),
+    /// A hashable object (a device): compared by its `hash_key`, and
+    /// giving back the object itself.
+    Object(ObjectKey),
+}
+
+/// A hashable object as a key: its identity, and the object.
+#[derive(Clone, Debug)]
+pub struct ObjectKey {
+    pub id: Rc<Key>,
+    pub value: Value,
+}
+
+impl PartialEq for ObjectKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for ObjectKey {}
+
+impl std::hash::Hash for ObjectKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
+impl PartialOrd for ObjectKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ObjectKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.id.cmp(&other.id)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -314,6 +359,10 @@ impl Value {
             Value::Instance(i) if i.items.is_some() => crate::class::as_tuple(self)
                 .expect("a named tuple")
                 .to_key()?,
+            Value::Object(o) if o.hash_key().is_some() => Key::Object(ObjectKey {
+                id: Rc::new(o.hash_key().expect("checked")),
+                value: self.clone(),
+            }),
             other => {
                 return Err(Error::type_error(format!(
                     "unhashable type: '{}'",
@@ -403,6 +452,7 @@ impl Key {
             Key::Float(b) => Value::Float(f64::from_bits(*b)),
             Key::Str(s) => Value::str(s),
             Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
+            Key::Object(o) => o.value.clone(),
         }
     }
 }

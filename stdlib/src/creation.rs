@@ -27,6 +27,11 @@ pub(crate) fn register(r: &mut Registry) {
         asarray,
     );
     r.func(
+        "dtype(x)",
+        "The dtype x names: a dtype, a name such as \"float32\", float/int/bool, or an array's dtype.",
+        dtype,
+    );
+    r.func(
         "zeros(shape, dtype=None)",
         "An array of zeros (float32 unless dtype is given).",
         zeros,
@@ -175,6 +180,16 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
         Buffer::F64(v) => Buffer::F64(vec![v[0]; n]),
     };
     Ok(Array::new(shape, buf).into())
+}
+
+fn dtype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let d = match &a[0] {
+        Value::Array(t) => t.dtype(),
+        v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_)) => numpy::to_tensor(v)?.dtype(),
+        Value::None => return Err(Error::type_error("dtype(None) names no dtype")),
+        v => dtype_arg(v)?.expect("not None"),
+    };
+    Ok(Value::DType(d))
 }
 
 fn zeros(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

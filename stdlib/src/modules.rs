@@ -115,6 +115,21 @@ const MODULES: &[(&str, &str, &str)] = &[
         "shard_map=@jax.experimental.shard_map",
     ),
     ("jax.distributed", "Jobs of several processes, as jax.distributed.", "*distributed"),
+    (
+        "jax.checkpoint_policies",
+        "What jax.checkpoint keeps, as jax.checkpoint_policies (arr keeps everything).",
+        "everything_saveable=_ckpt_everything_saveable nothing_saveable=_ckpt_nothing_saveable \
+         dots_saveable=_ckpt_dots_saveable checkpoint_dots=_ckpt_dots_saveable \
+         dots_with_no_batch_dims_saveable=_ckpt_dots_saveable \
+         save_only_these_names=_ckpt_save_only_these_names \
+         save_anything_except_these_names=_ckpt_save_anything_except_these_names \
+         save_any_names_but_these=_ckpt_save_anything_except_these_names",
+    ),
+    (
+        "jax.ad_checkpoint",
+        "Naming values for checkpoint policies, as jax.ad_checkpoint.",
+        "checkpoint checkpoint_name checkpoint_policies=@jax.checkpoint_policies",
+    ),
     ("jax.dtypes", "Dtypes, as jax.dtypes.", "bfloat16 float0 canonicalize_dtype issubdtype"),
     (
         "jax",
@@ -130,7 +145,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
          errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed \
-         dtypes=@jax.dtypes",
+         dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
+         ad_checkpoint=@jax.ad_checkpoint",
     ),
     (
         "numpy.random",

@@ -637,6 +637,7 @@ fn len(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         v @ Value::Object(_) if set::as_set(v).is_some() => {
             set::as_set(v).map_or(0, |s| s.items.borrow().len()) as i64
         }
+        Value::Object(o) if o.len().is_some() => o.len().expect("checked") as i64,
         other => {
             return Err(Error::type_error(format!(
                 "object of type '{}' has no len()",

@@ -164,25 +164,20 @@ pub(crate) fn register(r: &mut Registry) {
     r.method(
         "NamedSharding",
         "devices_indices_map(self, global_shape)",
-        "Each device's block of an array of global_shape, as (device, index) pairs in \
-         device order (arr's dicts take no devices as keys).",
+        "Each device's block of an array of global_shape: a dict from device to \
+         its index (a tuple of slices), in device order.",
         |_, a| {
             let s = sharding_of(&a[0])?;
             let shape = sizes(&a[1], "devices_indices_map")?;
             let p = s.spec.placement(&s.mesh, shape.len())?;
             let mut blocks = p.blocks(&shape);
             blocks.sort_by_key(|(d, _)| *d);
-            Ok(Value::list(
-                blocks
-                    .iter()
-                    .map(|(d, b)| {
-                        Value::tuple(vec![
-                            Value::object(DeviceValue::cpu(*d)),
-                            arr_runtime::sharding::index_value(b),
-                        ])
-                    })
-                    .collect(),
-            ))
+            let mut map = arr_runtime::value::Dict::default();
+            for (d, b) in &blocks {
+                let device = Value::object(DeviceValue::cpu(*d));
+                map.insert(device.to_key()?, arr_runtime::sharding::index_value(b));
+            }
+            Ok(Value::dict(map))
         },
     );
     r.method(

@@ -42,6 +42,29 @@ def remat(fun=None, prevent_cse=True, policy=None, static_argnums=()):
     """The same as checkpoint."""
     return checkpoint(fun, prevent_cse, policy, static_argnums)
 
+# jax.checkpoint_policies: what a policy would say to keep. checkpoint
+# keeps everything, so a policy changes no result; these answer as JAX's do
+# for whoever calls them.
+
+def _ckpt_everything_saveable(*_, **__):
+    return True
+
+def _ckpt_nothing_saveable(*_, **__):
+    return False
+
+def _ckpt_dots_saveable(prim, *_, **__):
+    return str(prim) == "dot_general"
+
+def _ckpt_save_only_these_names(*names):
+    return lambda prim, *_, name=None, **__: name in names
+
+def _ckpt_save_anything_except_these_names(*names):
+    return lambda prim, *_, name=None, **__: name not in names
+
+def checkpoint_name(x, name):
+    """jax.ad_checkpoint.checkpoint_name: x itself, named for a policy."""
+    return x
+
 def _broadcastable(a, b):
     """Whether two shapes broadcast together."""
     for i in range(1, min(len(a), len(b)) + 1):

@@ -1094,9 +1094,10 @@ fn pair(v: Value, what: &str) -> Result<(Value, Value)> {
 fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();
     let rule: Rc<RefCell<Option<Value>>> = Rc::new(RefCell::new(None));
-    let r = rule.clone();
+    let (r, f0) = (rule.clone(), f.clone());
     let name = func_name(&f);
     let value = NativeClosure::value(name.clone(), move |interp, args, kwargs| {
+        let f = &f0;
         if !kwargs.is_empty() {
             return Err(Error::type_error(
                 "custom_jvp functions take positional arguments only",
@@ -1124,7 +1125,7 @@ fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         unflatten(&t, &outs)
     });
     if let Value::Native(n) = &value {
-        let rule = rule.clone();
+        let one = rule.clone();
         n.attrs.borrow_mut().push((
             "defjvp".into(),
             NativeClosure::value(format!("{name}.defjvp"), move |_, args, _| {
@@ -1132,8 +1133,53 @@ fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                     .into_iter()
                     .next()
                     .ok_or_else(|| Error::type_error("defjvp takes the rule function"))?;
-                *rule.borrow_mut() = Some(jvp_fn.clone());
+                *one.borrow_mut() = Some(jvp_fn.clone());
                 Ok(jvp_fn)
+            }),
+        ));
+        // `f.defjvps(jvp_0, jvp_1, ...)`: one rule per argument,
+        // `jvp_i(t_i, ans, *primals)`, whose tangents add up (None: the
+        // argument contributes nothing).
+        let (rule, f) = (rule.clone(), f.clone());
+        n.attrs.borrow_mut().push((
+            "defjvps".into(),
+            NativeClosure::value(format!("{name}.defjvps"), move |_, per_arg, _| {
+                let f = f.clone();
+                let combined = NativeClosure::value("defjvps rule", move |interp, a, _| {
+                    let [primals, tangents] = <[Value; 2]>::try_from(a)
+                        .map_err(|_| Error::type_error("a jvp rule takes primals and tangents"))?;
+                    let primals = numpy::sequence_items(&primals)?;
+                    let tangents = numpy::sequence_items(&tangents)?;
+                    let ans = interp.call(&f, primals.clone(), Vec::new())?;
+                    let mut total: Option<Vec<Tensor>> = None;
+                    for (rule, t) in per_arg.iter().zip(tangents) {
+                        if matches!(rule, Value::None) {
+                            continue;
+                        }
+                        let mut args = vec![t, ans.clone()];
+                        args.extend(primals.iter().cloned());
+                        let part = flatten(&interp.call(rule, args, Vec::new())?)?;
+                        total = Some(match total {
+                            None => part,
+                            Some(sum) => sum
+                                .iter()
+                                .zip(&part)
+                                .map(|(a, b)| ops::add(a, b))
+                                .collect::<Result<_>>()?,
+                        });
+                    }
+                    let ans_leaves = flatten(&ans)?;
+                    let total = match total {
+                        Some(t) => t,
+                        None => ans_leaves
+                            .iter()
+                            .map(ops::zeros_like)
+                            .collect::<Result<_>>()?,
+                    };
+                    Ok(Value::tuple(vec![ans.clone(), unflatten(&ans, &total)?]))
+                });
+                *rule.borrow_mut() = Some(combined);
+                Ok(Value::None)
             }),
         ));
     }
@@ -1175,7 +1221,24 @@ fn custom_vjp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let res = unflatten(&rt3.borrow(), &res)?;
             let ct = unflatten(&t3.borrow(), &cts)?;
             let out = interp.call(&bwd_fn, vec![res, ct], Vec::new())?;
-            // One cotangent per argument, as a tuple with the arguments' structure.
+            // One cotangent per argument, as a tuple with the arguments'
+            // structure; None stands for zeros (an argument without a
+            // gradient, such as a clipping limit), as in JAX.
+            let args = numpy::sequence_items(&tree3)?;
+            let out = match &out {
+                Value::Tuple(cts) if cts.len() == args.len() => Value::tuple(
+                    cts.iter()
+                        .zip(&args)
+                        .map(|(ct, arg)| match ct {
+                            Value::None => map_leaves(arg, &mut |leaf| {
+                                Ok(Value::Array(ops::zeros_like(&numpy::to_tensor(leaf)?)?))
+                            }),
+                            ct => Ok(ct.clone()),
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                ),
+                _ => out,
+            };
             let want = crate::tree::structure(&tree3)?;
             let got = crate::tree::structure(&out)?;
             if want != got {
