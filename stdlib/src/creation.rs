@@ -27,6 +27,16 @@ pub(crate) fn register(r: &mut Registry) {
         asarray,
     );
     r.func(
+        "_np_asarray(x, dtype=None, order=None, copy=None)",
+        "numpy.asarray: x as an array on the host (a sharded array gathered whole).",
+        |i, a| on_host(asarray(i, a)?),
+    );
+    r.func(
+        "_np_array(x, dtype=None, copy=True, order=None)",
+        "numpy.array: a new array on the host (a sharded array gathered whole).",
+        |i, a| on_host(array(i, a)?),
+    );
+    r.func(
         "dtype(x)",
         "The dtype x names: a dtype, a name such as \"float32\", float/int/bool, or an array's dtype.",
         dtype,
@@ -142,6 +152,17 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Ok(Value::Array(Tensor::from(x.handle()?)))
         }
         _ => Ok(out),
+    }
+}
+
+/// NumPy's arrays live on the host: a concrete array laid out over devices
+/// comes back whole, without its layout (as `np.asarray(jax_array)` does).
+fn on_host(v: Value) -> Result<Value> {
+    match &v {
+        Value::Array(Tensor::Concrete(a)) if a.placement().is_some() => Ok(Value::Array(
+            Tensor::from(Array::from_arc(a.shape(), a.buffer()?)),
+        )),
+        _ => Ok(v),
     }
 }
 

@@ -254,7 +254,7 @@ const NUMPY: &str = "\
 /// numpy: the same functions, its own submodules.
 const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
-    fft=@numpy.fft ndarray=asarray";
+    fft=@numpy.fft ndarray=asarray asarray=_np_asarray array=_np_array";
 
 /// Build every namespace of the table and make it importable. Members whose
 /// builtin is missing are left out (see `missing_members`).

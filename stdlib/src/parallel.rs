@@ -117,24 +117,60 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
-        "all_to_all(x, axis_name, split_axis, concat_axis)",
+        "all_to_all(x, axis_name, split_axis, concat_axis, tiled=False)",
         "Block j of x along split_axis (whose size is the axis size) goes to device j; \
-         the blocks each device receives are stacked along a new axis at concat_axis.",
+         the blocks each device receives are stacked along a new axis at concat_axis. \
+         With tiled=True, split_axis is cut into as many chunks as devices and the \
+         chunks received are concatenated along concat_axis.",
         |_, a| {
             let split = int_arg("split_axis", &a[2])?;
             let concat = int_arg("concat_axis", &a[3])?;
+            let tiled = a[4].truthy()?;
             leafwise(&a[0], |t| {
                 let split_axis = norm_axis(split, t.ndim(), "all_to_all")?;
                 let concat_axis = norm_axis(concat, t.ndim(), "all_to_all")?;
-                apply(
-                    &t,
+                if !tiled {
+                    return apply(
+                        &t,
+                        &a[1],
+                        "all_to_all",
+                        CollectiveOp::AllToAll {
+                            split_axis,
+                            concat_axis,
+                        },
+                    );
+                }
+                // Tiled: split_axis becomes (devices, chunk), the untiled
+                // exchange puts the source device just before concat_axis,
+                // and the two merge into one axis (source-major).
+                let name = match axis_names(&a[1], "all_to_all")?.as_slice() {
+                    [one] => one.clone(),
+                    _ => return Err(Error::value_error("all_to_all takes one axis name")),
+                };
+                let n = collective::axis_size(&name, "all_to_all")?;
+                let shape = t.shape().to_vec();
+                if shape[split_axis] % n != 0 {
+                    return Err(Error::value_error(format!(
+                        "all_to_all(tiled=True): axis {split_axis} of shape {shape:?} is not \
+                         divisible by the {n} devices of '{name}'"
+                    )));
+                }
+                let mut cut = shape.clone();
+                cut[split_axis] = shape[split_axis] / n;
+                cut.insert(split_axis, n);
+                let exchanged = apply(
+                    &numpy::reshape(t, &cut)?,
                     &a[1],
                     "all_to_all",
                     CollectiveOp::AllToAll {
                         split_axis,
                         concat_axis,
                     },
-                )
+                )?;
+                let mut merged = exchanged.shape().to_vec();
+                let source = merged.remove(concat_axis);
+                merged[concat_axis] *= source;
+                numpy::reshape(exchanged, &merged)
             })
         },
     );
