@@ -264,8 +264,10 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     numpy::binary(BinaryOp::Div, &Value::Array(rounded), &scale)
 }
 
-/// The float next to `x` towards `y`, by stepping the bit pattern.
-fn next_f64(x: f64, y: f64) -> f64 {
+/// The float next to `x` towards `y` in a format whose values `enc`
+/// encodes as bit patterns (sign and magnitude: one step of the pattern is
+/// one step of the magnitude) and `dec` decodes; x and y are exact in it.
+fn next_float(x: f64, y: f64, enc: fn(f64) -> u64, dec: fn(u64) -> f64) -> f64 {
     if x.is_nan() || y.is_nan() {
         return f64::NAN;
     }
@@ -273,24 +275,10 @@ fn next_f64(x: f64, y: f64) -> f64 {
         return y;
     }
     if x == 0.0 {
-        return f64::from_bits(1).copysign(y);
+        return dec(1).copysign(y);
     }
     let up = (y > x) == (x > 0.0);
-    f64::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
-}
-
-fn next_f32(x: f32, y: f32) -> f32 {
-    if x.is_nan() || y.is_nan() {
-        return f32::NAN;
-    }
-    if x == y {
-        return y;
-    }
-    if x == 0.0 {
-        return f32::from_bits(1).copysign(y);
-    }
-    let up = (y > x) == (x > 0.0);
-    f32::from_bits(if up { x.to_bits() + 1 } else { x.to_bits() - 1 })
+    dec(if up { enc(x) + 1 } else { enc(x) - 1 })
 }
 
 fn nextafter(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -312,26 +300,34 @@ fn nextafter(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         ));
     };
     let (xb, yb) = (xc.buffer()?, yc.buffer()?);
-    let n = xc.len();
-    let buf = match x.dtype() {
-        DType::F64 => arr_kernels::Buffer::F64(
-            (0..n)
-                .map(|i| next_f64(xb.get_f64(i), yb.get_f64(i)))
-                .collect(),
+    type Codec = (fn(f64) -> u64, fn(u64) -> f64);
+    let (enc, dec): Codec = match x.dtype() {
+        DType::F64 => (f64::to_bits, f64::from_bits),
+        DType::F32 => (
+            |x| (x as f32).to_bits() as u64,
+            |b| f32::from_bits(b as u32) as f64,
         ),
-        DType::F32 => arr_kernels::Buffer::F32(
-            (0..n)
-                .map(|i| next_f32(xb.get_f64(i) as f32, yb.get_f64(i) as f32))
-                .collect(),
+        DType::F16 => (
+            |x| half::f16::from_f64(x).to_bits() as u64,
+            |b| half::f16::from_bits(b as u16).to_f64(),
+        ),
+        DType::BF16 => (
+            |x| half::bf16::from_f64(x).to_bits() as u64,
+            |b| half::bf16::from_bits(b as u16).to_f64(),
         ),
         other => {
             return Err(Error::type_error(format!(
-                "nextafter: needs float32 or float64 arrays, got {}",
+                "nextafter: needs float arrays, got {}",
                 other.name()
             )))
         }
     };
-    ok(arr_kernels::Array::new(&shape, buf).into())
+    let values: Vec<f64> = (0..xc.len())
+        .map(|i| next_float(xb.get_f64(i), yb.get_f64(i), enc, dec))
+        .collect();
+    // Exact in x's format, so the conversion from f64 does not round.
+    let next = arr_kernels::Array::new(&shape, arr_kernels::Buffer::F64(values));
+    ok(numpy::convert(next.into(), x.dtype())?)
 }
 
 fn where_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {

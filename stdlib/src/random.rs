@@ -323,6 +323,20 @@ fn uniform_array(
             numpy::scalar_array(2f64.powi(-52), DType::F64).into(),
         )?;
         bin(BinaryOp::Add, hi, lo)?
+    } else if let Some((width, mantissa)) = sixteen_bit(dtype) {
+        // JAX draws `width` bits (the low bits of b0 ^ b1: 16 for float16,
+        // 8 for bfloat16, whose 7 mantissa bits are fewer than 8), keeps the
+        // top `mantissa` of them and reads 1.m - 1 = m * 2**-mantissa, which
+        // the 16-bit type holds exactly.
+        let b = random_bits(fname, key, shape)?;
+        let low = bin(BinaryOp::And, b, u32_scalar((1u32 << width) - 1))?;
+        let m = bin(BinaryOp::ShiftRight, low, u32_scalar(width - mantissa))?;
+        let f = bin(
+            BinaryOp::Mul,
+            numpy::convert(m, DType::F32)?,
+            Array::scalar_f32(2f32.powi(-(mantissa as i32))).into(),
+        )?;
+        numpy::convert(f, dtype)?
     } else {
         // ((bits >> 9) | 0x3F800000) as f32 - 1.0 is exactly (bits >> 9) * 2**-23.
         let b = random_bits(fname, key, shape)?;
@@ -340,6 +354,16 @@ fn uniform_array(
         minval.clone(),
     )?;
     bin(BinaryOp::Max, minval, scaled)
+}
+
+/// For a 16-bit float: how many random bits JAX draws for it, and its
+/// mantissa bits.
+fn sixteen_bit(dtype: DType) -> Option<(u32, u32)> {
+    match dtype {
+        DType::F16 => Some((16, 10)),
+        DType::BF16 => Some((8, 7)),
+        _ => None,
+    }
 }
 
 fn uniform(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
@@ -363,10 +387,19 @@ fn normal(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
             Array::new(&[], Buffer::F64(vec![-(1.0 - f64::EPSILON / 2.0)])).into(),
             Array::new(&[], Buffer::F64(vec![std::f64::consts::SQRT_2])).into(),
         ),
-        _ => (
+        DType::F32 => (
             Array::scalar_f32(-(1.0 - f32::EPSILON / 2.0)).into(),
             Array::scalar_f32(std::f32::consts::SQRT_2).into(),
         ),
+        // nextafter(-1, 0) in the 16-bit type: -(1 - 2**-(mantissa + 1)).
+        _ => {
+            let (_, mantissa) = sixteen_bit(dtype).expect("a float dtype");
+            let lo = -(1.0 - 2f64.powi(-(mantissa as i32) - 1));
+            (
+                numpy::scalar_array(lo, dtype).into(),
+                numpy::scalar_array(std::f64::consts::SQRT_2, dtype).into(),
+            )
+        }
     };
     let minval = numpy::broadcast_to(lo, &shape)?;
     let maxval = numpy::broadcast_to(numpy::scalar_array(1.0, dtype).into(), &shape)?;
