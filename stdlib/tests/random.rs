@@ -474,3 +474,47 @@ fn random_under_transformations_matches_one_at_a_time() {
         }
     }
 }
+
+/// 16-bit floats are drawn as JAX draws them (16 random bits for float16, 8
+/// for bfloat16, then their top mantissa bits), so they are JAX's values
+/// exactly: the expected numbers are JAX 0.10.2's for the same keys.
+#[test]
+fn sixteen_bit_samples_are_jaxs() {
+    let mut s = session();
+    let cases: [(&str, &[f32]); 4] = [
+        (
+            "random.normal(random.key(11), (6,), dtype=float16)",
+            &[
+                -0.44702148,
+                0.1505127,
+                -0.1616211,
+                0.6123047,
+                -0.6044922,
+                -1.5986328,
+            ],
+        ),
+        (
+            "random.uniform(random.key(11), (6,), dtype=float16, minval=-2.0, maxval=3.0)",
+            &[
+                -0.3642578, 0.796875, 0.17773438, 1.6484375, -0.6376953, -1.7265625,
+            ],
+        ),
+        (
+            "random.uniform(random.key(11), (6,), dtype=bfloat16, minval=-2.0, maxval=3.0)",
+            &[2.6875, 0.0625, 1.359375, 2.65625, 2.34375, -0.9453125],
+        ),
+        (
+            "random.truncated_normal(random.key(11), -1.0, 1.0, (4,), dtype=bfloat16)",
+            &[0.83984375, -0.14746094, 0.29882812, 0.82421875],
+        ),
+    ];
+    for (src, want) in cases {
+        let a = eval(&mut s, &format!("({src}).astype(float32)"));
+        assert_eq!(f32s(&a), want, "{src}");
+    }
+    let a = eval(
+        &mut s,
+        "random.normal(random.key(11), (3,), dtype=bfloat16)",
+    );
+    assert_eq!(a.dtype(), DType::BF16);
+}
