@@ -38,6 +38,18 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
+        "default_backend()",
+        "The platform operations run on by default, as jax.default_backend: 'cpu', or \
+         'gpu' when the default device is a GPU.",
+        |_, _| {
+            Ok(Value::str(if gpu::default_device().is_some() {
+                "gpu"
+            } else {
+                "cpu"
+            }))
+        },
+    );
+    r.func(
         "kernel_stats()",
         "GPU kernel compiles so far: a dict of compiles, memory_hits and disk_hits (modules \
          loaded from the on-disk cache), launches, and device_copies (arrays copied between \

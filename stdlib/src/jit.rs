@@ -269,6 +269,35 @@ fn jitted(f: Value, options: Options) -> Value {
             ir_after(interp, &f3, &o3, args, kwargs)
         });
         n.attrs.borrow_mut().push(("ir".into(), ir));
+        // `lower(*args)`: JAX's ahead-of-time stages (surface.arr), over a
+        // jit of the same function and options.
+        let (f4, o4) = (f.clone(), options.clone());
+        let lower =
+            NativeClosure::value(format!("jit({name}).lower"), move |interp, args, kwargs| {
+                let ints = |v: &[i64]| Value::tuple(v.iter().map(|&i| Value::Int(i)).collect());
+                let names =
+                    Value::tuple(o4.static_argnames.iter().map(|n| Value::str(n)).collect());
+                let kwargs_dict = Value::dict(
+                    kwargs
+                        .iter()
+                        .map(|(k, v)| Ok((Value::str(k).to_key()?, v.clone())))
+                        .collect::<Result<_>>()?,
+                );
+                let stage = crate::builtin_named(interp, "_stages_Lowered")?;
+                let statics = [o4.static_argnums.clone(), o4.named_positions.clone()].concat();
+                interp.call(
+                    &stage,
+                    vec![
+                        jitted(f4.clone(), o4.clone()),
+                        ints(&statics),
+                        names,
+                        Value::tuple(args),
+                        kwargs_dict,
+                    ],
+                    Vec::new(),
+                )
+            });
+        n.attrs.borrow_mut().push(("lower".into(), lower));
         let kernels = NativeClosure::value(
             format!("jit({name}).kernels"),
             move |interp, args, kwargs| {

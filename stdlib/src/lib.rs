@@ -216,6 +216,21 @@ pub fn session() -> Session {
 }
 
 /// Add (or replace) members of the builtin module `name`.
+/// A builtin by name (one the prelude or surface defined), for Rust code
+/// that hands work to arr code.
+pub(crate) fn builtin_named(interp: &Interp, name: &str) -> arr_runtime::Result<Value> {
+    interp
+        .interner
+        .get(name)
+        .and_then(|id| interp.builtins.get(id as usize)?.clone())
+        .ok_or_else(|| {
+            arr_runtime::Error::new(
+                arr_runtime::ErrorKind::NameError,
+                format!("no builtin named '{name}'"),
+            )
+        })
+}
+
 fn extend_module(interp: &mut Interp, name: &str, members: Vec<(String, Value)>) {
     let id = interp.interner.intern(name) as usize;
     let Some(Some(Value::Module(m))) = interp.builtins.get(id) else {

@@ -138,7 +138,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
          closure_convert named_call named_scope ensure_compile_time_eval disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
-         process_index process_count default_device block_until_ready \
+         process_index process_count default_device default_backend block_until_ready \
          shard_map make_mesh set_mesh typeof reshard NamedSharding P=PartitionSpec \
          make_array_from_process_local_data make_array_from_callback Array=asarray \
          tree_map tree_leaves tree_flatten tree_unflatten tree_structure \

@@ -42,6 +42,76 @@ def remat(fun=None, prevent_cse=True, policy=None, static_argnums=()):
     """The same as checkpoint."""
     return checkpoint(fun, prevent_cse, policy, static_argnums)
 
+_dtype_of = dtype
+
+class ShapeDtypeStruct:
+    """jax.ShapeDtypeStruct: an array's shape and dtype without its values,
+    what eval_shape gives and takes."""
+
+    def __init__(self, shape, dtype, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = _dtype_of(dtype)
+        self.sharding = sharding
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n = n * d
+        return n
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and self.shape == other.shape and self.dtype == other.dtype
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+
+# jit(f).lower(*args): JAX's ahead-of-time stages. `compile()` gives a
+# callable that takes the arguments that were not static at `lower`.
+
+class _stages_Lowered:
+    def __init__(self, fun, static_argnums, static_argnames, args, kwargs):
+        self._fun = fun
+        n = len(args)
+        self._static = sorted({i + n if i < 0 else i for i in static_argnums if -n <= i < n})
+        self._names = static_argnames
+        self._args = args
+        self._kwargs = kwargs
+
+    def compile(self):
+        return _stages_Compiled(self)
+
+    def as_text(self):
+        return str(self._fun.ir(*self._args, **self._kwargs))
+
+    def __repr__(self):
+        return "<Lowered " + self._fun.__name__ + ">"
+
+
+class _stages_Compiled:
+    def __init__(self, lowered):
+        self._lowered = lowered
+
+    def __call__(self, *args, **kwargs):
+        low = self._lowered
+        full = list(args)
+        for i in low._static:
+            full.insert(i, low._args[i])
+        for k, v in low._kwargs.items():
+            if k in low._names:
+                kwargs[k] = v
+        return low._fun(*full, **kwargs)
+
+    def as_text(self):
+        return self._lowered.as_text()
+
+    def __repr__(self):
+        return "<Compiled " + self._lowered._fun.__name__ + ">"
+
 # jax.checkpoint_policies: what a policy would say to keep. checkpoint
 # keeps everything, so a policy changes no result; these answer as JAX's do
 # for whoever calls them.

@@ -84,6 +84,12 @@ pub(crate) fn register(r: &mut Registry) {
         make_vmap,
     );
     r.func(
+        "eval_shape(fun, *args, **kwargs)",
+        "fun's outputs as ShapeDtypeStructs, from the arguments' shapes and dtypes alone \
+         (arrays or ShapeDtypeStructs): nothing is computed.",
+        eval_shape,
+    );
+    r.func(
         "make_jaxpr(fun)",
         "A function returning the IR (as text) that fun's computation traces to, for arguments like the given ones.",
         make_jaxpr,
@@ -1025,6 +1031,55 @@ pub(crate) fn vmap_call(
 
 // ---------------------------------------------------------------------------
 // make_jaxpr
+
+/// `eval_shape(fun, *args, **kwargs)`: fun traced on the arguments' types
+/// alone (arrays, numbers, or ShapeDtypeStructs, which have no values), its
+/// outputs as ShapeDtypeStructs: nothing is computed or allocated.
+fn eval_shape(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    f.expect_callable()?;
+    let tree = a[1].clone();
+    let mut avals = Vec::new();
+    for leaf in leaves(&tree)? {
+        avals.push(match &leaf {
+            Value::Instance(_) => {
+                let shape = numpy::parse_shape(&interp.attr(&leaf, "shape")?)?;
+                let dtype = dtype_arg(&interp.attr(&leaf, "dtype")?)?
+                    .ok_or_else(|| Error::type_error("eval_shape: a leaf's dtype is None"))?;
+                arr_runtime::prim::Aval {
+                    shape: shape.into(),
+                    dtype,
+                }
+            }
+            other => numpy::to_tensor(other)?.aval(),
+        });
+    }
+    let kwargs = kwargs_of(&a[2]);
+    let out = RefCell::new(Value::None);
+    let closed = graph::trace(&avals, true, |ts| {
+        let args = numpy::sequence_items(&unflatten(&tree, &ts)?)?;
+        call_flat(interp, &f, args, kwargs, &out)
+    })?;
+    let g = &closed.graph;
+    let out_avals: Vec<arr_runtime::prim::Aval> = g
+        .outvars
+        .iter()
+        .map(|o| match o {
+            graph::Atom::Var(v) => g.types[*v].clone(),
+            graph::Atom::Lit(l) => arr_runtime::prim::Aval::of(l),
+        })
+        .collect();
+    let make = crate::builtin_named(interp, "ShapeDtypeStruct")?;
+    let mut it = out_avals.into_iter();
+    let template = out.borrow().clone();
+    map_leaves(&template, &mut |_| {
+        let av = it
+            .next()
+            .ok_or_else(|| Error::value_error("eval_shape: fewer outputs than leaves"))?;
+        let shape = Value::tuple(av.shape.iter().map(|&d| Value::Int(d as i64)).collect());
+        interp.call(&make, vec![shape, Value::DType(av.dtype)], Vec::new())
+    })
+}
 
 fn make_jaxpr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let f = a[0].clone();

@@ -325,3 +325,65 @@ fn numpy_legacy_random_against_numpy() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Ahead-of-time stages (`jit(f).lower(x).compile()`, static arguments left
+/// out of the compiled call), eval_shape on ShapeDtypeStructs, defjvps and
+/// None cotangents of custom rules, devices as dict keys, device grids
+/// indexed, jnp.dtype. The numbers are JAX 0.10.2's for the same program.
+#[test]
+fn stages_eval_shape_custom_rules_and_devices() {
+    check(
+        r#"
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from functools import partial
+
+def f(x, n):
+    return jnp.sin(x) * n
+
+x = jnp.arange(4.0)
+lowered = jax.jit(f, static_argnums=1).lower(x, 3)
+compiled = lowered.compile()
+print(compiled(x), compiled(x + 1))
+print(jax.jit(f, static_argnames="n").lower(x, n=2).compile()(x))
+s = jax.eval_shape(lambda a, b: {"y": a @ b, "n": a.sum()}, jax.ShapeDtypeStruct((3, 4), jnp.float32), jnp.ones((4, 2)))
+print(s["y"].shape, s["y"].dtype, s["n"].shape, s["n"].ndim)
+
+@jax.custom_jvp
+def clipped(x):
+    return jnp.clip(x, -1.0, 1.0)
+clipped.defjvps(lambda t, ans, x: t * 0.5)
+print(jax.grad(clipped)(3.0), jax.jvp(clipped, (0.5,), (2.0,)))
+
+@jax.custom_jvp
+def mul(a, b):
+    return a * b
+mul.defjvps(lambda ta, ans, a, b: ta * b, None)
+print(jax.grad(mul, argnums=(0, 1))(2.0, 5.0))
+
+@jax.custom_vjp
+def scale(x, s):
+    return x * s
+scale.defvjp(lambda x, s: (x * s, s), lambda s, g: (g * s, None))
+print(jax.grad(lambda x, s: scale(x, s).sum(), argnums=(0, 1))(jnp.ones(2), 3.0))
+d = {dev: i for i, dev in enumerate(jax.devices()[:3])}
+print(d[jax.devices()[1]], len(d), jax.devices()[2] in d, jax.devices()[5] in d)
+mesh = jax.make_mesh((2, 4), ("a", "b"))
+print(len(mesh.devices), mesh.devices[1, 2].id, mesh.devices[-1][0].id, mesh.devices[0].shape)
+print(jnp.dtype("float32") == jnp.float32, jnp.dtype(jnp.int32), jnp.dtype(x))
+"#,
+        expect![[r#"
+            [0.        2.5244129 2.7278922 0.42336  ] [ 2.5244129  2.7278922  0.42336   -2.2704074]
+            [0.        1.6829419 1.8185948 0.28224  ]
+            (3, 2) float32 () 0
+            0.5 (Array(0.5, dtype=float32), Array(1., dtype=float32))
+            (Array(5., dtype=float32), Array(0., dtype=float32))
+            (Array([3., 3.], dtype=float32), Array(0., dtype=float32))
+            1 3 True False
+            2 6 4 (4,)
+            True int32 float32
+        "#]],
+    );
+}
