@@ -183,7 +183,7 @@ pub(crate) fn register(r: &mut Registry) {
     r.method(
         "array",
         "devices(self)",
-        "The devices that hold a block of the array (a list, sorted by id: arr has no sets).",
+        "The set of devices that hold a block of the array (in order of id).",
         |_, a| {
             let t = numpy::to_tensor(&a[0])?;
             let mut ids = match t.placement() {
@@ -191,7 +191,9 @@ pub(crate) fn register(r: &mut Registry) {
                 None => vec![0],
             };
             ids.sort_unstable();
-            Ok(device_values(&ids))
+            arr_runtime::set::from_values(
+                ids.into_iter().map(|d| Value::object(DeviceValue::cpu(d))),
+            )
         },
     );
     r.method(
