@@ -1361,11 +1361,19 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
 # jax.numpy: ranges, polynomials, calculus
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """base ** linspace(start, stop): num points spaced evenly on a log scale."""
-    lin = linspace(asarray(start, float32), asarray(stop, float32), num, endpoint=endpoint)
-    if lin.ndim > 1 and axis != 0:
-        lin = moveaxis(lin, 0, axis)
-    out = power(asarray(base, float32), lin)
+    """base ** linspace(start, stop): num points spaced evenly on a log scale (array
+    start and stop give one sequence per element, along axis)."""
+    start, stop = broadcast_arrays(_inexact(start), _inexact(stop))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    t = arange(num, dtype=start.dtype) / _max2(div, 1)
+    t = reshape(t, (num,) + (1,) * start.ndim)
+    lin = start * (1 - t) + stop * t
+    if endpoint and num > 1:
+        # The last point is stop itself, not a rounding of it.
+        lin = concatenate([lin[:-1], stop[None]])
+    out = power(asarray(base, lin.dtype), moveaxis(lin, 0, axis))
     return out if dtype is None else out.astype(dtype)
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
@@ -1374,7 +1382,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if bool(any(start == 0)) or bool(any(stop == 0)):
         raise ValueError("Geometric sequence cannot include zero")
     s = sign(start)
-    out = s * logspace(log10(start / s), log10(stop / s), num, endpoint=endpoint, base=10.0, axis=axis)
+    out = moveaxis(s * logspace(log10(start / s), log10(stop / s), num, endpoint=endpoint), 0, axis)
     return out if dtype is None else out.astype(dtype)
 
 def polyval(p, x, unroll=16):
