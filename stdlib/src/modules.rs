@@ -44,7 +44,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          add sub mul div=_lax_div rem=_lax_rem neg=negative max=maximum min=minimum abs sign floor ceil round \
          exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
          logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
-         eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not \
+         eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not=invert \
          shift_left=left_shift shift_right_logical shift_right_arithmetic population_count clz \
          nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast broadcast_in_dim reshape squeeze \
          expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
@@ -224,29 +224,29 @@ const NUMPY: &str = "\
     arange linspace logspace geomspace meshgrid indices tri tril triu diag diagonal diagflat \
     copy astype=_jnp_astype reshape ravel flatten transpose swapaxes moveaxis expand_dims squeeze \
     broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
-    concatenate concat stack hstack vstack dstack column_stack split array_split hsplit vsplit \
+    concatenate concat=concatenate stack hstack vstack dstack column_stack split array_split hsplit vsplit \
     tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \
     take take_along_axis put_along_axis diag_indices tril_indices triu_indices where select piecewise choose compress extract nonzero \
     argwhere flatnonzero unique searchsorted digitize sort argsort lexsort partition argpartition \
-    sum prod mean median average var std min max amin amax ptp argmin argmax all any \
+    sum prod mean median average var std min max amin=min amax=max ptp argmin argmax all any \
     cumsum cumprod cumulative_sum nancumsum nansum nanmean nanmax nanmin nanstd nanvar \
     nanargmax nanargmin percentile quantile nanpercentile nanquantile count_nonzero \
     histogram histogram_bin_edges bincount interp diff ediff1d gradient trapezoid convolve \
     correlate polyval polyfit roots \
     dot vdot inner outer matmul tensordot einsum kron cross trace isscalar \
-    abs absolute fabs sign negative positive add subtract multiply divide true_divide \
+    abs absolute=abs fabs sign negative positive add subtract multiply divide true_divide \
     floor_divide mod remainder fmod divmod power float_power square sqrt cbrt reciprocal \
     exp exp2 expm1 log log2 log10 log1p logaddexp logaddexp2 sin cos tan arcsin arccos \
-    arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg degrees radians \
-    hypot floor ceil trunc rint round around fix clip maximum minimum fmax fmin \
+    arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg degrees=rad2deg radians=deg2rad \
+    hypot floor ceil trunc rint round around=round fix clip maximum minimum fmax fmin \
     isnan isinf isfinite isposinf isneginf nan_to_num signbit copysign nextafter heaviside \
     sinc i0 real imag conj conjugate angle \
     equal not_equal less less_equal greater greater_equal isclose allclose array_equal \
     array_equiv logical_and logical_or logical_not logical_xor bitwise_and bitwise_or \
-    bitwise_xor bitwise_not invert left_shift right_shift gcd lcm \
+    bitwise_xor bitwise_not=invert invert left_shift right_shift gcd lcm \
     shape ndim size result_type promote_types can_cast issubdtype iinfo finfo dtype \
     float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32 uint64 \
-    bool_ complex64 complex128 int_ float_ uint floating integer number inexact \
+    bool_ complex64 complex128 int_=int64 float_=float64 uint floating integer number inexact \
     signedinteger unsignedinteger complexfloating generic \
     pi e inf nan newaxis euler_gamma \
     save load savez linalg=@jax.numpy.linalg fft=@jax.numpy.fft ndarray=asarray";

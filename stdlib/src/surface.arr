@@ -490,24 +490,12 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     q = asarray(q).astype(a.dtype)
     pos = q * (n - 1)
     lo = clip(floor(pos), 0, n - 1)
-    hi = clip(lo + 1, 0, n - 1)
+    hi = clip(ceil(pos), 0, n - 1)
     frac = pos - lo
     lo_i, hi_i = lo.astype(int32), hi.astype(int32)
     vlo = take(s, ravel(lo_i), axis=-1)
     vhi = take(s, ravel(hi_i), axis=-1)
-    fr = ravel(frac)
-    if method == "linear":
-        r = vlo + (vhi - vlo) * fr
-    elif method == "lower":
-        r = vlo
-    elif method == "higher":
-        r = vhi
-    elif method == "midpoint":
-        r = (vlo + vhi) / 2
-    elif method == "nearest":
-        r = where(fr > 0.5, vhi, vlo)
-    else:
-        raise ValueError(f"quantile: unsupported method '{method}'")
+    r = _interpolate(vlo, vhi, ravel(frac), method, "quantile")
     # r has the kept axes then q's (flattened) axis: put q's axes first.
     r = reshape(moveaxis(r, -1, 0), q.shape + s.shape[:-1])
     if keepdims:
@@ -658,6 +646,899 @@ def trace(a, offset=0, axis1=0, axis2=1):
     n, m = a.shape[-2], a.shape[-1]
     r, c = meshgrid(arange(n), arange(m), indexing="ij")
     return sum(where(c - r == offset, a, 0), axis=(-2, -1))
+
+# ---------------------------------------------------------------------------
+# jax.numpy: elementwise functions over the primitives
+
+def _is_float(dtype):
+    return dtype in (float16, bfloat16, float32, float64)
+
+def _inexact(x):
+    """x as an array of a float dtype (ints and bools become float32, as JAX's)."""
+    x = asarray(x)
+    return x if _is_float(x.dtype) else x.astype(float32)
+
+def positive(x):
+    """+x: a copy of x."""
+    return array(x)
+
+def fix(x):
+    """x rounded toward zero (ints unchanged)."""
+    x = asarray(x)
+    if not _is_float(x.dtype):
+        return x
+    return where(x < 0, ceil(x), floor(x))
+
+def trunc(x):
+    """The integer part of x, rounding toward zero (ints unchanged)."""
+    return fix(x)
+
+def rint(x):
+    """x rounded to the nearest integer, halves to even; ints become floats."""
+    return round(_inexact(x))
+
+def signbit(x):
+    """Whether x's sign bit is set: x < 0, and also for -0.0."""
+    x = asarray(x)
+    if x.dtype == bool:
+        return zeros_like(x, dtype=bool)
+    if not _is_float(x.dtype):
+        return x < 0
+    # -0.0 == 0.0, so only its reciprocal (-inf) tells it from +0.0.
+    return (x < 0) | ((x == 0) & (1 / where(x == 0, x, 1) < 0))
+
+def deg2rad(x):
+    """Degrees to radians."""
+    x = _inexact(x)
+    return x * asarray(pi / 180, x.dtype)
+
+def rad2deg(x):
+    """Radians to degrees."""
+    x = _inexact(x)
+    return x * asarray(180 / pi, x.dtype)
+
+def fmod(x1, x2):
+    """The remainder of x1 / x2 with the sign of x1 (C's fmod); an integer x2 of 0 gives 0."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if not _is_float((x1 + x2).dtype):
+        x2 = where(x2 == 0, 1, x2)
+    return _lax_rem(*_promoted(x1, x2))
+
+def _promoted(*xs):
+    """The arrays xs in their common (JAX-promoted) dtype."""
+    xs = [asarray(x) for x in xs]
+    dtype = result_type(*xs)
+    return [x.astype(dtype) for x in xs]
+
+def fmax(x1, x2):
+    """The elementwise maximum, ignoring a NaN when the other value is not NaN."""
+    x1, x2 = _promoted(x1, x2)
+    return where((x1 > x2) | isnan(x2), x1, x2)
+
+def fmin(x1, x2):
+    """The elementwise minimum, ignoring a NaN when the other value is not NaN."""
+    x1, x2 = _promoted(x1, x2)
+    return where((x1 < x2) | isnan(x2), x1, x2)
+
+def float_power(x1, x2):
+    """x1 ** x2 computed in floating point."""
+    x1, x2 = _promoted(_inexact(x1), x2)
+    return power(x1, x2)
+
+def heaviside(x1, x2):
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
+    x1, x2 = _promoted(_inexact(x1), x2)
+    return where(x1 < 0, zeros_like(x1), where(x1 > 0, ones_like(x1), x2))
+
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0."""
+    x = _inexact(x)
+    zero = x == 0
+    # The division runs on 1 where x is 0, so neither the value nor its
+    # gradient sees 0 / 0.
+    safe = where(zero, ones_like(x), x * asarray(pi, x.dtype))
+    return where(zero, ones_like(x), sin(safe) / safe)
+
+def logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2), without overflow."""
+    x1, x2 = _promoted(_inexact(x1), x2)
+    amax = maximum(x1, x2)
+    delta = x1 - x2
+    ln2 = asarray(0.6931471805599453, x1.dtype)
+    return where(isnan(delta), x1 + x2, amax + log1p(exp2(-abs(delta))) / ln2)
+
+def isposinf(x):
+    """Whether x is +inf."""
+    x = asarray(x)
+    return isinf(x) & (x > 0)
+
+def isneginf(x):
+    """Whether x is -inf."""
+    x = asarray(x)
+    return isinf(x) & (x < 0)
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """x with NaN replaced by nan, and +-inf by posinf / neginf (default: the dtype's largest and smallest)."""
+    x = asarray(x)
+    if not _is_float(x.dtype):
+        return x
+    info = finfo(x.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    x = where(isnan(x), asarray(nan, x.dtype), x)
+    x = where(isposinf(x), asarray(posinf, x.dtype), x)
+    return where(isneginf(x), asarray(neginf, x.dtype), x)
+
+def array_equiv(a1, a2):
+    """True if a1 and a2 broadcast together and are equal everywhere."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if not _broadcastable(a1.shape, a2.shape):
+        return asarray(False)
+    return all(a1 == a2)
+
+# ---------------------------------------------------------------------------
+# jax.numpy: dtypes
+
+# NumPy's abstract scalar types, which issubdtype tests dtypes against.
+class generic:
+    """The root of NumPy's scalar types (issubdtype(anything, generic) is True)."""
+
+class number(generic):
+    """Numeric types: integers and floats."""
+
+class integer(number):
+    """Signed and unsigned integer types."""
+
+class signedinteger(integer):
+    """Signed integer types (int32, int64)."""
+
+class unsignedinteger(integer):
+    """Unsigned integer types (uint32)."""
+
+class inexact(number):
+    """Floating and complex types."""
+
+class floating(inexact):
+    """Floating types (float16, bfloat16, float32, float64)."""
+
+class complexfloating(inexact):
+    """Complex types (arr has none)."""
+
+_ABSTRACT_DTYPES = (generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating)
+
+def _is_abstract(t):
+    for c in _ABSTRACT_DTYPES:
+        if t is c:
+            return True
+    return False
+
+def _dtype_of(x):
+    """The dtype of an array, a scalar, a dtype, or a dtype's name."""
+    if hasattr(x, "dtype"):
+        return x.dtype
+    if isinstance(x, (bool, int, float)):
+        return asarray(x).dtype
+    return dtype(x)
+
+def _dtype_class(d):
+    """The abstract scalar type that a (concrete) dtype belongs to."""
+    if _is_float(d):
+        return floating
+    if d in (int32, int64):
+        return signedinteger
+    if d == uint32:
+        return unsignedinteger
+    return generic
+
+def issubdtype(arg1, arg2):
+    """Whether dtype arg1 is arg2 or, for an abstract arg2 (floating, integer, ...), of its kind."""
+    if _is_abstract(arg2):
+        if _is_abstract(arg1):
+            return issubclass(arg1, arg2)
+        return issubclass(_dtype_class(_dtype_of(arg1)), arg2)
+    if _is_abstract(arg1):
+        return False
+    return _dtype_of(arg1) == _dtype_of(arg2)
+
+def result_type(*args):
+    """The dtype that JAX's promotion gives to an operation on args (arrays, dtypes or
+    Python scalars, which are weakly typed)."""
+    if len(args) == 0:
+        raise ValueError("at least one array or dtype is required")
+    # arr's arithmetic promotes as JAX does, so a sum of 0-d stand-ins has the
+    # promoted dtype; Python scalars stay as they are to keep their weak type.
+    acc = None
+    for a in args:
+        v = a if isinstance(a, (bool, int, float)) else zeros((), _dtype_of(a))
+        acc = v if acc is None else acc + v
+    if isinstance(acc, bool) or all([isinstance(a, bool) for a in args]):
+        return bool_
+    return asarray(acc).dtype
+
+def promote_types(a, b):
+    """The dtype that two dtypes promote to."""
+    return result_type(dtype(a), dtype(b))
+
+# What each dtype casts to without loss ("safe"), and within its kind ("same_kind").
+_SAFE_CASTS = {
+    "bool": ("bool", "int32", "int64", "uint32", "bfloat16", "float16", "float32", "float64"),
+    "int32": ("int32", "int64", "float64"),
+    "int64": ("int64", "float64"),
+    "uint32": ("uint32", "int64", "float64"),
+    "bfloat16": ("bfloat16", "float32", "float64"),
+    "float16": ("float16", "float32", "float64"),
+    "float32": ("float32", "float64"),
+    "float64": ("float64",),
+}
+
+_KIND_ORDER = {"bool": 0, "uint32": 1, "int32": 1, "int64": 1, "bfloat16": 2, "float16": 2, "float32": 2, "float64": 2}
+
+def can_cast(from_, to, casting="safe"):
+    """Whether a value of dtype from_ can become dtype to under the casting rule
+    ('no', 'equiv', 'safe', 'same_kind' or 'unsafe')."""
+    a, b = str(_dtype_of(from_)), str(dtype(to))
+    if casting in ("no", "equiv"):
+        return a == b
+    if casting == "safe":
+        return b in _SAFE_CASTS[a]
+    if casting == "same_kind":
+        if b in _SAFE_CASTS[a]:
+            return True
+        if a == "uint32" or b != "uint32":
+            return _KIND_ORDER[a] <= _KIND_ORDER[b]
+        return False
+    if casting == "unsafe":
+        return True
+    raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+
+class finfo:
+    """Machine limits of a float dtype: eps, max, min, tiny, bits, resolution, ..."""
+
+    def __init__(self, dtype):
+        d = _dtype_of(dtype)
+        if not _is_float(d):
+            raise ValueError(f"finfo: data type {d} not inexact")
+        # (bits, mantissa bits, min exponent, max, decimal precision)
+        bits, mant, minexp, big, precision = {
+            "float16": (16, 10, -14, 65504.0, 3),
+            "bfloat16": (16, 7, -126, 3.3895313892515355e38, 2),
+            "float32": (32, 23, -126, 3.4028234663852886e38, 6),
+            "float64": (64, 52, -1022, 1.7976931348623157e308, 15),
+        }[str(d)]
+        self.dtype = d
+        self.bits = bits
+        self.nmant = mant
+        self.precision = precision
+        self.machep = -mant
+        self.negep = -mant - 1
+        self.minexp = minexp
+        self.eps = asarray(2.0 ** -mant, d)
+        self.epsneg = asarray(2.0 ** (-mant - 1), d)
+        self.max = asarray(big, d)
+        self.min = asarray(-big, d)
+        self.tiny = asarray(2.0 ** minexp, d)
+        self.smallest_normal = self.tiny
+        self.smallest_subnormal = asarray(2.0 ** (minexp - mant), d)
+        self.resolution = asarray(10.0 ** -precision, d)
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, dtype={self.dtype})"
+
+class iinfo:
+    """Machine limits of an integer dtype: min, max, bits."""
+
+    def __init__(self, int_type):
+        d = _dtype_of(int_type)
+        if d not in (int32, int64, uint32):
+            raise ValueError(f"Invalid integer data type '{d}'.")
+        self.dtype = d
+        self.bits, self.kind, self.min, self.max = {
+            "int32": (32, "i", -2147483648, 2147483647),
+            "int64": (64, "i", -9223372036854775807 - 1, 9223372036854775807),
+            "uint32": (32, "u", 0, 4294967295),
+        }[str(d)]
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+# ---------------------------------------------------------------------------
+# jax.numpy: shapes, stacking and splitting
+
+def _one_or_list(xs):
+    return xs[0] if len(xs) == 1 else xs
+
+def atleast_1d(*arys):
+    """Each array with at least one axis (a list for several arrays)."""
+    return _one_or_list([reshape(a, (1,)) if a.ndim == 0 else a for a in map(asarray, arys)])
+
+def atleast_2d(*arys):
+    """Each array with at least two axes: a vector v becomes v[None, :]."""
+    return _one_or_list([reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a for a in map(asarray, arys)])
+
+def _3d(a):
+    if a.ndim == 0:
+        return reshape(a, (1, 1, 1))
+    if a.ndim == 1:
+        return reshape(a, (1, a.shape[0], 1))
+    if a.ndim == 2:
+        return reshape(a, a.shape + (1,))
+    return a
+
+def atleast_3d(*arys):
+    """Each array with at least three axes: (N,) becomes (1, N, 1) and (M, N) becomes (M, N, 1)."""
+    return _one_or_list([_3d(asarray(a)) for a in arys])
+
+def broadcast_arrays(*args):
+    """The arrays broadcast to their common shape."""
+    arrays = [asarray(a) for a in args]
+    shape = broadcast_shapes(*[a.shape for a in arrays])
+    return [broadcast_to(a, shape) for a in arrays]
+
+def append(arr, values, axis=None):
+    """arr with values added at the end (both flattened when axis is None)."""
+    if axis is None:
+        return concatenate([ravel(asarray(arr)), ravel(asarray(values))])
+    return concatenate([arr, values], axis=axis)
+
+def column_stack(tup):
+    """1-D arrays as columns (and 2-D arrays as they are), side by side."""
+    cols = []
+    for a in tup:
+        a = asarray(a)
+        cols.append(reshape(a, (-1, 1)) if a.ndim < 2 else a)
+    return concatenate(cols, axis=1)
+
+def dstack(tup, dtype=None):
+    """The arrays stacked along a third axis (after atleast_3d)."""
+    out = concatenate([_3d(asarray(a)) for a in tup], axis=2)
+    return out if dtype is None else out.astype(dtype)
+
+def _sections(s):
+    """split's indices_or_sections: an int, or a list of ints (from an array too)."""
+    return s if isinstance(s, int) else asarray(s).tolist()
+
+def array_split(ary, indices_or_sections, axis=0):
+    """split that allows sections of unequal size: the first n % k get one more element."""
+    a = asarray(ary)
+    axis = _axis(axis, a.ndim)
+    if not isinstance(indices_or_sections, int):
+        return split(a, _sections(indices_or_sections), axis=axis)
+    k = indices_or_sections
+    if k <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    n = a.shape[axis]
+    each, extra = n // k, n % k
+    bounds = [0]
+    for i in range(k):
+        bounds.append(bounds[-1] + each + (1 if i < extra else 0))
+    return [_along(a, axis, bounds[i], bounds[i + 1]) for i in range(k)]
+
+def hsplit(ary, indices_or_sections):
+    """split along the second axis (the first for 1-D arrays)."""
+    a = asarray(ary)
+    if a.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(a, _sections(indices_or_sections), axis=1 if a.ndim > 1 else 0)
+
+def vsplit(ary, indices_or_sections):
+    """split along the first axis."""
+    a = asarray(ary)
+    if a.ndim == 0:
+        raise ValueError("vsplit only works on arrays of 1 or more dimensions")
+    return split(a, _sections(indices_or_sections), axis=0)
+
+def fliplr(m):
+    """m with its second axis reversed."""
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"fliplr requires an array of at least 2 dimensions, got shape {m.shape}")
+    return flip(m, axis=1)
+
+def flipud(m):
+    """m with its first axis reversed."""
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension, got a scalar")
+    return flip(m, axis=0)
+
+def rot90(m, k=1, axes=(0, 1)):
+    """m rotated by 90 degrees k times, from the first of axes toward the second."""
+    m = asarray(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    a0, a1 = _axis(axes[0], m.ndim), _axis(axes[1], m.ndim)
+    if a0 == a1:
+        raise ValueError(f"rot90: the axes must differ, got {axes}")
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axis=a0), axis=a1)
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = a1, a0
+    if k == 1:
+        return transpose(flip(m, axis=a1), tuple(perm))
+    return flip(transpose(m, tuple(perm)), axis=a1)
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of a over axis1 and axis2 (offset above, or below if negative),
+    as the last axis of the result."""
+    a = asarray(a)
+    if a.ndim < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+    a1, a2 = _axis(axis1, a.ndim), _axis(axis2, a.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 must not be equal")
+    rest = [i for i in range(a.ndim) if i != a1 and i != a2]
+    a = transpose(a, tuple(rest + [a1, a2]))
+    n, m = a.shape[-2], a.shape[-1]
+    length = _max2(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
+    i = arange(length, dtype=int32)
+    rows = i - offset if offset < 0 else i
+    cols = i + offset if offset > 0 else i
+    return a[..., rows, cols]
+
+def diagflat(v, k=0):
+    """A 2-D array with the flattened v on its k-th diagonal."""
+    return diag(ravel(asarray(v)), k)
+
+def tri(N, M=None, k=0, dtype=None):
+    """An N x M array with ones at and below the k-th diagonal."""
+    M = N if M is None else M
+    keep = arange(M)[None, :] - arange(N)[:, None] <= k
+    return keep.astype(float32 if dtype is None else dtype)
+
+def indices(dimensions, dtype=None, sparse=False):
+    """The index grid of an array of shape dimensions: out[i] holds the i-th coordinate
+    (with sparse, one array per axis, each broadcastable to the shape)."""
+    dims = tuple(dimensions)
+    dtype = int32 if dtype is None else dtype
+    out = []
+    for i, d in enumerate(dims):
+        shape = [1] * len(dims)
+        shape[i] = d
+        idx = reshape(arange(d, dtype=dtype), tuple(shape))
+        out.append(idx if sparse else broadcast_to(idx, dims))
+    if sparse:
+        return tuple(out)
+    return stack(out) if len(out) > 0 else zeros((0,), dtype)
+
+def resize(a, new_shape):
+    """a flattened, repeated as needed and cut to new_shape."""
+    a = ravel(asarray(a))
+    shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
+    n = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError("All elements of `new_shape` must be non-negative")
+        n = n * d
+    if a.size == 0:
+        return zeros(shape, a.dtype)
+    reps = -(-n // a.size)
+    return reshape(tile(a, reps)[:n], shape)
+
+def trim_zeros(filt, trim="fb"):
+    """The 1-D filt without its leading ('f') and/or trailing ('b') zeros."""
+    a = asarray(filt)
+    if a.ndim != 1:
+        raise ValueError(f"trim_zeros: filt must be 1-D, got shape {a.shape}")
+    nz = (a != 0).tolist()
+    start, stop = 0, len(nz)
+    if "f" in trim.lower():
+        while start < stop and not nz[start]:
+            start = start + 1
+    if "b" in trim.lower():
+        while stop > start and not nz[stop - 1]:
+            stop = stop - 1
+    return a[start:stop]
+
+# ---------------------------------------------------------------------------
+# jax.numpy: reductions, NaN-aware ones included
+
+def inner(a, b):
+    """The sum of products over the last axes of a and b (a product with a scalar)."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: last dimensions differ: {a.shape} and {b.shape}")
+    return tensordot(a, b, axes=(-1, -1))
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """The range (max - min) along axis."""
+    a = asarray(a)
+    return max(a, axis=axis, keepdims=keepdims) - min(a, axis=axis, keepdims=keepdims)
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """The mean along axis, weighted by weights (the same shape as a, or 1-D along axis);
+    with returned, also the sum of the weights."""
+    a = _inexact(a)
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        return avg, broadcast_to(asarray(a.size / _max2(avg.size, 1), avg.dtype), avg.shape)
+    w = asarray(weights)
+    if w.shape != a.shape:
+        if axis is None:
+            raise ValueError("average: axis must be given when the shapes of a and weights differ")
+        if not isinstance(axis, int):
+            raise ValueError("average: a single axis is needed for 1-D weights")
+        ax = _axis(axis, a.ndim)
+        if w.ndim != 1 or w.shape[0] != a.shape[ax]:
+            raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+        shape = [1] * a.ndim
+        shape[ax] = w.shape[0]
+        w = reshape(w, tuple(shape))
+    total = sum(broadcast_to(w, a.shape).astype(result_type(a, w)), axis=axis, keepdims=keepdims)
+    avg = sum(a * w, axis=axis, keepdims=keepdims) / total
+    return (avg, total.astype(avg.dtype)) if returned else avg
+
+# NumPy's reductions take a `where=` mask argument, which hides the function.
+_where = where
+
+def _nan_fill(a, fill):
+    return where(isnan(a), asarray(fill, a.dtype), a)
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """The maximum ignoring NaNs (NaN where a slice is all NaN)."""
+    a = asarray(a)
+    if not _is_float(a.dtype):
+        return max(a, axis=axis, keepdims=keepdims)
+    m = max(_nan_fill(a, -inf), axis=axis, keepdims=keepdims)
+    return _where(all(isnan(a), axis=axis, keepdims=keepdims), asarray(nan, a.dtype), m)
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """The minimum ignoring NaNs (NaN where a slice is all NaN)."""
+    a = asarray(a)
+    if not _is_float(a.dtype):
+        return min(a, axis=axis, keepdims=keepdims)
+    m = min(_nan_fill(a, inf), axis=axis, keepdims=keepdims)
+    return _where(all(isnan(a), axis=axis, keepdims=keepdims), asarray(nan, a.dtype), m)
+
+def nanargmax(a, axis=None, out=None, keepdims=False):
+    """The index of the largest non-NaN element (-1 where a slice is all NaN)."""
+    a = asarray(a)
+    if not _is_float(a.dtype):
+        return argmax(a, axis=axis, keepdims=keepdims)
+    i = argmax(_nan_fill(a, -inf), axis=axis, keepdims=keepdims)
+    return _where(all(isnan(a), axis=axis, keepdims=keepdims), -1, i)
+
+def nanargmin(a, axis=None, out=None, keepdims=False):
+    """The index of the smallest non-NaN element (-1 where a slice is all NaN)."""
+    a = asarray(a)
+    if not _is_float(a.dtype):
+        return argmin(a, axis=axis, keepdims=keepdims)
+    i = argmin(_nan_fill(a, inf), axis=axis, keepdims=keepdims)
+    return _where(all(isnan(a), axis=axis, keepdims=keepdims), -1, i)
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """The variance of the non-NaN elements (NaN where fewer than ddof + 1 remain)."""
+    a = _inexact(a)
+    ok = ~isnan(a)
+    n = sum(ok, axis=axis, keepdims=True)
+    centred = _nan_fill(a - sum(_nan_fill(a, 0), axis=axis, keepdims=True) / n, 0)
+    ss = sum(centred * centred, axis=axis, keepdims=keepdims)
+    n = sum(ok, axis=axis, keepdims=keepdims) - ddof
+    return _where(n > 0, ss / _where(n > 0, n, 1), asarray(nan, a.dtype)).astype(a.dtype if dtype is None else dtype)
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """The standard deviation of the non-NaN elements."""
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """The cumulative sum with NaNs counted as zero (of the flattened array if axis is None)."""
+    a = asarray(a)
+    if _is_float(a.dtype):
+        a = _nan_fill(a, 0)
+    if axis is None:
+        a, axis = ravel(a), 0
+    out = cumsum(a, axis=axis)
+    return out if dtype is None else out.astype(dtype)
+
+def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
+    """The cumulative sum along axis (which a 1-D x may omit), starting with a 0 if include_initial."""
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("cumulative_sum does not support scalar inputs")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+        axis = 0
+    axis = _axis(axis, x.ndim)
+    out = cumsum(x, axis=axis)
+    if dtype is not None:
+        out = out.astype(dtype)
+    if include_initial:
+        out = concatenate([zeros_like(_along(out, axis, 0, 1)), out], axis=axis)
+    return out
+
+def _interpolate(vlo, vhi, frac, method, what):
+    """The quantile between the order statistics vlo and vhi, frac of the way to vhi.
+    Weighting both ends, as JAX does, rounds as JAX's results do."""
+    if method == "linear":
+        return vlo * (1 - frac) + vhi * frac
+    if method == "lower":
+        return vlo
+    if method == "higher":
+        return vhi
+    if method == "midpoint":
+        return (vlo + vhi) / 2
+    if method == "nearest":
+        return where(frac > 0.5, vhi, vlo)
+    raise ValueError(f"{what}: unsupported method '{method}'")
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """The q-th quantiles (q in [0, 1]) of the non-NaN elements along axis (NaN for an all-NaN slice)."""
+    a = _inexact(a)
+    if axis is None:
+        x, ax = ravel(a), 0
+    else:
+        x, ax = a, _axis(axis, a.ndim)
+    # NaNs sort last, so the n non-NaN values of a slice are its first n.
+    s = moveaxis(sort(x, axis=ax), ax, -1)
+    n = sum(~isnan(s), axis=-1, keepdims=True).astype(a.dtype)
+    q = asarray(q).astype(a.dtype)
+    pos = ravel(q) * (n - 1)
+    lo = clip(floor(pos), 0, None)
+    hi = clip(ceil(pos), 0, maximum(n - 1, 0))
+    vlo = take_along_axis(s, lo.astype(int32), axis=-1)
+    vhi = take_along_axis(s, hi.astype(int32), axis=-1)
+    r = _interpolate(vlo, vhi, pos - lo, method, "nanquantile")
+    r = where(n > 0, r, asarray(nan, a.dtype))
+    r = reshape(moveaxis(r, -1, 0), q.shape + s.shape[:-1])
+    if keepdims:
+        if axis is None:
+            r = reshape(r, q.shape + (1,) * a.ndim)
+        else:
+            r = expand_dims(r, q.ndim + ax)
+    return r
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
+    """The q-th percentiles (q in [0, 100]) of the non-NaN elements along axis."""
+    return nanquantile(a, asarray(q) / 100, axis=axis, method=method, keepdims=keepdims)
+
+# ---------------------------------------------------------------------------
+# jax.numpy: selecting, inserting and deleting elements
+
+def _index_list(obj, n, what):
+    """obj (an int, a sequence or an array of ints) as a list of indices into n, negatives wrapped."""
+    idx = asarray(obj)
+    if idx.ndim > 1:
+        raise ValueError(f"{what}: obj must be a one-dimensional array or a scalar")
+    if idx.size > 0 and _is_float(idx.dtype):
+        raise ValueError(f"{what}: index array must be integer typed")
+    return [i + n if i < 0 else i for i in ravel(idx).tolist()]
+
+def delete(arr, obj, axis=None):
+    """arr without the entries at obj (an int or indices) along axis (of the flattened arr if axis is None)."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    n = a.shape[axis]
+    drop = _index_list(obj, n, "delete")
+    for i in drop:
+        if i < 0 or i >= n:
+            raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+    keep = [i for i in range(n) if i not in drop]
+    return take(a, asarray(keep, int32), axis=axis)
+
+def insert(arr, obj, values, axis=None):
+    """arr with values inserted before the indices obj along axis (of the flattened arr
+    if axis is None); a scalar obj inserts all of values there."""
+    a = asarray(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, a.ndim)
+    n = a.shape[axis]
+    scalar = asarray(obj).ndim == 0
+    idx = _index_list(obj, n, "insert")
+    v = asarray(values).astype(a.dtype)
+    v = reshape(v, (1,) * (a.ndim - v.ndim) + v.shape)
+    if scalar:
+        # NumPy inserts a scalar index's values as one block, its leading axis along axis.
+        v = moveaxis(v, 0, axis)
+        idx = idx * v.shape[axis]
+    k = len(idx)
+    if v.shape[axis] not in (1, k):
+        raise ValueError(f"insert: {v.shape[axis]} values along axis {axis} for {k} indices")
+    idx = [min(max(i, 0), n) for i in idx]
+    shape = list(a.shape)
+    shape[axis] = k
+    v = broadcast_to(v, tuple(shape))
+    # Stable order: values at the same index keep their order, and go before
+    # the element that is there.
+    order = sorted(range(k), key=lambda j: idx[j])
+    pos_v = [0] * k
+    for rank, j in enumerate(order):
+        pos_v[j] = idx[j] + rank
+    taken = set(pos_v)
+    pos_a = [p for p in range(n + k) if p not in taken]
+    out = zeros((n + k,) + tuple(moveaxis(a, axis, 0).shape[1:]), a.dtype)
+    out = out.at[asarray(pos_a, int32)].set(moveaxis(a, axis, 0))
+    out = out.at[asarray(pos_v, int32)].set(moveaxis(v, axis, 0))
+    return moveaxis(out, 0, axis)
+
+def compress(condition, a, axis=None):
+    """The slices of a along axis (of the flattened a if axis is None) where the 1-D condition holds."""
+    c = asarray(condition).astype(bool)
+    if c.ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    x = asarray(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _axis(axis, x.ndim)
+    x = moveaxis(x, axis, 0)
+    extra = c[x.shape[0]:]
+    if any(extra):
+        raise ValueError("condition contains entries that are out of bounds")
+    c = c[:x.shape[0]]
+    return moveaxis(x[:c.shape[0]][c], 0, axis)
+
+def extract(condition, arr, size=None, fill_value=0):
+    """The elements of arr where condition is true, flattened (with size, exactly size of them)."""
+    c = ravel(asarray(condition) != 0)
+    x = ravel(asarray(arr))
+    if size is None:
+        return compress(c, x)
+    i = nonzero(c, size=size)[0]
+    return where(arange(size) < sum(c), x[i], asarray(fill_value, x.dtype))
+
+def choose(a, choices, out=None, mode="raise"):
+    """choices[a[i]][i] for each i, with a and the choices broadcast together; mode 'raise',
+    'wrap' or 'clip' for indices outside [0, len(choices))."""
+    a = asarray(a)
+    choices = [asarray(c) for c in choices]
+    n = len(choices)
+    if mode == "wrap":
+        a = a % n
+    elif mode == "clip":
+        a = clip(a, 0, n - 1)
+    elif mode == "raise":
+        if a.size > 0 and (bool(any(a < 0)) or bool(any(a >= n))):
+            raise ValueError("invalid entry in choice array")
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    arrays = broadcast_arrays(a, *choices)
+    return take_along_axis(stack(arrays[1:]), arrays[0][None].astype(int32), axis=0)[0]
+
+def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
+    """A copy of arr with values written at indices along axis (JAX arrays are
+    immutable, so inplace must be False)."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array.")
+    a = asarray(arr)
+    idx = asarray(indices)
+    if axis is None:
+        return reshape(put_along_axis(ravel(a), ravel(idx), ravel(asarray(values)), 0, inplace=False), a.shape)
+    axis = _axis(axis, a.ndim)
+    if idx.ndim != a.ndim:
+        raise ValueError(f"put_along_axis: indices of shape {idx.shape} for an array of shape {a.shape}")
+    idx = where(idx < 0, idx + a.shape[axis], idx)
+    shape = broadcast_shapes(idx.shape, tuple([1 if i == axis else d for i, d in enumerate(a.shape)]))
+    grid = []
+    for i in range(a.ndim):
+        if i == axis:
+            grid.append(broadcast_to(idx, shape))
+        else:
+            s = [1] * a.ndim
+            s[i] = a.shape[i]
+            grid.append(broadcast_to(reshape(arange(a.shape[i], dtype=int32), tuple(s)), shape))
+    return a.at[tuple(grid)].set(broadcast_to(asarray(values).astype(a.dtype), shape))
+
+# ---------------------------------------------------------------------------
+# jax.numpy: ranges, polynomials, calculus
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop): num points spaced evenly on a log scale (array
+    start and stop give one sequence per element, along axis)."""
+    start, stop = broadcast_arrays(_inexact(start), _inexact(stop))
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    t = arange(num, dtype=start.dtype) / _max2(div, 1)
+    t = reshape(t, (num,) + (1,) * start.ndim)
+    lin = start * (1 - t) + stop * t
+    if endpoint and num > 1:
+        # The last point is stop itself, not a rounding of it.
+        lin = concatenate([lin[:-1], stop[None]])
+    out = power(asarray(base, lin.dtype), moveaxis(lin, 0, axis))
+    return out if dtype is None else out.astype(dtype)
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """num points from start to stop spaced evenly on a log scale (a geometric progression)."""
+    start, stop = _inexact(start), _inexact(stop)
+    if bool(any(start == 0)) or bool(any(stop == 0)):
+        raise ValueError("Geometric sequence cannot include zero")
+    s = sign(start)
+    out = moveaxis(s * logspace(log10(start / s), log10(stop / s), num, endpoint=endpoint), 0, axis)
+    return out if dtype is None else out.astype(dtype)
+
+def polyval(p, x, unroll=16):
+    """The polynomial with coefficients p (highest degree first) at x, by Horner's rule."""
+    p, x = asarray(p), asarray(x)
+    if p.ndim != 1:
+        raise ValueError(f"polyval: p must be 1-D, got shape {p.shape}")
+    y = zeros_like(x, dtype=result_type(p, x))
+    for i in range(p.shape[0]):
+        y = y * x + p[i]
+    return y
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The least-squares polynomial of degree deg through (x, y), highest degree first
+    (one column per column of a 2-D y)."""
+    x, y = _inexact(x), _inexact(y)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if full or cov:
+        raise NotImplementedError("polyfit: full=True and cov=True are not supported")
+    lhs = x[:, None] ** arange(deg, -1, -1, dtype=x.dtype)[None, :]
+    rhs = y
+    if w is not None:
+        w = _inexact(w)
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w if y.ndim == 1 else w[:, None])
+    # Scaling the columns to unit norm keeps the least-squares problem well conditioned.
+    scale = sqrt(sum(lhs * lhs, axis=0))
+    c = lstsq(lhs / scale, rhs, rcond)[0]
+    return c / scale if c.ndim == 1 else c / scale[:, None]
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of y along axis by the trapezoidal rule, over x (or spacing dx)."""
+    y = _inexact(y)
+    axis = _axis(axis, y.ndim)
+    n = y.shape[axis]
+    if x is None:
+        d = asarray(dx, y.dtype)
+    else:
+        x = asarray(x)
+        if x.ndim == 1:
+            if x.shape[0] != n:
+                raise ValueError(f"trapezoid: x has {x.shape[0]} points, y has {n} along axis {axis}")
+            shape = [1] * y.ndim
+            shape[axis] = n - 1
+            d = reshape(diff(x), tuple(shape))
+        else:
+            d = diff(x, axis=axis)
+    return sum(d * (_along(y, axis, 1, None) + _along(y, axis, None, -1)) / 2, axis=axis)
+
+def gradient(f, *varargs, axis=None, edge_order=None):
+    """The gradient of f by central differences inside and one-sided ones at the edges,
+    for each axis (or those given): a list, or one array for a single axis. Spacings:
+    one scalar for all axes, or one per axis."""
+    f = _inexact(f)
+    if edge_order is not None and edge_order != 1:
+        raise NotImplementedError("gradient: only edge_order=1 is supported")
+    axes = list(range(f.ndim)) if axis is None else ([axis] if isinstance(axis, int) else list(axis))
+    axes = [_axis(a, f.ndim) for a in axes]
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacing = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes")
+    out = []
+    for ax, h in zip(axes, spacing):
+        n = f.shape[ax]
+        if n < 2:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+        if asarray(h).ndim != 0:
+            raise NotImplementedError("gradient: only scalar spacings are supported")
+        h = asarray(h, f.dtype)
+        first = (_along(f, ax, 1, 2) - _along(f, ax, 0, 1)) / h
+        last = (_along(f, ax, n - 1, n) - _along(f, ax, n - 2, n - 1)) / h
+        inner_ = (_along(f, ax, 2, None) - _along(f, ax, None, -2)) / (2 * h)
+        out.append(concatenate([first, inner_, last], axis=ax))
+    return out[0] if len(out) == 1 else out
 
 # ---------------------------------------------------------------------------
 # jax.nn

@@ -384,6 +384,473 @@ print(jnp.dtype("float32") == jnp.float32, jnp.dtype(jnp.int32), jnp.dtype(x))
             1 3 True False
             2 6 4 (4,)
             True int32 float32
+#[test]
+fn jnp_elementwise_rounding_signs_and_nan_handling() {
+    check(
+        r#"
+import jax.numpy as jnp
+x = jnp.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.7])
+print(jnp.trunc(x), jnp.rint(x))
+print(jnp.rint(jnp.array([1, 2])), jnp.positive(jnp.array([1, -2])))
+print(jnp.signbit(x), jnp.signbit(jnp.array([-1, 0, 3])), jnp.signbit(jnp.array([-jnp.inf, jnp.nan])))
+print(jnp.deg2rad(jnp.array([0, 90, 180])), jnp.rad2deg(jnp.pi), jnp.rad2deg(jnp.array([1.0, -0.5])))
+print(jnp.fmod(jnp.array([-7, 7, 5, -3]), jnp.array([3, -3, 0, 2])), jnp.fmod(jnp.array([-7.5, 7.5, 1.0]), 2.0))
+print(jnp.fmod(jnp.array([1.0, -1.0]), 0.0))
+n = jnp.nan
+print(jnp.fmax(jnp.array([1.0, n, 3.0, n]), jnp.array([2.0, 1.0, n, n])), jnp.fmin(jnp.array([1.0, n, 3.0, n]), jnp.array([2.0, 1.0, n, n])))
+print(jnp.fmax(jnp.array([1, 5]), 3), jnp.fmin(jnp.array([[1], [4]]), jnp.array([2.5, 3.5])))
+print(jnp.float_power(2, jnp.array([3, -1])), jnp.float_power(jnp.array([1.5, 2.0]), 2))
+print(jnp.heaviside(jnp.array([-1.5, 0.0, 2.0]), 0.5), jnp.heaviside(jnp.array([-1, 0, 3]), jnp.array([7, 8, 9])))
+print(jnp.sinc(jnp.array([0.0, 0.5, 1.0, -1.5, 2.25])), jnp.sinc(0))
+print(jnp.logaddexp2(jnp.array([1.0, -jnp.inf, 100.0, jnp.inf]), jnp.array([1.0, -jnp.inf, 99.0, jnp.inf])), jnp.logaddexp2(3, 3))
+print(jnp.isposinf(jnp.array([jnp.inf, -jnp.inf, 1.0, n])), jnp.isneginf(jnp.array([jnp.inf, -jnp.inf, 1.0, n])), jnp.isposinf(jnp.array([1, 2])))
+print(jnp.nan_to_num(jnp.array([n, jnp.inf, -jnp.inf, 1.5])), jnp.nan_to_num(jnp.array([n, jnp.inf, -jnp.inf]), nan=-1.0, posinf=9.0, neginf=-9.0), jnp.nan_to_num(jnp.array([1, 2])))
+print(jnp.array_equiv(jnp.array([1, 2]), jnp.array([[1, 2], [1, 2]])), jnp.array_equiv(jnp.array([1, 2]), jnp.array([[1, 2], [1, 3]])))
+"#,
+        expect![[r#"
+            [-2. -1. -0. -0.  0.  0.  1.  2.] [-2. -2. -0. -0.  0.  0.  2.  3.]
+            [1. 2.] [ 1 -2]
+            [ True  True  True  True False False False False] [ True False False] [ True False]
+            [0.        1.5707964 3.1415927] 180.0 [ 57.29578 -28.64789]
+            [-1  1  0 -1] [-1.5  1.5  1. ]
+            [nan nan]
+            [ 2.  1.  3. nan] [ 1.  1.  3. nan]
+            [3 5] [[1.  1. ]
+             [2.5 3.5]]
+            [8.  0.5] [2.25 4.  ]
+            [0.  0.5 1. ] [0. 8. 1.]
+            [ 1.00000000e+00  6.36619747e-01 -2.78275341e-08 -2.12206587e-01
+              1.00035146e-01] 1.0
+            [  2.           -inf 100.58496       inf] 4.0
+            [ True False False False] [False  True False False] [False False]
+            [ 0.0000000e+00  3.4028235e+38 -3.4028235e+38  1.5000000e+00] [-1.  9. -9.] [1 2]
+            True False
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_dtype_queries() {
+    check(
+        r#"
+import jax.numpy as jnp
+print(jnp.finfo(jnp.float32).eps, jnp.finfo(jnp.float16).max, jnp.finfo(jnp.float16).tiny, jnp.finfo('float32').dtype, jnp.finfo(jnp.float32).bits, repr(jnp.finfo(jnp.float32)), jnp.iinfo(jnp.uint32).max, jnp.iinfo(jnp.int64).min, repr(jnp.iinfo(jnp.int32)))
+print(jnp.issubdtype(jnp.float32, jnp.floating), jnp.issubdtype(jnp.int32, jnp.floating),jnp.issubdtype(jnp.bool_, jnp.number),jnp.issubdtype(jnp.bool_, jnp.generic), jnp.issubdtype(jnp.uint32, jnp.signedinteger), jnp.issubdtype(jnp.floating, jnp.inexact), jnp.issubdtype(jnp.bfloat16, jnp.floating), jnp.issubdtype(float, jnp.floating), jnp.issubdtype(jnp.float32, jnp.float32), jnp.issubdtype(jnp.float32, 'float32'))
+print(jnp.finfo(jnp.array([1.0])).max, jnp.iinfo(jnp.array([1])).bits, jnp.finfo(jnp.float32).resolution, jnp.finfo(jnp.float64).eps, jnp.finfo(jnp.bfloat16).eps)
+print(jnp.promote_types(jnp.int32, jnp.bfloat16), jnp.promote_types(jnp.uint32, jnp.int64), jnp.promote_types(jnp.int64, jnp.float16), jnp.promote_types('float32', 'int32'))
+print(jnp.result_type(jnp.array([1,2]), 2.0), jnp.result_type(True, 1), jnp.result_type(True, False), jnp.result_type(jnp.float16, 1.0), jnp.result_type(jnp.int32, jnp.float32, 1))
+print(jnp.can_cast(jnp.int32, jnp.float32), jnp.can_cast(jnp.int32, jnp.float64), jnp.can_cast(jnp.float32, jnp.float16, casting="same_kind"), jnp.can_cast(jnp.int32, jnp.uint32, "same_kind"), jnp.can_cast(jnp.uint32, jnp.int32, "same_kind"), jnp.can_cast(jnp.float32, jnp.int32, "same_kind"))
+print(jnp.issubdtype(jnp.zeros(2).dtype, jnp.integer), jnp.issubdtype(jnp.uint32, jnp.unsignedinteger), jnp.issubdtype(jnp.signedinteger, jnp.number))
+"#,
+        expect![[r#"
+            1.1920929e-07 6.55e+04 6.104e-05 float32 32 finfo(resolution=1e-06, min=-3.4028235e+38, max=3.4028235e+38, dtype=float32) 4294967295 -9223372036854775808 iinfo(min=-2147483648, max=2147483647, dtype=int32)
+            True False False True False True True True True True
+            3.4028235e+38 32 1e-06 2.220446049250313e-16 0.0078125
+            bfloat16 int64 float16 float32
+            float32 int32 bool float16 float32
+            False True True False True False
+            False True True
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_shapes_stacking_and_splitting() {
+    check(
+        r#"
+import jax.numpy as jnp
+print(jnp.atleast_1d(3.0), jnp.atleast_2d(jnp.arange(3)).shape, [a.shape for a in jnp.atleast_3d(1, jnp.arange(2), jnp.ones((2, 3)), jnp.ones((1, 2, 3, 4)))])
+print(jnp.atleast_1d(1, jnp.array([2, 3])), jnp.atleast_2d(5))
+a, b = jnp.broadcast_arrays(jnp.arange(3), jnp.array([[1.0], [2.0]]))
+print(a, b)
+print(jnp.append(jnp.array([[1, 2], [3, 4]]), jnp.array([5, 6])), jnp.append(jnp.array([[1, 2], [3, 4]]), jnp.array([[5, 6]]), axis=0))
+print(jnp.column_stack((jnp.array([1, 2]), jnp.array([3, 4]))), jnp.column_stack([jnp.ones((2, 2)), jnp.array([7.0, 8.0])]))
+print(jnp.dstack((jnp.array([1, 2]), jnp.array([3, 4]))), jnp.dstack([jnp.ones((2, 2)), jnp.zeros((2, 2))]).shape)
+print(jnp.array_split(jnp.arange(7), 3), jnp.array_split(jnp.arange(12).reshape(3, 4), 3, axis=1))
+print(jnp.hsplit(jnp.arange(16.0).reshape(4, 4), 2), jnp.vsplit(jnp.arange(16.0).reshape(4, 4), jnp.array([3])), jnp.hsplit(jnp.arange(6), 3))
+print(jnp.fliplr(jnp.arange(6).reshape(2, 3)), jnp.flipud(jnp.arange(6).reshape(2, 3)))
+m = jnp.arange(6).reshape(2, 3)
+print(jnp.rot90(m), jnp.rot90(m, 2), jnp.rot90(m, -1), jnp.rot90(jnp.arange(8).reshape(2, 2, 2), 1, (1, 2)))
+x = jnp.arange(24).reshape(2, 3, 4)
+print(jnp.diagonal(x), jnp.diagonal(x, offset=1, axis1=1, axis2=2), jnp.diagonal(m, -1), jnp.diagonal(m, 5))
+print(jnp.diagflat(jnp.array([[1, 2], [3, 4]])), jnp.diagflat(jnp.array([1, 2]), k=-1))
+print(jnp.tri(3), jnp.tri(2, 4, k=1, dtype=jnp.int32))
+print(jnp.indices((2, 3)), jnp.indices((2, 3), sparse=True))
+print(jnp.resize(jnp.array([[0, 1], [2, 3]]), (2, 3)), jnp.resize(jnp.array([1, 2, 3]), 7))
+print(jnp.trim_zeros(jnp.array([0, 0, 1, 0, 2, 0])), jnp.trim_zeros(jnp.array([0, 0, 1, 0, 2, 0]), trim="b"))
+"#,
+        expect![[r#"
+            [3.] (1, 3) [(1, 1, 1), (1, 2, 1), (2, 3, 1), (1, 2, 3, 4)]
+            [Array([1], dtype=int32), Array([2, 3], dtype=int32)] [[5]]
+            [[0 1 2]
+             [0 1 2]] [[1. 1. 1.]
+             [2. 2. 2.]]
+            [1 2 3 4 5 6] [[1 2]
+             [3 4]
+             [5 6]]
+            [[1 3]
+             [2 4]] [[1. 1. 7.]
+             [1. 1. 8.]]
+            [[[1 3]
+              [2 4]]] (2, 2, 2)
+            [Array([0, 1, 2], dtype=int32), Array([3, 4], dtype=int32), Array([5, 6], dtype=int32)] [Array([[0, 1],
+                   [4, 5],
+                   [8, 9]], dtype=int32), Array([[ 2],
+                   [ 6],
+                   [10]], dtype=int32), Array([[ 3],
+                   [ 7],
+                   [11]], dtype=int32)]
+            [Array([[ 0.,  1.],
+                   [ 4.,  5.],
+                   [ 8.,  9.],
+                   [12., 13.]], dtype=float32), Array([[ 2.,  3.],
+                   [ 6.,  7.],
+                   [10., 11.],
+                   [14., 15.]], dtype=float32)] [Array([[ 0.,  1.,  2.,  3.],
+                   [ 4.,  5.,  6.,  7.],
+                   [ 8.,  9., 10., 11.]], dtype=float32), Array([[12., 13., 14., 15.]], dtype=float32)] [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32), Array([4, 5], dtype=int32)]
+            [[2 1 0]
+             [5 4 3]] [[3 4 5]
+             [0 1 2]]
+            [[2 5]
+             [1 4]
+             [0 3]] [[5 4 3]
+             [2 1 0]] [[3 0]
+             [4 1]
+             [5 2]] [[[1 3]
+              [0 2]]
+
+             [[5 7]
+              [4 6]]]
+            [[ 0 16]
+             [ 1 17]
+             [ 2 18]
+             [ 3 19]] [[ 1  6 11]
+             [13 18 23]] [3] []
+            [[1 0 0 0]
+             [0 2 0 0]
+             [0 0 3 0]
+             [0 0 0 4]] [[0 0 0]
+             [1 0 0]
+             [0 2 0]]
+            [[1. 0. 0.]
+             [1. 1. 0.]
+             [1. 1. 1.]] [[1 1 0 0]
+             [1 1 1 0]]
+            [[[0 0 0]
+              [1 1 1]]
+
+             [[0 1 2]
+              [0 1 2]]] (Array([[0],
+                   [1]], dtype=int32), Array([[0, 1, 2]], dtype=int32))
+            [[0 1 2]
+             [3 0 1]] [1 2 3 1 2 3 1]
+            [1 0 2] [0 0 1 0 2]
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_nan_aware_and_weighted_reductions() {
+    check(
+        r#"
+import jax.numpy as jnp
+n = jnp.nan
+a = jnp.array([[1.0, n, 3.0], [n, n, n], [4.0, 2.0, 0.5]])
+print(jnp.inner(jnp.array([1, 2, 3]), jnp.array([0, 1, 0])), jnp.inner(jnp.arange(6.0).reshape(2, 3), jnp.arange(9.0).reshape(3, 3)), jnp.inner(2, jnp.array([1, 2])))
+print(jnp.ptp(jnp.array([[4, 9, 2], [1, 7, 3]])), jnp.ptp(jnp.array([[4, 9, 2], [1, 7, 3]]), axis=1), jnp.ptp(jnp.array([[4.0, 9.0]]), axis=0, keepdims=True))
+x = jnp.arange(6.0).reshape(3, 2)
+print(jnp.average(x), jnp.average(x, axis=1, weights=jnp.array([1.0, 3.0])), jnp.average(x, axis=0, weights=jnp.array([1, 2, 3]), returned=True), jnp.average(jnp.array([1, 2, 3, 4]), weights=jnp.array([4, 3, 2, 1])))
+print(jnp.average(x, axis=0, returned=True), jnp.average(x, weights=x, keepdims=True, axis=1))
+print(jnp.nanmax(a, axis=1), jnp.nanmin(a, axis=0), jnp.nanmax(a), jnp.nanmin(a, axis=1, keepdims=True), jnp.nanmax(jnp.array([1, 5, 2])))
+print(jnp.nanargmax(a, axis=1), jnp.nanargmin(a, axis=1), jnp.nanargmax(a), jnp.nanargmin(jnp.array([n, 2.0, 1.0])))
+print(jnp.nanvar(a, axis=1), jnp.nanstd(a, axis=0, ddof=1), jnp.nanvar(a), jnp.nanstd(jnp.array([1, 3, 5])))
+print(jnp.nancumsum(a), jnp.nancumsum(a, axis=1), jnp.nancumsum(jnp.array([[1, 2], [3, 4]]), axis=0))
+print(jnp.cumulative_sum(jnp.array([1, 2, 3])), jnp.cumulative_sum(jnp.array([[1, 2], [3, 4]]), axis=1, include_initial=True), jnp.cumulative_sum(jnp.array([1.5, 2.0]), include_initial=True))
+print(jnp.nanquantile(a, 0.5, axis=1), jnp.nanpercentile(a, jnp.array([25, 75]), axis=0), jnp.nanquantile(a, 0.3), jnp.nanquantile(a, 0.5, axis=1, keepdims=True), jnp.nanpercentile(jnp.array([1, 2, 3, 4]), 50))
+print(jnp.nanquantile(a, 0.4, axis=1, method="lower"), jnp.nanquantile(a, 0.4, axis=1, method="nearest"), jnp.nanquantile(a, 0.5, axis=1, method="midpoint"))
+"#,
+        expect![[r#"
+            2 [[ 5. 14. 23.]
+             [14. 50. 86.]] [2 4]
+            8 [7 6] [[0. 0.]]
+            2.5 [0.75 2.75 4.75] (Array([2.6666667, 3.6666667], dtype=float32), Array([6., 6.], dtype=float32)) 2.0
+            (Array([2., 3.], dtype=float32), Array([3., 3.], dtype=float32)) [[1.       ]
+             [2.6      ]
+             [4.5555553]]
+            [ 3. nan  4.] [1.  2.  0.5] 4.0 [[1. ]
+             [nan]
+             [0.5]] 5
+            [ 2 -1  0] [ 0 -1  2] 6 2
+            [1.              nan 2.0555556] [2.1213202       nan 1.767767 ] 1.64 1.6329932
+            [ 1.   1.   4.   4.   4.   4.   8.  10.  10.5] [[1.  1.  4. ]
+             [0.  0.  0. ]
+             [4.  6.  6.5]] [[1 2]
+             [4 6]]
+            [1 3 6] [[0 1 3]
+             [0 3 7]] [0.  1.5 3.5]
+            [ 2. nan  2.] [[1.75  2.    1.125]
+             [3.25  2.    2.375]] 1.2 [[ 2.]
+             [nan]
+             [ 2.]] 2.5
+            [1.  nan 0.5] [ 1. nan  2.] [ 2. nan  2.]
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_insert_delete_select_ranges_polynomials_calculus() {
+    check(
+        r#"
+import jax.numpy as jnp
+x = jnp.arange(12).reshape(3, 4)
+print(jnp.delete(x, 1, axis=1), jnp.delete(x, jnp.array([0, -1])), jnp.delete(x, jnp.array([0, 2]), axis=0))
+print(jnp.insert(jnp.array([1, 2, 3]), 1, 9), jnp.insert(jnp.array([1, 2, 3]), jnp.array([0, 3, 1]), jnp.array([7, 8, 9])), jnp.insert(x, 2, jnp.array([-1, -2, -3]), axis=1))
+print(jnp.insert(x, jnp.array([1, 1]), 0, axis=0), jnp.insert(x, 1, jnp.array([[5, 6, 7, 8]]), axis=0), jnp.insert(jnp.array([1.5, 2.5]), jnp.array([1, 1]), jnp.array([7, 8])))
+print(jnp.compress(jnp.array([True, False, True]), x, axis=0), jnp.compress(jnp.array([0, 1]), x, axis=1), jnp.compress(jnp.array([1, 0, 1]), x))
+print(jnp.extract(x % 3 == 0, x), jnp.extract(x > 8, x, size=5, fill_value=-1))
+print(jnp.choose(jnp.array([2, 0, 1, 1]), jnp.array([[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]])), jnp.choose(jnp.array([[0, 1], [1, 5]]), [jnp.array(-1), jnp.array([7, 8])], mode="clip"), jnp.choose(jnp.array([3, -1]), [jnp.array([0, 0]), jnp.array([1, 1])], mode="wrap"))
+a = jnp.array([[10, 30, 20], [60, 40, 50]])
+print(jnp.put_along_axis(a, jnp.argmax(a, axis=1, keepdims=True), 99, axis=1, inplace=False), jnp.put_along_axis(a, jnp.array([[0, 1, 0]]), jnp.array([[1, 2, 3]]), axis=0, inplace=False), jnp.put_along_axis(a, jnp.array([5]), -7, axis=None, inplace=False))
+print(jnp.logspace(0, 3, 4), jnp.logspace(1, 2, 3, base=2.0, endpoint=False), jnp.logspace(jnp.array([0.0, 1.0]), 2.0, 3, axis=1))
+g = jnp.geomspace(jnp.array([1.0, 2.0]), 8.0, 4, axis=1)
+print(jnp.allclose(jnp.geomspace(1, 1000, 4), jnp.array([1.0, 10.0, 100.0, 1000.0])), jnp.geomspace(-1, -16, 5).round(3), g.shape, jnp.allclose(g[1], 2.0 * 4.0 ** (jnp.arange(4) / 3)))
+print(jnp.polyval(jnp.array([3.0, 0.0, 1.0]), jnp.array([1.0, 2.0])), jnp.polyval(jnp.array([1, 2, 3]), 2), jnp.polyval(jnp.array([1, -2]), jnp.array([[1.5, 2.0]])))
+xs = jnp.array([0.0, 1.0, 2.0, 3.0, 4.0]); ys = jnp.array([1.0, 3.1, 4.9, 7.2, 9.0])
+print(jnp.polyfit(xs, ys, 1).round(4), jnp.polyfit(xs, xs ** 2 - 2 * xs + 1, 2).round(4), jnp.polyfit(xs, jnp.stack([ys, 2 * ys], axis=1), 1).round(4))
+print(jnp.polyfit(xs, ys, 1, w=jnp.array([1.0, 1.0, 2.0, 1.0, 1.0])).round(4))
+print(jnp.trapezoid(jnp.array([1.0, 2.0, 3.0])), jnp.trapezoid(jnp.array([1, 2, 3]), x=jnp.array([4, 6, 8])), jnp.trapezoid(jnp.arange(6.0).reshape(2, 3), axis=0), jnp.trapezoid(jnp.arange(6.0).reshape(2, 3), dx=0.5))
+print(jnp.gradient(jnp.array([1.0, 2.0, 4.0, 7.0, 11.0])), jnp.gradient(jnp.array([1, 2, 4, 7, 11]), 2.0), jnp.gradient(jnp.array([[1.0, 2.0, 6.0], [3.0, 4.0, 5.0]])), jnp.gradient(jnp.array([[1.0, 2.0, 6.0], [3.0, 4.0, 5.0]]), axis=1))
+"#,
+        expect![[r#"
+            [[ 0  2  3]
+             [ 4  6  7]
+             [ 8 10 11]] [ 1  2  3  4  5  6  7  8  9 10] [[4 5 6 7]]
+            [1 9 2 3] [7 1 9 2 3 8] [[ 0  1 -1  2  3]
+             [ 4  5 -2  6  7]
+             [ 8  9 -3 10 11]]
+            [[ 0  1  2  3]
+             [ 0  0  0  0]
+             [ 0  0  0  0]
+             [ 4  5  6  7]
+             [ 8  9 10 11]] [[ 0  1  2  3]
+             [ 5  6  7  8]
+             [ 4  5  6  7]
+             [ 8  9 10 11]] [1.5 7.  8.  2.5]
+            [[ 0  1  2  3]
+             [ 8  9 10 11]] [[1]
+             [5]
+             [9]] [0 2]
+            [0 3 6 9] [ 9 10 11 -1 -1]
+            [20  1 12 13] [[-1  8]
+             [ 7  8]] [1 1]
+            [[10 99 20]
+             [99 40 50]] [[ 1 30  3]
+             [60  2 50]] [[10 30 20]
+             [60 40 -7]]
+            [   1.   10.  100. 1000.] [2.        2.519842  3.1748023] [[  1.        10.       100.      ]
+             [ 10.        31.622776 100.      ]]
+            True [ -1.  -2.  -4.  -8. -16.] (2, 4) True
+            [ 4. 13.] 11 [[-0.5  0. ]]
+            [2.01 1.02] [ 1. -2.  1.] [[2.01 4.02]
+             [1.02 2.04]]
+            [2.01   0.9675]
+            4.0 8.0 [1.5 2.5 3.5] [1. 4.]
+            [1.  1.5 2.5 3.5 4. ] [0.5  0.75 1.25 1.75 2.  ] [Array([[ 2.,  2., -1.],
+                   [ 2.,  2., -1.]], dtype=float32), Array([[1. , 2.5, 4. ],
+                   [1. , 1. , 1. ]], dtype=float32)] [[1.  2.5 4. ]
+             [1.  1.  1. ]]
+        "#]],
+    );
+}
+
+#[test]
+fn jnp_new_functions_reject_bad_arguments() {
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.finfo(jnp.int32)
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.finfo(jnp.int32)
+              <stdlib>:830:13 in __init__
+                raise ValueError(f"finfo: data type {d} not inexact")
+            ValueError: finfo: data type int32 not inexact at <stdlib>:830:13
+                |
+            830 |             raise ValueError(f"finfo: data type {d} not inexact")
+                |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
+              <stdlib>:981:9 in rot90
+                raise ValueError(f"rot90: the axes must differ, got {axes}")
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:981:9
+                |
+            981 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+                |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.diagonal(jnp.arange(3))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.diagonal(jnp.arange(3))
+              <stdlib>:998:9 in diagonal
+                raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:998:9
+                |
+            998 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+                |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
+              <stdlib>:1330:13 in choose
+                raise ValueError("invalid entry in choice array")
+            ValueError: invalid entry in choice array at <stdlib>:1330:13
+                 |
+            1330 |             raise ValueError("invalid entry in choice array")
+                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
+              <stdlib>:1340:9 in put_along_axis
+                raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1340:9
+                 |
+            1340 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+                 |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.delete(jnp.arange(3), 5)
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.delete(jnp.arange(3), 5)
+              <stdlib>:1253:13 in delete
+                raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1253:13
+                 |
+            1253 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.compress(jnp.array([[True]]), jnp.arange(3))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.compress(jnp.array([[True]]), jnp.arange(3))
+              <stdlib>:1297:9 in compress
+                raise ValueError("condition must be a 1D array")
+            ValueError: condition must be a 1D array at <stdlib>:1297:9
+                 |
+            1297 |         raise ValueError("condition must be a 1D array")
+                 |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.cumulative_sum(jnp.ones((2, 2)))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.cumulative_sum(jnp.ones((2, 2)))
+              <stdlib>:1176:13 in cumulative_sum
+                raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1176:13
+                 |
+            1176 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.gradient(jnp.array([1.0]))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.gradient(jnp.array([1.0]))
+              <stdlib>:1463:13 in gradient
+                raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1463:13
+                 |
+            1463 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
+              <stdlib>:1099:13 in average
+                raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1099:13
+                 |
+            1099 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
+"#,
+        expect![[r#"
+            Traceback (most recent call last):
+              test.arr:3:1 in <module>
+                jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
+              <stdlib>:822:5 in can_cast
+                raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:822:5
+                |
+            822 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+                |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
 }
