@@ -12,8 +12,8 @@ use crate::Registry;
 use arr_kernels::sharding::{AxisType, Mesh};
 use arr_kernels::{devices, Array};
 use arr_runtime::sharding::{
-    context_mesh, device_values, set_context_mesh, AbstractMeshValue, ArrayTypeValue, AxisTypeEnum,
-    AxisTypeValue, DeviceGrid, DeviceValue, MeshValue, ShardingValue,
+    context_mesh, set_context_mesh, AbstractMeshValue, ArrayTypeValue, AxisTypeEnum, AxisTypeValue,
+    DeviceGrid, DeviceValue, MeshValue, ShardingValue,
 };
 use arr_runtime::transform::collective;
 use arr_runtime::{numpy, Error, NativeClosure, Result, Tensor, Value};

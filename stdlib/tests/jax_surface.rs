@@ -384,6 +384,10 @@ print(jnp.dtype("float32") == jnp.float32, jnp.dtype(jnp.int32), jnp.dtype(x))
             1 3 True False
             2 6 4 (4,)
             True int32 float32
+        "#]],
+    );
+}
+
 #[test]
 fn jnp_elementwise_rounding_signs_and_nan_handling() {
     check(
@@ -675,11 +679,11 @@ jnp.finfo(jnp.int32)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.finfo(jnp.int32)
-              <stdlib>:830:13 in __init__
+              <stdlib>:900:13 in __init__
                 raise ValueError(f"finfo: data type {d} not inexact")
-            ValueError: finfo: data type int32 not inexact at <stdlib>:830:13
+            ValueError: finfo: data type int32 not inexact at <stdlib>:900:13
                 |
-            830 |             raise ValueError(f"finfo: data type {d} not inexact")
+            900 |             raise ValueError(f"finfo: data type {d} not inexact")
                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -692,12 +696,12 @@ jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
-              <stdlib>:981:9 in rot90
+              <stdlib>:1051:9 in rot90
                 raise ValueError(f"rot90: the axes must differ, got {axes}")
-            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:981:9
-                |
-            981 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
-                |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1051:9
+                 |
+            1051 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+                 |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
     check(
@@ -709,12 +713,12 @@ jnp.diagonal(jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.diagonal(jnp.arange(3))
-              <stdlib>:998:9 in diagonal
+              <stdlib>:1068:9 in diagonal
                 raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:998:9
-                |
-            998 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-                |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1068:9
+                 |
+            1068 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+                 |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
     check(
@@ -726,11 +730,11 @@ jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
-              <stdlib>:1330:13 in choose
+              <stdlib>:1400:13 in choose
                 raise ValueError("invalid entry in choice array")
-            ValueError: invalid entry in choice array at <stdlib>:1330:13
+            ValueError: invalid entry in choice array at <stdlib>:1400:13
                  |
-            1330 |             raise ValueError("invalid entry in choice array")
+            1400 |             raise ValueError("invalid entry in choice array")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -743,11 +747,11 @@ jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
-              <stdlib>:1340:9 in put_along_axis
+              <stdlib>:1410:9 in put_along_axis
                 raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
-            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1340:9
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1410:9
                  |
-            1340 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            1410 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -760,11 +764,11 @@ jnp.delete(jnp.arange(3), 5)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.delete(jnp.arange(3), 5)
-              <stdlib>:1253:13 in delete
+              <stdlib>:1323:13 in delete
                 raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
-            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1253:13
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1323:13
                  |
-            1253 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            1323 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -777,11 +781,11 @@ jnp.compress(jnp.array([[True]]), jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.compress(jnp.array([[True]]), jnp.arange(3))
-              <stdlib>:1297:9 in compress
+              <stdlib>:1367:9 in compress
                 raise ValueError("condition must be a 1D array")
-            ValueError: condition must be a 1D array at <stdlib>:1297:9
+            ValueError: condition must be a 1D array at <stdlib>:1367:9
                  |
-            1297 |         raise ValueError("condition must be a 1D array")
+            1367 |         raise ValueError("condition must be a 1D array")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -794,11 +798,11 @@ jnp.cumulative_sum(jnp.ones((2, 2)))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.cumulative_sum(jnp.ones((2, 2)))
-              <stdlib>:1176:13 in cumulative_sum
+              <stdlib>:1246:13 in cumulative_sum
                 raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
-            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1176:13
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1246:13
                  |
-            1176 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            1246 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -811,11 +815,11 @@ jnp.gradient(jnp.array([1.0]))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.gradient(jnp.array([1.0]))
-              <stdlib>:1463:13 in gradient
+              <stdlib>:1533:13 in gradient
                 raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
-            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1463:13
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1533:13
                  |
-            1463 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            1533 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -828,11 +832,11 @@ jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
-              <stdlib>:1099:13 in average
+              <stdlib>:1169:13 in average
                 raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
-            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1099:13
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1169:13
                  |
-            1099 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            1169 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -845,11 +849,11 @@ jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
-              <stdlib>:822:5 in can_cast
+              <stdlib>:892:5 in can_cast
                 raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
-            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:822:5
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:892:5
                 |
-            822 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            892 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
                 |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
