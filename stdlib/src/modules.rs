@@ -41,11 +41,11 @@ const MODULES: &[(&str, &str, &str)] = &[
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
-         add sub mul div=_lax_div rem=_lax_rem neg=negative max=maximum min=minimum abs sign floor ceil round \
-         exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh \
-         logistic erf erfc erf_inv lgamma digamma is_finite square reciprocal \
-         eq ne lt le gt ge bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not=invert \
-         shift_left=left_shift shift_right_logical shift_right_arithmetic population_count clz \
+         add sub=subtract mul=multiply div=_lax_div rem=_lax_rem neg=negative max=maximum min=minimum abs sign floor ceil round \
+         exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin=arcsin acos=arccos atan=arctan atan2=arctan2 sinh cosh tanh asinh=arcsinh acosh=arccosh atanh=arctanh \
+         logistic erf erfc erf_inv=erfinv lgamma digamma is_finite=isfinite square reciprocal \
+         eq=equal ne=not_equal lt=less le=less_equal gt=greater ge=greater_equal bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not=invert \
+         shift_left=left_shift shift_right_logical=_lax_shift_right_logical shift_right_arithmetic=right_shift population_count clz \
          nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast broadcast_in_dim reshape squeeze \
          expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
          collapse tie_in complex real imag conj with_sharding_constraint",
@@ -205,7 +205,10 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "typing",
         "Type hints (kept, not enforced), as typing.",
-        "NamedTuple Any Callable Optional Union Sequence Tuple List Dict Iterable Iterator Mapping",
+        "NamedTuple Any=_typing_Any Callable=_typing_Callable Optional=_typing_Optional \
+         Union=_typing_Union Sequence=_typing_Sequence Tuple=_typing_Tuple List=_typing_List \
+         Dict=_typing_Dict Iterable=_typing_Iterable Iterator=_typing_Iterator \
+         Mapping=_typing_Mapping",
     ),
     (
         "collections",

@@ -42,6 +42,47 @@ def remat(fun=None, prevent_cse=True, policy=None, static_argnums=()):
     """The same as checkpoint."""
     return checkpoint(fun, prevent_cse, policy, static_argnums)
 
+# typing's names: annotations are kept, never enforced, so a hint only has
+# to name itself and take subscripts (`Dict[str, Any]`, `Callable[[int], int]`).
+
+class _typing_Hint:
+    def __init__(self, name, args=None):
+        self._name = name
+        self._args = args
+
+    def __getitem__(self, args):
+        return _typing_Hint(self._name, args)
+
+    def __repr__(self):
+        if self._args is None:
+            return "typing." + self._name
+        args = self._args if isinstance(self._args, tuple) else (self._args,)
+        return "typing." + self._name + "[" + ", ".join(repr(a) for a in args) + "]"
+
+_typing_Any = _typing_Hint("Any")
+_typing_Callable = _typing_Hint("Callable")
+_typing_Optional = _typing_Hint("Optional")
+_typing_Union = _typing_Hint("Union")
+_typing_Sequence = _typing_Hint("Sequence")
+_typing_Tuple = _typing_Hint("Tuple")
+_typing_List = _typing_Hint("List")
+_typing_Dict = _typing_Hint("Dict")
+_typing_Iterable = _typing_Hint("Iterable")
+_typing_Iterator = _typing_Hint("Iterator")
+_typing_Mapping = _typing_Hint("Mapping")
+
+def _lax_shift_right_logical(x, y):
+    """lax.shift_right_logical: zeros shifted in, whatever x's sign."""
+    x = asarray(x)
+    if x.dtype == uint32:
+        return right_shift(x, y)
+    bits = x.dtype.itemsize * 8
+    y = asarray(y, x.dtype)
+    # The top y bits of an arithmetic shift copy the sign: clear them.
+    mask = left_shift(asarray(1, x.dtype), bits - y) - 1
+    out = bitwise_and(right_shift(x, y), where(y == 0, -1, mask))
+    return where(y >= bits, zeros_like(x), out)
+
 _dtype_of = dtype
 
 class ShapeDtypeStruct:

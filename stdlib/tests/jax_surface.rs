@@ -679,11 +679,11 @@ jnp.finfo(jnp.int32)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.finfo(jnp.int32)
-              <stdlib>:900:13 in __init__
+              <stdlib>:941:13 in __init__
                 raise ValueError(f"finfo: data type {d} not inexact")
-            ValueError: finfo: data type int32 not inexact at <stdlib>:900:13
+            ValueError: finfo: data type int32 not inexact at <stdlib>:941:13
                 |
-            900 |             raise ValueError(f"finfo: data type {d} not inexact")
+            941 |             raise ValueError(f"finfo: data type {d} not inexact")
                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -696,11 +696,11 @@ jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
-              <stdlib>:1051:9 in rot90
+              <stdlib>:1092:9 in rot90
                 raise ValueError(f"rot90: the axes must differ, got {axes}")
-            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1051:9
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1092:9
                  |
-            1051 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+            1092 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -713,11 +713,11 @@ jnp.diagonal(jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.diagonal(jnp.arange(3))
-              <stdlib>:1068:9 in diagonal
+              <stdlib>:1109:9 in diagonal
                 raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1068:9
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1109:9
                  |
-            1068 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+            1109 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -730,11 +730,11 @@ jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
-              <stdlib>:1400:13 in choose
+              <stdlib>:1441:13 in choose
                 raise ValueError("invalid entry in choice array")
-            ValueError: invalid entry in choice array at <stdlib>:1400:13
+            ValueError: invalid entry in choice array at <stdlib>:1441:13
                  |
-            1400 |             raise ValueError("invalid entry in choice array")
+            1441 |             raise ValueError("invalid entry in choice array")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -747,11 +747,11 @@ jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
-              <stdlib>:1410:9 in put_along_axis
+              <stdlib>:1451:9 in put_along_axis
                 raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
-            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1410:9
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1451:9
                  |
-            1410 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            1451 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -764,11 +764,11 @@ jnp.delete(jnp.arange(3), 5)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.delete(jnp.arange(3), 5)
-              <stdlib>:1323:13 in delete
+              <stdlib>:1364:13 in delete
                 raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
-            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1323:13
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1364:13
                  |
-            1323 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            1364 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -781,11 +781,11 @@ jnp.compress(jnp.array([[True]]), jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.compress(jnp.array([[True]]), jnp.arange(3))
-              <stdlib>:1367:9 in compress
+              <stdlib>:1408:9 in compress
                 raise ValueError("condition must be a 1D array")
-            ValueError: condition must be a 1D array at <stdlib>:1367:9
+            ValueError: condition must be a 1D array at <stdlib>:1408:9
                  |
-            1367 |         raise ValueError("condition must be a 1D array")
+            1408 |         raise ValueError("condition must be a 1D array")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -798,11 +798,11 @@ jnp.cumulative_sum(jnp.ones((2, 2)))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.cumulative_sum(jnp.ones((2, 2)))
-              <stdlib>:1246:13 in cumulative_sum
+              <stdlib>:1287:13 in cumulative_sum
                 raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
-            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1246:13
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1287:13
                  |
-            1246 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            1287 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -815,11 +815,11 @@ jnp.gradient(jnp.array([1.0]))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.gradient(jnp.array([1.0]))
-              <stdlib>:1533:13 in gradient
+              <stdlib>:1574:13 in gradient
                 raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
-            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1533:13
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1574:13
                  |
-            1533 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            1574 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -832,11 +832,11 @@ jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
-              <stdlib>:1169:13 in average
+              <stdlib>:1210:13 in average
                 raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
-            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1169:13
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1210:13
                  |
-            1169 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            1210 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -849,12 +849,37 @@ jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
-              <stdlib>:892:5 in can_cast
+              <stdlib>:933:5 in can_cast
                 raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
-            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:892:5
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:933:5
                 |
-            892 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            933 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
                 |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        "#]],
+    );
+}
+
+/// typing's names import and annotate (never enforced); lax's short names
+/// of the comparisons and inverse functions; shift_right_logical shifts
+/// zeros in. The numbers are JAX 0.10.2's.
+#[test]
+fn typing_hints_and_lax_short_names() {
+    check(
+        r#"
+from typing import Any, Callable, Dict, Optional, Tuple, List, Sequence, Union
+import jax.lax as lax
+import jax.numpy as jnp
+def f(x: Dict[str, Any], g: Callable[[int], int] = None) -> Optional[Tuple[int, ...]]:
+    return None
+print(f.__annotations__["x"], Any, List[int], f({}) is None)
+print(lax.sub(5, 2), lax.mul(2.0, 3.0), lax.eq(1, 1), lax.atan2(1.0, 1.0), lax.is_finite(jnp.inf))
+x = jnp.array([-8, 8, 1], dtype=jnp.int32)
+print(lax.shift_right_logical(x, 1), lax.shift_right_arithmetic(x, 1), lax.shift_right_logical(x, 0), lax.shift_right_logical(x, 32))
+"#,
+        expect![[r#"
+            typing.Dict[<builtin str>, typing.Any] typing.Any typing.List[<builtin int>] True
+            3 6.0 True 0.7853982 False
+            [2147483644          4          0] [-4  4  0] [-8  8  1] [0 0 0]
         "#]],
     );
 }
