@@ -215,7 +215,6 @@ pub fn session() -> Session {
     s
 }
 
-/// Add (or replace) members of the builtin module `name`.
 /// A builtin by name (one the prelude or surface defined), for Rust code
 /// that hands work to arr code.
 pub(crate) fn builtin_named(interp: &Interp, name: &str) -> arr_runtime::Result<Value> {
@@ -231,6 +230,7 @@ pub(crate) fn builtin_named(interp: &Interp, name: &str) -> arr_runtime::Result<
         })
 }
 
+/// Add (or replace) members of the builtin module `name`.
 fn extend_module(interp: &mut Interp, name: &str, members: Vec<(String, Value)>) {
     let id = interp.interner.intern(name) as usize;
     let Some(Some(Value::Module(m))) = interp.builtins.get(id) else {
