@@ -101,6 +101,10 @@ pub trait Object: std::fmt::Debug {
     fn len(&self) -> Option<usize> {
         None
     }
+    /// Whether `len(obj)` is 0 (None where it has no length).
+    fn is_empty(&self) -> Option<bool> {
+        self.len().map(|n| n == 0)
+    }
     /// The text of a value that stands for a string (`type(x)` of a
     /// built-in value compares equal to arr's type string).
     fn as_str(&self) -> Option<&str> {
@@ -133,11 +137,12 @@ pub enum Key {
     Object(ObjectKey),
 }
 
-/// A hashable object as a key: its identity, and the object.
+/// A hashable object as a key: its identity, and the object (held as the
+/// object itself, not a `Value`, so the key has no interior mutability).
 #[derive(Clone, Debug)]
 pub struct ObjectKey {
     pub id: Rc<Key>,
-    pub value: Value,
+    pub object: Rc<Box<dyn Object>>,
 }
 
 impl PartialEq for ObjectKey {
@@ -361,7 +366,7 @@ impl Value {
                 .to_key()?,
             Value::Object(o) if o.hash_key().is_some() => Key::Object(ObjectKey {
                 id: Rc::new(o.hash_key().expect("checked")),
-                value: self.clone(),
+                object: o.clone(),
             }),
             other => {
                 return Err(Error::type_error(format!(
@@ -452,7 +457,7 @@ impl Key {
             Key::Float(b) => Value::Float(f64::from_bits(*b)),
             Key::Str(s) => Value::str(s),
             Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
-            Key::Object(o) => o.value.clone(),
+            Key::Object(o) => Value::Object(o.object.clone()),
         }
     }
 }
