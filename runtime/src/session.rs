@@ -292,6 +292,25 @@ pub fn help_for(v: &Value) -> String {
             None => format!("{}\n\n(no docstring)", f.code.signature),
         },
         Value::BoundMethod(m) => help_for(&m.1),
+        // A stdlib function not compiled yet (stdlib `lazy`): its signature
+        // and docstring were read from its source.
+        Value::Native(n) => {
+            let attrs = n.attrs.borrow();
+            let attr = |k: &str| {
+                attrs
+                    .iter()
+                    .find(|(a, _)| a == k)
+                    .and_then(|(_, v)| match v {
+                        Value::Str(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+            };
+            match (attr("__signature__"), attr("__doc__")) {
+                (Some(sig), Some(doc)) => format!("{sig}\n\n{}", doc.trim()),
+                (Some(sig), None) => format!("{sig}\n\n(no docstring)"),
+                _ => format!("{}: {}", v.type_name(), display::repr(v)),
+            }
+        }
         Value::Module(m) => {
             let names: Vec<&str> = m.attrs.keys().map(|s| s.as_str()).collect();
             format!(

@@ -13,6 +13,7 @@ mod distributed;
 mod exceptions;
 mod io;
 mod jit;
+mod lazy;
 mod math;
 pub mod modules;
 mod np_generator;
@@ -181,10 +182,9 @@ pub fn register_all(interp: &mut Interp) {
 pub fn session() -> Session {
     let mut s = Session::new();
     register_all(&mut s.interp);
-    for (what, text) in [("prelude", PRELUDE), ("surface", SURFACE)] {
-        s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, text)
-            .unwrap_or_else(|e| panic!("the {what} failed to load:\n{e}"));
-    }
+    s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
+        .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
+    lazy::load(&mut s, SURFACE).unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s
         .interp

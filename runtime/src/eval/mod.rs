@@ -322,6 +322,22 @@ impl Interp {
         result
     }
 
+    /// Run module-level code from inside a running program (a stdlib
+    /// definition compiled at its first call): the call depth and the
+    /// exceptions being handled stay as they are.
+    pub fn exec_nested(&mut self, code: &ModuleCode) -> Result<()> {
+        let mut frame = Frame {
+            locals: Vec::new(),
+            cells: Vec::new(),
+            file: code.file.clone(),
+            func: Rc::from("<module>"),
+        };
+        for stmt in &code.body {
+            self.exec(stmt, &mut frame)?;
+        }
+        Ok(())
+    }
+
     fn exec_module_body(&mut self, code: &ModuleCode, interactive: bool) -> Result<Option<Value>> {
         let mut frame = Frame {
             locals: Vec::new(),
