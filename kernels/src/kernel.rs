@@ -8,6 +8,12 @@
 //! and a CUDA backend renders the same IR to C. Outputs store a register at
 //! every index, or reduce it over the trailing `reduce_axes` axes.
 //!
+//! A reducing kernel may also read a reduction's finished value for the
+//! current row (`ScalarOp::Reduced`): softmax and layer norm become one
+//! kernel that visits each row in order (reduce, then use the result), with
+//! the row in registers. Backends that do not run such kernels directly run
+//! `Kernel::in_phases`, plain kernels that compute the same values.
+//!
 //! Registers hold the kernel's float `dtype`; comparisons give 0 or 1 and
 //! `Select` picks where its condition is non-zero; bool inputs load as 0/1.
 //!
@@ -53,6 +59,10 @@ pub enum ScalarOp {
     Binary(BinaryOp, usize, usize),
     /// `Select(c, a, b)`: a where c != 0, else b.
     Select(usize, usize, usize),
+    /// The value of reducing output `j` over the current row (the trailing
+    /// `reduce_axes` axes), the same at every element of the row. Output
+    /// `j`'s register must come before this one.
+    Reduced(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,6 +134,93 @@ impl Kernel {
             None => self.shape.clone(),
             Some(_) => self.shape[..self.shape.len() - self.reduce_axes].to_vec(),
         }
+    }
+
+    /// Elements of one row (the trailing `reduce_axes` axes).
+    pub fn row_len(&self) -> usize {
+        self.shape[self.shape.len() - self.reduce_axes..]
+            .iter()
+            .product()
+    }
+
+    /// Whether the body reads a finished reduction (`ScalarOp::Reduced`).
+    pub fn reads_row_values(&self) -> bool {
+        self.body
+            .iter()
+            .any(|op| matches!(op, ScalarOp::Reduced(_)))
+    }
+
+    /// Whether every `Reduced(j)` names a reducing output whose register
+    /// comes earlier, in a kernel that reduces.
+    pub fn row_values_well_formed(&self) -> bool {
+        self.body.iter().enumerate().all(|(i, op)| match *op {
+            ScalarOp::Reduced(j) => {
+                self.reduce_axes > 0
+                    && self
+                        .outputs
+                        .get(j)
+                        .is_some_and(|o| o.reduce.is_some() && o.reg < i)
+            }
+            _ => true,
+        })
+    }
+
+    /// Run a kernel that reads row values as plain kernels, for backends
+    /// without a row-at-a-time executor: the reductions that the first
+    /// `Reduced` register needs are computed by a kernel of the body before
+    /// it; then the kernel runs again with those reductions as inputs
+    /// (broadcast along the row) in place of the `Reduced` registers, which
+    /// repeats until none is left. `run` runs a plain kernel.
+    pub fn in_phases(
+        &self,
+        inputs: Vec<crate::Array>,
+        run: &dyn Fn(&Kernel, Vec<crate::Array>) -> Vec<crate::Array>,
+    ) -> Vec<crate::Array> {
+        let Some(first) = self
+            .body
+            .iter()
+            .position(|op| matches!(op, ScalarOp::Reduced(_)))
+        else {
+            return run(self, inputs);
+        };
+        // The reductions computable before `first`, as their own kernel.
+        let ready: Vec<usize> = (0..self.outputs.len())
+            .filter(|&j| self.outputs[j].reduce.is_some() && self.outputs[j].reg < first)
+            .collect();
+        let head = Kernel {
+            shape: self.shape.clone(),
+            dtype: self.dtype,
+            inputs: self.inputs.clone(),
+            body: self.body[..first].to_vec(),
+            outputs: ready.iter().map(|&j| self.outputs[j]).collect(),
+            reduce_axes: self.reduce_axes,
+        };
+        let reduced = run(&head, inputs.clone());
+        // Their values, read along each row with stride 0.
+        let outer = &self.shape[..self.shape.len() - self.reduce_axes];
+        let mut strides = vec![0; self.shape.len()];
+        let mut step = 1;
+        for d in (0..outer.len()).rev() {
+            strides[d] = step;
+            step *= outer[d];
+        }
+        let mut rest = self.clone();
+        let mut rest_inputs = inputs;
+        for (&j, value) in ready.iter().zip(reduced) {
+            rest.inputs.push(KernelInput {
+                dtype: self.dtype,
+                shape: outer.to_vec(),
+                strides: strides.clone(),
+            });
+            rest_inputs.push(value);
+            let n = rest.inputs.len() - 1;
+            for op in rest.body.iter_mut() {
+                if *op == ScalarOp::Reduced(j) {
+                    *op = ScalarOp::Load(n);
+                }
+            }
+        }
+        rest.in_phases(rest_inputs, run)
     }
 }
 
@@ -218,6 +315,7 @@ impl Kernel {
                     format!("{} r{a} r{b}", op.name())
                 }
                 ScalarOp::Select(c, a, b) => format!("select r{c} r{a} r{b}"),
+                ScalarOp::Reduced(j) => format!("reduced out{j}"),
             };
             writeln!(f, "  r{i} = {rhs}")?;
         }

@@ -448,7 +448,8 @@ fn large_inputs_take_the_parallel_paths() {
 fn recycled_buffers_are_fully_overwritten() {
     let n = 1 << 21;
     let poison_len = |len: usize| {
-        for _ in 0..4 {
+        // As many as the pool keeps, so every pooled buffer is poisoned.
+        for _ in 0..32 {
             drop(Array::new(&[len], Buffer::F32(vec![f32::NAN; len])));
         }
     };

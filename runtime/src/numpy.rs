@@ -709,6 +709,28 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
             ))
         })?;
     let nb = batch.len();
+    if br == 2 {
+        // `x @ w` with a matrix `w` (every dense layer): contract x's last
+        // axis with w's first, as JAX does, rather than broadcasting `w`
+        // over x's leading axes. One product over all rows instead of a
+        // batch of small ones, no copies of `w`, and a gradient for `w`
+        // that contracts the rows instead of summing a batch of copies.
+        let dims = DotDims {
+            lhs_batch: vec![],
+            rhs_batch: vec![],
+            lhs_contract: vec![ar - 1],
+            rhs_contract: vec![0],
+        };
+        let out = bind1(&Prim::DotGeneral(dims), vec![a2, b2])?;
+        let mut shape = batch.to_vec();
+        if !a_vec {
+            shape.push(m);
+        }
+        if !b_vec {
+            shape.push(n);
+        }
+        return Ok(Value::Array(reshape(out, &shape)?));
+    }
     let mut ashape = batch.to_vec();
     ashape.extend([m, k]);
     let mut bshape = batch.to_vec();

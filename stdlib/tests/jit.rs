@@ -40,6 +40,53 @@ fn fused_programs_match_eager_evaluation() {
     assert!(fused >= 40, "only {fused} of 60 programs were fused");
 }
 
+/// Softmax and layer norm, forward and backward, compile to kernels that
+/// read their reductions back (`reduced out..`) and agree with eager
+/// evaluation: rows of one element, rows longer than a block, rows too
+/// long to keep in registers, few rows and many, infinities in a row.
+#[test]
+fn normalisations_read_their_reductions_back_and_match_eager() {
+    let mut s = session();
+    run(
+        &mut s,
+        "def ln(x, g):\n\
+         \x20   m = mean(x, axis=-1, keepdims=True)\n\
+         \x20   v = mean((x - m) ** 2, axis=-1, keepdims=True)\n\
+         \x20   return (x - m) / sqrt(v + 1e-5) * g\n\
+         def loss(x, g):\n\
+         \x20   p = softmax(ln(x, g) * 3.0, axis=-1)\n\
+         \x20   return sum(p * p * arange(x.shape[-1])) + sum(log_softmax(x, axis=-1)[:, :1])\n\
+         masked = lambda x: where(arange(x.shape[-1]) == 0, -inf, x)\n\
+         both = lambda x, g: (ln(x, g), softmax(masked(x), axis=-1), grad(loss, argnums=(0, 1))(x, g))\n\
+         jboth = jit(both)\n",
+    );
+    for (rows, cols) in [(64, 16), (3, 1), (1, 300), (5, 3000), (2, 40000), (4096, 8)] {
+        run(
+            &mut s,
+            &format!(
+                "x = random.normal(random.key(0), ({rows}, {cols})) * 4.0\n\
+                 g = random.normal(random.key(1), ({cols},))\n\
+                 want = both(x, g)\n\
+                 got = jboth(x, g)\n"
+            ),
+        );
+        let ok = truthy(
+            &mut s,
+            "all([bool(allclose(a, b, rtol=2e-4, atol=2e-4, equal_nan=True)) \
+             for a, b in zip(tree_leaves(got), tree_leaves(want))])",
+        );
+        assert!(ok, "({rows}, {cols}): jit differs from eager");
+    }
+    run(&mut s, "x = ones((64, 16))\ng = ones(16)\n");
+    assert!(truthy(&mut s, "'reduced out' in jit(ln).kernels(x, g)"));
+    assert!(truthy(
+        &mut s,
+        "'reduced out' in jit(lambda x: softmax(x, axis=-1)).kernels(x)"
+    ));
+    // One kernel for the forward layer norm.
+    assert!(truthy(&mut s, "jit(ln).ir(x, g).count('fused') == 1"));
+}
+
 #[test]
 fn the_cache_recompiles_when_the_signature_changes_and_says_why() {
     let mut s = session();

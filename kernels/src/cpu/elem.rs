@@ -157,13 +157,16 @@ pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
 
 /// Large buffers of dropped arrays, kept for reuse by `alloc_overwrite`.
 ///
-/// A fresh large output costs the kernel a zeroing page fault per page; a
-/// recycled one costs nothing, so chains of temporaries (`x * 2 + y`) and loops
-/// run at memory speed. Bounded to a few buffers and `POOL_MAX_BYTES` in all.
+/// A fresh large output costs the kernel a zeroing page fault per page, and
+/// a mid-sized one (a model layer's activations, from 64 KiB) a `memset` by
+/// `calloc` on memory the allocator recycles; a pooled one costs nothing, so
+/// chains of temporaries (`x * 2 + y`), loops and the equations of a
+/// compiled training step run at memory speed. Bounded to
+/// `POOL_MAX_BUFFERS` buffers and `POOL_MAX_BYTES` in all.
 static POOL: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
-const POOL_MIN_BYTES: usize = 4 << 20;
+const POOL_MIN_BYTES: usize = 64 << 10;
 const POOL_MAX_BYTES: usize = 256 << 20;
-const POOL_MAX_BUFFERS: usize = 4;
+const POOL_MAX_BUFFERS: usize = 32;
 
 fn byte_len(b: &Buffer) -> usize {
     b.len() * b.dtype().size_bytes()

@@ -113,9 +113,42 @@ fn fold<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
             acc + s
         }
         ReduceOp::Prod | ReduceOp::All => xs.iter().fold(acc, |a, &x| a * x.to_f64()),
-        ReduceOp::Max => xs.iter().fold(acc, |a, &x| f64::max_nan(a, x.to_f64())),
-        ReduceOp::Min => xs.iter().fold(acc, |a, &x| f64::min_nan(a, x.to_f64())),
+        // 16 lanes in the register type (NaN sticks in its lane), then the
+        // lanes into the accumulator: softmax's row maxima vectorise.
+        ReduceOp::Max => {
+            let lanes = extreme_lanes(xs, T::LOWEST, T::max);
+            lanes.iter().fold(acc, |a, &x| f64::max_nan(a, x.to_f64()))
+        }
+        ReduceOp::Min => {
+            let lanes = extreme_lanes(xs, T::HIGHEST, T::min);
+            lanes.iter().fold(acc, |a, &x| f64::min_nan(a, x.to_f64()))
+        }
     }
+}
+
+/// The running `pick` (max or min) of `xs` in 16 lanes; the remainder
+/// joins the first lanes.
+#[inline(always)]
+fn extreme_lanes<T: KFloat>(xs: &[T], identity: T, pick: fn(T, T) -> T) -> [T; 16] {
+    let mut lanes = [identity; 16];
+    let chunks = xs.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..16 {
+            lanes[i] = pick(lanes[i], c[i]);
+        }
+    }
+    for (i, &x) in rest.iter().enumerate() {
+        lanes[i] = pick(lanes[i], x);
+    }
+    lanes
+}
+
+/// `fold` a block at a time, so a row kept whole in registers (a kernel
+/// reading row values) reduces exactly as the same row visited in blocks.
+#[inline(always)]
+fn fold_blocks<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
+    xs.chunks(BLOCK).fold(acc, |acc, b| fold(op, acc, b))
 }
 
 trait NanMinMax {
@@ -180,9 +213,51 @@ fn load<T: KFloat>(k: &Kernel, n: usize, src: Src<T>, start: usize, out: &mut [T
         out.fill(src[0]);
         return;
     }
-    // General strides: walk the multi-index of the iteration space.
+    // General strides: the iteration space in runs along its last axis
+    // (a broadcast row, a bias, a mask): each run is a copy, a fill or a
+    // strided gather, and the multi-index is only worked out per run.
     let shape = &k.shape;
     let strides = &input.strides;
+    let nd = shape.len();
+    let (inner, step) = (shape[nd - 1], strides[nd - 1]);
+    if inner < 16 {
+        return load_walk(shape, strides, src, start, out);
+    }
+    let mut pos = start;
+    let mut done = 0;
+    while done < len {
+        let at = pos % inner;
+        let run = (inner - at).min(len - done);
+        let mut off = at * step;
+        let mut rest = pos / inner;
+        for d in (0..nd - 1).rev() {
+            off += (rest % shape[d]) * strides[d];
+            rest /= shape[d];
+        }
+        let dst = &mut out[done..done + run];
+        match step {
+            0 => dst.fill(src[off]),
+            1 => dst.copy_from_slice(&src[off..off + run]),
+            _ => {
+                for (j, slot) in dst.iter_mut().enumerate() {
+                    *slot = src[off + j * step];
+                }
+            }
+        }
+        done += run;
+        pos += run;
+    }
+}
+
+/// `load` one element at a time, for iteration spaces whose last axis is
+/// too short for runs: walks the multi-index, adding strides.
+fn load_walk<T: KFloat>(
+    shape: &[usize],
+    strides: &[usize],
+    src: &[T],
+    start: usize,
+    out: &mut [T],
+) {
     let nd = shape.len();
     let mut idx = vec![0; nd];
     let mut rest = start;
@@ -340,6 +415,7 @@ fn eval_block<'a, T: KFloat>(
     start: usize,
     len: usize,
     first: bool,
+    row_values: &mut [Option<f64>],
 ) -> SmallVec<[Option<&'a [T]>; 16]> {
     let mut views: SmallVec<[Option<&'a [T]>; 16]> = SmallVec::new();
     for i in 0..k.body.len() {
@@ -373,6 +449,15 @@ fn eval_block<'a, T: KFloat>(
                     out[j] = if c[j] != T::ZERO { a[j] } else { b[j] };
                 }
             }
+            // The block is the whole row (`run_range_body`), so the
+            // reduction's register is complete.
+            ScalarOp::Reduced(j) => {
+                let o = k.outputs[j];
+                let op = o.reduce.expect("a reducing output");
+                let x = fold_blocks(op, identity::<T>(op), reg(o.reg));
+                row_values[j] = Some(x);
+                out.fill(T::from_f64(x));
+            }
         }
         views.push(view);
     }
@@ -381,19 +466,22 @@ fn eval_block<'a, T: KFloat>(
 
 /// Run flat indices [start, end): store elementwise outputs into `stores`
 /// (slices covering exactly that range) and return the reductions' partials.
+/// `regs` is scratch space for the registers, kept by the caller across
+/// calls (a kernel over many short rows calls this once per row).
 fn run_range<T: KFloat>(
     k: &Kernel,
     srcs: &[Src<T>],
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
+    regs: &mut Vec<T>,
 ) -> Vec<f64> {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { run_range_avx2(k, srcs, start, end, stores) };
+        return unsafe { run_range_avx2(k, srcs, start, end, stores, regs) };
     }
-    run_range_body(k, srcs, start, end, stores)
+    run_range_body(k, srcs, start, end, stores, regs)
 }
 
 /// `run_range` compiled for AVX2: the register loops run 8 floats wide
@@ -407,8 +495,9 @@ unsafe fn run_range_avx2<T: KFloat>(
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
+    regs: &mut Vec<T>,
 ) -> Vec<f64> {
-    run_range_body(k, srcs, start, end, stores)
+    run_range_body(k, srcs, start, end, stores, regs)
 }
 
 #[inline(always)]
@@ -418,11 +507,22 @@ fn run_range_body<T: KFloat>(
     start: usize,
     end: usize,
     stores: &mut [&mut [T]],
+    regs: &mut Vec<T>,
 ) -> Vec<f64> {
     // Small arrays get small registers: zeroing a whole block per register
-    // would cost more than the work.
-    let width = BLOCK.min(end - start);
-    let mut regs: Vec<T> = vec![T::ZERO; width * k.body.len()];
+    // would cost more than the work. A kernel reading row values takes its
+    // row (the whole range) as one block.
+    let width = if k.reads_row_values() {
+        end - start
+    } else {
+        BLOCK.min(end - start)
+    };
+    // Every register is written before it is read (constants at the
+    // range's first block), so the scratch needs no clearing.
+    if regs.len() < width * k.body.len() {
+        regs.resize(width * k.body.len(), T::ZERO);
+    }
+    let regs = &mut regs[..width * k.body.len()];
     let mut acc: Vec<f64> = k
         .outputs
         .iter()
@@ -430,17 +530,20 @@ fn run_range_body<T: KFloat>(
         .collect();
     let mut pos = start;
     while pos < end {
-        let len = BLOCK.min(end - pos);
+        let len = width.min(end - pos);
+        // The reductions read back in this block (then the whole row).
+        let mut row_values: SmallVec<[Option<f64>; 8]> = smallvec::smallvec![None; k.outputs.len()];
         let views = eval_block(
             k,
             srcs,
             stores,
             start,
-            &mut regs,
+            regs,
             width,
             pos,
             len,
             pos == start,
+            &mut row_values,
         );
         let mut s = 0;
         for (j, out) in k.outputs.iter().enumerate() {
@@ -450,7 +553,13 @@ fn run_range_body<T: KFloat>(
                     stores[s][pos - start..pos - start + len].copy_from_slice(r);
                     s += 1;
                 }
-                Some(op) => acc[j] = fold(op, acc[j], r),
+                // A row's reduction read back is its whole fold already.
+                Some(op) => {
+                    acc[j] = match row_values[j] {
+                        Some(x) => combine(op, acc[j], x),
+                        None => fold_blocks(op, acc[j], r),
+                    }
+                }
             }
         }
         pos += len;
@@ -553,6 +662,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                 let last = (first + per_task).min(rows);
                 let mut out = Vec::new();
                 let mut offset = 0;
+                let mut regs = Vec::new();
                 for r in first..last {
                     if stop.requested() {
                         out.push(vec![0.0; k.outputs.len()]);
@@ -568,6 +678,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                         r * row_len,
                         (r + 1) * row_len,
                         &mut views,
+                        &mut regs,
                     ));
                     offset += row_len;
                 }
@@ -584,7 +695,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                 break;
             }
             let base = r * row_len;
-            let chunk = if row_len >= PAR_MIN && threads > 1 {
+            let chunk = if row_len >= PAR_MIN && threads > 1 && !k.reads_row_values() {
                 row_len.div_ceil(threads * 4).next_multiple_of(BLOCK)
             } else {
                 row_len.max(1)
@@ -600,7 +711,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
             let part = |(t, mut st): (usize, Vec<&mut [T]>)| {
                 let start = base + t * chunk;
                 let end = (start + chunk).min(base + row_len);
-                run_range(k, &srcs, start, end, &mut st)
+                run_range(k, &srcs, start, end, &mut st, &mut Vec::new())
             };
             // One chunk (a small row) runs here, without a trip through the pool.
             let partials: Vec<Vec<f64>> = if store_chunks.len() == 1 {
@@ -706,6 +817,13 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             base: start,
             in_store: None,
         };
-        run_range(self.k, &srcs, start, start + panel.len(), stores);
+        run_range(
+            self.k,
+            &srcs,
+            start,
+            start + panel.len(),
+            stores,
+            &mut Vec::new(),
+        );
     }
 }

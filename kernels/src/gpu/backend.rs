@@ -810,6 +810,9 @@ impl Backend for GpuDevice {
         if crate::backend::half_of(&inputs).is_some() {
             return crate::backend::Dispatch(self).run_kernel(k, inputs);
         }
+        if k.reads_row_values() {
+            return k.in_phases(inputs, &|k, inputs| self.run_kernel(k, inputs));
+        }
         let refs: Vec<&Array> = inputs.iter().collect();
         self.run(&GpuDevice::loop_of(k), &refs)
     }

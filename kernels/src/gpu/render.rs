@@ -512,6 +512,7 @@ fn scalar_op(op: &ScalarOp, t: DType, suffix: &str) -> String {
             .replace("{x}", &reg(a))
             .replace("{y}", &reg(b)),
         ScalarOp::Select(c, a, b) => format!("(r{c}{suffix} != 0 ? r{a}{suffix} : r{b}{suffix})"),
+        ScalarOp::Reduced(_) => unreachable!("row values are run in phases (Kernel::in_phases)"),
     }
 }
 

@@ -5,6 +5,14 @@
 //! their producers). A fused kernel makes one pass over its inputs with no
 //! full-size intermediates.
 //!
+//! A reduction's result can be read back in the same kernel (softmax's
+//! `exp(x - max(x))`, layer norm's `(x - mean) * rsqrt(var)`): when it is
+//! reshaped or broadcast back along the reduced axes, it becomes a
+//! `ScalarOp::Reduced` register, and elementwise work on such per-row
+//! values (`var / n + eps`) is computed in the kernel too. The kernel then
+//! visits whole rows (reduce, then use), so a normalisation is one pass over
+//! its input instead of several kernels with their intermediates.
+//!
 //! Then a pass of its own (`fold_epilogues`, after fusion): each float
 //! `dot_general` whose result is read by one elementwise equation or one
 //! fused kernel without reductions (and nothing else) takes that as its
@@ -12,7 +20,7 @@
 //! (`arr_kernels::MatmulKernel`), whose backend applies the epilogue to the
 //! product as it is computed instead of in a second pass over memory.
 
-use crate::prim::Prim;
+use crate::prim::{Aval, Prim};
 use crate::transform::graph::{lit_f64, Atom, Eqn, Graph};
 use arr_kernels::{
     BinaryOp, DType, Kernel, KernelInput, KernelOutput, MatmulKernel, MatmulOperand, ReduceOp,
@@ -22,8 +30,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What `try_add` restores when an equation does not fit: the lengths of
-/// the body and inputs, and the input map.
-type Snapshot = (usize, usize, HashMap<(usize, Vec<usize>), usize>);
+/// the body and inputs, and the maps into them.
+struct Snapshot {
+    body: usize,
+    inputs: usize,
+    input_of: HashMap<(usize, Vec<usize>), usize>,
+    loaded: HashMap<usize, usize>,
+    reduced_reg: HashMap<usize, usize>,
+}
 
 /// The group being built: its iteration space, register dtype, equations,
 /// and how each variable of the group maps to a register.
@@ -41,6 +55,13 @@ struct Group {
     /// Reductions: (output variable, register, op).
     reductions: Vec<(usize, usize, ReduceOp)>,
     reduce_axes: Option<usize>,
+    /// Per-row values (a reduction read back, and elementwise work on
+    /// such values): variable → register. Their shape is the group's with
+    /// the reduced axes of size 1 (or removed, after a reshape); the
+    /// register holds the row's value at every element of the row.
+    row_of: HashMap<usize, usize>,
+    /// The `Reduced` register of each reduction (by index in `reductions`).
+    reduced_reg: HashMap<usize, usize>,
     /// Whether reductions may join (not in the exact pipeline: a fused sum
     /// adds in another order than the eager one).
     fuse_reductions: bool,
@@ -90,8 +111,51 @@ impl Group {
             loaded: HashMap::new(),
             reductions: Vec::new(),
             reduce_axes: None,
+            row_of: HashMap::new(),
+            reduced_reg: HashMap::new(),
             fuse_reductions,
         }
+    }
+
+    /// The shape of a per-row value read elementwise: the group's shape
+    /// with its reduced axes of size 1.
+    fn row_shape(&self) -> Option<Vec<usize>> {
+        let k = self.reduce_axes?;
+        let n = self.shape.len();
+        Some(
+            self.shape[..n - k]
+                .iter()
+                .copied()
+                .chain(vec![1; k])
+                .collect(),
+        )
+    }
+
+    /// The group's shape without its reduced axes (a reduction's result).
+    fn outer_shape(&self) -> Option<&[usize]> {
+        Some(&self.shape[..self.shape.len() - self.reduce_axes?])
+    }
+
+    /// The register holding per-row value `v`: a row value of the group, or
+    /// one of its reductions read back (`Reduced`). None for anything else,
+    /// and for rows too long to keep in registers.
+    fn row_value(&mut self, v: usize) -> Option<usize> {
+        if let Some(&r) = self.row_of.get(&v) {
+            return Some(r);
+        }
+        let i = self.reductions.iter().position(|(o, _, _)| *o == v)?;
+        let k = self.reduce_axes?;
+        let row: usize = self.shape[self.shape.len() - k..].iter().product();
+        if row > ROW_MAX {
+            return None;
+        }
+        if let Some(&r) = self.reduced_reg.get(&i) {
+            return Some(r);
+        }
+        // The index into `reductions`; `finish` renumbers it as an output.
+        let r = self.push(ScalarOp::Reduced(i));
+        self.reduced_reg.insert(i, r);
+        Some(r)
     }
 
     fn push(&mut self, op: ScalarOp) -> usize {
@@ -105,6 +169,12 @@ impl Group {
         match a {
             Atom::Lit(x) => Some(self.push(ScalarOp::Const(lit_f64(x)))),
             Atom::Var(v) => {
+                if let Some(&r) = self.row_of.get(v) {
+                    // A per-row value broadcasts along the row, in its
+                    // elementwise shape only.
+                    return (self.row_shape().as_deref() == Some(&g.types[*v].shape[..]))
+                        .then_some(r);
+                }
                 if self.reductions.iter().any(|(o, _, _)| o == v) {
                     // A reduction of this kernel is only available after it.
                     return None;
@@ -142,6 +212,10 @@ impl Group {
     }
 }
 
+/// The longest row whose reduction a kernel reads back: the executor keeps
+/// a row's registers whole, so they must stay in cache.
+const ROW_MAX: usize = 1 << 14;
+
 /// Whether a kernel computing in `dtype` can read an input of `d`.
 fn readable(d: DType, dtype: DType) -> bool {
     d == dtype || d == DType::Bool
@@ -159,8 +233,22 @@ fn starts_group(g: &Graph, eqn: &Eqn) -> Option<(Vec<usize>, DType)> {
         Prim::Unary(op) => unary_fusible(g, *op, eqn) && is_float(in_dtype),
         Prim::Binary(op) => binary_fusible(g, *op, eqn) && is_float(in_dtype),
         Prim::Select => is_float(out.dtype),
+        // A reduction of an input starts a kernel that may use its result
+        // (layer norm's mean).
+        Prim::Reduce { op, .. } => {
+            is_float(out.dtype)
+                && matches!(
+                    op,
+                    ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod
+                )
+        }
         _ => false,
     };
+    let out = match &eqn.prim {
+        Prim::Reduce { .. } => g.atom_aval(&eqn.inputs[0]),
+        _ => out.clone(),
+    };
+    let out = &out;
     let dtype = if is_float(out.dtype) {
         out.dtype
     } else {
@@ -177,14 +265,29 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
         return false;
     };
     let out = &g.types[first];
-    let snapshot = (group.body.len(), group.inputs.len(), group.input_of.clone());
-    let rollback = |group: &mut Group, snapshot: Snapshot| {
-        group.body.truncate(snapshot.0);
-        group.inputs.truncate(snapshot.1);
-        group.input_of = snapshot.2;
+    let snapshot = Snapshot {
+        body: group.body.len(),
+        inputs: group.inputs.len(),
+        input_of: group.input_of.clone(),
+        loaded: group.loaded.clone(),
+        reduced_reg: group.reduced_reg.clone(),
     };
-    let elementwise_out =
-        out.shape[..] == group.shape[..] && (out.dtype == group.dtype || out.dtype == DType::Bool);
+    let rollback = |group: &mut Group, snapshot: Snapshot| {
+        group.body.truncate(snapshot.body);
+        group.inputs.truncate(snapshot.inputs);
+        group.input_of = snapshot.input_of;
+        group.loaded = snapshot.loaded;
+        group.reduced_reg = snapshot.reduced_reg;
+    };
+    let register_dtype = out.dtype == group.dtype || out.dtype == DType::Bool;
+    let elementwise_out = out.shape[..] == group.shape[..] && register_dtype;
+    // A per-row value computed elementwise (`var / n + eps`), at the row's
+    // shape: its register holds the row's value at every element.
+    let row_shape = group.row_shape();
+    let row_out =
+        !elementwise_out && register_dtype && row_shape.as_deref() == Some(&out.shape[..]);
+    let elementwise_out = elementwise_out || row_out;
+    let mut to_row = row_out;
     let reg = match &eqn.prim {
         Prim::Unary(op) if elementwise_out && unary_fusible(g, *op, eqn) => {
             let a = group.operand(g, &eqn.inputs[0]);
@@ -207,11 +310,44 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
                 _ => None,
             }
         }
+        // A reduction of the group or a per-row value, between its shapes
+        // with and without the reduced axes.
+        Prim::Reshape(shape)
+            if row_shape.as_deref() == Some(&shape[..])
+                || group.outer_shape() == Some(&shape[..]) =>
+        {
+            to_row = true;
+            match &eqn.inputs[0] {
+                Atom::Var(v) => group.row_value(*v),
+                Atom::Lit(_) => None,
+            }
+        }
+        // ... or broadcast along the row, where it is its register.
+        Prim::BroadcastInDim { shape, dims }
+            if shape[..] == group.shape[..]
+                && matches!(&eqn.inputs[0], Atom::Var(v)
+                    if group.row_of.contains_key(v)
+                        || group.reductions.iter().any(|(o, _, _)| o == v)) =>
+        {
+            let Atom::Var(v) = &eqn.inputs[0] else {
+                unreachable!("matched above")
+            };
+            let src = &g.types[*v].shape;
+            let along_row = dims.iter().enumerate().all(|(i, &d)| i == d)
+                && (row_shape.as_deref() == Some(&src[..])
+                    || group.outer_shape() == Some(&src[..]));
+            if along_row {
+                group.row_value(*v)
+            } else {
+                None
+            }
+        }
         // A broadcast of an outside value is a strided read.
         Prim::BroadcastInDim { shape, dims } if shape[..] == group.shape[..] => {
             match &eqn.inputs[0] {
                 Atom::Var(v)
                     if !group.reg_of.contains_key(v)
+                        && !group.row_of.contains_key(v)
                         && !group.reductions.iter().any(|(o, _, _)| o == v)
                         && readable(g.types[*v].dtype, group.dtype) =>
                 {
@@ -247,16 +383,21 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
             let trailing = k > 0 && k <= n && axes.iter().enumerate().all(|(j, &a)| a + k == n + j);
             let same_k = group.reduce_axes.is_none_or(|r| r == k);
             match &eqn.inputs[0] {
-                Atom::Var(v) if trailing && same_k && group.reg_of.contains_key(v) => {
-                    if g.types[*v].dtype != group.dtype {
-                        None
-                    } else {
-                        group.reduce_axes = Some(k);
-                        group
-                            .reductions
-                            .push((eqn.outputs[0], group.reg_of[v], *op));
-                        group.eqns.push(i);
-                        return true;
+                // A value of the group, or an input at the group's shape.
+                Atom::Var(v)
+                    if trailing
+                        && same_k
+                        && g.types[*v].shape[..] == group.shape[..]
+                        && g.types[*v].dtype == group.dtype =>
+                {
+                    match group.operand(g, &eqn.inputs[0]) {
+                        Some(r) => {
+                            group.reduce_axes = Some(k);
+                            group.reductions.push((eqn.outputs[0], r, *op));
+                            group.eqns.push(i);
+                            return true;
+                        }
+                        None => None,
                     }
                 }
                 _ => None,
@@ -266,7 +407,11 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
     };
     match reg {
         Some(r) => {
-            group.reg_of.insert(eqn.outputs[0], r);
+            if to_row {
+                group.row_of.insert(eqn.outputs[0], r);
+            } else {
+                group.reg_of.insert(eqn.outputs[0], r);
+            }
             group.eqns.push(i);
             true
         }
@@ -277,15 +422,27 @@ fn try_add(g: &Graph, group: &mut Group, i: usize, eqn: &Eqn) -> bool {
     }
 }
 
-/// Turn a finished group into one equation, or None if it is not worth it
-/// (a single operation) or not expressible (a bool value escapes).
-fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option<Eqn> {
-    let elementwise = group.eqns.len() - group.reductions.len();
-    if group.eqns.len() < 2 || elementwise == 0 {
+/// Turn a finished group into its equations (the kernel, then reshapes of
+/// per-row values it outputs), or None if it is not worth it (a single
+/// operation) or not expressible (a bool value escapes). `types` gets the
+/// variables those reshapes read.
+fn finish(
+    g: &Graph,
+    types: &mut Vec<Aval>,
+    mut group: Group,
+    used_later: &dyn Fn(usize) -> bool,
+) -> Option<Vec<Eqn>> {
+    let computing = group
+        .eqns
+        .iter()
+        .filter(|&&i| !matches!(g.eqns[i].prim, Prim::Reduce { .. } | Prim::Reshape(_)))
+        .count();
+    if group.eqns.len() < 2 || computing == 0 {
         return None;
     }
     let mut outputs = Vec::new();
     let mut out_vars = Vec::new();
+    let mut reshapes = Vec::new();
     for &i in &group.eqns {
         let v = g.eqns[i].outputs[0];
         if let Some(&(_, reg, op)) = group.reductions.iter().find(|(o, _, _)| *o == v) {
@@ -294,6 +451,33 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
                 reduce: Some(op),
             });
             out_vars.push(v);
+        } else if let Some(&reg) = group.row_of.get(&v).filter(|_| used_later(v)) {
+            if g.types[v].dtype != group.dtype {
+                return None;
+            }
+            // A per-row value leaves as the max over its row, which is the
+            // value itself (every element of the row holds it).
+            outputs.push(KernelOutput {
+                reg,
+                reduce: Some(ReduceOp::Max),
+            });
+            let outer = group.outer_shape().expect("row values reduce").to_vec();
+            if g.types[v].shape[..] == outer[..] {
+                out_vars.push(v);
+            } else {
+                types.push(Aval {
+                    shape: outer.into(),
+                    dtype: group.dtype,
+                });
+                let w = types.len() - 1;
+                out_vars.push(w);
+                reshapes.push(Eqn {
+                    prim: Prim::Reshape(g.types[v].shape.to_vec()),
+                    inputs: vec![Atom::Var(w)],
+                    outputs: vec![v],
+                    line: g.eqns[i].line.clone(),
+                });
+            }
         } else if used_later(v) {
             if g.types[v].dtype != group.dtype {
                 return None;
@@ -305,6 +489,17 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
             out_vars.push(v);
         }
     }
+    // Reductions read back were numbered by their place in the group;
+    // the kernel names them by output.
+    for op in group.body.iter_mut() {
+        if let ScalarOp::Reduced(r) = op {
+            let v = group.reductions[*r].0;
+            *r = out_vars
+                .iter()
+                .position(|&o| o == v)
+                .expect("every reduction is an output");
+        }
+    }
     let inputs = group.operands();
     let kernel = Kernel {
         shape: group.shape,
@@ -314,19 +509,23 @@ fn finish(g: &Graph, group: Group, used_later: &dyn Fn(usize) -> bool) -> Option
         outputs,
         reduce_axes: group.reduce_axes.unwrap_or(0),
     };
-    Some(Eqn {
+    debug_assert!(kernel.row_values_well_formed(), "{kernel}");
+    let fused = Eqn {
         prim: Prim::Fused(Arc::new(kernel)),
         inputs,
         outputs: out_vars,
         line: group.eqns.first().and_then(|&i| g.eqns[i].line.clone()),
-    })
+    };
+    Some(std::iter::once(fused).chain(reshapes).collect())
 }
 
 /// Whether an equation reads a value the group defines.
 fn reads_group(group: &Group, eqn: &Eqn) -> bool {
     eqn.inputs.iter().any(|a| match a {
         Atom::Var(v) => {
-            group.reg_of.contains_key(v) || group.reductions.iter().any(|(o, _, _)| o == v)
+            group.reg_of.contains_key(v)
+                || group.row_of.contains_key(v)
+                || group.reductions.iter().any(|(o, _, _)| o == v)
         }
         Atom::Lit(_) => false,
     })
@@ -371,6 +570,7 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
         })
         .collect();
     let mut eqns: Vec<Eqn> = Vec::new();
+    let mut types = g.types.clone();
     let mut i = 0;
     while i < g.eqns.len() {
         let Some((shape, dtype)) = starts_group(g, &g.eqns[i])
@@ -410,10 +610,10 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
                     .get(&v)
                     .is_some_and(|rs| rs.iter().any(|r| !members.contains(r)))
         };
-        match finish(g, group, &used_later) {
-            Some(eqn) => {
+        match finish(g, &mut types, group, &used_later) {
+            Some(kernel) => {
                 eqns.extend(hoisted.iter().map(|&h| g.eqns[h].clone()));
-                eqns.push(eqn);
+                eqns.extend(kernel);
                 i = j;
             }
             None => {
@@ -423,7 +623,7 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
         }
     }
     Graph {
-        types: g.types.clone(),
+        types,
         invars: g.invars.clone(),
         eqns,
         outvars: g.outvars.clone(),

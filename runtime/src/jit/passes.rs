@@ -41,7 +41,8 @@ pub const FOLD: Pass = Pass {
 pub const SIMPLIFY: Pass = Pass {
     name: "simplify",
     description: "identities that remove work: x*1, x+(-0.0), x/1, x**1, constant selects, \
-                  converts, reshapes, transposes and broadcasts that change nothing, -(-x)",
+                  converts, reshapes, transposes and broadcasts that change nothing, -(-x), \
+                  reshapes of reshapes",
     run: simplify,
 };
 
@@ -56,6 +57,13 @@ pub const DOT_TRANSPOSE: Pass = Pass {
     description: "a transposed product becomes the product of swapped operands, \
                   which the GEMM reads in place (may round differently)",
     run: dot_transpose,
+};
+
+pub const DOT_OPERANDS: Pass = Pass {
+    name: "dot_operands",
+    description: "a product of a transposed operand reads the operand before the transpose \
+                  (the GEMM takes it through strides; may round differently)",
+    run: dot_operands,
 };
 
 pub const COMBINE_COLLECTIVES: Pass = Pass {
@@ -105,6 +113,7 @@ pub const PIPELINE: &[Pass] = &[
     SIMPLIFY,
     CSE,
     DOT_TRANSPOSE,
+    DOT_OPERANDS,
     COMBINE_COLLECTIVES,
     DCE,
     FUSE,
@@ -255,7 +264,16 @@ pub fn simplify(g: &Graph) -> Graph {
     // Which equation defines each variable (for neg(neg x)).
     let mut def: HashMap<usize, usize> = HashMap::new();
     for eqn in &g.eqns {
-        let inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
+        let mut inputs: Vec<Atom> = eqn.inputs.iter().map(|a| subst.atom(a)).collect();
+        // A reshape of a reshape reshapes the first one's operand (reverse
+        // mode makes chains of them around reductions).
+        if let (Prim::Reshape(_), Some(Atom::Var(v))) = (&eqn.prim, inputs.first()) {
+            if let Some(inner) = def.get(v).map(|&k| &eqns[k]) {
+                if matches!(inner.prim, Prim::Reshape(_)) {
+                    inputs[0] = inner.inputs[0].clone();
+                }
+            }
+        }
         let out_aval = if eqn.outputs.len() == 1 {
             Some(&g.types[eqn.outputs[0]])
         } else {
@@ -349,6 +367,69 @@ pub fn dot_transpose(g: &Graph) -> Graph {
         eqns,
         outvars: g.outvars.clone(),
     }
+}
+
+/// Operand transposes: `dot_general(transpose(x, perm), b)` becomes
+/// `dot_general(x, b)` with the dimension numbers mapped through `perm`
+/// (attention's heads are split by reshape and transpose, and reverse mode
+/// transposes operands), so the GEMM reads `x` through strides where the
+/// transpose would copy it. Chains of transposes are followed. Only where
+/// `perm` keeps the operand's free axes in order (the product's output
+/// lists them in operand order). The transposes left unused are removed by
+/// the next `dce`. Not in the exact pipeline: a strided operand may take
+/// another GEMM path and round differently.
+pub fn dot_operands(g: &Graph) -> Graph {
+    let mut perm_of: HashMap<usize, (Atom, Vec<usize>)> = HashMap::new();
+    let mut out = g.clone();
+    for eqn in out.eqns.iter_mut() {
+        match (&eqn.prim, &eqn.inputs[..]) {
+            (Prim::Transpose(perm), [x]) => {
+                // Compose with the operand's own transpose, if any.
+                let (src, perm) = match x {
+                    Atom::Var(v) => match perm_of.get(v) {
+                        Some((src, inner)) => {
+                            (src.clone(), perm.iter().map(|&p| inner[p]).collect())
+                        }
+                        None => (x.clone(), perm.clone()),
+                    },
+                    _ => (x.clone(), perm.clone()),
+                };
+                perm_of.insert(eqn.outputs[0], (src, perm));
+            }
+            (Prim::DotGeneral(d), [a, b]) => {
+                let mut d = d.clone();
+                let mut inputs = vec![a.clone(), b.clone()];
+                for side in 0..2 {
+                    let Atom::Var(v) = &inputs[side] else {
+                        continue;
+                    };
+                    let Some((src, perm)) = perm_of.get(v) else {
+                        continue;
+                    };
+                    let (batch, contract) = if side == 0 {
+                        (&mut d.lhs_batch, &mut d.lhs_contract)
+                    } else {
+                        (&mut d.rhs_batch, &mut d.rhs_contract)
+                    };
+                    let free: Vec<usize> = (0..perm.len())
+                        .filter(|i| !batch.contains(i) && !contract.contains(i))
+                        .map(|i| perm[i])
+                        .collect();
+                    if free.windows(2).any(|w| w[0] > w[1]) {
+                        continue;
+                    }
+                    for axis in batch.iter_mut().chain(contract.iter_mut()) {
+                        *axis = perm[*axis];
+                    }
+                    inputs[side] = src.clone();
+                }
+                eqn.prim = Prim::DotGeneral(d);
+                eqn.inputs = inputs;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// All-reduces over the same axis (psums of every gradient, say) that can

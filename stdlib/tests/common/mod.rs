@@ -76,7 +76,7 @@ pub fn random_program(rng: &mut Rng, case: u64, large: (u64, u64)) -> (String, S
     let (sx, sy, sz) = (shapes[0].clone(), pick(rng), pick(rng));
     // `+ x` gives every program the full shape [a, b].
     let body = format!("{} + x", expr(rng, 4));
-    let wrapped = match rng.below(8) {
+    let wrapped = match rng.below(11) {
         0 => format!("sum({body})"),
         1 => format!("sum({body}, axis=-1)"),
         2 => format!("max({body}, axis=-1)"),
@@ -84,6 +84,13 @@ pub fn random_program(rng: &mut Rng, case: u64, large: (u64, u64)) -> (String, S
         3 => format!("(sum({body}, axis=0), sqrt(var(x)) * y, minimum({body}, 0.0))"),
         4 => format!("[{body}, {{'s': sum({body} * {body})}}]"),
         5 => format!("mean({body}, axis=-1)"),
+        // Normalisations: reductions read back along their rows.
+        6 => format!("softmax({body}, axis=-1)"),
+        7 => format!(
+            "(lambda t: (t - mean(t, axis=-1, keepdims=True)) \
+             / sqrt(var(t, axis=-1, keepdims=True) + 1.0) * y)({body})"
+        ),
+        8 => format!("log_softmax({body}, axis=-1) + max({body}, axis=-1, keepdims=True)"),
         _ => body,
     };
     let setup = format!(
