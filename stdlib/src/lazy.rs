@@ -1,11 +1,11 @@
-//! The surface's functions defined lazily: start-up scans `surface.arr` for
-//! its top-level `def`s and registers each as a builtin whose source is
-//! parsed and compiled at its first call, so a fresh process does not lex,
-//! parse and compile thousands of lines it will mostly never run.
+//! The surface's functions defined lazily: start-up scans each surface file
+//! (`surface.arr`, `optax.arr`) for its top-level `def`s and registers each
+//! as a builtin whose source is parsed and compiled at its first call, so a
+//! fresh process does not lex, parse and compile thousands of lines it will
+//! mostly never run.
 
 use arr_lang::SourceFile;
 use arr_runtime::compile::compile_module;
-use arr_runtime::transform::graph::STDLIB_SOURCE;
 use arr_runtime::{Error, ErrorKind, Interp, NativeClosure, Result, Value};
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -73,12 +73,12 @@ pub fn chunks(source: &str) -> Vec<Chunk<'_>> {
         .collect()
 }
 
-/// Load `source` into `s`: its functions as lazy builtins, the rest (run
-/// as one script in which each function's lines are blank, so that line
-/// numbers stay those of the file) at once. Every function is defined
-/// before the rest runs: a top-level assignment must not read a name that a
-/// later `def` of the same source redefines (none does).
-pub fn load(s: &mut arr_runtime::Session, source: &str) -> Result<()> {
+/// Load `source` (whose errors name it `file`) into `s`: its functions as
+/// lazy builtins, the rest (run as one script in which each function's lines
+/// are blank, so that line numbers stay those of the file) at once. Every
+/// function is defined before the rest runs: a top-level assignment must not
+/// read a name that a later `def` of the same source redefines (none does).
+pub fn load(s: &mut arr_runtime::Session, file: &'static str, source: &str) -> Result<()> {
     let chunks = chunks(source);
     let first = chunks
         .first()
@@ -88,7 +88,7 @@ pub fn load(s: &mut arr_runtime::Session, source: &str) -> Result<()> {
         match chunk.function {
             Some(name) => {
                 eager.push_str(&"\n".repeat(chunk.lines));
-                let stub = function(name, chunk);
+                let stub = function(file, name, chunk);
                 s.interp.set_global(name, stub);
             }
             None => {
@@ -98,7 +98,7 @@ pub fn load(s: &mut arr_runtime::Session, source: &str) -> Result<()> {
             }
         }
     }
-    s.run_script(STDLIB_SOURCE, &eager)
+    s.run_script(file, &eager)
 }
 
 /// The docstring of a function's lines: the string that opens its body.
@@ -109,9 +109,9 @@ fn docstring(body: &[&str]) -> Option<String> {
     Some(rest[..end].to_string())
 }
 
-/// A builtin that compiles `text` (one `def name`) at its first call and
-/// then calls the function it defines.
-pub fn function(name: &str, chunk: Chunk) -> Value {
+/// A builtin that compiles `text` (one `def name` of `file`) at its first
+/// call and then calls the function it defines.
+pub fn function(file: &'static str, name: &str, chunk: Chunk) -> Value {
     let (text, doc) = (chunk.text, chunk.doc);
     let compiled: OnceCell<Value> = OnceCell::new();
     let source = Rc::new(text);
@@ -120,7 +120,7 @@ pub fn function(name: &str, chunk: Chunk) -> Value {
         let f = match compiled.get() {
             Some(f) => f.clone(),
             None => {
-                let f = compile(interp, &name_owned, &source)?;
+                let f = compile(interp, file, &name_owned, &source)?;
                 compiled.get_or_init(|| f).clone()
             }
         };
@@ -139,8 +139,8 @@ pub fn function(name: &str, chunk: Chunk) -> Value {
 
 /// Run the definition and take the function it bound out of the globals
 /// (where a module-level `def` puts it), leaving the user's namespace as it was.
-fn compile(interp: &mut Interp, name: &str, text: &str) -> Result<Value> {
-    let file = Rc::new(SourceFile::new(STDLIB_SOURCE, text));
+fn compile(interp: &mut Interp, file: &str, name: &str, text: &str) -> Result<Value> {
+    let file = Rc::new(SourceFile::new(file, text));
     let module = arr_lang::parse(&file).map_err(|d| {
         Error::new(
             ErrorKind::SyntaxError,

@@ -42,9 +42,16 @@ pub use parallel::{mesh_report, mesh_table};
 /// The prelude: functions that are most natural in arr itself.
 const PRELUDE: &str = include_str!("prelude.arr");
 
-/// NumPy, jax.numpy, jax.lax, jax.nn and jax.random functions written in arr,
-/// loaded after the prelude (they use it).
-const SURFACE: &str = include_str!("surface.arr");
+/// The surface written in arr, loaded lazily (`lazy.rs`) after the prelude
+/// (they use it), each file with the name its errors show: NumPy, jax.numpy,
+/// jax.lax, jax.nn and jax.random functions; optax.
+const SURFACES: &[(&str, &str)] = &[
+    (
+        arr_runtime::transform::graph::STDLIB_SOURCE,
+        include_str!("surface.arr"),
+    ),
+    ("<stdlib:optax>", include_str!("optax.arr")),
+];
 
 /// Prelude functions named `_random_X` become `random.X`.
 const RANDOM_PREFIX: &str = "_random_";
@@ -184,7 +191,10 @@ pub fn session() -> Session {
     register_all(&mut s.interp);
     s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
         .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
-    lazy::load(&mut s, SURFACE).unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
+    for &(file, source) in SURFACES {
+        lazy::load(&mut s, file, source)
+            .unwrap_or_else(|e| panic!("the surface {file} failed to load:\n{e}"));
+    }
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s
         .interp
