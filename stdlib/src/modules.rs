@@ -394,10 +394,11 @@ const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
     fft=@numpy.fft ndarray=asarray asarray=_np_asarray array=_np_array";
 
-/// Build every namespace of the table and make it importable. Members whose
-/// builtin is missing are left out (see `missing_members`).
-pub(crate) fn register(interp: &mut Interp) {
-    for &(name, doc, spec) in MODULES {
+/// Build the namespaces of the table that `wanted` picks and make them
+/// importable. Members whose builtin is missing are left out (see
+/// `missing_members`).
+pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
+    for &(name, doc, spec) in MODULES.iter().filter(|r| wanted(r.0)) {
         let members = members(interp, spec)
             .into_iter()
             .filter_map(|(n, v)| Some((n, v?)))
@@ -448,8 +449,11 @@ fn lookup(interp: &Interp, target: &str) -> Option<Value> {
 }
 
 /// Every `module.member` of the table whose value arr does not have yet:
-/// the list of JAX and NumPy names still missing.
-pub fn missing_members(interp: &Interp) -> Vec<String> {
+/// the list of JAX and NumPy names still missing (the libraries loaded first).
+pub fn missing_members(interp: &mut Interp) -> Vec<String> {
+    if let Err(e) = interp.load_all_libraries() {
+        return vec![format!("a library failed to load: {e}")];
+    }
     MODULES
         .iter()
         .flat_map(|&(name, _, spec)| {
