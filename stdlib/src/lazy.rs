@@ -154,11 +154,17 @@ fn defined_name<'a>(chunk: &Chunk<'a>) -> Option<&'a str> {
     let head = chunk.text.lines().find(|l| !l.starts_with('@'))?;
     let ident = |t: &'a str| {
         let t = t.trim();
-        let ok = t.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        let ok = t
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
             && t.chars().all(|c| c.is_alphanumeric() || c == '_');
         ok.then_some(t)
     };
-    if let Some(rest) = head.strip_prefix("class ").or_else(|| head.strip_prefix("def ")) {
+    if let Some(rest) = head
+        .strip_prefix("class ")
+        .or_else(|| head.strip_prefix("def "))
+    {
         return ident(rest.split(['(', ':']).next()?);
     }
     ident(head.split_once('=')?.0)

@@ -189,8 +189,12 @@ pub fn session() -> Session {
     register_all(&mut s.interp);
     s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
         .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
-    lazy::load(&mut s, arr_runtime::transform::graph::STDLIB_SOURCE, SURFACE)
-        .unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
+    lazy::load(
+        &mut s,
+        arr_runtime::transform::graph::STDLIB_SOURCE,
+        SURFACE,
+    )
+    .unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s
         .interp

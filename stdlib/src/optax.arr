@@ -6,8 +6,9 @@
 # Every name carries the `_optax_` prefix so that none shadows a builtin of
 # another meaning (`clip`, `trace`, `identity`, `scale`).
 #
-# The state types are named tuples (pytrees), made here at load time; the
-# functions are compiled at their first call.
+# The file loads at the first `import optax` (lib.rs's LIBRARIES): the state
+# types, named tuples (pytrees), are made then; each function is compiled at
+# its first call.
 
 _optax_GradientTransformation = namedtuple("GradientTransformation", "init update")
 _optax_GradientTransformationExtraArgs = type("GradientTransformationExtraArgs", (_optax_GradientTransformation,), {})
