@@ -237,25 +237,33 @@ fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
     let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
     check_alloc(x.shape(), dtype)?;
-    ok(Array::zeros(dtype, x.shape()).into())
+    ok(laid_out_like(&x, Array::zeros(dtype, x.shape()).into())?)
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(filled(
-        x.shape(),
-        &Value::Int(1),
-        dtype_arg(&a[1])?.unwrap_or(x.dtype()),
+    let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
+    ok(laid_out_like(
+        &x,
+        filled(x.shape(), &Value::Int(1), dtype)?,
     )?)
 }
 
 fn full_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    ok(filled(
-        x.shape(),
-        &a[1],
-        dtype_arg(&a[2])?.unwrap_or(x.dtype()),
-    )?)
+    let dtype = dtype_arg(&a[2])?.unwrap_or(x.dtype());
+    ok(laid_out_like(&x, filled(x.shape(), &a[1], dtype)?)?)
+}
+
+/// `out` (made in `x`'s shape) laid out over the mesh as `x` is, as JAX's
+/// `*_like` keep their operand's sharding (traced too: automatic JIT must
+/// not change a layout): an optimiser's state then lives where its
+/// parameter does.
+fn laid_out_like(x: &Tensor, out: Tensor) -> Result<Tensor> {
+    match x.placement() {
+        Some(p) if out.placement().is_none() => bind1(&Prim::ShardingConstraint(p), [out]),
+        _ => Ok(out),
+    }
 }
 
 fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

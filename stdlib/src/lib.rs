@@ -46,6 +46,11 @@ const PRELUDE: &str = include_str!("prelude.arr");
 /// loaded after the prelude (they use it).
 const SURFACE: &str = include_str!("surface.arr");
 
+/// Libraries written in arr, loaded at their first import (`lazy.rs`): the
+/// top-level module, the name their errors show, the source. The namespace
+/// table's rows for the module and its submodules are made then.
+const LIBRARIES: &[(&str, &str, &str)] = &[("optax", "<stdlib:optax>", include_str!("optax.arr"))];
+
 /// Prelude functions named `_random_X` become `random.X`.
 const RANDOM_PREFIX: &str = "_random_";
 
@@ -184,7 +189,12 @@ pub fn session() -> Session {
     register_all(&mut s.interp);
     s.run_script(arr_runtime::transform::graph::STDLIB_SOURCE, PRELUDE)
         .unwrap_or_else(|e| panic!("the prelude failed to load:\n{e}"));
-    lazy::load(&mut s, SURFACE).unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
+    lazy::load(
+        &mut s,
+        arr_runtime::transform::graph::STDLIB_SOURCE,
+        SURFACE,
+    )
+    .unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
     // Prelude definitions are builtins: users may shadow them, `help` lists them.
     let names: Vec<(usize, Value)> = s
         .interp
@@ -207,12 +217,30 @@ pub fn session() -> Session {
     extend_module(&mut s.interp, "random", random_members);
     // The importable namespaces; `np` and `jnp` also without an import, as
     // arr scripts have always had them.
-    modules::register(&mut s.interp);
+    modules::register(&mut s.interp, &|name| !is_library(name));
+    for &(top, file, source) in LIBRARIES {
+        let loader = move |interp: &mut Interp| {
+            lazy::load_library(interp, file, source)?;
+            modules::register(interp, &|name| library_of(name) == Some(top));
+            Ok(())
+        };
+        s.interp.module_loaders.insert(top.into(), Rc::new(loader));
+    }
     for (alias, module) in [("np", "numpy"), ("jnp", "jax.numpy")] {
         let m = s.interp.modules[module].clone();
         s.interp.set_builtin(alias, m);
     }
     s
+}
+
+/// The library (of `LIBRARIES`) a dotted module name belongs to.
+fn library_of(module: &str) -> Option<&'static str> {
+    let top = module.split('.').next().unwrap_or(module);
+    LIBRARIES.iter().map(|l| l.0).find(|&l| l == top)
+}
+
+fn is_library(module: &str) -> bool {
+    library_of(module).is_some()
 }
 
 /// A builtin by name (one the prelude or surface defined), for Rust code

@@ -149,6 +149,141 @@ const MODULES: &[(&str, &str, &str)] = &[
          ad_checkpoint=@jax.ad_checkpoint",
     ),
     (
+        "optax.tree",
+        "Tree arithmetic for optimisers, as optax.tree.",
+        "add=_optax_tree_add sub=_optax_tree_sub mul=_optax_tree_mul div=_optax_tree_div \
+         scale=_optax_tree_scale add_scale=_optax_tree_add_scale vdot=_optax_tree_vdot \
+         sum=_optax_tree_sum max=_optax_tree_max min=_optax_tree_min \
+         size=_optax_tree_size norm=_optax_tree_norm zeros_like=_optax_tree_zeros_like \
+         ones_like=_optax_tree_ones_like full_like=_optax_tree_full_like \
+         clip=_optax_tree_clip cast=_optax_tree_cast cast_like=_optax_tree_cast_like \
+         where=_optax_tree_where update_moment=_optax_tree_update_moment \
+         update_moment_per_elem_norm=_optax_tree_update_moment_per_elem_norm \
+         update_infinity_moment=_optax_tree_update_infinity_moment \
+         bias_correction=_optax_tree_bias_correction",
+    ),
+    (
+        "optax.tree_utils",
+        "Tree arithmetic for optimisers, as optax.tree_utils (optax.tree's older names).",
+        "tree_add=_optax_tree_add tree_sub=_optax_tree_sub tree_mul=_optax_tree_mul \
+         tree_div=_optax_tree_div tree_scale=_optax_tree_scale \
+         tree_add_scale=_optax_tree_add_scale tree_vdot=_optax_tree_vdot \
+         tree_sum=_optax_tree_sum tree_max=_optax_tree_max tree_min=_optax_tree_min \
+         tree_size=_optax_tree_size tree_norm=_optax_tree_norm \
+         tree_zeros_like=_optax_tree_zeros_like tree_ones_like=_optax_tree_ones_like \
+         tree_full_like=_optax_tree_full_like tree_clip=_optax_tree_clip \
+         tree_cast=_optax_tree_cast tree_cast_like=_optax_tree_cast_like \
+         tree_where=_optax_tree_where tree_update_moment=_optax_tree_update_moment \
+         tree_update_moment_per_elem_norm=_optax_tree_update_moment_per_elem_norm \
+         tree_update_infinity_moment=_optax_tree_update_infinity_moment \
+         tree_bias_correction=_optax_tree_bias_correction",
+    ),
+    (
+        "optax.schedules",
+        "Learning-rate schedules (functions of the step count), as optax.schedules.",
+        "constant_schedule=_optax_constant_schedule \
+         polynomial_schedule=_optax_polynomial_schedule \
+         linear_schedule=_optax_linear_schedule \
+         piecewise_constant_schedule=_optax_piecewise_constant_schedule \
+         exponential_decay=_optax_exponential_decay \
+         cosine_decay_schedule=_optax_cosine_decay_schedule \
+         join_schedules=_optax_join_schedules \
+         warmup_constant_schedule=_optax_warmup_constant_schedule \
+         warmup_cosine_decay_schedule=_optax_warmup_cosine_decay_schedule \
+         warmup_exponential_decay_schedule=_optax_warmup_exponential_decay_schedule \
+         inject_hyperparams=_optax_inject_hyperparams \
+         InjectHyperparamsState=_optax_InjectHyperparamsState \
+         InjectStatefulHyperparamsState=_optax_InjectStatefulHyperparamsState \
+         WrappedScheduleState=_optax_WrappedScheduleState Schedule=_typing_Callable",
+    ),
+    (
+        "optax.losses",
+        "Loss functions, as optax.losses.",
+        "l2_loss=_optax_l2_loss squared_error=_optax_squared_error \
+         huber_loss=_optax_huber_loss log_cosh=_optax_log_cosh \
+         cosine_similarity=_optax_cosine_similarity \
+         cosine_distance=_optax_cosine_distance \
+         softmax_cross_entropy=_optax_softmax_cross_entropy \
+         softmax_cross_entropy_with_integer_labels=_optax_softmax_cross_entropy_with_integer_labels \
+         safe_softmax_cross_entropy=_optax_safe_softmax_cross_entropy \
+         sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy",
+    ),
+    (
+        "optax",
+        "Gradient processing and optimisation, as optax: transformations, optimisers, schedules, losses.",
+        "GradientTransformation=_optax_GradientTransformation \
+         GradientTransformationExtraArgs=_optax_GradientTransformationExtraArgs \
+         EmptyState=_optax_EmptyState TraceState=_optax_TraceState \
+         EmaState=_optax_EmaState ScaleByAdamState=_optax_ScaleByAdamState \
+         ScaleByAmsgradState=_optax_ScaleByAmsgradState \
+         ScaleByBeliefState=_optax_ScaleByBeliefState \
+         ScaleByLionState=_optax_ScaleByLionState ScaleByRmsState=_optax_ScaleByRmsState \
+         ScaleByRmsWithCountState=_optax_ScaleByRmsWithCountState \
+         ScaleByRStdDevState=_optax_ScaleByRStdDevState \
+         ScaleByRStdDevWithCountState=_optax_ScaleByRStdDevWithCountState \
+         ScaleByRssState=_optax_ScaleByRssState \
+         ScaleByScheduleState=_optax_ScaleByScheduleState \
+         FactoredState=_optax_FactoredState MaskedState=_optax_MaskedState \
+         MaskedNode=_optax_MaskedNode MultiStepsState=_optax_MultiStepsState \
+         MultiSteps=_optax_MultiSteps \
+         InjectHyperparamsState=_optax_InjectHyperparamsState \
+         InjectStatefulHyperparamsState=_optax_InjectStatefulHyperparamsState \
+         apply_updates=_optax_apply_updates incremental_update=_optax_incremental_update \
+         periodic_update=_optax_periodic_update chain=_optax_chain \
+         named_chain=_optax_named_chain identity=_optax_identity \
+         set_to_zero=_optax_set_to_zero stateless=_optax_stateless \
+         with_extra_args_support=_optax_with_extra_args_support \
+         init_empty_state=_optax_init_empty_state scale=_optax_scale \
+         scale_by_learning_rate=_optax_scale_by_learning_rate \
+         scale_by_schedule=_optax_scale_by_schedule scale_by_adam=_optax_scale_by_adam \
+         scale_by_amsgrad=_optax_scale_by_amsgrad scale_by_adamax=_optax_scale_by_adamax \
+         scale_by_belief=_optax_scale_by_belief scale_by_lion=_optax_scale_by_lion \
+         scale_by_rms=_optax_scale_by_rms scale_by_stddev=_optax_scale_by_stddev \
+         scale_by_rss=_optax_scale_by_rss \
+         scale_by_trust_ratio=_optax_scale_by_trust_ratio \
+         scale_by_param_block_rms=_optax_scale_by_param_block_rms \
+         scale_by_factored_rms=_optax_scale_by_factored_rms trace=_optax_trace \
+         ema=_optax_ema add_decayed_weights=_optax_add_decayed_weights clip=_optax_clip \
+         clip_by_block_rms=_optax_clip_by_block_rms \
+         clip_by_global_norm=_optax_clip_by_global_norm global_norm=_optax_global_norm \
+         masked=_optax_masked inject_hyperparams=_optax_inject_hyperparams \
+         skip_not_finite=_optax_skip_not_finite \
+         skip_large_updates=_optax_skip_large_updates safe_norm=_optax_safe_norm \
+         safe_root_mean_squares=_optax_safe_root_mean_squares \
+         safe_increment=_optax_safe_increment \
+         safe_int32_increment=_optax_safe_int32_increment sgd=_optax_sgd \
+         adam=_optax_adam nadam=_optax_nadam adamw=_optax_adamw nadamw=_optax_nadamw \
+         amsgrad=_optax_amsgrad adamax=_optax_adamax lamb=_optax_lamb lion=_optax_lion \
+         adabelief=_optax_adabelief adagrad=_optax_adagrad rmsprop=_optax_rmsprop \
+         adafactor=_optax_adafactor ScaleState=_optax_EmptyState \
+         AddDecayedWeightsState=_optax_EmptyState ClipState=_optax_EmptyState \
+         ClipByGlobalNormState=_optax_EmptyState \
+         ScaleByTrustRatioState=_optax_EmptyState \
+         constant_schedule=_optax_constant_schedule \
+         polynomial_schedule=_optax_polynomial_schedule \
+         linear_schedule=_optax_linear_schedule \
+         piecewise_constant_schedule=_optax_piecewise_constant_schedule \
+         exponential_decay=_optax_exponential_decay \
+         cosine_decay_schedule=_optax_cosine_decay_schedule \
+         join_schedules=_optax_join_schedules \
+         warmup_constant_schedule=_optax_warmup_constant_schedule \
+         warmup_cosine_decay_schedule=_optax_warmup_cosine_decay_schedule \
+         warmup_exponential_decay_schedule=_optax_warmup_exponential_decay_schedule \
+         l2_loss=_optax_l2_loss squared_error=_optax_squared_error \
+         huber_loss=_optax_huber_loss log_cosh=_optax_log_cosh \
+         cosine_similarity=_optax_cosine_similarity \
+         cosine_distance=_optax_cosine_distance \
+         softmax_cross_entropy=_optax_softmax_cross_entropy \
+         softmax_cross_entropy_with_integer_labels=_optax_softmax_cross_entropy_with_integer_labels \
+         safe_softmax_cross_entropy=_optax_safe_softmax_cross_entropy \
+         sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy \
+         Params=_typing_Any OptState=_typing_Any Updates=_typing_Any \
+         Schedule=_typing_Callable ScalarOrSchedule=_typing_Any \
+         TransformInitFn=_typing_Callable TransformUpdateFn=_typing_Callable \
+         tree=@optax.tree tree_utils=@optax.tree_utils schedules=@optax.schedules \
+         losses=@optax.losses",
+    ),
+    (
         "numpy.random",
         "NumPy's random numbers (its own generators and streams), as numpy.random.",
         "*_np_random shuffle=np_shuffle default_rng=np_default_rng RandomState=np_RandomState",
@@ -259,10 +394,11 @@ const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
     fft=@numpy.fft ndarray=asarray asarray=_np_asarray array=_np_array";
 
-/// Build every namespace of the table and make it importable. Members whose
-/// builtin is missing are left out (see `missing_members`).
-pub(crate) fn register(interp: &mut Interp) {
-    for &(name, doc, spec) in MODULES {
+/// Build the namespaces of the table that `wanted` picks and make them
+/// importable. Members whose builtin is missing are left out (see
+/// `missing_members`).
+pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
+    for &(name, doc, spec) in MODULES.iter().filter(|r| wanted(r.0)) {
         let members = members(interp, spec)
             .into_iter()
             .filter_map(|(n, v)| Some((n, v?)))
@@ -313,8 +449,11 @@ fn lookup(interp: &Interp, target: &str) -> Option<Value> {
 }
 
 /// Every `module.member` of the table whose value arr does not have yet:
-/// the list of JAX and NumPy names still missing.
-pub fn missing_members(interp: &Interp) -> Vec<String> {
+/// the list of JAX and NumPy names still missing (the libraries loaded first).
+pub fn missing_members(interp: &mut Interp) -> Vec<String> {
+    if let Err(e) = interp.load_all_libraries() {
+        return vec![format!("a library failed to load: {e}")];
+    }
     MODULES
         .iter()
         .flat_map(|&(name, _, spec)| {

@@ -129,9 +129,10 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func("isinstance(x, types)", "Whether x is of one of the given types (int, float, str, list, tuple, dict, bool, ndarray).", isinstance);
     r.func(
-        "type(x)",
+        "type(x, bases=None, dict=None)",
         "The class of an instance; for other values their type as arr writes it, e.g. \
-         'int' or 'f32[3,4]' (whose __name__ is Python's name: 'int', 'ArrayImpl').",
+         'int' or 'f32[3,4]' (whose __name__ is Python's name: 'int', 'ArrayImpl'). With \
+         three arguments, type(name, bases, dict) makes a class, as a class statement does.",
         type_,
     );
     r.func("callable(x)", "Whether x can be called.", callable);
@@ -532,6 +533,17 @@ fn register_more(r: &mut Registry) {
     );
     r.method(
         "str",
+        "rfind(self, sub)",
+        "The index of the last sub, or -1.",
+        |_, a| {
+            let (t, sub) = (s(&a[0])?, s(&a[1])?);
+            Ok(Value::Int(
+                t.rfind(sub).map_or(-1, |i| t[..i].chars().count() as i64),
+            ))
+        },
+    );
+    r.method(
+        "str",
         "title(self)",
         "Copy with each word capitalised.",
         |_, a| {
@@ -912,12 +924,49 @@ fn isinstance(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::Bool(type_matches(&a[0], &a[1])?))
 }
 
-fn type_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn type_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if !matches!(a[1], Value::None) {
+        return new_class(interp, &a);
+    }
     // An exception's class is a value (`type(e).__name__`, `type(e) is ValueError`).
     if let Some(e) = exception::as_instance(&a[0]) {
         return Ok(e.class.clone());
     }
     Ok(arr_runtime::class::type_of(&a[0]))
+}
+
+/// `type(name, bases, dict)`: the class a `class name(*bases):` statement
+/// whose body bound `dict` makes.
+fn new_class(interp: &mut Interp, a: &[Value]) -> Result<Value> {
+    let name = str_arg("type(name, bases, dict): name", &a[0])?;
+    let Value::Tuple(bases) = &a[1] else {
+        return Err(Error::type_error(format!(
+            "type(name, bases, dict): bases must be a tuple, got {}",
+            a[1].type_name()
+        )));
+    };
+    let Value::Dict(namespace) = &a[2] else {
+        return Err(Error::type_error(format!(
+            "type(name, bases, dict): dict must be a dict, got {}",
+            a[2].type_name()
+        )));
+    };
+    let mut attrs = Vec::new();
+    let mut doc = None;
+    for (k, v) in namespace.borrow().iter() {
+        let Key::Str(k) = k else {
+            return Err(Error::type_error(
+                "type(name, bases, dict): the dict's keys must be strings",
+            ));
+        };
+        if &**k == "__doc__" {
+            if let Value::Str(d) = v {
+                doc = Some(d.to_string());
+            }
+        }
+        attrs.push((k.clone(), v.clone()));
+    }
+    interp.make_class(name, doc, bases.to_vec(), attrs)
 }
 
 fn callable(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -2369,9 +2369,12 @@ def norm(x, ord=None, axis=None, keepdims=False):
 # ---------------------------------------------------------------------------
 # jax.tree_util
 
-def tree_reduce(function, tree, *initializer, is_leaf=None):
+def tree_reduce(function, tree, *initializer, is_leaf=None, **given):
     """function folded over the leaves, left to right (starting from initializer if given)."""
     xs = tree_leaves(tree, is_leaf=is_leaf)
+    if any(k != "initializer" for k in given):
+        raise TypeError(f"tree_reduce() got an unexpected keyword argument {list(given)[0]!r}")
+    initializer = initializer + tuple(given.values())
     if len(initializer) > 1:
         raise TypeError("tree_reduce takes at most one initializer")
     if len(initializer) == 1:

@@ -155,8 +155,8 @@ print(x, 1 and jnp.zeros(1))
 /// may join it.
 #[test]
 fn missing_names_only_shrink() {
-    let s = session();
-    let missing = arr_stdlib::modules::missing_members(&s.interp);
+    let mut s = session();
+    let missing = arr_stdlib::modules::missing_members(&mut s.interp);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/missing_names.txt");
     let listed = std::fs::read_to_string(path).unwrap_or_default();
     let listed: Vec<&str> = listed

@@ -205,20 +205,30 @@ pub fn nvrtc_present(what: &str) -> bool {
 /// if it has numpy; None, having said on stderr (past the capture) that
 /// `what` is skipped, when there is none.
 pub fn python_with_numpy(what: &str) -> Option<String> {
+    python_with(&["numpy"], what)
+}
+
+/// The Python that imports `modules` (`["jax", "optax"]`): `ARR_PYTHON`
+/// (which must then import them: the test script installs them), else
+/// `python3` if it imports them; None, having said on stderr (past the
+/// capture) that `what` is skipped, when there is none.
+pub fn python_with(modules: &[&str], what: &str) -> Option<String> {
     let given = std::env::var("ARR_PYTHON").ok();
     let python = given.clone().unwrap_or_else(|| "python3".into());
-    let has_numpy = std::process::Command::new(&python)
-        .args(["-c", "import numpy"])
+    let imports = format!("import {}", modules.join(", "));
+    let has_them = std::process::Command::new(&python)
+        .args(["-c", &imports])
         .output()
         .is_ok_and(|o| o.status.success());
-    if has_numpy {
+    if has_them {
         return Some(python);
     }
-    assert!(given.is_none(), "ARR_PYTHON={python} cannot import numpy");
+    let names = modules.join(" and ");
+    assert!(given.is_none(), "ARR_PYTHON={python} cannot import {names}");
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr(),
-        "SKIPPED: {what} needs numpy for {python}; scripts/test.sh installs it"
+        "SKIPPED: {what} needs {names} for {python}; scripts/test.sh installs them"
     );
     None
 }

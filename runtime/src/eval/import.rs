@@ -3,11 +3,13 @@
 //!
 //! There is no search path: arr's modules are built in, so an import never
 //! touches the file system and a name arr does not have is an ImportError
-//! naming it, at the line of the import.
+//! naming it, at the line of the import. A library with a loader
+//! (`Interp::module_loaders`) makes its namespaces at its first import.
 
 use super::Interp;
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
+use std::rc::Rc;
 
 impl Interp {
     /// The module a dotted path names; with `top`, the module of its first
@@ -21,7 +23,10 @@ impl Interp {
         self.module(first)
     }
 
-    fn module(&self, path: &str) -> Result<Value> {
+    fn module(&mut self, path: &str) -> Result<Value> {
+        if !self.modules.contains_key(path) {
+            self.load_library(path)?;
+        }
         match self.modules.get(path) {
             Some(m) => Ok(m.clone()),
             None => Err(
@@ -58,6 +63,25 @@ impl Interp {
         for (name, value) in m.attrs.iter().filter(|(n, _)| !n.starts_with('_')) {
             let id = self.interner.intern(name) as usize;
             self.store_global(id, value.clone());
+        }
+        Ok(())
+    }
+
+    /// Run the loader of the library that `path` belongs to, if it has one
+    /// that has not run yet.
+    pub fn load_library(&mut self, path: &str) -> Result<()> {
+        let top = path.split('.').next().unwrap_or(path);
+        match self.module_loaders.remove(top) {
+            Some(loader) => loader(self),
+            None => Ok(()),
+        }
+    }
+
+    /// Run every loader that has not run yet (to list every namespace).
+    pub fn load_all_libraries(&mut self) -> Result<()> {
+        let tops: Vec<Rc<str>> = self.module_loaders.keys().cloned().collect();
+        for top in tops {
+            self.load_library(&top)?;
         }
         Ok(())
     }

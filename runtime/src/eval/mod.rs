@@ -33,6 +33,9 @@ use std::sync::Arc;
 /// Where `print` and friends write. The REPL uses stdout; a notebook kernel captures.
 pub type OutputSink = Box<dyn FnMut(&str)>;
 
+/// What makes a library's namespaces at its first import (see `import.rs`).
+pub type ModuleLoader = Rc<dyn Fn(&mut Interp) -> Result<()>>;
+
 /// The evaluator's state: globals, builtins, method tables, the interrupt flag.
 pub struct Interp {
     pub interner: Interner,
@@ -55,6 +58,9 @@ pub struct Interp {
     pub auto: AutoJit,
     /// What `import` finds, by dotted name (`jax.numpy`): the stdlib's namespaces.
     pub modules: FxHashMap<Rc<str>, Value>,
+    /// Libraries (`optax`) whose namespaces are made at their first import,
+    /// by top-level name: start-up does not pay for them.
+    pub module_loaders: FxHashMap<Rc<str>, ModuleLoader>,
     depth: usize,
     /// What the running generator bodies yielded so far, innermost last.
     yielded: Vec<Vec<Value>>,
@@ -193,6 +199,7 @@ impl Interp {
             progress_bars: None,
             auto: AutoJit::default(),
             modules: FxHashMap::default(),
+            module_loaders: FxHashMap::default(),
             depth: 0,
             yielded: Vec::new(),
             handling: Vec::new(),

@@ -235,8 +235,14 @@ thread_local! {
 }
 
 /// The name of the standard library's own arr source: its statements are
-/// not where a user's operation comes from, so positions skip them.
+/// not where a user's operation comes from, so positions skip them (and
+/// those of its other files, named `<stdlib:...>`).
 pub const STDLIB_SOURCE: &str = "<stdlib>";
+
+/// Whether a file is one of the standard library's own sources.
+pub fn is_stdlib_source(name: &str) -> bool {
+    name == STDLIB_SOURCE || name.starts_with("<stdlib:")
+}
 
 /// Run `f` with the equations it records placed at `line` (those of an
 /// equation being transposed or partitioned come from its position).
@@ -258,7 +264,7 @@ pub fn recording() -> bool {
 
 /// The interpreter is running the statement at `span` of `file`.
 pub fn set_source(file: &Rc<arr_lang::SourceFile>, span: arr_lang::Span) {
-    if file.name == STDLIB_SOURCE {
+    if is_stdlib_source(&file.name) {
         return;
     }
     SOURCE.with(|s| {
