@@ -102,13 +102,13 @@ def outer(a, b):
     """Outer product of two vectors (flattened first)."""
     return ravel(a)[:, None] * ravel(b)[None, :]
 
-def allclose(a, b, rtol=1e-05, atol=1e-08):
-    """True if every |a - b| <= atol + rtol * |b|."""
-    return bool(all(isclose(a, b, rtol=rtol, atol=atol)))
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if every |a - b| <= atol + rtol * |b| (as isclose)."""
+    return bool(all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
-def isclose(a, b, rtol=1e-05, atol=1e-08):
-    """Elementwise |a - b| <= atol + rtol * |b|."""
-    return abs(a - b) <= atol + rtol * abs(b)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |a - b| <= atol + rtol * |b| for finite b, as NumPy: equal infinities are close, NaNs only with equal_nan."""
+    return ((abs(a - b) <= atol + rtol * abs(b)) & isfinite(b)) | (a == b) | ((isnan(a) & isnan(b)) if equal_nan else False)
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     """num evenly spaced values from start to stop (inclusive if endpoint), as jax.numpy.linspace."""

@@ -607,7 +607,7 @@ mod tests {
     #[test]
     fn the_pipelines_passes() {
         expect_test::expect![[
-            "fold simplify cse dot_transpose combine_collectives dce fuse fold_epilogues"
+            "fold simplify cse dot_transpose dot_operands combine_collectives dce fuse fold_epilogues"
         ]]
         .assert_eq(&names(PIPELINE));
         expect_test::expect![
