@@ -399,8 +399,8 @@ pub fn dot_operands(g: &Graph) -> Graph {
             (Prim::DotGeneral(d), [a, b]) => {
                 let mut d = d.clone();
                 let mut inputs = vec![a.clone(), b.clone()];
-                for side in 0..2 {
-                    let Atom::Var(v) = &inputs[side] else {
+                for (side, input) in inputs.iter_mut().enumerate() {
+                    let Atom::Var(v) = input else {
                         continue;
                     };
                     let Some((src, perm)) = perm_of.get(v) else {
@@ -421,7 +421,7 @@ pub fn dot_operands(g: &Graph) -> Graph {
                     for axis in batch.iter_mut().chain(contract.iter_mut()) {
                         *axis = perm[*axis];
                     }
-                    inputs[side] = src.clone();
+                    *input = src.clone();
                 }
                 eqn.prim = Prim::DotGeneral(d);
                 eqn.inputs = inputs;
