@@ -547,37 +547,9 @@ fn operands_on_two_devices_are_an_error_naming_both_unless_one_is_a_scalar() {
 /// device as `Kernel::in_phases` and agrees with the CPU's row-at-a-time run.
 #[test]
 fn kernels_reading_row_values_match_the_cpu() {
-    use arr_kernels::{Kernel, KernelInput, KernelOutput, ScalarOp};
     let Some(d) = device() else { return };
     let shape = [37, 50];
-    let k = Kernel {
-        shape: shape.to_vec(),
-        dtype: DType::F32,
-        inputs: vec![KernelInput::broadcast(DType::F32, &shape, &shape)],
-        body: vec![
-            ScalarOp::Load(0),
-            ScalarOp::Reduced(1),
-            ScalarOp::Binary(BinaryOp::Sub, 0, 1),
-            ScalarOp::Unary(UnaryOp::Exp, 2),
-            ScalarOp::Reduced(2),
-            ScalarOp::Binary(BinaryOp::Div, 3, 4),
-        ],
-        outputs: vec![
-            KernelOutput {
-                reg: 5,
-                reduce: None,
-            },
-            KernelOutput {
-                reg: 0,
-                reduce: Some(ReduceOp::Max),
-            },
-            KernelOutput {
-                reg: 3,
-                reduce: Some(ReduceOp::Sum),
-            },
-        ],
-        reduce_axes: 1,
-    };
+    let k = common::softmax_kernel(DType::F32, &shape);
     let x = Cpu.convert(&sample(DType::F64, 37 * 50, 5).reshape(&shape), DType::F32);
     let want = Cpu.run_kernel(&k, vec![x.clone()]);
     let got = d.run_kernel(&k, vec![x]);

@@ -9,40 +9,7 @@ use arr_kernels::cpu::Cpu;
 use arr_kernels::{
     Array, Backend, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
 };
-use common::{f32_array, f64_array};
-
-/// Softmax over the last axis: outputs (softmax, row max, row sum).
-pub fn softmax(dtype: DType, shape: &[usize]) -> Kernel {
-    use ScalarOp::*;
-    Kernel {
-        shape: shape.to_vec(),
-        dtype,
-        inputs: vec![KernelInput::broadcast(dtype, shape, shape)],
-        body: vec![
-            Load(0),
-            Reduced(1),
-            Binary(BinaryOp::Sub, 0, 1),
-            Unary(UnaryOp::Exp, 2),
-            Reduced(2),
-            Binary(BinaryOp::Div, 3, 4),
-        ],
-        outputs: vec![
-            KernelOutput {
-                reg: 5,
-                reduce: None,
-            },
-            KernelOutput {
-                reg: 0,
-                reduce: Some(ReduceOp::Max),
-            },
-            KernelOutput {
-                reg: 3,
-                reduce: Some(ReduceOp::Sum),
-            },
-        ],
-        reduce_axes: 1,
-    }
-}
+use common::{f32_array, f64_array, softmax_kernel as softmax};
 
 /// Layer norm over the last axis, with a per-row value (`1/sqrt(var + eps)`)
 /// as an output, as the backward pass keeps it.

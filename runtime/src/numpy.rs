@@ -709,6 +709,17 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
             ))
         })?;
     let nb = batch.len();
+    // The result's shape: the added axes of 1-D operands removed again.
+    let out_shape = || {
+        let mut shape = batch.to_vec();
+        if !a_vec {
+            shape.push(m);
+        }
+        if !b_vec {
+            shape.push(n);
+        }
+        shape
+    };
     if br == 2 {
         // `x @ w` with a matrix `w` (every dense layer): contract x's last
         // axis with w's first, as JAX does, rather than broadcasting `w`
@@ -722,14 +733,7 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
             rhs_contract: vec![0],
         };
         let out = bind1(&Prim::DotGeneral(dims), vec![a2, b2])?;
-        let mut shape = batch.to_vec();
-        if !a_vec {
-            shape.push(m);
-        }
-        if !b_vec {
-            shape.push(n);
-        }
-        return Ok(Value::Array(reshape(out, &shape)?));
+        return Ok(Value::Array(reshape(out, &out_shape())?));
     }
     let mut ashape = batch.to_vec();
     ashape.extend([m, k]);
@@ -744,14 +748,7 @@ pub fn matmul(a: &Value, b: &Value) -> Result<Value> {
         rhs_contract: vec![nb],
     };
     let out = bind1(&Prim::DotGeneral(dims), vec![a3, b3])?;
-    let mut shape = batch.to_vec();
-    if !a_vec {
-        shape.push(m);
-    }
-    if !b_vec {
-        shape.push(n);
-    }
-    Ok(Value::Array(reshape(out, &shape)?))
+    Ok(Value::Array(reshape(out, &out_shape())?))
 }
 
 /// A Python-scalar view of a 0-d array, for `int(x)`, `float(x)`, formatting.

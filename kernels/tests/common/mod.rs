@@ -188,3 +188,37 @@ pub const HALF_CASES: &[(f64, u16, u16)] = &[
     (3.4e38, 0x7f80, 0x7c00), // rounds past bfloat16's largest
     (0.1, 0x3dcd, 0x2e66),
 ];
+
+/// A kernel that reads its reductions back along the row (`ScalarOp::Reduced`):
+/// softmax over the last axis; outputs (softmax, row max, row sum).
+pub fn softmax_kernel(dtype: DType, shape: &[usize]) -> arr_kernels::Kernel {
+    use arr_kernels::{BinaryOp, KernelInput, KernelOutput, ReduceOp, ScalarOp::*, UnaryOp};
+    arr_kernels::Kernel {
+        shape: shape.to_vec(),
+        dtype,
+        inputs: vec![KernelInput::broadcast(dtype, shape, shape)],
+        body: vec![
+            Load(0),
+            Reduced(1),
+            Binary(BinaryOp::Sub, 0, 1),
+            Unary(UnaryOp::Exp, 2),
+            Reduced(2),
+            Binary(BinaryOp::Div, 3, 4),
+        ],
+        outputs: vec![
+            KernelOutput {
+                reg: 5,
+                reduce: None,
+            },
+            KernelOutput {
+                reg: 0,
+                reduce: Some(ReduceOp::Max),
+            },
+            KernelOutput {
+                reg: 3,
+                reduce: Some(ReduceOp::Sum),
+            },
+        ],
+        reduce_axes: 1,
+    }
+}
