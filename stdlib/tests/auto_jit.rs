@@ -240,6 +240,29 @@ fn turning_it_off_compiles_nothing() {
     assert!(err.render().contains("threshold must be at least 1"));
 }
 
+/// Layouts are results too: a hot function over arrays laid out on a mesh
+/// returns what the interpreter returns, laid out the same (a `zeros_like`
+/// whose compiled form would no longer read its operand kept its layout
+/// only while interpreted).
+#[test]
+fn laid_out_arrays_keep_their_layouts_in_hot_functions() {
+    let mut s = session();
+    run(
+        &mut s,
+        "set_devices(2)\nm = mesh((2,), ('d',))\n\
+         x = device_put(ones((4, 2)), NamedSharding(m, P('d')))\n\
+         f = lambda x: zeros_like(x)\ng = lambda x: x * 2.0\n\
+         ys = [f(x) for i in range(10)]\nzs = [g(x) for i in range(10)]\n",
+    );
+    for v in ["ys", "zs"] {
+        let same = run(
+            &mut s,
+            &format!("all([y.sharding == x.sharding for y in {v}])"),
+        );
+        assert!(matches!(same, Value::Bool(true)), "{v}: {}", report(&mut s));
+    }
+}
+
 /// Automatic JIT fuses epilogues into products too (the exact pipeline),
 /// and the results stay bit for bit the interpreter's: the product's values
 /// are computed by the same gemm calls either way.

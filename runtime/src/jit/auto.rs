@@ -122,6 +122,12 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
     }
     match v {
         Value::Array(t) => match (arrays, t) {
+            // An array laid out over a mesh: its layout is not part of the
+            // type the trace sees, and a compiled region could return a
+            // result laid out otherwise than the interpreter's (a
+            // `zeros_like` that no longer depends on its operand), so
+            // regions over such arrays stay interpreted.
+            (_, Tensor::Concrete(a)) if a.placement().is_some() => return false,
             (Arrays::Traced, _) | (Arrays::ByType, Tensor::Concrete(_)) => {
                 parts.push(Part::Type(t.aval()));
                 leaves.push(t.clone());
