@@ -5,26 +5,17 @@
 //! available (`ARR_PYTHON`, as the test script provides), and says so
 //! clearly when it is skipped.
 
-use std::path::Path;
-use std::process::Command;
-
 #[test]
 fn agrees_with_optax() {
     let Some(python) = arr_testkit::python_with(&["jax", "optax"], "the optax differential test")
     else {
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/optax_differential.py");
-    let out = Command::new(&python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_arr"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    println!("{text}");
-    assert!(
-        out.status.success(),
-        "arr disagrees with optax:\n{text}{}",
-        String::from_utf8_lossy(&out.stderr)
+    arr_testkit::run_python_check(
+        &python,
+        "optax_differential.py",
+        env!("CARGO_BIN_EXE_arr"),
+        &[],
+        "optax",
     );
 }

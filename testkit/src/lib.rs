@@ -208,6 +208,28 @@ pub fn python_with_numpy(what: &str) -> Option<String> {
     python_with(&["numpy"], what)
 }
 
+/// Run a differential check: `python script arr args...` (the script runs
+/// programs under the `arr` binary and under the reference packages); the
+/// test fails, with the script's report, unless it exits with success.
+pub fn run_python_check(python: &str, script: &str, arr: &str, args: &[&str], against: &str) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests")
+        .join(script);
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(arr)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert!(
+        out.status.success(),
+        "arr disagrees with {against}:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The Python that imports `modules` (`["jax", "optax"]`): `ARR_PYTHON`
 /// (which must then import them: the test script installs them), else
 /// `python3` if it imports them; None, having said on stderr (past the
