@@ -182,6 +182,18 @@ pub struct Deleted {
     pub why: Arc<str>,
 }
 
+/// Which array library's rules the language gives an array. The kernels
+/// only keep the tag (a handle's, not the buffer's); the language reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Flavour {
+    /// An arr (JAX) array: a `jax.Array`.
+    #[default]
+    Jax,
+    /// A NumPy `ndarray`: what NumPy's functions return. `writeable` is
+    /// false for a view of an immutable array (`np.asarray` of a JAX array).
+    NumPy { writeable: bool },
+}
+
 /// An n-dimensional array: row-major, contiguous, immutable once shared.
 ///
 /// One pointer wide, so that language values holding arrays stay small
@@ -208,6 +220,8 @@ struct ArrayInner {
     pinned: bool,
     /// Made by `donate`: kernels write into this buffer before others.
     donated: bool,
+    /// Whose rules the language applies to this handle (see `Flavour`).
+    flavour: Flavour,
     /// Which device holds which block (`None`: an ordinary host array).
     /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
@@ -264,6 +278,7 @@ impl Array {
                 deleted: OnceLock::new(),
                 pinned: false,
                 donated: false,
+                flavour: Flavour::Jax,
                 placement,
                 shards,
                 gpu: RwLock::new(None),
@@ -645,6 +660,29 @@ impl Array {
         };
         let mut a = Array::from_arc(self.shape(), buf);
         Arc::get_mut(&mut a.inner).expect("just made").pinned = true;
+        a
+    }
+
+    /// Whether this handle is shared by the runtime (a cached scalar).
+    pub fn is_pinned(&self) -> bool {
+        self.inner.pinned
+    }
+
+    /// Whose rules the language gives this array.
+    pub fn flavour(&self) -> Flavour {
+        self.inner.flavour
+    }
+
+    /// A handle of the same elements with another flavour (a sharded
+    /// array keeps its own: NumPy's arrays live on the host).
+    pub fn with_flavour(&self, flavour: Flavour) -> Array {
+        if self.inner.flavour == flavour || self.placement().is_some() {
+            return self.clone();
+        }
+        let mut a = self.reshape(self.shape());
+        if let Some(inner) = Arc::get_mut(&mut a.inner) {
+            inner.flavour = flavour;
+        }
         a
     }
 

@@ -22,7 +22,7 @@ mod optable;
 pub mod process;
 pub mod sharding;
 
-pub use array::{broadcast_shapes, strides_of, Array, Buffer, Shape};
+pub use array::{broadcast_shapes, strides_of, Array, Buffer, Flavour, Shape};
 pub use backend::Backend;
 
 /// Scalar reference functions that tests outside this crate check kernels

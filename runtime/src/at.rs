@@ -116,7 +116,7 @@ impl Object for AtRef {
 /// How indices out of bounds behave.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// The default: an error when the interpreter can see the index, as `x[i]`.
+    /// arr's default: an error when the interpreter can see the index, as `x[i]`.
     Checked,
     Clip,
     /// Updates out of bounds are dropped; `get` gives the fill value there.
@@ -142,7 +142,13 @@ fn call(
     args: Vec<Value>,
     kwargs: Vec<(Rc<str>, Value)>,
 ) -> Result<Value> {
-    let mut mode = Mode::Checked;
+    // Under JAX's rules (see `Interp::jax_rules`), JAX's defaults: a read
+    // out of bounds clamps, an update there is dropped.
+    let mut mode = match (interp.jax_rules, name) {
+        (false, _) => Mode::Checked,
+        (true, "get") => Mode::Clip,
+        (true, _) => Mode::Drop,
+    };
     let mut fill = None;
     for (k, v) in kwargs {
         match (&*k, &v) {

@@ -328,6 +328,7 @@ pub fn python_type_name(v: &Value) -> &'static str {
         Value::Int(_) => "int",
         Value::Float(_) => "float",
         Value::Str(_) => "str",
+        Value::Array(_) if crate::numpy::is_ndarray(v) => "ndarray",
         Value::Array(_) => "ArrayImpl",
         Value::List(_) => "list",
         Value::Tuple(_) => "tuple",

@@ -288,10 +288,19 @@ fn concrete_str(a: &Array) -> String {
 
 /// JAX's `repr` of an array, `Array([1., 2.], dtype=float32)`: how an
 /// array inside a list, tuple or dict prints (on its own, the REPL shows
-/// arr's type line and the values instead).
+/// arr's type line and the values instead). A NumPy array shows as NumPy
+/// shows it: `array([1., 2.], dtype=float32)`, the dtype left out for
+/// NumPy's defaults (float64, int64, bool).
 pub fn jax_repr(t: &Tensor) -> String {
     let Tensor::Concrete(a) = t else {
         return tracer_str(t);
+    };
+    let (prefix, default_dtype) = match a.flavour() {
+        arr_kernels::Flavour::NumPy { .. } => (
+            "array(",
+            matches!(a.dtype(), DType::F64 | DType::I64 | DType::Bool) && !a.is_empty(),
+        ),
+        arr_kernels::Flavour::Jax => ("Array(", false),
     };
     let buf = match a.buffer() {
         Ok(b) => b,
@@ -318,21 +327,24 @@ pub fn jax_repr(t: &Tensor) -> String {
         let mut out = String::new();
         let layout = Layout {
             comma: true,
-            indent: "Array(".len(),
+            indent: prefix.len(),
         };
         write_axis(a, &buf, &fmt, 0, 0, summarise, layout, &mut out);
         out
     };
     // JAX's rule: the dtype follows on the last line, after spaces as wide
     // as `Array(` when the line would be too long.
+    if default_dtype {
+        return format!("{prefix}{body})");
+    }
     let dtype = format!("dtype={}", a.dtype());
-    let last_line = body.len() - body.rfind('\n').map_or(0, |i| i + 1) + "Array(".len() + 1;
+    let last_line = body.len() - body.rfind('\n').map_or(0, |i| i + 1) + prefix.len() + 1;
     let sep = if last_line + dtype.len() + 1 > 75 {
-        " ".repeat("Array(".len())
+        " ".repeat(prefix.len())
     } else {
         " ".into()
     };
-    format!("Array({body},{sep}{dtype})")
+    format!("{prefix}{body},{sep}{dtype})")
 }
 
 /// How nested brackets are laid out: NumPy's `str` (space-separated) or

@@ -293,9 +293,27 @@ fn apply_basic(a: Tensor, items: &[Item]) -> Result<Tensor> {
     reshape(r, &out_shape)
 }
 
+/// What an integer index past either end of its axis does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bounds {
+    /// An IndexError naming the index and the axis (NumPy's and arr's rule).
+    Check,
+    /// The nearest element (JAX's rule: a negative index counts from the
+    /// end first, then the index is clamped into the axis).
+    Clamp,
+}
+
 /// `a[idx]` with NumPy semantics.
 pub fn get_index(a: &Tensor, idx: &Value) -> Result<Tensor> {
-    let (x, items) = normalize(a, idx)?;
+    get_index_as(a, idx, Bounds::Check)
+}
+
+/// `a[idx]`, with out-of-range integer indices treated as `bounds` says.
+pub fn get_index_as(a: &Tensor, idx: &Value, bounds: Bounds) -> Result<Tensor> {
+    let (x, mut items) = normalize(a, idx)?;
+    if bounds == Bounds::Clamp {
+        clamp_items(&mut items, x.shape())?;
+    }
     check_sharded_ints(&x, &items)?;
     if !items.iter().any(|i| matches!(i, Item::Adv(_))) {
         return apply_basic(x, &items);
@@ -373,6 +391,33 @@ pub fn get_index(a: &Tensor, idx: &Value) -> Result<Tensor> {
         return transpose(gathered, &perm);
     }
     Ok(gathered)
+}
+
+/// Clamp the integer indices (scalars, and concrete index arrays) of
+/// `items` into their axes of `shape`; traced index arrays are clamped by
+/// the gather itself.
+fn clamp_items(items: &mut [Item], shape: &[usize]) -> Result<()> {
+    for (it, &len) in items.iter_mut().zip(shape) {
+        if len == 0 {
+            continue;
+        }
+        let n = len as i64;
+        let clamp = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n - 1);
+        match it {
+            Item::Int(i) => *i = clamp(*i),
+            Item::Adv(ix) => {
+                if let Some(c) = ix.as_concrete() {
+                    let b = c.buffer()?;
+                    if (0..c.len()).any(|k| !(-n..n).contains(&b.get_i64(k))) {
+                        let v = (0..c.len()).map(|k| clamp(b.get_i64(k))).collect();
+                        *ix = Array::new(c.shape(), Buffer::I64(v)).into();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn mul_scalar(a: Tensor, k: i64) -> Result<Tensor> {

@@ -7,7 +7,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::prim::{bind1, type_str, Prim};
 use crate::tensor::Tensor;
 use crate::value::Value;
-use arr_kernels::{broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, ReduceOp, UnaryOp};
+use arr_kernels::{
+    broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, Flavour, ReduceOp, UnaryOp,
+};
 
 /// The default float and int dtypes, as JAX without x64.
 pub const DEFAULT_FLOAT: DType = DType::F32;
@@ -387,14 +389,72 @@ pub fn promote(values: &[&Value]) -> Result<Vec<Tensor>> {
     values.iter().map(|v| to_array_as(v, dtype)).collect()
 }
 
+/// Whether `v` is a NumPy array (see `Flavour`).
+pub fn is_ndarray(v: &Value) -> bool {
+    matches!(v, Value::Array(Tensor::Concrete(a)) if matches!(a.flavour(), Flavour::NumPy { .. }))
+}
+
+/// Whether an operator on these operands gives a NumPy array, as in NumPy:
+/// some operand is one and the rest are NumPy arrays or Python numbers (a
+/// JAX array among them makes the result a JAX array).
+pub fn ndarray_operands(operands: &[&Value]) -> bool {
+    operands.iter().any(|v| is_ndarray(v))
+        && operands
+            .iter()
+            .all(|v| is_ndarray(v) || matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_)))
+}
+
+/// `v` with its arrays, and those of the tuple or list it is, given
+/// `flavour` (a NumPy array keeps its own writeability).
+pub fn with_flavour(v: Value, flavour: Flavour) -> Value {
+    match v {
+        Value::Array(Tensor::Concrete(a)) => {
+            let keep = matches!(
+                (a.flavour(), flavour),
+                (Flavour::NumPy { .. }, Flavour::NumPy { .. })
+            );
+            if keep {
+                Value::Array(Tensor::Concrete(a))
+            } else {
+                Value::Array(Tensor::Concrete(a.with_flavour(flavour)))
+            }
+        }
+        Value::Tuple(items) => Value::tuple(
+            items
+                .iter()
+                .map(|x| with_flavour(x.clone(), flavour))
+                .collect(),
+        ),
+        Value::List(items) => Value::list(
+            items
+                .borrow()
+                .iter()
+                .map(|x| with_flavour(x.clone(), flavour))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The flavour of a fresh NumPy result.
+pub const NDARRAY: Flavour = Flavour::NumPy { writeable: true };
+
 /// `a op b` on arrays (or an array and a scalar), NumPy/JAX style.
 pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
     binary_owned(op, a.clone(), b.clone())
 }
 
 /// `binary` taking its operands by value, so that a temporary's buffer can be
-/// reused for the result (`x * 2.0 + 1.0` allocates once).
+/// reused for the result (`x * 2.0 + 1.0` allocates once). Of NumPy arrays,
+/// a NumPy array.
 pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
+    if ndarray_operands(&[&a, &b]) {
+        return Ok(with_flavour(binary_arrays(op, a, b)?, NDARRAY));
+    }
+    binary_arrays(op, a, b)
+}
+
+fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     let mut dtype = result_dtype(&[&a, &b])?;
     if op == BinaryOp::Div && !dtype.is_float() {
         dtype = DEFAULT_FLOAT;

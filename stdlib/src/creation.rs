@@ -2,7 +2,7 @@
 
 use crate::args::*;
 use crate::Registry;
-use arr_kernels::{Array, Buffer, DType};
+use arr_kernels::{Array, Buffer, DType, Flavour};
 use arr_runtime::numpy::{self, parse_shape};
 use arr_runtime::prim::{bind1, check_alloc, Prim};
 use arr_runtime::Tensor;
@@ -20,21 +20,31 @@ pub(crate) fn register(r: &mut Registry) {
     r.value("pi", Value::Float(std::f64::consts::PI));
     r.value("e", Value::Float(std::f64::consts::E));
     r.value("newaxis", Value::None);
-    r.func("array(x, dtype=None, copy=True, order=None)", "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).", array);
+    r.func(
+        "array(x, dtype=None, copy=True, order=None)",
+        "A new array from nested lists, numbers or another array (float32 for floats, int32 for ints).",
+        |i, a| from_numpy(array, i, a),
+    );
     r.func(
         "asarray(x, dtype=None, order=None, copy=None)",
         "x as an array (no copy if it already is one of that dtype).",
-        asarray,
+        |i, a| from_numpy(asarray, i, a),
     );
     r.func(
         "_np_asarray(x, dtype=None, order=None, copy=None)",
         "numpy.asarray: x as an array on the host (a sharded array gathered whole).",
-        |i, a| on_host(asarray(i, a)?),
+        |i, a| {
+            // A JAX array's elements seen as an ndarray: a read-only view,
+            // as NumPy's asarray of a JAX array is.
+            let view = matches!(&a[0], Value::Array(_)) && !numpy::is_ndarray(&a[0]);
+            let r = on_host(asarray(i, a)?)?;
+            Ok(numpy::with_flavour(r, Flavour::NumPy { writeable: !view }))
+        },
     );
     r.func(
         "_np_array(x, dtype=None, copy=True, order=None)",
         "numpy.array: a new array on the host (a sharded array gathered whole).",
-        |i, a| on_host(array(i, a)?),
+        |i, a| Ok(numpy::with_flavour(on_host(array(i, a)?)?, numpy::NDARRAY)),
     );
     r.func(
         "dtype(x)",
@@ -157,6 +167,25 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 /// NumPy's arrays live on the host: a concrete array laid out over devices
 /// comes back whole, without its layout (as `np.asarray(jax_array)` does).
+/// `array`/`asarray` (jnp's too): of a NumPy array, a JAX array, whose
+/// 64-bit dtypes become 32-bit unless `dtype` asks otherwise (JAX's
+/// canonical dtypes, as `jnp.asarray(np.arange(3))` gives int32).
+fn from_numpy(
+    f: fn(&mut Interp, Vec<Value>) -> Result<Value>,
+    interp: &mut Interp,
+    mut a: Vec<Value>,
+) -> Result<Value> {
+    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) {
+        let d = array_arg(&a[0])?.dtype();
+        a[1] = Value::DType(match d {
+            DType::I64 => DType::I32,
+            DType::F64 => DType::F32,
+            d => d,
+        });
+    }
+    Ok(numpy::with_flavour(f(interp, a)?, Flavour::Jax))
+}
+
 fn on_host(v: Value) -> Result<Value> {
     match &v {
         Value::Array(Tensor::Concrete(a)) if a.placement().is_some() => Ok(Value::Array(

@@ -3,14 +3,16 @@
 //! `import` lines work unmodified while `.arr` scripts keep the short names.
 //!
 //! A namespace holds the same values as the globals (`jnp.sum is sum`): it
-//! is a view, not a second implementation. Each row below lists a module's
+//! is a view, not a second implementation. (numpy's functions are the one
+//! exception: the same functions, returning NumPy arrays.) Each row below lists a module's
 //! members as words: `name` is the builtin `name`, `name=other` the builtin
 //! `other` (`other` may be `module.member` of a builtin module, such as
 //! `random.normal`), `name=@dotted.module` another namespace of this table,
 //! and `*module` every member of a builtin module (`*random`). Rows come
 //! before the rows that name them with `@`.
 
-use arr_runtime::{Interp, Value};
+use arr_runtime::{numpy, Builtin, Interp, Value};
+use std::rc::Rc;
 
 /// (dotted name, documentation, members).
 const MODULES: &[(&str, &str, &str)] = &[
@@ -33,22 +35,23 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.lax",
         "The primitives under jax.numpy, as jax.lax: control flow, collectives, slicing.",
-        "cond switch while_loop fori_loop scan map associative_scan select=_lax_select select_n \
+        "cond switch while_loop fori_loop scan map associative_scan select=_lax_select select_n=_lax_select_n \
          dynamic_slice dynamic_update_slice dynamic_slice_in_dim dynamic_update_slice_in_dim \
-         dynamic_index_in_dim dynamic_update_index_in_dim slice slice_in_dim index_in_dim \
+         dynamic_index_in_dim dynamic_update_index_in_dim slice=_lax_slice slice_in_dim=_lax_slice_in_dim index_in_dim=_lax_index_in_dim \
          psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \
          pshuffle pbroadcast \
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
-         sort sort_key_val cumsum cumprod cummax cummin cumlogsumexp \
+         sort sort_key_val=_lax_sort_key_val cumsum=_lax_cumsum cumprod=_lax_cumprod \
+         cummax=_lax_cummax cummin=_lax_cummin cumlogsumexp=_lax_cumlogsumexp \
          add sub=subtract mul=multiply div=_lax_div rem=_lax_rem neg=negative max=maximum min=minimum abs sign floor ceil round \
          exp exp2 log log1p expm1 pow=power sqrt cbrt sin cos tan asin=arcsin acos=arccos atan=arctan atan2=arctan2 sinh cosh tanh asinh=arcsinh acosh=arccosh atanh=arctanh \
-         logistic erf erfc erf_inv=erfinv lgamma digamma is_finite=isfinite square reciprocal \
+         logistic erf erfc=_lax_erfc erf_inv=erfinv lgamma digamma is_finite=isfinite square reciprocal \
          eq=equal ne=not_equal lt=less le=less_equal gt=greater ge=greater_equal bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not=invert \
          shift_left=left_shift shift_right_logical=_lax_shift_right_logical shift_right_arithmetic=right_shift population_count clz \
-         nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast broadcast_in_dim reshape squeeze \
-         expand_dims transpose rev pad concatenate iota broadcasted_iota full full_like \
-         collapse tie_in complex real imag conj with_sharding_constraint",
+         nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast=_lax_broadcast broadcast_in_dim=_lax_broadcast_in_dim reshape squeeze \
+         expand_dims transpose rev=_lax_rev pad concatenate iota broadcasted_iota=_lax_broadcasted_iota full full_like \
+         collapse=_lax_collapse tie_in=_lax_tie_in complex real imag conj with_sharding_constraint",
     ),
     ("jax.random", "Random numbers from explicit keys, as jax.random.", "*random"),
     (
@@ -392,19 +395,39 @@ const NUMPY: &str = "\
 /// numpy: the same functions, its own submodules.
 const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
-    fft=@numpy.fft ndarray=asarray asarray=_np_asarray array=_np_array";
+    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array";
 
 /// Build the namespaces of the table that `wanted` picks and make them
 /// importable. Members whose builtin is missing are left out (see
 /// `missing_members`).
 pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
     for &(name, doc, spec) in MODULES.iter().filter(|r| wanted(r.0)) {
+        let numpy = name == "numpy" || name.starts_with("numpy.");
         let members = members(interp, spec)
             .into_iter()
-            .filter_map(|(n, v)| Some((n, v?)))
+            .filter_map(|(n, v)| match (v?, numpy) {
+                (Value::Builtin(b), true) => Some((n, returning_ndarrays(&b))),
+                (v, _) => Some((n, v)),
+            })
             .collect();
         interp.add_module(Interp::make_module(name, doc, members));
     }
+}
+
+/// numpy's view of a builtin: the same function, whose arrays come back as
+/// NumPy arrays (`np.sum(x)` of a JAX array is an ndarray, as in NumPy).
+/// The one exception to "a namespace holds the globals' values".
+fn returning_ndarrays(b: &Builtin) -> Value {
+    let inner = b.func.clone();
+    Value::Builtin(Rc::new(Builtin {
+        name: b.name.clone(),
+        signature: b.signature.clone(),
+        doc: b.doc.clone(),
+        params: b.params.clone(),
+        defaults: b.defaults.clone(),
+        func: Rc::new(move |i, a| Ok(numpy::with_flavour(inner(i, a)?, numpy::NDARRAY))),
+        effect: b.effect,
+    }))
 }
 
 /// The members of one row, each with its value or None where arr lacks it.

@@ -43,6 +43,11 @@ pub(crate) fn register(r: &mut Registry) {
         range,
     );
     r.func(
+        "slice(*args)",
+        "A slice object, as `a:b:c` in an index: slice(stop), slice(start, stop[, step]).",
+        slice,
+    );
+    r.func(
         "enumerate(xs, start=0)",
         "Pairs (i, x) for the items of xs, counting from start.",
         enumerate,
@@ -909,8 +914,11 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "list" => matches!(x, Value::List(_)),
         "tuple" => matches!(x, Value::Tuple(_)),
         "dict" => matches!(x, Value::Dict(_)),
-        "array" | "asarray" => matches!(x, Value::Array(_)),
+        // jax.Array (and arr's arrays); NumPy's ndarray apart.
+        "array" | "asarray" => matches!(x, Value::Array(_)) && !numpy::is_ndarray(x),
+        "_np_asarray" | "_np_array" => numpy::is_ndarray(x),
         "range" => matches!(x, Value::Range(..)),
+        "slice" => matches!(x, Value::Slice(..)),
         "set" | "frozenset" => set::as_set(x).is_some(),
         other => {
             return Err(Error::type_error(format!(
@@ -918,6 +926,36 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
             )))
         }
     })
+}
+
+fn slice(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let Value::Tuple(args) = &a[0] else {
+        unreachable!("*args binds a tuple")
+    };
+    let part = |v: &Value| -> Result<Option<i64>> {
+        match v {
+            Value::None => Ok(None),
+            v => Ok(Some(int_arg("slice: indices", v)?)),
+        }
+    };
+    // slice(stop) alone, or slice(start, stop[, step]), as in Python.
+    let (start, stop, step) = match &args[..] {
+        [stop] => (None, part(stop)?, None),
+        [start, stop] => (part(start)?, part(stop)?, None),
+        [start, stop, step] => (part(start)?, part(stop)?, part(step)?),
+        _ => {
+            return Err(Error::type_error(format!(
+                "slice expected 1 to 3 arguments, got {}",
+                args.len()
+            )))
+        }
+    };
+    if step == Some(0) {
+        return Err(Error::value_error("slice step cannot be zero"));
+    }
+    Ok(Value::Slice(std::rc::Rc::new(
+        arr_runtime::value::SliceValue { start, stop, step },
+    )))
 }
 
 fn isinstance(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -69,6 +69,20 @@ pub(crate) fn register(r: &mut Registry) {
         "Cumulative product along axis (of the flattened array if None).",
         |_, a| scan(ScanOp::Prod, &a),
     );
+    // lax's cumulative reductions: along `axis` (0 by default, never
+    // flattening), optionally from the end.
+    for (name, op) in [
+        ("cumsum", ScanOp::Sum),
+        ("cumprod", ScanOp::Prod),
+        ("cummax", ScanOp::Max),
+        ("cummin", ScanOp::Min),
+    ] {
+        r.func_from(
+            &format!("_lax_{name}(operand, axis=0, reverse=False)"),
+            &format!("lax.{name}: the cumulative {name} of operand along axis (from the end if reverse)."),
+            move |_, a| lax_cumulative(op, &a),
+        );
+    }
     r.func(
         "count_nonzero(x, axis=None, keepdims=False)",
         "Number of non-zero elements over axis.",
@@ -279,6 +293,13 @@ fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
         },
         vec![x],
     )?)
+}
+
+fn lax_cumulative(op: ScanOp, a: &[Value]) -> Result<Value> {
+    let x = array_arg(&a[0])?;
+    let axis = numpy::normalize_axis(int_arg("axis", &a[1])?, x.ndim())?;
+    let reverse = a[2].truthy()?;
+    ok(bind1(&Prim::Cumulative { op, axis, reverse }, vec![x])?)
 }
 
 fn count_nonzero(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -1815,6 +1815,145 @@ def _lax_select(pred, on_true, on_false):
     """lax.select: on_true where pred, else on_false (same shapes)."""
     return where(pred, on_true, on_false)
 
+def _lax_select_n(which, *cases):
+    """lax.select_n: cases[which] elementwise (which a bool or an int array)."""
+    if len(cases) == 0:
+        raise ValueError("select_n: at least one case is required")
+    out = cases[0]
+    for i in range(1, len(cases)):
+        out = where(which == i, cases[i], out)
+    return out
+
+def _lax_broadcast(operand, sizes, out_sharding=None):
+    """lax.broadcast: operand with new leading axes of the given sizes."""
+    x = asarray(operand)
+    return broadcast_to(x, tuple(sizes) + x.shape)
+
+def _lax_broadcast_in_dim(operand, shape, broadcast_dimensions, out_sharding=None):
+    """lax.broadcast_in_dim: operand's axes placed at broadcast_dimensions of shape."""
+    x = asarray(operand)
+    shape = tuple(shape)
+    if len(broadcast_dimensions) != x.ndim:
+        raise TypeError(f"broadcast_in_dim: broadcast_dimensions must have one entry per axis of the operand {x.shape}, got {tuple(broadcast_dimensions)}")
+    placed = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        if x.shape[i] != 1 and x.shape[i] != shape[d]:
+            raise TypeError(f"broadcast_in_dim: operand axis {i} of size {x.shape[i]} cannot go to axis {d} of size {shape[d]} of {shape}")
+        placed[d] = x.shape[i]
+    return broadcast_to(reshape(x, tuple(placed)), shape)
+
+def _lax_broadcasted_iota(dtype, shape, dimension, out_sharding=None):
+    """lax.broadcasted_iota: the index along axis dimension, over shape."""
+    shape = tuple(shape)
+    placed = [1] * len(shape)
+    placed[dimension] = shape[dimension]
+    return broadcast_to(reshape(arange(shape[dimension], dtype=dtype), tuple(placed)), shape)
+
+def _lax_rev(operand, dimensions):
+    """lax.rev: operand reversed along dimensions."""
+    return flip(operand, tuple(dimensions))
+
+def _lax_slice(operand, start_indices, limit_indices, strides=None):
+    """lax.slice: operand[start:limit:stride] on every axis."""
+    x = asarray(operand)
+    if len(start_indices) != x.ndim or len(limit_indices) != x.ndim:
+        raise TypeError(f"slice: start_indices and limit_indices need one entry per axis of {x.shape}")
+    steps = [1] * x.ndim if strides is None else strides
+    return x[tuple(slice(start_indices[i], limit_indices[i], steps[i]) for i in range(x.ndim))]
+
+def _lax_slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """lax.slice_in_dim: operand[start:limit:stride] along axis (negative indices count from the end)."""
+    x = asarray(operand)
+    n = x.shape[axis]
+    start = 0 if start_index is None else start_index
+    limit = n if limit_index is None else limit_index
+    start = start + n if start < 0 else start
+    limit = limit + n if limit < 0 else limit
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(start, limit, stride)
+    return x[tuple(index)]
+
+def _lax_index_in_dim(operand, index, axis=0, keepdims=True):
+    """lax.index_in_dim: the slice at index along axis (the axis kept when keepdims)."""
+    x = asarray(operand)
+    n = x.shape[axis]
+    i = index + n if index < 0 else index
+    if i < 0 or i >= n:
+        raise IndexError(f"index_in_dim: index {index} is out of bounds for axis {axis} of size {n}")
+    r = _lax_slice_in_dim(x, i, i + 1, 1, axis)
+    return r if keepdims else squeeze(r, axis)
+
+def _lax_collapse(operand, start_dimension, stop_dimension=None):
+    """lax.collapse: axes start_dimension..stop_dimension merged into one."""
+    x = asarray(operand)
+    stop = x.ndim if stop_dimension is None else stop_dimension
+    merged = 1
+    for d in x.shape[start_dimension:stop]:
+        merged *= d
+    return reshape(x, x.shape[:start_dimension] + (merged,) + x.shape[stop:])
+
+def _lax_tie_in(x, y):
+    """lax.tie_in: y (a no-op kept for old programs)."""
+    return y
+
+def _lax_erfc(x):
+    """lax.erfc: 1 - erf(x)."""
+    return 1 - erf(x)
+
+def _lax_sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """lax.sort_key_val: keys sorted along dimension, values permuted with them."""
+    order = argsort(keys, axis=dimension, stable=True)
+    return take_along_axis(keys, order, axis=dimension), take_along_axis(values, order, axis=dimension)
+
+def _lax_cumlogsumexp(operand, axis=0, reverse=False):
+    """lax.cumlogsumexp: log of the cumulative sum of exp(operand) along axis."""
+    x = asarray(operand)
+    top = stop_gradient(max(x, axis=axis, keepdims=True))
+    top = where(isfinite(top), top, 0)
+    return log(_lax_cumsum(exp(x - top), axis, reverse)) + top
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """lax.associative_scan: the prefix combination of elems (a pytree of arrays) along axis
+    under the associative fn, in O(log n) rounds of fn over whole arrays."""
+    leaves, tree = tree_flatten(elems)
+    if len(leaves) == 0:
+        return elems
+    leaves = [moveaxis(asarray(l), axis, 0) for l in leaves]
+    n = leaves[0].shape[0]
+    for l in leaves:
+        if l.shape[0] != n:
+            raise ValueError(f"associative_scan: every leaf needs the same length along axis {axis}, got {n} and {l.shape[0]}")
+    if reverse:
+        leaves = [flip(l, 0) for l in leaves]
+
+    def combine(a, b):
+        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
+        return tree_leaves(out)
+
+    def interleave(a, b):
+        # a[0], b[0], a[1], b[1], ... (a may be one longer than b)
+        m = b.shape[0]
+        both = reshape(stack([a[:m], b], axis=1), (2 * m,) + a.shape[1:])
+        return concatenate([both, a[m:]], axis=0) if a.shape[0] > m else both
+
+    def scan(xs):
+        k = xs[0].shape[0]
+        if k < 2:
+            return xs
+        pairs = combine([x[0:-1:2] for x in xs], [x[1::2] for x in xs])
+        odd = scan(pairs)
+        if k % 2 == 0:
+            even = combine([o[:-1] for o in odd], [x[2::2] for x in xs])
+        else:
+            even = combine(odd, [x[2::2] for x in xs])
+        even = [concatenate([x[0:1], e], axis=0) for x, e in zip(xs, even)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    out = scan(leaves)
+    if reverse:
+        out = [flip(l, 0) for l in out]
+    return tree_unflatten(tree, [moveaxis(l, 0, axis) for l in out])
+
 def integer_pow(x, y):
     """x ** y for a Python int y, by repeated squaring as XLA does."""
     if not isinstance(y, int):

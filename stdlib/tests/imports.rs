@@ -176,3 +176,89 @@ fn missing_names_only_shrink() {
         "tests/missing_names.txt is out of date.\nMissing but not listed: {new:?}\nListed but present now (remove them): {arrived:?}"
     );
 }
+
+#[test]
+fn numpy_gives_ndarrays_and_jax_arrays_stay_jax_arrays() {
+    // As in NumPy and JAX: numpy's functions, and operators and methods of
+    // ndarrays among themselves and Python numbers, give ndarrays; a JAX
+    // array in the mix, or a jnp function, gives a JAX array.
+    check(
+        r#"
+import numpy as np
+import jax
+import jax.numpy as jnp
+n = np.ones(3, dtype=np.float32)
+x = jnp.arange(3.0)
+names = lambda *vs: [type(v).__name__ for v in vs]
+print(names(n + 1, n * n, n + x, -n, n.sum(), n[1:], n.T, np.sin(x), jnp.sin(n), jnp.asarray(n)))
+print(isinstance(n, np.ndarray), isinstance(n, jax.Array), isinstance(x, np.ndarray), isinstance(x, jnp.ndarray))
+print([n], [x], [np.arange(2) == 0], names(*np.split(np.arange(4.0), 2)))
+print(jnp.asarray(np.arange(3, dtype=np.int64)).dtype, np.arange(3, dtype=np.int64).dtype)
+"#,
+        expect![[r#"
+            ['ndarray', 'ndarray', 'ArrayImpl', 'ndarray', 'ndarray', 'ndarray', 'ndarray', 'ndarray', 'ArrayImpl', 'ArrayImpl']
+            True False False True
+            [array([1., 1., 1.], dtype=float32)] [Array([0., 1., 2.], dtype=float32)] [array([ True, False])] ['ndarray', 'ndarray']
+            int32 int64
+        "#]],
+    );
+}
+
+#[test]
+fn a_view_of_a_jax_array_is_read_only_and_a_copy_is_not() {
+    check(
+        r#"
+import numpy as np
+import jax.numpy as jnp
+x = jnp.arange(3.0)
+c = np.array(x)
+c[0] = 5.0
+print(c, type(c).__name__, c.flags.writeable, x)
+v = np.asarray(x)
+print(v.flags.writeable)
+v[0] = 1.0
+"#,
+        expect![[r#"
+            [5. 1. 2.] ndarray True [0. 1. 2.]
+            False
+            ValueError: assignment destination is read-only at test.arr:10:1
+               |
+            10 | v[0] = 1.0
+               | ^^^^
+        "#]],
+    );
+}
+
+#[test]
+fn a_program_that_imports_jax_clamps_indices_as_jax_does() {
+    // arr's own rule (no import of jax) is an IndexError; NumPy's arrays
+    // keep NumPy's IndexError under JAX's rules too.
+    check(
+        "x = arange(3)\nprint(x[1])\nx[5]\n",
+        expect![[r#"
+            1
+            IndexError: index 5 is out of bounds for axis 0 with size 3 at test.arr:3:1
+              |
+            3 | x[5]
+              | ^^^^
+        "#]],
+    );
+    check(
+        r#"
+import jax.numpy as jnp
+import numpy as np
+x = jnp.arange(10, 60, 10)
+print(x[10], x[-10], x[jnp.array([0, 9, -9])], x[1, None] if False else x[4])
+print(x.at[9].get(), x.at[9].set(0), x.at[9].get(mode="fill", fill_value=-1))
+np.arange(3)[3]
+"#,
+        expect![[r#"
+            50 10 [10 50 10] 50
+            50 [10 20 30 40 50] -1
+            IndexError: index 3 is out of bounds for axis 0 with size 3 at test.arr:7:1
+              |
+            7 | np.arange(3)[3]
+              | ^^^^^^^^^^^^^^^
+        "#]],
+    );
+}

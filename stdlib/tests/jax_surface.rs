@@ -883,3 +883,52 @@ print(lax.shift_right_logical(x, 1), lax.shift_right_arithmetic(x, 1), lax.shift
         "#]],
     );
 }
+
+#[test]
+fn lax_slicing_broadcasting_cumulative_and_associative_scan_match_jax() {
+    // Expected: JAX 0.10.2's output for the same program.
+    check(
+        r#"
+import jax
+import jax.numpy as jnp
+from jax import lax
+x = jnp.arange(12.0).reshape(3, 4)
+print(lax.broadcast(jnp.array([1, 2]), (2,)).shape, lax.broadcast_in_dim(jnp.array([1.0, 2.0, 3.0]), (2, 3), (1,)))
+print(lax.broadcasted_iota(jnp.int32, (2, 3), 1), lax.rev(x, (0,))[0])
+print(lax.slice(x, (0, 1), (2, 4), (1, 2)), lax.slice_in_dim(x, 1, 3, axis=1))
+print(lax.index_in_dim(x, -1, axis=0, keepdims=False), lax.collapse(jnp.ones((2, 3, 4)), 1).shape)
+print(lax.cumsum(x, axis=1), lax.cummax(jnp.array([1.0, 3.0, 2.0, 5.0]), reverse=True))
+print(lax.cumprod(jnp.array([1, 2, 3, 4])), lax.cummin(jnp.array([3, 1, 2]), axis=0))
+print(jnp.round(lax.cumlogsumexp(jnp.array([0.0, 1.0, 2.0])), 5), jnp.round(lax.erfc(jnp.array([0.5])), 5))
+k, v = lax.sort_key_val(jnp.array([3, 1, 2]), jnp.array([10, 20, 30]))
+print(k, v, lax.select_n(jnp.array([0, 1, 2]), jnp.zeros(3), jnp.ones(3), 2 * jnp.ones(3)))
+print(lax.associative_scan(jnp.add, jnp.arange(1, 8)), lax.associative_scan(jnp.maximum, jnp.array([1, 5, 2, 7, 3]), reverse=True))
+print(lax.associative_scan(lambda a, b: (a[0] * b[0], a[1] + b[1]), (jnp.arange(1.0, 5.0), jnp.ones(4))))
+print(lax.associative_scan(jnp.add, x, axis=1))
+print(jax.grad(lambda v: lax.associative_scan(jnp.multiply, v).sum())(jnp.array([1.0, 2.0, 3.0])))
+"#,
+        expect![[r#"
+            (2, 2) [[1. 2. 3.]
+             [1. 2. 3.]]
+            [[0 1 2]
+             [0 1 2]] [ 8.  9. 10. 11.]
+            [[1. 3.]
+             [5. 7.]] [[ 1.  2.]
+             [ 5.  6.]
+             [ 9. 10.]]
+            [ 8.  9. 10. 11.] (2, 12)
+            [[ 0.  1.  3.  6.]
+             [ 4.  9. 15. 22.]
+             [ 8. 17. 27. 38.]] [5. 5. 5. 5.]
+            [ 1  2  6 24] [3 1 1]
+            [0.      1.31326 2.40761] [0.4795]
+            [1 2 3] [20 30 10] [0. 1. 2.]
+            [ 1  3  6 10 15 21 28] [7 7 7 7 3]
+            (Array([ 1.,  2.,  6., 24.], dtype=float32), Array([1., 2., 3., 4.], dtype=float32))
+            [[ 0.  1.  3.  6.]
+             [ 4.  9. 15. 22.]
+             [ 8. 17. 27. 38.]]
+            [9. 4. 2.]
+        "#]],
+    );
+}

@@ -11,7 +11,7 @@ use crate::numpy;
 use crate::tensor::Tensor;
 use crate::value::{Function, Value};
 use crate::Builtin;
-use arr_kernels::DType;
+use arr_kernels::{DType, Flavour};
 use std::rc::Rc;
 
 /// Whether an attribute is a value (`x.shape`) or something to call (`x.sum()`).
@@ -86,6 +86,32 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         get: |a| {
             let perm: Vec<usize> = (0..a.ndim()).rev().collect();
             Ok(Value::Array(numpy::transpose(a.clone(), &perm)?))
+        },
+    },
+    Property {
+        name: "flags",
+        doc: "A NumPy array's flags: .writeable (False for a view of a JAX array), \
+              .c_contiguous, .owndata.",
+        get: |a| {
+            let Some(Flavour::NumPy { writeable }) = a.as_concrete().map(|c| c.flavour()) else {
+                return Err(Error::new(
+                    ErrorKind::AttributeError,
+                    "'ArrayImpl' object has no attribute 'flags' (NumPy arrays have it)",
+                )
+                .as_class("AttributeError"));
+            };
+            Ok(Interp::make_module(
+                "flags",
+                "The array's flags.",
+                [
+                    ("writeable", Value::Bool(writeable)),
+                    ("c_contiguous", Value::Bool(true)),
+                    ("owndata", Value::Bool(writeable)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            ))
         },
     },
     Property {
@@ -256,7 +282,11 @@ impl Interp {
         match o {
             Value::Array(a) => {
                 if let Some(v) = property(ARRAY_PROPERTIES, a, attr) {
-                    return v;
+                    // A NumPy array's transpose is a NumPy array.
+                    return match numpy::is_ndarray(o) && attr == "T" {
+                        true => v.map(|v| numpy::with_flavour(v, numpy::NDARRAY)),
+                        false => v,
+                    };
                 }
             }
             Value::Object(obj) => {
@@ -326,7 +356,11 @@ impl Interp {
     /// its type's properties, then the methods registered for it (sorted).
     pub fn attributes(&self, o: &Value) -> Vec<Attribute> {
         let mut out = match o {
-            Value::Array(_) => properties(ARRAY_PROPERTIES),
+            // Only NumPy's arrays have flags.
+            Value::Array(_) => properties(ARRAY_PROPERTIES)
+                .into_iter()
+                .filter(|p| p.name != "flags" || numpy::is_ndarray(o))
+                .collect(),
             Value::Object(obj) => obj.attributes(),
             Value::Native(n) => {
                 let attrs = n.attrs.borrow();

@@ -58,7 +58,14 @@ impl Interp {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(recv.clone());
                 all.extend(args);
-                self.call(method, all, kwargs)
+                // A NumPy array's methods give NumPy arrays (`n.sum()`).
+                match numpy::is_ndarray(recv) {
+                    true => Ok(numpy::with_flavour(
+                        self.call(method, all, kwargs)?,
+                        numpy::NDARRAY,
+                    )),
+                    false => self.call(method, all, kwargs),
+                }
             }
             Value::Class(c) => self.instantiate(c, args, kwargs),
             Value::Instance(i) => match i.class.lookup("__call__") {

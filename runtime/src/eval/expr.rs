@@ -7,7 +7,10 @@ use crate::code::*;
 use crate::display;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index;
+use crate::numpy;
+use crate::tensor::Tensor;
 use crate::value::{range_len, Dict, Function, Key, SliceValue, Value};
+use arr_kernels::Flavour;
 use arr_lang::ast::BoolOpKind;
 use std::rc::Rc;
 
@@ -335,12 +338,17 @@ impl Interp {
             ExprKind::Subscript(obj, index) => {
                 let o = self.eval(obj, f)?;
                 let i = self.eval(index, f)?;
-                if let Value::Instance(_) = o {
-                    return self
-                        .instance_item(&o, &i)
-                        .map_err(|err| at_call(err, f.loc(e.span)));
+                match &o {
+                    Value::Instance(_) => {
+                        return self
+                            .instance_item(&o, &i)
+                            .map_err(|err| at_call(err, f.loc(e.span)));
+                    }
+                    Value::Array(a) if self.jax_rules || numpy::is_ndarray(&o) => {
+                        array_item(a, &i, self.jax_rules)?
+                    }
+                    _ => get_item(&o, &i)?,
                 }
-                get_item(&o, &i)?
             }
             ExprKind::Slice(a, b, c) => {
                 let mut part = |p: &Option<Box<Expr>>| -> Result<Option<i64>> {
@@ -516,6 +524,23 @@ fn slice_items<T: Clone>(items: &[T], s: &SliceValue) -> Result<Vec<T>> {
         }
     }
     Ok(out)
+}
+
+/// `a[i]` of a program that follows JAX's rules (`jax_rules`: integer
+/// indices clamp) or of a NumPy array (indices checked, a NumPy result).
+fn array_item(a: &Tensor, i: &Value, jax_rules: bool) -> Result<Value> {
+    match a {
+        Tensor::Concrete(x) if matches!(x.flavour(), Flavour::NumPy { .. }) => {
+            let r = index::get_index(a, i)?;
+            Ok(numpy::with_flavour(Value::Array(r), numpy::NDARRAY))
+        }
+        _ if jax_rules => Ok(Value::Array(index::get_index_as(
+            a,
+            i,
+            index::Bounds::Clamp,
+        )?)),
+        _ => Ok(Value::Array(index::get_index(a, i)?)),
+    }
 }
 
 /// `o[i]` for every subscriptable value.

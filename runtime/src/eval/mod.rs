@@ -45,6 +45,11 @@ pub struct Interp {
     pub methods: FxHashMap<(&'static str, Rc<str>), Value>,
     /// Set from another thread (Ctrl-C); checked at loop iterations and calls.
     pub interrupt: Arc<AtomicBool>,
+    /// The program imported JAX, so its arrays follow JAX's rules where
+    /// they differ from arr's: an integer index past the end of an axis
+    /// reads the last element (JAX clamps) instead of raising IndexError.
+    /// NumPy's arrays keep NumPy's rules.
+    pub jax_rules: bool,
     pub out: OutputSink,
     /// Drop printed output (`write_out`): a process other than the first of
     /// a job of several, where every process prints the same thing.
@@ -188,6 +193,7 @@ impl Interp {
             builtins: Vec::new(),
             methods: FxHashMap::default(),
             interrupt: Arc::new(AtomicBool::new(false)),
+            jax_rules: false,
             out: Box::new(|s| {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();

@@ -282,9 +282,19 @@ pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
         (AstUnary::Pos, Value::Bool(b)) => Ok(Value::Int(*b as i64)),
         (AstUnary::Invert, Value::Int(i)) => Ok(Value::Int(!i)),
         (AstUnary::Invert, Value::Bool(b)) => Ok(Value::Int(!(*b as i64))),
-        (AstUnary::Neg, Value::Array(_)) => numpy::unary(UnaryOp::Neg, &v),
         (AstUnary::Pos, Value::Array(_)) => Ok(v),
-        (AstUnary::Invert, Value::Array(_)) => numpy::unary(UnaryOp::Not, &v),
+        (AstUnary::Neg | AstUnary::Invert, Value::Array(_)) => {
+            let op = if op == AstUnary::Neg {
+                UnaryOp::Neg
+            } else {
+                UnaryOp::Not
+            };
+            let r = numpy::unary(op, &v)?;
+            Ok(match numpy::is_ndarray(&v) {
+                true => numpy::with_flavour(r, numpy::NDARRAY),
+                false => r,
+            })
+        }
         _ => Err(Error::type_error(format!(
             "bad operand type for unary {}: {}",
             op.symbol(),

@@ -9,7 +9,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::exception;
 use crate::index;
 use crate::jit::auto;
+use crate::numpy;
 use crate::value::Value;
+use arr_kernels::Flavour;
 
 impl Interp {
     pub(super) fn exec_block(&mut self, stmts: &[Stmt], f: &mut Frame) -> Result<Flow> {
@@ -498,9 +500,18 @@ impl Interp {
                         d.borrow_mut().insert(k, v);
                     }
                     Value::Array(a) => {
+                        // A NumPy array stays one; a read-only view (`np.asarray`
+                        // of a JAX array) refuses the write, as NumPy does.
+                        let flavour = a.as_concrete().map_or(Flavour::Jax, |c| c.flavour());
+                        if flavour == (Flavour::NumPy { writeable: false }) {
+                            return Err(
+                                Error::value_error("assignment destination is read-only").at(loc)
+                            );
+                        }
                         let updated = index::set_index(a, &idx, &v).map_err(|e| e.at(loc))?;
+                        let updated = numpy::with_flavour(Value::Array(updated), flavour);
                         match store {
-                            Some(t) => self.assign(t, Value::Array(updated), f)?,
+                            Some(t) => self.assign(t, updated, f)?,
                             None => {
                                 return Err(Error::type_error(
                                     "cannot update an array that is not stored in a variable",
