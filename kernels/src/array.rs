@@ -192,6 +192,10 @@ pub enum Flavour {
     /// A NumPy `ndarray`: what NumPy's functions return. `writeable` is
     /// false for a view of an immutable array (`np.asarray` of a JAX array).
     NumPy { writeable: bool },
+    /// Typed PRNG keys (`jax.random.key`): the last axis holds each key's
+    /// two u32 words, and the language shows the array without it (shape
+    /// `()` for one key, dtype `key<fry>`).
+    Key,
 }
 
 /// An n-dimensional array: row-major, contiguous, immutable once shared.

@@ -232,6 +232,9 @@ pub fn array_repr(t: &Tensor) -> String {
     let Tensor::Concrete(a) = t else {
         return tracer_str(t);
     };
+    if let Some(text) = key_text(t) {
+        return text;
+    }
     let body = concrete_str(a);
     if a.ndim() == 0 {
         format!("{} {}", type_string(t), body)
@@ -255,6 +258,9 @@ fn tracer_str(t: &Tensor) -> String {
 
 /// NumPy's `str(array)`.
 pub fn array_str(t: &Tensor) -> String {
+    if let Some(text) = key_text(t) {
+        return text;
+    }
     match t {
         Tensor::Concrete(a) => concrete_str(a),
         Tensor::Traced(_) => tracer_str(t),
@@ -286,6 +292,24 @@ fn concrete_str(a: &Array) -> String {
     out
 }
 
+/// A typed key array as JAX shows it (repr and str alike): its shape and
+/// dtype, then the key words it overlays.
+fn key_text(t: &Tensor) -> Option<String> {
+    let shape = crate::numpy::key_shape(t)?;
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let dims = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let Tensor::Concrete(a) = t else {
+        return None;
+    };
+    let words = concrete_str(&a.with_flavour(arr_kernels::Flavour::Jax));
+    Some(format!(
+        "Array({dims}, dtype=key<fry>) overlaying:\n{words}"
+    ))
+}
+
 /// JAX's `repr` of an array, `Array([1., 2.], dtype=float32)`: how an
 /// array inside a list, tuple or dict prints (on its own, the REPL shows
 /// arr's type line and the values instead). A NumPy array shows as NumPy
@@ -295,12 +319,15 @@ pub fn jax_repr(t: &Tensor) -> String {
     let Tensor::Concrete(a) = t else {
         return tracer_str(t);
     };
+    if let Some(text) = key_text(t) {
+        return text;
+    }
     let (prefix, default_dtype) = match a.flavour() {
         arr_kernels::Flavour::NumPy { .. } => (
             "array(",
             matches!(a.dtype(), DType::F64 | DType::I64 | DType::Bool) && !a.is_empty(),
         ),
-        arr_kernels::Flavour::Jax => ("Array(", false),
+        arr_kernels::Flavour::Jax | arr_kernels::Flavour::Key => ("Array(", false),
     };
     let buf = match a.buffer() {
         Ok(b) => b,

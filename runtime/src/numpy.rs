@@ -436,6 +436,55 @@ pub fn with_flavour(v: Value, flavour: Flavour) -> Value {
     }
 }
 
+/// The shape a typed key array shows (its data without the words axis);
+/// None for any other array.
+pub fn key_shape(t: &Tensor) -> Option<&[usize]> {
+    match t {
+        Tensor::Concrete(a) if a.flavour() == Flavour::Key && a.ndim() > 0 => {
+            Some(&a.shape()[..a.ndim() - 1])
+        }
+        _ => None,
+    }
+}
+
+/// The dtype of typed PRNG keys, `key<fry>` (Threefry keys, as JAX's default).
+#[derive(Debug)]
+pub struct KeyDType;
+
+impl crate::value::Object for KeyDType {
+    fn type_name(&self) -> &'static str {
+        "KeyTy"
+    }
+    fn repr(&self) -> String {
+        "key<fry>".into()
+    }
+    fn equals(&self, other: &dyn crate::value::Object) -> bool {
+        other.as_any().is::<KeyDType>()
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        (name == "name").then(|| Value::str("key<fry>"))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A part of `of` (an item, a row): a NumPy array's parts are NumPy
+/// arrays and a key array's are keys; any other's are JAX arrays.
+pub fn part_of(of: &Tensor, part: Tensor) -> Value {
+    let flavour = match of {
+        Tensor::Concrete(a) => match a.flavour() {
+            Flavour::NumPy { .. } => NDARRAY,
+            f => f,
+        },
+        Tensor::Traced(_) => Flavour::Jax,
+    };
+    match flavour {
+        Flavour::Jax => Value::Array(part),
+        f => with_flavour(Value::Array(part), f),
+    }
+}
+
 /// The flavour of a fresh NumPy result.
 pub const NDARRAY: Flavour = Flavour::NumPy { writeable: true };
 

@@ -60,15 +60,16 @@ const MODULES: &[(&str, &str, &str)] = &[
         "zeros=_init_zeros ones=_init_ones constant=_init_constant normal=_init_normal \
          uniform=_init_uniform truncated_normal=_init_truncated_normal \
          variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
-         glorot_normal glorot_uniform xavier_normal xavier_uniform he_normal he_uniform \
-         kaiming_normal kaiming_uniform orthogonal delta_orthogonal",
+         glorot_normal glorot_uniform xavier_normal=glorot_normal xavier_uniform=glorot_uniform \
+         he_normal he_uniform kaiming_normal=he_normal kaiming_uniform=he_uniform \
+         orthogonal=_init_orthogonal delta_orthogonal",
     ),
     (
         "jax.nn",
         "Activations and friends, as jax.nn.",
         "relu relu6 sigmoid log_sigmoid softplus soft_sign silu swish gelu elu celu selu \
          leaky_relu hard_tanh hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax \
-         log_softmax one_hot standardize normalize dot_product_attention sparse_plus \
+         log_softmax one_hot standardize dot_product_attention sparse_plus \
          sparse_sigmoid squareplus mish initializers=@jax.nn.initializers",
     ),
     (
@@ -77,7 +78,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "tree_map tree_leaves tree_flatten tree_unflatten tree_structure tree_all tree_reduce \
          tree_transpose tree_flatten_with_path tree_map_with_path tree_leaves_with_path keystr \
          tree_any register_pytree_node register_pytree_node_class register_dataclass register_static \
-         register_pytree_with_keys register_pytree_with_keys_class Partial \
+         register_pytree_with_keys register_pytree_with_keys_class Partial=partial \
          DictKey SequenceKey GetAttrKey FlattenedIndexKey",
     ),
     (
@@ -133,13 +134,17 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Naming values for checkpoint policies, as jax.ad_checkpoint.",
         "checkpoint checkpoint_name checkpoint_policies=@jax.checkpoint_policies",
     ),
-    ("jax.dtypes", "Dtypes, as jax.dtypes.", "bfloat16 float0 canonicalize_dtype issubdtype"),
+    (
+        "jax.dtypes",
+        "Dtypes, as jax.dtypes.",
+        "bfloat16 float0 canonicalize_dtype issubdtype prng_key=_dtypes_prng_key",
+    ),
     (
         "jax",
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
-         closure_convert named_call named_scope ensure_compile_time_eval disable_jit \
+         closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
          process_index process_count default_device default_backend block_until_ready \
          shard_map make_mesh set_mesh typeof reshard NamedSharding P=PartitionSpec \
@@ -321,7 +326,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "math",
         "Python's math functions on Python numbers, as math.",
-        "pi e inf nan tau sqrt=math_sqrt exp=math_exp log=math_log log2=math_log2 \
+        "pi e inf nan tau=_math_tau sqrt=math_sqrt exp=math_exp log=math_log log2=math_log2 \
          log10=math_log10 log1p=math_log1p sin=math_sin cos=math_cos tan=math_tan \
          tanh=math_tanh atan=math_atan atan2=math_atan2 floor=math_floor ceil=math_ceil \
          isclose=math_isclose isfinite=math_isfinite isnan=math_isnan isinf=math_isinf \
@@ -333,7 +338,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "operator",
         "Operators as functions, as operator.",
         "add=operator_add sub=operator_sub mul=operator_mul truediv=operator_truediv \
-         matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter",
+         matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter=_operator_attrgetter",
     ),
     (
         "dataclasses",
@@ -353,7 +358,13 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Containers, as collections.",
         "namedtuple OrderedDict=dict defaultdict Counter deque",
     ),
-    ("itertools", "Iterators, as itertools.", "product permutations combinations chain count accumulate"),
+    (
+        "itertools",
+        "Iterators, as itertools (finite ones, as lists).",
+        "product=_itertools_product permutations=_itertools_permutations \
+         combinations=_itertools_combinations chain=_itertools_chain count \
+         accumulate=_itertools_accumulate",
+    ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
     ("sys", "The interpreter, as sys.", "argv"),
 ];

@@ -644,8 +644,10 @@ fn len(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         return Ok(Value::Int(n));
     }
     Ok(Value::Int(match &a[0] {
-        Value::Array(x) if x.ndim() == 0 => return Err(Error::type_error("len() of a 0-d array")),
-        Value::Array(x) => x.shape()[0] as i64,
+        Value::Array(x) => match numpy::key_shape(x).unwrap_or(x.shape()) {
+            [] => return Err(Error::type_error("len() of a 0-d array")),
+            [n, ..] => *n as i64,
+        },
         Value::Str(st) => st.chars().count() as i64,
         Value::Dict(d) => d.borrow().len() as i64,
         Value::List(l) => l.borrow().len() as i64,

@@ -1,6 +1,8 @@
 //! The `random` module: JAX's counter-based PRNG (Threefry-2x32 keys), bit for bit.
 //!
-//! A key is a `u32[2]` array, as `jax.random.PRNGKey`. Every sampler follows
+//! A key is a `u32[2]` array, as `jax.random.PRNGKey`; `random.key` tags it
+//! as a typed key (`Flavour::Key`: shape `()`, dtype `key<fry>`), which
+//! `split` and `fold_in` keep. Every sampler follows
 //! JAX with `jax_threefry_partitionable=True` (the default in current JAX): the
 //! random bits of an element depend only on the key and the element's row-major
 //! flat index, so `normal(key, (1000,))` and `normal(key, (10, 100))` hold the same
@@ -8,7 +10,7 @@
 //! same code will trace and fuse once those exist.
 
 use crate::dtype_arg;
-use arr_kernels::{Array, BinaryOp, Buffer, DType, UnaryOp};
+use arr_kernels::{Array, BinaryOp, Buffer, DType, Flavour, UnaryOp};
 use arr_runtime::numpy::{self, ty};
 use arr_runtime::prim::{bind, bind1, Prim};
 use arr_runtime::Tensor;
@@ -22,10 +24,25 @@ pub(crate) fn register(r: &mut crate::Registry) {
         &[
             (
                 "key(seed)",
-                "A PRNG key (u32[2]) from an integer seed: [seed >> 32, seed & 0xFFFFFFFF], as jax.random.key.",
-                key,
+                "A typed PRNG key (shape (), dtype key<fry>) from an integer seed: its words are \
+                 [seed >> 32, seed & 0xFFFFFFFF], as jax.random.key.",
+                |i, a| Ok(typed(raw_key(i, a)?)),
             ),
-            ("PRNGKey(seed)", "A PRNG key (u32[2]) from an integer seed; the same as random.key.", key),
+            (
+                "PRNGKey(seed)",
+                "A raw PRNG key, u32[2], from an integer seed (random.key's words).",
+                raw_key,
+            ),
+            (
+                "key_data(keys)",
+                "The u32 words of typed keys: shape + (2,).",
+                |_, a| Ok(numpy::with_flavour(Value::Array(keys_arg("key_data", &a[0])?), Flavour::Jax)),
+            ),
+            (
+                "wrap_key_data(key_bits_array, impl=None)",
+                "Typed keys over u32 words of shape + (2,) (the inverse of key_data).",
+                wrap_key_data,
+            ),
             (
                 "split(key, num=2)",
                 "`num` new keys from one: u32[num, 2] (or shape + (2,) when num is a shape tuple).",
@@ -197,7 +214,49 @@ fn split2(fname: &str, key: &Tensor) -> Result<(Tensor, Tensor)> {
     Ok((row(0)?, row(1)?))
 }
 
-fn key(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+/// Typed keys over the words `v` holds.
+fn typed(v: Value) -> Value {
+    numpy::with_flavour(v, Flavour::Key)
+}
+
+/// `f`'s result as typed keys when its key argument was typed.
+fn like_key(key: &Value, v: Value) -> Value {
+    match key {
+        Value::Array(Tensor::Concrete(k)) if k.flavour() == Flavour::Key => typed(v),
+        _ => v,
+    }
+}
+
+/// Keys of any shape (typed, or raw words with a last axis of 2).
+fn keys_arg(fname: &str, v: &Value) -> Result<Tensor> {
+    match v {
+        Value::Array(a) if a.dtype() == DType::U32 && a.shape().last() == Some(&2) => Ok(a.clone()),
+        other => Err(Error::type_error(format!(
+            "random.{fname}: expected keys (from random.key or random.split), got {}",
+            match other {
+                Value::Array(a) => ty(a),
+                v => v.type_name().to_string(),
+            }
+        ))),
+    }
+}
+
+fn wrap_key_data(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+    let words = keys_arg("wrap_key_data", &args[0]).or_else(|_| -> Result<Tensor> {
+        let a = numpy::to_tensor(&args[0])?;
+        if a.dtype().is_int() && a.shape().last() == Some(&2) {
+            numpy::convert(a, DType::U32)
+        } else {
+            Err(Error::type_error(format!(
+                "random.wrap_key_data: expected uint32 words with a last axis of 2, got {}",
+                ty(&a)
+            )))
+        }
+    })?;
+    Ok(typed(Value::Array(words)))
+}
+
+fn raw_key(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let seed = args[0].to_int()?.ok_or_else(|| {
         Error::type_error(format!(
             "random.key: seed must be an int, got {}",
@@ -230,7 +289,10 @@ fn split(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
             }
         },
     };
-    Ok(Value::Array(split_keys("split", &key, &shape)?))
+    Ok(like_key(
+        &args[0],
+        Value::Array(split_keys("split", &key, &shape)?),
+    ))
 }
 
 fn fold_in(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
@@ -252,10 +314,8 @@ fn fold_in(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
     let x0 = Array::new(&[1], Buffer::U32(vec![0])).into();
     let x1 = data;
     let (b0, b1) = threefry(&key, x0, x1)?;
-    Ok(Value::Array(bind1(
-        &Prim::Concatenate { axis: 0 },
-        vec![b0, b1],
-    )?))
+    let folded = bind1(&Prim::Concatenate { axis: 0 }, vec![b0, b1])?;
+    Ok(like_key(&args[0], Value::Array(folded)))
 }
 
 fn bits(_: &mut Interp, args: Vec<Value>) -> Result<Value> {

@@ -871,8 +871,18 @@ def _dtype_class(d):
         return unsignedinteger
     return generic
 
+class _dtypes_prng_key(generic):
+    """The dtypes of typed PRNG keys (key<fry>), as jax.dtypes.prng_key."""
+
+def _is_key_dtype(t):
+    return type(t).__name__ == "KeyTy"
+
 def issubdtype(arg1, arg2):
     """Whether dtype arg1 is arg2 or, for an abstract arg2 (floating, integer, ...), of its kind."""
+    if _is_key_dtype(arg1):
+        return arg2 is _dtypes_prng_key or arg2 is generic or _is_key_dtype(arg2)
+    if arg2 is _dtypes_prng_key or _is_key_dtype(arg2):
+        return False
     if _is_abstract(arg2):
         if _is_abstract(arg1):
             return issubclass(arg1, arg2)
@@ -2090,14 +2100,6 @@ def top_k(operand, k):
 # ---------------------------------------------------------------------------
 # jax.random (each becomes random.<name>)
 
-def _random_key_data(keys):
-    """The raw u32 words of a key."""
-    return asarray(keys)
-
-def _random_wrap_key_data(key_bits_array, impl=None):
-    """A key from its raw u32 words."""
-    return asarray(key_bits_array).astype(uint32)
-
 def _float_dtype(dtype):
     return float32 if dtype is None else dtype
 
@@ -2643,3 +2645,199 @@ def _lax_convert_element_type(operand, new_dtype):
 def _jnp_astype(x, dtype, copy=False):
     """x converted to dtype, as jnp.astype."""
     return asarray(x).astype(dtype)
+
+# ---------------------------------------------------------------------------
+# Smaller names of the namespaces (modules.rs): constants, linalg, testing,
+# initializers, activations, the standard library's itertools / operator /
+# dataclasses helpers.
+
+euler_gamma = 0.5772156649015329
+
+_math_tau = 6.283185307179586
+
+def matrix_power(a, n):
+    """linalg.matrix_power: a @ a @ ... (n times) by repeated squaring; inv(a) ** -n for n < 0."""
+    if not isinstance(n, int):
+        raise TypeError(f"matrix_power: the exponent must be an int, got {type(n).__name__}")
+    a = asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"matrix_power: a must be a stack of square matrices, got shape {a.shape}")
+    if n == 0:
+        return broadcast_to(eye(a.shape[-1], dtype=a.dtype), a.shape)
+    base = inv(a) if n < 0 else a
+    k = -n if n < 0 else n
+    acc = None
+    while k > 0:
+        if k % 2 == 1:
+            acc = base if acc is None else acc @ base
+        k = k // 2
+        if k > 0:
+            base = base @ base
+    return acc
+
+def multi_dot(arrays):
+    """linalg.multi_dot: the product of a chain of matrices (1-D ends as vectors)."""
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: at least two arrays are needed, got {len(arrays)}")
+    out = asarray(arrays[0])
+    for m in arrays[1:]:
+        out = out @ asarray(m)
+    return out
+
+def linalg_trace(x, offset=0, dtype=None):
+    """linalg.trace: the sum of the diagonals of the last two axes."""
+    t = trace(x, offset, -2, -1)
+    return t if dtype is None else t.astype(dtype)
+
+def assert_array_less(x, y, err_msg="", verbose=True, strict=False):
+    """Raise AssertionError unless x < y everywhere."""
+    a, b = asarray(x), asarray(y)
+    if not _broadcastable(a.shape, b.shape):
+        assert False, f"\nArrays are not strictly ordered `x < y`\n{err_msg}\n(shapes {a.shape}, {b.shape} mismatch)"
+    ok = a < b
+    if not bool(all(ok)):
+        _mismatch(f"Arrays are not strictly ordered `x < y`\n{err_msg}", a, b, ~ok)
+
+def _init_orthogonal(scale=1.0, column_axis=-1, dtype=float32):
+    """jax.nn.initializers.orthogonal: random.orthogonal's matrix (orthonormal rows or
+    columns, whichever side is smaller) reshaped to the requested shape."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=None):
+        dtype = default_dtype if dtype is None else dtype
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if 0 in shape:
+            return zeros(shape, dtype)
+        axis = column_axis % len(shape)
+        n_cols = shape[axis]
+        n_rows = 1
+        for d in shape:
+            n_rows = n_rows * d
+        n_rows = n_rows // n_cols
+        q = _random_orthogonal(key, n_rows, (), dtype, n_cols)
+        rest = tuple(d for i, d in enumerate(shape) if i != axis)
+        q = moveaxis(reshape(q, rest + (n_cols,)), -1, axis)
+        return asarray(scale, dtype) * q
+
+    return init
+
+def _random_orthogonal(key, n, shape=(), dtype=None, m=None):
+    """random.orthogonal: uniformly random n x n (or n x m) matrices with orthonormal columns."""
+    dtype = float32 if dtype is None else dtype
+    shape = tuple(shape)
+    cols = n if m is None else m
+    z = random.normal(key, shape + (max(n, cols), min(n, cols)), dtype)
+    q, r = qr(z)
+    d = diagonal(r, 0, -2, -1)
+    q = q * expand_dims(sign(d), -2)
+    return swapaxes(q, -2, -1) if n < cols else q
+
+def sparse_plus(x):
+    """jax.nn.sparse_plus: 0 below -1, x above 1, (x + 1)**2 / 4 between."""
+    x = asarray(x)
+    return where(x <= -1.0, 0.0, where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+def sparse_sigmoid(x):
+    """jax.nn.sparse_sigmoid: 0 below -1, 1 above 1, (x + 1) / 2 between."""
+    x = asarray(x)
+    return where(x <= -1.0, 0.0, where(x >= 1.0, 1.0, (x + 1.0) / 2))
+
+def _jax_named_scope(name):
+    """jax.named_scope: a context that names the operations inside it (arr keeps no names)."""
+    if not isinstance(name, str):
+        raise TypeError(f"named_scope: the name must be a str, got {type(name).__name__}")
+    return nullcontext()
+
+def _jax_named_call(fun, name=None):
+    """jax.named_call: fun itself (the name only labels profiles)."""
+    return fun
+
+def _itertools_product(*iterables, repeat=1):
+    """itertools.product: the cartesian product, as a list of tuples."""
+    pools = [list(p) for p in iterables] * repeat
+    out = [()]
+    for pool in pools:
+        out = [t + (x,) for t in out for x in pool]
+    return out
+
+def _itertools_permutations(iterable, r=None):
+    """itertools.permutations: the r-length orderings of the items, as a list of tuples."""
+    pool = list(iterable)
+    r = len(pool) if r is None else r
+    if r > len(pool):
+        return []
+    out = []
+    def build(prefix, used):
+        if len(prefix) == r:
+            out.append(tuple(prefix))
+            return None
+        for i in range(len(pool)):
+            if not used[i]:
+                used[i] = True
+                build(prefix + [pool[i]], used)
+                used[i] = False
+        return None
+    build([], [False] * len(pool))
+    return out
+
+def _itertools_combinations(iterable, r):
+    """itertools.combinations: the r-length subsequences in order, as a list of tuples."""
+    pool = list(iterable)
+    out = []
+    def build(start, prefix):
+        if len(prefix) == r:
+            out.append(tuple(prefix))
+            return None
+        for i in range(start, len(pool)):
+            build(i + 1, prefix + [pool[i]])
+        return None
+    if r <= len(pool):
+        build(0, [])
+    return out
+
+def _itertools_chain(*iterables):
+    """itertools.chain: the items of each iterable in turn, as a list."""
+    out = []
+    for it in iterables:
+        out.extend(list(it))
+    return out
+
+def _itertools_accumulate(iterable, func=None, initial=None):
+    """itertools.accumulate: running totals (or running func(total, item)), as a list."""
+    out = [] if initial is None else [initial]
+    total = initial
+    for x in iterable:
+        if total is None and len(out) == 0:
+            total = x
+        else:
+            total = total + x if func is None else func(total, x)
+        out.append(total)
+    return out
+
+def _operator_attrgetter(*names):
+    """operator.attrgetter: a function reading the named (dotted) attributes."""
+    def one(obj, name):
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj
+    if len(names) == 1:
+        return lambda obj: one(obj, names[0])
+    return lambda obj: tuple(one(obj, n) for n in names)
+
+def astuple(obj):
+    """dataclasses.astuple: a dataclass instance's fields as a tuple (nested dataclasses too)."""
+    if not is_dataclass(obj):
+        raise TypeError("astuple() should be called on dataclass instances")
+    def value(v):
+        if is_dataclass(v):
+            return astuple(v)
+        if isinstance(v, list):
+            return [value(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(value(x) for x in v)
+        if isinstance(v, dict):
+            return {k: value(x) for k, x in v.items()}
+        return v
+    return tuple(value(getattr(obj, f.name)) for f in fields(obj))

@@ -679,11 +679,11 @@ jnp.finfo(jnp.int32)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.finfo(jnp.int32)
-              <stdlib>:941:13 in __init__
+              <stdlib>:951:13 in __init__
                 raise ValueError(f"finfo: data type {d} not inexact")
-            ValueError: finfo: data type int32 not inexact at <stdlib>:941:13
+            ValueError: finfo: data type int32 not inexact at <stdlib>:951:13
                 |
-            941 |             raise ValueError(f"finfo: data type {d} not inexact")
+            951 |             raise ValueError(f"finfo: data type {d} not inexact")
                 |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -696,11 +696,11 @@ jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
-              <stdlib>:1092:9 in rot90
+              <stdlib>:1102:9 in rot90
                 raise ValueError(f"rot90: the axes must differ, got {axes}")
-            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1092:9
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1102:9
                  |
-            1092 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+            1102 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -713,11 +713,11 @@ jnp.diagonal(jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.diagonal(jnp.arange(3))
-              <stdlib>:1109:9 in diagonal
+              <stdlib>:1119:9 in diagonal
                 raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1109:9
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1119:9
                  |
-            1109 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+            1119 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -730,11 +730,11 @@ jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
-              <stdlib>:1441:13 in choose
+              <stdlib>:1451:13 in choose
                 raise ValueError("invalid entry in choice array")
-            ValueError: invalid entry in choice array at <stdlib>:1441:13
+            ValueError: invalid entry in choice array at <stdlib>:1451:13
                  |
-            1441 |             raise ValueError("invalid entry in choice array")
+            1451 |             raise ValueError("invalid entry in choice array")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -747,11 +747,11 @@ jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
-              <stdlib>:1451:9 in put_along_axis
+              <stdlib>:1461:9 in put_along_axis
                 raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
-            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1451:9
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1461:9
                  |
-            1451 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            1461 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -764,11 +764,11 @@ jnp.delete(jnp.arange(3), 5)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.delete(jnp.arange(3), 5)
-              <stdlib>:1364:13 in delete
+              <stdlib>:1374:13 in delete
                 raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
-            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1364:13
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1374:13
                  |
-            1364 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            1374 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -781,11 +781,11 @@ jnp.compress(jnp.array([[True]]), jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.compress(jnp.array([[True]]), jnp.arange(3))
-              <stdlib>:1408:9 in compress
+              <stdlib>:1418:9 in compress
                 raise ValueError("condition must be a 1D array")
-            ValueError: condition must be a 1D array at <stdlib>:1408:9
+            ValueError: condition must be a 1D array at <stdlib>:1418:9
                  |
-            1408 |         raise ValueError("condition must be a 1D array")
+            1418 |         raise ValueError("condition must be a 1D array")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -798,11 +798,11 @@ jnp.cumulative_sum(jnp.ones((2, 2)))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.cumulative_sum(jnp.ones((2, 2)))
-              <stdlib>:1287:13 in cumulative_sum
+              <stdlib>:1297:13 in cumulative_sum
                 raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
-            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1287:13
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1297:13
                  |
-            1287 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            1297 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -815,11 +815,11 @@ jnp.gradient(jnp.array([1.0]))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.gradient(jnp.array([1.0]))
-              <stdlib>:1574:13 in gradient
+              <stdlib>:1584:13 in gradient
                 raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
-            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1574:13
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1584:13
                  |
-            1574 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            1584 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -832,11 +832,11 @@ jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
-              <stdlib>:1210:13 in average
+              <stdlib>:1220:13 in average
                 raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
-            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1210:13
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1220:13
                  |
-            1210 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            1220 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -849,11 +849,11 @@ jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
-              <stdlib>:933:5 in can_cast
+              <stdlib>:943:5 in can_cast
                 raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
-            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:933:5
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:943:5
                 |
-            933 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            943 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
                 |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -929,6 +929,86 @@ print(jax.grad(lambda v: lax.associative_scan(jnp.multiply, v).sum())(jnp.array(
              [ 4.  9. 15. 22.]
              [ 8. 17. 27. 38.]]
             [9. 4. 2.]
+        "#]],
+    );
+}
+
+#[test]
+fn linalg_initializers_itertools_and_small_names_match_jax() {
+    // Expected: JAX 0.10.2's (and Python's) output for the same program; values
+    // print through NumPy's rounding so that no machine's last bits are in it.
+    check(
+        r#"
+import jax
+import jax.numpy as jnp
+import numpy as np
+import math, itertools, operator, dataclasses
+from jax import random
+k = random.key(3)
+print(np.round(np.asarray(random.orthogonal(k, 3)), 4))
+print(np.round(np.asarray(random.orthogonal(k, 2, shape=(2,), m=3)), 4).shape)
+w = jax.nn.initializers.orthogonal()(k, (4, 3), jnp.float32)
+print(np.round(np.asarray(w), 4), jnp.allclose(w.T @ w, jnp.eye(3), atol=1e-5))
+print(np.round(np.asarray(jax.nn.initializers.orthogonal(2.0, column_axis=0)(k, (2, 3, 2))), 4))
+print(jax.nn.initializers.xavier_uniform()(k, (2, 2)).shape, np.round(np.asarray(jax.nn.initializers.kaiming_normal()(k, (3, 2))), 4))
+print(jax.nn.sparse_plus(jnp.array([-2.0, 0.0, 0.5, 2.0])), jax.nn.sparse_sigmoid(jnp.array([-2.0, 0.0, 0.5, 2.0])))
+a = jnp.array([[2.0, 1.0], [0.0, 3.0]])
+print(jnp.linalg.matrix_power(a, 3), np.round(np.asarray(jnp.linalg.matrix_power(a, -2)), 5), jnp.linalg.matrix_power(a, 0))
+print(jnp.linalg.multi_dot([a, a, jnp.ones(2)]), np.linalg.matrix_power(np.eye(2) * 2, 2), jnp.linalg.trace(jnp.ones((2, 3, 3))))
+np.testing.assert_array_less(jnp.zeros(2), jnp.ones(2))
+try:
+    np.testing.assert_array_less(jnp.ones(2), jnp.ones(2))
+except AssertionError:
+    print("not less")
+print(math.tau, jnp.euler_gamma)
+print(list(itertools.product([1, 2], "ab")), list(itertools.product(range(2), repeat=2)))
+print(list(itertools.permutations([1, 2, 3], 2)), list(itertools.combinations("abcd", 2)))
+print(list(itertools.chain([1], (2, 3))), list(itertools.accumulate([1, 2, 3, 4])), list(itertools.accumulate([3, 1, 4], max)))
+@dataclasses.dataclass
+class Pt:
+    x: int
+    y: tuple
+print(dataclasses.astuple(Pt(1, (2, 3))), operator.attrgetter("x")(Pt(5, ())), operator.attrgetter("x", "y")(Pt(1, 2)))
+with jax.named_scope("block"):
+    print(jax.named_call(lambda v: v + 1, name="inc")(1))
+print(jax.tree_util.Partial(jnp.add, 1)(2))
+print(np.round(np.asarray(jax.nn.standardize(jnp.array([1.0, 2.0, 3.0]))), 4))
+"#,
+        expect![[r#"
+            [[-0.5272  0.7592 -0.3817]
+             [ 0.7183  0.1582 -0.6775]
+             [-0.4539 -0.6314 -0.6288]]
+            (2, 2, 3)
+            [[-0.4871  0.7265  0.2024]
+             [ 0.6637  0.1926 -0.4016]
+             [-0.4194 -0.6486 -0.0575]
+             [-0.3826  0.1201 -0.8913]] True
+            [[[-1.2708  0.3361]
+              [-0.5164 -1.0942]
+              [-0.7058  0.5569]]
+
+             [[ 0.8731  1.3978]
+              [ 0.0698 -0.3625]
+              [-0.8788 -0.6127]]]
+            (2, 2) [[-1.2252  1.2931]
+             [ 0.3381  1.5638]
+             [-0.5178  0.1854]]
+            [0.     0.25   0.5625 2.    ] [0.   0.5  0.75 1.  ]
+            [[ 8. 19.]
+             [ 0. 27.]] [[ 0.25    -0.13889]
+             [ 0.       0.11111]] [[1. 0.]
+             [0. 1.]]
+            [9. 9.] [[4. 0.]
+             [0. 4.]] [3. 3.]
+            not less
+            6.283185307179586 0.5772156649015329
+            [(1, 'a'), (1, 'b'), (2, 'a'), (2, 'b')] [(0, 0), (0, 1), (1, 0), (1, 1)]
+            [(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)] [('a', 'b'), ('a', 'c'), ('a', 'd'), ('b', 'c'), ('b', 'd'), ('c', 'd')]
+            [1, 2, 3] [1, 3, 6, 10] [3, 3, 4]
+            (1, (2, 3)) 5 (1, 2)
+            2
+            3
+            [-1.2247  0.      1.2247]
         "#]],
     );
 }

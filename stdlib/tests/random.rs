@@ -6,6 +6,7 @@ use arr_kernels::{Array, Buffer, DType};
 use arr_runtime::{ErrorKind, Session, Value};
 
 use arr_testkit::session;
+use expect_test::expect;
 
 /// Evaluate an expression and return its array value.
 fn eval(s: &mut Session, src: &str) -> Array {
@@ -517,4 +518,57 @@ fn sixteen_bit_samples_are_jaxs() {
         "random.normal(random.key(11), (3,), dtype=bfloat16)",
     );
     assert_eq!(a.dtype(), DType::BF16);
+}
+
+#[test]
+fn typed_keys_show_as_jax_shows_them_and_keep_their_type() {
+    // Expected: JAX 0.10.2's output for the same program.
+    arr_testkit::check_output(
+        r#"
+import jax
+import jax.numpy as jnp
+from jax import random
+key = random.key(0)
+print(key)
+print(repr(random.split(key, 2)))
+print([key], key.shape, key.ndim, key.size, key.dtype)
+keys = random.split(key, 3)
+print(len(keys), keys[1], keys[-1].shape)
+for k in random.split(key, 2):
+    print(random.normal(k, (2,)))
+print(jax.vmap(lambda k: random.uniform(k, (2,)))(random.split(key, 3)))
+print(random.split(key, (2, 3)).shape, random.key_data(random.split(key, (2, 3))).shape)
+k1, k2 = random.split(random.PRNGKey(0))
+print(k1.shape, k2)
+print(jax.random.bernoulli(random.fold_in(key, 3), 0.5, (4,)))
+print(random.key_data(jax.random.wrap_key_data(random.key_data(key))))
+print(jnp.issubdtype(key.dtype, jax.dtypes.prng_key), jnp.issubdtype(jnp.float32, jax.dtypes.prng_key))
+print(jax.tree.leaves({"k": key})[0].shape)
+f = jax.jit(lambda k: random.normal(k, (3,)))
+print(f(key))
+"#,
+        expect![[r#"
+            Array((), dtype=key<fry>) overlaying:
+            [0 0]
+            Array((2,), dtype=key<fry>) overlaying:
+            [[1797259609 2579123966]
+             [ 928981903 3453687069]]
+            [Array((), dtype=key<fry>) overlaying:
+            [0 0]] () 0 1 key<fry>
+            3 Array((), dtype=key<fry>) overlaying:
+            [ 928981903 3453687069] ()
+            [ 1.0040143 -0.9063372]
+            [-2.4424558 -2.0356805]
+            [[0.8423141  0.18237865]
+             [0.00729382 0.02089119]
+             [0.9024495  0.91229284]]
+            (2, 3) (2, 3, 2)
+            (2,) [ 928981903 3453687069]
+            [ True False False  True]
+            [0 0]
+            True False
+            ()
+            [ 1.6226422   2.0252647  -0.43359444]
+        "#]],
+    );
 }

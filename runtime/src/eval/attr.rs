@@ -54,6 +54,12 @@ pub fn properties<T: ?Sized>(table: &[Property<T>]) -> Vec<Attribute> {
         .collect()
 }
 
+/// An array's shape as the language shows it: a typed key array's without
+/// its words axis.
+fn shown_shape(a: &Tensor) -> &[usize] {
+    numpy::key_shape(a).unwrap_or(a.shape())
+}
+
 /// The properties of arrays (their methods are registered builtins).
 pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
     Property {
@@ -61,24 +67,30 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         doc: "The size of each dimension, a tuple of ints.",
         get: |a| {
             Ok(Value::tuple(
-                a.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
+                shown_shape(a)
+                    .iter()
+                    .map(|&d| Value::Int(d as i64))
+                    .collect(),
             ))
         },
     },
     Property {
         name: "ndim",
         doc: "The number of dimensions.",
-        get: |a| Ok(Value::Int(a.ndim() as i64)),
+        get: |a| Ok(Value::Int(shown_shape(a).len() as i64)),
     },
     Property {
         name: "size",
         doc: "The number of elements.",
-        get: |a| Ok(Value::Int(a.len() as i64)),
+        get: |a| Ok(Value::Int(shown_shape(a).iter().product::<usize>() as i64)),
     },
     Property {
         name: "dtype",
-        doc: "The element type.",
-        get: |a| Ok(Value::DType(a.dtype())),
+        doc: "The element type (key<fry> for typed PRNG keys).",
+        get: |a| match numpy::key_shape(a) {
+            Some(_) => Ok(Value::object(numpy::KeyDType)),
+            None => Ok(Value::DType(a.dtype())),
+        },
     },
     Property {
         name: "T",

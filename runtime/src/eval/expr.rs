@@ -344,7 +344,10 @@ impl Interp {
                             .instance_item(&o, &i)
                             .map_err(|err| at_call(err, f.loc(e.span)));
                     }
-                    Value::Array(a) if self.jax_rules || numpy::is_ndarray(&o) => {
+                    Value::Array(a)
+                        if self.jax_rules
+                            || a.as_concrete().is_some_and(|c| c.flavour() != Flavour::Jax) =>
+                    {
                         array_item(a, &i, self.jax_rules)?
                     }
                     _ => get_item(&o, &i)?,
@@ -529,18 +532,24 @@ fn slice_items<T: Clone>(items: &[T], s: &SliceValue) -> Result<Vec<T>> {
 /// `a[i]` of a program that follows JAX's rules (`jax_rules`: integer
 /// indices clamp) or of a NumPy array (indices checked, a NumPy result).
 fn array_item(a: &Tensor, i: &Value, jax_rules: bool) -> Result<Value> {
-    match a {
-        Tensor::Concrete(x) if matches!(x.flavour(), Flavour::NumPy { .. }) => {
-            let r = index::get_index(a, i)?;
-            Ok(numpy::with_flavour(Value::Array(r), numpy::NDARRAY))
+    let bounds = match a {
+        Tensor::Concrete(x) if matches!(x.flavour(), Flavour::NumPy { .. }) => index::Bounds::Check,
+        _ if jax_rules => index::Bounds::Clamp,
+        _ => index::Bounds::Check,
+    };
+    if let Some(shape) = numpy::key_shape(a) {
+        // Keys index along the axes they show, never into a key's words.
+        let n = match i {
+            Value::Tuple(t) => t.iter().filter(|v| !matches!(v, Value::None)).count(),
+            _ => 1,
+        };
+        if n > shape.len() || matches!(i, Value::Ellipsis) {
+            return Err(Error::index_error(format!(
+                "too many indices for a key array of shape {shape:?}"
+            )));
         }
-        _ if jax_rules => Ok(Value::Array(index::get_index_as(
-            a,
-            i,
-            index::Bounds::Clamp,
-        )?)),
-        _ => Ok(Value::Array(index::get_index(a, i)?)),
     }
+    Ok(numpy::part_of(a, index::get_index_as(a, i, bounds)?))
 }
 
 /// `o[i]` for every subscriptable value.

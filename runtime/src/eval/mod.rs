@@ -526,13 +526,17 @@ pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
             return iter_items(&crate::progress::of(v).expect("checked").inner);
         }
         Value::Array(a) => {
-            if a.ndim() == 0 {
+            let shape = crate::numpy::key_shape(a).unwrap_or(a.shape());
+            if shape.is_empty() {
                 return Err(Error::type_error("iteration over a 0-d array"));
             }
             // Each item is an array of its own (a header and a buffer).
-            crate::value::check_len("list", "arrays", &a.shape()[..1], 256)?;
-            (0..a.shape()[0])
-                .map(|i| index::get_index(a, &Value::Int(i as i64)).map(Value::Array))
+            crate::value::check_len("list", "arrays", &shape[..1], 256)?;
+            (0..shape[0])
+                .map(|i| {
+                    let item = index::get_index(a, &Value::Int(i as i64))?;
+                    Ok(crate::numpy::part_of(a, item))
+                })
                 .collect::<Result<_>>()?
         }
         other => {
