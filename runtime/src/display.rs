@@ -244,16 +244,42 @@ pub fn array_repr(t: &Tensor) -> String {
 }
 
 /// A traced value shows its type and the transformation tracing it.
+/// A tracer as JAX 0.10 prints one (repr and str alike): `JitTracer(float32[3])`,
+/// `GradTracer(primal=[0. 1.], typeof(tangent)=f32[2])`,
+/// `VmapTracer(aval=float32[3], batched=float32[2,3])`.
 fn tracer_str(t: &Tensor) -> String {
-    let kind = match t {
-        Tensor::Traced(tr) => match tr.kind {
-            crate::tensor::TracerKind::Jvp { .. } => "jvp",
-            crate::tensor::TracerKind::Batch { .. } => "vmap",
-            crate::tensor::TracerKind::Graph { .. } => "graph",
-        },
-        Tensor::Concrete(_) => "",
+    use crate::tensor::TracerKind;
+    let jax_type = |t: &Tensor| {
+        crate::sharding::ArrayTypeValue {
+            shape: t.shape().to_vec(),
+            dtype: t.dtype(),
+            placement: t.placement(),
+        }
+        .text()
     };
-    format!("Traced<{}>with<{kind}>", type_string(t))
+    let Tensor::Traced(tr) = t else {
+        return jax_type(t);
+    };
+    match &tr.kind {
+        TracerKind::Graph { .. } => format!("JitTracer({})", jax_type(t)),
+        TracerKind::Jvp { primal, tangent } => {
+            let tangent = match tangent {
+                Some(d) => type_string(d),
+                None => type_string(primal),
+            };
+            format!(
+                "GradTracer(primal={}, typeof(tangent)={tangent})",
+                array_str(primal)
+            )
+        }
+        TracerKind::Batch { val, .. } => {
+            format!(
+                "VmapTracer(aval={}, batched={})",
+                jax_type(t),
+                jax_type(val)
+            )
+        }
+    }
 }
 
 /// NumPy's `str(array)`.

@@ -19,6 +19,11 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
+        "_jax_disable_jit(disable=True)",
+        "jax.disable_jit: a context manager inside which jitted functions run op by op.",
+        disable_jit,
+    );
+    r.func(
         "jit(fun=None, static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(), in_shardings=None, out_shardings=None)",
         "Compile fun: it is traced once per signature (argument types, pytree structure and \
          the values of static arguments), optimised, and the compiled version runs on later \
@@ -220,6 +225,28 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 /// `jit(f)` with no options.
+/// `jax.disable_jit(disable=True)`: a context inside which jitted functions
+/// run op by op, so that prints show values (as JAX's does).
+fn disable_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let disable = a[0].truthy()?;
+    let before = Rc::new(std::cell::Cell::new(false));
+    let saved = before.clone();
+    let enter = NativeClosure::value("__enter__", move |interp, _, _| {
+        saved.set(interp.jit_disabled);
+        interp.jit_disabled = disable;
+        Ok(Value::None)
+    });
+    let exit = NativeClosure::value("__exit__", move |interp, _, _| {
+        interp.jit_disabled = before.get();
+        Ok(Value::None)
+    });
+    Ok(Interp::make_module(
+        "disable_jit",
+        "The context of jax.disable_jit.",
+        vec![("__enter__".into(), enter), ("__exit__".into(), exit)],
+    ))
+}
+
 pub(crate) fn jit_of(f: Value) -> Value {
     jitted(f, Options::default())
 }
@@ -233,6 +260,9 @@ fn jitted(f: Value, options: Options) -> Value {
     // JAX's jit is: a sharded jit made on first need.
     let sharded: RefCell<Option<Value>> = RefCell::new(None);
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        if interp.jit_disabled {
+            return interp.call(&f2, args, kwargs);
+        }
         if takes_sharded(&o2, &args, &kwargs)? {
             let jf = sharded
                 .borrow_mut()

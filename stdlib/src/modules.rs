@@ -144,7 +144,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
-         closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval disable_jit \
+         closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
          process_index process_count default_device default_backend block_until_ready \
          shard_map make_mesh set_mesh typeof reshard NamedSharding P=PartitionSpec \

@@ -1012,3 +1012,52 @@ print(np.round(np.asarray(jax.nn.standardize(jnp.array([1.0, 2.0, 3.0]))), 4))
         "#]],
     );
 }
+
+#[test]
+fn tracers_print_as_jax_prints_them_and_disable_jit_runs_op_by_op() {
+    // Expected: JAX 0.10.2's output for the same program.
+    check(
+        r#"
+import jax, jax.numpy as jnp
+def f(x):
+    print(x); print(repr(x)); print(f'{x}')
+    return (x*2).sum()
+jax.jit(f)(jnp.arange(3.0))
+jax.grad(f)(jnp.arange(3.0))
+jax.vmap(f)(jnp.ones((2,3)))
+jax.jit(f)(jnp.int32(3))
+jax.jit(jax.grad(f))(jnp.arange(2.0))
+
+@jax.jit
+def h(x):
+    print("x is", x)
+    return x * 2 + 1
+print(h(jnp.arange(3.0)))
+with jax.disable_jit():
+    print(h(jnp.arange(3.0)))
+print(h(jnp.arange(3.0)))
+"#,
+        expect![[r#"
+            JitTracer(float32[3])
+            JitTracer(float32[3])
+            JitTracer(float32[3])
+            GradTracer(primal=[0. 1. 2.], typeof(tangent)=f32[3])
+            GradTracer(primal=[0. 1. 2.], typeof(tangent)=f32[3])
+            GradTracer(primal=[0. 1. 2.], typeof(tangent)=f32[3])
+            VmapTracer(aval=float32[3], batched=float32[2,3])
+            VmapTracer(aval=float32[3], batched=float32[2,3])
+            VmapTracer(aval=float32[3], batched=float32[2,3])
+            JitTracer(int32[])
+            JitTracer(int32[])
+            JitTracer(int32[])
+            GradTracer(primal=JitTracer(float32[2]), typeof(tangent)=f32[2])
+            GradTracer(primal=JitTracer(float32[2]), typeof(tangent)=f32[2])
+            GradTracer(primal=JitTracer(float32[2]), typeof(tangent)=f32[2])
+            x is JitTracer(float32[3])
+            [1. 3. 5.]
+            x is [0. 1. 2.]
+            [1. 3. 5.]
+            [1. 3. 5.]
+        "#]],
+    );
+}

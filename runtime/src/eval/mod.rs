@@ -50,6 +50,8 @@ pub struct Interp {
     /// reads the last element (JAX clamps) instead of raising IndexError.
     /// NumPy's arrays keep NumPy's rules.
     pub jax_rules: bool,
+    /// Inside `with jax.disable_jit():` jitted functions run op by op.
+    pub jit_disabled: bool,
     pub out: OutputSink,
     /// Drop printed output (`write_out`): a process other than the first of
     /// a job of several, where every process prints the same thing.
@@ -194,6 +196,7 @@ impl Interp {
             methods: FxHashMap::default(),
             interrupt: Arc::new(AtomicBool::new(false)),
             jax_rules: false,
+            jit_disabled: false,
             out: Box::new(|s| {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();
