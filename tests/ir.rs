@@ -64,7 +64,7 @@ fn poly_plain() {
                 f:f32[] = mul 2.0:f32[] e
                 g:f32[] = sub d f
                 h:f32[] = add g a
-              in (h) }"#]],
+              in (h,) }"#]],
     );
 }
 
@@ -86,7 +86,7 @@ fn poly_grad() {
                 k:f32[] = add i j
                 l:f32[] = mul g a
                 m:f32[] = add k l
-              in (m) }"#]],
+              in (m,) }"#]],
     );
 }
 
@@ -134,7 +134,7 @@ fn poly_vmap() {
                 f:f32[4] = mul 2.0:f32[] e
                 g:f32[4] = sub d f
                 h:f32[4] = add g a
-              in (h) }"#]],
+              in (h,) }"#]],
     );
 }
 
@@ -159,7 +159,7 @@ fn poly_grad_grad() {
                 n:f32[] = add l m
                 o:f32[] = mul 3.0:f32[] a
                 p:f32[] = add n o
-              in (p) }"#]],
+              in (p,) }"#]],
     );
 }
 
@@ -176,7 +176,7 @@ fn layer_plain() {
                 d:f32[1,2] = dot_general[contract=((1,),(0,)) batch=((),())] c a
                 e:f32[2] = reshape[shape=(2,)] d
                 f:f32[2] = tanh e
-              in (f) }"#]],
+              in (f,) }"#]],
     );
 }
 
@@ -197,7 +197,7 @@ fn layer_grad() {
                 l:f32[1,2] = reshape[shape=(1,2)] k
                 m:f32[2,3] = dot_general[contract=((0,),(0,)) batch=((),())] l d
                 n:f32[3,2] = transpose[perm=(1,0)] m
-              in (n) }"#]],
+              in (n,) }"#]],
     );
 }
 
@@ -211,7 +211,7 @@ fn layer_vmap() {
                 d:f32[5,1,2] = dot_general[contract=((2,),(0,)) batch=((),())] c a
                 e:f32[5,2] = reshape[shape=(5,2)] d
                 f:f32[5,2] = tanh e
-              in (f) }"#]],
+              in (f,) }"#]],
     );
 }
 
@@ -232,7 +232,7 @@ fn layer_vmap_grad() {
                 l:f32[5,1,2] = reshape[shape=(5,1,2)] k
                 m:f32[5,2,3] = dot_general[contract=((1,),(1,)) batch=((0,),(0,))] l d
                 n:f32[5,3,2] = transpose[perm=(0,2,1)] m
-              in (n) }"#]],
+              in (n,) }"#]],
     );
 }
 
@@ -271,7 +271,7 @@ fn layer_hessian_jacfwd_jacrev() {
                 bd:f32[3,3] = reshape[shape=(3,3)] bc
                 be:f32[3,3] = transpose[perm=(1,0)] bd
                 bf:f32[3,3] = slice[start=(0,0) limit=(3,3) stride=(1,1)] be
-              in (bf) }"#]],
+              in (bf,) }"#]],
     );
 }
 
@@ -291,7 +291,7 @@ fn softmax_plain() {
                 f:f32[] = reduce_sum[axes=(0,)] e
                 g:f32[1] = reshape[shape=(1,)] f
                 h:f32[4] = div e g
-              in (h) }"#]],
+              in (h,) }"#]],
     );
 }
 
@@ -330,7 +330,7 @@ fn softmax_vmap() {
                 f:f32[2] = reduce_sum[axes=(1,)] e
                 g:f32[2,1] = reshape[shape=(2,1)] f
                 h:f32[2,4] = div e g
-              in (h) }"#]],
+              in (h,) }"#]],
     );
 }
 
@@ -354,7 +354,7 @@ fn indexed_plain() {
                 l:f32[2] = gather[axis=0] c k
                 m:f32[] = reduce_sum[axes=(0,)] l
                 n:f32[2] = add g m
-              in (n) }"#]],
+              in (n,) }"#]],
     );
 }
 
@@ -386,7 +386,7 @@ fn indexed_grad() {
                 y:f32[4] = add s x
                 z:f32[4] = pad[lo=(1,) hi=(1,) interior=(0,)] v 0.0:f32[]
                 ba:f32[4] = add y z
-              in (ba) }"#]],
+              in (ba,) }"#]],
     );
 }
 
@@ -409,7 +409,7 @@ fn indexed_vmap() {
                 n:f32[2] = reduce_sum[axes=(1,)] m
                 o:f32[2,1] = reshape[shape=(2,1)] n
                 p:f32[2,2] = add h o
-              in (p) }"#]],
+              in (p,) }"#]],
     );
 }
 
@@ -469,7 +469,7 @@ fn sliced_jacfwd_jacrev() {
                 bx:f32[4,4] = reshape[shape=(4,4)] bw
                 by:f32[4,4] = transpose[perm=(1,0)] bx
                 bz:f32[4,4] = slice[start=(0,0) limit=(4,4) stride=(1,1)] by
-              in (bz) }"#]],
+              in (bz,) }"#]],
     );
 }
 
@@ -485,7 +485,7 @@ fn scan_plain() {
                 b:f32[] c:f32[3] = scan[length=3 n_consts=0 n_carry=1 reverse=false] body={ lambda ; a:f32[] b:f32[]. let
                     c:f32[] = mul a b
                   in (c, c) } 1.0:f32[] a
-              in (c) }"#]],
+              in (c,) }"#]],
     );
 }
 
@@ -504,7 +504,7 @@ fn scan_grad() {
                     f:f32[] = mul e c
                     g:f32[] = mul e b
                   in (g, f) } 0.0:f32[] e f g
-              in (i) }"#]],
+              in (i,) }"#]],
     );
 }
 
@@ -520,7 +520,7 @@ fn scan_vmap() {
                     c:f32[2] = mul a b
                   in (c, c) } b c
                 f:f32[2,3] = transpose[perm=(1,0)] e
-              in (f) }"#]],
+              in (f,) }"#]],
     );
 }
 
@@ -537,10 +537,10 @@ fn cond_plain() {
                 c:i32[] = convert[dtype=int32] b
                 d:f32[] = cond branch0={ lambda ; a:f32[]. let
                     b:f32[] = mul a a
-                  in (b) } branch1={ lambda ; a:f32[]. let
+                  in (b,) } branch1={ lambda ; a:f32[]. let
                     b:f32[] = sin a
-                  in (b) } c a
-              in (d) }"#]],
+                  in (b,) } c a
+              in (d,) }"#]],
     );
 }
 
@@ -562,10 +562,10 @@ fn cond_grad() {
                     d:f32[] = mul c a
                     e:f32[] = mul c a
                     f:f32[] = add d e
-                  in (f) } branch1={ lambda ; a:f32[] b:f32[] c:f32[]. let
+                  in (f,) } branch1={ lambda ; a:f32[] b:f32[] c:f32[]. let
                     d:f32[] = mul c b
-                  in (d) } c e f 1.0:f32[]
-              in (g) }"#]],
+                  in (d,) } c e f 1.0:f32[]
+              in (g,) }"#]],
     );
 }
 
@@ -581,7 +581,7 @@ fn cond_vmap() {
                 e:f32[3] = sin a
                 f:bool[3] = ge c 1:i32[]
                 g:f32[3] = select f e d
-              in (g) }"#]],
+              in (g,) }"#]],
     );
 }
 
@@ -640,17 +640,17 @@ fn pass_traced() {
     check_pass(
         "traced",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:bool[4,3] = gt a 0.0:f32[]
-            d:f32[4,3] = mul 0.1:f32[] a
-            e:f32[4,3] = select c a d
-            f:f32[4,3] = mul e 1.0:f32[]
-            g:f32[3] = mul b 2.0:f32[]
-            h:f32[4,3] = add f g
-            i:f32[3] = mul b 2.0:f32[]
-            j:f32[4,3] = add h i
-            k:f32[4] = reduce_sum[axes=(1,)] j
-          in (k) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:bool[4,3] = gt a 0.0:f32[]
+                d:f32[4,3] = mul 0.1:f32[] a
+                e:f32[4,3] = select c a d
+                f:f32[4,3] = mul e 1.0:f32[]
+                g:f32[3] = mul b 2.0:f32[]
+                h:f32[4,3] = add f g
+                i:f32[3] = mul b 2.0:f32[]
+                j:f32[4,3] = add h i
+                k:f32[4] = reduce_sum[axes=(1,)] j
+              in (k,) }"#]],
     );
 }
 
@@ -659,17 +659,17 @@ fn pass_fold() {
     check_pass(
         "fold",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:bool[4,3] = gt a 0.0:f32[]
-            d:f32[4,3] = mul 0.1:f32[] a
-            e:f32[4,3] = select c a d
-            f:f32[4,3] = mul e 1.0:f32[]
-            g:f32[3] = mul b 2.0:f32[]
-            h:f32[4,3] = add f g
-            i:f32[3] = mul b 2.0:f32[]
-            j:f32[4,3] = add h i
-            k:f32[4] = reduce_sum[axes=(1,)] j
-          in (k) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:bool[4,3] = gt a 0.0:f32[]
+                d:f32[4,3] = mul 0.1:f32[] a
+                e:f32[4,3] = select c a d
+                f:f32[4,3] = mul e 1.0:f32[]
+                g:f32[3] = mul b 2.0:f32[]
+                h:f32[4,3] = add f g
+                i:f32[3] = mul b 2.0:f32[]
+                j:f32[4,3] = add h i
+                k:f32[4] = reduce_sum[axes=(1,)] j
+              in (k,) }"#]],
     );
 }
 
@@ -678,16 +678,16 @@ fn pass_simplify() {
     check_pass(
         "simplify",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:bool[4,3] = gt a 0.0:f32[]
-            d:f32[4,3] = mul 0.1:f32[] a
-            e:f32[4,3] = select c a d
-            f:f32[3] = mul b 2.0:f32[]
-            g:f32[4,3] = add e f
-            h:f32[3] = mul b 2.0:f32[]
-            i:f32[4,3] = add g h
-            j:f32[4] = reduce_sum[axes=(1,)] i
-          in (j) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:bool[4,3] = gt a 0.0:f32[]
+                d:f32[4,3] = mul 0.1:f32[] a
+                e:f32[4,3] = select c a d
+                f:f32[3] = mul b 2.0:f32[]
+                g:f32[4,3] = add e f
+                h:f32[3] = mul b 2.0:f32[]
+                i:f32[4,3] = add g h
+                j:f32[4] = reduce_sum[axes=(1,)] i
+              in (j,) }"#]],
     );
 }
 
@@ -696,15 +696,15 @@ fn pass_cse() {
     check_pass(
         "cse",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:bool[4,3] = gt a 0.0:f32[]
-            d:f32[4,3] = mul 0.1:f32[] a
-            e:f32[4,3] = select c a d
-            f:f32[3] = mul b 2.0:f32[]
-            g:f32[4,3] = add e f
-            h:f32[4,3] = add g f
-            i:f32[4] = reduce_sum[axes=(1,)] h
-          in (i) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:bool[4,3] = gt a 0.0:f32[]
+                d:f32[4,3] = mul 0.1:f32[] a
+                e:f32[4,3] = select c a d
+                f:f32[3] = mul b 2.0:f32[]
+                g:f32[4,3] = add e f
+                h:f32[4,3] = add g f
+                i:f32[4] = reduce_sum[axes=(1,)] h
+              in (i,) }"#]],
     );
 }
 
@@ -719,7 +719,7 @@ fn pass_dot_transpose() {
                 c:f32[2,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
                 d:f32[4,2] = dot_general[contract=((0,),(1,)) batch=((),())] b a
                 e:f32[4,2] = add d 1.0:f32[]
-              in (e) }"#]],
+              in (e,) }"#]],
     );
 }
 
@@ -728,15 +728,15 @@ fn pass_dce() {
     check_pass(
         "dce",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:bool[4,3] = gt a 0.0:f32[]
-            d:f32[4,3] = mul 0.1:f32[] a
-            e:f32[4,3] = select c a d
-            f:f32[3] = mul b 2.0:f32[]
-            g:f32[4,3] = add e f
-            h:f32[4,3] = add g f
-            i:f32[4] = reduce_sum[axes=(1,)] h
-          in (i) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:bool[4,3] = gt a 0.0:f32[]
+                d:f32[4,3] = mul 0.1:f32[] a
+                e:f32[4,3] = select c a d
+                f:f32[3] = mul b 2.0:f32[]
+                g:f32[4,3] = add e f
+                h:f32[4,3] = add g f
+                i:f32[4] = reduce_sum[axes=(1,)] h
+              in (i,) }"#]],
     );
 }
 
@@ -745,10 +745,10 @@ fn pass_fuse() {
     check_pass(
         "fuse",
         expect![[r#"
-        { lambda ; a:f32[4,3] b:f32[3]. let
-            c:f32[3] = mul b 2.0:f32[]
-            d:f32[4] = fused[ops=9 inputs=2 outputs=1] a c
-          in (d) }"#]],
+            { lambda ; a:f32[4,3] b:f32[3]. let
+                c:f32[3] = mul b 2.0:f32[]
+                d:f32[4] = fused[ops=9 inputs=2 outputs=1] a c
+              in (d,) }"#]],
     );
 }
 
@@ -781,7 +781,7 @@ fn softmax_under_jit_is_one_kernel_reading_its_reductions_back() {
         expect![[r#"
             { lambda ; a:f32[8,16]. let
                 b:f32[8] c:f32[8] d:f32[8,16] = fused[ops=6 inputs=1 outputs=3] a
-              in (d) }"#]],
+              in (d,) }"#]],
     );
 }
 
@@ -800,7 +800,7 @@ fn pass_fuse_leaves_the_product() {
             { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
                 d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
                 e:f32[8,4] = fused[ops=4 inputs=2 outputs=1] d c
-              in (e) }"#]],
+              in (e,) }"#]],
     );
 }
 
@@ -812,7 +812,7 @@ fn pass_fold_epilogues_makes_a_fused_matmul() {
         expect![[r#"
             { lambda ; a:f32[8,3] b:f32[3,4] c:f32[4]. let
                 d:f32[8,4] = fused_matmul[ops=4 inputs=3 outputs=1] a b c
-              in (d) }"#]],
+              in (d,) }"#]],
     );
 }
 
@@ -857,6 +857,6 @@ fn pass_fold_epilogues_keeps_a_product_read_by_a_reduction() {
                 d:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] a b
                 e:f32[4] = reduce_sum[axes=(0,)] d
                 f:f32[8,4] = fused[ops=6 inputs=3 outputs=1] d c e
-              in (f) }"#]],
+              in (f,) }"#]],
     );
 }

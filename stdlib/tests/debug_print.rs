@@ -164,7 +164,7 @@ print(jax.make_jaxpr(f)(1.0, 2.0))
             { lambda ; a:f32[] b:f32[]. let
                 debug_print[ordered=False] a b
                 c:f32[] = mul a b
-              in (c) }
+              in (c,) }
         "#]],
     );
 }

@@ -341,21 +341,21 @@ fn ir_after_the_partition_stage_is_one_devices_graph() {
             e:f32[8,32] = tanh d
             f:f32[8,8] = dot_general[contract=((1,),(0,)) batch=((),())] e c
             g:f32[8,8] = psum[axis_name=model size=4] f
-          in (g) }"#]]
+          in (g,) }"#]]
     .assert_eq(&ir(&mut s, "partition"));
     expect![[r#"
         { lambda ; a:f32[16,64] b:f32[64,128] c:f32[128,8]. let
             d:f32[16,128] = dot_general[contract=((1,),(0,)) batch=((),())] a b
             e:f32[16,128] = tanh d
             f:f32[16,8] = dot_general[contract=((1,),(0,)) batch=((),())] e c
-          in (f) }"#]]
+          in (f,) }"#]]
     .assert_eq(&ir(&mut s, "traced"));
     expect![[r#"
         { lambda ; a:f32[8,64] b:f32[64,32] c:f32[32,8]. let
             d:f32[8,32] = fused_matmul[ops=2 inputs=2 outputs=1] a b
             e:f32[8,8] = dot_general[contract=((1,),(0,)) batch=((),())] d c
             f:f32[8,8] = psum[axis_name=model size=4] e
-          in (f) }"#]]
+          in (f,) }"#]]
     .assert_eq(&ir(&mut s, "fold_epilogues"));
     let err = s
         .ir_of_call_after("f(x, w1, w2)", Some("nosuch"))

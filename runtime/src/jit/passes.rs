@@ -644,7 +644,7 @@ mod tests {
         expect_test::expect![[r#"
             { lambda ; a:f32[3]. let
                 b:f32[3] = sin a
-              in (b) }"#]]
+              in (b,) }"#]]
         .assert_eq(&graph::text(&compiled, 0));
     }
 

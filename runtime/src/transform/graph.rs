@@ -582,7 +582,9 @@ impl Printer {
             }
         }
         let outs: Vec<String> = g.outvars.iter().map(|a| self.atom(g, a)).collect();
-        let _ = write!(out, "{pad}  in ({}) }}", outs.join(", "));
+        // A tuple as Python writes it: one output is `(a,)`, as in JAX's jaxprs.
+        let comma = if outs.len() == 1 { "," } else { "" };
+        let _ = write!(out, "{pad}  in ({}{comma}) }}", outs.join(", "));
     }
 }
 
