@@ -96,6 +96,10 @@ impl Object for DeviceValue {
         };
         format!("{kind}Device(id={})", self.id)
     }
+    /// `str(device)`: its name, as JAX prints a device (`cpu:0`).
+    fn str(&self) -> Option<String> {
+        Some(self.label.clone())
+    }
     fn hash_key(&self) -> Option<crate::value::Key> {
         use crate::value::Key;
         Some(Key::Tuple(std::rc::Rc::new(vec![

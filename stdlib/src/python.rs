@@ -71,7 +71,8 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "repr(x)",
-        "The printable representation of x (what the REPL shows).",
+        "The printable representation of x (what the REPL shows; in a program that imports \
+         jax, an array's is JAX's: Array([1., 2.], dtype=float32)).",
         repr,
     );
     r.func(
@@ -744,6 +745,11 @@ fn str_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn repr(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // A JAX program's `repr(x)` is JAX's (`Array([1., 2.], dtype=float32)`,
+    // as in a container); arr's is the REPL's line.
+    if let (true, Value::Array(x)) = (interp.jax_rules, &a[0]) {
+        return Ok(Value::str(&display::jax_repr(x)));
+    }
     Ok(Value::str(&interp.repr_of(&a[0])?))
 }
 

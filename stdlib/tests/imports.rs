@@ -262,3 +262,22 @@ np.arange(3)[3]
         "#]],
     );
 }
+
+#[test]
+fn a_jax_program_sees_jax_devices_and_reprs() {
+    // Expected: JAX 0.10.2's output (8 CPU devices) for the same program.
+    check(
+        r#"
+import jax
+import jax.numpy as jnp
+import numpy as np
+x = jnp.arange(4)
+print(x.device, repr(x.device), x.devices(), str(jax.devices()[1]), [jax.devices()[0]], x.device == jax.devices()[0])
+print(repr(jnp.float32(1)), repr(jnp.arange(3)), repr(np.ones(2, dtype=np.float32)))
+"#,
+        expect![[r#"
+            cpu:0 CpuDevice(id=0) {CpuDevice(id=0)} cpu:1 [CpuDevice(id=0)] True
+            Array(1., dtype=float32) Array([0, 1, 2], dtype=int32) array([1., 1.], dtype=float32)
+        "#]],
+    );
+}

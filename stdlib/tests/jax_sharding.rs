@@ -273,7 +273,7 @@ print(x.devices(), devices()[3])
             4 4 True
             [[ 8  9]
              [12 13]] False
-            {CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)} CpuDevice(id=3)
+            {CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2), CpuDevice(id=3)} cpu:3
         "#]],
     );
 }

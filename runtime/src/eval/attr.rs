@@ -143,13 +143,20 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
     },
     Property {
         name: "device",
-        doc: "The device the array lives on: 'cpu', 'cuda:0', 'opencl:0' (a host array \
-              follows its computation: it reports the default device).",
+        doc: "The device the array lives on: CpuDevice(id=0) (printed cpu:0), or 'cuda:0', \
+              'opencl:0' (a host array follows its computation: it reports the default \
+              device); of an array laid out over a mesh, its sharding (as JAX's).",
         get: |a| {
-            Ok(Value::str(&match a {
-                Tensor::Concrete(x) if x.home().is_some() => arr_kernels::backend::device_name(x),
-                _ => arr_kernels::gpu::default_device().map_or("cpu".to_string(), |d| d.label()),
-            }))
+            Ok(match a {
+                Tensor::Concrete(x) if x.home().is_some() => {
+                    Value::str(&arr_kernels::backend::device_name(x))
+                }
+                _ if a.placement().is_some() => crate::sharding::sharding_value(a.placement()),
+                _ => match arr_kernels::gpu::default_device() {
+                    Some(d) => Value::str(&d.label()),
+                    None => Value::object(crate::sharding::DeviceValue::cpu(0)),
+                },
+            })
         },
     },
     Property {

@@ -47,8 +47,8 @@ pub struct Interp {
     pub interrupt: Arc<AtomicBool>,
     /// The program imported JAX, so its arrays follow JAX's rules where
     /// they differ from arr's: an integer index past the end of an axis
-    /// reads the last element (JAX clamps) instead of raising IndexError.
-    /// NumPy's arrays keep NumPy's rules.
+    /// reads the last element (JAX clamps) instead of raising IndexError,
+    /// and `repr(x)` is JAX's. NumPy's arrays keep NumPy's rules.
     pub jax_rules: bool,
     /// Inside `with jax.disable_jit():` jitted functions run op by op.
     pub jit_disabled: bool,
