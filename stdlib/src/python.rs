@@ -882,6 +882,19 @@ fn filter(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
+    // `isinstance(x, type(y))`: the type of a value that is no instance.
+    if let Value::Object(o) = t {
+        if let Some(t) = o.as_any().downcast_ref::<arr_runtime::class::TypeName>() {
+            return Ok(match t.name {
+                "ArrayImpl" => matches!(x, Value::Array(_)) && !numpy::is_ndarray(x),
+                "ndarray" => numpy::is_ndarray(x),
+                "NoneType" => matches!(x, Value::None),
+                "bool" => matches!(x, Value::Bool(_)),
+                "int" => matches!(x, Value::Int(_) | Value::Bool(_)),
+                name => arr_runtime::class::python_type_name(x) == name,
+            });
+        }
+    }
     let name = match t {
         Value::Class(c) if arr_runtime::class::is_object(c) => return Ok(true),
         Value::Class(c) => {
@@ -978,7 +991,22 @@ fn type_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     if let Some(e) = exception::as_instance(&a[0]) {
         return Ok(e.class.clone());
     }
-    Ok(arr_runtime::class::type_of(&a[0]))
+    let t = arr_runtime::class::type_of(&a[0]);
+    // A JAX program's types print as Python's: <class 'int'>, and JAX's
+    // and NumPy's array classes.
+    if !interp.jax_rules || matches!(a[0], Value::Instance(_)) {
+        return Ok(t);
+    }
+    let name = arr_runtime::class::python_type_name(&a[0]);
+    let qualified = match name {
+        "ArrayImpl" => "jaxlib._jax.ArrayImpl",
+        "ndarray" => "numpy.ndarray",
+        other => other,
+    };
+    Ok(Value::object(arr_runtime::class::TypeName {
+        text: format!("<class '{qualified}'>"),
+        name,
+    }))
 }
 
 /// `type(name, bases, dict)`: the class a `class name(*bases):` statement

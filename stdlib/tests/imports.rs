@@ -281,3 +281,31 @@ print(repr(jnp.float32(1)), repr(jnp.arange(3)), repr(np.ones(2, dtype=np.float3
         "#]],
     );
 }
+
+#[test]
+fn types_compare_with_the_builtins_and_print_as_python_in_a_jax_program() {
+    // Expected: Python's and JAX 0.10.2's output for the same program; an arr
+    // script (no import of jax) keeps arr's type strings.
+    check(
+        r#"
+import jax.numpy as jnp
+import numpy as np
+print(type(1), type(2.0), type("s"), type([1]), type({}), type(None), type((1,)))
+print(type(jnp.arange(3)), type(np.ones(2)))
+print(type(jnp.arange(3)) == type(jnp.ones(2)), type(1) == int, type(1) is int)
+print(type(True) == int, type(3) != float, type([]) is list, isinstance(1, type(2)))
+"#,
+        expect![[r#"
+            <class 'int'> <class 'float'> <class 'str'> <class 'list'> <class 'dict'> <class 'NoneType'> <class 'tuple'>
+            <class 'jaxlib._jax.ArrayImpl'> <class 'numpy.ndarray'>
+            True True True
+            False True True True
+        "#]],
+    );
+    check(
+        "print(type(1), type(ones(3)), type(1) == int, isinstance(ones(2), type(zeros(3))))\n",
+        expect![[r#"
+            int f32[3] True True
+        "#]],
+    );
+}

@@ -356,6 +356,11 @@ fn equal_at(a: &Value, b: &Value, depth: usize) -> Result<bool> {
         (Value::Range(x), Value::Range(y)) => x == y,
         (Value::Function(x), Value::Function(y)) => Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => Rc::ptr_eq(x, y),
+        // `type(1) == int`: a value's type is the builtin of that name.
+        (Value::Object(o), Value::Builtin(b)) | (Value::Builtin(b), Value::Object(o)) => o
+            .as_any()
+            .downcast_ref::<crate::class::TypeName>()
+            .is_some_and(|t| t.name == &*b.name),
         (Value::Native(x), Value::Native(y)) => Rc::ptr_eq(x, y),
         (Value::Object(x), Value::Object(y)) => {
             Rc::ptr_eq(x, y)
