@@ -249,14 +249,7 @@ pub fn array_repr(t: &Tensor) -> String {
 /// `VmapTracer(aval=float32[3], batched=float32[2,3])`.
 fn tracer_str(t: &Tensor) -> String {
     use crate::tensor::TracerKind;
-    let jax_type = |t: &Tensor| {
-        crate::sharding::ArrayTypeValue {
-            shape: t.shape().to_vec(),
-            dtype: t.dtype(),
-            placement: t.placement(),
-        }
-        .text()
-    };
+    let jax_type = |t: &Tensor| crate::sharding::ArrayTypeValue::of(t).text();
     let Tensor::Traced(tr) = t else {
         return jax_type(t);
     };

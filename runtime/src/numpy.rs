@@ -485,6 +485,16 @@ pub fn part_of(of: &Tensor, part: Tensor) -> Value {
     }
 }
 
+/// `r`, what an operation on `of` alone gave (a method, a transpose, a
+/// negation): of a NumPy array, a NumPy array.
+pub fn like_operand(of: &Value, r: Value) -> Value {
+    if is_ndarray(of) {
+        with_flavour(r, NDARRAY)
+    } else {
+        r
+    }
+}
+
 /// The flavour of a fresh NumPy result.
 pub const NDARRAY: Flavour = Flavour::NumPy { writeable: true };
 

@@ -823,6 +823,15 @@ pub struct ArrayTypeValue {
 }
 
 impl ArrayTypeValue {
+    /// The type of `t` (its layout, if it has one).
+    pub fn of(t: &Tensor) -> ArrayTypeValue {
+        ArrayTypeValue {
+            shape: t.shape().to_vec(),
+            dtype: t.dtype(),
+            placement: t.placement(),
+        }
+    }
+
     pub fn text(&self) -> String {
         let dims: Vec<String> = self
             .shape

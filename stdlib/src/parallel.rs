@@ -1056,12 +1056,7 @@ fn check_in_layout(
         return Err(Error::value_error(format!(
             "shard_map: argument leaf {i} is {} but in_specs says {}: on a mesh with \
              Explicit axes, reshard it first (device_put or reshard)",
-            arr_runtime::sharding::ArrayTypeValue {
-                shape: t.shape().to_vec(),
-                dtype: t.dtype(),
-                placement: t.placement(),
-            }
-            .text(),
+            arr_runtime::sharding::ArrayTypeValue::of(t).text(),
             spec.text()
         )));
     }

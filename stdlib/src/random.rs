@@ -219,7 +219,7 @@ fn typed(v: Value) -> Value {
     numpy::with_flavour(v, Flavour::Key)
 }
 
-/// `f`'s result as typed keys when its key argument was typed.
+/// `v` (what split or fold_in made of `key`) as typed keys when `key` was typed.
 fn like_key(key: &Value, v: Value) -> Value {
     match key {
         Value::Array(Tensor::Concrete(k)) if k.flavour() == Flavour::Key => typed(v),

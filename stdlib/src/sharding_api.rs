@@ -90,14 +90,7 @@ pub(crate) fn register(r: &mut Registry) {
         "typeof(x)",
         "The type of x as JAX shows it: dtype, shape and the Explicit mesh axes that split \
          each dimension (float32[8@X,4]); inside jit, the traced value's.",
-        |_, a| {
-            let t = numpy::to_tensor(&a[0])?;
-            Ok(Value::object(ArrayTypeValue {
-                shape: t.shape().to_vec(),
-                dtype: t.dtype(),
-                placement: t.placement(),
-            }))
-        },
+        |_, a| Ok(Value::object(ArrayTypeValue::of(&numpy::to_tensor(&a[0])?))),
     );
     r.func(
         "reshard(x, out_shardings)",

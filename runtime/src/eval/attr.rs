@@ -302,9 +302,9 @@ impl Interp {
             Value::Array(a) => {
                 if let Some(v) = property(ARRAY_PROPERTIES, a, attr) {
                     // A NumPy array's transpose is a NumPy array.
-                    return match numpy::is_ndarray(o) && attr == "T" {
-                        true => v.map(|v| numpy::with_flavour(v, numpy::NDARRAY)),
-                        false => v,
+                    return match attr {
+                        "T" => v.map(|v| numpy::like_operand(o, v)),
+                        _ => v,
                     };
                 }
             }

@@ -59,13 +59,7 @@ impl Interp {
                 all.push(recv.clone());
                 all.extend(args);
                 // A NumPy array's methods give NumPy arrays (`n.sum()`).
-                match numpy::is_ndarray(recv) {
-                    true => Ok(numpy::with_flavour(
-                        self.call(method, all, kwargs)?,
-                        numpy::NDARRAY,
-                    )),
-                    false => self.call(method, all, kwargs),
-                }
+                Ok(numpy::like_operand(recv, self.call(method, all, kwargs)?))
             }
             Value::Class(c) => self.instantiate(c, args, kwargs),
             Value::Instance(i) => match i.class.lookup("__call__") {

@@ -532,10 +532,10 @@ fn slice_items<T: Clone>(items: &[T], s: &SliceValue) -> Result<Vec<T>> {
 /// `a[i]` of a program that follows JAX's rules (`jax_rules`: integer
 /// indices clamp) or of a NumPy array (indices checked, a NumPy result).
 fn array_item(a: &Tensor, i: &Value, jax_rules: bool) -> Result<Value> {
-    let bounds = match a {
-        Tensor::Concrete(x) if matches!(x.flavour(), Flavour::NumPy { .. }) => index::Bounds::Check,
-        _ if jax_rules => index::Bounds::Clamp,
-        _ => index::Bounds::Check,
+    let ndarray = matches!(a, Tensor::Concrete(x) if matches!(x.flavour(), Flavour::NumPy { .. }));
+    let bounds = match jax_rules && !ndarray {
+        true => index::Bounds::Clamp,
+        false => index::Bounds::Check,
     };
     if let Some(shape) = numpy::key_shape(a) {
         // Keys index along the axes they show, never into a key's words.

@@ -289,11 +289,7 @@ pub fn unary_op(op: AstUnary, v: Value) -> Result<Value> {
             } else {
                 UnaryOp::Not
             };
-            let r = numpy::unary(op, &v)?;
-            Ok(match numpy::is_ndarray(&v) {
-                true => numpy::with_flavour(r, numpy::NDARRAY),
-                false => r,
-            })
+            Ok(numpy::like_operand(&v, numpy::unary(op, &v)?))
         }
         _ => Err(Error::type_error(format!(
             "bad operand type for unary {}: {}",
