@@ -51,6 +51,12 @@ pub enum Pytree {
     },
     /// `register_static`: no children, the instance is all structure.
     Static,
+    /// An object whose attributes are its state (Flax NNX's modules and
+    /// variables): the children are the attributes that hold arrays or
+    /// other such objects, in name order; the other attributes are static
+    /// structure, compared by value. Decided at each walk, so an attribute
+    /// that starts as `None` and later holds an array becomes a child.
+    Object,
 }
 
 /// An instance: its class and its own attributes (and, for a named tuple,
@@ -673,6 +679,11 @@ impl Interp {
                         return Ok(v);
                     }
                 }
+                // Python's fallback for attributes found nowhere else.
+                if let Some(getattr) = i.class.lookup("__getattr__") {
+                    let getattr = self.bind(getattr, o, &i.class);
+                    return self.call(&getattr, vec![Value::str(name)], Vec::new());
+                }
                 Err(attribute_error(format!(
                     "'{}' object has no attribute '{name}'",
                     i.class.name
@@ -908,6 +919,10 @@ impl Interp {
                 return Ok(r);
             }
         }
+        let (xa, xb) = (array_attribute(&a), array_attribute(&b));
+        if xa.is_some() || xb.is_some() {
+            return crate::eval::binary_op(op, xa.unwrap_or(a), xb.unwrap_or(b));
+        }
         let (ta, tb) = (as_tuple(&a), as_tuple(&b));
         if ta.is_some() || tb.is_some() {
             return crate::eval::binary_op(op, ta.unwrap_or(a), tb.unwrap_or(b));
@@ -930,6 +945,9 @@ impl Interp {
         };
         match self.method_of(&v, name) {
             Some(m) => self.call(&m, Vec::new(), Vec::new()),
+            None if array_attribute(&v).is_some() => {
+                crate::eval::unary_op(op, array_attribute(&v).expect("checked"))
+            }
             None => Err(Error::type_error(format!(
                 "bad operand type for unary {}: '{}'",
                 op.symbol(),
@@ -1181,6 +1199,7 @@ pub fn node_children(i: &Instance) -> Result<Vec<Value>> {
             })
             .collect(),
         Some(Pytree::Static) => Ok(Vec::new()),
+        Some(Pytree::Object) => Ok(object_children(i).into_iter().map(|(_, v)| v).collect()),
         None => Ok(i.items.as_deref().cloned().unwrap_or_default()),
     }
 }
@@ -1213,6 +1232,22 @@ pub fn rebuild_node(template: &Rc<Instance>, children: Vec<Value>) -> Result<Val
             Value::Instance(Rc::new(new))
         }
         Some(Pytree::Static) => Value::Instance(template.clone()),
+        Some(Pytree::Object) => {
+            let new = Instance::new(class, None);
+            *new.attrs.borrow_mut() = template.attrs.borrow().clone();
+            let names: Vec<Rc<str>> = object_children(template).into_iter().map(|(f, _)| f).collect();
+            for (f, v) in names.iter().zip(children) {
+                new.attrs.borrow_mut().insert(f.clone(), v);
+            }
+            // The children stay children whatever they now hold (a walk
+            // rebuilds structures with placeholders for leaves).
+            *new.node.borrow_mut() = Some(Node {
+                children: names.into_iter().map(|f| Value::str(&f)).collect(),
+                aux: Value::None,
+                pending: false,
+            });
+            Value::Instance(Rc::new(new))
+        }
         None => Value::Instance(Rc::new(Instance::new(class, Some(Rc::new(children))))),
     })
 }
@@ -1238,7 +1273,73 @@ pub fn node_label(i: &Instance) -> String {
             format!("{}[{}]", i.class.name, parts.join(", "))
         }
         Some(Pytree::Static) => format!("{}[static {:p}]", i.class.name, i as *const Instance),
+        Some(Pytree::Object) => {
+            let attrs = i.attrs.borrow();
+            let children: Vec<Rc<str>> = object_children(i).into_iter().map(|(k, _)| k).collect();
+            let mut names: Vec<&Rc<str>> = attrs.keys().collect();
+            names.sort();
+            let parts: Vec<String> = names
+                .into_iter()
+                .map(|k| match children.contains(k) {
+                    true => k.to_string(),
+                    false => format!("{k}={}", display::repr(&attrs[k])),
+                })
+                .collect();
+            format!("{}[{}]", i.class.name, parts.join(", "))
+        }
         None => i.class.name.to_string(),
+    }
+}
+
+/// The array an array-like instance stands for: its class names, in
+/// `__array_attribute__`, the attribute holding it (Flax's variables). The
+/// counterpart of JAX's `__jax_array__` that runs no user code, so array
+/// functions and operators take such instances as arrays anywhere.
+pub fn array_attribute(v: &Value) -> Option<Value> {
+    let Value::Instance(i) = v else { return None };
+    let Some(Value::Str(name)) = i.class.lookup("__array_attribute__") else {
+        return None;
+    };
+    let a = i.attrs.borrow().get(name.as_str()).cloned();
+    a.filter(|a| matches!(a, Value::Array(_)))
+}
+
+/// An object node's children: its attributes that hold state, and those
+/// that were children when a walk rebuilt it, by name.
+fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
+    let attrs = i.attrs.borrow();
+    let node = i.node.borrow();
+    let was_child = |k: &str| {
+        node.as_ref()
+            .is_some_and(|n| n.children.iter().any(|c| matches!(c, Value::Str(s) if s.as_str() == k)))
+    };
+    let mut children: Vec<(Rc<str>, Value)> = attrs
+        .iter()
+        .filter(|(k, v)| was_child(k) || holds_state(v, 0))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    children
+}
+
+/// Whether a value holds state an object node's walk must reach: an
+/// array, an object node, or a container or pytree node holding one.
+/// (Depth-bounded: a cyclic container is static structure, not a hang.)
+fn holds_state(v: &Value, depth: usize) -> bool {
+    if depth > 64 {
+        return false;
+    }
+    match v {
+        Value::Array(_) => true,
+        Value::List(l) => l.borrow().iter().any(|v| holds_state(v, depth + 1)),
+        Value::Tuple(t) => t.iter().any(|v| holds_state(v, depth + 1)),
+        Value::Dict(d) => d.borrow().values().any(|v| holds_state(v, depth + 1)),
+        Value::Instance(i) => match i.class.pytree() {
+            Some(Pytree::Object) => true,
+            Some(_) => node_children(i).is_ok_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
+            None => i.items.as_ref().is_some_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
+        },
+        _ => false,
     }
 }
 

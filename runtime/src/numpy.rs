@@ -193,6 +193,9 @@ pub fn to_tensor(v: &Value) -> Result<Tensor> {
         Value::Object(o) if o.as_any().is::<crate::eval::IterValue>() => {
             return nested_to_array(&Value::list(crate::eval::iter_items(v)?))
         }
+        Value::Instance(_) if crate::class::array_attribute(v).is_some() => {
+            return to_tensor(&crate::class::array_attribute(v).expect("checked"))
+        }
         other => {
             return Err(Error::type_error(format!(
                 "cannot convert {} to an array",

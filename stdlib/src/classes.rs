@@ -154,6 +154,119 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(a[0].clone())
         },
     );
+    r.func(
+        "_register_object_pytree(cls)",
+        "A decorator: instances of cls (and its subclasses) are pytree nodes whose children are \
+         their attributes holding arrays or such objects, by name (Flax NNX's modules).",
+        |_, a| {
+            let class = class_arg("_register_object_pytree", &a[0])?;
+            register_node(&class, Pytree::Object)?;
+            Ok(a[0].clone())
+        },
+    );
+    r.func(
+        "id(x)",
+        "The identity of x: an integer that differs between two objects alive at once.",
+        |_, a| Ok(Value::Int(identity(&a[0]))),
+    );
+    r.func(
+        "_copy_copy(x)",
+        "A shallow copy of x, as copy.copy: a new list, dict, set or instance holding the same items.",
+        |_, a| Ok(copy_value(&a[0], &mut None)),
+    );
+    r.func(
+        "_copy_deepcopy(x)",
+        "A deep copy of x, as copy.deepcopy: containers and instances copied all the way down, \
+         objects reached twice copied once (arrays, immutable, are shared).",
+        |_, a| Ok(copy_value(&a[0], &mut Some(std::collections::HashMap::new()))),
+    );
+}
+
+/// `id(x)`: the address of a heap value; small values (numbers, `None`)
+/// are their own identity, as equal ones are interchangeable.
+fn identity(v: &Value) -> i64 {
+    let addr = match v {
+        Value::List(l) => Rc::as_ptr(l) as *const () as usize,
+        Value::Dict(d) => Rc::as_ptr(d) as *const () as usize,
+        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+        Value::Tuple(t) => Rc::as_ptr(t) as *const () as usize,
+        Value::Str(s) => Rc::as_ptr(s) as *const () as usize,
+        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
+        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
+        Value::Object(o) => Rc::as_ptr(o) as *const () as usize,
+        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
+        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
+        Value::BoundMethod(m) => Rc::as_ptr(m) as *const () as usize,
+        Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
+        Value::Int(i) => return *i,
+        Value::Bool(b) => return *b as i64,
+        Value::Float(f) => return f.to_bits() as i64,
+        Value::Array(arr_runtime::Tensor::Concrete(a)) => a.identity(),
+        Value::Array(t) => t as *const arr_runtime::Tensor as usize,
+        _ => return 0,
+    };
+    addr as i64
+}
+
+/// `copy.copy` (`memo` None) and `copy.deepcopy` (`memo` the copies made so
+/// far, by the address of the original, so sharing and cycles survive).
+fn copy_value(v: &Value, memo: &mut Option<std::collections::HashMap<usize, Value>>) -> Value {
+    let addr = match v {
+        Value::List(l) => Rc::as_ptr(l) as *const () as usize,
+        Value::Dict(d) => Rc::as_ptr(d) as *const () as usize,
+        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+        Value::Tuple(t) => Rc::as_ptr(t) as *const () as usize,
+        _ => return v.clone(),
+    };
+    if let Some(m) = memo {
+        if let Some(c) = m.get(&addr) {
+            return c.clone();
+        }
+    }
+    let deep = memo.is_some();
+    let item = |x: &Value, memo: &mut Option<_>| match deep {
+        true => copy_value(x, memo),
+        false => x.clone(),
+    };
+    match v {
+        Value::List(l) => {
+            let new = Rc::new(std::cell::RefCell::new(Vec::new()));
+            if let Some(m) = memo {
+                m.insert(addr, Value::List(new.clone()));
+            }
+            let items: Vec<Value> = l.borrow().iter().map(|x| item(x, memo)).collect();
+            *new.borrow_mut() = items;
+            Value::List(new)
+        }
+        Value::Dict(d) => {
+            let new = Rc::new(std::cell::RefCell::new(Dict::new()));
+            if let Some(m) = memo {
+                m.insert(addr, Value::Dict(new.clone()));
+            }
+            let items: Dict = d.borrow().iter().map(|(k, x)| (k.clone(), item(x, memo))).collect();
+            *new.borrow_mut() = items;
+            Value::Dict(new)
+        }
+        // Tuples are immutable: a shallow copy is the tuple itself.
+        Value::Tuple(t) if deep => Value::tuple(t.iter().map(|x| item(x, memo)).collect()),
+        Value::Tuple(_) => v.clone(),
+        Value::Instance(i) => {
+            let items = i.items.as_ref().map(|it| Rc::new(it.iter().map(|x| item(x, memo)).collect()));
+            let new = Rc::new(arr_runtime::class::Instance::new(i.class.clone(), items));
+            if let Some(m) = memo {
+                m.insert(addr, Value::Instance(new.clone()));
+            }
+            let attrs: Vec<(Rc<str>, Value)> =
+                i.attrs.borrow().iter().map(|(k, x)| (k.clone(), x.clone())).collect();
+            for (k, x) in attrs {
+                let x = item(&x, memo);
+                new.attrs.borrow_mut().insert(k, x);
+            }
+            *new.node.borrow_mut() = i.node.borrow().clone();
+            Value::Instance(new)
+        }
+        _ => v.clone(),
+    }
 }
 
 fn class_arg(what: &str, v: &Value) -> Result<Rc<Class>> {

@@ -49,7 +49,10 @@ const SURFACE: &str = include_str!("surface.arr");
 /// Libraries written in arr, loaded at their first import (`lazy.rs`): the
 /// top-level module, the name their errors show, the source. The namespace
 /// table's rows for the module and its submodules are made then.
-const LIBRARIES: &[(&str, &str, &str)] = &[("optax", "<stdlib:optax>", include_str!("optax.arr"))];
+const LIBRARIES: &[(&str, &str, &str)] = &[
+    ("optax", "<stdlib:optax>", include_str!("optax.arr")),
+    ("flax", "<stdlib:flax>", include_str!("flax.arr")),
+];
 
 /// Prelude functions named `_random_X` become `random.X`.
 const RANDOM_PREFIX: &str = "_random_";
@@ -226,6 +229,7 @@ pub fn session() -> Session {
         };
         s.interp.module_loaders.insert(top.into(), Rc::new(loader));
     }
+    s.interp.set_builtin("Ellipsis", Value::Ellipsis);
     for (alias, module) in [("np", "numpy"), ("jnp", "jax.numpy")] {
         let m = s.interp.modules[module].clone();
         s.interp.set_builtin(alias, m);

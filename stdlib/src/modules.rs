@@ -217,6 +217,51 @@ const MODULES: &[(&str, &str, &str)] = &[
          sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy",
     ),
     (
+        "flax.nnx.initializers",
+        "Parameter initialisers, as flax.nnx.initializers (jax.nn.initializers and zeros_init, ones_init).",
+        "zeros=_init_zeros ones=_init_ones constant=_init_constant normal=_init_normal \
+         uniform=_init_uniform truncated_normal=_init_truncated_normal \
+         variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
+         glorot_normal glorot_uniform xavier_normal=glorot_normal xavier_uniform=glorot_uniform \
+         he_normal he_uniform kaiming_normal=he_normal kaiming_uniform=he_uniform \
+         orthogonal=_init_orthogonal delta_orthogonal zeros_init=_nnx_zeros_init ones_init=_nnx_ones_init",
+    ),
+    (
+        "flax.nnx.metrics",
+        "Metrics accumulated over steps, as flax.nnx.metrics.",
+        "Metric=_nnx_Metric Average=_nnx_Average Accuracy=_nnx_Accuracy MultiMetric=_nnx_MultiMetric",
+    ),
+    (
+        "flax.nnx",
+        "Neural-network modules, as Flax NNX: modules, variables, random streams, layers, transforms, optimiser.",
+        "Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
+         BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
+         DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
+         Everything=_nnx_Everything GraphDef=_nnx_GraphDef GraphState=_nnx_GraphState \
+         Intermediate=_nnx_Intermediate LayerNorm=_nnx_LayerNorm Linear=_nnx_Linear \
+         LinearGeneral=_nnx_LinearGeneral List=_nnx_List Metric=_nnx_Metric \
+         MetricState=_nnx_MetricState ModelAndOptimizer=_nnx_ModelAndOptimizer Module=_nnx_Module \
+         MultiHeadAttention=_nnx_MultiHeadAttention MultiMetric=_nnx_MultiMetric Not=_nnx_Not \
+         Nothing=_nnx_Nothing Object=_nnx_Object OfType=_nnx_OfType OptArray=_nnx_OptArray \
+         OptState=_nnx_OptState OptVariable=_nnx_OptVariable Optimizer=_nnx_Optimizer \
+         Param=_nnx_Param PathContains=_nnx_PathContains Perturbation=_nnx_Perturbation \
+         Pytree=_nnx_Pytree RMSNorm=_nnx_RMSNorm RngCount=_nnx_RngCount RngKey=_nnx_RngKey \
+         RngState=_nnx_RngState RngStream=_nnx_RngStream Rngs=_nnx_Rngs Sequential=_nnx_Sequential \
+         State=_nnx_State Variable=_nnx_Variable as_pure=_nnx_as_pure checkpoint=_nnx_checkpoint \
+         clone=_nnx_clone combine_masks=_nnx_combine_masks data=_nnx_data display=_nnx_display \
+         dot_product_attention=_nnx_dot_product_attention \
+         dot_product_attention_weights=_nnx_dot_product_attention_weights grad=_nnx_grad \
+         graphdef=_nnx_graphdef jit=_nnx_jit make_attention_mask=_nnx_make_attention_mask \
+         make_causal_mask=_nnx_make_causal_mask merge=_nnx_merge remat=_nnx_remat split=_nnx_split \
+         state=_nnx_state static=_nnx_static update=_nnx_update value_and_grad=_nnx_value_and_grad \
+         variables=_nnx_variables pure=_nnx_pure_fn iter_graph=_nnx_iter_graph_fn \
+         to_flat_state=_nnx_to_flat_state from_flat_state=_nnx_from_flat_state relu relu6 sigmoid \
+         log_sigmoid softplus soft_sign silu swish gelu elu celu selu leaky_relu hard_tanh \
+         hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax log_softmax one_hot \
+         standardize initializers=@flax.nnx.initializers metrics=@flax.nnx.metrics",
+    ),
+    ("flax", "Flax, as flax: its NNX API.", "nnx=@flax.nnx"),
+    (
         "optax",
         "Gradient processing and optimisation, as optax: transformations, optimisers, schedules, losses.",
         "GradientTransformation=_optax_GradientTransformation \
@@ -340,6 +385,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "add=operator_add sub=operator_sub mul=operator_mul truediv=operator_truediv \
          matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter=_operator_attrgetter",
     ),
+    ("copy", "Copies of containers and objects, as copy.", "copy=_copy_copy deepcopy=_copy_deepcopy"),
     (
         "dataclasses",
         "Classes of fields, as dataclasses.",

@@ -941,6 +941,9 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "range" => matches!(x, Value::Range(..)),
         "slice" => matches!(x, Value::Slice(..)),
         "set" | "frozenset" => set::as_set(x).is_some(),
+        // Classes (and the types standing for builtins: `int`, `jax.Array`).
+        "type" => matches!(x, Value::Class(_) | Value::Builtin(_) | Value::DType(_))
+            || exception::as_class(x).is_some(),
         other => {
             return Err(Error::type_error(format!(
                 "isinstance() arg 2: {other} is not a type"

@@ -408,11 +408,27 @@ fn uniform_array(
         )?
     };
     let width = bin(BinaryOp::Sub, maxval, minval.clone())?;
-    let scaled = bin(
-        BinaryOp::Add,
-        bin(BinaryOp::Mul, floats, width)?,
-        minval.clone(),
-    )?;
+    // JAX's CPU compiler contracts `floats * width + minval` into one fused
+    // multiply-add. For float32 the same single rounding comes from float64:
+    // the product of two float32s is exact there, and the sum rounds once
+    // before the float32 rounding (a double rounding, which can differ from
+    // a true FMA only when the float64 sum lands exactly halfway between two
+    // float32s: rare, and then off by one unit in the last place).
+    let scaled = if dtype == DType::F32 {
+        let wide = |t: Tensor| numpy::convert(t, DType::F64);
+        let sum = bin(
+            BinaryOp::Add,
+            bin(BinaryOp::Mul, wide(floats)?, wide(width)?)?,
+            wide(minval.clone())?,
+        )?;
+        numpy::convert(sum, DType::F32)?
+    } else {
+        bin(
+            BinaryOp::Add,
+            bin(BinaryOp::Mul, floats, width)?,
+            minval.clone(),
+        )?
+    };
     bin(BinaryOp::Max, minval, scaled)
 }
 

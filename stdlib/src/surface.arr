@@ -2846,3 +2846,38 @@ def _jax_ensure_compile_time_eval():
     """jax.ensure_compile_time_eval: a context in which operations on values that are not
     traced compute at once (as arr always does, inside jit too)."""
     return nullcontext()
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
+    """lax.dot_general: contract lhs's and rhs's axes ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)); the result's axes are the batch axes, then lhs's free axes, then rhs's."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs = asarray(lhs)
+    rhs = asarray(rhs)
+    ln, rn = lhs.ndim, rhs.ndim
+    lc, rc = [a % ln for a in lc], [a % rn for a in rc]
+    lb, rb = [a % ln for a in lb], [a % rn for a in rb]
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general requires equal numbers of lhs and rhs contracting and batch dimensions, got {dimension_numbers}")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    ls, rs = [None] * ln, [None] * rn
+    k = 0
+    for pairs in (zip(lb, rb), zip(lc, rc)):
+        for a, b in pairs:
+            if lhs.shape[a] != rhs.shape[b]:
+                raise TypeError(f"dot_general requires contracting and batch dimensions to have the same size, got lhs axis {a} of size {lhs.shape[a]} and rhs axis {b} of size {rhs.shape[b]} (shapes {lhs.shape} and {rhs.shape})")
+            ls[a] = letters[k]
+            rs[b] = letters[k]
+            k += 1
+    free = []
+    for subs in (ls, rs):
+        for i in range(len(subs)):
+            if subs[i] is None:
+                subs[i] = letters[k]
+                free.append(letters[k])
+                k += 1
+    out = "".join(ls[a] for a in lb) + "".join(free)
+    r = einsum("".join(ls) + "," + "".join(rs) + "->" + out, lhs, rhs)
+    if preferred_element_type is not None:
+        r = r.astype(preferred_element_type)
+    if out_sharding is not None:
+        r = reshard(r, out_sharding)
+    return r

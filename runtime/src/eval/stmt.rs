@@ -520,6 +520,11 @@ impl Interp {
                             }
                         }
                     }
+                    Value::Instance(i) if i.class.lookup("__setitem__").is_some() => {
+                        let method = self.attr(&container, "__setitem__").map_err(|e| e.at(loc))?;
+                        self.call(&method, vec![idx, v], Vec::new())
+                            .map_err(|e| e.at(loc))?;
+                    }
                     other => {
                         return Err(Error::type_error(format!(
                             "'{}' object does not support item assignment",

@@ -1,0 +1,1430 @@
+# Flax NNX (`from flax import nnx`), written in arr over the surface: modules
+# are objects whose attributes are their state, variables (`nnx.Param`) hold
+# arrays, `nnx.Rngs` hands out keys as Flax's streams do (fold_in of a key
+# with a counter), and the layers compute what Flax's compute from the same
+# parameters, drawing their initial values in Flax's order.
+#
+# A module or variable is a pytree node whose children are its attributes
+# that hold arrays (`_register_object_pytree`: decided at each walk, by
+# name), so `jax.jit`, `jax.grad`, `jax.tree.map` take modules as they are,
+# as Flax 0.12's pytree modules. `nnx.split` / `nnx.state` walk the object
+# graph (a variable reached twice, a tied weight, is one entry) into `State`s
+# keyed by path; `nnx.merge` copies the graph and sets the values back.
+# `nnx.jit` runs the function under `jit` and copies the state the function
+# left in its module arguments back into the caller's objects, so updates
+# made inside (an optimiser step, a counter) persist, as in Flax.
+#
+# Every name carries the `_nnx_` prefix (modules.rs maps `nnx.X` to
+# `_nnx_X`). Classes are made with `type(name, ...)` so that they print with
+# Flax's names. Loaded at the first `import flax` (lib.rs's LIBRARIES).
+
+@_register_object_pytree
+class _nnx_PytreeBase:
+    """An object whose attributes are its state (nnx.Pytree)."""
+
+    def __repr__(self):
+        return _nnx_object_repr(self, "")
+
+_nnx_Pytree = type("Pytree", (_nnx_PytreeBase,), {})
+_nnx_Object = _nnx_Pytree
+
+class _nnx_VariableBase(_nnx_Pytree):
+    """A box for a value of a module's state; its type (Param, BatchStat,
+    Cache...) is what filters select. Operators and array functions take it
+    as its value."""
+
+    __array_attribute__ = "value"
+
+    def __init__(self, value, **metadata):
+        if isinstance(value, _nnx_VariableBase):
+            metadata = {**value._var_metadata, **metadata}
+            value = value.value
+        self.value = value
+        self._var_metadata = metadata
+
+    def __getitem__(self, index):
+        if index is Ellipsis:
+            return self.value
+        return self.value[index]
+
+    def __setitem__(self, index, new):
+        if index is Ellipsis:
+            old = self.value
+            if isinstance(old, array) and not isinstance(new, _nnx_VariableBase):
+                new = broadcast_to(asarray(new, dtype=old.dtype), old.shape)
+            self.value = new
+        else:
+            self.value = self.value.at[index].set(new)
+
+    def __getattr__(self, name):
+        if name in self._var_metadata:
+            return self._var_metadata[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def get_value(self):
+        return self.value
+
+    def set_value(self, value):
+        self.value = value
+
+    def get_metadata(self):
+        return dict(self._var_metadata)
+
+    def replace(self, value=None, **metadata):
+        return type(self)(self.value if value is None else value, **{**self._var_metadata, **metadata})
+
+    def copy(self):
+        return type(self)(self.value, **self._var_metadata)
+
+    @property
+    def raw_value(self):
+        return self.value
+
+    @property
+    def shape(self):
+        return shape(self.value)
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+    @property
+    def ndim(self):
+        return ndim(self.value)
+
+    @property
+    def size(self):
+        return size(self.value)
+
+    @property
+    def T(self):
+        return self.value.T
+
+    @property
+    def sharding(self):
+        return self.value.sharding
+
+    def __len__(self):
+        return len(self.value)
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def astype(self, dtype):
+        return self.value.astype(dtype)
+
+    def reshape(self, *shape):
+        return self.value.reshape(*shape)
+
+    def sum(self, *args, **kwargs):
+        return self.value.sum(*args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return self.value.mean(*args, **kwargs)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __repr__(self):
+        return _nnx_variable_repr(self, "")
+
+_nnx_Variable = type("Variable", (_nnx_VariableBase,), {})
+_nnx_Param = type("Param", (_nnx_Variable,), {})
+_nnx_BatchStat = type("BatchStat", (_nnx_Variable,), {})
+_nnx_Cache = type("Cache", (_nnx_Variable,), {})
+_nnx_Intermediate = type("Intermediate", (_nnx_Variable,), {})
+_nnx_Perturbation = type("Perturbation", (_nnx_Intermediate,), {})
+_nnx_RngState = type("RngState", (_nnx_Variable,), {})
+_nnx_RngKey = type("RngKey", (_nnx_RngState,), {})
+_nnx_RngCount = type("RngCount", (_nnx_RngState,), {})
+_nnx_OptState = type("OptState", (_nnx_Variable,), {})
+_nnx_OptArray = type("OptArray", (_nnx_OptState,), {})
+_nnx_OptVariable = type("OptVariable", (_nnx_OptState,), {})
+
+def _nnx_data(value=None):
+    return value
+
+def _nnx_static(value=None):
+    return value
+
+class _nnx_ListBase(_nnx_Pytree):
+    """A list that is part of a module's state (nnx.List): its items are
+    attributes, so functions among them stay static structure."""
+
+    def __init__(self, items=()):
+        self._length = 0
+        for item in items:
+            self.append(item)
+
+    def append(self, item):
+        setattr(self, str(self._length), item)
+        self._length = self._length + 1
+
+    def extend(self, items):
+        for item in items:
+            self.append(item)
+
+    def _index(self, i):
+        if i < 0:
+            i = i + self._length
+        if i < 0 or i >= self._length:
+            raise IndexError("list index out of range")
+        return str(i)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [getattr(self, str(k)) for k in range(self._length)[i]]
+        return getattr(self, self._index(i))
+
+    def __setitem__(self, i, item):
+        setattr(self, self._index(i), item)
+
+    def __len__(self):
+        return self._length
+
+    def __iter__(self):
+        return iter([getattr(self, str(k)) for k in range(self._length)])
+
+    def __repr__(self):
+        return "List([" + ", ".join(repr(x) for x in self) + "])"
+
+_nnx_List = type("List", (_nnx_ListBase,), {})
+
+def _nnx_Dict(*args, **kwargs):
+    return dict(*args, **kwargs)
+
+# ---- modules ----
+
+class _nnx_ModuleBase(_nnx_Pytree):
+    """The base of layers and of a user's models (nnx.Module)."""
+
+    def iter_modules(self):
+        return [(p, m) for p, m in _nnx_iter_graph(self) if isinstance(m, _nnx_ModuleBase)]
+
+    def iter_children(self):
+        return [(k, v) for k, v in _nnx_attributes(self) if isinstance(v, _nnx_ModuleBase)]
+
+    def set_attributes(self, *filters, raise_if_not_found=True, **attributes):
+        found = set()
+        for _, m in self.iter_modules():
+            for name, value in attributes.items():
+                if name in vars(m):
+                    setattr(m, name, value)
+                    found.add(name)
+        missing = [n for n in attributes if n not in found]
+        if raise_if_not_found and missing:
+            raise ValueError(f"Could not find at least one instance of the following attributes: {missing}")
+
+    def train(self, **attributes):
+        self.set_attributes(deterministic=False, use_running_average=False, **attributes, raise_if_not_found=False)
+
+    def eval(self, **attributes):
+        self.set_attributes(deterministic=True, use_running_average=True, **attributes, raise_if_not_found=False)
+
+    def sow(self, variable_type, name, value, reduce_fn=None, init_fn=None):
+        if isinstance(variable_type, str):
+            variable_type = _nnx_Intermediate
+        if name in vars(self):
+            old = getattr(self, name)
+            old.value = old.value + (value,)
+        else:
+            setattr(self, name, variable_type((value,)))
+
+    def perturb(self, name, value, variable_type=None):
+        return value
+
+_nnx_Module = type("Module", (_nnx_ModuleBase,), {})
+
+def _nnx_attributes(node):
+    """The attributes of an object in name order (lists by index)."""
+    if isinstance(node, _nnx_ListBase):
+        return [(k, node[k]) for k in range(len(node))]
+    names = sorted(k for k in vars(node) if not (isinstance(node, _nnx_ListBase) and k == "_length"))
+    return [(k, getattr(node, k)) for k in names]
+
+def _nnx_children(value):
+    """(key, child) pairs of a node of the object graph: an object's
+    attributes, a list's or tuple's items, a dict's entries by key."""
+    if isinstance(value, _nnx_VariableBase):
+        return []
+    if isinstance(value, _nnx_PytreeBase):
+        return _nnx_attributes(value)
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    if isinstance(value, dict):
+        return [(k, value[k]) for k in sorted(value.keys())]
+    return []
+
+def _nnx_iter_graph(node):
+    """(path, value) of every object and variable reachable from node, each
+    once (the first path that reaches it), parents first."""
+    seen = set()
+    out = []
+    def walk(path, value):
+        if isinstance(value, _nnx_PytreeBase):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            out.append((path, value))
+        for k, child in _nnx_children(value):
+            walk(path + (k,), child)
+    walk((), node)
+    return out
+
+def _nnx_variables_of(node):
+    return [(p, v) for p, v in _nnx_iter_graph(node) if isinstance(v, _nnx_VariableBase)]
+
+# ---- filters ----
+
+class _nnx_FilterBase:
+    def __init__(self, *filters):
+        self.filters = filters
+
+_nnx_Not = type("Not", (_nnx_FilterBase,), {})
+_nnx_All = type("All", (_nnx_FilterBase,), {})
+_nnx_Any = type("Any", (_nnx_FilterBase,), {})
+_nnx_PathContains = type("PathContains", (_nnx_FilterBase,), {})
+_nnx_OfType = type("OfType", (_nnx_FilterBase,), {})
+_nnx_Everything = type("Everything", (_nnx_FilterBase,), {})
+_nnx_Nothing = type("Nothing", (_nnx_FilterBase,), {})
+
+def _nnx_matches(f, path, v):
+    if f is Ellipsis or f is True:
+        return True
+    if f is None or f is False:
+        return False
+    if isinstance(f, type):
+        return isinstance(v, f)
+    if isinstance(f, str):
+        return path and str(path[-1]) == f
+    if isinstance(f, (list, tuple)):
+        return any(_nnx_matches(g, path, v) for g in f)
+    if isinstance(f, _nnx_Not):
+        return not _nnx_matches(f.filters[0], path, v)
+    if isinstance(f, _nnx_All):
+        return all(_nnx_matches(g, path, v) for g in f.filters)
+    if isinstance(f, _nnx_Any):
+        return any(_nnx_matches(g, path, v) for g in f.filters)
+    if isinstance(f, _nnx_PathContains):
+        return f.filters[0] in path
+    if isinstance(f, _nnx_OfType):
+        return isinstance(v, f.filters[0])
+    if isinstance(f, _nnx_Everything):
+        return True
+    if isinstance(f, _nnx_Nothing):
+        return False
+    if callable(f):
+        return f(path, v)
+    raise TypeError(f"Invalid filter: {f!r}")
+
+# ---- state ----
+
+class _nnx_StateBase(_nnx_Pytree):
+    """Variables by path (nnx.State): a nested mapping whose leaves are
+    variables; a pytree whose leaves are their arrays."""
+
+    def __init__(self, mapping=None):
+        self._mapping = {} if mapping is None else dict(mapping)
+
+    def _wrap(self, v):
+        if isinstance(v, dict):
+            return _nnx_State(v)
+        return v
+
+    def __getitem__(self, k):
+        return self._wrap(self._mapping[k])
+
+    def __setitem__(self, k, v):
+        self._mapping[k] = v._mapping if isinstance(v, _nnx_StateBase) else v
+
+    def __getattr__(self, name):
+        if name in self._mapping:
+            return self._wrap(self._mapping[name])
+        raise AttributeError(f"'State' object has no attribute '{name}'")
+
+    def __contains__(self, k):
+        return k in self._mapping
+
+    def __len__(self):
+        return len(self._mapping)
+
+    def __iter__(self):
+        return iter(self._mapping.keys())
+
+    def keys(self):
+        return self._mapping.keys()
+
+    def values(self):
+        return [self._wrap(v) for v in self._mapping.values()]
+
+    def items(self):
+        return [(k, self._wrap(v)) for k, v in self._mapping.items()]
+
+    def flat_state(self):
+        return _nnx_flat(self._mapping, ())
+
+    def to_pure_dict(self):
+        return _nnx_pure(self._mapping)
+
+    def replace_by_pure_dict(self, pure):
+        for path, v in _nnx_flat(self._mapping, ()):
+            p = pure
+            for k in path:
+                p = p[k]
+            v.value = p
+
+    def filter(self, *filters):
+        return _nnx_state_split(self.flat_state(), filters, True)
+
+    def split(self, first, *filters):
+        return _nnx_state_split(self.flat_state(), (first,) + filters, False)
+
+    def merge(self, *states):
+        return _nnx_state_merge((self,) + states)
+
+    def __repr__(self):
+        return "State(" + _nnx_mapping_repr(self._mapping, "") + ")"
+
+_nnx_State = type("State", (_nnx_StateBase,), {})
+_nnx_GraphState = _nnx_State
+
+def _nnx_flat(mapping, path):
+    out = []
+    for k in sorted(mapping.keys()):
+        v = mapping[k]
+        if isinstance(v, dict):
+            out.extend(_nnx_flat(v, path + (k,)))
+        else:
+            out.append((path + (k,), v))
+    return out
+
+def _nnx_pure(mapping):
+    out = {}
+    for k, v in mapping.items():
+        out[k] = _nnx_pure(v) if isinstance(v, dict) else (v.value if isinstance(v, _nnx_VariableBase) else v)
+    return out
+
+def _nnx_nest(flat):
+    """A State from (path, variable) pairs."""
+    root = {}
+    for path, v in flat:
+        d = root
+        for k in path[:-1]:
+            if k not in d:
+                d[k] = {}
+            d = d[k]
+        d[path[-1]] = v
+    return _nnx_State(root)
+
+def _nnx_state_split(flat, filters, only_first):
+    """One State per filter; each variable goes to the first filter it
+    matches. (`filter` keeps the matches of any; `split` needs every
+    variable placed.)"""
+    if only_first:
+        return _nnx_nest([(p, v) for p, v in flat if any(_nnx_matches(f, p, v) for f in filters)])
+    groups = [[] for _ in filters]
+    for p, v in flat:
+        placed = False
+        for i, f in enumerate(filters):
+            if _nnx_matches(f, p, v):
+                groups[i].append((p, v))
+                placed = True
+                break
+        if not placed:
+            raise ValueError(f"Non-exhaustive filters, got a non-empty remainder: {p} ({type(v).__name__}). Add '...' as the last filter.")
+    return tuple(_nnx_nest(g) for g in groups)
+
+def _nnx_state_merge(states):
+    flat = []
+    for s in states:
+        flat.extend(_nnx_flat(s._mapping, ()) if isinstance(s, _nnx_StateBase) else _nnx_flat(s, ()))
+    return _nnx_nest(flat)
+
+def _nnx_state(node, *filters):
+    if isinstance(node, _nnx_StateBase):
+        flat = node.flat_state()
+    else:
+        flat = _nnx_variables_of(node)
+    if not filters:
+        return _nnx_nest(flat)
+    states = _nnx_state_split(flat, filters + (Ellipsis,), False)[: len(filters)]
+    return states[0] if len(filters) == 1 else states
+
+_nnx_variables = _nnx_state
+
+@register_static
+class _nnx_GraphDefBase:
+    """The structure of an object graph (nnx.GraphDef): a copy of it, whose
+    variables `merge` fills from states."""
+
+    def __init__(self, template):
+        self.template = template
+
+    def __repr__(self):
+        return f"GraphDef({type(self.template).__name__})"
+
+_nnx_GraphDef = type("GraphDef", (_nnx_GraphDefBase,), {})
+
+def _nnx_graphdef(node):
+    return _nnx_GraphDef(_copy_deepcopy(node))
+
+def _nnx_split(node, *filters):
+    flat = _nnx_variables_of(node)
+    if not filters:
+        states = (_nnx_nest(flat),)
+    else:
+        states = _nnx_state_split(flat, filters, False)
+    return (_nnx_graphdef(node),) + tuple(states)
+
+def _nnx_merge(graphdef, state=None, *states):
+    node = _copy_deepcopy(graphdef.template)
+    all_states = ([] if state is None else [state]) + list(states)
+    _nnx_update(node, *all_states)
+    return node
+
+def _nnx_update(node, *states):
+    """Set the variables of node at the paths of states to their values."""
+    here = {p: v for p, v in _nnx_variables_of(node)}
+    for s in states:
+        flat = s.flat_state() if isinstance(s, _nnx_StateBase) else _nnx_flat(s, ())
+        for path, v in flat:
+            new = v.value if isinstance(v, _nnx_VariableBase) else v
+            if path in here:
+                here[path].value = new
+            else:
+                _nnx_set_path(node, path, v)
+
+def _nnx_set_path(node, path, v):
+    for k in path[:-1]:
+        node = node[k] if isinstance(node, (list, dict, _nnx_ListBase)) else getattr(node, k)
+    if isinstance(node, (list, dict)):
+        node[path[-1]] = v
+    else:
+        setattr(node, path[-1], v)
+
+def _nnx_clone(node):
+    return _copy_deepcopy(node)
+
+def _nnx_pure_fn(tree):
+    return _nnx_pure(tree._mapping) if isinstance(tree, _nnx_StateBase) else tree
+
+def _nnx_as_pure(tree):
+    return _nnx_pure_fn(tree)
+
+def _nnx_iter_graph_fn(node):
+    return _nnx_iter_graph(node)
+
+def _nnx_to_flat_state(state):
+    return state.flat_state()
+
+def _nnx_from_flat_state(flat):
+    return _nnx_nest(flat)
+
+def _nnx_display(*args):
+    for a in args:
+        print(a)
+
+# ---- copying state back (nnx.jit, nnx.grad) ----
+
+def _nnx_copy_back(old, new, seen):
+    """Make old's state new's, object by object, keeping old's identity (so a
+    caller's references to its submodules stay valid)."""
+    if id(old) in seen:
+        return
+    seen.add(id(old))
+    if isinstance(old, _nnx_PytreeBase) and type(old) == type(new):
+        for k, v in vars(new).items():
+            mine = vars(old).get(k, None)
+            if isinstance(mine, _nnx_PytreeBase) and type(mine) == type(v):
+                _nnx_copy_back(mine, v, seen)
+            elif type(mine) == list and type(v) == list and len(mine) == len(v):
+                for i in range(len(mine)):
+                    if isinstance(mine[i], _nnx_PytreeBase):
+                        _nnx_copy_back(mine[i], v[i], seen)
+                    else:
+                        mine[i] = v[i]
+            elif isinstance(mine, dict) and isinstance(v, dict):
+                for key in v:
+                    if key in mine and isinstance(mine[key], _nnx_PytreeBase):
+                        _nnx_copy_back(mine[key], v[key], seen)
+                    else:
+                        mine[key] = v[key]
+            else:
+                setattr(old, k, v)
+    elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        for a, b in zip(old, new):
+            _nnx_copy_back(a, b, seen)
+    elif isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            if key in new:
+                _nnx_copy_back(old[key], new[key], seen)
+
+def _nnx_holds_objects(x):
+    return any(isinstance(v, _nnx_PytreeBase) for v in tree_leaves(x, is_leaf=lambda v: isinstance(v, _nnx_PytreeBase)))
+
+def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+             donate_argnames=None, in_shardings=None, out_shardings=None, **kwargs):
+    """jax.jit for functions of modules: what the function does to the
+    modules it is given (an optimiser step, a counter) persists."""
+    if fun is None:
+        return partial(_nnx_jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                       donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                       in_shardings=in_shardings, out_shardings=out_shardings, **kwargs)
+    statics = () if static_argnums is None else ((static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums))
+
+    def pure(*args, **kw):
+        out = fun(*args, **kw)
+        moved = [a if (i not in statics and _nnx_holds_objects(a)) else None for i, a in enumerate(args)]
+        moved_kw = {k: (v if _nnx_holds_objects(v) else None) for k, v in kw.items()}
+        return out, moved, moved_kw
+
+    jit_kwargs = {}
+    if static_argnums is not None:
+        jit_kwargs["static_argnums"] = static_argnums
+    if static_argnames is not None:
+        jit_kwargs["static_argnames"] = static_argnames
+    if donate_argnums is not None:
+        jit_kwargs["donate_argnums"] = donate_argnums
+    if donate_argnames is not None:
+        jit_kwargs["donate_argnames"] = donate_argnames
+    if in_shardings is not None:
+        jit_kwargs["in_shardings"] = in_shardings
+    if out_shardings is not None:
+        jit_kwargs["out_shardings"] = (out_shardings, None, None)
+    compiled = jit(pure, **jit_kwargs)
+
+    def wrapped(*args, **kw):
+        out, moved, moved_kw = compiled(*args, **kw)
+        seen = set()
+        for a, b in zip(args, moved):
+            if b is not None:
+                _nnx_copy_back(a, b, seen)
+        for k, b in moved_kw.items():
+            if b is not None:
+                _nnx_copy_back(kw[k], b, seen)
+        return out
+
+    return wraps(fun)(wrapped)
+
+class _nnx_DiffStateBase:
+    def __init__(self, argnum, filter):
+        self.argnum = argnum
+        self.filter = filter
+
+_nnx_DiffState = type("DiffState", (_nnx_DiffStateBase,), {})
+
+def _nnx_grad_transform(f, argnums, has_aux, with_value, holomorphic=False, allow_int=False):
+    single = not isinstance(argnums, (tuple, list))
+    nums = (argnums,) if single else tuple(argnums)
+
+    def wrapped(*args, **kwargs):
+        plans = []
+        diff = []
+        for n in nums:
+            wrt = _nnx_Param
+            if isinstance(n, _nnx_DiffStateBase):
+                n, wrt = n.argnum, n.filter
+            a = args[n]
+            if isinstance(a, _nnx_PytreeBase) and not isinstance(a, _nnx_StateBase):
+                graphdef, params, rest = _nnx_split(a, wrt, Ellipsis)
+                plans.append((n, graphdef, rest))
+                diff.append(params)
+            else:
+                plans.append((n, None, None))
+                diff.append(a)
+
+        def pure(diff):
+            new_args = list(args)
+            for (n, graphdef, rest), d in zip(plans, diff):
+                new_args[n] = d if graphdef is None else _nnx_merge(graphdef, d, rest)
+            out = f(*new_args, **kwargs)
+            value, aux = out if has_aux else (out, None)
+            states = [None if graphdef is None else _nnx_state(new_args[n]) for (n, graphdef, _) in plans]
+            return value, (aux, states)
+
+        (value, (aux, states)), grads = value_and_grad(pure, has_aux=True)(tuple(diff))
+        for (n, graphdef, _), s in zip(plans, states):
+            if graphdef is not None:
+                _nnx_update(args[n], s)
+        grads = grads[0] if single else grads
+        if with_value:
+            return ((value, aux), grads) if has_aux else (value, grads)
+        return (grads, aux) if has_aux else grads
+
+    return wraps(f)(wrapped)
+
+def _nnx_grad(f=None, argnums=0, *, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    if f is None:
+        return partial(_nnx_grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
+    return _nnx_grad_transform(f, argnums, has_aux, False, holomorphic, allow_int)
+
+def _nnx_value_and_grad(f=None, argnums=0, *, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    if f is None:
+        return partial(_nnx_value_and_grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
+    return _nnx_grad_transform(f, argnums, has_aux, True, holomorphic, allow_int)
+
+def _nnx_remat(f=None, **kwargs):
+    if f is None:
+        return partial(_nnx_remat, **kwargs)
+    return f
+
+_nnx_checkpoint = _nnx_remat
+
+# ---- random streams ----
+
+class _nnx_RngStreamBase(_nnx_Pytree):
+    """One stream of keys (nnx.RngStream): each call folds the stream's
+    counter into its key and counts on."""
+
+    def __init__(self, key, *, tag="default"):
+        if isinstance(key, int):
+            key = random.key(key)
+        elif isinstance(key, array) and key.dtype == uint32:
+            key = random.wrap_key_data(key)
+        self.key = _nnx_RngKey(key, tag=tag)
+        self.count = _nnx_RngCount(zeros(key.shape, dtype=uint32), tag=tag)
+        self.tag = tag
+
+    def __call__(self):
+        key = random.fold_in(self.key[...], self.count[...])
+        self.count[...] = self.count[...] + 1
+        return key
+
+    def split(self, k):
+        return type(self)(random.split(self(), k), tag=self.tag)
+
+    def fork(self, *, split=None):
+        key = self()
+        if split is not None:
+            key = random.split(key, split)
+        return type(self)(key, tag=self.tag)
+
+_nnx_RngStream = type("RngStream", (_nnx_RngStreamBase,), {})
+
+class _nnx_RngsBase(_nnx_Pytree):
+    """Named streams of keys (nnx.Rngs): `rngs.params()` draws from the
+    'params' stream, or from 'default' when there is none."""
+
+    def __init__(self, default=None, **rngs):
+        if default is not None:
+            if isinstance(default, dict):
+                rngs = {**default, **rngs}
+            else:
+                rngs["default"] = default
+        for tag, key in rngs.items():
+            if isinstance(key, _nnx_RngStreamBase):
+                key = key.key[...]
+            setattr(self, tag, _nnx_RngStream(key, tag=tag))
+
+    def _stream(self, name, error):
+        streams = vars(self)
+        if name in streams:
+            return streams[name]
+        if "default" not in streams:
+            raise error(f"No RngStream named '{name}' found in Rngs.")
+        return streams["default"]
+
+    def __getitem__(self, name):
+        return self._stream(name, KeyError)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._stream(name, AttributeError)
+
+    def __call__(self):
+        return self.default()
+
+    def __contains__(self, name):
+        return name in vars(self)
+
+    def __len__(self):
+        return len(vars(self))
+
+    def __iter__(self):
+        return iter(list(vars(self).keys()))
+
+    def items(self):
+        return list(vars(self).items())
+
+    def fork(self, *, split=None):
+        return _nnx_Rngs(**{name: s.fork(split=split) for name, s in vars(self).items()})
+
+    def split(self, k):
+        return _nnx_Rngs(**{name: s.split(k) for name, s in vars(self).items()})
+
+    def _draw(self, sampler, *args, **kwargs):
+        return sampler(self.default(), *args, **kwargs)
+
+    def normal(self, *args, **kwargs):
+        return random.normal(self.default(), *args, **kwargs)
+
+    def uniform(self, *args, **kwargs):
+        return random.uniform(self.default(), *args, **kwargs)
+
+    def bernoulli(self, *args, **kwargs):
+        return random.bernoulli(self.default(), *args, **kwargs)
+
+    def randint(self, *args, **kwargs):
+        return random.randint(self.default(), *args, **kwargs)
+
+    def permutation(self, *args, **kwargs):
+        return random.permutation(self.default(), *args, **kwargs)
+
+    def categorical(self, *args, **kwargs):
+        return random.categorical(self.default(), *args, **kwargs)
+
+    def truncated_normal(self, *args, **kwargs):
+        return random.truncated_normal(self.default(), *args, **kwargs)
+
+_nnx_Rngs = type("Rngs", (_nnx_RngsBase,), {})
+
+# ---- initialisers ----
+
+def _nnx_zeros_init():
+    return _init_zeros
+
+def _nnx_ones_init():
+    return _init_ones
+
+_nnx_default_kernel_init = lecun_normal()
+_nnx_default_embed_init = _init_variance_scaling(1.0, "fan_in", "normal", out_axis=0)
+
+def _nnx_canonical_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+def _nnx_promote(arrays, dtype=None):
+    """Flax's promote_dtype: every array of the tuple to dtype, or to their
+    common type (None stays None)."""
+    present = [a for a in arrays if a is not None]
+    if dtype is None:
+        dtype = result_type(*present) if present else float32
+    return tuple(None if a is None else asarray(a, dtype=dtype) for a in arrays)
+
+# ---- layers ----
+
+class _nnx_LinearBase(_nnx_Module):
+    def __init__(self, in_features, out_features, *, use_bias=True, dtype=None, param_dtype=float32,
+                 precision=None, kernel_init=None, bias_init=None, dot_general=None, promote_dtype=None,
+                 preferred_element_type=None, rngs=None, kernel_metadata={}, bias_metadata={}):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.kernel = _nnx_Param(kernel_init(rngs.params(), (in_features, out_features), param_dtype), **kernel_metadata)
+        if use_bias:
+            self.bias = _nnx_Param(bias_init(rngs.params(), (out_features,), param_dtype), **bias_metadata)
+        else:
+            self.bias = None
+        self.in_features = in_features
+        self.out_features = out_features
+        self.use_bias = use_bias
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.precision = precision
+
+    def __call__(self, inputs, out_sharding=None):
+        bias = None if self.bias is None else self.bias[...]
+        inputs, kernel, bias = _nnx_promote((inputs, self.kernel[...], bias), self.dtype)
+        y = dot_general(inputs, kernel, (((ndim(inputs) - 1,), (0,)), ((), ())))
+        if bias is not None:
+            y = y + reshape(bias, (1,) * (ndim(y) - 1) + (-1,))
+        return y
+
+_nnx_Linear = type("Linear", (_nnx_LinearBase,), {})
+
+class _nnx_LinearGeneralBase(_nnx_Module):
+    def __init__(self, in_features, out_features, *, axis=-1, batch_axis={}, use_bias=True, dtype=None,
+                 param_dtype=float32, kernel_init=None, bias_init=None, precision=None, promote_dtype=None,
+                 dot_general=None, dot_general_cls=None, preferred_element_type=None, rngs=None,
+                 kernel_metadata={}, bias_metadata={}):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.in_features = _nnx_canonical_tuple(in_features)
+        self.out_features = _nnx_canonical_tuple(out_features)
+        self.axis = _nnx_canonical_tuple(axis)
+        if batch_axis:
+            raise NotImplementedError("LinearGeneral with batch_axis is not supported yet")
+        if len(self.in_features) != len(self.axis):
+            raise ValueError(f"in_features and axis must have the same length. Got {self.in_features} and {self.axis}.")
+        self.use_bias = use_bias
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.precision = precision
+        flat = (math_prod(self.in_features), math_prod(self.out_features))
+        kernel = kernel_init(rngs.params(), flat, param_dtype)
+        self.kernel = _nnx_Param(reshape(kernel, self.in_features + self.out_features), **kernel_metadata)
+        if use_bias:
+            bias = bias_init(rngs.params(), (math_prod(self.out_features),), param_dtype)
+            self.bias = _nnx_Param(reshape(bias, self.out_features), **bias_metadata)
+        else:
+            self.bias = None
+
+    def __call__(self, inputs, out_sharding=None):
+        nd = ndim(inputs)
+        axis = tuple(a % nd for a in self.axis)
+        bias = None if self.bias is None else self.bias[...]
+        inputs, kernel, bias = _nnx_promote((inputs, self.kernel[...], bias), self.dtype)
+        contract = tuple(range(len(axis)))
+        out = dot_general(inputs, kernel, ((axis, contract), ((), ())))
+        if bias is not None:
+            batch_ones = tuple(1 for a in range(nd) if a not in axis)
+            out = out + reshape(bias, batch_ones + self.out_features)
+        return out
+
+_nnx_LinearGeneral = type("LinearGeneral", (_nnx_LinearGeneralBase,), {})
+
+class _nnx_EinsumBase(_nnx_Module):
+    def __init__(self, einsum_str, kernel_shape, bias_shape=None, *, dtype=None, param_dtype=float32,
+                 precision=None, kernel_init=None, bias_init=None, promote_dtype=None, einsum_op=None,
+                 rngs=None, kernel_metadata={}, bias_metadata={}):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.kernel = _nnx_Param(kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata)
+        self.bias = None if bias_shape is None else _nnx_Param(bias_init(rngs.params(), bias_shape, param_dtype), **bias_metadata)
+        self.einsum_str = einsum_str.replace(" ", "")
+        self.dtype = dtype
+
+    def __call__(self, inputs, einsum_str=None):
+        spec = self.einsum_str if einsum_str is None else einsum_str.replace(" ", "")
+        bias = None if self.bias is None else self.bias[...]
+        inputs, kernel, bias = _nnx_promote((inputs, self.kernel[...], bias), self.dtype)
+        y = einsum(spec, inputs, kernel)
+        if bias is not None:
+            y = y + bias
+        return y
+
+_nnx_Einsum = type("Einsum", (_nnx_EinsumBase,), {})
+
+class _nnx_EmbedBase(_nnx_Module):
+    def __init__(self, num_embeddings, features, *, dtype=None, param_dtype=float32, embedding_init=None,
+                 promote_dtype=None, rngs=None, embedding_metadata={}):
+        embedding_init = _nnx_default_embed_init if embedding_init is None else embedding_init
+        self.embedding = _nnx_Param(embedding_init(rngs.params(), (num_embeddings, features), param_dtype), **embedding_metadata)
+        self.num_embeddings = num_embeddings
+        self.features = features
+        self.dtype = param_dtype if dtype is None else dtype
+        self.param_dtype = param_dtype
+
+    def __call__(self, inputs, out_sharding=None):
+        if not issubdtype(inputs.dtype, integer):
+            raise ValueError("Input type must be an integer or unsigned integer.")
+        embedding = asarray(self.embedding[...], dtype=self.dtype)
+        if self.num_embeddings == 1:
+            return broadcast_to(embedding, shape(inputs) + (self.features,))
+        return take(embedding, inputs, axis=0)
+
+    def attend(self, query, out_sharding=None):
+        query, embedding = _nnx_promote((query, self.embedding[...]), self.dtype)
+        return dot(query, embedding.T)
+
+_nnx_Embed = type("Embed", (_nnx_EmbedBase,), {})
+
+def _nnx_axes(nd, axes):
+    return tuple(sorted(a % nd for a in _nnx_canonical_tuple(axes)))
+
+def _nnx_normalize(x, mean, var, scale, bias, reduction_axes, feature_axes, epsilon):
+    """Flax's _normalize: (x - mean) * rsqrt(var + eps) * scale + bias."""
+    nd = ndim(x)
+    reduction_axes = _nnx_axes(nd, reduction_axes)
+    feature_axes = _nnx_axes(nd, feature_axes)
+    stats_shape = list(shape(x))
+    for a in reduction_axes:
+        stats_shape[a] = 1
+    mean = reshape(mean, tuple(stats_shape))
+    var = reshape(var, tuple(stats_shape))
+    feature_shape = [1] * nd
+    for a in feature_axes:
+        feature_shape[a] = shape(x)[a]
+    y = x - mean
+    mul = rsqrt(var + epsilon)
+    if scale is not None:
+        mul = mul * reshape(scale, tuple(feature_shape))
+    y = y * mul
+    if bias is not None:
+        y = y + reshape(bias, tuple(feature_shape))
+    return y
+
+_nnx_mean = mean
+_nnx_where = where
+
+def _nnx_stats(x, axes, use_mean, use_fast_variance, mask=None):
+    """Flax's _compute_stats (no axis_name): mean and variance over axes."""
+    axes = _nnx_axes(ndim(x), axes)
+    x = asarray(x, dtype=promote_types(x.dtype, float32))
+    sq = lambda v: v * v
+    def mean(v, axis, where):
+        if where is None:
+            return _nnx_mean(v, axis=axis)
+        return sum(_nnx_where(where, v, 0), axis=axis) / sum(where, axis=axis)
+    if use_mean:
+        if use_fast_variance:
+            mu = mean(x, axis=axes, where=mask)
+            mu2 = mean(sq(x), axis=axes, where=mask)
+            var = maximum(0.0, mu2 - sq(mu))
+        else:
+            mu = mean(x, axis=axes, where=mask)
+            var = mean(sq(x - expand_dims(mu, axes)), axis=axes, where=mask)
+    else:
+        var = mean(sq(x), axis=axes, where=mask)
+        mu = zeros_like(var)
+    return mu, var
+
+class _nnx_LayerNormBase(_nnx_Module):
+    def __init__(self, num_features, *, epsilon=1e-6, dtype=None, param_dtype=float32, use_bias=True,
+                 use_scale=True, bias_init=None, scale_init=None, reduction_axes=-1, feature_axes=-1,
+                 axis_name=None, axis_index_groups=None, use_fast_variance=True, promote_dtype=None,
+                 rngs=None, bias_metadata={}, scale_metadata={}):
+        bias_init = _init_zeros if bias_init is None else bias_init
+        scale_init = _init_ones if scale_init is None else scale_init
+        self.scale = _nnx_Param(scale_init(rngs.params(), (num_features,), param_dtype), **scale_metadata) if use_scale else None
+        self.bias = _nnx_Param(bias_init(rngs.params(), (num_features,), param_dtype), **bias_metadata) if use_bias else None
+        self.num_features = num_features
+        self.epsilon = epsilon
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.use_bias = use_bias
+        self.use_scale = use_scale
+        self.reduction_axes = reduction_axes
+        self.feature_axes = feature_axes
+        self.use_fast_variance = use_fast_variance
+
+    def __call__(self, x, *, mask=None):
+        scale = None if self.scale is None else self.scale[...]
+        bias = None if self.bias is None else self.bias[...]
+        x, scale, bias = _nnx_promote((x, scale, bias), self.dtype)
+        mu, var = _nnx_stats(x, self.reduction_axes, True, self.use_fast_variance, mask)
+        return _nnx_normalize(x, mu, var, scale, bias, self.reduction_axes, self.feature_axes, self.epsilon)
+
+_nnx_LayerNorm = type("LayerNorm", (_nnx_LayerNormBase,), {})
+
+class _nnx_RMSNormBase(_nnx_Module):
+    def __init__(self, num_features, *, epsilon=1e-6, dtype=None, param_dtype=float32, use_scale=True,
+                 scale_init=None, reduction_axes=-1, feature_axes=-1, axis_name=None, axis_index_groups=None,
+                 use_fast_variance=True, promote_dtype=None, rngs=None, scale_metadata={}):
+        scale_init = _init_ones if scale_init is None else scale_init
+        self.scale = _nnx_Param(scale_init(rngs.params(), (num_features,), param_dtype), **scale_metadata) if use_scale else None
+        self.num_features = num_features
+        self.epsilon = epsilon
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.use_scale = use_scale
+        self.reduction_axes = reduction_axes
+        self.feature_axes = feature_axes
+        self.use_fast_variance = use_fast_variance
+
+    def __call__(self, x, mask=None):
+        scale = None if self.scale is None else self.scale[...]
+        x, scale = _nnx_promote((x, scale), self.dtype)
+        mu, var = _nnx_stats(x, self.reduction_axes, False, self.use_fast_variance, mask)
+        return _nnx_normalize(x, mu, var, scale, None, self.reduction_axes, self.feature_axes, self.epsilon)
+
+_nnx_RMSNorm = type("RMSNorm", (_nnx_RMSNormBase,), {})
+
+class _nnx_BatchNormBase(_nnx_Module):
+    def __init__(self, num_features, *, use_running_average=False, axis=-1, momentum=0.99, epsilon=1e-5,
+                 dtype=None, param_dtype=float32, use_bias=True, use_scale=True, bias_init=None,
+                 scale_init=None, axis_name=None, axis_index_groups=None, use_fast_variance=True,
+                 promote_dtype=None, rngs=None, bias_metadata={}, scale_metadata={}):
+        bias_init = _init_zeros if bias_init is None else bias_init
+        scale_init = _init_ones if scale_init is None else scale_init
+        feature_shape = (num_features,)
+        self.mean = _nnx_BatchStat(zeros(feature_shape, dtype=float32))
+        self.var = _nnx_BatchStat(ones(feature_shape, dtype=float32))
+        self.scale = _nnx_Param(scale_init(rngs.params(), feature_shape, param_dtype), **scale_metadata) if use_scale else None
+        self.bias = _nnx_Param(bias_init(rngs.params(), feature_shape, param_dtype), **bias_metadata) if use_bias else None
+        self.num_features = num_features
+        self.use_running_average = use_running_average
+        self.axis = axis
+        self.momentum = momentum
+        self.epsilon = epsilon
+        self.dtype = dtype
+        self.use_fast_variance = use_fast_variance
+
+    def __call__(self, x, use_running_average=None, *, mask=None):
+        use_running_average = self.use_running_average if use_running_average is None else use_running_average
+        feature_axes = _nnx_axes(ndim(x), self.axis)
+        reduction_axes = tuple(a for a in range(ndim(x)) if a not in feature_axes)
+        if use_running_average:
+            mu, var = self.mean[...], self.var[...]
+        else:
+            mu, var = _nnx_stats(x, reduction_axes, True, self.use_fast_variance, mask)
+            self.mean[...] = self.momentum * self.mean[...] + (1 - self.momentum) * mu
+            self.var[...] = self.momentum * self.var[...] + (1 - self.momentum) * var
+        scale = None if self.scale is None else self.scale[...]
+        bias = None if self.bias is None else self.bias[...]
+        return _nnx_normalize(x, mu, var, scale, bias, reduction_axes, feature_axes, self.epsilon)
+
+_nnx_BatchNorm = type("BatchNorm", (_nnx_BatchNormBase,), {})
+
+class _nnx_DropoutBase(_nnx_Module):
+    def __init__(self, rate, *, broadcast_dims=(), deterministic=False, rng_collection="dropout", rngs=None):
+        self.rate = rate
+        self.broadcast_dims = broadcast_dims
+        self.deterministic = deterministic
+        self.rng_collection = rng_collection
+        if isinstance(rngs, _nnx_RngsBase):
+            self.rngs = rngs[rng_collection].fork()
+        elif isinstance(rngs, _nnx_RngStreamBase):
+            self.rngs = rngs.fork()
+        elif rngs is None:
+            self.rngs = None
+        else:
+            raise TypeError(f"rngs must be a Rngs, RngStream or None, but got {type(rngs)}.")
+
+    def __call__(self, inputs, *, deterministic=None, rngs=None):
+        deterministic = self.deterministic if deterministic is None else deterministic
+        if deterministic is None:
+            raise ValueError("No `deterministic` argument was provided to Dropout.")
+        if self.rate == 0.0 or deterministic:
+            return inputs
+        if self.rate == 1.0:
+            return zeros_like(inputs)
+        rngs = self.rngs if rngs is None else rngs
+        if isinstance(rngs, _nnx_RngsBase):
+            key = rngs[self.rng_collection]()
+        elif isinstance(rngs, _nnx_RngStreamBase):
+            key = rngs()
+        elif isinstance(rngs, array):
+            key = rngs
+        else:
+            raise TypeError(f"rngs must be a Rngs, RngStream or array, but got {type(rngs)}.")
+        keep_prob = 1.0 - self.rate
+        mask_shape = list(shape(inputs))
+        for d in self.broadcast_dims:
+            mask_shape[d] = 1
+        mask = random.bernoulli(key, p=keep_prob, shape=tuple(mask_shape))
+        mask = broadcast_to(mask, shape(inputs))
+        return _lax_select(mask, inputs / keep_prob, zeros_like(inputs))
+
+_nnx_Dropout = type("Dropout", (_nnx_DropoutBase,), {})
+
+class _nnx_SequentialBase(_nnx_Module):
+    def __init__(self, *fns):
+        self.layers = _nnx_List(fns)
+
+    def __call__(self, *args, rngs=None, **kwargs):
+        output = None
+        for i, f in enumerate(self.layers):
+            output = f(*args, **kwargs)
+            if i < len(self.layers) - 1:
+                if isinstance(output, tuple):
+                    args, kwargs = output, {}
+                elif isinstance(output, dict):
+                    args, kwargs = (), output
+                else:
+                    args, kwargs = (output,), {}
+        return output
+
+_nnx_Sequential = type("Sequential", (_nnx_SequentialBase,), {})
+
+def _nnx_combine_masks(*masks, dtype=float32):
+    masks = [m for m in masks if m is not None]
+    if not masks:
+        return None
+    mask = masks[0]
+    for other in masks[1:]:
+        mask = logical_and(mask, other)
+    return mask.astype(dtype)
+
+def _nnx_make_attention_mask(query_input, key_input, pairwise_fn=multiply, extra_batch_dims=0, dtype=float32):
+    mask = pairwise_fn(expand_dims(query_input, -1), expand_dims(key_input, -2))
+    mask = expand_dims(mask, -3)
+    mask = expand_dims(mask, tuple(range(extra_batch_dims)))
+    return mask.astype(dtype)
+
+def _nnx_make_causal_mask(x, extra_batch_dims=0, dtype=float32):
+    idxs = broadcast_to(arange(shape(x)[-1], dtype=int32), shape(x))
+    return _nnx_make_attention_mask(idxs, idxs, greater_equal, extra_batch_dims=extra_batch_dims, dtype=dtype)
+
+def _nnx_dot_product_attention_weights(query, key, bias=None, mask=None, broadcast_dropout=True,
+                                       dropout_rng=None, dropout_rate=0.0, deterministic=False, dtype=None,
+                                       precision=None, module=None, promote_dtype=None, is_causal=False):
+    query, key = _nnx_promote((query, key), dtype)
+    dtype = query.dtype
+    depth = shape(query)[-1]
+    query = query / sqrt(asarray(depth, dtype=dtype))
+    weights = einsum("...qhd,...khd->...hqk", query, key)
+    if bias is not None:
+        weights = weights + bias
+    if mask is not None or is_causal:
+        masks = [] if mask is None else [mask]
+        if is_causal:
+            T, S = shape(weights)[-2:]
+            target = shape(weights) if mask is None else shape(mask)
+            masks.append(broadcast_to(tril(ones((T, S), dtype=dtype)), target))
+        weights = where(_nnx_combine_masks(*masks, dtype=dtype), weights, finfo(dtype).min)
+    weights = softmax(weights).astype(dtype)
+    if module is not None:
+        module.sow(_nnx_Intermediate, "attention_weights", weights)
+    if not deterministic and dropout_rate > 0.0:
+        keep_prob = 1.0 - dropout_rate
+        if broadcast_dropout:
+            drop_shape = tuple([1] * (ndim(key) - 2)) + shape(weights)[-2:]
+        else:
+            drop_shape = shape(weights)
+        keep = random.bernoulli(dropout_rng, keep_prob, drop_shape)
+        weights = weights * (keep.astype(dtype) / asarray(keep_prob, dtype=dtype))
+    return weights
+
+def _nnx_dot_product_attention(query, key, value, bias=None, mask=None, broadcast_dropout=True,
+                               dropout_rng=None, dropout_rate=0.0, deterministic=False, dtype=None,
+                               precision=None, module=None, promote_dtype=None, is_causal=False):
+    query, key, value = _nnx_promote((query, key, value), dtype)
+    weights = _nnx_dot_product_attention_weights(query, key, bias, mask, broadcast_dropout, dropout_rng,
+                                                 dropout_rate, deterministic, dtype, precision, module,
+                                                 promote_dtype, is_causal)
+    return einsum("...hqk,...khd->...qhd", weights, value)
+
+class _nnx_MultiHeadAttentionBase(_nnx_Module):
+    def __init__(self, num_heads, in_features, qkv_features=None, out_features=None, num_kv_heads=None,
+                 in_kv_features=None, *, dtype=None, param_dtype=float32, broadcast_dropout=True,
+                 dropout_rate=0.0, deterministic=None, precision=None, kernel_init=None,
+                 out_kernel_init=None, bias_init=None, out_bias_init=None, use_bias=True,
+                 attention_fn=None, decode=None, normalize_qk=False, rngs=None, keep_rngs=True,
+                 kernel_metadata={}, out_kernel_metadata={}, bias_metadata={}, out_bias_metadata={}, **unused):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.num_heads = num_heads
+        self.in_features = in_features
+        self.qkv_features = in_features if qkv_features is None else qkv_features
+        self.out_features = in_features if out_features is None else out_features
+        self.in_kv_features = in_features if in_kv_features is None else in_kv_features
+        self.num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        if self.num_heads % self.num_kv_heads != 0:
+            raise ValueError(f"num_heads ({self.num_heads}) must be divisible by num_kv_heads ({self.num_kv_heads}).")
+        if self.num_kv_heads != self.num_heads:
+            raise NotImplementedError("grouped-query attention (num_kv_heads < num_heads) is not supported yet")
+        if self.qkv_features % self.num_heads != 0:
+            raise ValueError(f"Memory dimension ({self.qkv_features}) must be divisible by 'num_heads' heads ({self.num_heads}).")
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.broadcast_dropout = broadcast_dropout
+        self.dropout_rate = dropout_rate
+        self.deterministic = deterministic
+        self.use_bias = use_bias
+        self.attention_fn = _nnx_dot_product_attention if attention_fn is None else attention_fn
+        self.decode = decode
+        self.normalize_qk = normalize_qk
+        self.head_dim = self.qkv_features // self.num_heads
+        def general(fin, fout):
+            return _nnx_LinearGeneral(fin, fout, dtype=dtype, param_dtype=param_dtype, kernel_init=kernel_init,
+                                      bias_init=bias_init, use_bias=use_bias, rngs=rngs,
+                                      kernel_metadata=kernel_metadata, bias_metadata=bias_metadata)
+        self.query = general(self.in_features, (self.num_heads, self.head_dim))
+        self.key = general(self.in_kv_features, (self.num_kv_heads, self.head_dim))
+        self.value = general(self.in_kv_features, (self.num_kv_heads, self.head_dim))
+        if normalize_qk:
+            self.query_ln = _nnx_LayerNorm(self.head_dim, use_bias=False, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+            self.key_ln = _nnx_LayerNorm(self.head_dim, use_bias=False, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+        else:
+            self.query_ln = None
+            self.key_ln = None
+        self.out = _nnx_LinearGeneral((self.num_heads, self.head_dim), self.out_features, axis=(-2, -1),
+                                      kernel_init=kernel_init if out_kernel_init is None else out_kernel_init,
+                                      bias_init=bias_init if out_bias_init is None else out_bias_init,
+                                      use_bias=use_bias, dtype=dtype, param_dtype=param_dtype, rngs=rngs,
+                                      kernel_metadata=out_kernel_metadata or kernel_metadata,
+                                      bias_metadata=out_bias_metadata or bias_metadata)
+        self.rngs = rngs.dropout.fork() if keep_rngs and dropout_rate > 0 else None
+        self.cached_key = None
+        self.cached_value = None
+        self.cache_index = None
+
+    def __call__(self, inputs_q, inputs_k=None, inputs_v=None, *, mask=None, deterministic=None, rngs=None,
+                 sow_weights=False, decode=None, is_causal=False, out_sharding=None, qkv_sharding=None):
+        if rngs is None:
+            rngs = self.rngs
+        elif isinstance(rngs, _nnx_RngsBase):
+            rngs = rngs.dropout
+        if inputs_k is None:
+            if inputs_v is not None:
+                raise ValueError("`inputs_k` cannot be None if `inputs_v` is not None.")
+            inputs_k = inputs_q
+        if inputs_v is None:
+            inputs_v = inputs_k
+        if shape(inputs_q)[-1] != self.in_features:
+            raise ValueError(f"Incompatible input dimension, got {shape(inputs_q)[-1]} but module expects {self.in_features}.")
+        query = self.query(inputs_q)
+        key = self.key(inputs_k)
+        value = self.value(inputs_v)
+        if self.normalize_qk:
+            query = self.query_ln(query)
+            key = self.key_ln(key)
+        decode = self.decode if decode is None else decode
+        if decode:
+            if self.cached_key is None:
+                raise ValueError("Autoregressive cache not initialized, call ``init_cache`` first.")
+            cache_shape = shape(self.cached_key[...])
+            batch_dims = cache_shape[:-3]
+            max_length = cache_shape[-3]
+            expected = tuple(batch_dims) + (1,) + tuple(cache_shape[-2:])
+            if expected != shape(key):
+                raise ValueError(f"Autoregressive cache shape error, expected key shape {expected} instead got {shape(key)}.")
+            cur = self.cache_index[...]
+            zero = asarray(0, dtype=cur.dtype)
+            indices = (zero,) * len(batch_dims) + (cur, zero, zero)
+            key = dynamic_update_slice(self.cached_key[...], key, indices)
+            value = dynamic_update_slice(self.cached_value[...], value, indices)
+            self.cached_key[...] = key
+            self.cached_value[...] = value
+            self.cache_index[...] = cur + 1
+            mask = _nnx_combine_masks(mask, broadcast_to(arange(max_length) <= cur, tuple(batch_dims) + (1, 1, max_length)))
+        if self.dropout_rate > 0.0:
+            deterministic = self.deterministic if deterministic is None else deterministic
+            if deterministic is None:
+                raise ValueError("No `deterministic` argument was provided to MultiHeadAttention.")
+            dropout_rng = None if deterministic else rngs()
+        else:
+            deterministic = True
+            dropout_rng = None
+        x = self.attention_fn(query, key, value, mask=mask, dropout_rng=dropout_rng, dropout_rate=self.dropout_rate,
+                              broadcast_dropout=self.broadcast_dropout, deterministic=deterministic,
+                              dtype=self.dtype, module=self if sow_weights else None, is_causal=is_causal)
+        return self.out(x)
+
+    def init_cache(self, input_shape, dtype=float32):
+        cache_shape = tuple(input_shape[:-1]) + (self.num_kv_heads, self.head_dim)
+        self.cached_key = _nnx_Cache(zeros(cache_shape, dtype=dtype))
+        self.cached_value = _nnx_Cache(zeros(cache_shape, dtype=dtype))
+        self.cache_index = _nnx_Cache(asarray(0, dtype=int32))
+
+_nnx_MultiHeadAttention = type("MultiHeadAttention", (_nnx_MultiHeadAttentionBase,), {})
+
+# ---- optimiser ----
+
+class _nnx_OptimizerBase(_nnx_Pytree):
+    """An optax transformation and its state for a model's variables of
+    `wrt` (nnx.Optimizer): `update(model, grads)` steps the model."""
+
+    def __init__(self, model, tx, *, wrt=None, graph=None):
+        if wrt is None:
+            raise TypeError("Missing required argument `wrt`. As of Flax 0.11.0 the `wrt` argument is required, e.g. `wrt=nnx.Param`.")
+        self.step = _nnx_OptState(asarray(0, dtype=uint32))
+        self.tx = tx
+        self.opt_state = tx.init(_nnx_pure_fn(_nnx_state(model, wrt)))
+        self.wrt = wrt
+
+    def update(self, model, grads, **kwargs):
+        params = _nnx_pure_fn(_nnx_state(model, self.wrt))
+        grads = _nnx_pure_fn(_nnx_state(grads, self.wrt) if isinstance(grads, _nnx_StateBase) else grads)
+        updates, self.opt_state = self.tx.update(grads, self.opt_state, params, **kwargs)
+        new_params = tree_map(lambda p, u: asarray(p + u).astype(asarray(p).dtype), params, updates)
+        _nnx_update(model, new_params)
+        self.step[...] = self.step[...] + 1
+        return updates
+
+_nnx_Optimizer = type("Optimizer", (_nnx_OptimizerBase,), {})
+
+class _nnx_ModelAndOptimizerBase(_nnx_OptimizerBase):
+    def __init__(self, model, tx, *, wrt=_nnx_Param):
+        _nnx_OptimizerBase.__init__(self, model, tx, wrt=wrt)
+        self.model = model
+
+    def update(self, grads, **kwargs):
+        return _nnx_OptimizerBase.update(self, self.model, grads, **kwargs)
+
+_nnx_ModelAndOptimizer = type("ModelAndOptimizer", (_nnx_ModelAndOptimizerBase,), {})
+
+# ---- metrics ----
+
+class _nnx_MetricBase(_nnx_Pytree):
+    pass
+
+class _nnx_AverageBase(_nnx_MetricBase):
+    def __init__(self, argname="values"):
+        self.argname = argname
+        self.total = _nnx_MetricState(asarray(0, dtype=float32))
+        self.count = _nnx_MetricState(asarray(0, dtype=int32))
+
+    def reset(self):
+        self.total[...] = zeros_like(self.total[...])
+        self.count[...] = zeros_like(self.count[...])
+
+    def update(self, **kwargs):
+        if self.argname not in kwargs:
+            raise TypeError(f"Expected keyword argument '{self.argname}'")
+        values = kwargs[self.argname]
+        values = asarray(values)
+        self.total[...] = self.total[...] + (values.sum() if ndim(values) > 0 else values)
+        self.count[...] = self.count[...] + (size(values) if ndim(values) > 0 else 1)
+
+    def compute(self):
+        return self.total[...] / self.count[...]
+
+_nnx_MetricState = type("MetricState", (_nnx_Variable,), {})
+_nnx_Average = type("Average", (_nnx_AverageBase,), {})
+
+class _nnx_AccuracyBase(_nnx_AverageBase):
+    def __init__(self, threshold=None, argname="values"):
+        _nnx_AverageBase.__init__(self, argname)
+        self.threshold = threshold
+
+    def update(self, *, logits, labels, **_):
+        if self.threshold is not None:
+            preds = (logits > self.threshold).astype(int32)
+        else:
+            preds = argmax(logits, axis=-1)
+        _nnx_AverageBase.update(self, values=(preds == labels))
+
+_nnx_Accuracy = type("Accuracy", (_nnx_AccuracyBase,), {})
+
+class _nnx_MultiMetricBase(_nnx_MetricBase):
+    def __init__(self, **metrics):
+        self._metric_names = tuple(metrics.keys())
+        for name, m in metrics.items():
+            setattr(self, name, m)
+
+    def reset(self):
+        for name in self._metric_names:
+            getattr(self, name).reset()
+
+    def update(self, **kwargs):
+        for name in self._metric_names:
+            getattr(self, name).update(**kwargs)
+
+    def compute(self):
+        return {name: getattr(self, name).compute() for name in self._metric_names}
+
+_nnx_MultiMetric = type("MultiMetric", (_nnx_MultiMetricBase,), {})
+_nnx_Metric = type("Metric", (_nnx_MetricBase,), {})
+
+# ---- text ----
+
+def _nnx_indent(text, pad):
+    return text.replace("\n", "\n" + pad)
+
+def _nnx_value_repr(v):
+    return repr(v)
+
+def _nnx_variable_repr(var, pad):
+    v = var.value
+    head = type(var).__name__ + "("
+    if isinstance(v, array):
+        head = head + f" # {size(v):,} ({size(v) * v.dtype.itemsize:,} B)"
+    lines = [head, "  value=" + _nnx_indent(repr(v), "  ")]
+    for k, m in var._var_metadata.items():
+        lines[-1] = lines[-1] + ","
+        lines.append(f"  {k}={m!r}")
+    return _nnx_indent("\n".join(lines) + "\n)", pad)
+
+def _nnx_mapping_repr(mapping, pad):
+    if not mapping:
+        return "{}"
+    parts = []
+    for k in mapping:
+        v = mapping[k]
+        if isinstance(v, dict):
+            text = _nnx_mapping_repr(v, "  ")
+        elif isinstance(v, _nnx_VariableBase):
+            text = _nnx_variable_repr(v, "  ")
+        else:
+            text = _nnx_indent(repr(v), "  ")
+        parts.append(f"  {k!r}: {text}")
+    return _nnx_indent("{\n" + ",\n".join(parts) + "\n}", pad)
+
+def _nnx_object_repr(obj, pad):
+    lines = [type(obj).__name__ + "("]
+    items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
+    for i, (k, v) in enumerate(items):
+        text = _nnx_indent(repr(v), "  ")
+        lines.append(f"  {k}={text}" + ("," if i < len(items) - 1 else ""))
+    return "\n".join(lines) + "\n)" if items else type(obj).__name__ + "()"
