@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. The NumPy interoperability tests need the
-# real numpy package, the optax differential test the real optax (with the
-# jax it runs on), and the Jupyter kernel tests the real Jupyter clients
+# real numpy package, the optax and flax differential tests the real optax and
+# flax (with the jax they run on), and the Jupyter kernel tests the real Jupyter clients
 # (jupyter_client, jupyter_kernel_test, nbconvert, nbclient, papermill): they
 # are installed into a local virtual environment (.venv, ignored by git)
 # whose interpreter the tests find through ARR_PYTHON. The GPU suites need
@@ -14,9 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(numpy jupyter_client jupyter-kernel-test nbformat nbconvert nbclient papermill
-    "jax[cpu]==0.10.2" "optax==0.2.8"
+    "jax[cpu]==0.10.2" "optax==0.2.8" "flax==0.12.8"
     "nvidia-cuda-nvrtc==13.0.*" "nvidia-cuda-runtime==13.0.*" "nvidia-nccl-cu13==2.30.*")
-IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill, jax, optax, nvidia.cu13, nvidia.nccl"
+IMPORTS="import numpy, jupyter_client, jupyter_kernel_test, nbformat, nbconvert, nbclient, papermill, jax, optax, flax, nvidia.cu13, nvidia.nccl"
 
 python_with_numpy() {
     if [ -x .venv/bin/python ] && .venv/bin/python -c "$IMPORTS" 2>/dev/null; then

@@ -1706,18 +1706,18 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
 
 # jax.nn.initializers: each returns init(key, shape, dtype=float32).
 
-def _fans(shape, in_axis=-2, out_axis=-1):
-    if len(shape) < 1:
-        return 1, 1
-    if len(shape) == 1:
-        return shape[0], shape[0]
-    if len(shape) == 2:
-        return shape[0], shape[1]
-    field = 1
-    for d in shape:
-        field = field * d
-    field = field // shape[in_axis] // shape[out_axis]
-    return shape[in_axis] * field, shape[out_axis] * field
+def _fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
+    """JAX's _compute_fans: the receptive field is every axis but the in,
+    out and batch axes (which may coincide: Embed's in_axis=-2, out_axis=0)."""
+    if isinstance(in_axis, int) and in_axis == -2 and len(shape) <= 1:
+        raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional weights tensor with default in_axis. Must be at least 2D or specify in_axis explicitly.")
+
+    def size(axes):
+        return shape[axes] if isinstance(axes, int) else math_prod([shape[i] for i in axes])
+
+    in_size, out_size = size(in_axis), size(out_axis)
+    field = math_prod(shape) / in_size / out_size / size(batch_axis)
+    return in_size * field, out_size * field
 
 def _init_variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(), dtype=float32):
     """jax.nn.initializers.variance_scaling: samples with variance scale / fan."""
@@ -1730,7 +1730,7 @@ def _init_variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, b
     def init(key, shape, dtype=None):
         dtype = default_dtype if dtype is None else dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        fan_in, fan_out = _fans(shape, in_axis, out_axis)
+        fan_in, fan_out = _fans(shape, in_axis, out_axis, batch_axis)
         if mode == "fan_in":
             denominator = fan_in
         elif mode == "fan_out":
