@@ -1289,6 +1289,114 @@ class _nnx_MultiHeadAttentionBase(_nnx_Module):
 
 _nnx_MultiHeadAttention = type("MultiHeadAttention", (_nnx_MultiHeadAttentionBase,), {})
 
+def _nnx_canonical_padding(padding, rank):
+    if isinstance(padding, str):
+        return padding
+    if isinstance(padding, int):
+        return [(padding, padding)] * rank
+    if len(padding) == rank:
+        return [(p, p) if isinstance(p, int) else tuple(p) for p in padding]
+    raise ValueError(f"Invalid padding format: {padding}, should be str, int, or a sequence of len {rank} where each element is an int or pair of ints.")
+
+class _nnx_ConvBase(_nnx_Module):
+    def __init__(self, in_features, out_features, kernel_size, strides=1, *, padding="SAME", input_dilation=1,
+                 kernel_dilation=1, feature_group_count=1, use_bias=True, mask=None, dtype=None,
+                 param_dtype=float32, precision=None, kernel_init=None, bias_init=None,
+                 conv_general_dilated=None, promote_dtype=None, preferred_element_type=None, rngs=None,
+                 kernel_metadata={}, bias_metadata={}):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        kernel_shape = kernel_size + (in_features // feature_group_count, out_features)
+        self.kernel_shape = kernel_shape
+        self.kernel = _nnx_Param(kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata)
+        self.bias = _nnx_Param(bias_init(rngs.params(), (out_features,), param_dtype), **bias_metadata) if use_bias else None
+        self.in_features = in_features
+        self.out_features = out_features
+        self.kernel_size = kernel_size
+        self.strides = strides
+        self.padding = padding
+        self.input_dilation = input_dilation
+        self.kernel_dilation = kernel_dilation
+        self.feature_group_count = feature_group_count
+        self.use_bias = use_bias
+        self.mask = mask
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+
+    def __call__(self, inputs, out_sharding=None):
+        k = self.kernel_size
+        def each(v):
+            v = 1 if v is None else v
+            return (v,) * len(k) if isinstance(v, int) else tuple(v)
+        batch_dims = ndim(inputs) - (len(k) + 1)
+        if batch_dims != 1:
+            batch_shape = shape(inputs)[:batch_dims]
+            inputs = reshape(inputs, (-1,) + shape(inputs)[batch_dims:])
+        strides, input_dilation, kernel_dilation = each(self.strides), each(self.input_dilation), each(self.kernel_dilation)
+        padding = _nnx_canonical_padding(self.padding, len(k))
+        if padding in ("CIRCULAR", "REFLECT"):
+            spans = [(a - 1) * d + 1 for a, d in zip(k, kernel_dilation)]
+            pads = [(0, 0)] + [((s - 1) // 2, s // 2) for s in spans] + [(0, 0)]
+            inputs = pad(inputs, pads, mode="wrap" if padding == "CIRCULAR" else "reflect")
+            padding = "VALID"
+        elif padding == "CAUSAL":
+            if len(k) != 1:
+                raise ValueError("Causal padding is only implemented for 1D convolutions.")
+            inputs = pad(inputs, [(0, 0), (kernel_dilation[0] * (k[0] - 1), 0), (0, 0)])
+            padding = "VALID"
+        nd = ndim(inputs)
+        lhs_spec = (0, nd - 1) + tuple(range(1, nd - 1))
+        rhs_spec = (nd - 1, nd - 2) + tuple(range(0, nd - 2))
+        kernel = self.kernel[...]
+        if self.mask is not None:
+            kernel = kernel * self.mask
+        bias = None if self.bias is None else self.bias[...]
+        inputs, kernel, bias = _nnx_promote((inputs, kernel, bias), self.dtype)
+        y = conv_general_dilated(inputs, kernel, strides, padding, lhs_dilation=input_dilation,
+                                 rhs_dilation=kernel_dilation, dimension_numbers=(lhs_spec, rhs_spec, lhs_spec),
+                                 feature_group_count=self.feature_group_count)
+        if bias is not None:
+            y = y + reshape(bias, (1,) * (ndim(y) - 1) + shape(bias))
+        if batch_dims != 1:
+            y = reshape(y, batch_shape + shape(y)[1:])
+        return y
+
+_nnx_Conv = type("Conv", (_nnx_ConvBase,), {})
+
+def _nnx_pool(inputs, init, reduce_fn, window_shape, strides, padding):
+    """flax's pool: reduce_window over the spatial axes (between the batch
+    axes and the features)."""
+    window_shape = tuple(window_shape)
+    batch_dims = ndim(inputs) - (len(window_shape) + 1)
+    strides = (1,) * len(window_shape) if strides is None else tuple(strides)
+    strides = (1,) * batch_dims + strides + (1,)
+    dims = (1,) * batch_dims + window_shape + (1,)
+    single = batch_dims == 0
+    if single:
+        inputs = inputs[None]
+        strides = (1,) + strides
+        dims = (1,) + dims
+    if not isinstance(padding, str):
+        padding = ((0, 0),) * (len(dims) - len(window_shape) - 1) + tuple(tuple(p) for p in padding) + ((0, 0),)
+    y = _lax_reduce_window(inputs, init, reduce_fn, dims, strides, padding)
+    return squeeze(y, axis=0) if single else y
+
+def _nnx_avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True):
+    y = _nnx_pool(inputs, 0.0, add, window_shape, strides, padding)
+    if count_include_pad:
+        return y / math_prod(window_shape)
+    div_shape = shape(inputs)[:-1] + (1,)
+    if len(div_shape) - 2 == len(window_shape):
+        div_shape = (1,) + div_shape[1:]
+    return y / _nnx_pool(ones(div_shape), 0.0, add, window_shape, strides, padding)
+
+def _nnx_max_pool(inputs, window_shape, strides=None, padding="VALID"):
+    return _nnx_pool(inputs, -inf, maximum, window_shape, strides, padding)
+
+def _nnx_min_pool(inputs, window_shape, strides=None, padding="VALID"):
+    return _nnx_pool(inputs, inf, minimum, window_shape, strides, padding)
+
 # ---- optimiser ----
 
 class _nnx_OptimizerBase(_nnx_Pytree):

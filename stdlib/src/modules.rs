@@ -40,7 +40,9 @@ const MODULES: &[(&str, &str, &str)] = &[
          dynamic_index_in_dim dynamic_update_index_in_dim slice=_lax_slice slice_in_dim=_lax_slice_in_dim index_in_dim=_lax_index_in_dim \
          psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \
          pshuffle pbroadcast \
-         stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated \
+         stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated conv=_lax_conv \
+         conv_with_general_padding=_lax_conv_with_general_padding ConvDimensionNumbers=_lax_ConvDimensionNumbers \
+         reduce_window=_lax_reduce_window \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val=_lax_sort_key_val cumsum=_lax_cumsum cumprod=_lax_cumprod \
          cummax=_lax_cummax cummin=_lax_cummin cumlogsumexp=_lax_cumlogsumexp \
@@ -234,7 +236,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "flax.nnx",
         "Neural-network modules, as Flax NNX: modules, variables, random streams, layers, transforms, optimiser.",
-        "Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
+        "Conv=_nnx_Conv avg_pool=_nnx_avg_pool max_pool=_nnx_max_pool min_pool=_nnx_min_pool pool=_nnx_pool Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
          BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
          DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
          Everything=_nnx_Everything GraphDef=_nnx_GraphDef GraphState=_nnx_GraphState \

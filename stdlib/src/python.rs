@@ -252,6 +252,18 @@ pub(crate) fn register(r: &mut Registry) {
         list_count,
     );
     r.method(
+        "tuple",
+        "index(self, x)",
+        "The position of the first item equal to x.",
+        list_index,
+    );
+    r.method(
+        "tuple",
+        "count(self, x)",
+        "How many items equal x.",
+        list_count,
+    );
+    r.method(
         "list",
         "copy(self)",
         "A shallow copy of the list.",
@@ -1166,7 +1178,10 @@ fn list_insert(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 /// The positions in a list of the items equal to `x`.
 fn positions(list: &Value, x: &Value) -> Result<Vec<usize>> {
-    let items = the_list(list).borrow().clone();
+    let items = match list {
+        Value::Tuple(t) => t.to_vec(),
+        _ => the_list(list).borrow().clone(),
+    };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         if values_equal(item, x)? {
@@ -1177,10 +1192,11 @@ fn positions(list: &Value, x: &Value) -> Result<Vec<usize>> {
 }
 
 fn list_index(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let kind = if matches!(a[0], Value::Tuple(_)) { "tuple" } else { "list" };
     positions(&a[0], &a[1])?
         .first()
         .map(|&i| Value::Int(i as i64))
-        .ok_or_else(|| Error::value_error(format!("{} is not in list", display::repr(&a[1]))))
+        .ok_or_else(|| Error::value_error(format!("{} is not in {kind}", display::repr(&a[1]))))
 }
 
 fn list_count(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -2881,3 +2881,156 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     if out_sharding is not None:
         r = reshard(r, out_sharding)
     return r
+
+def _conv_offsets(sizes):
+    """Every offset of a window of the given sizes, in row-major order."""
+    offsets = [()]
+    for n in sizes:
+        offsets = [o + (i,) for o in offsets for i in range(n)]
+    return offsets
+
+def _dilate_axis(x, axis, d):
+    """d - 1 zeros between neighbours along axis (lax's base/lhs dilation)."""
+    if d == 1 or x.shape[axis] == 0:
+        return x
+    n = x.shape[axis]
+    y = stack([x] + [zeros_like(x)] * (d - 1), axis=axis + 1)
+    y = reshape(y, x.shape[:axis] + (n * d,) + x.shape[axis + 1:])
+    return _lax_slice_in_dim(y, 0, (n - 1) * d + 1, axis=axis)
+
+def _pad_or_crop(x, pads, value=0):
+    """Pad each axis by (lo, hi); negative amounts crop, as lax's padding."""
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in pads]
+    if any(lo > 0 or hi > 0 for lo, hi in grow):
+        x = pad(x, grow, constant_values=value)
+    index = tuple(slice(max(-lo, 0), x.shape[i] - max(-hi, 0)) for i, (lo, hi) in enumerate(pads))
+    return x[index]
+
+def _window_pads(padding, in_shape, window, strides):
+    """lax.padtype_to_pads: 'SAME' (the extra element after), 'SAME_LOWER' (before), 'VALID'."""
+    if not isinstance(padding, str):
+        return [tuple(p) for p in padding]
+    kind = padding.upper()
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"Unknown padding type: {padding}.")
+    pads = []
+    for n, k, s in zip(in_shape, window, strides):
+        total = max((-(-n // s) - 1) * s + k - n, 0)
+        small = total // 2
+        pads.append((small, total - small) if kind == "SAME" else (total - small, small))
+    return pads
+
+def _window_patches(x, window, strides, dilation, first):
+    """The windows of x's axes from `first` on: one strided slice per window
+    offset, stacked on a new axis at `first` (the output's length along each
+    axis is the number of whole windows)."""
+    span = [(k - 1) * d + 1 for k, d in zip(window, dilation)]
+    out = [(x.shape[first + i] - span[i]) // strides[i] + 1 for i in range(len(window))]
+    if any(o <= 0 for o in out):
+        shape = x.shape[:first] + (math_prod(window),) + tuple(max(o, 0) for o in out)
+        return zeros(shape, x.dtype)
+    patches = []
+    for offset in _conv_offsets(window):
+        index = (slice(None),) * first + tuple(
+            slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(offset, dilation, out, strides))
+        patches.append(x[index])
+    return stack(patches, axis=first)
+
+def _conv_specs(dimension_numbers, nd):
+    """(lhs, rhs, out) specs as axis numbers: (batch, feature, *spatial),
+    (out feature, in feature, *spatial), (batch, feature, *spatial); string
+    specs ('NHWC', 'HWIO', 'NHWC') order the spatial axes as the rhs's."""
+    if dimension_numbers is None:
+        same = tuple(range(nd))
+        return same, same, same
+    lhs, rhs, out = dimension_numbers
+    if not isinstance(lhs, str):
+        return tuple(lhs), tuple(rhs), tuple(out)
+    if len(lhs) != nd or len(rhs) != nd or len(out) != nd:
+        raise TypeError(f"conv_general_dilated: dimension_numbers {dimension_numbers} do not match operands of rank {nd}")
+    spatial = [c for c in rhs if c not in "OI"]
+    def spec(text, first, second):
+        return (text.find(first), text.find(second)) + tuple(text.find(c) for c in spatial)
+    return spec(lhs, "N", "C"), spec(rhs, "O", "I"), spec(out, "N", "C")
+
+def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None, dimension_numbers=None, feature_group_count=1, batch_group_count=1, precision=None, preferred_element_type=None, out_sharding=None):
+    """lax.conv_general_dilated: an N-d convolution (cross-correlation) with strides, padding ('SAME', 'VALID' or pairs), input and kernel dilation, feature groups and any layout; as the windows of the input stacked and contracted with the kernel."""
+    lhs = asarray(lhs)
+    rhs = asarray(rhs)
+    nd = lhs.ndim
+    if rhs.ndim != nd or nd < 3:
+        raise TypeError(f"conv_general_dilated: lhs and rhs must have the same rank (at least 3), got shapes {lhs.shape} and {rhs.shape}")
+    if batch_group_count != 1:
+        raise NotImplementedError("conv_general_dilated: batch_group_count other than 1 is not supported yet")
+    ls, rs, os = _conv_specs(dimension_numbers, nd)
+    x = transpose(lhs, ls)
+    w = transpose(rhs, rs)
+    ns = nd - 2
+    strides = tuple(window_strides) if window_strides is not None else (1,) * ns
+    lhs_dilation = (1,) * ns if lhs_dilation is None else tuple(lhs_dilation)
+    rhs_dilation = (1,) * ns if rhs_dilation is None else tuple(rhs_dilation)
+    G = feature_group_count
+    N, C = x.shape[0], x.shape[1]
+    O, I = w.shape[0], w.shape[1]
+    if C != G * I or O % G != 0:
+        raise TypeError(f"conv_general_dilated: lhs feature dimension {C} must be feature_group_count ({G}) times the rhs input feature dimension {I}, and the rhs output feature dimension {O} a multiple of it (shapes {lhs.shape} and {rhs.shape})")
+    kernel = w.shape[2:]
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, rhs_dilation)]
+    pads = _window_pads(padding, x.shape[2:], span, strides)
+    for a in range(ns):
+        x = _dilate_axis(x, 2 + a, lhs_dilation[a])
+    x = _pad_or_crop(x, [(0, 0), (0, 0)] + list(pads))
+    p = _window_patches(x, kernel, strides, rhs_dilation, 2)
+    out = p.shape[3:]
+    K = math_prod(kernel)
+    p = reshape(p, (N, G, I, K) + out)
+    w = reshape(w, (G, O // G, I, K))
+    sp = "abcdefghjlmpqrstuvwxyz"[:ns]
+    y = einsum("ngik" + sp + ",goik->ngo" + sp, p, w)
+    y = reshape(y, (N, O) + out)
+    y = transpose(y, tuple(os.index(i) for i in range(nd)))
+    if preferred_element_type is not None:
+        y = y.astype(preferred_element_type)
+    return y
+
+def _lax_conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
+    """lax.conv: conv_general_dilated in the NCHW / OIHW layout."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision, preferred_element_type=preferred_element_type)
+
+def _lax_conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, precision=None, preferred_element_type=None):
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, precision=precision, preferred_element_type=preferred_element_type)
+
+_lax_ConvDimensionNumbers = namedtuple("ConvDimensionNumbers", "lhs_spec rhs_spec out_spec")
+
+def _lax_reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None):
+    """lax.reduce_window: computation folded over every window (sum, max, min and product directly; any other binary function pairwise), the padding filled with init_value."""
+    x = asarray(operand)
+    nd = x.ndim
+    window = tuple(window_dimensions)
+    strides = tuple(window_strides)
+    base_dilation = (1,) * nd if base_dilation is None else tuple(base_dilation)
+    window_dilation = (1,) * nd if window_dilation is None else tuple(window_dilation)
+    if len(window) != nd or len(strides) != nd:
+        raise TypeError(f"reduce_window: window_dimensions {window} and window_strides {strides} must have one entry per axis of the operand of shape {x.shape}")
+    span = [(k - 1) * d + 1 for k, d in zip(window, window_dilation)]
+    for a in range(nd):
+        x = _dilate_axis(x, a, base_dilation[a])
+    pads = _window_pads(padding, x.shape, span, strides)
+    init = asarray(init_value, x.dtype)
+    x = _pad_or_crop(x, pads, init)
+    p = _window_patches(x, window, strides, window_dilation, 0)
+    if computation is add:
+        r = init + sum(p, axis=0)
+    elif computation is maximum:
+        r = maximum(init, max(p, axis=0))
+    elif computation is minimum:
+        r = minimum(init, min(p, axis=0))
+    elif computation is multiply:
+        r = init * prod(p, axis=0)
+    else:
+        r = broadcast_to(init, p.shape[1:])
+        for i in range(p.shape[0]):
+            r = computation(r, p[i])
+    return r.astype(x.dtype)

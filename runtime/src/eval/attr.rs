@@ -256,6 +256,7 @@ fn receiver(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(obj) => obj.type_name(),
         Value::List(_) => "list",
+        Value::Tuple(_) => "tuple",
         Value::Dict(_) => "dict",
         Value::Str(_) => "str",
         Value::Int(_) | Value::Float(_) | Value::Bool(_) => "number",
