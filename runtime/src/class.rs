@@ -1304,8 +1304,8 @@ pub fn array_attribute(v: &Value) -> Option<Value> {
     a.filter(|a| matches!(a, Value::Array(_)))
 }
 
-/// An object node's children: its attributes that hold state, and those
-/// that were children when a walk rebuilt it, by name.
+/// An object node's children: its attributes that hold state, its array
+/// attribute, and those that were children when a walk rebuilt it, by name.
 fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
     let attrs = i.attrs.borrow();
     let node = i.node.borrow();
@@ -1313,9 +1313,16 @@ fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
         node.as_ref()
             .is_some_and(|n| n.children.iter().any(|c| matches!(c, Value::Str(s) if s.as_str() == k)))
     };
+    // An array-like object's value is a child whatever it holds (a
+    // variable of partition specs has the structure of one of arrays).
+    let value_attr = match i.class.lookup("__array_attribute__") {
+        Some(Value::Str(s)) => Some(s),
+        _ => None,
+    };
+    let is_value = |k: &str| value_attr.as_ref().is_some_and(|s| s.as_str() == k);
     let mut children: Vec<(Rc<str>, Value)> = attrs
         .iter()
-        .filter(|(k, v)| was_child(k) || holds_state(v, 0))
+        .filter(|(k, v)| was_child(k) || is_value(k) || holds_state(v, 0))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     children.sort_by(|a, b| a.0.cmp(&b.0));

@@ -35,10 +35,16 @@ class _nnx_VariableBase(_nnx_Pytree):
 
     __array_attribute__ = "value"
 
-    def __init__(self, value, **metadata):
-        if isinstance(value, _nnx_VariableBase):
-            metadata = {**value._var_metadata, **metadata}
-            value = value.value
+    def __init__(self, value, *, eager_sharding=None, **metadata):
+        if isinstance(value, (_nnx_VariableBase, _nnx_VariableMetadataBase)):
+            metadata = {**value.get_metadata(), **metadata}
+            value = value.raw_value
+        for old in ("sharding", "sharding_names"):
+            if old in metadata:
+                metadata["out_sharding"] = metadata.pop(old)
+        eager = _nnx_eager_sharding[-1] if eager_sharding is None else eager_sharding
+        if eager and metadata.get("out_sharding", None) and isinstance(value, array):
+            value = _nnx_shard_value(value, metadata["out_sharding"], metadata.get("sharding_rules", None), metadata.get("mesh", None))
         self.value = value
         self._var_metadata = metadata
 
@@ -79,6 +85,10 @@ class _nnx_VariableBase(_nnx_Pytree):
     @property
     def raw_value(self):
         return self.value
+
+    @property
+    def sharding_names(self):
+        return self._var_metadata.get("out_sharding", None)
 
     @property
     def shape(self):
@@ -192,6 +202,111 @@ _nnx_List = type("List", (_nnx_ListBase,), {})
 
 def _nnx_Dict(*args, **kwargs):
     return dict(*args, **kwargs)
+
+# ---- sharding metadata ----
+
+class _nnx_VariableMetadataBase:
+    """A value an initialiser made with metadata for the variable that will
+    hold it (what `with_partitioning` initialisers return)."""
+
+    def __init__(self, raw_value, metadata):
+        self.raw_value = raw_value
+        self.metadata = metadata
+
+    def get_metadata(self):
+        return dict(self.metadata)
+
+_nnx_VariableMetadata = type("VariableMetadata", (_nnx_VariableMetadataBase,), {})
+
+def _nnx_with_metadata(initializer, **metadata):
+    def init(*args, **kwargs):
+        value = initializer(*args, **kwargs)
+        if isinstance(value, _nnx_VariableMetadataBase):
+            return _nnx_VariableMetadata(value.raw_value, {**value.metadata, **metadata})
+        return _nnx_VariableMetadata(value, metadata)
+    return init
+
+def _nnx_with_partitioning(initializer, sharding, mesh=None, **metadata):
+    return _nnx_with_metadata(initializer, out_sharding=sharding, mesh=mesh, **metadata)
+
+_nnx_eager_sharding = [True]
+_nnx_axis_rules = [()]
+
+class _nnx_use_eager_sharding:
+    """Whether variables with `out_sharding` are laid out as they are made
+    (Flax's default); a setting, or a context restoring the previous one."""
+
+    def __init__(self, value):
+        self.previous = _nnx_eager_sharding[-1]
+        _nnx_eager_sharding.append(value)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _nnx_eager_sharding.append(self.previous)
+        return False
+
+def _nnx_using_eager_sharding():
+    return _nnx_eager_sharding[-1]
+
+class _nnx_logical_axis_rules:
+    """A context in which logical axis names map to mesh axes:
+    `with nnx.logical_axis_rules([("batch", "data"), ("mlp", "model")]):`."""
+
+    def __init__(self, rules):
+        self.rules = tuple(tuple(r) for r in rules)
+
+    def __enter__(self):
+        _nnx_axis_rules.append(self.rules)
+        return self
+
+    def __exit__(self, *exc):
+        _nnx_axis_rules.pop()
+        return False
+
+def _nnx_set_logical_axis_rules(rules):
+    _nnx_axis_rules[0] = tuple(tuple(r) for r in rules)
+
+def _nnx_get_logical_axis_rules():
+    return _nnx_axis_rules[-1]
+
+def _nnx_apply_rules(names, local_rules=None):
+    """Logical axis names as mesh axes, by the context's rules and the
+    variable's own (`sharding_rules`), the variable's first."""
+    rules = {}
+    for alias, on_mesh in tuple(_nnx_axis_rules[-1]) + tuple(local_rules or ()):
+        rules[alias] = on_mesh
+    return tuple(rules[n] if (isinstance(n, str) and n in rules) else n for n in names)
+
+def _nnx_shard_value(value, out_sharding, sharding_rules, mesh):
+    names = _nnx_apply_rules(tuple(out_sharding), sharding_rules)
+    if mesh is None:
+        if get_abstract_mesh().empty:
+            raise ValueError(f"An auto mesh context or metadata is required if creating a variable with annotation out_sharding={tuple(out_sharding)}: make the model under `with jax.set_mesh(mesh):`, or pass mesh= to with_partitioning.")
+        return reshard(value, P(*names))
+    return with_sharding_constraint(value, NamedSharding(mesh, P(*names)))
+
+def _nnx_var_pspec(v):
+    metadata = v._var_metadata
+    if metadata.get("out_sharding", None):
+        return P(*_nnx_apply_rules(tuple(metadata["out_sharding"]), metadata.get("sharding_rules", None)))
+    return P()
+
+def _nnx_get_partition_spec(tree):
+    """The PartitionSpec of every variable of tree (a State or module), from
+    its `out_sharding` names and the logical axis rules."""
+    def spec(x):
+        if isinstance(x, _nnx_VariableBase):
+            return x.replace(_nnx_var_pspec(x))
+        if isinstance(x, array):
+            return P()
+        return None
+    return tree_map(spec, tree, is_leaf=lambda x: isinstance(x, _nnx_VariableBase))
+
+def _nnx_get_named_sharding(tree, mesh):
+    specs = _nnx_get_partition_spec(tree)
+    return tree_map(lambda p: NamedSharding(mesh, p), specs, is_leaf=lambda x: isinstance(x, P))
 
 # ---- modules ----
 
@@ -850,11 +965,11 @@ class _nnx_LinearGeneralBase(_nnx_Module):
         self.param_dtype = param_dtype
         self.precision = precision
         flat = (math_prod(self.in_features), math_prod(self.out_features))
-        kernel = kernel_init(rngs.params(), flat, param_dtype)
-        self.kernel = _nnx_Param(reshape(kernel, self.in_features + self.out_features), **kernel_metadata)
+        kernel = _nnx_reshaped(kernel_init(rngs.params(), flat, param_dtype), self.in_features + self.out_features)
+        self.kernel = _nnx_Param(kernel, **kernel_metadata)
         if use_bias:
             bias = bias_init(rngs.params(), (math_prod(self.out_features),), param_dtype)
-            self.bias = _nnx_Param(reshape(bias, self.out_features), **bias_metadata)
+            self.bias = _nnx_Param(_nnx_reshaped(bias, self.out_features), **bias_metadata)
         else:
             self.bias = None
 
@@ -871,6 +986,11 @@ class _nnx_LinearGeneralBase(_nnx_Module):
         return out
 
 _nnx_LinearGeneral = type("LinearGeneral", (_nnx_LinearGeneralBase,), {})
+
+def _nnx_reshaped(value, shape):
+    if isinstance(value, _nnx_VariableMetadataBase):
+        return _nnx_VariableMetadata(reshape(value.raw_value, shape), value.metadata)
+    return reshape(value, shape)
 
 class _nnx_EinsumBase(_nnx_Module):
     def __init__(self, einsum_str, kernel_shape, bias_shape=None, *, dtype=None, param_dtype=float32,

@@ -1208,7 +1208,13 @@ pub(crate) fn register_sharding(r: &mut Registry) {
         "with_sharding_constraint(x, sharding)",
         "x (an array or a pytree of arrays), laid out as sharding says: inside a sharded \
          jit the partitioner makes this value that layout; elsewhere it is device_put.",
-        |_, a| {
+        |interp, a| {
+            // A tree of shardings (nnx's partition specs of a state): each
+            // applies to the subtree of x at its place.
+            if matches!(a[1], Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Instance(_)) {
+                let per_subtree = crate::builtin_named(interp, "_with_sharding_constraint_tree")?;
+                return interp.call(&per_subtree, a, Vec::new());
+            }
             let Some((mesh, spec)) =
                 arr_runtime::sharding::resolve(&a[1], "with_sharding_constraint")?
             else {

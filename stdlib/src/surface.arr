@@ -3034,3 +3034,9 @@ def _lax_reduce_window(operand, init_value, computation, window_dimensions, wind
         for i in range(p.shape[0]):
             r = computation(r, p[i])
     return r.astype(x.dtype)
+
+def _with_sharding_constraint_tree(x, shardings):
+    """with_sharding_constraint of a pytree by a tree of shardings (a prefix of x's tree; None leaves x as it is)."""
+    def is_sharding(s):
+        return s is None or type(s).__name__ in ("PartitionSpec", "NamedSharding")
+    return tree_map(lambda s, sub: sub if s is None else with_sharding_constraint(sub, s), shardings, x, is_leaf=is_sharding)
