@@ -226,7 +226,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
          glorot_normal glorot_uniform xavier_normal=glorot_normal xavier_uniform=glorot_uniform \
          he_normal he_uniform kaiming_normal=he_normal kaiming_uniform=he_uniform \
-         orthogonal=_init_orthogonal delta_orthogonal zeros_init=_nnx_zeros_init ones_init=_nnx_ones_init",
+         orthogonal=_init_orthogonal zeros_init=_nnx_zeros_init ones_init=_nnx_ones_init",
     ),
     (
         "flax.nnx.metrics",

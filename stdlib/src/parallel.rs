@@ -1234,6 +1234,9 @@ pub(crate) fn register_sharding(r: &mut Registry) {
             let t = numpy::to_tensor(&a[0])?;
             let x = t.concrete()?;
             let text = match x.placement() {
+                Some(p) if interp.jax_rules => {
+                    arr_runtime::display::sharding::visualize_jax(p, x.shape())
+                }
                 Some(p) => {
                     let color = std::io::IsTerminal::is_terminal(&std::io::stdout())
                         && std::env::var_os("NO_COLOR").is_none();

@@ -1061,3 +1061,47 @@ print(h(jnp.arange(3.0)))
         "#]],
     );
 }
+
+#[test]
+fn convolutions_and_windows() {
+    check(
+        r#"
+import jax, jax.numpy as jnp
+from jax import lax
+x = jnp.arange(2*3*6*5, dtype=jnp.float32).reshape(2, 3, 6, 5) / 50
+w = jnp.sin(jnp.arange(4*3*3*2, dtype=jnp.float32)).reshape(4, 3, 3, 2)
+r = lambda a: jnp.round(a, 3)
+print(lax.conv_general_dilated(x, w, (1, 1), "VALID").shape, r(lax.conv_general_dilated(x, w, (2, 1), "SAME")[0, :, 0]))
+print(r(lax.conv_general_dilated(x, w, (1, 2), ((1, 0), (2, -1)), lhs_dilation=(2, 1), rhs_dilation=(1, 2))[1, 2, :3]))
+xn, wn = jnp.transpose(x, (0, 2, 3, 1)), jnp.transpose(w, (2, 3, 1, 0))
+print(r(lax.conv_general_dilated(xn, wn, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))[0, 1, :, 0]))
+wg = jnp.cos(jnp.arange(6*1*2*2, dtype=jnp.float32)).reshape(6, 1, 2, 2)
+print(r(lax.conv_general_dilated(x, wg, (1, 1), "VALID", feature_group_count=3)[0, :, 0, 0]))
+print(r(jax.grad(lambda w: (lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2).sum())(w)[0, 0]))
+print(r(lax.reduce_window(x, 0., lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")[0, 0]))
+print(r(lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "SAME")[1, 2]))
+print(lax.conv_general_dilated(jnp.arange(10.)[None, None], jnp.array([[[1., 2., 3.]]]), (1,), "SAME"))
+"#,
+        expect![[r#"
+            (2, 4, 4, 4) [[-0.017 -0.004  0.01   0.024  0.309]
+             [ 0.767  0.784  0.801  0.818  0.599]
+             [ 1.03   1.039  1.047  1.056  0.482]
+             [ 0.594  0.588  0.582  0.577  0.037]]
+            [[ 5.788  5.676]
+             [-4.781 -4.425]
+             [ 6.036  5.93 ]]
+            [-0.017 -0.004  0.01   0.024  0.309]
+            [-0.15   0.192 -1.236  0.618  0.679 -2.182]
+            [[422.924 376.516]
+             [447.241 384.78 ]
+             [119.635  82.799]]
+            [[0.24 0.4 ]
+             [1.04 1.2 ]
+             [1.84 2.  ]]
+            [[3.22 3.26 3.28]
+             [3.42 3.46 3.48]
+             [3.52 3.56 3.58]]
+            [[[ 3.  8. 14. 20. 26. 32. 38. 44. 50. 26.]]]
+        "#]],
+    );
+}

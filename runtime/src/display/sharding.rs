@@ -143,6 +143,47 @@ pub fn drawn(p: Option<&Arc<Placement>>) -> Option<&Arc<Placement>> {
     p.filter(|p| !p.is_replicated())
 }
 
+/// The device grid as `jax.debug.visualize_array_sharding` draws it: one
+/// box per block naming its devices (`CPU 0,4`), rows along the first
+/// dimension and columns along the second, for a JAX program's output.
+pub fn visualize_jax(p: &Placement, shape: &[usize]) -> String {
+    let (_, cells) = grid(p, shape);
+    let labels: Vec<Vec<String>> = cells
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|cell| {
+                    let mut devs = cell.devices.clone();
+                    devs.sort_unstable();
+                    let devs: Vec<String> = devs.iter().map(|d| d.to_string()).collect();
+                    format!("CPU {}", devs.join(","))
+                })
+                .collect()
+        })
+        .collect();
+    let width = labels.iter().flatten().map(|l| l.chars().count()).max().unwrap_or(0) + 4;
+    let ncols = cells.first().map_or(0, Vec::len);
+    let rule = |left: char, mid: char, right: char| {
+        let bar = "─".repeat(width);
+        let inner: Vec<&str> = (0..ncols).map(|_| bar.as_str()).collect();
+        format!("{left}{}{right}\n", inner.join(&mid.to_string()))
+    };
+    let mut out = rule('┌', '┬', '┐');
+    for (i, row) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&rule('├', '┼', '┤'));
+        }
+        out.push('│');
+        for text in row {
+            let pad = width - text.chars().count();
+            let _ = write!(out, "{}{}{}│", " ".repeat(pad / 2), text, " ".repeat(pad - pad / 2));
+        }
+        out.push('\n');
+    }
+    out.push_str(&rule('└', '┴', '┘'));
+    out
+}
+
 /// The device grid as text: one box per block with its devices, its index
 /// ranges along the sharded dimensions, and its shape and bytes; with
 /// `color`, each box is drawn in its first device's colour (ANSI).
