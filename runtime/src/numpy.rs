@@ -465,7 +465,12 @@ impl crate::value::Object for KeyDType {
         other.as_any().is::<KeyDType>()
     }
     fn attr(&self, name: &str) -> Option<Value> {
-        (name == "name").then(|| Value::str("key<fry>"))
+        match name {
+            "name" => Some(Value::str("key<fry>")),
+            // Two uint32 words per key, as JAX's key<fry> itemsize.
+            "itemsize" => Some(Value::Int(8)),
+            _ => None,
+        }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

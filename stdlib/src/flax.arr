@@ -136,7 +136,7 @@ class _nnx_VariableBase(_nnx_Pytree):
         return bool(self.value)
 
     def __repr__(self):
-        return _nnx_variable_repr(self, "")
+        return _nnx_variable_repr(self)
 
 _nnx_Variable = type("Variable", (_nnx_VariableBase,), {})
 _nnx_Param = type("Param", (_nnx_Variable,), {})
@@ -796,9 +796,9 @@ class _nnx_RngStreamBase(_nnx_Pytree):
             key = random.key(key)
         elif isinstance(key, array) and key.dtype == uint32:
             key = random.wrap_key_data(key)
+        self.tag = tag
         self.key = _nnx_RngKey(key, tag=tag)
         self.count = _nnx_RngCount(zeros(key.shape, dtype=uint32), tag=tag)
-        self.tag = tag
 
     def __call__(self):
         key = random.fold_in(self.key[...], self.count[...])
@@ -905,6 +905,12 @@ def _nnx_ones_init():
 _nnx_default_kernel_init = lecun_normal()
 _nnx_default_embed_init = _init_variance_scaling(1.0, "fan_in", "normal", out_axis=0)
 
+_nnx_dot_general = dot_general
+_nnx_conv_general_dilated = conv_general_dilated
+
+def _nnx_promote_dtype(arrays, dtype=None, inexact=True):
+    return _nnx_promote(arrays, dtype)
+
 def _nnx_canonical_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -922,6 +928,7 @@ class _nnx_LinearBase(_nnx_Module):
     def __init__(self, in_features, out_features, *, use_bias=True, dtype=None, param_dtype=float32,
                  precision=None, kernel_init=None, bias_init=None, dot_general=None, promote_dtype=None,
                  preferred_element_type=None, rngs=None, kernel_metadata={}, bias_metadata={}):
+        dot_general_fn = _nnx_dot_general if dot_general is None else dot_general
         kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
         bias_init = _init_zeros if bias_init is None else bias_init
         self.kernel = _nnx_Param(kernel_init(rngs.params(), (in_features, out_features), param_dtype), **kernel_metadata)
@@ -935,11 +942,14 @@ class _nnx_LinearBase(_nnx_Module):
         self.dtype = dtype
         self.param_dtype = param_dtype
         self.precision = precision
+        self.dot_general = dot_general_fn
+        self.promote_dtype = _nnx_promote_dtype
+        self.preferred_element_type = preferred_element_type
 
     def __call__(self, inputs, out_sharding=None):
         bias = None if self.bias is None else self.bias[...]
         inputs, kernel, bias = _nnx_promote((inputs, self.kernel[...], bias), self.dtype)
-        y = dot_general(inputs, kernel, (((ndim(inputs) - 1,), (0,)), ((), ())))
+        y = self.dot_general(inputs, kernel, (((ndim(inputs) - 1,), (0,)), ((), ())))
         if bias is not None:
             y = y + reshape(bias, (1,) * (ndim(y) - 1) + (-1,))
         return y
@@ -960,10 +970,15 @@ class _nnx_LinearGeneralBase(_nnx_Module):
             raise NotImplementedError("LinearGeneral with batch_axis is not supported yet")
         if len(self.in_features) != len(self.axis):
             raise ValueError(f"in_features and axis must have the same length. Got {self.in_features} and {self.axis}.")
+        self.batch_axis = {}
         self.use_bias = use_bias
         self.dtype = dtype
         self.param_dtype = param_dtype
         self.precision = precision
+        self.dot_general = dot_general
+        self.dot_general_cls = dot_general_cls
+        self.promote_dtype = _nnx_promote_dtype
+        self.preferred_element_type = preferred_element_type
         flat = (math_prod(self.in_features), math_prod(self.out_features))
         kernel = _nnx_reshaped(kernel_init(rngs.params(), flat, param_dtype), self.in_features + self.out_features)
         self.kernel = _nnx_Param(kernel, **kernel_metadata)
@@ -1023,6 +1038,7 @@ class _nnx_EmbedBase(_nnx_Module):
         self.features = features
         self.dtype = param_dtype if dtype is None else dtype
         self.param_dtype = param_dtype
+        self.promote_dtype = _nnx_promote_dtype
 
     def __call__(self, inputs, out_sharding=None):
         if not issubdtype(inputs.dtype, integer):
@@ -1105,7 +1121,10 @@ class _nnx_LayerNormBase(_nnx_Module):
         self.use_scale = use_scale
         self.reduction_axes = reduction_axes
         self.feature_axes = feature_axes
+        self.axis_name = axis_name
+        self.axis_index_groups = axis_index_groups
         self.use_fast_variance = use_fast_variance
+        self.promote_dtype = _nnx_promote_dtype
 
     def __call__(self, x, *, mask=None):
         scale = None if self.scale is None else self.scale[...]
@@ -1129,7 +1148,10 @@ class _nnx_RMSNormBase(_nnx_Module):
         self.use_scale = use_scale
         self.reduction_axes = reduction_axes
         self.feature_axes = feature_axes
+        self.axis_name = axis_name
+        self.axis_index_groups = axis_index_groups
         self.use_fast_variance = use_fast_variance
+        self.promote_dtype = _nnx_promote_dtype
 
     def __call__(self, x, mask=None):
         scale = None if self.scale is None else self.scale[...]
@@ -1157,7 +1179,13 @@ class _nnx_BatchNormBase(_nnx_Module):
         self.momentum = momentum
         self.epsilon = epsilon
         self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.use_bias = use_bias
+        self.use_scale = use_scale
+        self.axis_name = axis_name
+        self.axis_index_groups = axis_index_groups
         self.use_fast_variance = use_fast_variance
+        self.promote_dtype = _nnx_promote_dtype
 
     def __call__(self, x, use_running_average=None, *, mask=None):
         use_running_average = self.use_running_average if use_running_average is None else use_running_average
@@ -1443,6 +1471,10 @@ class _nnx_ConvBase(_nnx_Module):
         self.mask = mask
         self.dtype = dtype
         self.param_dtype = param_dtype
+        self.precision = precision
+        self.conv_general_dilated = _nnx_conv_general_dilated if conv_general_dilated is None else conv_general_dilated
+        self.promote_dtype = _nnx_promote_dtype
+        self.preferred_element_type = preferred_element_type
 
     def __call__(self, inputs, out_sharding=None):
         k = self.kernel_size
@@ -1473,7 +1505,7 @@ class _nnx_ConvBase(_nnx_Module):
             kernel = kernel * self.mask
         bias = None if self.bias is None else self.bias[...]
         inputs, kernel, bias = _nnx_promote((inputs, kernel, bias), self.dtype)
-        y = conv_general_dilated(inputs, kernel, strides, padding, lhs_dilation=input_dilation,
+        y = self.conv_general_dilated(inputs, kernel, strides, padding, lhs_dilation=input_dilation,
                                  rhs_dilation=kernel_dilation, dimension_numbers=(lhs_spec, rhs_spec, lhs_spec),
                                  feature_group_count=self.feature_group_count)
         if bias is not None:
@@ -1616,23 +1648,100 @@ _nnx_MultiMetric = type("MultiMetric", (_nnx_MultiMetricBase,), {})
 _nnx_Metric = type("Metric", (_nnx_MetricBase,), {})
 
 # ---- text ----
+# Flax's reprs: a module names its variables' counts and bytes by type (the
+# types in the order a walk by attribute name meets them) and shows arrays
+# by shape; a variable or a state shows its values.
 
 def _nnx_indent(text, pad):
     return text.replace("\n", "\n" + pad)
 
-def _nnx_value_repr(v):
+def _nnx_bytes_repr(n):
+    if n > 1e9:
+        return f"{n / 1e9:,.1f} GB"
+    if n > 1e6:
+        return f"{n / 1e6:,.1f} MB"
+    if n > 1e3:
+        return f"{n / 1e3:,.1f} KB"
+    return f"{n:,} B"
+
+def _nnx_size_bytes(value):
+    size, nbytes = 0, 0
+    for leaf in tree_leaves(value):
+        if isinstance(leaf, array):
+            size = size + leaf.size
+            nbytes = nbytes + leaf.size * leaf.dtype.itemsize
+    return size, nbytes
+
+def _nnx_size_repr(sb):
+    return f"{sb[0]:,} ({_nnx_bytes_repr(sb[1])})"
+
+def _nnx_collect_stats(node, stats_of):
+    if id(node) in stats_of:
+        return stats_of[id(node)]
+    stats = {}
+    stats_of[id(node)] = stats
+    if isinstance(node, _nnx_VariableBase):
+        kind = "RngState" if isinstance(node, _nnx_RngState) else type(node).__name__
+        sb = _nnx_size_bytes(node.value)
+        if sb[0]:
+            stats[kind] = sb
+        return stats
+    for _, value in _nnx_children(node):
+        if isinstance(value, (_nnx_PytreeBase, list, tuple, dict)):
+            for kind, sb in _nnx_collect_stats(value, stats_of).items():
+                old = stats.get(kind, (0, 0))
+                stats[kind] = (old[0] + sb[0], old[1] + sb[1])
+    return stats
+
+def _nnx_module_value_repr(v, stats_of, seen):
+    if isinstance(v, _nnx_VariableBase):
+        return _nnx_variable_repr(v, True)
+    if isinstance(v, _nnx_PytreeBase) and not isinstance(v, _nnx_StateBase):
+        return _nnx_object_text(v, stats_of, seen)
+    if isinstance(v, array) and len(v.shape) > 0:
+        return f"Array(shape={v.shape}, dtype=dtype('{v.dtype}'))"
     return repr(v)
 
-def _nnx_variable_repr(var, pad):
+def _nnx_object_text(obj, stats_of, seen):
+    if id(obj) in seen:
+        return type(obj).__name__ + "(...)"
+    seen.add(id(obj))
+    stats = _nnx_collect_stats(obj, stats_of)
+    comment = ""
+    if stats:
+        comment = " # " + ", ".join(f"{k}: {_nnx_size_repr(sb)}" for k, sb in stats.items())
+        if len(stats) > 1:
+            total = (sum(sb[0] for sb in stats.values()), sum(sb[1] for sb in stats.values()))
+            comment = comment + f", Total: {_nnx_size_repr(total)}"
+    if isinstance(obj, _nnx_ListBase):
+        items = [(None, x) for x in obj]
+    else:
+        items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
+    if not items:
+        return type(obj).__name__ + "()" + comment
+    lines = [type(obj).__name__ + "(" + comment]
+    for i, (k, v) in enumerate(items):
+        text = _nnx_indent(_nnx_module_value_repr(v, stats_of, seen), "  ")
+        sep = "," if i < len(items) - 1 else ""
+        lines.append(("  " if k is None else f"  {k}=") + text + sep)
+    return "\n".join(lines) + "\n)"
+
+def _nnx_object_repr(obj, pad):
+    return _nnx_object_text(obj, {}, set())
+
+def _nnx_variable_repr(var, abstract=False):
     v = var.value
-    head = type(var).__name__ + "("
-    if isinstance(v, array):
-        head = head + f" # {size(v):,} ({size(v) * v.dtype.itemsize:,} B)"
-    lines = [head, "  value=" + _nnx_indent(repr(v), "  ")]
+    sb = _nnx_size_bytes(v)
+    head = type(var).__name__ + "(" + (f" # {_nnx_size_repr(sb)}" if sb[0] else "")
+    if abstract and isinstance(v, array) and len(v.shape) > 0:
+        text = f"Array(shape={v.shape}, dtype=dtype('{v.dtype}'))"
+    else:
+        text = repr(v)
+    lines = [head, "  value=" + _nnx_indent(text, "  ")]
     for k, m in var._var_metadata.items():
         lines[-1] = lines[-1] + ","
         lines.append(f"  {k}={m!r}")
-    return _nnx_indent("\n".join(lines) + "\n)", pad)
+    return "\n".join(lines) + "\n)"
 
 def _nnx_mapping_repr(mapping, pad):
     if not mapping:
@@ -1643,16 +1752,8 @@ def _nnx_mapping_repr(mapping, pad):
         if isinstance(v, dict):
             text = _nnx_mapping_repr(v, "  ")
         elif isinstance(v, _nnx_VariableBase):
-            text = _nnx_variable_repr(v, "  ")
+            text = _nnx_indent(_nnx_variable_repr(v), "  ")
         else:
             text = _nnx_indent(repr(v), "  ")
         parts.append(f"  {k!r}: {text}")
     return _nnx_indent("{\n" + ",\n".join(parts) + "\n}", pad)
-
-def _nnx_object_repr(obj, pad):
-    lines = [type(obj).__name__ + "("]
-    items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
-    for i, (k, v) in enumerate(items):
-        text = _nnx_indent(repr(v), "  ")
-        lines.append(f"  {k}={text}" + ("," if i < len(items) - 1 else ""))
-    return "\n".join(lines) + "\n)" if items else type(obj).__name__ + "()"
