@@ -721,6 +721,190 @@ def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argn
 
     return wraps(fun)(wrapped)
 
+# ---- lifted transforms over modules: vmap, scan, split_rngs ----
+
+class _nnx_CarryBase:
+    """The marker of the carried argument and result of nnx.scan."""
+
+    def __repr__(self):
+        return "Carry"
+
+_nnx_Carry = type("Carry", (_nnx_CarryBase,), {})()
+
+def _nnx_is_object(x):
+    return isinstance(x, _nnx_PytreeBase) and not isinstance(x, _nnx_StateBase)
+
+def _nnx_lift(x):
+    """x as (pure value, graphdef): an object becomes its state."""
+    if _nnx_is_object(x):
+        graphdef, state = _nnx_split(x)
+        return state, graphdef
+    return x, None
+
+def _nnx_lower(x, graphdef):
+    return x if graphdef is None else _nnx_merge(graphdef, x)
+
+def _nnx_lift_out(out):
+    """An output (an object, or a tuple or list of outputs) as pure values
+    and the graphdefs to rebuild its objects with."""
+    if isinstance(out, (tuple, list)) and not _nnx_is_object(out):
+        parts = [_nnx_lift_out(o) for o in out]
+        return tuple(p[0] for p in parts), ("seq", type(out) == list, [p[1] for p in parts])
+    value, graphdef = _nnx_lift(out)
+    return value, ("one", graphdef)
+
+def _nnx_lower_out(value, how):
+    if how[0] == "seq":
+        items = [_nnx_lower_out(v, h) for v, h in zip(value, how[2])]
+        return items if how[1] else tuple(items)
+    return _nnx_lower(value, how[1])
+
+def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
+              transform_metadata={}):
+    """jax.vmap over functions of modules: a module argument is mapped over
+    its state's axis (a new leading axis for the modules it returns), and
+    what the function does to the modules it is given persists."""
+    if f is None:
+        return partial(_nnx_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+
+    def wrapped(*args):
+        axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(axes) != len(args):
+            raise ValueError(f"vmap in_axes must have one entry per argument: {len(axes)} for {len(args)} arguments")
+        lifted = [_nnx_lift(a) for a in args]
+        shapes = []
+
+        def pure(*xs):
+            given = [_nnx_lower(x, g) for x, (_, g) in zip(xs, lifted)]
+            value, how = _nnx_lift_out(f(*given))
+            shapes.append(how)
+            states = tuple(None if g is None else _nnx_state(a) for a, (_, g) in zip(given, lifted))
+            return value, states
+
+        state_axes = tuple(None if g is None else ax for ax, (_, g) in zip(axes, lifted))
+        kwargs = {} if axis_size is None else {"axis_size": axis_size}
+        if axis_name is not None:
+            kwargs["axis_name"] = axis_name
+        value, states = vmap(pure, in_axes=axes, out_axes=(out_axes, state_axes), **kwargs)(*[x for x, _ in lifted])
+        for a, (_, g), st in zip(args, lifted, states):
+            if g is not None:
+                _nnx_update(a, st)
+        return _nnx_lower_out(value, shapes[-1])
+
+    return wraps(f)(wrapped)
+
+def _nnx_scan(f=None, *, length=None, reverse=False, unroll=1, _split_transpose=False,
+              in_axes=(_nnx_Carry, 0), out_axes=(_nnx_Carry, 0), transform_metadata={}):
+    """lax.scan over functions of modules: the argument marked nnx.Carry is
+    carried, those with an axis are scanned (a module over its state's
+    leading axis: scan over layers), None ones broadcast; out_axes says
+    which results are the carry and which are stacked."""
+    if f is None:
+        return partial(_nnx_scan, length=length, reverse=reverse, unroll=unroll, in_axes=in_axes, out_axes=out_axes)
+
+    def wrapped(*args):
+        axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
+        if len(axes) != len(args):
+            raise ValueError(f"scan in_axes must have one entry per argument: {len(axes)} for {len(args)} arguments")
+        carries = [i for i, ax in enumerate(axes) if isinstance(ax, _nnx_CarryBase)]
+        if len(carries) > 1:
+            raise ValueError("nnx.scan: at most one argument can be nnx.Carry")
+        scanned = [i for i, ax in enumerate(axes) if isinstance(ax, int) and not isinstance(ax, bool)]
+        lifted = [_nnx_lift(a) for a in args]
+        def leading(x, ax):
+            return x if ax == 0 else tree_map(lambda v: moveaxis(v, ax, 0), x)
+        carry0 = lifted[carries[0]][0] if carries else None
+        xs = tuple(leading(lifted[i][0], axes[i]) for i in scanned)
+        shapes = []
+
+        def body(carry, x):
+            given = list(args)
+            for k, i in enumerate(scanned):
+                given[i] = _nnx_lower(x[k], lifted[i][1])
+            if carries:
+                given[carries[0]] = _nnx_lower(carry, lifted[carries[0]][1])
+            out = f(*given)
+            if isinstance(out_axes, _nnx_CarryBase):
+                new_carry, ys = out, None
+            else:
+                parts = list(out) if isinstance(out, (tuple, list)) else [out]
+                new_carry = None
+                stacked = []
+                for part, ax in zip(parts, out_axes):
+                    if isinstance(ax, _nnx_CarryBase):
+                        new_carry = part
+                    else:
+                        stacked.append(part)
+                ys = tuple(stacked)
+            if carries:
+                new_carry, how = _nnx_lift_out(new_carry)
+                shapes.append(how)
+            updates = tuple(_nnx_state(given[i]) if lifted[i][1] is not None else None for i in scanned)
+            return new_carry, (ys, updates)
+
+        carry, (ys, updates) = scan(body, carry0, xs, length=length, reverse=reverse)
+        for k, i in enumerate(scanned):
+            if lifted[i][1] is not None:
+                _nnx_update(args[i], updates[k] if axes[i] == 0 else tree_map(lambda v: moveaxis(v, 0, axes[i]), updates[k]))
+        carry = _nnx_lower_out(carry, shapes[-1]) if carries else None
+        if isinstance(out_axes, _nnx_CarryBase):
+            return carry
+        results = []
+        k = 0
+        for ax in out_axes:
+            if isinstance(ax, _nnx_CarryBase):
+                results.append(carry)
+            else:
+                results.append(ys[k] if ax == 0 else tree_map(lambda v: moveaxis(v, 0, ax), ys[k]))
+                k = k + 1
+        return tuple(results)
+
+    return wraps(f)(wrapped)
+
+class _nnx_SplitBackups:
+    """The streams split_rngs changed, restored on exit (a context)."""
+
+    def __init__(self, backups):
+        self.backups = backups
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _nnx_restore_rngs(self.backups)
+        return False
+
+def _nnx_restore_rngs(backups):
+    for stream, key, count in (backups.backups if isinstance(backups, _nnx_SplitBackups) else backups):
+        stream.key.value = key
+        stream.count.value = count
+
+def _nnx_split_rngs(node=None, *, splits, only=Ellipsis, squeeze=False, graph=None, graph_updates=None):
+    """Split every random stream reachable from node into `splits` streams
+    (a key per split, counts from zero), as Flax: a decorator restoring them
+    after the call, or, given a node, the backups to restore."""
+    if node is None:
+        def decorator(f):
+            def wrapper(*args, **kwargs):
+                with _nnx_split_rngs((args, kwargs), splits=splits, only=only, squeeze=squeeze):
+                    return f(*args, **kwargs)
+            return wraps(f)(wrapper)
+        return decorator
+    if squeeze and splits != 1:
+        raise ValueError("squeeze=True is only supported for splits=1")
+    backups = []
+    for path, stream in _nnx_iter_graph(node):
+        if isinstance(stream, _nnx_RngStreamBase) and _nnx_matches(only, path, stream):
+            key = stream()
+            backups.append((stream, stream.key[...], stream.count[...]))
+            key = random.split(key, splits)
+            if squeeze:
+                key = key[0]
+            stream.key.value = key
+            count_shape = tuple(shape(stream.count[...])) if squeeze else ((splits,) if isinstance(splits, int) else tuple(splits)) + tuple(shape(stream.count[...]))
+            stream.count.value = zeros(count_shape, dtype=uint32)
+    return _nnx_SplitBackups(backups)
+
 class _nnx_DiffStateBase:
     def __init__(self, argnum, filter):
         self.argnum = argnum
