@@ -962,6 +962,11 @@ def _nnx_value_and_grad(f=None, argnums=0, *, has_aux=False, holomorphic=False, 
         return partial(_nnx_value_and_grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
     return _nnx_grad_transform(f, argnums, has_aux, True, holomorphic, allow_int)
 
+def _nnx_eval_shape(f, *args, **kwargs):
+    """What f returns, made (arr has no abstract evaluation of objects: the
+    result is concrete, with the shapes and dtypes eval_shape promises)."""
+    return f(*args, **kwargs)
+
 def _nnx_remat(f=None, **kwargs):
     if f is None:
         return partial(_nnx_remat, **kwargs)

@@ -240,7 +240,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          use_eager_sharding=_nnx_use_eager_sharding using_eager_sharding=_nnx_using_eager_sharding \
          logical_axis_rules=_nnx_logical_axis_rules set_logical_axis_rules=_nnx_set_logical_axis_rules \
          get_logical_axis_rules=_nnx_get_logical_axis_rules get_partition_spec=_nnx_get_partition_spec \
-         get_named_sharding=_nnx_get_named_sharding vmap=_nnx_vmap scan=_nnx_scan Carry=_nnx_Carry split_rngs=_nnx_split_rngs restore_rngs=_nnx_restore_rngs \
+         get_named_sharding=_nnx_get_named_sharding eval_shape=_nnx_eval_shape vmap=_nnx_vmap scan=_nnx_scan Carry=_nnx_Carry split_rngs=_nnx_split_rngs restore_rngs=_nnx_restore_rngs \
          Conv=_nnx_Conv avg_pool=_nnx_avg_pool max_pool=_nnx_max_pool min_pool=_nnx_min_pool pool=_nnx_pool Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
          BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
          DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
