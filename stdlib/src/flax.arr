@@ -623,6 +623,20 @@ def _nnx_clone(node):
 def _nnx_pure_fn(tree):
     return _nnx_pure(tree._mapping) if isinstance(tree, _nnx_StateBase) else tree
 
+def _nnx_to_pure_dict(state):
+    """The state as nested dicts of arrays (no Variable boxes)."""
+    return _nnx_pure(state._mapping if isinstance(state, _nnx_StateBase) else state)
+
+def _nnx_replace_by_pure_dict(state, pure):
+    """Set the state's variables from nested dicts of arrays (keys as
+    to_pure_dict gives them; digit strings stand for list indices)."""
+    state.replace_by_pure_dict(_nnx_restore_int_paths(pure))
+
+def _nnx_restore_int_paths(pure):
+    if not isinstance(pure, dict):
+        return pure
+    return {(int(k) if isinstance(k, str) and k.isdigit() else k): _nnx_restore_int_paths(v) for k, v in pure.items()}
+
 def _nnx_as_pure(tree):
     return _nnx_pure_fn(tree)
 
@@ -963,9 +977,14 @@ def _nnx_value_and_grad(f=None, argnums=0, *, has_aux=False, holomorphic=False, 
     return _nnx_grad_transform(f, argnums, has_aux, True, holomorphic, allow_int)
 
 def _nnx_eval_shape(f, *args, **kwargs):
-    """What f returns, made (arr has no abstract evaluation of objects: the
-    result is concrete, with the shapes and dtypes eval_shape promises)."""
-    return f(*args, **kwargs)
+    """What f returns with every variable's array replaced by its
+    ShapeDtypeStruct (shape, dtype and sharding): an abstract model to
+    restore a checkpoint into. (f runs: its arrays are made, then dropped.)"""
+    out = f(*args, **kwargs)
+    for _, v in _nnx_iter_graph(out):
+        if isinstance(v, _nnx_VariableBase) and isinstance(v.value, array):
+            v.value = ShapeDtypeStruct(v.value.shape, v.value.dtype, sharding=v.value.sharding)
+    return out
 
 def _nnx_remat(f=None, **kwargs):
     if f is None:
@@ -1856,9 +1875,10 @@ def _nnx_bytes_repr(n):
 def _nnx_size_bytes(value):
     size, nbytes = 0, 0
     for leaf in tree_leaves(value):
-        if isinstance(leaf, array):
-            size = size + leaf.size
-            nbytes = nbytes + leaf.size * leaf.dtype.itemsize
+        if isinstance(leaf, array) or type(leaf).__name__ == "ShapeDtypeStruct":
+            n = math_prod(leaf.shape)
+            size = size + n
+            nbytes = nbytes + n * leaf.dtype.itemsize
     return size, nbytes
 
 def _nnx_size_repr(sb):

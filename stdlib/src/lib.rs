@@ -12,6 +12,7 @@ pub mod device;
 mod distributed;
 mod exceptions;
 mod io;
+mod system;
 mod jit;
 mod lazy;
 mod math;
@@ -52,6 +53,8 @@ const SURFACE: &str = include_str!("surface.arr");
 const LIBRARIES: &[(&str, &str, &str)] = &[
     ("optax", "<stdlib:optax>", include_str!("optax.arr")),
     ("flax", "<stdlib:flax>", include_str!("flax.arr")),
+    ("pathlib", "<stdlib:pathlib>", include_str!("pathlib.arr")),
+    ("orbax", "<stdlib:orbax>", include_str!("orbax.arr")),
 ];
 
 /// Prelude functions named `_random_X` become `random.X`.
@@ -174,6 +177,7 @@ pub fn register_all(interp: &mut Interp) {
     np_random::register(&mut r);
     np_generator::register(&mut r);
     io::register(&mut r);
+    system::register(&mut r);
     output::register(&mut r);
     plot::register(&mut r);
     transforms::register(&mut r);

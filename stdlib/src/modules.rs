@@ -240,7 +240,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          use_eager_sharding=_nnx_use_eager_sharding using_eager_sharding=_nnx_using_eager_sharding \
          logical_axis_rules=_nnx_logical_axis_rules set_logical_axis_rules=_nnx_set_logical_axis_rules \
          get_logical_axis_rules=_nnx_get_logical_axis_rules get_partition_spec=_nnx_get_partition_spec \
-         get_named_sharding=_nnx_get_named_sharding eval_shape=_nnx_eval_shape vmap=_nnx_vmap scan=_nnx_scan Carry=_nnx_Carry split_rngs=_nnx_split_rngs restore_rngs=_nnx_restore_rngs \
+         get_named_sharding=_nnx_get_named_sharding to_pure_dict=_nnx_to_pure_dict replace_by_pure_dict=_nnx_replace_by_pure_dict \
+         restore_int_paths=_nnx_restore_int_paths eval_shape=_nnx_eval_shape vmap=_nnx_vmap scan=_nnx_scan Carry=_nnx_Carry split_rngs=_nnx_split_rngs restore_rngs=_nnx_restore_rngs \
          Conv=_nnx_Conv avg_pool=_nnx_avg_pool max_pool=_nnx_max_pool min_pool=_nnx_min_pool pool=_nnx_pool Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
          BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
          DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
@@ -420,6 +421,50 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
     ("sys", "The interpreter, as sys.", "argv"),
+    (
+        "os.path",
+        "Paths, as os.path.",
+        "join=_os_path_join exists=_os_path_exists isdir=_os_path_isdir isfile=_os_path_isfile \
+         basename=_os_path_basename dirname=_os_path_dirname splitext=_os_path_splitext \
+         abspath=_os_path_abspath expanduser=_os_path_expanduser",
+    ),
+    (
+        "os",
+        "The operating system, as os: the environment (as the program started), files and folders.",
+        "environ=_os_environ sep=_os_sep getcwd=_os_getcwd getenv=_os_getenv cpu_count=_os_cpu_count \
+         getpid=_os_getpid listdir=_os_listdir makedirs=_os_makedirs mkdir=_os_mkdir remove=_os_remove \
+         path=@os.path",
+    ),
+    ("shutil", "Files and folders, as shutil.", "rmtree=_shutil_rmtree"),
+    ("tempfile", "Temporary folders, as tempfile.", "mkdtemp=_tempfile_mkdtemp gettempdir=_tempfile_gettempdir"),
+    (
+        "warnings",
+        "Warnings, as warnings: printed on stderr.",
+        "warn=_warnings_warn filterwarnings=_warnings_filterwarnings simplefilter=_warnings_filterwarnings \
+         catch_warnings=nullcontext",
+    ),
+    ("pprint", "Printing values, as pprint.", "pprint=print pp=print"),
+    ("pathlib", "Paths as objects, as pathlib.", "Path=_pathlib_Path PurePath=_pathlib_Path PosixPath=_pathlib_Path"),
+    (
+        "orbax.checkpoint.test_utils",
+        "Helpers of orbax's tests, as orbax.checkpoint.test_utils.",
+        "erase_and_create_empty=_orbax_erase_and_create_empty",
+    ),
+    (
+        "orbax.checkpoint.args",
+        "What to save and restore, as orbax.checkpoint.args.",
+        "StandardSave=_orbax_StandardSave StandardRestore=_orbax_StandardRestore \
+         PyTreeSave=_orbax_StandardSave PyTreeRestore=_orbax_StandardRestore",
+    ),
+    (
+        "orbax.checkpoint",
+        "Checkpoints of pytrees of (sharded) arrays, as orbax.checkpoint: each device's blocks \
+         written once, restored onto any mesh.",
+        "StandardCheckpointer=_orbax_StandardCheckpointer PyTreeCheckpointer=_orbax_StandardCheckpointer \
+         Checkpointer=_orbax_StandardCheckpointer test_utils=@orbax.checkpoint.test_utils \
+         args=@orbax.checkpoint.args",
+    ),
+    ("orbax", "Orbax, as orbax: its checkpoint module.", "checkpoint=@orbax.checkpoint"),
 ];
 
 /// The functions of NumPy's API that jax.numpy shares, beyond what the
