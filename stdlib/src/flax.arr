@@ -92,7 +92,7 @@ class _nnx_VariableBase(_nnx_Pytree):
 
     @property
     def shape(self):
-        return shape(self.value)
+        return self.value.shape if type(self.value).__name__ == "ShapeDtypeStruct" else shape(self.value)
 
     @property
     def dtype(self):
@@ -100,11 +100,11 @@ class _nnx_VariableBase(_nnx_Pytree):
 
     @property
     def ndim(self):
-        return ndim(self.value)
+        return self.value.ndim if type(self.value).__name__ == "ShapeDtypeStruct" else ndim(self.value)
 
     @property
     def size(self):
-        return size(self.value)
+        return self.value.size if type(self.value).__name__ == "ShapeDtypeStruct" else size(self.value)
 
     @property
     def T(self):
