@@ -1235,7 +1235,10 @@ pub fn rebuild_node(template: &Rc<Instance>, children: Vec<Value>) -> Result<Val
         Some(Pytree::Object) => {
             let new = Instance::new(class, None);
             *new.attrs.borrow_mut() = template.attrs.borrow().clone();
-            let names: Vec<Rc<str>> = object_children(template).into_iter().map(|(f, _)| f).collect();
+            let names: Vec<Rc<str>> = object_children(template)
+                .into_iter()
+                .map(|(f, _)| f)
+                .collect();
             for (f, v) in names.iter().zip(children) {
                 new.attrs.borrow_mut().insert(f.clone(), v);
             }
@@ -1310,8 +1313,11 @@ fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
     let attrs = i.attrs.borrow();
     let node = i.node.borrow();
     let was_child = |k: &str| {
-        node.as_ref()
-            .is_some_and(|n| n.children.iter().any(|c| matches!(c, Value::Str(s) if s.as_str() == k)))
+        node.as_ref().is_some_and(|n| {
+            n.children
+                .iter()
+                .any(|c| matches!(c, Value::Str(s) if s.as_str() == k))
+        })
     };
     // An array-like object's value is a child whatever it holds (a
     // variable of partition specs has the structure of one of arrays).
@@ -1344,7 +1350,10 @@ fn holds_state(v: &Value, depth: usize) -> bool {
         Value::Instance(i) => match i.class.pytree() {
             Some(Pytree::Object) => true,
             Some(_) => node_children(i).is_ok_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
-            None => i.items.as_ref().is_some_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
+            None => i
+                .items
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
         },
         _ => false,
     }

@@ -178,7 +178,12 @@ pub(crate) fn register(r: &mut Registry) {
         "_copy_deepcopy(x)",
         "A deep copy of x, as copy.deepcopy: containers and instances copied all the way down, \
          objects reached twice copied once (arrays, immutable, are shared).",
-        |_, a| Ok(copy_value(&a[0], &mut Some(std::collections::HashMap::new()))),
+        |_, a| {
+            Ok(copy_value(
+                &a[0],
+                &mut Some(std::collections::HashMap::new()),
+            ))
+        },
     );
 }
 
@@ -243,7 +248,11 @@ fn copy_value(v: &Value, memo: &mut Option<std::collections::HashMap<usize, Valu
             if let Some(m) = memo {
                 m.insert(addr, Value::Dict(new.clone()));
             }
-            let items: Dict = d.borrow().iter().map(|(k, x)| (k.clone(), item(x, memo))).collect();
+            let items: Dict = d
+                .borrow()
+                .iter()
+                .map(|(k, x)| (k.clone(), item(x, memo)))
+                .collect();
             *new.borrow_mut() = items;
             Value::Dict(new)
         }
@@ -251,13 +260,20 @@ fn copy_value(v: &Value, memo: &mut Option<std::collections::HashMap<usize, Valu
         Value::Tuple(t) if deep => Value::tuple(t.iter().map(|x| item(x, memo)).collect()),
         Value::Tuple(_) => v.clone(),
         Value::Instance(i) => {
-            let items = i.items.as_ref().map(|it| Rc::new(it.iter().map(|x| item(x, memo)).collect()));
+            let items = i
+                .items
+                .as_ref()
+                .map(|it| Rc::new(it.iter().map(|x| item(x, memo)).collect()));
             let new = Rc::new(arr_runtime::class::Instance::new(i.class.clone(), items));
             if let Some(m) = memo {
                 m.insert(addr, Value::Instance(new.clone()));
             }
-            let attrs: Vec<(Rc<str>, Value)> =
-                i.attrs.borrow().iter().map(|(k, x)| (k.clone(), x.clone())).collect();
+            let attrs: Vec<(Rc<str>, Value)> = i
+                .attrs
+                .borrow()
+                .iter()
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect();
             for (k, x) in attrs {
                 let x = item(&x, memo);
                 new.attrs.borrow_mut().insert(k, x);

@@ -1211,7 +1211,10 @@ pub(crate) fn register_sharding(r: &mut Registry) {
         |interp, a| {
             // A tree of shardings (nnx's partition specs of a state): each
             // applies to the subtree of x at its place.
-            if matches!(a[1], Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Instance(_)) {
+            if matches!(
+                a[1],
+                Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Instance(_)
+            ) {
                 let per_subtree = crate::builtin_named(interp, "_with_sharding_constraint_tree")?;
                 return interp.call(&per_subtree, a, Vec::new());
             }

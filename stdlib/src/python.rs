@@ -954,8 +954,10 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "slice" => matches!(x, Value::Slice(..)),
         "set" | "frozenset" => set::as_set(x).is_some(),
         // Classes (and the types standing for builtins: `int`, `jax.Array`).
-        "type" => matches!(x, Value::Class(_) | Value::Builtin(_) | Value::DType(_))
-            || exception::as_class(x).is_some(),
+        "type" => {
+            matches!(x, Value::Class(_) | Value::Builtin(_) | Value::DType(_))
+                || exception::as_class(x).is_some()
+        }
         other => {
             return Err(Error::type_error(format!(
                 "isinstance() arg 2: {other} is not a type"
@@ -1192,7 +1194,11 @@ fn positions(list: &Value, x: &Value) -> Result<Vec<usize>> {
 }
 
 fn list_index(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let kind = if matches!(a[0], Value::Tuple(_)) { "tuple" } else { "list" };
+    let kind = if matches!(a[0], Value::Tuple(_)) {
+        "tuple"
+    } else {
+        "list"
+    };
     positions(&a[0], &a[1])?
         .first()
         .map(|&i| Value::Int(i as i64))

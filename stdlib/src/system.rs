@@ -117,7 +117,10 @@ pub(crate) fn register(r: &mut Registry) {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
             for attempt in 0..100u32 {
-                let name = format!("{prefix}{:x}{attempt}{suffix}", stamp ^ std::process::id() as u128);
+                let name = format!(
+                    "{prefix}{:x}{attempt}{suffix}",
+                    stamp ^ std::process::id() as u128
+                );
                 let dir = base.join(name);
                 if std::fs::create_dir(&dir).is_ok() {
                     return Ok(text(&dir));
@@ -129,35 +132,63 @@ pub(crate) fn register(r: &mut Registry) {
             ))
         },
     );
-    r.func("_tempfile_gettempdir()", "The system's temporary folder.", |_, _| {
-        Ok(text(&std::env::temp_dir()))
-    });
-    r.func("_os_path_join(a, *p)", "The paths joined with '/'.", |_, a| {
-        let mut out = PathBuf::from(path_arg("path.join", &a[0])?);
-        if let Value::Tuple(rest) = &a[1] {
-            for part in rest.iter() {
-                out.push(path_arg("path.join", part)?);
+    r.func(
+        "_tempfile_gettempdir()",
+        "The system's temporary folder.",
+        |_, _| Ok(text(&std::env::temp_dir())),
+    );
+    r.func(
+        "_os_path_join(a, *p)",
+        "The paths joined with '/'.",
+        |_, a| {
+            let mut out = PathBuf::from(path_arg("path.join", &a[0])?);
+            if let Value::Tuple(rest) = &a[1] {
+                for part in rest.iter() {
+                    out.push(path_arg("path.join", part)?);
+                }
             }
-        }
-        Ok(text(&out))
-    });
+            Ok(text(&out))
+        },
+    );
     r.func("_os_path_exists(path)", "Whether path exists.", |_, a| {
-        Ok(Value::Bool(Path::new(&path_arg("path.exists", &a[0])?).exists()))
+        Ok(Value::Bool(
+            Path::new(&path_arg("path.exists", &a[0])?).exists(),
+        ))
     });
-    r.func("_os_path_isdir(path)", "Whether path is a folder.", |_, a| {
-        Ok(Value::Bool(Path::new(&path_arg("path.isdir", &a[0])?).is_dir()))
-    });
-    r.func("_os_path_isfile(path)", "Whether path is a file.", |_, a| {
-        Ok(Value::Bool(Path::new(&path_arg("path.isfile", &a[0])?).is_file()))
-    });
-    r.func("_os_path_basename(path)", "The last part of path.", |_, a| {
-        let p = path_arg("path.basename", &a[0])?;
-        Ok(Value::str(p.rsplit('/').next().unwrap_or_default()))
-    });
-    r.func("_os_path_dirname(path)", "Path without its last part.", |_, a| {
-        let p = path_arg("path.dirname", &a[0])?;
-        Ok(Value::str(p.rsplit_once('/').map_or("", |(d, _)| d)))
-    });
+    r.func(
+        "_os_path_isdir(path)",
+        "Whether path is a folder.",
+        |_, a| {
+            Ok(Value::Bool(
+                Path::new(&path_arg("path.isdir", &a[0])?).is_dir(),
+            ))
+        },
+    );
+    r.func(
+        "_os_path_isfile(path)",
+        "Whether path is a file.",
+        |_, a| {
+            Ok(Value::Bool(
+                Path::new(&path_arg("path.isfile", &a[0])?).is_file(),
+            ))
+        },
+    );
+    r.func(
+        "_os_path_basename(path)",
+        "The last part of path.",
+        |_, a| {
+            let p = path_arg("path.basename", &a[0])?;
+            Ok(Value::str(p.rsplit('/').next().unwrap_or_default()))
+        },
+    );
+    r.func(
+        "_os_path_dirname(path)",
+        "Path without its last part.",
+        |_, a| {
+            let p = path_arg("path.dirname", &a[0])?;
+            Ok(Value::str(p.rsplit_once('/').map_or("", |(d, _)| d)))
+        },
+    );
     r.func(
         "_os_path_splitext(path)",
         "(root, extension): the extension from the last dot of the last part.",
@@ -176,13 +207,17 @@ pub(crate) fn register(r: &mut Registry) {
         let cwd = std::env::current_dir().map_err(|e| os_error("path.abspath", "", e))?;
         Ok(text(&if p.is_absolute() { p } else { cwd.join(p) }))
     });
-    r.func("_os_path_expanduser(path)", "Path with a leading ~ as the home folder.", |_, a| {
-        let p = path_arg("path.expanduser", &a[0])?;
-        match (p.strip_prefix('~'), std::env::var("HOME")) {
-            (Some(rest), Ok(home)) => Ok(Value::str(&format!("{home}{rest}"))),
-            _ => Ok(Value::str(&p)),
-        }
-    });
+    r.func(
+        "_os_path_expanduser(path)",
+        "Path with a leading ~ as the home folder.",
+        |_, a| {
+            let p = path_arg("path.expanduser", &a[0])?;
+            match (p.strip_prefix('~'), std::env::var("HOME")) {
+                (Some(rest), Ok(home)) => Ok(Value::str(&format!("{home}{rest}"))),
+                _ => Ok(Value::str(&p)),
+            }
+        },
+    );
     r.effect_func(
         "_warnings_warn(message, category=None, stacklevel=1)",
         "Print the warning on stderr, as Python does (`UserWarning: message`).",

@@ -161,7 +161,13 @@ pub fn visualize_jax(p: &Placement, shape: &[usize]) -> String {
                 .collect()
         })
         .collect();
-    let width = labels.iter().flatten().map(|l| l.chars().count()).max().unwrap_or(0) + 4;
+    let width = labels
+        .iter()
+        .flatten()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 4;
     let ncols = cells.first().map_or(0, Vec::len);
     let rule = |left: char, mid: char, right: char| {
         let bar = "─".repeat(width);
@@ -176,7 +182,13 @@ pub fn visualize_jax(p: &Placement, shape: &[usize]) -> String {
         out.push('│');
         for text in row {
             let pad = width - text.chars().count();
-            let _ = write!(out, "{}{}{}│", " ".repeat(pad / 2), text, " ".repeat(pad - pad / 2));
+            let _ = write!(
+                out,
+                "{}{}{}│",
+                " ".repeat(pad / 2),
+                text,
+                " ".repeat(pad - pad / 2)
+            );
         }
         out.push('\n');
     }

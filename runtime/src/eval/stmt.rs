@@ -521,7 +521,9 @@ impl Interp {
                         }
                     }
                     Value::Instance(i) if i.class.lookup("__setitem__").is_some() => {
-                        let method = self.attr(&container, "__setitem__").map_err(|e| e.at(loc))?;
+                        let method = self
+                            .attr(&container, "__setitem__")
+                            .map_err(|e| e.at(loc))?;
                         self.call(&method, vec![idx, v], Vec::new())
                             .map_err(|e| e.at(loc))?;
                     }
