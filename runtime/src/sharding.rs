@@ -121,6 +121,38 @@ impl Object for DeviceValue {
     }
 }
 
+/// `SingleDeviceSharding(device)`: the sharding of an array that one device
+/// holds whole (what `x.sharding` is for an array that is not split).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleDeviceSharding(pub DeviceValue);
+
+impl Object for SingleDeviceSharding {
+    fn type_name(&self) -> &'static str {
+        "SingleDeviceSharding"
+    }
+    fn repr(&self) -> String {
+        format!(
+            "SingleDeviceSharding(device={}, memory_kind=device)",
+            self.0.repr()
+        )
+    }
+    fn equals(&self, other: &dyn Object) -> bool {
+        other.as_any().downcast_ref::<SingleDeviceSharding>() == Some(self)
+    }
+    fn attr(&self, name: &str) -> Option<Value> {
+        Some(match name {
+            "device_set" => crate::set::from_values([Value::object(self.0.clone())]).ok()?,
+            "memory_kind" => Value::str("device"),
+            "is_fully_replicated" | "is_fully_addressable" => Value::Bool(true),
+            "num_devices" => Value::Int(1),
+            _ => return None,
+        })
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// `mesh((4, 2), ("data", "model"))`.
 #[derive(Debug)]
 pub struct MeshValue(pub Arc<Mesh>);
@@ -440,6 +472,10 @@ pub fn resolve(v: &Value, what: &str) -> Result<Option<(Arc<Mesh>, SpecValue)>> 
     };
     if let Some(s) = o.as_any().downcast_ref::<ShardingValue>() {
         return Ok(Some((s.mesh.clone(), s.spec.clone())));
+    }
+    // One device holds the whole array: no layout over a mesh.
+    if o.as_any().is::<SingleDeviceSharding>() || o.as_any().is::<DeviceValue>() {
+        return Ok(None);
     }
     if let Some(spec) = o.as_any().downcast_ref::<SpecValue>() {
         return match context_mesh() {

@@ -1248,6 +1248,9 @@ pub(crate) fn register_sharding(r: &mut Registry) {
                     text.push_str(&processes_line(&p.mesh.devices));
                     text
                 }
+                None if interp.jax_rules => {
+                    arr_runtime::display::sharding::jax_grid(&[vec!["CPU 0".to_string()]])
+                }
                 None => format!(
                     "{} is not sharded: the host holds all of it\n",
                     arr_runtime::display::type_string(&t)

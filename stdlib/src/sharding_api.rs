@@ -24,6 +24,29 @@ use std::sync::Arc;
 pub(crate) fn register(r: &mut Registry) {
     register_grid_methods(r);
     r.func(
+        "SingleDeviceSharding(device, memory_kind=None)",
+        "The sharding of an array one device holds whole (device_put to it keeps the \
+         array unsplit).",
+        |_, a| match &a[0] {
+            Value::Object(o) => match o
+                .as_any()
+                .downcast_ref::<arr_runtime::sharding::DeviceValue>()
+            {
+                Some(d) => Ok(Value::object(arr_runtime::sharding::SingleDeviceSharding(
+                    d.clone(),
+                ))),
+                None => Err(Error::type_error(format!(
+                    "SingleDeviceSharding: device must be a device (jax.devices()[0]), not {}",
+                    o.type_name()
+                ))),
+            },
+            other => Err(Error::type_error(format!(
+                "SingleDeviceSharding: device must be a device (jax.devices()[0]), not {}",
+                other.type_name()
+            ))),
+        },
+    );
+    r.func(
         "make_mesh(axis_shapes, axis_names, axis_types=None, devices=None)",
         "A mesh over the devices (the first ones, or devices): axis_shapes sizes with one \
          name each; every axis Explicit (part of array types) unless axis_types says \

@@ -1105,3 +1105,27 @@ print(lax.conv_general_dilated(jnp.arange(10.)[None, None], jnp.array([[[1., 2.,
         "#]],
     );
 }
+
+#[test]
+fn single_device_sharding_and_os_preamble() {
+    check(
+        r#"
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp
+from jax.sharding import SingleDeviceSharding
+x = jnp.arange(4.0)
+print(x.sharding, x.sharding == SingleDeviceSharding(jax.devices()[0]), jax.device_count())
+jax.debug.visualize_array_sharding(x)
+y = jax.device_put(x, SingleDeviceSharding(jax.devices()[0]))
+print(y, os.environ["XLA_FLAGS"][-1], os.path.join("a", "b.npz"), os.path.splitext("a/b.npz"))
+"#,
+        expect![[r#"
+            SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device) True 8
+            ┌─────────┐
+            │  CPU 0  │
+            └─────────┘
+            [0. 1. 2. 3.] 8 a/b.npz ('a/b', '.npz')
+        "#]],
+    );
+}

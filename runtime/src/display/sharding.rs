@@ -161,6 +161,12 @@ pub fn visualize_jax(p: &Placement, shape: &[usize]) -> String {
                 .collect()
         })
         .collect();
+    jax_grid(&labels)
+}
+
+/// Boxes in rows and columns holding `labels`, drawn as JAX draws a
+/// sharding (an array one device holds whole is one box: `CPU 0`).
+pub fn jax_grid(labels: &[Vec<String>]) -> String {
     let width = labels
         .iter()
         .flatten()
@@ -168,7 +174,7 @@ pub fn visualize_jax(p: &Placement, shape: &[usize]) -> String {
         .max()
         .unwrap_or(0)
         + 4;
-    let ncols = cells.first().map_or(0, Vec::len);
+    let ncols = labels.first().map_or(0, Vec::len);
     let rule = |left: char, mid: char, right: char| {
         let bar = "─".repeat(width);
         let inner: Vec<&str> = (0..ncols).map(|_| bar.as_str()).collect();

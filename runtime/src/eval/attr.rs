@@ -161,8 +161,16 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
     },
     Property {
         name: "sharding",
-        doc: "How the array is laid out over devices (a NamedSharding), or None.",
-        get: |a| Ok(crate::sharding::sharding_value(a.placement())),
+        doc: "How the array is laid out over devices: a NamedSharding, or a \
+              SingleDeviceSharding for an array one device holds whole.",
+        get: |a| {
+            Ok(match a.placement() {
+                Some(p) => crate::sharding::sharding_value(Some(p)),
+                None => Value::object(crate::sharding::SingleDeviceSharding(
+                    crate::sharding::DeviceValue::cpu(0),
+                )),
+            })
+        },
     },
     Property {
         name: "addressable_shards",
