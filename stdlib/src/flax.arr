@@ -306,7 +306,7 @@ def _nnx_get_partition_spec(tree):
 
 def _nnx_get_named_sharding(tree, mesh):
     specs = _nnx_get_partition_spec(tree)
-    return tree_map(lambda p: NamedSharding(mesh, p), specs, is_leaf=lambda x: isinstance(x, P))
+    return tree_map(lambda p: NamedSharding(mesh, p), specs, is_leaf=lambda x: isinstance(x, PartitionSpec))
 
 # ---- modules ----
 

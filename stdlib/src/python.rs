@@ -953,6 +953,11 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "range" => matches!(x, Value::Range(..)),
         "slice" => matches!(x, Value::Slice(..)),
         "set" | "frozenset" => set::as_set(x).is_some(),
+        // The sharding types (`isinstance(s, P)`), by the objects' type names.
+        "P" | "PartitionSpec" => matches!(x, Value::Object(o) if o.type_name() == "PartitionSpec"),
+        "NamedSharding" | "Mesh" | "SingleDeviceSharding" => {
+            matches!(x, Value::Object(o) if o.type_name() == name.as_str())
+        }
         // Classes (and the types standing for builtins: `int`, `jax.Array`).
         "type" => {
             matches!(x, Value::Class(_) | Value::Builtin(_) | Value::DType(_))
