@@ -376,10 +376,11 @@ def _nnx_iter_graph(node):
     seen = set()
     out = []
     def walk(path, value):
-        if isinstance(value, _nnx_PytreeBase):
+        if isinstance(value, (_nnx_PytreeBase, list, dict)):
             if id(value) in seen:
                 return
             seen.add(id(value))
+        if isinstance(value, _nnx_PytreeBase):
             out.append((path, value))
         for k, child in _nnx_children(value):
             walk(path + (k,), child)
@@ -1896,6 +1897,8 @@ def _nnx_collect_stats(node, stats_of):
             stats[kind] = sb
         return stats
     for _, value in _nnx_children(node):
+        if id(value) in stats_of:
+            continue
         if isinstance(value, (_nnx_PytreeBase, list, tuple, dict)):
             for kind, sb in _nnx_collect_stats(value, stats_of).items():
                 old = stats.get(kind, (0, 0))
