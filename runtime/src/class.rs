@@ -1337,24 +1337,41 @@ fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
 
 /// Whether a value holds state an object node's walk must reach: an
 /// array, an object node, or a container or pytree node holding one.
-/// (Depth-bounded: a cyclic container is static structure, not a hang.)
 fn holds_state(v: &Value, depth: usize) -> bool {
-    if depth > 64 {
-        return false;
-    }
-    match v {
-        Value::Array(_) => true,
-        Value::List(l) => l.borrow().iter().any(|v| holds_state(v, depth + 1)),
-        Value::Tuple(t) => t.iter().any(|v| holds_state(v, depth + 1)),
-        Value::Dict(d) => d.borrow().values().any(|v| holds_state(v, depth + 1)),
-        Value::Instance(i) => match i.class.pytree() {
+    within(v, depth, 64, &|v, depth| match v {
+        Value::Array(_) => Some(true),
+        Value::Instance(i) => Some(match i.class.pytree() {
             Some(Pytree::Object) => true,
             Some(_) => node_children(i).is_ok_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
             None => i
                 .items
                 .as_ref()
                 .is_some_and(|c| c.iter().any(|v| holds_state(v, depth + 1))),
-        },
+        }),
+        _ => None,
+    })
+}
+
+/// Whether `found` answers true for `v` or for something its lists, tuples
+/// and dicts hold, down to `max` levels (`found` gives None to look inside).
+/// Depth-bounded: a cyclic container answers false rather than hanging.
+fn within(
+    v: &Value,
+    depth: usize,
+    max: usize,
+    found: &dyn Fn(&Value, usize) -> Option<bool>,
+) -> bool {
+    if depth > max {
+        return false;
+    }
+    if let Some(answer) = found(v, depth) {
+        return answer;
+    }
+    let inside = |x: &Value| within(x, depth + 1, max, found);
+    match v {
+        Value::List(l) => l.borrow().iter().any(inside),
+        Value::Tuple(t) => t.iter().any(inside),
+        Value::Dict(d) => d.borrow().values().any(inside),
         _ => false,
     }
 }
@@ -1372,19 +1389,9 @@ fn text_result(v: Value, method: &str) -> Result<String> {
 
 /// Whether a container holds an instance (at any depth up to a few levels).
 fn contains_instance(v: &Value) -> bool {
-    fn walk(v: &Value, depth: usize) -> bool {
-        if depth > 32 {
-            return false;
-        }
-        match v {
-            Value::Instance(_) => true,
-            Value::List(l) => l.borrow().iter().any(|x| walk(x, depth + 1)),
-            Value::Tuple(t) => t.iter().any(|x| walk(x, depth + 1)),
-            Value::Dict(d) => d.borrow().values().any(|x| walk(x, depth + 1)),
-            _ => false,
-        }
-    }
-    walk(v, 0)
+    within(v, 0, 32, &|v, _| {
+        matches!(v, Value::Instance(_)).then_some(true)
+    })
 }
 
 /// Text already rendered by user code, standing in for an instance.
