@@ -343,7 +343,7 @@ params = {"w": random.normal(k1, (6, 8)), "b": arange(8).astype("bfloat16") * 0.
     assert!(two.status.success(), "{err}");
     let want = "NamedSharding(Mesh('data': 1, 'model': 2), P('data', 'model')) \
                 NamedSharding(Mesh('data': 1, 'model': 2), P('model'))\n\
-                True True True 3 12\nNone bfloat16 True\n";
+                True True True 3 12\nSingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device) bfloat16 True\n";
     assert_eq!(out, want);
     // One process with 2 devices reads the same.
     let one = in_process(&bin, 2, &load);
