@@ -351,9 +351,9 @@ pub(crate) fn register(r: &mut Registry) {
     });
     r.method(
         "str",
-        "strip(self)",
-        "Copy without leading and trailing whitespace.",
-        |_, a| Ok(Value::str(s(&a[0])?.trim())),
+        "strip(self, chars=None)",
+        "Copy without leading and trailing whitespace (or the characters of chars).",
+        |_, a| strip(&a, true, true),
     );
     r.method(
         "str",
@@ -540,6 +540,18 @@ fn register_more(r: &mut Registry) {
     );
     r.method(
         "str",
+        "index(self, sub)",
+        "The index of the first sub; ValueError when there is none.",
+        |_, a| {
+            let (t, sub) = (s(&a[0])?, s(&a[1])?);
+            match t.find(sub) {
+                Some(i) => Ok(Value::Int(t[..i].chars().count() as i64)),
+                None => Err(Error::value_error("substring not found")),
+            }
+        },
+    );
+    r.method(
+        "str",
         "find(self, sub)",
         "The index of the first sub, or -1.",
         |_, a| {
@@ -597,15 +609,15 @@ fn register_more(r: &mut Registry) {
     );
     r.method(
         "str",
-        "lstrip(self)",
-        "Copy without leading whitespace.",
-        |_, a| Ok(Value::str(s(&a[0])?.trim_start())),
+        "lstrip(self, chars=None)",
+        "Copy without leading whitespace (or the characters of chars).",
+        |_, a| strip(&a, true, false),
     );
     r.method(
         "str",
-        "rstrip(self)",
-        "Copy without trailing whitespace.",
-        |_, a| Ok(Value::str(s(&a[0])?.trim_end())),
+        "rstrip(self, chars=None)",
+        "Copy without trailing whitespace (or the characters of chars).",
+        |_, a| strip(&a, false, true),
     );
     r.method(
         "str",
@@ -1196,6 +1208,28 @@ fn positions(list: &Value, x: &Value) -> Result<Vec<usize>> {
         }
     }
     Ok(out)
+}
+
+/// `str.strip/lstrip/rstrip(chars=None)`: whitespace, or any of `chars`,
+/// removed from the start and/or the end.
+fn strip(a: &[Value], start: bool, end: bool) -> Result<Value> {
+    let text = s(&a[0])?;
+    let set: Option<Vec<char>> = match &a[1] {
+        Value::None => None,
+        v => Some(s(v)?.chars().collect()),
+    };
+    let drop = |c: char| {
+        set.as_ref()
+            .map_or(c.is_whitespace(), |set| set.contains(&c))
+    };
+    let mut t = text;
+    if start {
+        t = t.trim_start_matches(drop);
+    }
+    if end {
+        t = t.trim_end_matches(drop);
+    }
+    Ok(Value::str(t))
 }
 
 fn list_index(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

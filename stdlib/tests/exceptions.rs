@@ -370,6 +370,7 @@ print(divmod(17, 5), divmod(-7, 2), divmod(7.5, 2))
 d = {"bb": 2, "a": 1, "ccc": 3}
 print(min(d, key=len), max(d, key=lambda k: d[k]), max([3, 1, 2], key=lambda v: -v), min("hello"))
 print("a,b,c".split(","), "Hello World".count("o"), "hello".find("l"), "hello world".title())
+print("xx/a//".rstrip("/"), "--a-".lstrip("-"), " a ".strip(), "abc".index("c"), (1, 2, 1).index(1), (1, 2, 1).count(1))
 print({**d, "a": 10, **{"z": 0}})
 it = iter([10, 20, 30])
 print(next(it), next(it, -1), list(it), next(it, "done"))
@@ -392,6 +393,7 @@ print("%d%%" % 7, "%5.2f|%-4s|%+d|%03d|%s" % (3.14159, "ab", 5, 7, [1]), "%r %x"
             (3, 2) (-4, 1) (3.0, 1.5)
             a ccc 1 e
             ['a', 'b', 'c'] 2 2 Hello World
+            xx/a a- a 2 0 2
             {'bb': 2, 'a': 10, 'ccc': 3, 'z': 0}
             10 20 [30] done
             StopIteration StopIteration()
