@@ -216,13 +216,13 @@ fn identity(v: &Value) -> i64 {
 /// `copy.copy` (`memo` None) and `copy.deepcopy` (`memo` the copies made so
 /// far, by the address of the original, so sharing and cycles survive).
 fn copy_value(v: &Value, memo: &mut Option<std::collections::HashMap<usize, Value>>) -> Value {
-    let addr = match v {
-        Value::List(l) => Rc::as_ptr(l) as *const () as usize,
-        Value::Dict(d) => Rc::as_ptr(d) as *const () as usize,
-        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
-        Value::Tuple(t) => Rc::as_ptr(t) as *const () as usize,
-        _ => return v.clone(),
-    };
+    if !matches!(
+        v,
+        Value::List(_) | Value::Dict(_) | Value::Instance(_) | Value::Tuple(_)
+    ) {
+        return v.clone();
+    }
+    let addr = identity(v) as usize;
     if let Some(m) = memo {
         if let Some(c) = m.get(&addr) {
             return c.clone();

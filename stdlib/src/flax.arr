@@ -354,8 +354,7 @@ def _nnx_attributes(node):
     """The attributes of an object in name order (lists by index)."""
     if isinstance(node, _nnx_ListBase):
         return [(k, node[k]) for k in range(len(node))]
-    names = sorted(k for k in vars(node) if not (isinstance(node, _nnx_ListBase) and k == "_length"))
-    return [(k, getattr(node, k)) for k in names]
+    return [(k, getattr(node, k)) for k in sorted(vars(node))]
 
 def _nnx_children(value):
     """(key, child) pairs of a node of the object graph: an object's
@@ -621,12 +620,13 @@ def _nnx_set_path(node, path, v):
 def _nnx_clone(node):
     return _copy_deepcopy(node)
 
-def _nnx_pure_fn(tree):
-    return _nnx_pure(tree._mapping) if isinstance(tree, _nnx_StateBase) else tree
-
-def _nnx_to_pure_dict(state):
-    """The state as nested dicts of arrays (no Variable boxes)."""
-    return _nnx_pure(state._mapping if isinstance(state, _nnx_StateBase) else state)
+def _nnx_to_pure_dict(tree):
+    """A state (or a dict of them) as nested dicts of arrays, without the
+    Variable boxes (nnx.pure, nnx.as_pure, nnx.to_pure_dict); any other
+    tree as it is."""
+    if isinstance(tree, _nnx_StateBase):
+        return _nnx_pure(tree._mapping)
+    return _nnx_pure(tree) if isinstance(tree, dict) else tree
 
 def _nnx_replace_by_pure_dict(state, pure):
     """Set the state's variables from nested dicts of arrays (keys as
@@ -637,12 +637,6 @@ def _nnx_restore_int_paths(pure):
     if not isinstance(pure, dict):
         return pure
     return {(int(k) if isinstance(k, str) and k.isdigit() else k): _nnx_restore_int_paths(v) for k, v in pure.items()}
-
-def _nnx_as_pure(tree):
-    return _nnx_pure_fn(tree)
-
-def _nnx_iter_graph_fn(node):
-    return _nnx_iter_graph(node)
 
 def _nnx_to_flat_state(state):
     return state.flat_state()
@@ -1076,9 +1070,6 @@ class _nnx_RngsBase(_nnx_Pytree):
 
     def split(self, k):
         return _nnx_Rngs(**{name: s.split(k) for name, s in vars(self).items()})
-
-    def _draw(self, sampler, *args, **kwargs):
-        return sampler(self.default(), *args, **kwargs)
 
     def normal(self, *args, **kwargs):
         return random.normal(self.default(), *args, **kwargs)
@@ -1769,12 +1760,12 @@ class _nnx_OptimizerBase(_nnx_Pytree):
             raise TypeError("Missing required argument `wrt`. As of Flax 0.11.0 the `wrt` argument is required, e.g. `wrt=nnx.Param`.")
         self.step = _nnx_OptState(asarray(0, dtype=uint32))
         self.tx = tx
-        self.opt_state = tx.init(_nnx_pure_fn(_nnx_state(model, wrt)))
+        self.opt_state = tx.init(_nnx_to_pure_dict(_nnx_state(model, wrt)))
         self.wrt = wrt
 
     def update(self, model, grads, **kwargs):
-        params = _nnx_pure_fn(_nnx_state(model, self.wrt))
-        grads = _nnx_pure_fn(_nnx_state(grads, self.wrt) if isinstance(grads, _nnx_StateBase) else grads)
+        params = _nnx_to_pure_dict(_nnx_state(model, self.wrt))
+        grads = _nnx_to_pure_dict(_nnx_state(grads, self.wrt) if isinstance(grads, _nnx_StateBase) else grads)
         updates, self.opt_state = self.tx.update(grads, self.opt_state, params, **kwargs)
         new_params = tree_map(lambda p, u: asarray(p + u).astype(asarray(p).dtype), params, updates)
         _nnx_update(model, new_params)

@@ -255,14 +255,14 @@ const MODULES: &[(&str, &str, &str)] = &[
          Param=_nnx_Param PathContains=_nnx_PathContains Perturbation=_nnx_Perturbation \
          Pytree=_nnx_Pytree RMSNorm=_nnx_RMSNorm RngCount=_nnx_RngCount RngKey=_nnx_RngKey \
          RngState=_nnx_RngState RngStream=_nnx_RngStream Rngs=_nnx_Rngs Sequential=_nnx_Sequential \
-         State=_nnx_State Variable=_nnx_Variable as_pure=_nnx_as_pure checkpoint=_nnx_checkpoint \
+         State=_nnx_State Variable=_nnx_Variable as_pure=_nnx_to_pure_dict checkpoint=_nnx_checkpoint \
          clone=_nnx_clone combine_masks=_nnx_combine_masks data=_nnx_data display=_nnx_display \
          dot_product_attention=_nnx_dot_product_attention \
          dot_product_attention_weights=_nnx_dot_product_attention_weights grad=_nnx_grad \
          graphdef=_nnx_graphdef jit=_nnx_jit make_attention_mask=_nnx_make_attention_mask \
          make_causal_mask=_nnx_make_causal_mask merge=_nnx_merge remat=_nnx_remat split=_nnx_split \
          state=_nnx_state static=_nnx_static update=_nnx_update value_and_grad=_nnx_value_and_grad \
-         variables=_nnx_variables pure=_nnx_pure_fn iter_graph=_nnx_iter_graph_fn \
+         variables=_nnx_variables pure=_nnx_to_pure_dict iter_graph=_nnx_iter_graph \
          to_flat_state=_nnx_to_flat_state from_flat_state=_nnx_from_flat_state relu relu6 sigmoid \
          log_sigmoid softplus soft_sign silu swish gelu elu celu selu leaky_relu hard_tanh \
          hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax log_softmax one_hot \

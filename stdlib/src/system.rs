@@ -13,7 +13,7 @@
 
 use crate::args::*;
 use crate::Registry;
-use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Value};
+use arr_runtime::{Dict, Error, ErrorKind, Key, Result, Value};
 use std::path::{Path, PathBuf};
 
 pub(crate) fn register(r: &mut Registry) {
@@ -31,7 +31,7 @@ pub(crate) fn register(r: &mut Registry) {
         "The environment variable key (as os.environ has it), else default.",
         |interp, a| {
             let key = str_arg("getenv: key", &a[0])?;
-            let env = interp_value(interp, "_os_environ")?;
+            let env = crate::builtin_named(interp, "_os_environ")?;
             let Value::Dict(d) = env else {
                 return Ok(a[1].clone());
             };
@@ -260,10 +260,6 @@ pub(crate) fn path_arg(what: &str, v: &Value) -> Result<String> {
 
 fn text(p: &Path) -> Value {
     Value::str(&p.to_string_lossy())
-}
-
-fn interp_value(interp: &Interp, name: &str) -> Result<Value> {
-    crate::builtin_named(interp, name)
 }
 
 fn os_error(what: &str, path: &str, e: std::io::Error) -> Error {
