@@ -380,7 +380,7 @@ pub fn get_index_as(a: &Tensor, idx: &Value, bounds: Bounds) -> Result<Tensor> {
     let mut merged_shape = vec![group];
     merged_shape.extend(rest.iter().map(|&i| shape[i]));
     let merged = reshape(moved, &merged_shape)?;
-    let gathered = bind1(&Prim::Gather { axis: 0 }, vec![merged, flat])?;
+    let gathered = bind1(&Prim::Gather { axis: 0, batch: 0 }, vec![merged, flat])?;
     // NumPy: consecutive advanced axes keep their place; otherwise they lead.
     let consecutive = adv_axes.windows(2).all(|w| w[1] == w[0] + 1);
     if consecutive && adv_axes[0] > 0 {
@@ -431,7 +431,7 @@ fn mul_scalar(a: Tensor, k: i64) -> Result<Tensor> {
 /// Bounds-check an index array and make negative entries count from the end.
 /// Traced indices cannot be checked; as in JAX, out-of-bounds ones are
 /// clamped by the gather.
-fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<Tensor> {
+pub fn check_indices(ix: &Tensor, len: usize, axis: usize, dtype: DType) -> Result<Tensor> {
     let n = len as i64;
     if ix.as_concrete().is_none() && crate::jit::auto::tracing() {
         return Err(crate::jit::auto::not_pure(
@@ -503,6 +503,7 @@ pub fn set_index(a: &Tensor, idx: &Value, v: &Value) -> Result<Tensor> {
         &Prim::Scatter {
             axis: 0,
             mode: ScatterMode::Set,
+            batch: 0,
         },
         vec![
             reshape(a.clone(), &[size])?,

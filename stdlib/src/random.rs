@@ -646,7 +646,7 @@ fn shuffled_indices(fname: &str, key: &Tensor, n: usize) -> Result<Tensor> {
         key = next;
         let sort_keys = random_bits(fname, &sub, &[n])?;
         let order = bind1(&Prim::Argsort { axis: 0 }, vec![sort_keys])?;
-        idx = bind1(&Prim::Gather { axis: 0 }, vec![idx, order])?;
+        idx = bind1(&Prim::Gather { axis: 0, batch: 0 }, vec![idx, order])?;
     }
     Ok(idx)
 }
@@ -712,7 +712,7 @@ fn permutation(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     }
     // JAX shuffles arange(n) and takes along axis: the same order as shuffling x itself.
     let idx = shuffled_indices("permutation", &key, x.shape()[axis])?;
-    Ok(Value::Array(bind1(&Prim::Gather { axis }, vec![x, idx])?))
+    Ok(Value::Array(bind1(&Prim::Gather { axis, batch: 0 }, vec![x, idx])?))
 }
 
 fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
@@ -778,6 +778,6 @@ fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     };
     Ok(Value::Array(match arr {
         None => idx,
-        Some(a) => bind1(&Prim::Gather { axis: 0 }, vec![a, idx])?,
+        Some(a) => bind1(&Prim::Gather { axis: 0, batch: 0 }, vec![a, idx])?,
     }))
 }

@@ -531,7 +531,7 @@ fn repeat(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .flat_map(|(i, &c)| std::iter::repeat_n(i as i32, c))
         .collect();
     let idx = Array::new(&[idx.len()], arr_kernels::Buffer::I32(idx)).into();
-    ok(bind1(&Prim::Gather { axis }, vec![x, idx])?)
+    ok(bind1(&Prim::Gather { axis, batch: 0 }, vec![x, idx])?)
 }
 
 fn flip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -581,7 +581,7 @@ fn take(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         &Prim::Select,
         vec![array_arg(&neg)?, array_arg(&wrapped)?, array_arg(&idx_v)?],
     )?;
-    ok(bind1(&Prim::Gather { axis }, vec![x, fixed])?)
+    ok(bind1(&Prim::Gather { axis, batch: 0 }, vec![x, fixed])?)
 }
 
 fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -595,26 +595,30 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         )));
     }
     let axis = axis_arg(&a[2], x.ndim())?;
-    // Index every other axis with a broadcastable iota: x[i0, i1, idx, i3...].
-    let mut items = Vec::with_capacity(x.ndim());
-    for d in 0..x.ndim() {
-        if d == axis {
-            items.push(Value::Array(idx.clone()));
-        } else {
-            let mut shape = vec![1; x.ndim()];
-            shape[d] = x.shape()[d];
-            let iota = bind1(
-                &Prim::Iota {
-                    dtype: DType::I32,
-                    shape: shape.clone(),
-                    dim: d,
-                },
-                Vec::<Tensor>::new(),
-            )?;
-            items.push(Value::Array(iota));
-        }
+    // The other dimensions broadcast against each other (NumPy's rule);
+    // then one gather whose shared dimensions are all but `axis`, so each
+    // row reads only its own row (and stays on its device when split).
+    let (mut xs, mut is) = (x.shape().to_vec(), idx.shape().to_vec());
+    for d in (0..x.ndim()).filter(|&d| d != axis) {
+        let n = match (xs[d], is[d]) {
+            (a, b) if a == b || b == 1 => a,
+            (1, b) => b,
+            _ => {
+                return Err(Error::shape_error(format!(
+                    "take_along_axis: indices {} do not broadcast against array {} in \
+                     dimension {d}",
+                    ty(&idx),
+                    ty(&x)
+                )))
+            }
+        };
+        (xs[d], is[d]) = (n, n);
     }
-    ok(get_index(&x, &Value::tuple(items))?)
+    let n = x.shape()[axis];
+    let x = numpy::broadcast_to(x, &xs)?;
+    let idx = numpy::broadcast_to(idx, &is)?;
+    let idx = arr_runtime::index::check_indices(&idx, n, axis, DType::I32)?;
+    ok(arr_runtime::prim::indexing::take_along_axis(&x, &idx, axis)?)
 }
 
 fn sort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -68,6 +68,95 @@ pub struct PlannedCollective {
     pub axis: usize,
 }
 
+/// The bytes each device sends in collective `op` over `size` devices of
+/// a block of `bytes` (a ring's count).
+fn bytes_sent(op: &CollectiveOp, size: usize, bytes: usize) -> usize {
+    match op {
+        CollectiveOp::AllReduce(_) => 2 * bytes * (size - 1) / size,
+        CollectiveOp::AllGather { .. } => bytes * (size - 1),
+        CollectiveOp::ReduceScatter { .. }
+        | CollectiveOp::AllToAll { .. }
+        | CollectiveOp::Permute(_)
+        | CollectiveOp::AxisIndex => bytes,
+    }
+}
+
+/// How the plan names a collective of operands `of`.
+fn what(c: &Collective, of: &str) -> String {
+    format!(
+        "{} over '{}' ({} devices) of {of}",
+        c.name(),
+        c.axis,
+        c.size
+    )
+}
+
+/// The plan of the compiled local program: its collectives as the passes
+/// left them (some combined into one, some removed), each with the reasons
+/// and source lines the partitioner recorded for the ones it replaced.
+fn compiled_plan(
+    g: &Graph,
+    mesh: &Mesh,
+    recorded: Vec<PlannedCollective>,
+) -> Vec<PlannedCollective> {
+    let mut unused: Vec<Option<PlannedCollective>> = recorded.into_iter().map(Some).collect();
+    let mut plan = Vec::new();
+    for e in &g.eqns {
+        let Prim::Collective(c) = &e.prim else {
+            continue;
+        };
+        if matches!(c.op, CollectiveOp::AxisIndex) {
+            continue;
+        }
+        let mut bytes = 0;
+        let mut types = Vec::new();
+        let mut because: Vec<String> = Vec::new();
+        let mut lines: Vec<Arc<str>> = Vec::new();
+        for a in &e.inputs {
+            let aval = g.atom_aval(a);
+            let ty = type_str(&aval.shape, aval.dtype);
+            bytes += bytes_sent(
+                &c.op,
+                c.size,
+                aval.shape.iter().product::<usize>() * aval.dtype.size_bytes(),
+            );
+            let w = what(c, &ty);
+            let found = unused
+                .iter_mut()
+                .find(|p| p.as_ref().is_some_and(|p| p.what == w));
+            if let Some(p) = found.and_then(Option::take) {
+                if !because.contains(&p.because) {
+                    because.push(p.because);
+                }
+                if let Some(l) = p.line.filter(|l| !lines.contains(l)) {
+                    lines.push(l);
+                }
+            }
+            types.push(ty);
+        }
+        let what = match types.as_slice() {
+            [one] => what(c, one),
+            _ => what(c, &format!("{} arrays ({})", types.len(), types.join(", "))),
+        };
+        plan.push(PlannedCollective {
+            what,
+            bytes_per_device: bytes,
+            because: if types.len() > 1 {
+                format!("{} bucketed: {}", types.len(), because.join("; "))
+            } else {
+                because.join("; ")
+            },
+            line: (!lines.is_empty()).then(|| Arc::from(lines.join(", "))),
+            axis: mesh
+                .axis_names
+                .iter()
+                .position(|n| *n == c.axis)
+                .unwrap_or(0),
+        });
+    }
+    plan
+}
+
 /// The per-device program of a sharded jit: the SPMD interpreter of the
 /// global graph, run on one device's blocks (under a trace that records it).
 struct Partitioner<'a> {
@@ -96,24 +185,14 @@ impl Partitioner<'_> {
             axis: name.clone(),
             size,
         };
-        let bytes = x.shape().iter().product::<usize>() * x.dtype().size_bytes();
-        let sent = match op {
-            CollectiveOp::AllReduce(_) => 2 * bytes * (size - 1) / size,
-            CollectiveOp::AllGather { .. } => bytes * (size - 1),
-            CollectiveOp::ReduceScatter { .. }
-            | CollectiveOp::AllToAll { .. }
-            | CollectiveOp::Permute(_)
-            | CollectiveOp::AxisIndex => bytes,
-        };
+        let sent = bytes_sent(
+            &op,
+            size,
+            x.shape().iter().product::<usize>() * x.dtype().size_bytes(),
+        );
         let out = bind(&Prim::Collective(c.clone()), [x.clone()])?.swap_remove(0);
         self.plan.borrow_mut().push(PlannedCollective {
-            what: format!(
-                "{} over '{}' ({} devices) of {}",
-                c.name(),
-                name,
-                size,
-                type_str(x.shape(), x.dtype())
-            ),
+            what: what(&c, &type_str(x.shape(), x.dtype())),
             bytes_per_device: sent,
             because: because.to_string(),
             line: self.line.borrow().clone(),
@@ -195,7 +274,7 @@ impl Partitioner<'_> {
                     &ops::scalar(len as f64, DType::I32),
                 )?;
                 let idx = ops::add(&ops::iota(DType::I32, &[len], 0)?, &start)?;
-                x = bind(&Prim::Gather { axis: d }, [x, idx])?.swap_remove(0);
+                x = bind(&Prim::Gather { axis: d, batch: 0 }, [x, idx])?.swap_remove(0);
                 now[d] = to[d].clone();
             }
         }
@@ -397,12 +476,13 @@ pub fn partition(
         *out_specs.borrow_mut() = specs;
         Ok(result)
     })?;
+    let compiled_graph = compiled.graph.clone();
     Ok(Partitioned {
         traced: closed.graph.clone(),
         traced_consts: closed.consts.len(),
         compiled,
         out_specs: out_specs.into_inner(),
-        plan: p.plan.into_inner(),
+        plan: compiled_plan(&compiled_graph, mesh, p.plan.into_inner()),
         mesh: mesh.clone(),
         in_specs: in_specs.to_vec(),
     })

@@ -432,70 +432,108 @@ pub fn dot_operands(g: &Graph) -> Graph {
     out
 }
 
-/// All-reduces over the same axis (psums of every gradient, say) that can
-/// wait for each other become one all-reduce of all their operands, at the
-/// place of the last: one exchange between the devices instead of several
-/// (gradient bucketing). The communicator decides how to move the group
-/// (in one process, without packing it into one buffer first). Every
-/// element is still reduced over the same devices in the same order, so
-/// values are unchanged.
+/// All-reduces over the same axis (psums of every gradient, say) that do
+/// not depend on each other become one all-reduce of all their operands,
+/// at the place of the last: one exchange between the devices instead of
+/// several (gradient bucketing). What reads an earlier member's results
+/// before that place (a weight's update, say) moves after it; nothing a
+/// member needs moves, so the order stays a topological one. The
+/// communicator decides how to move the group (in one process, without
+/// packing it into one buffer first). Every element is still reduced over
+/// the same devices in the same order, so values are unchanged.
 pub fn combine_collectives(g: &Graph) -> Graph {
-    use crate::transform::collective::CollectiveOp;
-    // Where each variable is first read.
-    let mut first_use = vec![usize::MAX; g.types.len()];
-    for (i, e) in g.eqns.iter().enumerate() {
-        for a in &e.inputs {
-            if let Atom::Var(v) = a {
-                first_use[*v] = first_use[*v].min(i);
+    let mut out = g.clone();
+    // One group at a time: each merge reorders the equations.
+    let mut done: Vec<Prim> = Vec::new();
+    while let Some(prim) = out.eqns.iter().find_map(|e| match &e.prim {
+        Prim::Collective(c)
+            if matches!(
+                c.op,
+                crate::transform::collective::CollectiveOp::AllReduce(_)
+            ) && !done.contains(&e.prim) =>
+        {
+            Some(e.prim.clone())
+        }
+        _ => None,
+    }) {
+        out = combine_group(&out, &prim);
+        done.push(prim);
+    }
+    out
+}
+
+/// The equations that read, directly or not, the outputs of equation `i`
+/// (a flag per equation; `i` itself unflagged).
+fn descendants(g: &Graph, i: usize) -> Vec<bool> {
+    let mut tainted = vec![false; g.types.len()];
+    for &o in &g.eqns[i].outputs {
+        tainted[o] = true;
+    }
+    let mut below = vec![false; g.eqns.len()];
+    for (k, e) in g.eqns.iter().enumerate().skip(i + 1) {
+        let reads = e
+            .inputs
+            .iter()
+            .any(|a| matches!(a, Atom::Var(v) if tainted[*v]));
+        if reads {
+            below[k] = true;
+            for &o in &e.outputs {
+                tainted[o] = true;
             }
         }
     }
-    // Groups of all-reduces by what they reduce over.
-    let mut groups: Vec<(&Prim, Vec<usize>)> = Vec::new();
-    for (i, e) in g.eqns.iter().enumerate() {
-        if let Prim::Collective(c) = &e.prim {
-            if let CollectiveOp::AllReduce(_) = c.op {
-                match groups.iter_mut().find(|(p, _)| *p == &e.prim) {
-                    Some((_, members)) => members.push(i),
-                    None => groups.push((&e.prim, vec![i])),
-                }
-            }
-        }
-    }
-    let mut merged: HashMap<usize, Eqn> = HashMap::new();
-    let mut removed = vec![false; g.eqns.len()];
-    for (prim, members) in groups {
-        let Some(&last) = members.last() else {
-            continue;
-        };
-        // Only those whose results nobody reads before the last one runs.
-        let members: Vec<usize> = members
-            .into_iter()
-            .filter(|&m| m == last || g.eqns[m].outputs.iter().all(|&o| first_use[o] > last))
-            .collect();
-        if members.len() < 2 {
+    below
+}
+
+/// `combine_collectives` for the all-reduces of one `prim`: from the last
+/// back, each that no member taken so far depends on joins the group.
+fn combine_group(g: &Graph, prim: &Prim) -> Graph {
+    let members: Vec<usize> = (0..g.eqns.len())
+        .filter(|&i| &g.eqns[i].prim == prim)
+        .collect();
+    let Some(&last) = members.last() else {
+        return g.clone();
+    };
+    let mut taken = vec![last];
+    // Everything that reads a taken member's results.
+    let mut moved = descendants(g, last);
+    for &m in members.iter().rev().skip(1) {
+        let below = descendants(g, m);
+        if taken.iter().any(|&t| below[t]) {
             continue;
         }
-        let mut eqn = Eqn {
-            prim: prim.clone(),
-            inputs: Vec::new(),
-            outputs: Vec::new(),
-            line: g.eqns[last].line.clone(),
-        };
-        for &m in &members {
-            eqn.inputs.extend(g.eqns[m].inputs.iter().cloned());
-            eqn.outputs.extend(g.eqns[m].outputs.iter().copied());
-            removed[m] = true;
+        taken.push(m);
+        for (k, b) in below.into_iter().enumerate() {
+            moved[k] |= b;
         }
-        merged.insert(last, eqn);
     }
+    if taken.len() < 2 {
+        return g.clone();
+    }
+    taken.reverse();
+    let mut eqn = Eqn {
+        prim: prim.clone(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        line: g.eqns[last].line.clone(),
+    };
+    for &m in &taken {
+        eqn.inputs.extend(g.eqns[m].inputs.iter().cloned());
+        eqn.outputs.extend(g.eqns[m].outputs.iter().copied());
+    }
+    // Before the merged one: what it does not wait for; after it, what
+    // reads its results (in their order), then the rest as they were.
     let mut out = g.clone();
     out.eqns = Vec::with_capacity(g.eqns.len());
+    let mut waiting = Vec::new();
     for (i, e) in g.eqns.iter().enumerate() {
-        match merged.remove(&i) {
-            Some(eqn) => out.eqns.push(eqn),
-            None if removed[i] => {}
-            None => out.eqns.push(e.clone()),
+        if i == last {
+            out.eqns.push(eqn.clone());
+            out.eqns.append(&mut waiting);
+        } else if moved[i] && i < last {
+            waiting.push(e.clone());
+        } else if !taken.contains(&i) {
+            out.eqns.push(e.clone());
         }
     }
     out

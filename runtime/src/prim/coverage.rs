@@ -129,10 +129,11 @@ pub fn examples() -> Vec<Prim> {
             interior: Vec::new(),
         },
         Prim::Concatenate { axis: 0 },
-        Prim::Gather { axis: 0 },
+        Prim::Gather { axis: 0, batch: 0 },
         Prim::Scatter {
             axis: 0,
             mode: ScatterMode::Set,
+            batch: 0,
         },
         Prim::Iota {
             dtype: DType::I32,
@@ -212,9 +213,9 @@ fn every_op(p: Prim) -> Vec<Prim> {
             .iter()
             .map(|&op| Prim::Cumulative { op, axis, reverse })
             .collect(),
-        Prim::Scatter { axis, .. } => ScatterMode::ALL
+        Prim::Scatter { axis, batch, .. } => ScatterMode::ALL
             .iter()
-            .map(|&mode| Prim::Scatter { axis, mode })
+            .map(|&mode| Prim::Scatter { axis, mode, batch })
             .collect(),
         Prim::Collective(c) => collective_ops()
             .into_iter()

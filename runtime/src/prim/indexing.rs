@@ -26,27 +26,38 @@ use smallvec::smallvec;
 // ---------------------------------------------------------------------------
 // Shapes
 
-pub fn shape_gather(axis: usize, args: &[Aval]) -> Result<Avals> {
+/// The shape of a gather's result (a scatter's updates): the array's
+/// dimensions before `axis` (the `batch` shared ones first), the indices'
+/// own, the array's after `axis`.
+fn gathered_shape(what: &str, axis: usize, batch: usize, a: &Aval, idx: &Aval) -> Result<Shape> {
+    check_axis(what, axis, a.shape.len())?;
+    if batch > axis || batch > idx.shape.len() || a.shape[..batch] != idx.shape[..batch] {
+        return Err(Error::shape_error(format!(
+            "{what}: the first {batch} dimensions of {} and its indices {} must agree",
+            ty(a),
+            ty(idx)
+        )));
+    }
+    let mut shape: Shape = a.shape[..axis].into();
+    shape.extend_from_slice(&idx.shape[batch..]);
+    shape.extend_from_slice(&a.shape[axis + 1..]);
+    Ok(shape)
+}
+
+pub fn shape_gather(axis: usize, batch: usize, args: &[Aval]) -> Result<Avals> {
     let (a, idx) = (&args[0], &args[1]);
-    check_axis("take", axis, a.shape.len())?;
     if !idx.dtype.is_int() {
         return Err(Error::type_error(format!(
             "indices must be integers, got {}",
             ty(idx)
         )));
     }
-    let mut shape: Shape = a.shape[..axis].into();
-    shape.extend_from_slice(&idx.shape);
-    shape.extend_from_slice(&a.shape[axis + 1..]);
-    one_type(shape, a.dtype)
+    one_type(gathered_shape("take", axis, batch, a, idx)?, a.dtype)
 }
 
-pub fn shape_scatter(axis: usize, args: &[Aval]) -> Result<Avals> {
+pub fn shape_scatter(axis: usize, batch: usize, args: &[Aval]) -> Result<Avals> {
     let (a, idx, upd) = (&args[0], &args[1], &args[2]);
-    check_axis("scatter", axis, a.shape.len())?;
-    let mut shape: Shape = a.shape[..axis].into();
-    shape.extend_from_slice(&idx.shape);
-    shape.extend_from_slice(&a.shape[axis + 1..]);
+    let shape = gathered_shape("scatter", axis, batch, a, idx)?;
     if upd.shape != shape || upd.dtype != a.dtype || !idx.dtype.is_int() {
         return Err(Error::shape_error(format!(
             "scatter: updates {} do not match {} indexed by {}",
@@ -76,12 +87,88 @@ pub fn shape_argsort(axis: usize, args: &[Aval]) -> Result<Avals> {
 // ---------------------------------------------------------------------------
 // Evaluation
 
-pub fn eval_gather(axis: usize, args: &[Array]) -> Result<Outs> {
-    one_out(device(args).gather(&args[0], &args[1], axis))
+/// With shared dimensions, the gather of their flattened product (the
+/// backends' kernels index one axis).
+pub fn eval_gather(axis: usize, batch: usize, args: &[Array]) -> Result<Outs> {
+    if batch == 0 {
+        return one_out(device(args).gather(&args[0], &args[1], axis));
+    }
+    let (a, idx, rows) = flatten_batch(&args[0], &args[1], batch)?;
+    let g = gather_rows(&a, &idx, axis - batch + 1, rows)?;
+    let mut shape: Vec<usize> = args[0].shape()[..batch].to_vec();
+    shape.extend_from_slice(&g.shape()[1..]);
+    Ok(smallvec![reshape(&g, &shape)?])
 }
 
-pub fn eval_scatter(axis: usize, mode: ScatterMode, args: &[Array]) -> Result<Outs> {
-    one_out(device(args).scatter(&args[0], &args[1], &args[2], axis, mode))
+pub fn eval_scatter(axis: usize, mode: ScatterMode, batch: usize, args: &[Array]) -> Result<Outs> {
+    if batch == 0 {
+        return one_out(device(args).scatter(&args[0], &args[1], &args[2], axis, mode));
+    }
+    let (a, idx, rows) = flatten_batch(&args[0], &args[1], batch)?;
+    let upd = Tensor::from(args[2].clone());
+    let mut s = vec![rows];
+    s.extend_from_slice(&upd.shape()[batch..]);
+    let out = scatter_rows(&a, &idx, &reshape(&upd, &s)?, axis - batch + 1, mode, rows)?;
+    Ok(smallvec![reshape(&out, args[0].shape())?])
+}
+
+/// The array and indices with their `batch` shared dimensions as one.
+fn flatten_batch(a: &Array, idx: &Array, batch: usize) -> Result<(Tensor, Tensor, usize)> {
+    let rows: usize = a.shape()[..batch].iter().product();
+    let flat = |x: &Array| {
+        let mut s = vec![rows];
+        s.extend_from_slice(&x.shape()[batch..]);
+        reshape(&Tensor::from(x.clone()), &s)
+    };
+    Ok((flat(a)?, flat(idx)?, rows))
+}
+
+/// The gather along `axis` of each of the `rows` rows of `a` [rows, ..] by
+/// its row of `idx` [rows, ..]: [rows, pre.., idx.., post..].
+fn gather_rows(a: &Tensor, idx: &Tensor, axis: usize, rows: usize) -> Result<Tensor> {
+    let n_idx = idx.ndim() - 1;
+    let n_pre = axis - 1;
+    let (a, idx) = flat_batched(a, idx, axis - 1, rows, false)?;
+    let g = bind(&Prim::Gather { axis: 0, batch: 0 }, [a, idx])?.swap_remove(0);
+    // g: [B, idx.., rest..] where rest = pre ++ post; want [B, pre.., idx.., post..].
+    let mut perm = vec![0];
+    perm.extend(1 + n_idx..1 + n_idx + n_pre);
+    perm.extend(1..1 + n_idx);
+    perm.extend(1 + n_idx + n_pre..g.ndim());
+    transpose(&g, &perm)
+}
+
+/// The scatter along `axis` of each row of `upd` [rows, pre.., idx..,
+/// post..] into its row of `a` [rows, ..] at its row of `idx`.
+fn scatter_rows(
+    a: &Tensor,
+    idx: &Tensor,
+    upd: &Tensor,
+    axis: usize,
+    mode: ScatterMode,
+    rows: usize,
+) -> Result<Tensor> {
+    let n_pre = axis - 1;
+    let n_idx = idx.ndim() - 1;
+    let (flat_a, flat_idx) = flat_batched(a, idx, axis - 1, rows, true)?;
+    // updates [B, pre.., idx.., post..] → [B, idx.., pre.., post..]
+    let mut perm = vec![0];
+    perm.extend(1 + n_pre..1 + n_pre + n_idx);
+    perm.extend(1..1 + n_pre);
+    perm.extend(1 + n_pre + n_idx..upd.ndim());
+    let upd = transpose(upd, &perm)?;
+    let scatter = Prim::Scatter {
+        axis: 0,
+        mode,
+        batch: 0,
+    };
+    let out = bind(&scatter, [flat_a, flat_idx, upd])?.swap_remove(0);
+    // Back from [B*n, pre.., post..] to [B, pre.., n, post..].
+    let n = a.shape()[axis];
+    let mut s = vec![rows, n];
+    s.extend_from_slice(&a.shape()[1..axis]);
+    s.extend_from_slice(&a.shape()[axis + 1..]);
+    moveaxis(&reshape(&out, &s)?, 1, axis)
 }
 
 pub fn eval_iota(dtype: DType, shape: &[usize], dim: usize) -> Result<Outs> {
@@ -144,21 +231,17 @@ pub fn jvp_argsort(prim: &Prim, p: &[Tensor]) -> Result<(Outs, Tangents)> {
     zero_tangents(prim, p)
 }
 
-/// `take_along_axis(t, idx, axis)`: out[..., i, ...] = t[..., idx[..., i, ...], ...].
+/// `take_along_axis(t, idx, axis)`: out[..., i, ...] = t[..., idx[..., i, ...], ...]:
+/// one gather whose shared dimensions are all of `t`'s but `axis` (moved last).
 pub fn take_along_axis(t: &Tensor, idx: &Tensor, axis: usize) -> Result<Tensor> {
-    let n = t.ndim();
-    let last = n - 1;
+    let last = t.ndim() - 1;
     let tm = moveaxis(t, axis, last)?;
-    let im = moveaxis(idx, axis, last)?;
-    let k = tm.shape()[last];
-    let rows: usize = tm.shape()[..last].iter().product();
-    let flat_t = reshape(&tm, &[rows * k])?;
-    let im = convert(&im, DType::I32)?;
-    let mut row_shape = im.shape().to_vec();
-    row_shape[last] = 1;
-    let row = reshape(&iota(DType::I32, &[rows], 0)?, &row_shape)?;
-    let flat_i = add(&mul(&row, &scalar(k as f64, DType::I32))?, &im)?;
-    let g = bind(&Prim::Gather { axis: 0 }, [flat_t, flat_i])?.swap_remove(0);
+    let im = convert(&moveaxis(idx, axis, last)?, DType::I32)?;
+    let gather = Prim::Gather {
+        axis: last,
+        batch: last,
+    };
+    let g = bind(&gather, [tm, im])?.swap_remove(0);
     moveaxis(&g, last, axis)
 }
 
@@ -166,7 +249,12 @@ pub fn take_along_axis(t: &Tensor, idx: &Tensor, axis: usize) -> Result<Tensor> 
 // Transpose
 
 /// A scatter-add of the cotangent into zeros.
-pub fn transpose_gather(axis: usize, ct: Tensor, ins: &[LinIn]) -> Result<Vec<Option<Tensor>>> {
+pub fn transpose_gather(
+    axis: usize,
+    batch: usize,
+    ct: Tensor,
+    ins: &[LinIn],
+) -> Result<Vec<Option<Tensor>>> {
     let idx = ins[1].known()?;
     for_linear(ins, |i| {
         let shape = ins[i].shape();
@@ -179,6 +267,7 @@ pub fn transpose_gather(axis: usize, ct: Tensor, ins: &[LinIn]) -> Result<Vec<Op
             &Prim::Scatter {
                 axis,
                 mode: ScatterMode::Add,
+                batch,
             },
             [z, idx, ct.clone()],
         )
@@ -192,6 +281,7 @@ pub fn transpose_scatter(
     prim: &Prim,
     axis: usize,
     mode: ScatterMode,
+    batch: usize,
     ct: Tensor,
     ins: &[LinIn],
 ) -> Result<Vec<Option<Tensor>>> {
@@ -209,17 +299,17 @@ pub fn transpose_scatter(
             // An update reaches the output only if its index is in
             // range and, with Set, no later update has the same index.
             let n = ins[0].shape()[axis];
-            let kept = scatter_kept(idx, n, mode)?;
+            let kept = scatter_kept(idx, n, mode, batch)?;
             let upd_shape = ins[2].shape();
             let kept = bind(
                 &Prim::BroadcastInDim {
                     shape: upd_shape.to_vec(),
-                    dims: (axis..axis + idx.ndim()).collect(),
+                    dims: (0..batch).chain(axis..axis + idx.ndim() - batch).collect(),
                 },
                 [kept],
             )?
             .swap_remove(0);
-            let g = bind(&Prim::Gather { axis }, [ct.clone(), idx.clone()])?.swap_remove(0);
+            let g = bind(&Prim::Gather { axis, batch }, [ct.clone(), idx.clone()])?.swap_remove(0);
             select(&kept, &g, &lit(0.0, &g))
         }
     })
@@ -247,8 +337,9 @@ fn clamp_indices(idx: &Tensor, n: usize) -> Result<Tensor> {
 
 /// Which entries of `idx` a scatter into an axis of length `n` writes: those
 /// in range, and with `Set` only the last of each repeated index (a scatter
-/// of the update positions finds the one that wins).
-fn scatter_kept(idx: &Tensor, n: usize, mode: ScatterMode) -> Result<Tensor> {
+/// of the update positions finds the one that wins; in each row of the
+/// `batch` shared dimensions apart).
+fn scatter_kept(idx: &Tensor, n: usize, mode: ScatterMode, batch: usize) -> Result<Tensor> {
     let lo = scalar(0.0, idx.dtype());
     let hi = scalar(n as f64, idx.dtype());
     let in_range = binary(
@@ -260,16 +351,20 @@ fn scatter_kept(idx: &Tensor, n: usize, mode: ScatterMode) -> Result<Tensor> {
         ScatterMode::Add => Ok(in_range),
         ScatterMode::Set => {
             let pos = reshape(&iota(DType::I32, &[idx.len()], 0)?, idx.shape())?;
-            let none = full(&[n], -1.0, DType::I32)?;
+            let mut rows = idx.shape()[..batch].to_vec();
+            rows.push(n);
+            let none = full(&rows, -1.0, DType::I32)?;
             let winner = bind(
                 &Prim::Scatter {
-                    axis: 0,
+                    axis: batch,
                     mode: ScatterMode::Set,
+                    batch,
                 },
                 [none, idx.clone(), pos.clone()],
             )?
             .swap_remove(0);
-            let read = bind(&Prim::Gather { axis: 0 }, [winner, idx.clone()])?.swap_remove(0);
+            let gather = Prim::Gather { axis: batch, batch };
+            let read = bind(&gather, [winner, idx.clone()])?.swap_remove(0);
             binary(
                 BinaryOp::And,
                 &in_range,
@@ -285,69 +380,58 @@ fn scatter_kept(idx: &Tensor, n: usize, mode: ScatterMode) -> Result<Tensor> {
 pub fn batch_gather(
     prim: &Prim,
     axis: usize,
+    batch: usize,
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, Bdims)> {
+    match (d[0], d[1]) {
+        // The operand [B, pre.., n, post..] gathered at axis + 1 keeps B first.
+        (Some(d0), None) if batch == 0 => Ok((
+            bind(
+                &Prim::Gather {
+                    axis: axis + 1,
+                    batch: 0,
+                },
+                [to_front(&v[0], Some(d0), size)?, v[1].clone()],
+            )?,
+            vec![Some(0)],
+        )),
+        // out = pre ++ idx ++ post, and idx's batch axis lands at axis + di.
+        (None, Some(di)) if batch == 0 => Ok((
+            bind(prim, [v[0].clone(), v[1].clone()])?,
+            vec![Some(axis + di)],
+        )),
+        // Otherwise the examples are one more shared dimension.
+        _ => {
+            let shared = Prim::Gather {
+                axis: axis + 1,
+                batch: batch + 1,
+            };
+            let a = to_front(&v[0], d[0], size)?;
+            let idx = to_front(&v[1], d[1], size)?;
+            Ok((bind(&shared, [a, idx])?, vec![Some(0)]))
+        }
+    }
+}
+
+/// All three operands batched at the front: the examples are one more
+/// shared dimension.
+pub fn batch_scatter(
+    axis: usize,
+    mode: ScatterMode,
+    batch: usize,
     size: usize,
     v: &[Tensor],
     d: &[Option<usize>],
 ) -> Result<(Outs, Bdims)> {
     let front = |i: usize| to_front(&v[i], d[i], size);
-    match (d[0], d[1]) {
-        // The operand [B, pre.., n, post..] gathered at axis + 1 keeps B first.
-        (Some(_), None) => Ok((
-            bind(&Prim::Gather { axis: axis + 1 }, [front(0)?, v[1].clone()])?,
-            vec![Some(0)],
-        )),
-        (None, Some(di)) => {
-            // out = pre ++ idx ++ post, and idx's batch axis lands at axis + di.
-            Ok((
-                bind(prim, [v[0].clone(), v[1].clone()])?,
-                vec![Some(axis + di)],
-            ))
-        }
-        // Both batched (and, as the batching trace never asks, neither).
-        (Some(_), Some(_)) | (None, None) => {
-            let (a, idx) = flat_batched(&front(0)?, &front(1)?, axis, size, false)?;
-            let g = bind(&Prim::Gather { axis: 0 }, [a, idx])?.swap_remove(0);
-            // g: [B, idx.., rest..] where rest = pre ++ post; want [B, pre.., idx.., post..].
-            let n_idx = v[1].ndim() - 1;
-            let n_pre = axis;
-            let mut perm = vec![0];
-            perm.extend((1 + n_idx..1 + n_idx + n_pre).collect::<Vec<_>>());
-            perm.extend(1..1 + n_idx);
-            perm.extend(1 + n_idx + n_pre..g.ndim());
-            Ok((smallvec![transpose(&g, &perm)?], vec![Some(0)]))
-        }
-    }
-}
-
-/// All three operands batched at the front, then one scatter into the
-/// flattened (batch, axis) dimension.
-pub fn batch_scatter(
-    axis: usize,
-    mode: ScatterMode,
-    size: usize,
-    v: &[Tensor],
-    d: &[Option<usize>],
-) -> Result<(Outs, Bdims)> {
-    let a = to_front(&v[0], d[0], size)?;
-    let idx = to_front(&v[1], d[1], size)?;
-    let upd = to_front(&v[2], d[2], size)?;
-    let n_pre = axis;
-    let n_idx = idx.ndim() - 1;
-    let (flat_a, flat_idx) = flat_batched(&a, &idx, axis, size, true)?;
-    // updates [B, pre.., idx.., post..] → [B, idx.., pre.., post..]
-    let mut perm = vec![0];
-    perm.extend(1 + n_pre..1 + n_pre + n_idx);
-    perm.extend(1..1 + n_pre);
-    perm.extend(1 + n_pre + n_idx..upd.ndim());
-    let upd = transpose(&upd, &perm)?;
-    let out = bind(&Prim::Scatter { axis: 0, mode }, [flat_a, flat_idx, upd])?.swap_remove(0);
-    // Back from [B*n, pre.., post..] to [B, pre.., n, post..].
-    let n = a.shape()[axis + 1];
-    let mut s = vec![size, n];
-    s.extend_from_slice(&a.shape()[1..axis + 1]);
-    s.extend_from_slice(&a.shape()[axis + 2..]);
-    let out = reshape(&out, &s)?;
-    Ok((smallvec![moveaxis(&out, 1, axis + 1)?], vec![Some(0)]))
+    let shared = Prim::Scatter {
+        axis: axis + 1,
+        mode,
+        batch: batch + 1,
+    };
+    Ok((bind(&shared, [front(0)?, front(1)?, front(2)?])?, vec![Some(0)]))
 }
 
 /// No operands, so never batched: the same positions for every example.
@@ -424,26 +508,42 @@ fn flat_batched(
 
 /// The layouts a gather or scatter along `axis` runs in locally: the
 /// operand's with the indexed axis whole (an index may point anywhere
-/// along it), and the indices' with the mesh axes the operand's other
-/// dimensions use left out (one mesh axis cannot split two dimensions of
-/// the result). The indices' dimensions keep their split otherwise: a
-/// batch-split embedding lookup stays on each device's own tokens.
-fn indexed_layouts(axis: usize, operand: &Spec, indices: &Spec) -> (Spec, Spec) {
+/// along it), the shared dimensions split alike in both (the operand's
+/// split, else the indices'), and the indices' own dimensions with the
+/// mesh axes the operand uses left out (one mesh axis cannot split two
+/// dimensions of the result). The indices' dimensions keep their split
+/// otherwise: a batch-split embedding lookup stays on each device's own
+/// tokens, and so does a batch-split `take_along_axis`.
+fn indexed_layouts(axis: usize, batch: usize, operand: &Spec, indices: &Spec) -> (Spec, Spec) {
     let mut a = operand.clone();
     a[axis].clear();
+    for d in 0..batch {
+        if a[d].is_empty() {
+            let used: Vec<usize> = a.iter().flatten().copied().collect();
+            a[d] = indices[d]
+                .iter()
+                .copied()
+                .filter(|m| !used.contains(m))
+                .collect();
+        }
+    }
     let used: Vec<usize> = a.iter().flatten().copied().collect();
     let idx = indices
         .iter()
-        .map(|d| d.iter().copied().filter(|m| !used.contains(m)).collect())
+        .enumerate()
+        .map(|(d, s)| match d < batch {
+            true => a[d].clone(),
+            false => s.iter().copied().filter(|m| !used.contains(m)).collect(),
+        })
         .collect();
     (a, idx)
 }
 
 /// The layout of a gather's result (and a scatter's updates): the
-/// operand's dimensions before `axis`, the indices', the operand's after.
-fn gathered_layout(axis: usize, operand: &Spec, indices: &Spec) -> Spec {
+/// operand's dimensions before `axis`, the indices' own, the operand's after.
+fn gathered_layout(axis: usize, batch: usize, operand: &Spec, indices: &Spec) -> Spec {
     let mut out: Spec = operand[..axis].to_vec();
-    out.extend(indices.iter().cloned());
+    out.extend(indices[batch..].iter().cloned());
     out.extend(operand[axis + 1..].iter().cloned());
     out
 }
@@ -451,37 +551,38 @@ fn gathered_layout(axis: usize, operand: &Spec, indices: &Spec) -> Spec {
 /// Each device gathers its block of the result from its block of the
 /// operand, whole along the indexed axis (`indexed_layouts`).
 pub fn partition_gather(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    let Prim::Gather { axis } = *prim else {
+    let Prim::Gather { axis, batch } = *prim else {
         unreachable!("partition_gather takes a gather")
     };
     let [(a, sa), (idx, si)]: [Local; 2] = ins.try_into().expect("two operands");
-    let (ka, ki) = indexed_layouts(axis, &sa, &si);
+    let (ka, ki) = indexed_layouts(axis, batch, &sa, &si);
     let a = cx.reshard(&a, &sa, &ka, "gather along a split dimension")?;
     let idx = cx.reshard(&idx, &si, &ki, "gather: indices split like the operand")?;
-    let spec = gathered_layout(axis, &ka, &ki);
+    let spec = gathered_layout(axis, batch, &ka, &ki);
     Ok(vec![(bind(prim, [a, idx])?.swap_remove(0), spec)])
 }
 
 /// Each device scatters its block of the updates into its block of the
-/// operand (whole along the indexed axis). Where the indices are split,
-/// each device holds only some of the updates of its block: a
-/// scatter-add adds them into zeros, sums those over the mesh axes that
-/// split the indices, and adds the operand once (the transpose of a
-/// batch-split embedding lookup: one all-reduce, as the gradient needs
-/// anyway); a scatter that sets gathers the indices whole first, as the
-/// last update to an element must win.
+/// operand (whole along the indexed axis). Where the indices' own
+/// dimensions are split, each device holds only some of the updates of its
+/// block: a scatter-add adds them into zeros, sums those over the mesh
+/// axes that split the indices, and adds the operand once (the transpose
+/// of a batch-split embedding lookup: one all-reduce, as the gradient
+/// needs anyway); a scatter that sets gathers the indices whole first, as
+/// the last update to an element must win. Split shared dimensions need
+/// neither: each device owns its rows.
 pub fn partition_scatter(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    let Prim::Scatter { axis, mode } = *prim else {
+    let Prim::Scatter { axis, mode, batch } = *prim else {
         unreachable!("partition_scatter takes a scatter")
     };
     let [(a, sa), (idx, si), (upd, su)]: [Local; 3] = ins.try_into().expect("three operands");
-    let (ka, mut ki) = indexed_layouts(axis, &sa, &si);
-    let split: Vec<usize> = ki.iter().flatten().copied().collect();
+    let (ka, mut ki) = indexed_layouts(axis, batch, &sa, &si);
+    let split: Vec<usize> = ki[batch..].iter().flatten().copied().collect();
     // Bytes each device sends either way: gathering the indices and their
     // updates whole, or summing its partial result (what XLA weighs too).
     let bytes = |t: &Tensor| t.shape().iter().product::<usize>() * t.dtype().size_bytes();
     let mesh = cx.mesh();
-    let upd_split: Vec<usize> = su[axis..axis + si.len()]
+    let upd_split: Vec<usize> = su[axis..axis + si.len() - batch]
         .iter()
         .flatten()
         .copied()
@@ -494,9 +595,11 @@ pub fn partition_scatter(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<
         .sum();
     let summed = !split.is_empty() && mode == ScatterMode::Add && sum_cost < gather_cost;
     if !summed {
-        ki = crate::jit::partition::replicated(ki.len());
+        for s in &mut ki[batch..] {
+            s.clear();
+        }
     }
-    let ku = gathered_layout(axis, &ka, &ki);
+    let ku = gathered_layout(axis, batch, &ka, &ki);
     let a = cx.reshard(&a, &sa, &ka, "scatter along a split dimension")?;
     let idx = cx.reshard(&idx, &si, &ki, "scatter: indices gathered whole")?;
     let upd = cx.reshard(&upd, &su, &ku, "scatter: updates laid out as indexed")?;

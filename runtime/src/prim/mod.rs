@@ -100,13 +100,18 @@ pub enum Prim {
         axis: usize,
     },
     /// Operands: array, indices.
+    /// The first `batch` dimensions of the array and the indices are one
+    /// (each row of indices reads its own row of the array: `take_along_axis`);
+    /// `axis` is after them.
     Gather {
         axis: usize,
+        batch: usize,
     },
     /// Operands: array, indices, updates.
     Scatter {
         axis: usize,
         mode: ScatterMode,
+        batch: usize,
     },
     Iota {
         dtype: DType,
@@ -335,10 +340,12 @@ impl Prim {
             Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
             Prim::ArgReduce { axis, .. }
             | Prim::Concatenate { axis }
-            | Prim::Gather { axis }
-            | Prim::Scatter { axis, .. }
             | Prim::Sort { axis }
             | Prim::Argsort { axis } => format!("axis={axis}"),
+            Prim::Gather { axis, batch } | Prim::Scatter { axis, batch, .. } => match batch {
+                0 => format!("axis={axis}"),
+                b => format!("axis={axis} batch={b}"),
+            },
             Prim::Cumulative { axis, reverse, .. } => format!("axis={axis} reverse={reverse}"),
             Prim::DotGeneral(d) => format!(
                 "contract=({},{}) batch=({},{})",
@@ -548,8 +555,8 @@ impl Prim {
             Prim::Rev(axes) => movement::shape_rev(axes, args),
             Prim::Pad { lo, hi, interior } => movement::shape_pad(lo, hi, interior, args),
             Prim::Concatenate { axis } => movement::shape_concatenate(*axis, args),
-            Prim::Gather { axis } => indexing::shape_gather(*axis, args),
-            Prim::Scatter { axis, .. } => indexing::shape_scatter(*axis, args),
+            Prim::Gather { axis, batch } => indexing::shape_gather(*axis, *batch, args),
+            Prim::Scatter { axis, batch, .. } => indexing::shape_scatter(*axis, *batch, args),
             Prim::Iota { dtype, shape, dim } => indexing::shape_iota(*dtype, shape, *dim),
             Prim::Sort { axis } => indexing::shape_sort(*axis, args),
             Prim::Argsort { axis } => indexing::shape_argsort(*axis, args),
@@ -603,8 +610,10 @@ impl Prim {
             Prim::Rev(axes) => movement::eval_rev(axes, &arrays(args)),
             Prim::Pad { lo, hi, interior } => movement::eval_pad(lo, hi, interior, &arrays(args)),
             Prim::Concatenate { axis } => movement::eval_concatenate(*axis, &arrays(args)),
-            Prim::Gather { axis } => indexing::eval_gather(*axis, &arrays(args)),
-            Prim::Scatter { axis, mode } => indexing::eval_scatter(*axis, *mode, &arrays(args)),
+            Prim::Gather { axis, batch } => indexing::eval_gather(*axis, *batch, &arrays(args)),
+            Prim::Scatter { axis, mode, batch } => {
+                indexing::eval_scatter(*axis, *mode, *batch, &arrays(args))
+            }
             Prim::Iota { dtype, shape, dim } => indexing::eval_iota(*dtype, shape, *dim),
             Prim::Sort { axis } => indexing::eval_sort(*axis, &arrays(args)),
             Prim::Argsort { axis } => indexing::eval_argsort(*axis, &arrays(args)),
@@ -715,8 +724,10 @@ pub fn transpose(
         Prim::Rev(axes) => movement::transpose_rev(axes, ct(), ins),
         Prim::Pad { lo, interior, .. } => movement::transpose_pad(lo, interior, ct(), ins),
         Prim::Concatenate { axis } => movement::transpose_concatenate(*axis, ct(), ins),
-        Prim::Gather { axis } => indexing::transpose_gather(*axis, ct(), ins),
-        Prim::Scatter { axis, mode } => indexing::transpose_scatter(prim, *axis, *mode, ct(), ins),
+        Prim::Gather { axis, batch } => indexing::transpose_gather(*axis, *batch, ct(), ins),
+        Prim::Scatter { axis, mode, batch } => {
+            indexing::transpose_scatter(prim, *axis, *mode, *batch, ct(), ins)
+        }
         Prim::Iota { .. } => indexing::transpose_iota(prim),
         Prim::Sort { .. } => indexing::transpose_sort(prim),
         Prim::Argsort { .. } => indexing::transpose_argsort(prim),
@@ -771,8 +782,10 @@ pub fn batch(
         Prim::Rev(axes) => movement::batch_rev(axes, size, v, d),
         Prim::Pad { lo, hi, interior } => movement::batch_pad(prim, lo, hi, interior, size, v, d),
         Prim::Concatenate { axis } => movement::batch_concatenate(*axis, size, v, d),
-        Prim::Gather { axis } => indexing::batch_gather(prim, *axis, size, v, d),
-        Prim::Scatter { axis, mode } => indexing::batch_scatter(*axis, *mode, size, v, d),
+        Prim::Gather { axis, batch } => indexing::batch_gather(prim, *axis, *batch, size, v, d),
+        Prim::Scatter { axis, mode, batch } => {
+            indexing::batch_scatter(*axis, *mode, *batch, size, v, d)
+        }
         Prim::Iota { .. } => indexing::batch_iota(prim),
         Prim::Sort { axis } => indexing::batch_sort(*axis, size, v, d),
         Prim::Argsort { axis } => indexing::batch_argsort(*axis, size, v, d),

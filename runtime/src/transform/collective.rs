@@ -746,7 +746,7 @@ fn batch_named(c: &Collective, v: &[Tensor], d: &[Option<usize>]) -> Result<(Out
                 got[dst] = true;
             }
             let idx = concrete(Array::new(&[n], arr_kernels::Buffer::I32(src)));
-            let g = bind(&Prim::Gather { axis: 0 }, [x.clone(), idx])?.swap_remove(0);
+            let g = bind(&Prim::Gather { axis: 0, batch: 0 }, [x.clone(), idx])?.swap_remove(0);
             let mut mshape = vec![n];
             mshape.extend(std::iter::repeat_n(1, x.ndim() - 1));
             let mask = concrete(Array::new(&mshape, arr_kernels::Buffer::Bool(got)));
