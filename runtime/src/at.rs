@@ -377,7 +377,11 @@ fn update(a: &Tensor, index: &Value, op: Op, v: &Value, mode: Mode) -> Result<Te
     let sel = reshape(selected, &[n])?;
     let scatter = |mode: ScatterMode, upd: Tensor| {
         bind1(
-            &Prim::Scatter { axis: 0, mode, batch: 0 },
+            &Prim::Scatter {
+                axis: 0,
+                mode,
+                batch: 0,
+            },
             vec![flat.clone(), sel.clone(), upd],
         )
     };
@@ -395,7 +399,10 @@ fn update(a: &Tensor, index: &Value, op: Op, v: &Value, mode: Mode) -> Result<Te
         Op::Add => scatter(ScatterMode::Add, vals)?,
         _ if n == 0 => flat.clone(),
         _ if distinct(&sel) => {
-            let cur = bind1(&Prim::Gather { axis: 0, batch: 0 }, vec![flat.clone(), sel.clone()])?;
+            let cur = bind1(
+                &Prim::Gather { axis: 0, batch: 0 },
+                vec![flat.clone(), sel.clone()],
+            )?;
             scatter(ScatterMode::Set, combine(cur, vals)?)?
         }
         _ => {

@@ -712,7 +712,10 @@ fn permutation(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
     }
     // JAX shuffles arange(n) and takes along axis: the same order as shuffling x itself.
     let idx = shuffled_indices("permutation", &key, x.shape()[axis])?;
-    Ok(Value::Array(bind1(&Prim::Gather { axis, batch: 0 }, vec![x, idx])?))
+    Ok(Value::Array(bind1(
+        &Prim::Gather { axis, batch: 0 },
+        vec![x, idx],
+    )?))
 }
 
 fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {

@@ -618,7 +618,9 @@ fn take_along_axis(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = numpy::broadcast_to(x, &xs)?;
     let idx = numpy::broadcast_to(idx, &is)?;
     let idx = arr_runtime::index::check_indices(&idx, n, axis, DType::I32)?;
-    ok(arr_runtime::prim::indexing::take_along_axis(&x, &idx, axis)?)
+    ok(arr_runtime::prim::indexing::take_along_axis(
+        &x, &idx, axis,
+    )?)
 }
 
 fn sort(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -88,8 +88,7 @@ fn data_parallel_gradients_are_summed_over_the_batch_axis() {
         "jit(grad(loss), in_shardings=(s(), s('data', None), s('data'))).plan((w1, w2), x, y)",
         expect![[r#"
             sharded jit on Mesh('data': 2, 'model': 4)
-              1. all_gather over 'data' (2 devices) of i32[8,1]: 32 B sent per device  (scatter: indices gathered whole) at <setup>:20
-              2. psum over 'data' (2 devices) of 2 arrays (f32[8,128], f32[128,64]): 36.0 KiB sent per device  (2 bucketed: dot: partial sums over the contracting dimension split by 'data') at <setup>:19
+              1. psum over 'data' (2 devices) of 2 arrays (f32[8,128], f32[128,64]): 36.0 KiB sent per device  (2 bucketed: dot: partial sums over the contracting dimension split by 'data') at <setup>:19
             collectives send 36.0 KiB per device; inputs take 38.0 KiB, peak memory 72.1 KiB per device
         "#]],
     );

@@ -136,10 +136,41 @@ fn session() -> Session {
             Ok(Prim::Scatter {
                 axis: int_arg("axis", &a[0])? as usize,
                 mode: ScatterMode::Add,
+                batch: 0,
             })
         },
         3,
     );
+    // The same with shared leading dimensions: rows(x, indices, [updates,]
+    // axis, batch, mode) (`take_along_axis`'s primitive and its transpose).
+    native(
+        &mut s,
+        "gather_rows",
+        |a| {
+            Ok(Prim::Gather {
+                axis: int_arg("axis", &a[0])? as usize,
+                batch: int_arg("batch", &a[1])? as usize,
+            })
+        },
+        2,
+    );
+    for (name, mode) in [
+        ("scatter_add_rows", ScatterMode::Add),
+        ("scatter_set_rows", ScatterMode::Set),
+    ] {
+        native(
+            &mut s,
+            name,
+            move |a| {
+                Ok(Prim::Scatter {
+                    axis: int_arg("axis", &a[0])? as usize,
+                    mode,
+                    batch: int_arg("batch", &a[1])? as usize,
+                })
+            },
+            3,
+        );
+    }
     if let Err(e) = s.run_script("prelude.arr", PRELUDE) {
         panic!("the test prelude failed:\n{}", e.render());
     }
@@ -412,6 +443,9 @@ take_out_of_range         | lambda a: take(a, array([5, -7, 1])) ** 2           
 # Scatter drops out-of-range indices, and with set the last of
 # repeated indices wins: the others' updates get no cotangent.
 scatter_add_out_of_range  | lambda a, v: scatter_add(a, array([3, -1, 1]), v, 0) ** 2     | (x3, u3)
+gather_rows               | lambda a: gather_rows(a, array([[3, 0], [1, 1], [2, 9]]), 1, 1) ** 2 | (m34,)
+scatter_add_rows          | lambda a, v: scatter_add_rows(a, array([[3, 3], [1, -1], [0, 2]]), v, 1, 1) ** 2 | (m34, m34[:, :2])
+scatter_set_rows          | lambda a, v: scatter_set_rows(a, array([[3, 3], [1, -1], [0, 2]]), v, 1, 1) ** 2 | (m34, m34[:, 1:3])
 scatter_set_repeated      | lambda a, v: setitem(a, array([0, 2, 0]), v) ** 2             | (x3, u3)
 scatter_set_repeated_2d   | lambda a, v: setitem(a, array([[0, 2], [2, 0]]), v) ** 2      | (x3, m23[:, :2])
 scatter_set_repeated_rows | lambda a, v: setcol(a, array([1, 1]), v) ** 2                 | (m23, m23[:, :2])
@@ -533,6 +567,7 @@ floor_divide            | lambda a, b: a // b                  | (1, None)    | 
 less_equal              | lambda a, b: a <= b                  | (0, 0)       | m34, b34
 not_equal               | lambda a, b: a != b                  | (1, 0)       | m34, b34.T
 left_shift              | left_shift                           | (0, None)    | reshape(arange(12), (3, 4)), array([1, 2, 0, 3])
+logical_or              | lambda a, b: logical_or(a > 0.0, b > 0.0) | (0, 1)     | m34, b34.T
 "#
             .to_string(),
     )
@@ -710,6 +745,10 @@ scatter_add_indices           | lambda i: scatter_add(x3, i, u3, 0)             
 # never reach a neighbour: gather clamps, scatter drops.
 gather_both_out_of_range      | lambda a, i: take(a, i)                                | (0, 0)       | m34, array([[5, -7, 1], [3, 4, -9], [0, 9, -1]])
 scatter_add_both_out_of_range | lambda a, i, v: scatter_add(a, i, v, 0)                | (0, 0, 0)    | m34, array([[4, -1, 1], [3, 9, 0], [-5, 2, 2]]), m34[:, :3]
+gather_rows                   | lambda a, i: gather_rows(a, i, 1, 1)                   | (0, 0)       | m34.reshape(3, 2, 2), array([[[1], [0]], [[0], [1]], [[1], [5]]])
+gather_rows_operand           | lambda a: gather_rows(a, array([[1], [0]]), 1, 1)      | (0,)         | m34.reshape(3, 2, 2)
+gather_rows_indices           | lambda i: gather_rows(m34[:2], i, 1, 1)                | (1,)         | array([[[1, 3], [0, 2]], [[2, 2], [3, -1]]])
+scatter_set_rows              | lambda a, i, v: scatter_set_rows(a, i, v, 1, 1)        | (0, None, 0) | m34.reshape(3, 2, 2), array([[1, 1], [0, 7]]), m34.reshape(3, 2, 2)
 scatter_set_both_repeated     | lambda a, i, v: setitem(a, i, v)                       | (0, 0, 0)    | m34, array([[1, 1, 0], [3, 0, 3], [2, 2, 2]]), m34[:, :3] * 10.0
 "#
             .to_string(),

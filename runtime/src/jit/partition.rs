@@ -31,7 +31,7 @@ use crate::transform::collective::{Collective, CollectiveOp};
 use crate::transform::graph::{self, Atom, Graph};
 use crate::transform::ops;
 use arr_kernels::sharding::{Mesh, Placement};
-use arr_kernels::{Array, DType};
+use arr_kernels::{Array, DType, ReduceOp};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -168,6 +168,10 @@ struct Partitioner<'a> {
     /// slices `split` takes of one split product (q, k and v) gather it
     /// once, not three times.
     resharded: RefCell<Vec<(Tensor, Spec, Spec, Tensor)>>,
+    /// The sums it inserted: (result, operand, mesh axis). A sum that is
+    /// then split over the same axis is a reduce-scatter instead (a
+    /// gradient laid out as its FSDP-split parameter).
+    summed: RefCell<Vec<(Tensor, Tensor, usize)>>,
 }
 
 impl Partitioner<'_> {
@@ -191,6 +195,11 @@ impl Partitioner<'_> {
             x.shape().iter().product::<usize>() * x.dtype().size_bytes(),
         );
         let out = bind(&Prim::Collective(c.clone()), [x.clone()])?.swap_remove(0);
+        if matches!(op, CollectiveOp::AllReduce(ReduceOp::Sum)) {
+            self.summed
+                .borrow_mut()
+                .push((out.clone(), x.clone(), axis));
+        }
         self.plan.borrow_mut().push(PlannedCollective {
             what: what(&c, &type_str(x.shape(), x.dtype())),
             bytes_per_device: sent,
@@ -199,6 +208,39 @@ impl Partitioner<'_> {
             axis,
         });
         Ok(out)
+    }
+
+    /// `x`, a sum this partitioner inserted over one mesh axis, split over
+    /// that axis along one dimension: the reduce-scatter of its operand
+    /// (half the bytes of the all-reduce; the sum is then left unread).
+    fn scatter_sum(&self, x: &Tensor, from: &Spec, to: &Spec) -> Result<Option<Tensor>> {
+        let changed: Vec<usize> = (0..to.len()).filter(|&d| from[d] != to[d]).collect();
+        let &[d] = changed.as_slice() else {
+            return Ok(None);
+        };
+        let (&[m], true) = (to[d].as_slice(), from[d].is_empty()) else {
+            return Ok(None);
+        };
+        let operand = self
+            .summed
+            .borrow()
+            .iter()
+            .find(|(out, _, axis)| *axis == m && out.same(x))
+            .map(|(_, operand, _)| operand.clone());
+        match operand {
+            Some(operand) if x.shape()[d].is_multiple_of(self.mesh.shape[m]) => {
+                let op = CollectiveOp::ReduceScatter {
+                    axis: d,
+                    tiled: true,
+                };
+                let because = format!(
+                    "a sum over '{}' laid out split by it",
+                    self.mesh.axis_names[m]
+                );
+                Ok(Some(self.collective(op, m, &operand, &because)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// This device's block index along a dimension split by `axes`.
@@ -246,6 +288,9 @@ impl Partitioner<'_> {
 
     /// `reshard` without the cache: the collectives and block selections.
     fn reshard_new(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
+        if let Some(y) = self.scatter_sum(x, from, to)? {
+            return Ok(y);
+        }
         let mut x = x.clone();
         let mut now = from.clone();
         for d in 0..from.len() {
@@ -458,6 +503,7 @@ pub fn partition(
         plan: RefCell::new(Vec::new()),
         line: RefCell::new(None),
         resharded: RefCell::new(Vec::new()),
+        summed: RefCell::new(Vec::new()),
     };
     let out_specs = RefCell::new(Vec::new());
     let compiled = compile_for_mesh(mesh, &local, |ts| {

@@ -442,7 +442,9 @@ pub fn dot_operands(g: &Graph) -> Graph {
 /// packing it into one buffer first). Every element is still reduced over
 /// the same devices in the same order, so values are unchanged.
 pub fn combine_collectives(g: &Graph) -> Graph {
-    let mut out = g.clone();
+    // Unread all-reduces (the partitioner's sums it turned into
+    // reduce-scatters) go first: a group cannot lose a member later.
+    let mut out = graph::dce(g);
     // One group at a time: each merge reorders the equations.
     let mut done: Vec<Prim> = Vec::new();
     while let Some(prim) = out.eqns.iter().find_map(|e| match &e.prim {

@@ -431,7 +431,10 @@ pub fn batch_scatter(
         mode,
         batch: batch + 1,
     };
-    Ok((bind(&shared, [front(0)?, front(1)?, front(2)?])?, vec![Some(0)]))
+    Ok((
+        bind(&shared, [front(0)?, front(1)?, front(2)?])?,
+        vec![Some(0)],
+    ))
 }
 
 /// No operands, so never batched: the same positions for every example.
@@ -517,6 +520,15 @@ fn flat_batched(
 fn indexed_layouts(axis: usize, batch: usize, operand: &Spec, indices: &Spec) -> (Spec, Spec) {
     let mut a = operand.clone();
     a[axis].clear();
+    // A mesh axis that splits the indices splits the result there: the
+    // operand's other dimensions give it up (gathering a table split
+    // over the batch axis, as FSDP does, keeps the batch split).
+    let by_indices: Vec<usize> = indices.iter().flatten().copied().collect();
+    for d in (batch..a.len()).filter(|&d| d != axis) {
+        if a[d].iter().any(|m| by_indices.contains(m)) {
+            a[d].clear();
+        }
+    }
     for d in 0..batch {
         if a[d].is_empty() {
             let used: Vec<usize> = a.iter().flatten().copied().collect();
