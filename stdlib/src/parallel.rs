@@ -1196,9 +1196,16 @@ pub(crate) fn register_sharding(r: &mut Registry) {
         |_, a| put(&a[0], &a[1]),
     );
     r.func(
-        "shard(x, mesh, spec)",
-        "x laid out over mesh by the partition spec: device_put(x, NamedSharding(mesh, spec)).",
-        |_, a| {
+        "shard(x, mesh, spec, names=None)",
+        "x laid out over mesh by the partition spec: device_put(x, NamedSharding(mesh, spec)). \
+         With rules ((logical name, mesh axis) pairs) or a strategy name ('dp', 'fsdp', 'tp', \
+         'tp+dp', 'ep') instead of a spec, each array of the pytree x laid out by its logical \
+         axis names, given as names= (a tree of tuples matching x): see strategy_rules.",
+        |interp, a| {
+            if matches!(a[2], Value::Str(_) | Value::List(_)) {
+                let by_rules = crate::builtin_named(interp, "_shard_by_rules")?;
+                return interp.call(&by_rules, a, Vec::new());
+            }
             let mesh = mesh_arg(&a[1], "shard")?;
             let spec = spec_arg(&a[2], "shard")?;
             place_tree(&a[0], &mesh, &spec)

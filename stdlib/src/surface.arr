@@ -3040,3 +3040,68 @@ def _with_sharding_constraint_tree(x, shardings):
     def is_sharding(s):
         return s is None or type(s).__name__ in ("PartitionSpec", "NamedSharding")
     return tree_map(lambda s, sub: sub if s is None else with_sharding_constraint(sub, s), shardings, x, is_leaf=is_sharding)
+
+# ---- sharding strategies: logical axis names laid out on a mesh ----
+
+_STRATEGIES = {
+    "dp": (("batch", "data"),),
+    "fsdp": (("batch", "data"), ("embed", "data")),
+    "tp": (("heads", "model"), ("mlp", "model"), ("expert", "model")),
+    "tp+dp": (("batch", "data"), ("heads", "model"), ("mlp", "model")),
+    "ep": (("batch", "data"), ("expert", "model")),
+    "ep+tp": (("batch", "data"), ("expert", "data"), ("heads", "model"), ("mlp", "model")),
+}
+
+def strategy_rules(strategy, mesh=None):
+    """The logical axis rules of a named strategy, as (logical name, mesh axis) pairs:
+    'dp' (batch over 'data'), 'fsdp' (batch and parameters' embed dimension over 'data'),
+    'tp' (Megatron: attention heads and the MLP's hidden dimension over 'model'),
+    'tp+dp', 'ep' (experts over 'model'), 'ep+tp'. A list of pairs is its own rules.
+    With a mesh, pairs naming an axis the mesh lacks are left out (that name stays whole)."""
+    if isinstance(strategy, str):
+        if strategy not in _STRATEGIES:
+            raise ValueError(f"strategy_rules: no strategy named {strategy!r}; the named ones are {', '.join(_STRATEGIES)}")
+        rules = _STRATEGIES[strategy]
+    else:
+        rules = tuple(tuple(r) for r in strategy)
+        for r in rules:
+            if len(r) != 2:
+                raise ValueError(f"strategy_rules: a rule is a (logical name, mesh axis) pair, got {r!r}")
+    if mesh is None:
+        return list(rules)
+    return [(n, a) for n, a in rules if a is None or a in mesh.axis_names]
+
+def logical_spec(names, rules):
+    """The PartitionSpec of an array whose dimensions have these logical names:
+    each name mapped by the rules (the first rule for it), None or an unknown
+    name kept whole; a mesh axis splits only the first dimension that asks for it."""
+    table = {}
+    for n, a in strategy_rules(rules):
+        if n not in table:
+            table[n] = a
+    used = []
+    spec = []
+    for n in names:
+        a = table.get(n, None) if isinstance(n, str) else None
+        if a is None or a in used:
+            spec.append(None)
+        else:
+            used.append(a)
+            spec.append(a)
+    return P(*spec)
+
+def _is_names(n):
+    return n is None or isinstance(n, tuple)
+
+def logical_shardings(names, mesh, rules):
+    """A tree of NamedShardings on mesh from a tree of logical axis names (a tuple
+    of names per array, None for a replicated one) and rules (pairs or a strategy name)."""
+    rules = strategy_rules(rules, mesh)
+    return tree_map(lambda n: NamedSharding(mesh, P() if n is None else logical_spec(n, rules)), names, is_leaf=_is_names)
+
+def _shard_by_rules(x, mesh, rules, names):
+    """shard(tree, mesh, rules, names): each array laid out by its logical names."""
+    if names is None:
+        raise TypeError("shard: with rules or a strategy, give names= (a tree of logical axis names matching the arrays)")
+    shardings = logical_shardings(names, mesh, rules)
+    return tree_map(lambda s, a: device_put(a, s), shardings, x, is_leaf=lambda s: type(s).__name__ == "NamedSharding")

@@ -169,7 +169,7 @@ impl Interp {
                 return Ok(v);
             }
         }
-        self.run_function(func, bound)
+        crate::transform::graph::in_callee(|| self.run_function(func, bound))
     }
 
     /// Run a class body (a function of no parameters) and return the

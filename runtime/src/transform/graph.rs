@@ -275,6 +275,19 @@ pub fn set_source(file: &Rc<arr_lang::SourceFile>, span: arr_lang::Span) {
     });
 }
 
+/// Run a user function's body: the statements it runs move the position,
+/// and the caller's comes back after it (the rest of the caller's statement
+/// is still there: `gelu(layernorm(x) @ w)`'s product is not in `layernorm`).
+pub fn in_callee<R>(f: impl FnOnce() -> R) -> R {
+    if !recording() {
+        return f();
+    }
+    let caller = SOURCE.with(|s| s.borrow().clone());
+    let out = f();
+    SOURCE.with(|s| *s.borrow_mut() = caller);
+    out
+}
+
 /// The position of the statement being run, as `file:line`.
 fn source_line() -> Option<Arc<str>> {
     if let Some(line) = REPLAYING.with(|r| r.borrow().clone()) {
