@@ -343,6 +343,28 @@ pub(crate) fn register(r: &mut Registry) {
         "The words of the string (split at sep, or at whitespace).",
         str_split,
     );
+    r.method(
+        "str",
+        "splitlines(self, keepends=False)",
+        "The lines of the string (split at \\n, \\r\\n or \\r; no empty last line).",
+        |_, a| {
+            let (t, keep) = (s(&a[0])?, a[1].truthy()?);
+            let mut lines = Vec::new();
+            let mut rest = t;
+            while !rest.is_empty() {
+                let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+                let sep = match &rest[end..] {
+                    r if r.starts_with("\r\n") => 2,
+                    "" => 0,
+                    _ => 1,
+                };
+                let line = if keep { &rest[..end + sep] } else { &rest[..end] };
+                lines.push(Value::str(line));
+                rest = &rest[end + sep..];
+            }
+            Ok(Value::list(lines))
+        },
+    );
     r.method("str", "upper(self)", "Upper-case copy.", |_, a| {
         Ok(Value::str(&s(&a[0])?.to_uppercase()))
     });
