@@ -358,7 +358,11 @@ pub(crate) fn register(r: &mut Registry) {
                     "" => 0,
                     _ => 1,
                 };
-                let line = if keep { &rest[..end + sep] } else { &rest[..end] };
+                let line = if keep {
+                    &rest[..end + sep]
+                } else {
+                    &rest[..end]
+                };
                 lines.push(Value::str(line));
                 rest = &rest[end + sep..];
             }

@@ -3048,7 +3048,7 @@ _STRATEGIES = {
     "fsdp": (("batch", "data"), ("embed", "data")),
     "tp": (("heads", "model"), ("mlp", "model"), ("expert", "model")),
     "tp+dp": (("batch", "data"), ("heads", "model"), ("mlp", "model")),
-    "ep": (("batch", "data"), ("expert", "model")),
+    "ep": (("batch", "data"), ("expert", "data")),
     "ep+tp": (("batch", "data"), ("expert", "data"), ("heads", "model"), ("mlp", "model")),
 }
 
@@ -3056,7 +3056,8 @@ def strategy_rules(strategy, mesh=None):
     """The logical axis rules of a named strategy, as (logical name, mesh axis) pairs:
     'dp' (batch over 'data'), 'fsdp' (batch and parameters' embed dimension over 'data'),
     'tp' (Megatron: attention heads and the MLP's hidden dimension over 'model'),
-    'tp+dp', 'ep' (experts over 'model'), 'ep+tp'. A list of pairs is its own rules.
+    'tp+dp', 'ep' (batch and experts over 'data': tokens travel to their experts), 'ep+tp'.
+    A list of pairs is its own rules.
     With a mesh, pairs naming an axis the mesh lacks are left out (that name stays whole)."""
     if isinstance(strategy, str):
         if strategy not in _STRATEGIES:

@@ -68,6 +68,64 @@ pub struct PlannedCollective {
     pub axis: usize,
 }
 
+/// The mesh axes that `reshard` moves from one dimension to another with
+/// one all-to-all each: (from dimension, to dimension, mesh axis), where a
+/// dimension split by exactly that axis becomes whole and another, whole
+/// and divisible, becomes split by it.
+fn moves(mesh: &Mesh, local: &[usize], from: &Spec, to: &Spec) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut taken = vec![false; to.len()];
+    for d1 in 0..from.len() {
+        let (&[m], true) = (from[d1].as_slice(), to[d1].is_empty()) else {
+            continue;
+        };
+        let target = (0..to.len()).find(|&d2| {
+            !taken[d2]
+                && d2 != d1
+                && from[d2].is_empty()
+                && to[d2] == [m]
+                && local[d2].is_multiple_of(mesh.shape[m])
+        });
+        if let Some(d2) = target {
+            taken[d2] = true;
+            out.push((d1, d2, m));
+        }
+    }
+    out
+}
+
+/// The bytes each device sends to lay a local block of shape `local` out
+/// by `to` instead of `from`, as `reshard` does it (all-to-alls, then
+/// all-gathers; keeping a block sends nothing): what layout choices weigh.
+pub fn reshard_bytes(
+    mesh: &Mesh,
+    local: &[usize],
+    itemsize: usize,
+    from: &Spec,
+    to: &Spec,
+) -> usize {
+    if from == to {
+        return 0;
+    }
+    let mut block: usize = local.iter().product::<usize>() * itemsize;
+    let mut sent = 0;
+    let mut now = from.clone();
+    for (d1, d2, m) in moves(mesh, local, from, to) {
+        sent += block;
+        now[d1].clear();
+        now[d2] = vec![m];
+    }
+    for d in 0..from.len() {
+        if now[d] != to[d] {
+            for &a in &now[d] {
+                sent += block * (mesh.shape[a] - 1);
+                block *= mesh.shape[a];
+            }
+        }
+    }
+    sent
+}
+
 /// The bytes each device sends in collective `op` over `size` devices of
 /// a block of `bytes` (a ring's count).
 fn bytes_sent(op: &CollectiveOp, size: usize, bytes: usize) -> usize {
@@ -293,6 +351,11 @@ impl Partitioner<'_> {
         }
         let mut x = x.clone();
         let mut now = from.clone();
+        for (d1, d2, m) in moves(self.mesh, x.shape(), from, to) {
+            x = self.all_to_all(&x, m, d1, d2, because)?;
+            now[d1].clear();
+            now[d2] = vec![m];
+        }
         for d in 0..from.len() {
             if now[d] != to[d] && !now[d].is_empty() {
                 // Gather the dimension whole: the innermost axis first.
@@ -324,6 +387,32 @@ impl Partitioner<'_> {
             }
         }
         Ok(x)
+    }
+
+    /// `x` split over mesh axis `m` along `d1` instead of `d2`: each device
+    /// sends block j of its `d2` to device j and concatenates what it gets
+    /// along `d1` (in device order: block i of `d1` came from device i).
+    fn all_to_all(
+        &self,
+        x: &Tensor,
+        m: usize,
+        d1: usize,
+        d2: usize,
+        because: &str,
+    ) -> Result<Tensor> {
+        let n = self.mesh.shape[m];
+        let mut split = x.shape().to_vec();
+        split[d2] /= n;
+        split.insert(d2, n);
+        let x = ops::reshape(x, &split)?;
+        let op = CollectiveOp::AllToAll {
+            split_axis: d2,
+            concat_axis: d1,
+        };
+        let y = self.collective(op, m, &x, because)?;
+        let mut merged = y.shape().to_vec();
+        merged[d1] *= merged.remove(d1 + 1);
+        ops::reshape(&y, &merged)
     }
 
     /// Run the global graph on this device's blocks.
@@ -396,6 +485,11 @@ impl Spmd<'_> {
         self.part.reshard(x, from, to, because)
     }
 
+    /// The bytes each device would send to reshard `x` from `from` to `to`.
+    pub fn reshard_bytes(&self, x: &Tensor, from: &Spec, to: &Spec) -> usize {
+        reshard_bytes(self.part.mesh, x.shape(), x.dtype().size_bytes(), from, to)
+    }
+
     /// The collective `op` over mesh axis `axis` of `x`, recorded in the
     /// plan with its reason.
     pub fn collective(
@@ -406,6 +500,21 @@ impl Spmd<'_> {
         because: &str,
     ) -> Result<Tensor> {
         self.part.collective(op, axis, x, because)
+    }
+
+    /// The rule of a primitive that works on each row along one axis
+    /// (sorts, cumulative sums): that axis whole, the others keep their
+    /// split, and the result is laid out as the operand.
+    pub fn along_axis(&self, prim: &Prim, ins: Vec<Local>, axis: usize) -> Result<Vec<Local>> {
+        let [(x, s)]: [Local; 1] = ins.try_into().expect("one operand");
+        let mut to = s.clone();
+        to[axis].clear();
+        let because = format!("{} along a split dimension", prim.ir_name());
+        let x = self.reshard(&x, &s, &to, &because)?;
+        Ok(bind(prim, [x])?
+            .into_iter()
+            .map(|y| (y, to.clone()))
+            .collect())
     }
 
     /// The rule of a primitive that runs replicated: every operand is

@@ -192,9 +192,12 @@ pub fn batch_dot_general(
     }
 }
 
-/// Batch dimensions follow the lhs's layout; free dimensions keep theirs;
-/// a contracting dimension split alike on both sides is summed per device
-/// and then all-reduced (row parallel), one split differently is gathered.
+/// Batch dimensions follow one operand's layout (the lhs's, or the rhs's
+/// where moving the lhs sends fewer bytes: experts' weights split over an
+/// axis pull the tokens to them with one all-to-all rather than be
+/// gathered); free dimensions keep theirs; a contracting dimension split
+/// alike on both sides is summed per device and then all-reduced (row
+/// parallel), one split differently is gathered.
 pub fn partition_dot_general(
     prim: &Prim,
     cx: &Spmd,
@@ -203,16 +206,76 @@ pub fn partition_dot_general(
 ) -> Result<Vec<Local>> {
     let mut it = ins.into_iter();
     let ((a, sa), (b, sb)) = (it.next().expect("lhs"), it.next().expect("rhs"));
+    let cost = |l: &DotLayout| {
+        let bytes = |t: &Tensor| t.shape().iter().product::<usize>() * t.dtype().size_bytes();
+        // The all-reduces of the result (about the size of the larger operand's block).
+        let sum: usize = l
+            .summed
+            .iter()
+            .map(|&m| 2 * bytes(&a).max(bytes(&b)) * (cx.mesh().shape[m] - 1) / cx.mesh().shape[m])
+            .sum();
+        cx.reshard_bytes(&a, &sa, &l.lhs) + cx.reshard_bytes(&b, &sb, &l.rhs) + sum
+    };
+    let by_lhs = dot_layout(dd, &sa, &sb, true);
+    let l = match dd.rhs_batch.iter().any(|&r| !sb[r].is_empty()) {
+        true => {
+            let by_rhs = dot_layout(dd, &sa, &sb, false);
+            if cost(&by_rhs) < cost(&by_lhs) {
+                by_rhs
+            } else {
+                by_lhs
+            }
+        }
+        false => by_lhs,
+    };
+    let a = cx.reshard(&a, &sa, &l.lhs, "dot: operands laid out differently")?;
+    let b = cx.reshard(&b, &sb, &l.rhs, "dot: operands laid out differently")?;
+    let mut y = bind(prim, [a, b])?.swap_remove(0);
+    for &ax in &l.summed {
+        y = cx.collective(
+            CollectiveOp::AllReduce(ReduceOp::Sum),
+            ax,
+            &y,
+            &format!(
+                "dot: partial sums over the contracting dimension split by '{}'",
+                cx.mesh().axis_names[ax]
+            ),
+        )?;
+    }
+    Ok(vec![(y, l.out)])
+}
+
+/// The layouts a product runs in: its operands', the mesh axes its
+/// result is summed over, and the result's.
+struct DotLayout {
+    lhs: Spec,
+    rhs: Spec,
+    summed: Vec<usize>,
+    out: Spec,
+}
+
+/// `partition_dot_general`'s layouts when the batch dimensions follow the
+/// lhs (`by_lhs`) or the rhs.
+fn dot_layout(dd: &DotDims, sa: &Spec, sb: &Spec, by_lhs: bool) -> DotLayout {
     let (mut ta, mut tb) = (sa.clone(), sb.clone());
-    // Batch dimensions: the rhs follows the lhs's layout, and the
-    // result keeps it (no collective).
     for (&l, &r) in dd.lhs_batch.iter().zip(&dd.rhs_batch) {
-        tb[r] = ta[l].clone();
+        if by_lhs {
+            tb[r] = ta[l].clone();
+        } else {
+            ta[l] = tb[r].clone();
+        }
+    }
+    if !by_lhs {
+        // The lhs's other dimensions give up the axes its batch now uses.
+        let batch: Vec<usize> = dd.lhs_batch.iter().flat_map(|&d| ta[d].clone()).collect();
+        for d in (0..ta.len()).filter(|d| !dd.lhs_batch.contains(d)) {
+            ta[d].retain(|m| !batch.contains(m));
+        }
     }
     let mut summed: Vec<usize> = Vec::new();
     for (&l, &r) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
-        if sa[l] == tb[r] {
-            summed.extend(sa[l].iter().copied());
+        if ta[l] == tb[r] {
+            summed.extend(ta[l].iter().copied());
         } else {
             ta[l].clear();
             tb[r].clear();
@@ -239,26 +302,17 @@ pub fn partition_dot_general(
             tb[d].clear();
         }
     }
-    let a = cx.reshard(&a, &sa, &ta, "dot: operands laid out differently")?;
-    let b = cx.reshard(&b, &sb, &tb, "dot: operands laid out differently")?;
-    let mut y = bind(prim, [a, b])?.swap_remove(0);
-    for &ax in &summed {
-        y = cx.collective(
-            CollectiveOp::AllReduce(ReduceOp::Sum),
-            ax,
-            &y,
-            &format!(
-                "dot: partial sums over the contracting dimension split by '{}'",
-                cx.mesh().axis_names[ax]
-            ),
-        )?;
-    }
-    let spec: Spec = dd
+    let out: Spec = dd
         .lhs_batch
         .iter()
         .chain(&lfree)
         .map(|&d| ta[d].clone())
         .chain(rfree.iter().map(|&d| tb[d].clone()))
         .collect();
-    Ok(vec![(y, spec)])
+    DotLayout {
+        lhs: ta,
+        rhs: tb,
+        summed,
+        out,
+    }
 }

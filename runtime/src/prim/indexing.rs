@@ -637,10 +637,16 @@ pub fn partition_iota(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Loc
     cx.replicated(prim, ins)
 }
 
-pub fn partition_sort(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// Each row along the sorted axis is sorted where it lives.
+pub fn partition_sort(prim: &Prim, axis: usize, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
+    cx.along_axis(prim, ins, axis)
 }
 
-pub fn partition_argsort(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+pub fn partition_argsort(
+    prim: &Prim,
+    axis: usize,
+    cx: &Spmd,
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    cx.along_axis(prim, ins, axis)
 }

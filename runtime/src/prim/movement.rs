@@ -645,10 +645,23 @@ pub fn partition_slice(
     Ok(vec![(bind(&p, [x])?.swap_remove(0), keep)])
 }
 
-/// Runs replicated: reversing a split dimension also reverses the order of
-/// its blocks.
-pub fn partition_rev(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// The reversed dimensions are gathered whole (reversing a split one would
+/// also reverse the order of its blocks); the others keep their split.
+pub fn partition_rev(
+    prim: &Prim,
+    dims: &[usize],
+    cx: &Spmd,
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    let [(x, s)]: [Local; 1] = ins.try_into().expect("one operand");
+    let keep: Spec = (0..s.len())
+        .map(|d| match dims.contains(&d) {
+            true => Vec::new(),
+            false => s[d].clone(),
+        })
+        .collect();
+    let x = cx.reshard(&x, &s, &keep, "rev of a split dimension")?;
+    Ok(vec![(bind(prim, [x])?.swap_remove(0), keep)])
 }
 
 /// Padding keeps the layout of the dimensions it leaves alone; the ones it

@@ -455,8 +455,13 @@ pub fn partition_arg_reduce(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<V
     cx.replicated(prim, ins)
 }
 
-/// Runs replicated: a scan over a split dimension needs the blocks before
-/// each one.
-pub fn partition_cumulative(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
-    cx.replicated(prim, ins)
+/// Each row along the scanned axis is scanned where it lives (a scan over
+/// a split dimension would need the blocks before each one).
+pub fn partition_cumulative(
+    prim: &Prim,
+    axis: usize,
+    cx: &Spmd,
+    ins: Vec<Local>,
+) -> Result<Vec<Local>> {
+    cx.along_axis(prim, ins, axis)
 }
