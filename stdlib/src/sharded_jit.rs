@@ -70,6 +70,12 @@ pub(crate) fn sharded_jit(
         out_shardings.clone(),
         entries.clone(),
     );
+    let (f4, i4, o4, e4) = (
+        f.clone(),
+        in_shardings.clone(),
+        out_shardings.clone(),
+        entries.clone(),
+    );
     if let Value::Native(n) = &value {
         let plan =
             NativeClosure::value(format!("jit({name}).plan"), move |interp, args, kwargs| {
@@ -85,6 +91,13 @@ pub(crate) fn sharded_jit(
                 )
             });
         n.attrs.borrow_mut().push(("plan".into(), plan));
+        // What one step costs each device, for choosing among layouts
+        // (`auto_strategy`): flops, elements written, collectives, bytes.
+        let cost =
+            NativeClosure::value(format!("jit({name}).cost"), move |interp, args, kwargs| {
+                call(interp, &f4, &i4, &o4, &e4, args, kwargs, Mode::Cost)
+            });
+        n.attrs.borrow_mut().push(("cost".into(), cost));
         let ir = NativeClosure::value(
             format!("jit({name}).ir"),
             move |interp, args, mut kwargs| {
@@ -177,6 +190,7 @@ fn one_sharding(item: &Value) -> Result<Option<ShardingValue>> {
 enum Mode<'a> {
     Run { donated: &'a [bool], why: &'a str },
     Plan,
+    Cost,
     Ir { after: Option<&'a str> },
 }
 
@@ -387,6 +401,23 @@ fn call(
     let why = match mode {
         Mode::Run { why, .. } => why,
         Mode::Plan => return Ok(Value::str(&plan_text(&part, &global))),
+        Mode::Cost => {
+            let c = partition::cost(&part, &global);
+            let items = [
+                ("flops", Value::Float(c.flops)),
+                ("elements", Value::Float(c.elements)),
+                ("collectives", Value::Int(c.collectives as i64)),
+                ("bytes_sent", Value::Int(c.bytes_sent as i64)),
+                ("peak_bytes", Value::Int(c.peak_bytes as i64)),
+                ("input_bytes", Value::Int(c.input_bytes as i64)),
+            ];
+            return Ok(Value::dict(
+                items
+                    .into_iter()
+                    .map(|(k, v)| (arr_runtime::Key::Str(k.into()), v))
+                    .collect(),
+            ));
+        }
         Mode::Ir { after } => {
             let (g, n_consts) = part.graph_after(after)?;
             return Ok(Value::str(&graph::text(&g, n_consts)));

@@ -3106,3 +3106,74 @@ def _shard_by_rules(x, mesh, rules, names):
         raise TypeError("shard: with rules or a strategy, give names= (a tree of logical axis names matching the arrays)")
     shardings = logical_shardings(names, mesh, rules)
     return tree_map(lambda s, a: device_put(a, s), shardings, x, is_leaf=lambda s: type(s).__name__ == "NamedSharding")
+
+_STRATEGY_CALIBRATION = {}
+
+def _time_best(f, *args):
+    """The fastest of a few runs of f(*args), in seconds (after one to compile)."""
+    block_until_ready(f(*args))
+    best = 1e30
+    for i in range(3):
+        t0 = perf_counter()
+        block_until_ready(f(*args))
+        best = min(best, perf_counter() - t0)
+    return max(best, 1e-9)
+
+def strategy_calibration(mesh):
+    """How fast this machine runs the mesh's devices all at once (they may share
+    cores): product flops and elements written per second per device, and
+    bytes per second and seconds per collective. Measured once per mesh size."""
+    n = mesh.size
+    if n in _STRATEGY_CALIBRATION:
+        return _STRATEGY_CALIBRATION[n]
+    a = ones((n, 192, 192))
+    t_mm = _time_best(pmap(lambda x: x @ x), a)
+    x = ones((n, 1 << 18))
+    t_ew = _time_best(pmap(lambda x: x * 2.0 + 1.0), x)
+    big = ones((n, 1 << 16))
+    t_big = _time_best(pmap(lambda x: psum(x, "i"), axis_name="i"), big)
+    small = ones((n, 1))
+    t_small = _time_best(pmap(lambda x: psum(x, "i"), axis_name="i"), small)
+    sent = 2 * (1 << 16) * 4 * (n - 1) / n
+    c = {"flops": 2 * 192 ** 3 / t_mm, "elements": 2 * (1 << 18) / t_ew,
+         "bandwidth": sent / max(t_big - t_small, 1e-9), "latency": t_small}
+    _STRATEGY_CALIBRATION[n] = c
+    return c
+
+def strategy_costs(step, mesh, names, args, strategies=None):
+    """step(*args) partitioned under each strategy (the named ones whose mesh axes
+    the mesh has, or those given): a list of dicts with the plan's cost per device
+    (flops, elements, collectives, bytes_sent, peak_bytes) and the estimated step
+    time in ms from this machine's calibration. names: the logical names of each
+    argument (a tree per argument, as in_shardings)."""
+    cal = strategy_calibration(mesh)
+    if strategies is None:
+        strategies = [s for s, rules in _STRATEGIES.items() if all(a in mesh.axis_names for _, a in rules)]
+    rows = []
+    seen = []
+    for s in strategies:
+        rules = strategy_rules(s, mesh)
+        shardings = tuple(logical_shardings(n, mesh, rules) for n in names)
+        layout = str(shardings)
+        if layout in seen:
+            continue        # the same layouts as a strategy already weighed
+        seen.append(layout)
+        c = jit(step, in_shardings=shardings).cost(*args)
+        compute = c["flops"] / cal["flops"] + c["elements"] / cal["elements"]
+        comm = c["bytes_sent"] / cal["bandwidth"] + c["collectives"] * cal["latency"]
+        rows.append({"strategy": s, "collectives": c["collectives"], "MB sent": round(c["bytes_sent"] / 1e6, 3),
+                     "peak MB": round(c["peak_bytes"] / 1e6, 3), "GFLOP": round(c["flops"] / 1e9, 4),
+                     "compute ms": round(1e3 * compute, 3), "comm ms": round(1e3 * comm, 3),
+                     "estimate ms": round(1e3 * (compute + comm), 3)})
+    return rows
+
+def auto_strategy(step, mesh, names, args, strategies=None, show=True):
+    """The strategy with the lowest estimated step time for step(*args) on mesh
+    (strategy="auto"): shows the candidates it weighed and why it chose one."""
+    rows = strategy_costs(step, mesh, names, args, strategies)
+    best = min(rows, key=lambda r: r["estimate ms"])
+    if show:
+        print(table(rows))
+        print(f"auto: {best['strategy']} (estimated {best['estimate ms']} ms a step: "
+              f"{best['compute ms']} ms computing, {best['comm ms']} ms communicating)")
+    return best["strategy"]

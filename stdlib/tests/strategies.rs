@@ -209,6 +209,31 @@ fn expert_parallel_plan_sends_tokens_to_their_experts() {
     );
 }
 
+#[test]
+fn auto_strategy_weighs_every_distinct_layout_and_picks_the_cheapest() {
+    let mut s = session();
+    s.run_script(
+        "<test>",
+        r#"
+args = (params, tok, tgt)
+arg_names = (names, ("batch", None), ("batch", None))
+rows = strategy_costs(step, m, arg_names, args)
+# 'ep' and 'ep+tp' lay this model out as 'dp' and 'tp+dp' do: weighed once.
+assert [r["strategy"] for r in rows] == ["dp", "fsdp", "tp", "tp+dp"], rows
+by_name = {r["strategy"]: r for r in rows}
+assert by_name["tp+dp"]["collectives"] == 9 and by_name["dp"]["collectives"] == 1, rows
+# Megatron's layout splits the layers' products over 'model' (the tied
+# logits stay whole): well under half of dp's flops on each device.
+assert by_name["tp+dp"]["GFLOP"] * 3 < by_name["dp"]["GFLOP"], rows
+for r in rows:
+    assert r["estimate ms"] > 0 and abs(r["estimate ms"] - r["compute ms"] - r["comm ms"]) < 2e-3, r
+chosen = auto_strategy(step, m, arg_names, args, show=False)
+assert chosen == min(rows, key=lambda r: r["estimate ms"])["strategy"], (chosen, rows)
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.render()));
+}
+
 /// Ten steps under each strategy give the unsharded losses.
 fn trains_as_unsharded(mut s: Session, strategies: &str) {
     let check = format!(

@@ -720,6 +720,64 @@ pub fn run(
         .collect()
 }
 
+/// What one step of a partitioned program costs each device: the work of
+/// its products and of its other operations, its collectives, and memory.
+#[derive(Clone, Debug, Default)]
+pub struct Cost {
+    /// Multiply-adds of the products, counted twice (flops).
+    pub flops: f64,
+    /// Elements the other operations write.
+    pub elements: f64,
+    pub collectives: usize,
+    pub bytes_sent: usize,
+    pub peak_bytes: usize,
+    pub input_bytes: usize,
+}
+
+/// The cost of a partitioned program, counted on its local graph before
+/// the passes (products are still `dot_general`s there).
+pub fn cost(part: &Partitioned, global: &[Aval]) -> Cost {
+    let g = &part.compiled.traced;
+    let mut c = Cost::default();
+    for e in &g.eqns {
+        let out: f64 = e
+            .outputs
+            .iter()
+            .map(|&o| g.types[o].shape.iter().product::<usize>() as f64)
+            .sum();
+        match &e.prim {
+            Prim::DotGeneral(d) => {
+                let lhs = g.atom_aval(&e.inputs[0]);
+                let k: usize = d.lhs_contract.iter().map(|&i| lhs.shape[i]).product();
+                c.flops += 2.0 * out * k as f64;
+            }
+            Prim::Collective(_) => {}
+            _ => c.elements += out,
+        }
+    }
+    c.collectives = part.plan.len();
+    c.bytes_sent = part.plan.iter().map(|p| p.bytes_per_device).sum();
+    c.peak_bytes = peak_bytes(&part.compiled.graph);
+    c.input_bytes = input_bytes(part, global);
+    c
+}
+
+/// The bytes of this device's blocks of the inputs.
+fn input_bytes(part: &Partitioned, global: &[Aval]) -> usize {
+    global
+        .iter()
+        .zip(&part.in_specs)
+        .map(|(a, s)| {
+            a.shape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| n / parts(&part.mesh, &s[d]))
+                .product::<usize>()
+                * a.dtype.size_bytes()
+        })
+        .sum()
+}
+
 /// The text of a plan: each collective with its bytes, then the memory.
 pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
     let mut out = format!("sharded jit on {}\n", part.mesh.describe());
@@ -752,18 +810,7 @@ pub fn plan_text(part: &Partitioned, global: &[Aval]) -> String {
             c.because
         ));
     }
-    let input_bytes: usize = global
-        .iter()
-        .zip(&part.in_specs)
-        .map(|(a, s)| {
-            a.shape
-                .iter()
-                .enumerate()
-                .map(|(d, &n)| n / parts(&part.mesh, &s[d]))
-                .product::<usize>()
-                * a.dtype.size_bytes()
-        })
-        .sum();
+    let input_bytes = input_bytes(part, global);
     out.push_str(&format!(
         "collectives send {} per device; inputs take {}, peak memory {} per device\n",
         human_bytes(total),
