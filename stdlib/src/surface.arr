@@ -3177,3 +3177,13 @@ def auto_strategy(step, mesh, names, args, strategies=None, show=True):
         print(f"auto: {best['strategy']} (estimated {best['estimate ms']} ms a step: "
               f"{best['compute ms']} ms computing, {best['comm ms']} ms communicating)")
     return best["strategy"]
+
+def device_bytes(tree):
+    """The bytes each device holds of the arrays of tree: a dict from device id to
+    bytes (an unsplit array counts on every device that holds a copy)."""
+    out = {}
+    for x in tree_leaves(tree):
+        for s in x.addressable_shards:
+            d = s.device.id
+            out[d] = out.get(d, 0) + s.data.nbytes
+    return out

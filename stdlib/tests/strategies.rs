@@ -234,6 +234,33 @@ assert chosen == min(rows, key=lambda r: r["estimate ms"])["strategy"], (chosen,
     .unwrap_or_else(|e| panic!("{}", e.render()));
 }
 
+#[test]
+fn fsdp_and_tp_keep_a_share_of_parameters_and_optimiser_state_per_device() {
+    let mut s = session();
+    s.run_script(
+        "<test>",
+        r#"
+import optax
+total = sum(x.nbytes for x in tree_leaves(params))
+p = shard(params, m, "fsdp", names=names)
+per = device_bytes(p)
+assert len(per) == 8 and all(b == total // 2 for b in per.values()), (total, per)
+state = optax.adam(1e-3).init(p)
+for moment in (state[0].mu, state[0].nu):
+    assert all(b == total // 2 for b in device_bytes(moment).values()), device_bytes(moment)
+# Tensor parallel: the layers' matrices split over 'model', the tied
+# embedding and the norms' gains whole on every device.
+split = sum(lp[k].nbytes for lp in params["layers"] for k in ("wqkv", "wo", "w1", "w2"))
+p = shard(params, m, "tp", names=names)
+assert all(b == total - split + split // 4 for b in device_bytes(p).values()), device_bytes(p)
+assert all(b == total - split + split // 4 for b in device_bytes(optax.sgd(0.1, momentum=0.9).init(p)).values())
+report = str(mesh_report())
+assert "resident" in report and "sharded arrays" in report, report
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.render()));
+}
+
 /// Ten steps under each strategy give the unsharded losses.
 fn trains_as_unsharded(mut s: Session, strategies: &str) {
     let check = format!(
