@@ -226,6 +226,86 @@ def transformer_anchors(repeat):
     return out
 
 
+def flax_gpt_anchor(repeat):
+    """w13: the GPT of w10 with a head-major QKV projection, written as a Flax
+    NNX module whose parameters carry logical axis names, laid out by
+    tensor + data parallel rules on a (2, 4) mesh and trained by optax's SGD
+    under nnx.jit (arr's version is in arr-bench's WORKLOADS)."""
+    if not want("w13"):
+        return {}
+    try:
+        import jax
+        import jax.numpy as jnp
+        import optax
+        from flax import nnx
+        from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    except ImportError:
+        return {}
+    if len(jax.devices()) < 8:
+        return {}
+    hd = TD // TH
+    normal = nnx.initializers.normal(0.02)
+
+    def param(rngs, shape, names, init=normal):
+        return nnx.Param(nnx.with_partitioning(init, names)(rngs.params(), shape))
+
+    class Block(nnx.Module):
+        def __init__(self, rngs):
+            self.wqkv = param(rngs, (TD, 3, TH, hd), ("embed", None, "heads", "head_dim"))
+            self.wo = param(rngs, (TH, hd, TD), ("heads", "head_dim", "embed"))
+            self.w1 = param(rngs, (TD, 4 * TD), ("embed", "mlp"))
+            self.w2 = param(rngs, (4 * TD, TD), ("mlp", "embed"))
+            self.g1 = param(rngs, (TD,), ("embed",), nnx.initializers.ones)
+            self.g2 = param(rngs, (TD,), ("embed",), nnx.initializers.ones)
+
+        def __call__(self, x):
+            def layernorm(x, g):
+                m = jnp.mean(x, axis=-1, keepdims=True)
+                v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+                return (x - m) / jnp.sqrt(v + 1e-5) * g
+            h = layernorm(x, self.g1[...])
+            qkv = jnp.einsum("btd,dkhe->kbhte", h, self.wqkv[...])
+            s = jnp.einsum("bhqe,bhke->bhqk", qkv[0], qkv[1]) / jnp.sqrt(float(hd))
+            s = jnp.where(jnp.tril(jnp.ones((TT, TT))) > 0, s, -1e9)
+            a = jnp.einsum("bhqk,bhke->bhqe", jax.nn.softmax(s, axis=-1), qkv[2])
+            x = x + jnp.einsum("bhqe,hed->bqd", a, self.wo[...])
+            return x + jax.nn.gelu(layernorm(x, self.g2[...]) @ self.w1[...]) @ self.w2[...]
+
+    class GPT(nnx.Module):
+        def __init__(self, rngs):
+            self.emb = param(rngs, (TV, TD), ("vocab", "embed"))
+            self.blocks = nnx.List([Block(rngs) for _ in range(TL)])
+
+        def __call__(self, tok):
+            x = self.emb[...][tok]
+            for b in self.blocks:
+                x = b(x)
+            return x @ self.emb[...].T
+
+    rules = [("batch", "data"), ("heads", "model"), ("mlp", "model"), ("vocab", None),
+             ("embed", None), ("head_dim", None)]
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    with jax.set_mesh(mesh), nnx.logical_axis_rules(rules):
+        model = GPT(nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+        @nnx.jit
+        def train_step(model, optimizer, tok, tgt):
+            def loss_fn(model):
+                logp = jax.nn.log_softmax(model(tok), axis=-1)
+                return -jnp.mean(jnp.take_along_axis(logp, tgt[..., None], axis=-1))
+            loss, grads = nnx.value_and_grad(loss_fn)(model)
+            optimizer.update(model, grads)
+            return loss
+
+        batch = NamedSharding(mesh, P("data", None))
+        tok = jax.device_put(jax.random.randint(jax.random.key(1), (TB, TT), 0, TV), batch)
+        tgt = jax.device_put(jax.random.randint(jax.random.key(2), (TB, TT), 0, TV), batch)
+        jax.block_until_ready(train_step(model, optimizer, tok, tgt))
+        return {"w13": median_ms(
+            lambda: jax.block_until_ready(train_step(model, optimizer, tok, tgt)), max(repeat, 10))}
+
+
 def main():
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     x = np.random.default_rng(0).standard_normal(10_000_000, dtype=np.float32)
@@ -268,6 +348,7 @@ def main():
         out["w3_2048"] = median_ms(lambda: a4 @ b4, repeat)
     out.update(jax_anchors(x, repeat))
     out.update(transformer_anchors(repeat))
+    out.update(flax_gpt_anchor(repeat))
     cmd = [sys.executable, "-c", "import numpy; numpy.ones(3).sum()"]
     if want("w7"):
         out["w7"] = median_ms(lambda: subprocess.run(cmd, check=True), repeat)

@@ -237,6 +237,54 @@ def w11():
     return jt11(tparams, ttok, ttgt)
 def w11_plan():
     return jt11.plan(tparams, ttok, ttgt)
+
+# w13: the GPT with a head-major QKV projection, its parameters named by
+# logical axes and laid out by the 'tp+dp' strategy on a (2, 4) mesh,
+# trained by optax's SGD (the anchor: the same model in Flax NNX + optax).
+import optax
+k13 = random.split(random.key(0), 1 + 4 * TL)
+p13 = {"emb": random.normal(k13[0], (TV, TD)) * 0.02, "layers": []}
+n13 = {"emb": ("vocab", "embed"), "layers": []}
+for i in range(TL):
+    k = k13[1 + 4 * i: 5 + 4 * i]
+    p13["layers"].append({"wqkv": random.normal(k[0], (TD, 3, TH, TD // TH)) * 0.02,
+                          "wo": random.normal(k[1], (TH, TD // TH, TD)) * 0.02,
+                          "w1": random.normal(k[2], (TD, 4 * TD)) * 0.02,
+                          "w2": random.normal(k[3], (4 * TD, TD)) * 0.02,
+                          "g1": ones(TD), "g2": ones(TD)})
+    n13["layers"].append({"wqkv": ("embed", None, "heads", "head_dim"),
+                          "wo": ("heads", "head_dim", "embed"), "w1": ("embed", "mlp"),
+                          "w2": ("mlp", "embed"), "g1": ("embed",), "g2": ("embed",)})
+
+def attn13(x, lp):
+    qkv = einsum("btd,dkhe->kbhte", x, lp["wqkv"])
+    s = einsum("bhqe,bhke->bhqk", qkv[0], qkv[1]) / sqrt(float(TD // TH))
+    s = where(tril(ones((TT, TT))) > 0, s, -1e9)
+    return einsum("bhqe,hed->bqd", einsum("bhqk,bhke->bhqe", softmax(s, axis=-1), qkv[2]), lp["wo"])
+
+def loss13(p, tok, tgt):
+    x = p["emb"][tok]
+    for lp in p["layers"]:
+        x = x + attn13(layernorm(x, lp["g1"]), lp)
+        x = x + gelu(layernorm(x, lp["g2"]) @ lp["w1"]) @ lp["w2"]
+    logp = log_softmax(x @ p["emb"].T, axis=-1)
+    return -mean(take_along_axis(logp, tgt[..., None], axis=-1))
+
+tx13 = optax.sgd(0.1)
+def step13(p, s, tok, tgt):
+    l, g = value_and_grad(loss13)(p, tok, tgt)
+    u, s = tx13.update(g, s, p)
+    return l, optax.apply_updates(p, u), s
+
+ps13 = logical_shardings(n13, m11, "tp+dp")
+bs13 = logical_shardings(("batch", None), m11, "tp+dp")
+p13 = shard(p13, m11, "tp+dp", names=n13)
+s13 = tx13.init(p13)
+jt13 = jit(step13, in_shardings=(ps13, None, bs13, bs13))
+t13 = device_put(ttok, bs13)
+g13 = device_put(ttgt, bs13)
+def w13():
+    return jt13(p13, s13, t13, g13)
 "#;
 
 /// The transformer's sizes (w10-w12), in the order of the shared anchors'
@@ -544,6 +592,18 @@ fn main() {
             arr_ms: 0.0,
             anchor: "JAX sharded jit",
             anchor_key: "w11",
+            target: 1.0,
+            floor: format!(
+                "{:.2} GFLOP a step over 8 devices on the machine's cores",
+                tsizes.step_flops() / 1e9
+            ),
+        },
+        Row {
+            id: "w13",
+            what: "GPT (head-major QKV) under the 'tp+dp' strategy on (2, 4), optax SGD",
+            arr_ms: 0.0,
+            anchor: "JAX+Flax NNX+optax",
+            anchor_key: "w13",
             target: 1.0,
             floor: format!(
                 "{:.2} GFLOP a step over 8 devices on the machine's cores",

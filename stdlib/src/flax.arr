@@ -1960,3 +1960,62 @@ def _nnx_mapping_repr(mapping, pad):
             text = _nnx_indent(repr(v), "  ")
         parts.append(f"  {k!r}: {text}")
     return _nnx_indent("{\n" + ",\n".join(parts) + "\n}", pad)
+
+# ---- flax.training.train_state ----
+
+class _ts_TrainStateBase:
+    """flax.training.train_state.TrainState: a pytree of the step, the parameters,
+    the optimiser state (and any extra fields given to create), with the model's
+    apply_fn and the optax transformation tx as static fields."""
+
+    def __init__(self, step, apply_fn, params, tx, opt_state, **extra):
+        # Extra fields are those a subclass declares (`batch_stats: Any`).
+        declared = []
+        for c in type(self).__mro__:
+            declared.extend(getattr(c, "__annotations__", {}))
+        for k in extra:
+            if k not in declared:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{k}'")
+        self.step = step
+        self.apply_fn = apply_fn
+        self.params = params
+        self.tx = tx
+        self.opt_state = opt_state
+        self._extra = tuple(extra)
+        for k, v in extra.items():
+            setattr(self, k, v)
+
+    @classmethod
+    def create(cls, *, apply_fn, params, tx, **kwargs):
+        """A new state at step 0, the optimiser's state initialised from params."""
+        return cls(step=0, apply_fn=apply_fn, params=params, tx=tx, opt_state=tx.init(params), **kwargs)
+
+    def apply_gradients(self, *, grads, **kwargs):
+        """One optimiser step: the updated parameters and optimiser state, step + 1."""
+        updates, opt_state = self.tx.update(grads, self.opt_state, self.params)
+        params = tree_map(lambda p, u: asarray(p + u).astype(asarray(p).dtype), self.params, updates)
+        return self.replace(step=self.step + 1, params=params, opt_state=opt_state, **kwargs)
+
+    def replace(self, **updates):
+        fields = {"step": self.step, "apply_fn": self.apply_fn, "params": self.params,
+                  "tx": self.tx, "opt_state": self.opt_state}
+        for k in self._extra:
+            fields[k] = getattr(self, k)
+        fields.update(updates)
+        return type(self)(**fields)
+
+    def __repr__(self):
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k in self._extra)
+        return f"TrainState(step={self.step!r}, apply_fn={self.apply_fn!r}, params={self.params!r}, tx={self.tx!r}, opt_state={self.opt_state!r}{extra})"
+
+def _ts_flatten(s):
+    children = (s.step, s.params, s.opt_state) + tuple(getattr(s, k) for k in s._extra)
+    return children, (type(s), s.apply_fn, s.tx, s._extra)
+
+def _ts_unflatten(aux, children):
+    cls, apply_fn, tx, extra = aux
+    fields = dict(zip(extra, children[3:]))
+    return cls(step=children[0], apply_fn=apply_fn, params=children[1], tx=tx, opt_state=children[2], **fields)
+
+register_pytree_node(_ts_TrainStateBase, _ts_flatten, _ts_unflatten)
+_ts_TrainState = type("TrainState", (_ts_TrainStateBase,), {})

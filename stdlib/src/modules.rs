@@ -268,7 +268,21 @@ const MODULES: &[(&str, &str, &str)] = &[
          hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax log_softmax one_hot \
          standardize initializers=@flax.nnx.initializers metrics=@flax.nnx.metrics",
     ),
-    ("flax", "Flax, as flax: its NNX API.", "nnx=@flax.nnx"),
+    (
+        "flax.training.train_state",
+        "A training state pytree, as flax.training.train_state.",
+        "TrainState=_ts_TrainState",
+    ),
+    (
+        "flax.training",
+        "Training utilities, as flax.training.",
+        "train_state=@flax.training.train_state",
+    ),
+    (
+        "flax",
+        "Flax, as flax: its NNX API and flax.training.",
+        "nnx=@flax.nnx training=@flax.training",
+    ),
     (
         "optax",
         "Gradient processing and optimisation, as optax: transformations, optimisers, schedules, losses.",
