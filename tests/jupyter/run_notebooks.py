@@ -63,6 +63,16 @@ def check_sharding(path, nb, steps):
     assert "sharded jit equal to one device: True" in text, f"{path}: {text!r}"
 
 
+def check_strategies(path, nb, steps):
+    outs = outputs(nb)
+    tables = [o for o in outs if o.output_type == "execute_result" and "<table" in o.data.get("text/html", "")]
+    assert tables and "tp+dp" in tables[0].data["text/plain"], f"{path}: no table of rules: {outs}"
+    text = "".join(o.text for o in outs if o.output_type == "stream")
+    assert text.count("sharded jit on Mesh('data': 2, 'model': 4)") == 3, f"{path}: {text!r}"
+    assert "auto: " in text and "estimate ms" in text, f"{path}: no candidates: {text!r}"
+    assert f"after {steps} steps" in text and "equal to one device: True" in text, f"{path}: {text!r}"
+
+
 def main():
     out_dir = sys.argv[1]
     notebooks = sorted(glob.glob(os.path.join(ROOT, "examples", "*.ipynb")))
@@ -82,6 +92,8 @@ def main():
             check_tour(executed, nb, steps=20)
         if name == "sharding":
             check_sharding(executed, nb, steps=3)
+        if name == "strategies":
+            check_strategies(executed, nb, steps=3)
         # papermill, with a parameter injected (arr parses Python's assignment syntax)
         pm_out = os.path.join(out_dir, f"{name}.papermill.ipynb")
         subprocess.run(
@@ -95,6 +107,8 @@ def main():
             check_tour(pm_out, nb, steps=5)
         if name == "sharding":
             check_sharding(pm_out, nb, steps=5)
+        if name == "strategies":
+            check_strategies(pm_out, nb, steps=5)
         print(f"ok: {name}.ipynb (nbconvert, papermill)")
 
 
