@@ -162,29 +162,43 @@ fn data_parallel_plan_is_one_bucketed_all_reduce() {
 #[test]
 fn fsdp_plan_gathers_each_parameter_once() {
     // Each parameter is gathered whole once before its first use (the
-    // backward pass reuses it); the gradients are summed over 'data' in
-    // one bucket, each device keeping its block of the update.
+    // backward pass reuses it); each gradient is reduce-scattered over
+    // 'data', each device getting the block of the sum its update needs.
     check_plan(
         "fsdp",
         expect![[r#"
-        sharded jit on Mesh('data': 2, 'model': 4)
-          1. all_gather over 'data' (2 devices) of f32[64,32]: 8.0 KiB sent per device  (gather along a split dimension) at <setup>:26
-          2. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-          3. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
-          4. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
-          5. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-          6. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-          7. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-          8. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-          9. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
-         10. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
-         11. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-         12. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-         13. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-         14. all_gather over 'data' (2 devices) of f32[32,64]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:30
-         15. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,64]): 417.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:31, <setup>:30, <setup>:29, <setup>:17, <setup>:23, <setup>:20, <setup>:26
-        collectives send 625.5 KiB per device; inputs take 201.0 KiB, peak memory 1.9 MiB per device
-    "#]],
+            sharded jit on Mesh('data': 2, 'model': 4)
+              1. all_gather over 'data' (2 devices) of f32[64,32]: 8.0 KiB sent per device  (gather along a split dimension) at <setup>:26
+              2. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
+              3. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
+              4. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
+              5. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
+              6. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
+              7. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
+              8. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
+              9. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
+             10. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
+             11. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
+             12. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
+             13. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
+             14. all_gather over 'data' (2 devices) of f32[32,64]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:30
+             15. psum over 'data' (2 devices) of f32[]: 4 B sent per device  (reduce_sum over a dimension split by 'data') at <setup>:31
+             16. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             17. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             18. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             19. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             20. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             21. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             22. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             23. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             24. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             25. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             26. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             27. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             28. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+             29. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+            collectives send 417.0 KiB per device; inputs take 201.0 KiB, peak memory 1.9 MiB per device
+        "#]],
     );
 }
 

@@ -127,15 +127,14 @@ pub fn reshard_bytes(
 }
 
 /// The bytes each device sends in collective `op` over `size` devices of
-/// a block of `bytes` (a ring's count).
+/// a block of `bytes` (a ring's count: a reduce-scatter sends half what an
+/// all-reduce does).
 fn bytes_sent(op: &CollectiveOp, size: usize, bytes: usize) -> usize {
     match op {
         CollectiveOp::AllReduce(_) => 2 * bytes * (size - 1) / size,
         CollectiveOp::AllGather { .. } => bytes * (size - 1),
-        CollectiveOp::ReduceScatter { .. }
-        | CollectiveOp::AllToAll { .. }
-        | CollectiveOp::Permute(_)
-        | CollectiveOp::AxisIndex => bytes,
+        CollectiveOp::ReduceScatter { .. } => bytes * (size - 1) / size,
+        CollectiveOp::AllToAll { .. } | CollectiveOp::Permute(_) | CollectiveOp::AxisIndex => bytes,
     }
 }
 
@@ -230,6 +229,11 @@ struct Partitioner<'a> {
     /// then split over the same axis is a reduce-scatter instead (a
     /// gradient laid out as its FSDP-split parameter).
     summed: RefCell<Vec<(Tensor, Tensor, usize)>>,
+    /// The elementwise operations and transposes it ran: (result,
+    /// primitive, operands). Splitting the result of one whose operands
+    /// are sums splits those sums instead (`lr * grad` laid out as its
+    /// FSDP-split parameter).
+    elementwise: RefCell<Vec<(Tensor, Prim, Vec<Local>)>>,
 }
 
 impl Partitioner<'_> {
@@ -268,9 +272,11 @@ impl Partitioner<'_> {
         Ok(out)
     }
 
-    /// `x`, a sum this partitioner inserted over one mesh axis, split over
-    /// that axis along one dimension: the reduce-scatter of its operand
-    /// (half the bytes of the all-reduce; the sum is then left unread).
+    /// `x`, a sum this partitioner inserted over one mesh axis (or an
+    /// elementwise function of such sums and scalars), split over that axis
+    /// along one dimension: the reduce-scatter of the sum's operand (half
+    /// the bytes of the all-reduce; the sum is then left unread), with the
+    /// elementwise work done on the blocks.
     fn scatter_sum(&self, x: &Tensor, from: &Spec, to: &Spec) -> Result<Option<Tensor>> {
         let changed: Vec<usize> = (0..to.len()).filter(|&d| from[d] != to[d]).collect();
         let &[d] = changed.as_slice() else {
@@ -279,26 +285,83 @@ impl Partitioner<'_> {
         let (&[m], true) = (to[d].as_slice(), from[d].is_empty()) else {
             return Ok(None);
         };
+        if !x.shape()[d].is_multiple_of(self.mesh.shape[m]) {
+            return Ok(None);
+        }
+        self.split_sum(x, from, to, d, m, 0)
+    }
+
+    fn split_sum(
+        &self,
+        x: &Tensor,
+        from: &Spec,
+        to: &Spec,
+        d: usize,
+        m: usize,
+        depth: usize,
+    ) -> Result<Option<Tensor>> {
         let operand = self
             .summed
             .borrow()
             .iter()
             .find(|(out, _, axis)| *axis == m && out.same(x))
             .map(|(_, operand, _)| operand.clone());
-        match operand {
-            Some(operand) if x.shape()[d].is_multiple_of(self.mesh.shape[m]) => {
-                let op = CollectiveOp::ReduceScatter {
-                    axis: d,
-                    tiled: true,
-                };
-                let because = format!(
-                    "a sum over '{}' laid out split by it",
-                    self.mesh.axis_names[m]
-                );
-                Ok(Some(self.collective(op, m, &operand, &because)?))
-            }
-            _ => Ok(None),
+        if let Some(operand) = operand {
+            let op = CollectiveOp::ReduceScatter {
+                axis: d,
+                tiled: true,
+            };
+            let because = format!(
+                "a sum over '{}' laid out split by it",
+                self.mesh.axis_names[m]
+            );
+            return self.collective(op, m, &operand, &because).map(Some);
         }
+        let made = self
+            .elementwise
+            .borrow()
+            .iter()
+            .find(|(y, ..)| y.same(x))
+            .map(|(_, p, ins)| (p.clone(), ins.clone()));
+        let Some((prim, ins)) = made.filter(|_| depth < 8) else {
+            return Ok(None);
+        };
+        if let Prim::Transpose(perm) = &prim {
+            // Output dimension d is the operand's perm[d].
+            let [(t, s)]: [Local; 1] = ins.try_into().expect("one operand");
+            let mut to_in = s.clone();
+            to_in[perm[d]] = vec![m];
+            let permuted: Spec = perm.iter().map(|&p| s[p].clone()).collect();
+            if &permuted != from {
+                return Ok(None);
+            }
+            return match self.split_sum(&t, &s, &to_in, perm[d], m, depth + 1)? {
+                Some(b) => Ok(Some(bind(&prim, [b])?.swap_remove(0))),
+                None => Ok(None),
+            };
+        }
+        let mut any = false;
+        let mut blocks = Vec::with_capacity(ins.len());
+        for (t, s) in ins {
+            if t.ndim() == 0 {
+                blocks.push(t);
+                continue;
+            }
+            if &s != from || t.shape() != x.shape() {
+                return Ok(None);
+            }
+            match self.split_sum(&t, from, to, d, m, depth + 1)? {
+                Some(b) => {
+                    any = true;
+                    blocks.push(b);
+                }
+                None => blocks.push(self.reshard(&t, from, to, "elementwise on blocks")?),
+            }
+        }
+        if !any {
+            return Ok(None);
+        }
+        Ok(Some(bind(&prim, blocks)?.swap_remove(0)))
     }
 
     /// This device's block index along a dimension split by `axes`.
@@ -457,7 +520,20 @@ impl Partitioner<'_> {
             graph: g,
             outs,
         };
-        crate::prim::partition(prim, &cx, ins)
+        let elementwise = matches!(
+            prim,
+            Prim::Unary(_) | Prim::Binary(_) | Prim::Select | Prim::Convert(_) | Prim::Transpose(_)
+        );
+        let kept = elementwise.then(|| ins.clone());
+        let ys = crate::prim::partition(prim, &cx, ins)?;
+        if let (Some(ins), [(y, _)]) = (kept, ys.as_slice()) {
+            if matches!(y, Tensor::Traced(_)) {
+                self.elementwise
+                    .borrow_mut()
+                    .push((y.clone(), prim.clone(), ins));
+            }
+        }
+        Ok(ys)
     }
 }
 
@@ -483,6 +559,19 @@ impl Spmd<'_> {
     /// `x` (local, laid out by `from`) laid out by `to` instead.
     pub fn reshard(&self, x: &Tensor, from: &Spec, to: &Spec, because: &str) -> Result<Tensor> {
         self.part.reshard(x, from, to, because)
+    }
+
+    /// An elementwise `prim` of operands already laid out alike, recorded
+    /// as the partitioner records the graph's own (a sum inside a rule,
+    /// split later, becomes a reduce-scatter too).
+    pub fn elementwise(&self, prim: &Prim, ins: Vec<Local>) -> Result<Tensor> {
+        let args: Vec<Tensor> = ins.iter().map(|(t, _)| t.clone()).collect();
+        let y = bind(prim, args)?.swap_remove(0);
+        self.part
+            .elementwise
+            .borrow_mut()
+            .push((y.clone(), prim.clone(), ins));
+        Ok(y)
     }
 
     /// The bytes each device would send to reshard `x` from `from` to `to`.
@@ -613,6 +702,7 @@ pub fn partition(
         line: RefCell::new(None),
         resharded: RefCell::new(Vec::new()),
         summed: RefCell::new(Vec::new()),
+        elementwise: RefCell::new(Vec::new()),
     };
     let out_specs = RefCell::new(Vec::new());
     let compiled = compile_for_mesh(mesh, &local, |ts| {

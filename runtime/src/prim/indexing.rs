@@ -630,7 +630,11 @@ pub fn partition_scatter(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<
             ),
         )?;
     }
-    Ok(vec![(add(&a, &y)?, ka)])
+    let sum = cx.elementwise(
+        &Prim::Binary(BinaryOp::Add),
+        vec![(a, ka.clone()), (y, ka.clone())],
+    )?;
+    Ok(vec![(sum, ka)])
 }
 
 pub fn partition_iota(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
