@@ -265,6 +265,40 @@ fn tree_json(v: &Value, arrays: &mut Vec<Array>) -> Result<Json> {
     })
 }
 
+/// Where each array of an index's tree sits (`['layers'][0]['w1']`), by
+/// its number: what a load error names.
+fn array_paths(j: &Json, path: &str, out: &mut Vec<(usize, String)>) {
+    let Some((tag, x)) = j.as_object().and_then(|o| o.iter().next()) else {
+        return;
+    };
+    match tag.as_str() {
+        "array" => {
+            if let Some(k) = x.as_u64() {
+                out.push((k as usize, path.to_string()));
+            }
+        }
+        "list" | "tuple" => {
+            for (i, e) in x.as_array().into_iter().flatten().enumerate() {
+                array_paths(e, &format!("{path}[{i}]"), out);
+            }
+        }
+        "dict" => {
+            for e in x.as_array().into_iter().flatten() {
+                let Some([key, v]) = e.as_array().map(Vec::as_slice) else {
+                    continue;
+                };
+                let key = match (key.get("str"), key.get("int")) {
+                    (Some(s), _) => format!("[{s}]").replace('"', "'"),
+                    (_, Some(i)) => format!("[{i}]"),
+                    _ => "[?]".into(),
+                };
+                array_paths(v, &format!("{path}{key}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn tree_value(j: &Json, arrays: &mut dyn FnMut(usize) -> Result<Value>) -> Result<Value> {
     let bad = || io_error("load_checkpoint: index.json is not a checkpoint index".into());
     if j.is_null() {
@@ -482,11 +516,19 @@ fn load_checkpoint(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             )));
         }
     }
+    let mut paths = Vec::new();
+    array_paths(&index["tree"], "", &mut paths);
     let mut read = |k: usize| -> Result<Value> {
         let spec = specs
             .get(k)
             .ok_or_else(|| io_error(format!("load_checkpoint: the index has no array {k}")))?;
-        let x = read_array(&dir, spec)?;
+        let x = read_array(&dir, spec).map_err(|mut e| {
+            if let Some((_, p)) = paths.iter().find(|(i, _)| *i == k) {
+                let at = if p.is_empty() { "the tree itself" } else { p };
+                e.message = format!("{} (the array at {at}; nothing was loaded)", e.message);
+            }
+            e
+        })?;
         let placement = match &layout {
             Layout::Host => return Ok(Value::Array(Tensor::from(x))),
             Layout::Mesh(m) => {

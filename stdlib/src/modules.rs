@@ -447,6 +447,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "The operating system, as os: the environment (as the program started), files and folders.",
         "environ=_os_environ sep=_os_sep getcwd=_os_getcwd getenv=_os_getenv cpu_count=_os_cpu_count \
          getpid=_os_getpid listdir=_os_listdir makedirs=_os_makedirs mkdir=_os_mkdir remove=_os_remove \
+         truncate=_os_truncate \
          path=@os.path",
     ),
     ("shutil", "Files and folders, as shutil.", "rmtree=_shutil_rmtree"),

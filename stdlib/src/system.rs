@@ -87,6 +87,23 @@ pub(crate) fn register(r: &mut Registry) {
         Ok(Value::None)
     });
     r.effect_func(
+        "_os_truncate(path, length)",
+        "Cut file path to length bytes (or extend it with zeros).",
+        |_, a| {
+            let p = path_arg("truncate", &a[0])?;
+            let n = int_arg("length", &a[1])?;
+            let n = u64::try_from(n).map_err(|_| {
+                Error::value_error(format!("truncate: length must not be negative, got {n}"))
+            })?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .and_then(|f| f.set_len(n))
+                .map_err(|e| os_error("truncate", &p, e))?;
+            Ok(Value::None)
+        },
+    );
+    r.effect_func(
         "_shutil_rmtree(path, ignore_errors=False)",
         "Remove folder path and everything in it.",
         |_, a| {

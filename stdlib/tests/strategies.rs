@@ -275,6 +275,40 @@ assert "resident" in report and "sharded arrays" in report, report
     .unwrap_or_else(|e| panic!("{}", e.render()));
 }
 
+#[test]
+fn a_checkpoint_restores_under_another_mesh_and_strategy_or_says_what_is_wrong() {
+    let mut s = session();
+    s.run_script(
+        "<test>",
+        r#"
+import tempfile, os
+path = tempfile.mkdtemp() + "/gpt"
+p = shard(params, m, "tp+dp", names=names)
+l, p = sharded_step("tp+dp")(p, tok, tgt)
+save_checkpoint(path, p)
+m42 = mesh((4, 2), ("data", "model"))
+q = load_checkpoint(path, shardings=logical_shardings(names, m42, "fsdp"))
+assert str(q["layers"][1]["w1"].sharding.spec) == "P('data', None)", q["layers"][1]["w1"].sharding
+same = tree_map(lambda a, b: bool(all(a == b)), p, q)
+assert all(tree_leaves(same)), same
+# A block cut short: the error names its file and the array; nothing loads.
+block = [b for b in sorted(os.listdir(path)) if b.endswith(".bin")][-1]
+os.truncate(path + "/" + block, 8)
+try:
+    load_checkpoint(path)
+    assert False, "a truncated checkpoint loaded"
+except IOError as e:
+    assert block in str(e) and "the array at ['layers']" in str(e) and "nothing was loaded" in str(e), str(e)
+try:
+    load_checkpoint(path, shardings=[NamedSharding(m42, P())] * 3)
+    assert False, "a mismatched tree of shardings loaded"
+except ValueError as e:
+    assert "shardings has 3 leaves, the checkpoint 13 arrays" in str(e), str(e)
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.render()));
+}
+
 /// Ten steps under each strategy give the unsharded losses.
 fn trains_as_unsharded(mut s: Session, strategies: &str) {
     let check = format!(
