@@ -42,7 +42,7 @@ pub const SIMPLIFY: Pass = Pass {
     name: "simplify",
     description: "identities that remove work: x*1, x+(-0.0), x/1, x**1, constant selects, \
                   converts, reshapes, transposes and broadcasts that change nothing, -(-x), \
-                  reshapes of reshapes",
+                  reshapes of reshapes, transposes of transposes",
     run: simplify,
 };
 
@@ -256,7 +256,8 @@ fn atom_aval(g: &Graph, a: &Atom) -> Aval {
 
 /// Algebraic identities that remove work: x*1, x+0, x-0, x/1, x**1,
 /// select with a constant predicate, converts, reshapes, transposes and
-/// broadcasts that change nothing, double negation. An equation is replaced
+/// broadcasts that change nothing, double negation, transposes of
+/// transposes (composed into one). An equation is replaced
 /// only by an operand of exactly its output type.
 pub fn simplify(g: &Graph) -> Graph {
     let mut subst = Subst::default();
@@ -274,6 +275,17 @@ pub fn simplify(g: &Graph) -> Graph {
                 }
             }
         }
+        // A transpose of a transpose is one transpose (or none): reverse
+        // mode transposes a weight's gradient back into its layout.
+        let mut prim = eqn.prim.clone();
+        if let (Prim::Transpose(outer), Some(Atom::Var(v))) = (&eqn.prim, inputs.first()) {
+            if let Some(inner) = def.get(v).map(|&k| &eqns[k]) {
+                if let Prim::Transpose(first) = &inner.prim {
+                    prim = Prim::Transpose(outer.iter().map(|&i| first[i]).collect());
+                    inputs[0] = inner.inputs[0].clone();
+                }
+            }
+        }
         let out_aval = if eqn.outputs.len() == 1 {
             Some(&g.types[eqn.outputs[0]])
         } else {
@@ -281,7 +293,7 @@ pub fn simplify(g: &Graph) -> Graph {
         };
         let same = |a: &Atom| out_aval.is_some_and(|o| atom_aval(g, a) == *o);
         let keep = |i: usize| -> Option<Atom> { same(&inputs[i]).then(|| inputs[i].clone()) };
-        let replacement: Option<Atom> = match &eqn.prim {
+        let replacement: Option<Atom> = match &prim {
             Prim::Binary(op) => {
                 let (l, r) = (lit_value(&inputs[0]), lit_value(&inputs[1]));
                 match op {
@@ -325,7 +337,7 @@ pub fn simplify(g: &Graph) -> Graph {
             def.insert(o, eqns.len());
         }
         eqns.push(Eqn {
-            prim: eqn.prim.clone(),
+            prim,
             inputs,
             outputs: eqn.outputs.clone(),
             line: eqn.line.clone(),
