@@ -3048,6 +3048,7 @@ _STRATEGIES = {
     "fsdp": (("batch", "data"), ("embed", "data")),
     "tp": (("heads", "model"), ("mlp", "model"), ("expert", "model")),
     "tp+dp": (("batch", "data"), ("heads", "model"), ("mlp", "model")),
+    "tp+sp": (("batch", "data"), ("heads", "model"), ("mlp", "model"), ("seq", "model")),
     "ep": (("batch", "data"), ("expert", "data")),
     "ep+tp": (("batch", "data"), ("expert", "data"), ("heads", "model"), ("mlp", "model")),
 }
@@ -3056,7 +3057,10 @@ def strategy_rules(strategy, mesh=None):
     """The logical axis rules of a named strategy, as (logical name, mesh axis) pairs:
     'dp' (batch over 'data'), 'fsdp' (batch and parameters' embed dimension over 'data'),
     'tp' (Megatron: attention heads and the MLP's hidden dimension over 'model'),
-    'tp+dp', 'ep' (batch and experts over 'data': tokens travel to their experts), 'ep+tp'.
+    'tp+dp', 'tp+sp' (tp+dp, and the activations between the layers split by sequence
+    over 'model': the norms run on a share of the tokens, and each all-reduce becomes a
+    reduce-scatter and an all-gather), 'ep' (batch and experts over 'data': tokens travel
+    to their experts), 'ep+tp'.
     A list of pairs is its own rules.
     With a mesh, pairs naming an axis the mesh lacks are left out (that name stays whole)."""
     if isinstance(strategy, str):
@@ -3090,6 +3094,11 @@ def logical_spec(names, rules):
             used.append(a)
             spec.append(a)
     return P(*spec)
+
+def with_logical_constraint(x, names, mesh, rules):
+    """x laid out by its logical axis names under rules (pairs or a strategy name):
+    with_sharding_constraint(x, NamedSharding(mesh, logical_spec(names, rules)))."""
+    return with_sharding_constraint(x, NamedSharding(mesh, logical_spec(names, strategy_rules(rules, mesh))))
 
 def _is_names(n):
     return n is None or isinstance(n, tuple)

@@ -23,9 +23,14 @@ for i in range(L):
     names["layers"].append({"wqkv": ("embed", None, "heads", "head_dim"), "wo": ("heads", "head_dim", "embed"),
                             "w1": ("embed", "mlp"), "w2": ("mlp", "embed"), "g1": ("embed",), "g2": ("embed",)})
 
+# The activations between the layers, named for sequence parallelism
+# (under the strategy being traced; none for the unsharded model).
+def act(x):
+    return x if ACT[0] is None else with_logical_constraint(x, ("batch", "seq", "embed"), m, ACT[0])
+
 def layernorm(x, g):
-    m = mean(x, axis=-1, keepdims=True)
-    return (x - m) / sqrt(mean((x - m) ** 2, axis=-1, keepdims=True) + 1e-5) * g
+    mu = mean(x, axis=-1, keepdims=True)
+    return (x - mu) / sqrt(mean((x - mu) ** 2, axis=-1, keepdims=True) + 1e-5) * g
 
 def attn(x, lp):
     qkv = einsum("btd,dkhe->kbhte", x, lp["wqkv"])
@@ -34,10 +39,10 @@ def attn(x, lp):
     return einsum("bhqe,hed->bqd", einsum("bhqk,bhke->bhqe", softmax(s, axis=-1), qkv[2]), lp["wo"])
 
 def loss(p, tok, tgt):
-    x = p["emb"][tok]
+    x = act(p["emb"][tok])
     for lp in p["layers"]:
-        x = x + attn(layernorm(x, lp["g1"]), lp)
-        x = x + gelu(layernorm(x, lp["g2"]) @ lp["w1"]) @ lp["w2"]
+        x = act(x + attn(layernorm(x, lp["g1"]), lp))
+        x = act(x + gelu(layernorm(x, lp["g2"]) @ lp["w1"]) @ lp["w2"])
     logp = log_softmax(x @ p["emb"].T, axis=-1)
     return -mean(take_along_axis(logp, tgt[..., None], axis=-1))
 
@@ -53,12 +58,16 @@ tok = random.randint(random.key(1), (B, T), 0, V)
 tgt = random.randint(random.key(2), (B, T), 0, V)
 m = mesh((2, 4), ("data", "model"))
 
+ACT = [None]
+
 def sharded_step(strategy):
+    ACT[0] = strategy
     ps = logical_shardings(names, m, strategy)
     bs = logical_shardings(("batch", None), m, strategy)
     return jit(step, in_shardings=(ps, bs, bs), out_shardings=(NamedSharding(m, P()), ps))
 
 def losses(strategy, steps=10):
+    ACT[0] = None
     p = params if strategy is None else shard(params, m, strategy, names=names)
     f = jit(step) if strategy is None else sharded_step(strategy)
     out = []
@@ -132,17 +141,60 @@ fn tensor_and_data_parallel_plan_is_megatrons() {
     check_plan(
         "tp+dp",
         expect![[r#"
+            sharded jit on Mesh('data': 2, 'model': 4)
+              1. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+              2. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+              3. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+              4. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+              5. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+              6. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:25
+              7. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+              8. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:25
+              9. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
+            collectives send 321.0 KiB per device; inputs take 113.5 KiB, peak memory 735.5 KiB per device
+        "#]],
+    );
+}
+
+#[test]
+fn sequence_parallel_plan_splits_each_all_reduce_in_the_forward_pass() {
+    // Between the layers the activations are split by sequence over
+    // 'model': each forward all-reduce becomes an all-gather before the
+    // layer and a reduce-scatter after it (items 1-8). The backward pass
+    // still has some all-reduces and gathers more than Megatron's (the
+    // norms' gradients mix both layouts).
+    check_plan(
+        "tp+sp",
+        expect![[r#"
         sharded jit on Mesh('data': 2, 'model': 4)
-          1. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:23
-          2. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:29
-          3. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:23
-          4. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:29
-          5. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:29
-          6. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:20
-          7. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:29
-          8. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:20
-          9. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:31, <setup>:30, <setup>:29, <setup>:17, <setup>:23, <setup>:20, <setup>:26
-        collectives send 321.0 KiB per device; inputs take 113.5 KiB, peak memory 735.5 KiB per device
+          1. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+          2. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
+          3. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+          4. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
+          5. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+          6. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
+          7. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+          8. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
+          9. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+         10. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+         11. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+         12. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         13. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         14. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         15. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+         16. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+         17. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+         18. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+         19. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+         20. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         21. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         22. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+         23. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+         24. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+         25. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (scatter: updates laid out as indexed) at <setup>:31
+         26. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
+         27. psum over 'model' (4 devices) of 6 arrays (f32[], f32[64,64], f32[64], f32[64], f32[64], f32[64]): 25.5 KiB sent per device  (6 bucketed: reduce_sum over a dimension split by 'model'; dot: partial sums over the contracting dimension split by 'model') at <setup>:36, <setup>:35, <setup>:22
+        collectives send 486.5 KiB per device; inputs take 113.5 KiB, peak memory 548.7 KiB per device
     "#]],
     );
 }
@@ -152,10 +204,10 @@ fn data_parallel_plan_is_one_bucketed_all_reduce() {
     check_plan(
         "dp",
         expect![[r#"
-        sharded jit on Mesh('data': 2, 'model': 4)
-          1. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,64]): 417.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:31, <setup>:30, <setup>:29, <setup>:17, <setup>:23, <setup>:20, <setup>:26
-        collectives send 417.0 KiB per device; inputs take 401.5 KiB, peak memory 1.7 MiB per device
-    "#]],
+            sharded jit on Mesh('data': 2, 'model': 4)
+              1. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,64]): 417.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
+            collectives send 417.0 KiB per device; inputs take 401.5 KiB, peak memory 1.7 MiB per device
+        "#]],
     );
 }
 
@@ -168,35 +220,35 @@ fn fsdp_plan_gathers_each_parameter_once() {
         "fsdp",
         expect![[r#"
             sharded jit on Mesh('data': 2, 'model': 4)
-              1. all_gather over 'data' (2 devices) of f32[64,32]: 8.0 KiB sent per device  (gather along a split dimension) at <setup>:26
-              2. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-              3. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
-              4. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
-              5. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-              6. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-              7. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-              8. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-              9. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:20
-             10. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:23
-             11. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:17
-             12. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-             13. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:29
-             14. all_gather over 'data' (2 devices) of f32[32,64]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:30
-             15. psum over 'data' (2 devices) of f32[]: 4 B sent per device  (reduce_sum over a dimension split by 'data') at <setup>:31
-             16. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             17. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             18. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             19. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             20. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             21. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             22. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             23. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             24. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             25. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             26. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             27. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             28. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
-             29. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:35
+              1. all_gather over 'data' (2 devices) of f32[64,32]: 8.0 KiB sent per device  (gather along a split dimension) at <setup>:31
+              2. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:22
+              3. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+              4. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+              5. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:22
+              6. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+              7. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+              8. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:22
+              9. all_gather over 'data' (2 devices) of f32[32,3,4,16]: 24.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+             10. all_gather over 'data' (2 devices) of f32[4,16,32]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             11. all_gather over 'data' (2 devices) of f32[32]: 128 B sent per device  (mul: operands laid out differently) at <setup>:22
+             12. all_gather over 'data' (2 devices) of f32[32,256]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+             13. all_gather over 'data' (2 devices) of f32[256,32]: 32.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+             14. all_gather over 'data' (2 devices) of f32[32,64]: 8.0 KiB sent per device  (dot: operands laid out differently) at <setup>:35
+             15. psum over 'data' (2 devices) of f32[]: 4 B sent per device  (reduce_sum over a dimension split by 'data') at <setup>:36
+             16. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             17. psum_scatter over 'data' (2 devices) of f32[64,64]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             18. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             19. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             20. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             21. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             22. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             23. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             24. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             25. psum_scatter over 'data' (2 devices) of f32[64]: 128 B sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             26. psum_scatter over 'data' (2 devices) of f32[256,64]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             27. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             28. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
+             29. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
             collectives send 417.0 KiB per device; inputs take 201.0 KiB, peak memory 1.9 MiB per device
         "#]],
     );
@@ -229,6 +281,7 @@ fn auto_strategy_weighs_every_distinct_layout_and_picks_the_cheapest() {
     s.run_script(
         "<test>",
         r#"
+ACT[0] = None
 args = (params, tok, tgt)
 arg_names = (names, ("batch", None), ("batch", None))
 rows = strategy_costs(step, m, arg_names, args)
@@ -327,7 +380,7 @@ for strategy in {strategies}:
 
 #[test]
 fn every_strategy_trains_as_the_unsharded_model() {
-    trains_as_unsharded(session(), "['dp', 'tp+dp', 'fsdp', 'tp']");
+    trains_as_unsharded(session(), "['dp', 'tp+dp', 'fsdp', 'tp', 'tp+sp']");
 }
 
 #[test]

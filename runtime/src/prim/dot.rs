@@ -216,18 +216,20 @@ pub fn partition_dot_general(
             .sum();
         cx.reshard_bytes(&a, &sa, &l.lhs) + cx.reshard_bytes(&b, &sb, &l.rhs) + sum
     };
-    let by_lhs = dot_layout(dd, &sa, &sb, true);
-    let l = match dd.rhs_batch.iter().any(|&r| !sb[r].is_empty()) {
-        true => {
-            let by_rhs = dot_layout(dd, &sa, &sb, false);
-            if cost(&by_rhs) < cost(&by_lhs) {
-                by_rhs
-            } else {
-                by_lhs
-            }
+    // The candidates, the usual one first (it wins ties).
+    let mut l = dot_layout(dd, &sa, &sb, true, false);
+    let mut best = cost(&l);
+    let rhs_batch_split = dd.rhs_batch.iter().any(|&r| !sb[r].is_empty());
+    for (by_lhs, rhs_free_wins) in [(true, true), (false, false), (false, true)] {
+        if !by_lhs && !rhs_batch_split {
+            continue;
         }
-        false => by_lhs,
-    };
+        let other = dot_layout(dd, &sa, &sb, by_lhs, rhs_free_wins);
+        let c = cost(&other);
+        if c < best {
+            (l, best) = (other, c);
+        }
+    }
     let a = cx.reshard(&a, &sa, &l.lhs, "dot: operands laid out differently")?;
     let b = cx.reshard(&b, &sb, &l.rhs, "dot: operands laid out differently")?;
     let mut y = bind(prim, [a, b])?.swap_remove(0);
@@ -255,8 +257,11 @@ struct DotLayout {
 }
 
 /// `partition_dot_general`'s layouts when the batch dimensions follow the
-/// lhs (`by_lhs`) or the rhs.
-fn dot_layout(dd: &DotDims, sa: &Spec, sb: &Spec, by_lhs: bool) -> DotLayout {
+/// lhs (`by_lhs`) or the rhs, and where a mesh axis splits a free
+/// dimension of each side, when the rhs's keeps it (`rhs_free_wins`: the
+/// lhs is gathered, as sequence parallelism gathers the tokens for a
+/// column-parallel weight) or the lhs's.
+fn dot_layout(dd: &DotDims, sa: &Spec, sb: &Spec, by_lhs: bool, rhs_free_wins: bool) -> DotLayout {
     let (mut ta, mut tb) = (sa.clone(), sb.clone());
     for (&l, &r) in dd.lhs_batch.iter().zip(&dd.rhs_batch) {
         if by_lhs {
@@ -290,16 +295,29 @@ fn dot_layout(dd: &DotDims, sa: &Spec, sb: &Spec, by_lhs: bool) -> DotLayout {
     let rfree = free(sb.len(), &dd.rhs_batch, &dd.rhs_contract);
     // A mesh axis may split only one dimension of the result (and
     // of the rhs, whose batch layout was just changed).
-    let used: Vec<usize> = dd
-        .lhs_batch
-        .iter()
-        .chain(&lfree)
-        .flat_map(|&d| ta[d].clone())
-        .chain(summed.iter().copied())
-        .collect();
-    for &d in &rfree {
-        if tb[d].iter().any(|x| used.contains(x)) {
-            tb[d].clear();
+    let axes = |t: &Spec, dims: &[usize]| -> Vec<usize> {
+        dims.iter().flat_map(|&d| t[d].clone()).collect::<Vec<_>>()
+    };
+    let mut used: Vec<usize> = axes(&ta, &dd.lhs_batch);
+    used.extend(summed.iter().copied());
+    if rhs_free_wins {
+        for &d in &rfree {
+            if tb[d].iter().any(|x| used.contains(x)) {
+                tb[d].clear();
+            }
+        }
+        let by_rhs_free = axes(&tb, &rfree);
+        for &d in &lfree {
+            if ta[d].iter().any(|x| by_rhs_free.contains(x)) {
+                ta[d].clear();
+            }
+        }
+    } else {
+        used.extend(axes(&ta, &lfree));
+        for &d in &rfree {
+            if tb[d].iter().any(|x| used.contains(x)) {
+                tb[d].clear();
+            }
         }
     }
     let out: Spec = dd

@@ -599,33 +599,50 @@ pub fn partition_keeping_layout(prim: &Prim, ins: Vec<Local>) -> Result<Vec<Loca
     Ok(vec![(y, s)])
 }
 
-/// Binary and select: the output takes the layout of the first operand of
-/// the output's rank that is split, and every operand is resharded to it.
-/// Broadcasting aligns dimensions from the right: each operand takes the
-/// output layout of the dimensions it has (replicated where it has 1).
+/// Binary and select: the output takes the layout of one operand of the
+/// output's rank, the one that sends the fewest bytes to bring the others
+/// to it (the first split one on a tie), and every operand is resharded to
+/// it. Broadcasting aligns dimensions from the right: each operand takes
+/// the output layout of the dimensions it has (replicated where it has 1).
 pub fn partition_broadcasting(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> {
     let name = prim.ir_name();
     let gshape = &cx.out_type(0).shape;
     let rank = gshape.len();
+    // Each operand's layout under the output layout `spec`.
+    let wants = |spec: &Spec| -> Vec<Spec> {
+        ins.iter()
+            .map(|(x, s)| {
+                let off = rank - s.len();
+                (0..s.len())
+                    .map(|d| {
+                        if gshape[off + d] == global_dim(cx.mesh(), x, s, d) {
+                            spec[off + d].clone()
+                        } else {
+                            Vec::new()
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let cost = |spec: &Spec| -> usize {
+        ins.iter()
+            .zip(wants(spec))
+            .map(|((x, s), w)| cx.reshard_bytes(x, s, &w))
+            .sum()
+    };
     let mut spec = replicated(rank);
-    if let Some((_, s)) = ins
-        .iter()
-        .find(|(x, s)| x.ndim() == rank && s.iter().any(|a| !a.is_empty()))
-    {
-        spec = s.clone();
+    let mut best = usize::MAX;
+    for (x, s) in &ins {
+        if x.ndim() == rank && s.iter().any(|a| !a.is_empty()) {
+            let c = cost(s);
+            if c < best {
+                (spec, best) = (s.clone(), c);
+            }
+        }
     }
     let mut args = Vec::new();
-    for (x, s) in &ins {
-        let off = rank - s.len();
-        let want: Spec = (0..s.len())
-            .map(|d| {
-                if gshape[off + d] == global_dim(cx.mesh(), x, s, d) {
-                    spec[off + d].clone()
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+    for ((x, s), want) in ins.iter().zip(wants(&spec)) {
         args.push(cx.reshard(
             x,
             s,
