@@ -668,8 +668,28 @@ impl Interp {
             let get = get.clone();
             return self.call(&get, vec![o.clone()], Vec::new());
         }
+        // A user's descriptor (an instance whose class has `__get__`): a
+        // data descriptor (with `__set__`) wins over the instance's own
+        // attribute, another only where the instance has none (Python's
+        // order; `functools.cached_property` stores its value there).
+        let user = found.as_ref().and_then(|v| match v {
+            Value::Instance(d) => d.class.lookup("__get__").map(|get| {
+                (
+                    self.bind(get, v, &d.class),
+                    d.class.lookup("__set__").is_some(),
+                )
+            }),
+            _ => None,
+        });
+        let owner = Value::Class(i.class.clone());
+        if let Some((get, true)) = &user {
+            return self.call(get, vec![o.clone(), owner], Vec::new());
+        }
         if let Some(v) = i.attrs.borrow().get(name) {
             return Ok(v.clone());
+        }
+        if let Some((get, false)) = user {
+            return self.call(&get, vec![o.clone(), owner], Vec::new());
         }
         match found {
             Some(v) => Ok(self.bind(v, o, &i.class)),

@@ -3196,3 +3196,51 @@ def device_bytes(tree):
             d = s.device.id
             out[d] = out.get(d, 0) + s.data.nbytes
     return out
+
+def canonicalize_dtype(dtype, allow_extended_dtype=False):
+    """The dtype JAX computes in for dtype (64-bit types become their 32-bit ones;
+    Python's float and int are float32 and int32)."""
+    if dtype is float:
+        dtype = float32
+    elif dtype is int:
+        dtype = int32
+    elif dtype is bool:
+        dtype = bool_
+    name = str(zeros((), dtype).dtype)
+    narrow = {"float64": "float32", "int64": "int32", "uint64": "uint32"}
+    return zeros((), narrow.get(name, name)).dtype
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, axes=x.ndim) == b: a's leading dimensions are b's,
+    its trailing ones x's (axes: those of a moved to the end first)."""
+    a, b = asarray(a), asarray(b)
+    if axes is not None:
+        axes = [ax % a.ndim for ax in axes]
+        rest = [d for d in range(a.ndim) if d not in axes]
+        a = a.transpose(rest + axes)
+    out_shape = a.shape[b.ndim:]
+    n = 1
+    for s in out_shape:
+        n *= s
+    if a.shape[:b.ndim] != b.shape or b.size != n:
+        raise ValueError(f"tensorsolve: a of shape {a.shape} does not map an array of shape {out_shape} onto b of shape {b.shape}")
+    return solve(a.reshape(b.size, n), b.reshape(b.size)).reshape(out_shape)
+
+class cached_property:
+    """functools.cached_property: the method's value, computed at the first read
+    and kept in the instance (a later read finds it there)."""
+
+    def __init__(self, func):
+        self.func = func
+        self.attrname = getattr(func, "__name__", None)
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __set_name__(self, owner, name):
+        self.attrname = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.func(instance)
+        setattr(instance, self.attrname, value)
+        return value

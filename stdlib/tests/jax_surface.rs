@@ -1129,3 +1129,43 @@ print(y, os.environ["XLA_FLAGS"][-1], os.path.join("a", "b.npz"), os.path.splite
         "#]],
     );
 }
+
+#[test]
+fn canonical_dtypes_tensorsolve_and_user_descriptors() {
+    // The outputs are JAX's and CPython's.
+    check(
+        r#"
+import functools
+import jax.numpy as jnp, numpy as np
+from jax import dtypes
+print(dtypes.canonicalize_dtype(jnp.float64), dtypes.canonicalize_dtype(np.int64), dtypes.canonicalize_dtype("float32"), dtypes.canonicalize_dtype(jnp.bfloat16), dtypes.canonicalize_dtype(bool), dtypes.canonicalize_dtype(float), dtypes.canonicalize_dtype(int))
+A = jnp.eye(6).reshape(2, 3, 2, 3) + 0.1 * jnp.arange(36.).reshape(2, 3, 2, 3) / 36
+b = jnp.arange(6.).reshape(2, 3)
+x = jnp.linalg.tensorsolve(A, b)
+print(x.shape, jnp.allclose(jnp.tensordot(A, x, axes=2), b, atol=1e-5))
+print(jnp.allclose(jnp.linalg.tensorsolve(A.transpose(2, 3, 0, 1), b, axes=(0, 1)), x, atol=1e-5))
+class Lazy:
+    def __init__(self):
+        self.n = 0
+    @functools.cached_property
+    def big(self):
+        self.n += 1
+        return 42 + self.n
+class Data:
+    def __get__(self, inst, owner=None):
+        return "data:" + str(inst.__dict__.get("v", None))
+    def __set__(self, inst, v):
+        inst.__dict__["v"] = v
+class B:
+    d = Data()
+a = Lazy()
+print(a.big, a.big, a.n, B().d)
+"#,
+        expect![[r#"
+            float32 int32 float32 bfloat16 bool float32 int32
+            (2, 3) True
+            True
+            43 43 1 data:None
+        "#]],
+    );
+}
