@@ -3074,12 +3074,15 @@ def strategy_rules(strategy, mesh=None):
                 raise ValueError(f"strategy_rules: a rule is a (logical name, mesh axis) pair, got {r!r}")
     if mesh is None:
         return list(rules)
-    return [(n, a) for n, a in rules if a is None or a in mesh.axis_names]
+    def on_mesh(a):
+        return a is None or all(x in mesh.axis_names for x in ((a,) if isinstance(a, str) else a))
+    return [(n, a) for n, a in rules if on_mesh(a)]
 
 def logical_spec(names, rules):
     """The PartitionSpec of an array whose dimensions have these logical names:
-    each name mapped by the rules (the first rule for it), None or an unknown
-    name kept whole; a mesh axis splits only the first dimension that asks for it."""
+    each name mapped by the rules (the first rule for it) to a mesh axis or a tuple
+    of them, None or an unknown name kept whole; a mesh axis splits only the first
+    dimension that asks for it."""
     table = {}
     for n, a in strategy_rules(rules):
         if n not in table:
@@ -3088,11 +3091,12 @@ def logical_spec(names, rules):
     spec = []
     for n in names:
         a = table.get(n, None) if isinstance(n, str) else None
-        if a is None or a in used:
+        axes = () if a is None else (tuple(a) if isinstance(a, (tuple, list)) else (a,))
+        if not axes or any(x in used for x in axes):
             spec.append(None)
         else:
-            used.append(a)
-            spec.append(a)
+            used.extend(axes)
+            spec.append(a if isinstance(a, str) else tuple(a))
     return P(*spec)
 
 def with_logical_constraint(x, names, mesh, rules):

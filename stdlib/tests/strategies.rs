@@ -384,6 +384,32 @@ fn every_strategy_trains_as_the_unsharded_model() {
 }
 
 #[test]
+fn a_three_dimensional_mesh_combines_data_fsdp_and_tensor_parallelism() {
+    let mut s = session();
+    s.run_script(
+        "<test>",
+        r#"
+m3 = mesh((2, 2, 2), ("data", "fsdp", "model"))
+rules = [("batch", ("data", "fsdp")), ("embed", "fsdp"), ("heads", "model"), ("mlp", "model")]
+assert str(logical_spec(("embed", "mlp"), rules)) == "P('fsdp', 'model')"
+assert str(logical_spec(("batch", None, "embed"), rules)) == "P(('data', 'fsdp'), None, None)"
+ps = logical_shardings(names, m3, rules)
+bs = logical_shardings(("batch", None), m3, rules)
+f = jit(step, in_shardings=(ps, bs, bs), out_shardings=(NamedSharding(m3, P()), ps))
+plan = f.plan(params, tok, tgt)
+assert "over 'model'" in plan and "over 'fsdp'" in plan, plan
+p = shard(params, m3, rules, names=names)
+assert p["layers"][0]["w1"].sharding.spec == P("fsdp", "model")
+want = losses(None, steps=5)
+for i in range(5):
+    l, p = f(p, tok, tgt)
+    assert abs(float(l) - want[i]) <= 1e-5, (i, float(l), want)
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{}", e.render()));
+}
+
+#[test]
 fn experts_train_as_the_unsharded_model() {
     trains_as_unsharded(moe_session(), "['ep', 'ep+tp', 'dp']");
 }
