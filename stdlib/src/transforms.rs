@@ -136,15 +136,16 @@ pub(crate) fn register(r: &mut Registry) {
         while_loop_,
     );
     r.func(
-        "fori_loop(lower, upper, body_fun, init_val)",
+        "fori_loop(lower, upper, body_fun, init_val, unroll=None)",
         "Repeat val = body_fun(i, val) for i in range(lower, upper). With Python int bounds it \
-         is a scan, so reverse-mode differentiable.",
+         is a scan, so reverse-mode differentiable. unroll is accepted (speed only).",
         fori_loop_,
     );
     r.func(
-        "scan(f, init, xs=None, length=None, reverse=False)",
+        "scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False)",
         "Loop carry, y = f(carry, x) over the leading axis of xs (a pytree); returns \
-         (final carry, stacked ys).",
+         (final carry, stacked ys). unroll (steps per iteration of the compiled loop) is \
+         accepted for JAX's programs: it changes speed only, and arr's compiler decides that.",
         scan_,
     );
     r.func(

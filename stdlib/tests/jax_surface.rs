@@ -1160,12 +1160,16 @@ class B:
     d = Data()
 a = Lazy()
 print(a.big, a.big, a.n, B().d)
+from jax import lax
+c, ys = lax.scan(lambda c, x: (c * 2 + x, c), 1, jnp.arange(5), unroll=2)
+print(c, ys, lax.fori_loop(0, 4, lambda i, v: v + i, 0, unroll=True))
 "#,
         expect![[r#"
             float32 int32 float32 bfloat16 bool float32 int32
             (2, 3) True
             True
             43 43 1 data:None
+            58 [ 1  2  5 12 27] 6
         "#]],
     );
 }
