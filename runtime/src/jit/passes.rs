@@ -454,22 +454,25 @@ pub fn dot_operands(g: &Graph) -> Graph {
 /// packing it into one buffer first). Every element is still reduced over
 /// the same devices in the same order, so values are unchanged.
 pub fn combine_collectives(g: &Graph) -> Graph {
+    let all_reduce = |e: &Eqn| {
+        matches!(&e.prim, Prim::Collective(c)
+            if matches!(c.op, crate::transform::collective::CollectiveOp::AllReduce(_)))
+    };
+    // Most programs have none: nothing to do (not even the `dce` below).
+    if !g.eqns.iter().any(all_reduce) {
+        return g.clone();
+    }
     // Unread all-reduces (the partitioner's sums it turned into
     // reduce-scatters) go first: a group cannot lose a member later.
     let mut out = graph::dce(g);
     // One group at a time: each merge reorders the equations.
     let mut done: Vec<Prim> = Vec::new();
-    while let Some(prim) = out.eqns.iter().find_map(|e| match &e.prim {
-        Prim::Collective(c)
-            if matches!(
-                c.op,
-                crate::transform::collective::CollectiveOp::AllReduce(_)
-            ) && !done.contains(&e.prim) =>
-        {
-            Some(e.prim.clone())
-        }
-        _ => None,
-    }) {
+    while let Some(prim) = out
+        .eqns
+        .iter()
+        .find(|e| all_reduce(e) && !done.contains(&e.prim))
+        .map(|e| e.prim.clone())
+    {
         out = combine_group(&out, &prim);
         done.push(prim);
     }
