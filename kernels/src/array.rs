@@ -26,6 +26,7 @@ pub enum Buffer {
     F16(Vec<half::f16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    C64(Vec<crate::complex::C64>),
 }
 
 /// Dispatch on a buffer's element type with the same body for each:
@@ -42,6 +43,7 @@ macro_rules! with_buffer {
             $crate::Buffer::F16($v) => $body,
             $crate::Buffer::F32($v) => $body,
             $crate::Buffer::F64($v) => $body,
+            $crate::Buffer::C64($v) => $body,
         }
     };
 }
@@ -57,6 +59,7 @@ impl Buffer {
             Buffer::F16(_) => DType::F16,
             Buffer::F32(_) => DType::F32,
             Buffer::F64(_) => DType::F64,
+            Buffer::C64(_) => DType::C64,
         }
     }
 
@@ -79,10 +82,12 @@ impl Buffer {
             DType::F16 => Buffer::F16(vec![half::f16::ZERO; len]),
             DType::F32 => Buffer::F32(vec![0.0; len]),
             DType::F64 => Buffer::F64(vec![0.0; len]),
+            DType::C64 => Buffer::C64(vec![Default::default(); len]),
         }
     }
 
-    /// Element `i` as f64 (for printing and comparisons in tests).
+    /// Element `i` as f64 (for printing and comparisons in tests; the real
+    /// part of a complex number).
     pub fn get_f64(&self, i: usize) -> f64 {
         match self {
             Buffer::Bool(v) => v[i] as u8 as f64,
@@ -93,6 +98,7 @@ impl Buffer {
             Buffer::F16(v) => v[i].to_f64(),
             Buffer::F32(v) => v[i] as f64,
             Buffer::F64(v) => v[i],
+            Buffer::C64(v) => v[i].re as f64,
         }
     }
 
@@ -107,6 +113,7 @@ impl Buffer {
             Buffer::F16(v) => v[i].to_f32() as i64,
             Buffer::F32(v) => v[i] as i64,
             Buffer::F64(v) => v[i] as i64,
+            Buffer::C64(v) => v[i].re as i64,
         }
     }
 
@@ -121,6 +128,10 @@ impl Buffer {
             Buffer::F16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::C64(v) => v
+                .iter()
+                .flat_map(|z| z.re.to_le_bytes().into_iter().chain(z.im.to_le_bytes()))
+                .collect(),
         }
     }
 
@@ -166,6 +177,14 @@ impl Buffer {
             DType::F64 => Buffer::F64(
                 chunks
                     .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::C64 => Buffer::C64(
+                chunks
+                    .map(|c| crate::complex::C64 {
+                        re: f32::from_le_bytes(c[..4].try_into().unwrap()),
+                        im: f32::from_le_bytes(c[4..].try_into().unwrap()),
+                    })
                     .collect(),
             ),
         })

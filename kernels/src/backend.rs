@@ -138,6 +138,12 @@ pub trait Backend: Send + Sync {
     /// position.
     fn threefry2x32(&self, k0: &Array, k1: &Array, x0: &Array, x1: &Array) -> (Array, Array);
 
+    /// The 1-D discrete Fourier transform of every row along the last
+    /// axis (`complex::fft`). Computed on the host by default.
+    fn fft(&self, a: &Array, kind: crate::complex::FftKind, n: usize) -> Array {
+        crate::complex::fft(a, kind, n)
+    }
+
     /// Run a fused kernel on its inputs (in order), returning its outputs.
     fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array>;
 
@@ -188,7 +194,22 @@ pub fn half_of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Option<DType>
     arrays.into_iter().map(Array::dtype).find(|d| d.is_half())
 }
 
+/// Whether any of `arrays` is complex (complex arithmetic runs on the CPU).
+fn any_complex<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> bool {
+    arrays.into_iter().any(|a| a.dtype() == DType::C64)
+}
+
 impl Dispatch<'_> {
+    /// The backend that computes on `arrays`: the CPU for complex numbers
+    /// (GPU kernels have no complex registers), else this one.
+    fn computing<'a>(&self, arrays: impl IntoIterator<Item = &'a Array>) -> &dyn Backend {
+        if any_complex(arrays) {
+            &crate::cpu::Cpu
+        } else {
+            self.0
+        }
+    }
+
     /// `a` as f32 if it is a 16-bit float, else itself.
     fn widen(&self, a: &Array) -> Array {
         if a.dtype().is_half() {
@@ -237,25 +258,31 @@ impl Backend for Dispatch<'_> {
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
         match half_of([&a]) {
             Some(h) => self.narrow(self.0.unary(op, self.widen(&a)), h),
-            None => self.0.unary(op, a),
+            None => self.computing([&a]).unary(op, a),
         }
     }
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
         match half_of([&a, &b]) {
             Some(h) => self.narrow(self.0.binary(op, self.widen(&a), self.widen(&b)), h),
-            None => self.0.binary(op, a, b),
+            None => self.computing([&a, &b]).binary(op, a, b),
         }
     }
     fn select(&self, cond: &Array, a: &Array, b: &Array) -> Array {
         self.0.select(cond, a, b)
     }
     fn convert(&self, a: &Array, dtype: DType) -> Array {
+        if dtype == DType::C64 || a.dtype() == DType::C64 {
+            return crate::cpu::Cpu.convert(a, dtype);
+        }
         self.0.convert(a, dtype)
+    }
+    fn fft(&self, a: &Array, kind: crate::complex::FftKind, n: usize) -> Array {
+        self.0.fft(a, kind, n)
     }
     fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
         match half_of([a]) {
             Some(h) => self.narrow(self.0.reduce(op, &self.widen(a), axes), h),
-            None => self.0.reduce(op, a, axes),
+            None => self.computing([a]).reduce(op, a, axes),
         }
     }
     fn arg_reduce(&self, op: ArgReduceOp, a: &Array, axis: usize) -> Array {
@@ -264,7 +291,7 @@ impl Backend for Dispatch<'_> {
     fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
         match half_of([a]) {
             Some(h) => self.narrow(self.0.scan(op, &self.widen(a), axis, reverse), h),
-            None => self.0.scan(op, a, axis, reverse),
+            None => self.computing([a]).scan(op, a, axis, reverse),
         }
     }
     fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array {
@@ -275,7 +302,7 @@ impl Backend for Dispatch<'_> {
         }
         match half_of([a, b]) {
             Some(h) => self.narrow(self.0.dot_general(&self.widen(a), &self.widen(b), dims), h),
-            None => self.0.dot_general(a, b, dims),
+            None => self.computing([a, b]).dot_general(a, b, dims),
         }
     }
     fn transpose(&self, a: &Array, perm: &[usize]) -> Array {

@@ -14,10 +14,13 @@ pub enum DType {
     F16,
     F32,
     F64,
+    /// complex64: an (f32, f32) pair (`complex::C64`). Its arithmetic runs
+    /// on the CPU backend (`complex.rs`); the fused kernels never see it.
+    C64,
 }
 
 impl DType {
-    pub const ALL: [DType; 8] = [
+    pub const ALL: [DType; 9] = [
         DType::Bool,
         DType::I32,
         DType::I64,
@@ -26,6 +29,7 @@ impl DType {
         DType::F16,
         DType::F32,
         DType::F64,
+        DType::C64,
     ];
 
     /// NumPy's name: `float32`, `int64`, `bool`.
@@ -39,6 +43,7 @@ impl DType {
             DType::F16 => "float16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
         }
     }
 
@@ -53,6 +58,7 @@ impl DType {
             DType::F16 => "f16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
         }
     }
 
@@ -66,6 +72,7 @@ impl DType {
             "float16" | "f16" | "half" => DType::F16,
             "float32" | "f32" => DType::F32,
             "float64" | "f64" | "float" => DType::F64,
+            "complex64" | "c64" | "complex" => DType::C64,
             _ => return None,
         })
     }
@@ -80,6 +87,15 @@ impl DType {
         matches!(self, DType::BF16 | DType::F16)
     }
 
+    pub fn is_complex(self) -> bool {
+        self == DType::C64
+    }
+
+    /// Floats and complex numbers: the dtypes that have derivatives.
+    pub fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
     pub fn is_int(self) -> bool {
         matches!(self, DType::I32 | DType::I64 | DType::U32)
     }
@@ -89,7 +105,7 @@ impl DType {
             DType::Bool => 1,
             DType::BF16 | DType::F16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
         }
     }
 }

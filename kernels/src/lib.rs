@@ -7,6 +7,7 @@
 pub mod array;
 pub mod backend;
 pub mod collectives;
+pub mod complex;
 pub mod cpu;
 pub mod devices;
 pub mod dtype;

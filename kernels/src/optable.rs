@@ -185,7 +185,21 @@ macro_rules! unary_table {
                         DType::F64 => defined!($f64),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
                         DType::Bool => defined!($bool),
+                        DType::C64 => crate::complex::accepts_unary(self),
                     },)*
+                }
+            }
+
+            /// The result's dtype on an operand of `dtype`: bool for
+            /// predicates, f32 for the parts and modulus of complex numbers,
+            /// else the operand's.
+            pub fn result_dtype(self, dtype: DType) -> DType {
+                if self.is_predicate() {
+                    DType::Bool
+                } else if dtype == DType::C64 && crate::complex::to_real(self) {
+                    DType::F32
+                } else {
+                    dtype
                 }
             }
 
@@ -243,7 +257,17 @@ macro_rules! binary_table {
                         DType::BF16 | DType::F16 | DType::F32 | DType::F64 => defined!($float),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
                         DType::Bool => defined!($bool),
+                        DType::C64 => crate::complex::accepts_binary(self),
                     },)*
+                }
+            }
+
+            /// The result's dtype on operands of `dtype`.
+            pub fn result_dtype(self, dtype: DType) -> DType {
+                if self.is_comparison() {
+                    DType::Bool
+                } else {
+                    dtype
                 }
             }
 
@@ -361,6 +385,15 @@ unary_table! {
         f64 (map |x| Float::erf(x)), int none, bool none;
     ErfInv = "erf_inv", "erfinv", c "a_erfinv({x})", float("erfinv", "The inverse error function, elementwise.");
         f32 (map |x| Float::erf_inv(x)), f64 (map |x| Float::erf_inv(x)), int none, bool none;
+    /// The real part (of a real number: itself).
+    Real = "real", "real", c "({x})", NONE;
+        f32 (map |x| x), f64 (map |x| x), int (map |x| x), bool (map |x| x);
+    /// The imaginary part (of a real number: zero).
+    Imag = "imag", "imag", c "(0)", NONE;
+        f32 (map |_x| 0.0), f64 (map |_x| 0.0), int (map |x| Arith::sub(x, x)), bool (map |_x| false);
+    /// The complex conjugate (of a real number: itself).
+    Conj = "conj", "conj", c "({x})", NONE;
+        f32 (map |x| x), f64 (map |x| x), int (map |x| x), bool (map |x| x);
     /// Result dtype bool.
     IsFinite = "is_finite", "isfinite", c "a_isfinite({x})", NONE;
         f32 (test |x| x.is_finite()), f64 (test |x| x.is_finite()),

@@ -191,6 +191,8 @@ pub enum ExprKind {
     /// Integer literal; `10_000` parses to 10000. Literals beyond i64 are a syntax error.
     Int(i64),
     Float(f64),
+    /// An imaginary literal: `2j` is `Imag(2.0)`.
+    Imag(f64),
     Str(String),
     /// An f-string: literal pieces and `{expr!conv:spec}` holes.
     FString(Vec<FStringPart>),

@@ -23,6 +23,8 @@ pub(crate) enum TokenKind {
     Keyword(&'static str),
     Int(i64),
     Float(f64),
+    /// An imaginary literal (`2j`): the value of its imaginary part.
+    Imag(f64),
     Str(Box<StrToken>),
     /// Operators and punctuation, e.g. `"**="` or `"("`.
     Op(&'static str),
@@ -101,7 +103,7 @@ pub(crate) fn highlight(text: &str) -> Vec<(Span, TokenClass)> {
         let class = match &token.kind {
             TokenKind::Name(_) => TokenClass::Name,
             TokenKind::Keyword(_) => TokenClass::Keyword,
-            TokenKind::Int(_) | TokenKind::Float(_) => TokenClass::Number,
+            TokenKind::Int(_) | TokenKind::Float(_) | TokenKind::Imag(_) => TokenClass::Number,
             TokenKind::Str(_) => TokenClass::String,
             TokenKind::Op(op) if is_punctuation(op) => TokenClass::Punctuation,
             TokenKind::Op(_) => TokenClass::Operator,
@@ -501,7 +503,29 @@ impl<'a> Lexer<'a> {
             return;
         };
         self.pos += literal.len();
-        // An identifier glued to a number (`1abc`, `1e`, `1j`) is one bad literal.
+        // An imaginary literal: a decimal number and `j` (`2j`, `0.5J`, `1e3j`).
+        let imaginary = matches!(self.rest().as_bytes().first(), Some(b'j' | b'J'))
+            && !self.rest()[1..].starts_with(is_ident_continue)
+            && !matches!(
+                literal.to_ascii_lowercase().get(..2),
+                Some("0x" | "0o" | "0b")
+            );
+        if imaginary {
+            self.pos += 1;
+            let cleaned: String = literal.chars().filter(|&c| c != '_').collect();
+            let kind = match cleaned.parse::<f64>() {
+                Ok(value) if underscores_ok(literal, |c| c.is_ascii_digit(), false) => {
+                    TokenKind::Imag(value)
+                }
+                _ => {
+                    self.error("invalid imaginary literal", start, self.pos);
+                    TokenKind::Imag(0.0)
+                }
+            };
+            self.push(kind, start, self.pos);
+            return;
+        }
+        // An identifier glued to a number (`1abc`, `1e`) is one bad literal.
         if let Ok((_, tail)) =
             take_while1::<_, _, nom::error::Error<&str>>(is_ident_continue).parse(self.rest())
         {

@@ -179,6 +179,7 @@ fn describe_expr(expr: &Expr) -> &'static str {
         ExprKind::Call { .. } => "function call",
         ExprKind::Int(_)
         | ExprKind::Float(_)
+        | ExprKind::Imag(_)
         | ExprKind::Str(_)
         | ExprKind::Bool(_)
         | ExprKind::None => "literal",
@@ -459,7 +460,11 @@ impl<'a> Parser<'a> {
     /// such as after `return` or after a trailing comma).
     fn at_expression_start(&self) -> bool {
         match self.peek() {
-            TokenKind::Name(_) | TokenKind::Int(_) | TokenKind::Float(_) | TokenKind::Str(_) => {
+            TokenKind::Name(_)
+            | TokenKind::Int(_)
+            | TokenKind::Float(_)
+            | TokenKind::Imag(_)
+            | TokenKind::Str(_) => {
                 true
             }
             TokenKind::Keyword(k) => matches!(*k, "not" | "lambda" | "True" | "False" | "None"),
@@ -1702,6 +1707,7 @@ impl<'a> Parser<'a> {
             TokenKind::Name(name) => ExprKind::Name(name.clone()),
             TokenKind::Int(value) => ExprKind::Int(*value),
             TokenKind::Float(value) => ExprKind::Float(*value),
+            TokenKind::Imag(value) => ExprKind::Imag(*value),
             TokenKind::Keyword("True") => ExprKind::Bool(true),
             TokenKind::Keyword("False") => ExprKind::Bool(false),
             TokenKind::Keyword("None") => ExprKind::None,

@@ -376,6 +376,9 @@ impl Printer {
             ExprKind::Float(value) => {
                 let _ = write!(self.out, "float {value:?}");
             }
+            ExprKind::Imag(value) => {
+                let _ = write!(self.out, "imag {value:?}");
+            }
             ExprKind::Str(text) => {
                 let _ = write!(self.out, "str {text:?}");
             }

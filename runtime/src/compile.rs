@@ -376,7 +376,13 @@ impl Analyzer {
             E::Name(n) => {
                 c.used.insert(n.clone());
             }
-            E::Int(_) | E::Float(_) | E::Str(_) | E::Bool(_) | E::None | E::Ellipsis => {}
+            E::Int(_)
+            | E::Float(_)
+            | E::Imag(_)
+            | E::Str(_)
+            | E::Bool(_)
+            | E::None
+            | E::Ellipsis => {}
             E::FString(parts) => {
                 for p in parts {
                     if let ast::FStringPart::Hole { expr, .. } = p {
@@ -1326,6 +1332,15 @@ impl Lower<'_> {
             E::Name(n) => ExprKind::Load(self.resolve(n), Rc::from(n.as_str())),
             E::Int(i) => ExprKind::Const(Value::Int(*i)),
             E::Float(f) => ExprKind::Const(Value::Float(*f)),
+            // Python's complex numbers are complex64 scalars (arr has no
+            // complex128): `2j` is a 0-d array, shared by every evaluation.
+            E::Imag(f) => ExprKind::Const(Value::Array(crate::Tensor::Concrete(
+                arr_kernels::Array::new(
+                    &[],
+                    arr_kernels::Buffer::C64(vec![arr_kernels::complex::C64::new(0.0, *f as f32)]),
+                )
+                .pinned(),
+            ))),
             E::Str(s) => ExprKind::Const(Value::str(s)),
             E::Bool(b) => ExprKind::Const(Value::Bool(*b)),
             E::None => ExprKind::Const(Value::None),

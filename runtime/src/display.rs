@@ -299,6 +299,7 @@ fn concrete_str(a: &Array) -> String {
             Buffer::F32(v) => py_float32(v[0]),
             Buffer::F64(v) => py_float(v[0]),
             Buffer::F16(v) => py_float16(v[0]),
+            Buffer::C64(v) => py_complex(v[0]),
             _ => fmt.format(&buf, 0).trim().to_string(),
         };
     }
@@ -522,6 +523,19 @@ fn shown_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
 struct ElementFormat {
     kind: FloatMode,
     width: usize,
+    /// `+` before non-negative numbers (the imaginary parts of complex ones).
+    plus: bool,
+    /// A complex array's two formats, NumPy's `ComplexFloatingFormat`.
+    parts: Option<Box<ComplexFormat>>,
+}
+
+/// The real and imaginary parts of a complex array, each formatted as a
+/// float array of its own (the imaginary one signed), joined per element.
+struct ComplexFormat {
+    re: ElementFormat,
+    im: ElementFormat,
+    re_buf: Buffer,
+    im_buf: Buffer,
 }
 
 enum FloatMode {
@@ -603,22 +617,69 @@ fn fraction_digits(x: f64, dtype: DType) -> usize {
     }
 }
 
+/// A complex number as Python's `repr` shows it (NumPy's `str` of a
+/// complex64 scalar): `(7+1j)`, `2j`, `(0.5-0.25j)`.
+pub fn py_complex(z: arr_kernels::complex::C64) -> String {
+    let part = |x: f32| {
+        let s = py_float32(x);
+        s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+    };
+    if z.re == 0.0 && z.re.is_sign_positive() {
+        return format!("{}j", part(z.im));
+    }
+    let sign = if z.im.is_sign_negative() && !z.im.is_nan() {
+        ""
+    } else {
+        "+"
+    };
+    format!("({}{sign}{}j)", part(z.re), part(z.im))
+}
+
 impl ElementFormat {
     fn new(shape: &[usize], buf: &Buffer, summarise: bool) -> ElementFormat {
+        Self::signed(shape, buf, summarise, false)
+    }
+
+    fn complex(shape: &[usize], z: &[arr_kernels::complex::C64], summarise: bool) -> ElementFormat {
+        let re_buf = Buffer::F32(z.iter().map(|z| z.re).collect());
+        let im_buf = Buffer::F32(z.iter().map(|z| z.im).collect());
+        ElementFormat {
+            kind: FloatMode::Bool,
+            width: 0,
+            plus: false,
+            parts: Some(Box::new(ComplexFormat {
+                re: Self::signed(shape, &re_buf, summarise, false),
+                im: Self::signed(shape, &im_buf, summarise, true),
+                re_buf,
+                im_buf,
+            })),
+        }
+    }
+
+    fn signed(shape: &[usize], buf: &Buffer, summarise: bool, plus: bool) -> ElementFormat {
+        if let Buffer::C64(z) = buf {
+            return Self::complex(shape, z, summarise);
+        }
         let dtype = buf.dtype();
         let idx = element_sample(shape, summarise);
         let mut fmt = match dtype {
             DType::Bool => ElementFormat {
                 kind: FloatMode::Bool,
                 width: 0,
+                plus,
+                parts: None,
             },
             d if d.is_int() => ElementFormat {
                 kind: FloatMode::Int,
                 width: 0,
+                plus,
+                parts: None,
             },
             DType::BF16 => ElementFormat {
                 kind: FloatMode::General,
                 width: 0,
+                plus,
+                parts: None,
             },
             _ => {
                 let finite: Vec<f64> = idx
@@ -643,6 +704,8 @@ impl ElementFormat {
                     ElementFormat {
                         kind: FloatMode::Scientific { precision },
                         width: 0,
+                        plus,
+                        parts: None,
                     }
                 } else {
                     let precision = finite
@@ -656,6 +719,8 @@ impl ElementFormat {
                             pad_right: 0,
                         },
                         width: 0,
+                        plus,
+                        parts: None,
                     }
                 }
             }
@@ -695,6 +760,15 @@ impl ElementFormat {
     }
 
     fn format_raw(&self, buf: &Buffer, i: usize) -> String {
+        let s = self.format_unsigned(buf, i);
+        if self.plus && !s.starts_with('-') {
+            format!("+{s}")
+        } else {
+            s
+        }
+    }
+
+    fn format_unsigned(&self, buf: &Buffer, i: usize) -> String {
         let mut x = buf.get_f64(i);
         if x.is_finite() && matches!(self.kind, FloatMode::Fixed { .. }) {
             // Positional numbers show their shortest digits, then spaces, as
@@ -742,6 +816,13 @@ impl ElementFormat {
     }
 
     fn format(&self, buf: &Buffer, i: usize) -> String {
+        if let Some(c) = &self.parts {
+            // NumPy's rule: the imaginary part's padding moves after the `j`.
+            let re = c.re.format(&c.re_buf, i);
+            let im = c.im.format(&c.im_buf, i);
+            let used = im.trim_end().len();
+            return format!("{re}{}j{}", &im[..used], &im[used..]);
+        }
         let s = self.format_raw(buf, i);
         match self.kind {
             FloatMode::Fixed { pad_right, .. } => {

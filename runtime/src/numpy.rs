@@ -28,6 +28,8 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
     match (a, b) {
         (Bool, x) | (x, Bool) => x,
+        // complex64 wins over every real type (no complex128 yet).
+        (C64, _) | (_, C64) => C64,
         (F64, _) | (_, F64) => F64,
         (F32, _) | (_, F32) => F32,
         // The two 16-bit floats meet in float32; either with an int stays.
@@ -71,7 +73,7 @@ pub fn result_dtype(values: &[&Value]) -> Result<DType> {
         match (a, b) {
             (Value::Array(x), Value::Array(y)) if x.dtype() == y.dtype() => return Ok(x.dtype()),
             (Value::Array(x), Value::Float(_)) | (Value::Float(_), Value::Array(x))
-                if x.dtype().is_float() =>
+                if x.dtype().is_inexact() =>
             {
                 return Ok(x.dtype())
             }
@@ -98,7 +100,7 @@ pub fn result_dtype(values: &[&Value]) -> Result<DType> {
     let any_float = kinds.contains(&Kind::WeakFloat);
     let any_int = kinds.contains(&Kind::WeakInt);
     Ok(match strong {
-        Some(d) if any_float && !d.is_float() => DEFAULT_FLOAT,
+        Some(d) if any_float && !d.is_inexact() => DEFAULT_FLOAT,
         Some(DType::Bool) if any_int => DEFAULT_INT,
         Some(d) => d,
         None if any_float => DEFAULT_FLOAT,
@@ -156,6 +158,7 @@ fn make_scalar_array(x: f64, dtype: DType) -> Array {
         DType::F16 => Buffer::F16(vec![arr_kernels::dtype::f16_from_f64(x)]),
         DType::F32 => Buffer::F32(vec![x as f32]),
         DType::F64 => Buffer::F64(vec![x]),
+        DType::C64 => Buffer::C64(vec![arr_kernels::complex::C64::new(x as f32, 0.0)]),
     };
     Array::new(&[], buf)
 }
@@ -319,6 +322,7 @@ fn flatten_nested(
                             d if d.is_int() => {
                                 Value::Array(int_scalar_array(b.get_i64(i), d).into())
                             }
+                            DType::C64 => Value::Array(complex_element(&b, i).into()),
                             d => Value::Array(scalar_array(b.get_f64(i), d).into()),
                         });
                     }
@@ -523,7 +527,7 @@ pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
 
 fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     let mut dtype = result_dtype(&[&a, &b])?;
-    if op == BinaryOp::Div && !dtype.is_float() {
+    if op == BinaryOp::Div && !dtype.is_inexact() {
         dtype = DEFAULT_FLOAT;
     }
     if matches!(op, BinaryOp::Atan2) && !dtype.is_float() {
@@ -543,7 +547,7 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
         dtype = DEFAULT_INT;
     }
     if let (BinaryOp::Pow, Value::Int(n)) = (op, &b) {
-        if dtype.is_float() || *n >= 0 {
+        if dtype.is_inexact() || *n >= 0 {
             return Ok(Value::Array(integer_pow(into_array_as(a, dtype)?, *n)?));
         }
     }
@@ -602,7 +606,7 @@ fn into_array_as(v: Value, dtype: DType) -> Result<Tensor> {
 /// Elementwise math on an array-like; ints and bools become the default float first.
 pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
     let a = to_tensor(v)?;
-    let a = if a.dtype().is_float() {
+    let a = if a.dtype().is_inexact() {
         a
     } else {
         convert(a, DEFAULT_FLOAT)?
@@ -891,6 +895,16 @@ pub fn item(a: &Tensor) -> Result<Value> {
     Ok(match a.dtype() {
         DType::Bool => Value::Bool(b.get_f64(0) != 0.0),
         d if d.is_int() => Value::Int(b.get_i64(0)),
+        // Python complex numbers are complex64 scalars.
+        DType::C64 => Value::Array(complex_element(&b, 0).into()),
         _ => Value::Float(b.get_f64(0)),
     })
+}
+
+/// Element `i` of a complex buffer, as a 0-d array.
+fn complex_element(b: &Buffer, i: usize) -> Array {
+    match b {
+        Buffer::C64(v) => Array::new(&[], Buffer::C64(vec![v[i]])),
+        other => unreachable!("a complex element of a {} buffer", other.dtype()),
+    }
 }

@@ -228,6 +228,7 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
         Buffer::F16(v) => Buffer::F16(vec![v[0]; n]),
         Buffer::F32(v) => Buffer::F32(vec![v[0]; n]),
         Buffer::F64(v) => Buffer::F64(vec![v[0]; n]),
+        Buffer::C64(v) => Buffer::C64(vec![v[0]; n]),
     };
     Ok(Array::new(shape, buf).into())
 }

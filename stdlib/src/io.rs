@@ -105,6 +105,7 @@ fn descr(dtype: DType) -> Result<&'static str> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::C64 => "<c8",
         DType::BF16 => {
             return Err(Error::type_error(
                 "NumPy's .npy format has no bfloat16 type; save x.astype(float32) instead",

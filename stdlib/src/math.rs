@@ -51,6 +51,23 @@ pub(crate) fn register(r: &mut Registry) {
         ("reciprocal(x)", "1 / x, elementwise.", |_, a| {
             numpy::binary(BinaryOp::Div, &Value::Float(1.0), &a[0])
         }),
+        ("real(x)", "The real part, elementwise (of a real array: itself).", |_, a| {
+            numpy::unary(UnaryOp::Real, &a[0])
+        }),
+        ("imag(x)", "The imaginary part, elementwise (of a real array: zeros).", |_, a| {
+            numpy::unary(UnaryOp::Imag, &a[0])
+        }),
+        ("conj(x)", "The complex conjugate, elementwise (of a real array: itself).", |_, a| {
+            numpy::unary(UnaryOp::Conj, &a[0])
+        }),
+        ("conjugate(x)", "The complex conjugate (as conj).", |_, a| {
+            numpy::unary(UnaryOp::Conj, &a[0])
+        }),
+        (
+            "complex(real=0, imag=0)",
+            "The complex number real + imag * 1j (complex64; of arrays, elementwise).",
+            complex,
+        ),
         ("isnan(x)", "Whether each element is NaN.", |_, a| {
             predicate(UnaryOp::IsNan, &a[0])
         }),
@@ -109,6 +126,12 @@ pub(crate) fn register(r: &mut Registry) {
     ] {
         r.func(name, doc, f);
     }
+    r.method("array", "conj(self)", "The complex conjugate.", |_, a| {
+        numpy::unary(UnaryOp::Conj, &a[0])
+    });
+    r.method("array", "conjugate(self)", "The complex conjugate.", |_, a| {
+        numpy::unary(UnaryOp::Conj, &a[0])
+    });
     r.method(
         "array",
         "round(self, decimals=0)",
@@ -148,9 +171,20 @@ pub(crate) fn register(r: &mut Registry) {
     }
 }
 
+/// `real + imag * 1j` as complex64: a product with `1j` keeps it one
+/// differentiable expression (JAX's `lax.complex`, whose transpose gives
+/// the real part of the cotangent to `real` and the imaginary one to `imag`).
+fn complex(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let re = numpy::convert(numpy::to_tensor(&a[0])?, DType::C64)?;
+    let im = numpy::convert(numpy::to_tensor(&a[1])?, DType::C64)?;
+    let i = Value::Array(arr_runtime::transform::ops::complex_scalar(0.0, 1.0));
+    let im = numpy::binary(BinaryOp::Mul, &Value::Array(im), &i)?;
+    numpy::binary(BinaryOp::Add, &Value::Array(re), &im)
+}
+
 fn predicate(op: UnaryOp, v: &Value) -> Result<Value> {
     let a = array_arg(v)?;
-    if !a.dtype().is_float() {
+    if !a.dtype().is_inexact() {
         // Integers and bools are always finite and never NaN.
         let truth = op == UnaryOp::IsFinite;
         return ok(crate::creation::filled(
@@ -251,7 +285,7 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         _ => {}
     }
     let x = array_arg(&a[0])?;
-    if !x.dtype().is_float() {
+    if !x.dtype().is_inexact() {
         return ok(x);
     }
     let d = digits.unwrap_or(0);

@@ -695,9 +695,31 @@ def _is_float(dtype):
     return dtype in (float16, bfloat16, float32, float64)
 
 def _inexact(x):
-    """x as an array of a float dtype (ints and bools become float32, as JAX's)."""
+    """x as an array of a float or complex dtype (ints and bools become float32, as JAX's)."""
     x = asarray(x)
-    return x if _is_float(x.dtype) else x.astype(float32)
+    return x if _is_float(x.dtype) or x.dtype == complex64 else x.astype(float32)
+
+def angle(z, deg=False):
+    """The angle of each complex number (of a real one: 0 or pi), in radians or degrees."""
+    z = _inexact(z)
+    a = arctan2(imag(z), real(z))
+    return rad2deg(a) if deg else a
+
+def iscomplexobj(x):
+    """Whether x's dtype is complex."""
+    return asarray(x).dtype == complex64
+
+def isrealobj(x):
+    """Whether x's dtype is not complex."""
+    return not iscomplexobj(x)
+
+def iscomplex(x):
+    """Whether each element has a non-zero imaginary part."""
+    return imag(asarray(x)) != 0
+
+def isreal(x):
+    """Whether each element has a zero imaginary part."""
+    return imag(asarray(x)) == 0
 
 def positive(x):
     """+x: a copy of x."""
@@ -2464,11 +2486,15 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """Vector norms (ord None/2, 1, inf, -inf, 0, p) and, over two axes, matrix
     norms (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf)."""
     x = asarray(x)
-    if x.dtype not in (float32, float64):
+    if x.dtype not in (float32, float64, complex64):
         x = x.astype(float32)
+    # |x|², and from here on |x|: a complex vector's norms are its moduli's.
+    sq = real(x * conj(x)) if x.dtype == complex64 else x * x
+    if x.dtype == complex64 and ord not in (None, 2, "fro"):
+        x = abs(x)
     if axis is None and (ord is None or x.ndim == 1):
         if ord is None:
-            out = sqrt(sum(x * x))
+            out = sqrt(sum(sq))
             return reshape(out, (1,) * x.ndim) if keepdims else out
         axis = (0,)
     if axis is None:
@@ -2477,7 +2503,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 1:
         ax = axes[0]
         if ord is None or ord == 2:
-            return sqrt(sum(x * x, axis=ax, keepdims=keepdims))
+            return sqrt(sum(sq, axis=ax, keepdims=keepdims))
         if ord == inf:
             return max(abs(x), axis=ax, keepdims=keepdims)
         if ord == -inf:
@@ -2491,7 +2517,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise ValueError(f"norm: axis must be an int or a pair of ints, got {axis}")
     r, c = _axis(axes[0], x.ndim), _axis(axes[1], x.ndim)
     if ord is None or ord == "fro":
-        return sqrt(sum(x * x, axis=(r, c), keepdims=keepdims))
+        return sqrt(sum(sq, axis=(r, c), keepdims=keepdims))
     if ord in (1, -1):
         s = sum(abs(x), axis=r, keepdims=True)
         out = max(s, axis=c, keepdims=True) if ord == 1 else min(s, axis=c, keepdims=True)

@@ -24,14 +24,15 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
-        "grad(fun, argnums=0, has_aux=False)",
+        "grad(fun, argnums=0, has_aux=False, holomorphic=False)",
         "The gradient of fun (which returns a scalar) with respect to argument argnums \
          (an int, or a tuple of ints for a tuple of gradients). With has_aux, fun returns \
-         (value, aux) and the gradient function returns (grad, aux).",
+         (value, aux) and the gradient function returns (grad, aux). With holomorphic, \
+         fun maps complex inputs to a complex output and grad is its complex derivative.",
         |_, a| make_grad(a, false),
     );
     r.func(
-        "value_and_grad(fun, argnums=0, has_aux=False)",
+        "value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False)",
         "Like grad, but the function returns (value, grad) (or ((value, aux), grad) with has_aux).",
         |_, a| make_grad(a, true),
     );
@@ -52,12 +53,12 @@ pub(crate) fn register(r: &mut Registry) {
         linearize_,
     );
     r.func(
-        "jacfwd(fun, argnums=0)",
+        "jacfwd(fun, argnums=0, has_aux=False, holomorphic=False)",
         "The Jacobian of fun by forward mode (a jvp per input element, batched by vmap).",
         |_, a| make_jacobian(a, Mode::Fwd),
     );
     r.func(
-        "jacrev(fun, argnums=0)",
+        "jacrev(fun, argnums=0, has_aux=False, holomorphic=False)",
         "The Jacobian of fun by reverse mode (a vjp per output element, batched by vmap).",
         |_, a| make_jacobian(a, Mode::Rev),
     );
@@ -310,13 +311,14 @@ fn make_grad(a: Vec<Value>, with_value: bool) -> Result<Value> {
     f.expect_callable()?;
     let (argnums, single) = parse_argnums(&a[1])?;
     let has_aux = a[2].truthy()?;
+    let holomorphic = a[3].truthy()?;
     let name = format!(
         "{}({})",
         if with_value { "value_and_grad" } else { "grad" },
         func_name(&f)
     );
     let key = format!(
-        "{}(argnums={}, has_aux={has_aux})",
+        "{}(argnums={}, has_aux={has_aux}, holomorphic={holomorphic})",
         if with_value { "value_and_grad" } else { "grad" },
         display::repr(&a[1])
     );
@@ -325,28 +327,56 @@ fn make_grad(a: Vec<Value>, with_value: bool) -> Result<Value> {
         key,
         f.clone(),
         move |interp, args, kwargs| {
-            grad_call(
-                interp, &f, &argnums, single, has_aux, with_value, args, kwargs,
-            )
+            let how = GradHow {
+                has_aux,
+                with_value,
+                holomorphic,
+            };
+            grad_call(interp, &f, &argnums, single, how, args, kwargs)
         },
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The options of one `grad` or `value_and_grad`.
+#[derive(Clone, Copy)]
+struct GradHow {
+    has_aux: bool,
+    with_value: bool,
+    holomorphic: bool,
+}
+
+/// JAX's check of `holomorphic=True`: every input leaf is complex.
+fn check_holomorphic(what: &str, primals: &[Tensor]) -> Result<()> {
+    if let Some(p) = primals.iter().find(|p| !p.dtype().is_complex()) {
+        return Err(Error::type_error(format!(
+            "{what} with holomorphic=True requires inputs with complex dtype, but got {}",
+            type_str(p.shape(), p.dtype())
+        )));
+    }
+    Ok(())
+}
+
 fn grad_call(
     interp: &mut Interp,
     f: &Value,
     argnums: &[usize],
     single: bool,
-    has_aux: bool,
-    with_value: bool,
+    how: GradHow,
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
+    let GradHow {
+        has_aux,
+        with_value,
+        holomorphic,
+    } = how;
     let what = if with_value { "value_and_grad" } else { "grad" };
     let d = DiffArgs::new(args, argnums.to_vec(), what)?;
+    if holomorphic {
+        check_holomorphic(what, &d.primals)?;
+    }
     for (k, p) in d.primals.iter().enumerate() {
-        if !p.dtype().is_float() {
+        if !p.dtype().is_inexact() {
             let arg = argnums[d
                 .counts
                 .iter()
@@ -392,7 +422,7 @@ fn grad_call(
         d.primals.clone(),
     )?;
     let n_out = n_out.into_inner();
-    if n_out != 1 || !outs[0].shape().is_empty() || !outs[0].dtype().is_float() {
+    if n_out != 1 || !outs[0].shape().is_empty() || !outs[0].dtype().is_inexact() {
         let got = if n_out == 1 {
             type_str(outs[0].shape(), outs[0].dtype())
         } else {
@@ -400,6 +430,23 @@ fn grad_call(
         };
         let e = Error::type_error(format!(
             "{what} requires fun to return a float scalar (use vjp or jacrev otherwise), got {got}"
+        ));
+        return Err(at_def(e, f));
+    }
+    if outs[0].dtype().is_complex() && !holomorphic {
+        let e = Error::type_error(format!(
+            "{what} requires real-valued outputs (output dtype that is a sub-dtype of \
+             np.floating), but got {}. For holomorphic differentiation, pass \
+             holomorphic=True. For differentiation of non-holomorphic functions involving \
+             complex outputs, use jax.vjp directly.",
+            outs[0].dtype()
+        ));
+        return Err(at_def(e, f));
+    }
+    if holomorphic && !outs[0].dtype().is_complex() {
+        let e = Error::type_error(format!(
+            "{what} with holomorphic=True requires outputs with complex dtype, but got {}",
+            outs[0].dtype()
         ));
         return Err(at_def(e, f));
     }
@@ -483,15 +530,15 @@ fn jvp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             // JAX wants a float tangent of the primal's dtype for a float primal
             // and a float0 one for an integer primal; with no float0 dtype, an
             // integer tangent stands for it (and is zero: integers do not move).
-            if p.dtype().is_float() != t.dtype().is_float() {
+            if p.dtype().is_inexact() != t.dtype().is_inexact() {
                 return Err(Error::type_error(format!(
                     "jvp: primal and tangent arguments do not match: a {} primal needs {} tangent, got {}",
                     type_str(p.shape(), p.dtype()),
-                    if p.dtype().is_float() { "a float" } else { "an integer (float0)" },
+                    if p.dtype().is_inexact() { "a float" } else { "an integer (float0)" },
                     type_str(t.shape(), t.dtype())
                 )));
             }
-            if p.dtype().is_float() {
+            if p.dtype().is_inexact() {
                 ops::convert(&t, p.dtype()).map(Some)
             } else {
                 Ok(None)
@@ -627,6 +674,13 @@ fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
     let f = a[0].clone();
     f.expect_callable()?;
     let (argnums, single) = parse_argnums(&a[1])?;
+    if a[2].truthy()? {
+        return Err(Error::type_error(
+            "jacfwd/jacrev with has_aux=True are not supported yet; return the auxiliary \
+             value from a separate call",
+        ));
+    }
+    let holomorphic = a[3].truthy()?;
     let name = format!(
         "{}({})",
         match mode {
@@ -640,7 +694,9 @@ fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
         name,
         key,
         f.clone(),
-        move |interp, args, kwargs| jacobian_call(interp, &f, &argnums, single, mode, args, kwargs),
+        move |interp, args, kwargs| {
+            jacobian_call(interp, &f, &argnums, (single, holomorphic), mode, args, kwargs)
+        },
     ))
 }
 
@@ -670,14 +726,21 @@ fn jacobian_call(
     interp: &mut Interp,
     f: &Value,
     argnums: &[usize],
-    single: bool,
+    (single, holomorphic): (bool, bool),
     mode: Mode,
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
     let d = DiffArgs::new(args, argnums.to_vec(), "jacobian")?;
+    if holomorphic {
+        let what = match mode {
+            Mode::Fwd => "jacfwd",
+            Mode::Rev => "jacrev",
+        };
+        check_holomorphic(what, &d.primals)?;
+    }
     for p in &d.primals {
-        if !p.dtype().is_float() {
+        if !p.dtype().is_inexact() {
             return Err(Error::type_error(format!(
                 "jacobian requires float inputs, got {}",
                 type_str(p.shape(), p.dtype())
@@ -735,7 +798,7 @@ fn jacobian_call(
                 d.primals.clone(),
             )?;
             let (m, basis) = basis(&outs, |o| {
-                if o.dtype().is_float() {
+                if o.dtype().is_inexact() {
                     o.dtype()
                 } else {
                     DType::F32
@@ -1646,7 +1709,7 @@ type FlatFn<'a> = dyn FnMut(Vec<Tensor>) -> Result<Vec<Tensor>> + 'a;
 fn to_f64(ts: &[Tensor]) -> Result<Vec<Tensor>> {
     ts.iter()
         .map(|t| {
-            if t.dtype().is_float() {
+            if t.dtype().is_inexact() {
                 ops::convert(t, DType::F64)
             } else {
                 Ok(t.clone())
@@ -1709,7 +1772,7 @@ fn scaled_add(x: &[Tensor], v: &[Tensor], k: f64) -> Result<Vec<Tensor>> {
     x.iter()
         .zip(v)
         .map(|(x, v)| {
-            if x.dtype().is_float() {
+            if x.dtype().is_inexact() {
                 ops::add(x, &ops::mul(v, &ops::lit(k, v))?)
             } else {
                 Ok(x.clone())
@@ -1723,7 +1786,7 @@ fn check_jvp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<Ve
     let tangents = args
         .iter()
         .zip(&v)
-        .map(|(a, v)| a.dtype().is_float().then(|| v.clone()))
+        .map(|(a, v)| a.dtype().is_inexact().then(|| v.clone()))
         .collect();
     let (outs, touts) = jvp::jvp(&mut *f, args.to_vec(), tangents)?;
     let touts = touts
@@ -1750,7 +1813,7 @@ fn check_vjp(f: &mut FlatFn, args: &[Tensor], tol: &Tol, seed: u64) -> Result<()
     let tangents = args
         .iter()
         .zip(&v)
-        .map(|(a, v)| a.dtype().is_float().then(|| v.clone()))
+        .map(|(a, v)| a.dtype().is_inexact().then(|| v.clone()))
         .collect();
     let (outs2, touts) = jvp::jvp(&mut *f, args.to_vec(), tangents)?;
     let touts = touts
@@ -1787,7 +1850,7 @@ fn check_grads_flat(
                 let tangents = xs[n..]
                     .iter()
                     .zip(&xs[..n])
-                    .map(|(t, a)| a.dtype().is_float().then(|| t.clone()))
+                    .map(|(t, a)| a.dtype().is_inexact().then(|| t.clone()))
                     .collect();
                 let (outs, touts) = jvp::jvp(&mut *f, xs[..n].to_vec(), tangents)?;
                 touts

@@ -76,6 +76,15 @@ impl_elem!(half::bf16, BF16, |x| x.is_nan(), half::bf16::NAN);
 impl_elem!(half::f16, F16, |x| x.is_nan(), half::f16::NAN);
 impl_elem!(f32, F32, |x| x.is_nan(), f32::NAN);
 impl_elem!(f64, F64, |x| x.is_nan(), f64::NAN);
+impl_elem!(
+    crate::complex::C64,
+    C64,
+    |z| z.re.is_nan() || z.im.is_nan(),
+    crate::complex::C64 {
+        re: f32::NAN,
+        im: f32::NAN
+    }
+);
 
 /// Run `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
 #[macro_export]
@@ -113,6 +122,10 @@ macro_rules! with_dtype {
             }
             $crate::DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            $crate::DType::C64 => {
+                type $T = $crate::complex::C64;
                 $body
             }
         }

@@ -7,6 +7,7 @@
 
 use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
 use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
+use crate::complex::C64;
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 // 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
 use crate::Backend as _;
@@ -445,6 +446,9 @@ pub fn unary(op: UnaryOp, a: Array) -> Array {
     if dtype.is_half() {
         return crate::backend::Dispatch(&super::Cpu).unary(op, a);
     }
+    if dtype == DType::C64 && crate::complex::to_real(op) {
+        return crate::complex::unary_to_real(op, &a);
+    }
     crate::with_dtype!(dtype, T => <T as UnaryKernels>::unary(op, UnaryArray(a)))
         .unwrap_or_else(|| panic!("{} is not defined on {dtype}", op.name()))
 }
@@ -518,6 +522,10 @@ pub trait Cast: Copy {
     fn to_u32(self) -> u32;
     fn to_f32(self) -> f32;
     fn to_f64(self) -> f64;
+    /// The complex number with this real part.
+    fn to_c64(self) -> C64 {
+        C64::new(self.to_f32(), 0.0)
+    }
     /// Rounded to nearest even, once, from the exact value.
     fn to_bf16(self) -> half::bf16 {
         crate::dtype::bf16_from_f64(self.to_f64())
@@ -595,6 +603,39 @@ impl Cast for bool {
     }
 }
 
+/// A complex number converts to a real type as its real part does (NumPy
+/// and JAX drop the imaginary part); to bool, as `!= 0`.
+impl Cast for C64 {
+    #[inline(always)]
+    fn to_bool(self) -> bool {
+        self.re != 0.0 || self.im != 0.0
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self.re as i32
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self.re as i64
+    }
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self.re as u32
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self.re
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.re as f64
+    }
+    #[inline(always)]
+    fn to_c64(self) -> C64 {
+        self
+    }
+}
+
 fn convert_from<T: Elem + Cast>(a: &Array, dtype: DType) -> Array {
     match dtype {
         DType::Bool => map_fresh(a, T::to_bool),
@@ -605,6 +646,7 @@ fn convert_from<T: Elem + Cast>(a: &Array, dtype: DType) -> Array {
         DType::F16 => map_fresh(a, T::to_f16),
         DType::F32 => map_fresh(a, T::to_f32),
         DType::F64 => map_fresh(a, T::to_f64),
+        DType::C64 => map_fresh(a, T::to_c64),
     }
 }
 

@@ -3,6 +3,7 @@
 //! Both see `a` as `[outer, len, inner]` around the axis and move whole
 //! `inner`-element rows, so the work per index is a memcpy or an add loop.
 
+use crate::complex::C64;
 use super::elem::{alloc, alloc_overwrite, elems, par_chunk, split_at_axis, Elem};
 use super::scalar::Arith;
 use crate::{Array, DType, ScatterMode, Shape};
@@ -168,5 +169,11 @@ pub fn scatter(
         DType::U32 => scatter_num::<u32>(a, &idx, updates, axis, mode),
         DType::F32 => scatter_num::<f32>(a, &idx, updates, axis, mode),
         DType::F64 => scatter_num::<f64>(a, &idx, updates, axis, mode),
+        DType::C64 => match mode {
+            ScatterMode::Set => scatter_typed(a, &idx, updates, axis, |_: C64, u: C64| u),
+            ScatterMode::Add => scatter_typed(a, &idx, updates, axis, |x: C64, u: C64| {
+                C64::new(x.re + u.re, x.im + u.im)
+            }),
+        },
     }
 }

@@ -612,6 +612,9 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
     if a.dtype().is_half() {
         return crate::backend::Dispatch(&super::Cpu).dot_general(a, b, dims);
     }
+    if a.dtype() == DType::C64 {
+        return crate::complex::dot_general(a, b, dims);
+    }
     let p = plan(a, b, dims);
     let buf = match a.dtype() {
         DType::F32 => Buffer::F32(dot_float::<f32>(&p)),
@@ -619,7 +622,7 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         DType::I32 => Buffer::I32(dot_int::<i32>(&p)),
         DType::I64 => Buffer::I64(dot_int::<i64>(&p)),
         DType::U32 => Buffer::U32(dot_int::<u32>(&p)),
-        DType::Bool | DType::BF16 | DType::F16 => unreachable!("handled above"),
+        DType::Bool | DType::BF16 | DType::F16 | DType::C64 => unreachable!("handled above"),
     };
     Array::new(&p.out_shape, buf)
 }

@@ -310,6 +310,7 @@ pub fn reduce(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
     }
     match a.dtype() {
         DType::BF16 | DType::F16 => crate::backend::Dispatch(&super::Cpu).reduce(op, a, axes),
+        DType::C64 => crate::complex::reduce(op, a, axes),
         DType::Bool => reduce_bool(op, a, axes),
         DType::I32 => reduce_num::<i32>(op, a, axes),
         DType::I64 => reduce_num::<i64>(op, a, axes),
@@ -477,5 +478,19 @@ pub fn scan(op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
         DType::U32 => scan_num::<u32>(op, a, axis, reverse),
         DType::F32 => scan_num::<f32>(op, a, axis, reverse),
         DType::F64 => scan_num::<f64>(op, a, axis, reverse),
+        DType::C64 => {
+            use crate::complex::C64;
+            match op {
+                ScanOp::Sum => scan_with(a, axis, reverse, |x: C64, y: C64| {
+                    C64::new(x.re + y.re, x.im + y.im)
+                }),
+                ScanOp::Prod => scan_with(a, axis, reverse, |x: C64, y: C64| {
+                    C64::new(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re)
+                }),
+                ScanOp::Max | ScanOp::Min => {
+                    panic!("{op:?} is not defined on complex64 (checked by the caller)")
+                }
+            }
+        }
     }
 }

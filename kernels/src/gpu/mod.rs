@@ -328,6 +328,7 @@ fn host_bytes(buf: &Buffer) -> std::borrow::Cow<'_, [u8]> {
         Buffer::F16(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::F32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::F64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::C64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
     }
 }
 

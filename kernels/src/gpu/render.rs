@@ -124,6 +124,8 @@ pub fn storage_type(dtype: DType) -> &'static str {
         DType::BF16 | DType::F16 => "u16",
         DType::F32 => "float",
         DType::F64 => "double",
+        // Moved, never computed on: complex arithmetic runs on the CPU.
+        DType::C64 => "float2",
     }
 }
 
@@ -292,6 +294,7 @@ fn literal(x: f64, t: DType) -> String {
         DType::I32 => format!("((int){})", x as i32),
         DType::U32 => format!("((u32){}u)", x as u32),
         DType::I64 => format!("((i64){}LL)", x as i64),
+        DType::C64 => unreachable!("no complex registers (complex arithmetic runs on the CPU)"),
     }
 }
 
@@ -346,7 +349,7 @@ fn helpers(d: Dialect, t: DType) -> String {
             s.push_str(&erfinv(d, t));
         }
         // Bits that loops only move: no arithmetic helpers.
-        DType::BF16 | DType::F16 => {}
+        DType::BF16 | DType::F16 | DType::C64 => {}
         DType::Bool => {
             s.push_str(&format!(
                 "{f} T a_not(T x) {{ return !x; }}
@@ -623,6 +626,9 @@ fn reduce_identity(op: ReduceOp, t: DType) -> String {
         (ReduceOp::Max, DType::U32 | DType::Bool) => "(T)0".into(),
         (ReduceOp::Min, DType::U32) => "0xffffffffu".into(),
         (ReduceOp::Min, DType::Bool) => "(T)1".into(),
+        (ReduceOp::Max | ReduceOp::Min, DType::C64) => {
+            unreachable!("complex numbers have no order")
+        }
     }
 }
 

@@ -101,6 +101,16 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         },
     },
     Property {
+        name: "real",
+        doc: "The real part (of a real array: the array).",
+        get: |a| numpy::unary(arr_kernels::UnaryOp::Real, &Value::Array(a.clone())),
+    },
+    Property {
+        name: "imag",
+        doc: "The imaginary part (of a real array: zeros).",
+        get: |a| numpy::unary(arr_kernels::UnaryOp::Imag, &Value::Array(a.clone())),
+    },
+    Property {
         name: "flags",
         doc: "A NumPy array's flags: .writeable (False for a view of a JAX array), \
               .c_contiguous, .owndata.",

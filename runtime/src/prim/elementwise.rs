@@ -33,14 +33,7 @@ pub fn shape_unary(op: UnaryOp, args: &[Aval]) -> Result<Avals> {
             ty(a)
         )));
     }
-    one_type(
-        a.shape.clone(),
-        if op.is_predicate() {
-            DType::Bool
-        } else {
-            a.dtype
-        },
-    )
+    one_type(a.shape.clone(), op.result_dtype(a.dtype))
 }
 
 /// Operands whose shapes do not broadcast. A handler catches it as JAX
@@ -76,14 +69,7 @@ pub fn shape_binary(op: BinaryOp, args: &[Aval]) -> Result<Avals> {
             ty(b)
         )));
     }
-    one_type(
-        shape,
-        if op.is_comparison() {
-            DType::Bool
-        } else {
-            dtype
-        },
-    )
+    one_type(shape, op.result_dtype(dtype))
 }
 
 pub fn shape_select(args: &[Aval]) -> Result<Avals> {
@@ -202,6 +188,15 @@ pub fn jvp_unary(
     let u = |op| unary(op, x);
     let ty = match op {
         UnaryOp::Neg => map(tx, neg)?,
+        // Linear: the same op on the tangent.
+        UnaryOp::Real | UnaryOp::Imag | UnaryOp::Conj => map(tx, |t| unary(op, t))?,
+        // |x| of a complex x: re(conj(x) t) / |x| (0 where x is 0), as JAX.
+        UnaryOp::Abs if x.dtype().is_complex() => {
+            let zero = binary(BinaryOp::Eq, &y, &lit(0.0, &y))?;
+            let safe = convert(&select(&zero, &lit(1.0, &y), &y)?, x.dtype())?;
+            let d = div(&unary(UnaryOp::Conj, x)?, &safe)?;
+            map(tx, |t| unary(UnaryOp::Real, &mul(t, &d)?))?
+        }
         UnaryOp::Abs => {
             let s = u(UnaryOp::Sign)?;
             map(tx, |t| mul(t, &s))?
@@ -314,7 +309,7 @@ pub fn jvp_binary(
 ) -> Result<(Outs, Tangents)> {
     let (a, b) = (&p[0], &p[1]);
     let y = bind(prim, p.to_vec())?.swap_remove(0);
-    if !y.dtype().is_float() {
+    if !y.dtype().is_inexact() {
         return one(y, None);
     }
     let shape = y.shape().to_vec();
@@ -344,7 +339,9 @@ pub fn jvp_binary(
                     // b * a^(b-1), and 0 where b == 0 (as JAX). A
                     // constant exponent (x ** 2) needs no select, and
                     // x ** 2 differentiates to a product, not a power.
-                    let exponent = b.as_concrete().filter(|c| c.len() == 1);
+                    let exponent = b
+                        .as_concrete()
+                        .filter(|c| c.len() == 1 && !c.dtype().is_complex());
                     let k = match exponent.map(|c| c.get_f64(0)).transpose()? {
                         Some(2.0) => mul_scalar(a, 2.0)?,
                         Some(1.0) => ones_like(a)?,
@@ -426,7 +423,7 @@ pub fn jvp_binary(
 
 pub fn jvp_select(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tangents)> {
     let y = bind(prim, p.to_vec())?.swap_remove(0);
-    if !y.dtype().is_float() {
+    if !y.dtype().is_inexact() {
         return one(y, None);
     }
     let ta = instantiate(&t[1], &p[1])?;
@@ -443,7 +440,7 @@ pub fn jvp_convert(
     t: &[Option<Tensor>],
 ) -> Result<(Outs, Tangents)> {
     let y = bind(prim, p.to_vec())?.swap_remove(0);
-    let ty = if d.is_float() && p[0].dtype().is_float() {
+    let ty = if d.is_inexact() && p[0].dtype().is_inexact() {
         map(&t[0], |t| convert(t, d))?
     } else {
         None
@@ -462,6 +459,23 @@ pub fn transpose_unary(
 ) -> Result<Vec<Option<Tensor>>> {
     match op {
         UnaryOp::Neg => super::for_linear(ins, |_| neg(&ct)),
+        UnaryOp::Conj => super::for_linear(ins, |_| unary(UnaryOp::Conj, &ct)),
+        // JAX's transposes: re(z)ᵀ c = c + 0i, im(z)ᵀ c = -i c (no conjugates:
+        // grad of a real function of z is then the conjugate of 2 ∂f/∂z̄).
+        UnaryOp::Real | UnaryOp::Imag => super::for_linear(ins, |i| {
+            let c = convert(&ct, DType::C64)?;
+            let c = if op == UnaryOp::Imag {
+                mul(&c, &complex_scalar(0.0, -1.0))?
+            } else {
+                c
+            };
+            if ins[i].dtype().is_complex() {
+                Ok(c)
+            } else {
+                // re/im of a real operand: only its real part flows back.
+                convert(&unary(UnaryOp::Real, &c)?, ins[i].dtype())
+            }
+        }),
         UnaryOp::Not
         | UnaryOp::Abs
         | UnaryOp::Sign

@@ -198,7 +198,7 @@ pub fn jvp_gather(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Ou
 /// Linear in the array and the updates together.
 pub fn jvp_scatter(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tangents)> {
     let y = bind(prim, p.to_vec())?.swap_remove(0);
-    if !y.dtype().is_float() {
+    if !y.dtype().is_inexact() {
         return one(y, None);
     }
     let ta = instantiate(&t[0], &p[0])?;

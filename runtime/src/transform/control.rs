@@ -387,7 +387,7 @@ fn bind_cond(index: Tensor, closed: Vec<ClosedGraph>, operands: Vec<Tensor>) -> 
 fn jvp_graph(gr: &Graph) -> Result<ClosedGraph> {
     let in_avals = gr.in_avals();
     let mut avals = in_avals.clone();
-    avals.extend(in_avals.iter().filter(|a| a.dtype.is_float()).cloned());
+    avals.extend(in_avals.iter().filter(|a| a.dtype.is_inexact()).cloned());
     let n = in_avals.len();
     trace(&avals, |xs| {
         let (primals, ts) = xs.split_at(n);
@@ -395,7 +395,7 @@ fn jvp_graph(gr: &Graph) -> Result<ClosedGraph> {
         let tangents: Tangents = primals
             .iter()
             .map(|p| {
-                if p.dtype().is_float() {
+                if p.dtype().is_inexact() {
                     ts.next().cloned()
                 } else {
                     None
@@ -405,7 +405,7 @@ fn jvp_graph(gr: &Graph) -> Result<ClosedGraph> {
         let (outs, touts) = jvp::jvp(|a| graph::eval(gr, &a), primals.to_vec(), tangents)?;
         let mut result = outs.clone();
         for (o, t) in outs.iter().zip(&touts) {
-            if o.dtype().is_float() {
+            if o.dtype().is_inexact() {
                 result.push(jvp::instantiate(t, o)?);
             }
         }
@@ -513,7 +513,7 @@ fn batch_graph(gr: &Graph, batched: &[bool], size: usize) -> Result<ClosedGraph>
 fn float_tangents(p: &[Tensor], t: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
     p.iter()
         .zip(t)
-        .filter(|(p, _)| p.dtype().is_float())
+        .filter(|(p, _)| p.dtype().is_inexact())
         .map(|(p, t)| jvp::instantiate(t, p))
         .collect()
 }
@@ -523,7 +523,7 @@ fn tangents_for(outs: &[Tensor], touts: Vec<Tensor>) -> Tangents {
     let mut it = touts.into_iter();
     outs.iter()
         .map(|o| {
-            if o.dtype().is_float() {
+            if o.dtype().is_inexact() {
                 it.next()
             } else {
                 None

@@ -53,7 +53,7 @@ pub fn split(a: &Tensor, level: usize) -> (Tensor, Option<Tensor>) {
 /// value is not a float (integers have no tangents).
 pub fn wrap(level: usize, id: u64, primal: Tensor, tangent: Option<Tensor>) -> Tensor {
     match tangent {
-        Some(t) if primal.dtype().is_float() => Tensor::Traced(Rc::new(Tracer {
+        Some(t) if primal.dtype().is_inexact() => Tensor::Traced(Rc::new(Tracer {
             level,
             trace_id: id,
             aval: primal.aval(),
@@ -94,7 +94,7 @@ pub fn instantiate(t: &Option<Tensor>, like: &Tensor) -> Result<Tensor> {
 }
 
 fn tangent_dtype(d: DType) -> DType {
-    if d.is_float() {
+    if d.is_inexact() {
         d
     } else {
         DType::F32

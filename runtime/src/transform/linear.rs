@@ -34,7 +34,7 @@ pub fn linearize(
     f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
     primals: Vec<Tensor>,
 ) -> Result<(Vec<Tensor>, LinearFn)> {
-    let active: Vec<bool> = primals.iter().map(|p| p.dtype().is_float()).collect();
+    let active: Vec<bool> = primals.iter().map(|p| p.dtype().is_inexact()).collect();
     let in_avals: Vec<Aval> = primals.iter().map(Tensor::aval).collect();
     let tangent_avals: Vec<Aval> = in_avals
         .iter()

@@ -18,6 +18,12 @@ pub fn lit(x: f64, like: &Tensor) -> Tensor {
     scalar(x, like.dtype())
 }
 
+/// The complex64 scalar `re + im i`.
+pub fn complex_scalar(re: f32, im: f32) -> Tensor {
+    let z = arr_kernels::complex::C64::new(re, im);
+    Tensor::Concrete(arr_kernels::Array::new(&[], arr_kernels::Buffer::C64(vec![z])))
+}
+
 pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
     full(shape, 0.0, dtype)
 }

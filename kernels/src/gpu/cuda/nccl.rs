@@ -411,6 +411,10 @@ fn nccl_type(dtype: DType) -> i32 {
         DType::F32 => 7,
         DType::F64 => 8,
         DType::BF16 => 9,
+        // Moved as their bits (ncclUint64): gathers, all-to-alls and
+        // permutes are right; a sum of complex numbers is not (the
+        // partitioner never places one on NCCL: complex work runs on the CPU).
+        DType::C64 => 5,
     }
 }
 
