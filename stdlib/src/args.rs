@@ -10,10 +10,10 @@ pub fn array_arg(v: &Value) -> Result<Tensor> {
     numpy::to_tensor(v)
 }
 
-/// An array-like argument as a float array (ints and bools become float32).
+/// An array of a float or complex dtype (ints and bools become the default float).
 pub fn float_arg(v: &Value) -> Result<Tensor> {
     let a = numpy::to_tensor(v)?;
-    if a.dtype().is_float() {
+    if a.dtype().is_inexact() {
         Ok(a)
     } else {
         numpy::convert(a, numpy::DEFAULT_FLOAT)

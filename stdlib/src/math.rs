@@ -64,6 +64,11 @@ pub(crate) fn register(r: &mut Registry) {
             numpy::unary(UnaryOp::Conj, &a[0])
         }),
         (
+            "_lax_fft(x, fft_type, n)",
+            "lax.fft along the last axis: fft_type 'FFT', 'IFFT', 'RFFT' or 'IRFFT', length n.",
+            lax_fft,
+        ),
+        (
             "complex(real=0, imag=0)",
             "The complex number real + imag * 1j (complex64; of arrays, elementwise).",
             complex,
@@ -169,6 +174,26 @@ pub(crate) fn register(r: &mut Registry) {
             f,
         );
     }
+}
+
+fn lax_fft(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    use arr_kernels::complex::FftKind;
+    let x = numpy::to_tensor(&a[0])?;
+    let kind = match str_arg("fft_type", &a[1])? {
+        "FFT" => FftKind::Fft,
+        "IFFT" => FftKind::Ifft,
+        "RFFT" => FftKind::Rfft,
+        "IRFFT" => FftKind::Irfft,
+        other => {
+            return Err(Error::value_error(format!(
+                "fft: fft_type must be 'FFT', 'IFFT', 'RFFT' or 'IRFFT', got '{other}'"
+            )))
+        }
+    };
+    let n = int_arg("n", &a[2])?;
+    let n = usize::try_from(n)
+        .map_err(|_| Error::value_error(format!("fft: the length n must be >= 0, got {n}")))?;
+    Ok(Value::Array(bind1(&Prim::Fft { kind, n }, vec![x])?))
 }
 
 /// `real + imag * 1j` as complex64: a product with `1j` keeps it one

@@ -25,7 +25,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.numpy.fft",
         "Discrete Fourier transforms, as jax.numpy.fft.",
-        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn fftfreq rfftfreq fftshift ifftshift",
+        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn rfftn irfftn fftfreq rfftfreq fftshift ifftshift",
     ),
     (
         "jax.numpy",
@@ -378,7 +378,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "numpy.fft",
         "Discrete Fourier transforms, as numpy.fft.",
-        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn fftfreq rfftfreq fftshift ifftshift",
+        "fft ifft rfft irfft fft2 ifft2 rfft2 irfft2 fftn ifftn rfftn irfftn fftfreq rfftfreq fftshift ifftshift",
     ),
     (
         "numpy",

@@ -3274,3 +3274,154 @@ class cached_property:
         value = self.func(instance)
         setattr(instance, self.attrname, value)
         return value
+
+# ---------------------------------------------------------------------------
+# jnp.fft: 1-D transforms along one axis over the primitive (lax.fft along
+# the last axis); n-dimensional ones apply it axis by axis.
+
+def _fft_norm(y, n, norm, inverse):
+    """Scale y for norm: 'backward' (the default: 1/n on the inverse, which the
+    primitive applies), 'ortho' (1/sqrt(n) both ways) or 'forward'."""
+    if norm is None or norm == "backward":
+        return y
+    if norm == "ortho":
+        s = sqrt(float(n)) if inverse else 1.0 / sqrt(float(n))
+    elif norm == "forward":
+        s = float(n) if inverse else 1.0 / n
+    else:
+        raise ValueError(f"Invalid norm value {norm}; should be 'backward', 'ortho' or 'forward'.")
+    return y * asarray(s, float32).astype(y.dtype)
+
+def _fit_last(a, m):
+    """a's last axis cut or zero-padded to length m."""
+    k = a.shape[-1]
+    if k == m:
+        return a
+    if k > m:
+        return a[..., :m]
+    widths = [(0, 0)] * (a.ndim - 1) + [(0, m - k)]
+    return pad(a, widths)
+
+def _fft1(a, n, axis, norm, kind):
+    a = asarray(a)
+    if kind == "RFFT":
+        if a.dtype == complex64:
+            raise TypeError("rfft does not support complex input")
+        a = a.astype(float32)
+    else:
+        a = a.astype(complex64)
+    if a.ndim == 0:
+        raise ValueError(f"{kind.lower()} needs an array of at least 1 dimension")
+    ax = _axis(axis, a.ndim)
+    a = moveaxis(a, ax, -1)
+    if kind == "IRFFT":
+        n = 2 * (a.shape[-1] - 1) if n is None else n
+        a = _fit_last(a, n // 2 + 1)
+    else:
+        n = a.shape[-1] if n is None else n
+        a = _fit_last(a, n)
+    if n < 1:
+        raise ValueError(f"Invalid number of FFT data points ({n}) specified.")
+    y = _lax_fft(a, kind, n)
+    y = _fft_norm(y, n, norm, kind in ("IFFT", "IRFFT"))
+    return moveaxis(y, -1, ax)
+
+def fft(a, n=None, axis=-1, norm=None):
+    """The 1-D discrete Fourier transform along axis (length n: cut or zero-padded)."""
+    return _fft1(a, n, axis, norm, "FFT")
+
+def ifft(a, n=None, axis=-1, norm=None):
+    """The inverse of fft."""
+    return _fft1(a, n, axis, norm, "IFFT")
+
+def rfft(a, n=None, axis=-1, norm=None):
+    """The FFT of a real array: its n // 2 + 1 non-negative frequencies."""
+    return _fft1(a, n, axis, norm, "RFFT")
+
+def irfft(a, n=None, axis=-1, norm=None):
+    """The inverse of rfft: a real array of length n (default 2 * (m - 1))."""
+    return _fft1(a, n, axis, norm, "IRFFT")
+
+def _fft_axes(a, s, axes, default_all):
+    a = asarray(a)
+    if axes is None:
+        axes = tuple(range(a.ndim)) if default_all else (-2, -1)
+        if s is not None:
+            axes = tuple(range(a.ndim - len(s), a.ndim))
+    axes = tuple(axes)
+    s = [None] * len(axes) if s is None else list(s)
+    if len(s) != len(axes):
+        raise ValueError("Shape and axes have different lengths.")
+    return a, s, axes
+
+def _fftn(a, s, axes, norm, inverse, default_all):
+    a, s, axes = _fft_axes(a, s, axes, default_all)
+    kind = "IFFT" if inverse else "FFT"
+    for n, ax in zip(s, axes):
+        a = _fft1(a, n, ax, norm, kind)
+    return a
+
+def fftn(a, s=None, axes=None, norm=None):
+    """The n-dimensional FFT over axes (all by default)."""
+    return _fftn(a, s, axes, norm, False, True)
+
+def ifftn(a, s=None, axes=None, norm=None):
+    """The inverse of fftn."""
+    return _fftn(a, s, axes, norm, True, True)
+
+def fft2(a, s=None, axes=(-2, -1), norm=None):
+    """The 2-D FFT over the last two axes."""
+    return _fftn(a, s, axes, norm, False, False)
+
+def ifft2(a, s=None, axes=(-2, -1), norm=None):
+    """The inverse of fft2."""
+    return _fftn(a, s, axes, norm, True, False)
+
+def rfftn(a, s=None, axes=None, norm=None):
+    """The n-dimensional FFT of a real array: rfft over the last axis, fft over the others."""
+    a, s, axes = _fft_axes(a, s, axes, True)
+    a = _fft1(a, s[-1], axes[-1], norm, "RFFT")
+    for n, ax in zip(s[:-1], axes[:-1]):
+        a = _fft1(a, n, ax, norm, "FFT")
+    return a
+
+def irfftn(a, s=None, axes=None, norm=None):
+    """The inverse of rfftn."""
+    a, s, axes = _fft_axes(a, s, axes, True)
+    for n, ax in zip(s[:-1], axes[:-1]):
+        a = _fft1(a, n, ax, norm, "IFFT")
+    return _fft1(a, s[-1], axes[-1], norm, "IRFFT")
+
+def rfft2(a, s=None, axes=(-2, -1), norm=None):
+    """rfftn over the last two axes."""
+    return rfftn(a, s, axes, norm)
+
+def irfft2(a, s=None, axes=(-2, -1), norm=None):
+    """irfftn over the last two axes."""
+    return irfftn(a, s, axes, norm)
+
+def fftfreq(n, d=1.0, *, dtype=None, device=None):
+    """The sample frequencies of an FFT of length n with spacing d."""
+    k = arange(n)
+    k = where(k < (n + 1) // 2, k, k - n)
+    return (k / (d * n)).astype(float32 if dtype is None else dtype)
+
+def rfftfreq(n, d=1.0, *, dtype=None, device=None):
+    """The sample frequencies of an rfft of length n with spacing d."""
+    return (arange(n // 2 + 1) / (d * n)).astype(float32 if dtype is None else dtype)
+
+def fftshift(x, axes=None):
+    """The zero frequency moved to the centre: a roll by n // 2 along axes (all by default)."""
+    x = asarray(x)
+    axes = tuple(range(x.ndim)) if axes is None else ((axes,) if isinstance(axes, int) else tuple(axes))
+    for a in axes:
+        x = roll(x, x.shape[a] // 2, a)
+    return x
+
+def ifftshift(x, axes=None):
+    """The inverse of fftshift."""
+    x = asarray(x)
+    axes = tuple(range(x.ndim)) if axes is None else ((axes,) if isinstance(axes, int) else tuple(axes))
+    for a in axes:
+        x = roll(x, -(x.shape[a] // 2), a)
+    return x

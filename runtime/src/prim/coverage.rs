@@ -141,6 +141,10 @@ pub fn examples() -> Vec<Prim> {
             dim: 0,
         },
         Prim::Sort { axis: 0 },
+        Prim::Fft {
+            kind: arr_kernels::complex::FftKind::Fft,
+            n: 4,
+        },
         Prim::Argsort { axis: 0 },
         Prim::Threefry2x32,
         Prim::Cond {
@@ -217,6 +221,13 @@ fn every_op(p: Prim) -> Vec<Prim> {
             .iter()
             .map(|&mode| Prim::Scatter { axis, mode, batch })
             .collect(),
+        Prim::Fft { n, .. } => {
+            use arr_kernels::complex::FftKind::*;
+            [Fft, Ifft, Rfft, Irfft]
+                .into_iter()
+                .map(|kind| Prim::Fft { kind, n })
+                .collect()
+        }
         Prim::Collective(c) => collective_ops()
             .into_iter()
             .map(|op| {

@@ -97,6 +97,11 @@ pub fn out_layouts(
             one(Ok(keep_dims(&specs[0], keep)))
         }
         Prim::Rev(dims) => one(Ok(keep_dims(&specs[0], |d| !dims.contains(&d)))),
+        // Whole rows: the transformed (last) axis is not split.
+        Prim::Fft { .. } => {
+            let last = specs[0].len().saturating_sub(1);
+            one(Ok(keep_dims(&specs[0], |d| d != last)))
+        }
         Prim::Pad { lo, hi, interior } => one(Ok(keep_dims(&specs[0], |d| {
             lo[d] == 0 && hi[d] == 0 && interior[d] == 0
         }))),

@@ -28,6 +28,7 @@ pub mod coverage;
 pub mod debug;
 pub mod dot;
 pub mod elementwise;
+pub mod fft;
 pub mod fused;
 pub mod indexing;
 pub mod layout;
@@ -120,6 +121,12 @@ pub enum Prim {
     },
     Sort {
         axis: usize,
+    },
+    /// The 1-D discrete Fourier transform of length `n` along the last axis
+    /// (`fft.rs`).
+    Fft {
+        kind: arr_kernels::complex::FftKind,
+        n: usize,
     },
     Argsort {
         axis: usize,
@@ -269,6 +276,7 @@ impl Prim {
             Prim::Scatter { .. } => "scatter",
             Prim::Iota { .. } => "iota",
             Prim::Sort { .. } => "sort",
+            Prim::Fft { .. } => "fft",
             Prim::Argsort { .. } => "argsort",
             Prim::Threefry2x32 => "threefry2x32",
             Prim::Cond { .. } => "cond",
@@ -307,6 +315,7 @@ impl Prim {
             | Prim::Gather { .. }
             | Prim::Iota { .. }
             | Prim::Sort { .. }
+            | Prim::Fft { .. }
             | Prim::Argsort { .. }
             | Prim::Threefry2x32
             | Prim::Cond { .. }
@@ -342,6 +351,7 @@ impl Prim {
             | Prim::Concatenate { axis }
             | Prim::Sort { axis }
             | Prim::Argsort { axis } => format!("axis={axis}"),
+            Prim::Fft { kind, n } => format!("fft_type={} n={n}", kind.name()),
             Prim::Gather { axis, batch } | Prim::Scatter { axis, batch, .. } => match batch {
                 0 => format!("axis={axis}"),
                 b => format!("axis={axis} batch={b}"),
@@ -469,6 +479,7 @@ impl Prim {
             | Prim::Scatter { .. }
             | Prim::Iota { .. }
             | Prim::Sort { .. }
+            | Prim::Fft { .. }
             | Prim::Argsort { .. }
             | Prim::Threefry2x32
             | Prim::Fused(_)
@@ -495,6 +506,7 @@ impl Prim {
             | Prim::Slice { .. }
             | Prim::Rev(_)
             | Prim::Sort { .. }
+            | Prim::Fft { .. }
             | Prim::Argsort { .. }
             | Prim::ShardingConstraint(_) => 1,
             Prim::Binary(_) | Prim::Pad { .. } | Prim::Gather { .. } | Prim::DotGeneral(_) => 2,
@@ -559,6 +571,7 @@ impl Prim {
             Prim::Scatter { axis, batch, .. } => indexing::shape_scatter(*axis, *batch, args),
             Prim::Iota { dtype, shape, dim } => indexing::shape_iota(*dtype, shape, *dim),
             Prim::Sort { axis } => indexing::shape_sort(*axis, args),
+            Prim::Fft { kind, n } => fft::shape_fft(*kind, *n, args),
             Prim::Argsort { axis } => indexing::shape_argsort(*axis, args),
             Prim::Threefry2x32 => random::shape_threefry2x32(args),
             Prim::Cond { branches } => control::shape_cond(branches, args),
@@ -616,6 +629,7 @@ impl Prim {
             }
             Prim::Iota { dtype, shape, dim } => indexing::eval_iota(*dtype, shape, *dim),
             Prim::Sort { axis } => indexing::eval_sort(*axis, &arrays(args)),
+            Prim::Fft { kind, n } => fft::eval_fft(*kind, *n, &arrays(args)),
             Prim::Argsort { axis } => indexing::eval_argsort(*axis, &arrays(args)),
             Prim::Threefry2x32 => random::eval_threefry2x32(&arrays(args)),
             Prim::Cond { branches } => control::eval_cond(branches, args),
@@ -668,6 +682,7 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
         Prim::Scatter { .. } => indexing::jvp_scatter(prim, p, t),
         Prim::Iota { .. } => indexing::jvp_iota(prim, p),
         Prim::Sort { axis } => indexing::jvp_sort(prim, *axis, p, t),
+        Prim::Fft { .. } => movement::jvp_linear(prim, p, t),
         Prim::Argsort { .. } => indexing::jvp_argsort(prim, p),
         Prim::Threefry2x32 => random::jvp_threefry2x32(prim, p),
         Prim::Cond { branches } => control::jvp_cond(branches, p, t),
@@ -730,6 +745,7 @@ pub fn transpose(
         }
         Prim::Iota { .. } => indexing::transpose_iota(prim),
         Prim::Sort { .. } => indexing::transpose_sort(prim),
+        Prim::Fft { kind, n } => fft::transpose_fft(*kind, *n, ct(), ins),
         Prim::Argsort { .. } => indexing::transpose_argsort(prim),
         Prim::Threefry2x32 => random::transpose_threefry2x32(prim),
         Prim::Cond { branches } => control::transpose_cond(branches, cts, ins),
@@ -788,6 +804,7 @@ pub fn batch(
         }
         Prim::Iota { .. } => indexing::batch_iota(prim),
         Prim::Sort { axis } => indexing::batch_sort(*axis, size, v, d),
+        Prim::Fft { kind, n } => fft::batch_fft(*kind, *n, size, v, d),
         Prim::Argsort { axis } => indexing::batch_argsort(*axis, size, v, d),
         Prim::Threefry2x32 => random::batch_threefry2x32(prim, size, v, d),
         Prim::Cond { branches } => control::batch_cond(branches, size, v, d),
@@ -841,6 +858,7 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
         Prim::Scatter { .. } => indexing::partition_scatter(prim, cx, ins),
         Prim::Iota { .. } => indexing::partition_iota(prim, cx, ins),
         Prim::Sort { axis } => indexing::partition_sort(prim, *axis, cx, ins),
+        Prim::Fft { .. } => fft::partition_fft(prim, cx, ins),
         Prim::Argsort { axis } => indexing::partition_argsort(prim, *axis, cx, ins),
         Prim::Threefry2x32 => random::partition_threefry2x32(prim, cx, ins),
         Prim::Cond { .. } => control::partition_cond(prim, cx, ins),
