@@ -29,6 +29,8 @@ ns.update(
     arange=lambda *a, **k: _jax_dtypes(np.arange(*a, **k)),
     ones=lambda s: np.ones(s, np.float32),
     log_softmax=lambda x, axis=-1: x - x.max(axis, keepdims=True) - np.log(np.sum(np.exp(x - x.max(axis, keepdims=True)), axis, keepdims=True)),
+    # arr's global names of numpy.fft's functions.
+    **{k: getattr(np.fft, k) for k in dir(np.fft) if not k.startswith("_")},
     logsumexp=lambda x, axis=None: (np.log(np.sum(np.exp(x - x.max(axis, keepdims=True)), axis, keepdims=True)) + x.max(axis, keepdims=True)).squeeze(axis),
 )
 
@@ -63,6 +65,9 @@ printed = [
     # 0-d arrays print as NumPy's scalars: positional only where the digits are the value's.
     "array(12345678.0)", "array(134217728.0)", "array(999999.0)", "array(0.0001)", "array(0.00011)",
     "array(-2.5e6)", "array(0.5)", "array(10000.0, dtype=float16)", "array(999.0, dtype=float16)",
+    # Complex arrays: each part formatted as a float array, the imaginary one signed.
+    "array([1+2j, -3.5+0.25j, 2j])", "array([[1+1j, 0.5-2j], [3j, -1.0]])", "arange(3.0) * (1 - 2j)",
+    "array([1e-9+1j, 2.0])", "array(3-4j)", "array(2j)", "array(-1.5+0j)",
 ]
 out = subprocess.run([sys.argv[1], "-e", "\n".join(f"print({e})" for e in printed)], capture_output=True, text=True)
 want = "".join(str(_jax_dtypes(eval(e, ns))) + "\n" for e in printed)

@@ -674,13 +674,15 @@ fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
     let f = a[0].clone();
     f.expect_callable()?;
     let (argnums, single) = parse_argnums(&a[1])?;
-    if a[2].truthy()? {
+    // hessian passes (fun, argnums) alone.
+    let flag = |i: usize| a.get(i).map_or(Ok(false), Value::truthy);
+    if flag(2)? {
         return Err(Error::type_error(
             "jacfwd/jacrev with has_aux=True are not supported yet; return the auxiliary \
              value from a separate call",
         ));
     }
-    let holomorphic = a[3].truthy()?;
+    let holomorphic = flag(3)?;
     let name = format!(
         "{}({})",
         match mode {
@@ -1709,7 +1711,7 @@ type FlatFn<'a> = dyn FnMut(Vec<Tensor>) -> Result<Vec<Tensor>> + 'a;
 fn to_f64(ts: &[Tensor]) -> Result<Vec<Tensor>> {
     ts.iter()
         .map(|t| {
-            if t.dtype().is_inexact() {
+            if t.dtype().is_float() {
                 ops::convert(t, DType::F64)
             } else {
                 Ok(t.clone())

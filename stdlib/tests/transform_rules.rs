@@ -246,6 +246,12 @@ log10        | log10                  | (x3,)
 exp2         | exp2                   | (u3,)
 square       | square                 | (u3,)
 reciprocal   | reciprocal             | (x3,)
+# Complex intermediates (JAX's conventions: re/im transpose without conjugates).
+real         | lambda x: real(x * (1 + 2j)) * x                 | (u3,)
+imag         | lambda x: imag(exp(x * 1j)) ** 2                 | (u3,)
+conj         | lambda x: real(conj(x * (1 + 2j)) * (2 - 1j) * x) | (u3,)
+complex_abs  | lambda x: abs(x * (1 + 2j) + 0.5j)               | (u3,)
+complex_fns  | lambda x: real(sqrt(x + 2j) * log(x + 1j) / sin(x + 0.5j)) | (u3,)
 # Integer-valued results: the derivative is zero.
 floor        | lambda x: floor(x) * x | (x3 * 3.0,)
 ceil         | lambda x: ceil(x) * x  | (x3 * 3.0,)
@@ -409,6 +415,13 @@ repeat            | lambda a: repeat(a, 2, axis=0) ** 2                     | (m
 tril              | lambda a: tril(a) ** 2                                  | (m34,)
 diag              | lambda a: diag(a) ** 2                                  | (m34,)
 trace             | lambda a: trace(a @ a)                                  | (m34[:, :3],)
+# Complex numbers are complex64 even for float64 inputs: the outputs are kept
+# small so that finite differences of complex64 values stay within tolerance.
+fft               | lambda a: real(fft(a * (1 - 1j))) * imag(fft(a + 0.5j)) * 0.02 | (m34,)
+ifft              | lambda a: imag(ifft(a * (1 + 1j), axis=0)) ** 2 * 0.1          | (m34,)
+rfft              | lambda a: real(rfft(a)) * imag(rfft(a * a)) * 0.02             | (m34,)
+irfft             | lambda a: irfft(rfft(a) * (1 + 0.5j), 4) ** 2 * 0.1            | (m34,)
+irfft_odd         | lambda a: irfft(fft(a * 1j)[:, :2], 3) ** 2 * 0.1              | (m23,)
 "#
             .to_string(),
     )
@@ -568,6 +581,11 @@ less_equal              | lambda a, b: a <= b                  | (0, 0)       | 
 not_equal               | lambda a, b: a != b                  | (1, 0)       | m34, b34.T
 left_shift              | left_shift                           | (0, None)    | reshape(arange(12), (3, 4)), array([1, 2, 0, 3])
 logical_or              | lambda a, b: logical_or(a > 0.0, b > 0.0) | (0, 1)     | m34, b34.T
+complex_parts           | lambda a: real(a * 1j) + imag(conj(a + 2j)) | (1,)      | m34
+fft                     | lambda a: fft(a * 1j)                | (1,)         | m34
+ifft                    | lambda a: ifft(a + 1j)               | (0,)         | m34
+rfft                    | rfft                                 | (1,)         | m34
+irfft                   | lambda a: irfft(a + 0.5j, 5)         | (0,)         | m34
 "#
             .to_string(),
     )
