@@ -65,7 +65,7 @@ pub fn str_arg<'a>(name: &str, v: &'a Value) -> Result<&'a str> {
 }
 
 /// A `dtype=` argument: a dtype value, a name such as `"float32"`, the
-/// builtins `float`/`int`/`bool`, or None.
+/// builtins `float`/`int`/`bool`/`complex`, or None.
 pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
     Ok(match v {
         Value::None => None,
@@ -77,6 +77,7 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
             "float" => numpy::DEFAULT_FLOAT,
             "int" => numpy::DEFAULT_INT,
             "bool" => DType::Bool,
+            "complex" => DType::C64,
             other => return Err(Error::type_error(format!("{other} is not a dtype"))),
         }),
         other => {

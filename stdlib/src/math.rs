@@ -19,7 +19,7 @@ pub(crate) fn register(r: &mut Registry) {
             r.func_from(&format!("{name}(x)"), doc, move |_, a| {
                 if exact_on_ints {
                     let x = numpy::to_tensor(&a[0])?;
-                    if !x.dtype().is_float() {
+                    if !x.dtype().is_inexact() {
                         return Ok(Value::Array(x));
                     }
                 }

@@ -552,7 +552,7 @@ impl Prim {
             Prim::Convert(d) => elementwise::shape_convert(*d, args),
             Prim::Reduce { op, axes } => reduce::shape_reduce(*op, axes, args),
             Prim::ArgReduce { axis, .. } => reduce::shape_arg_reduce(*axis, args),
-            Prim::Cumulative { axis, .. } => reduce::shape_cumulative(*axis, args),
+            Prim::Cumulative { op, axis, .. } => reduce::shape_cumulative(*op, *axis, args),
             Prim::DotGeneral(d) => dot::shape_dot_general(d, args),
             Prim::Transpose(perm) => movement::shape_transpose(perm, args),
             Prim::BroadcastInDim { shape, dims } => {
@@ -886,6 +886,8 @@ fn needs(accepts: impl Fn(DType) -> bool) -> &'static str {
         (true, true, false) => "bool or integer",
         (false, true, false) => "integer",
         (false, true, true) => "numeric (non-bool)",
+        // Every real dtype: what failed is a complex operand.
+        (true, true, true) if !accepts(DType::C64) => "real (non-complex)",
         (false, false, false) | (true, false, false) | (true, false, true) | (true, true, true) => {
             "other"
         }

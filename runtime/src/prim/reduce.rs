@@ -30,6 +30,9 @@ pub fn shape_reduce(op: ReduceOp, axes: &[usize], args: &[Aval]) -> Result<Avals
         ReduceOp::All | ReduceOp::Any => true,
         ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Max | ReduceOp::Min => false,
     };
+    if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+        check_ordered(&format!("{op:?}").to_lowercase(), a)?;
+    }
     if logical && a.dtype != DType::Bool {
         return Err(Error::type_error(format!(
             "all/any need a bool array, got {}",
@@ -59,8 +62,22 @@ pub fn shape_arg_reduce(axis: usize, args: &[Aval]) -> Result<Avals> {
     one_type(shape, DType::I32)
 }
 
-pub fn shape_cumulative(axis: usize, args: &[Aval]) -> Result<Avals> {
+/// Complex numbers have no order (JAX refuses their max and min).
+fn check_ordered(what: &str, a: &Aval) -> Result<()> {
+    if a.dtype.is_complex() {
+        return Err(Error::type_error(format!(
+            "{what} needs a real (non-complex) array, got {}: complex numbers have no order",
+            ty(a)
+        )));
+    }
+    Ok(())
+}
+
+pub fn shape_cumulative(op: ScanOp, axis: usize, args: &[Aval]) -> Result<Avals> {
     check_axis("cumulative op", axis, args[0].shape.len())?;
+    if matches!(op, ScanOp::Max | ScanOp::Min) {
+        check_ordered(&format!("cum{op:?}").to_lowercase(), &args[0])?;
+    }
     one_type(args[0].shape.clone(), args[0].dtype)
 }
 
