@@ -64,11 +64,7 @@ fn check(
 fn unary_ops_run_on_exactly_the_dtypes_their_row_accepts() {
     for &op in UnaryOp::ALL {
         for dtype in DType::ALL {
-            let gives = if op.is_predicate() {
-                DType::Bool
-            } else {
-                dtype
-            };
+            let gives = op.result_dtype(dtype);
             let prim = Prim::Unary(op);
             check(
                 op.name(),
@@ -87,11 +83,7 @@ fn unary_ops_run_on_exactly_the_dtypes_their_row_accepts() {
 fn binary_ops_run_on_exactly_the_dtypes_their_row_accepts() {
     for &op in BinaryOp::ALL {
         for dtype in DType::ALL {
-            let gives = if op.is_comparison() {
-                DType::Bool
-            } else {
-                dtype
-            };
+            let gives = op.result_dtype(dtype);
             let prim = Prim::Binary(op);
             check(
                 op.name(),

@@ -334,13 +334,15 @@ enum FileType {
     Int(usize),
     UInt(usize),
     Float(usize),
+    /// complex64 (8 bytes) or complex128 (16, loaded as complex64).
+    Complex(usize),
 }
 
 impl FileType {
     fn size(self) -> usize {
         match self {
             FileType::Bool => 1,
-            FileType::Int(n) | FileType::UInt(n) | FileType::Float(n) => n,
+            FileType::Int(n) | FileType::UInt(n) | FileType::Float(n) | FileType::Complex(n) => n,
         }
     }
 
@@ -354,6 +356,7 @@ impl FileType {
             FileType::Float(8) => DType::F64,
             FileType::Float(2) => DType::F16,
             FileType::Float(_) => DType::F32,
+            FileType::Complex(_) => DType::C64,
         }
     }
 }
@@ -381,6 +384,8 @@ fn parse_descr(d: &str) -> std::result::Result<(FileType, bool), String> {
         "f2" | "e" => FileType::Float(2),
         "f4" => FileType::Float(4),
         "f8" => FileType::Float(8),
+        "c8" => FileType::Complex(8),
+        "c16" => FileType::Complex(16),
         _ => return Err(unsupported()),
     };
     Ok((ft, big))
@@ -393,6 +398,25 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
         if let Some(b) = Buffer::from_le_bytes(ft.dtype(), data) {
             return b;
         }
+    }
+    if let FileType::Complex(n) = ft {
+        // Two floats of n / 2 bytes each, in the file's byte order.
+        let part = |c: &[u8]| -> f64 {
+            let mut b = c.to_vec();
+            if big {
+                b.reverse();
+            }
+            match b.len() {
+                4 => f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
+                _ => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+            }
+        };
+        let h = n / 2;
+        return Buffer::C64(
+            data.chunks_exact(n)
+                .map(|c| arr_kernels::complex::C64::new(part(&c[..h]) as f32, part(&c[h..]) as f32))
+                .collect(),
+        );
     }
     let word = |c: &[u8]| -> u64 {
         let fold = |v: u64, &b: &u8| (v << 8) | b as u64;
@@ -420,6 +444,7 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
         ),
         FileType::Float(4) => Buffer::F32(words.map(|v| f32::from_bits(v as u32)).collect()),
         FileType::Float(_) => Buffer::F64(words.map(f64::from_bits).collect()),
+        FileType::Complex(_) => unreachable!("decoded above"),
     }
 }
 

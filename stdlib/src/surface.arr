@@ -865,7 +865,7 @@ class floating(inexact):
     """Floating types (float16, bfloat16, float32, float64)."""
 
 class complexfloating(inexact):
-    """Complex types (arr has none)."""
+    """Complex types (complex64)."""
 
 _ABSTRACT_DTYPES = (generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating)
 
@@ -891,6 +891,8 @@ def _dtype_class(d):
         return signedinteger
     if d == uint32:
         return unsignedinteger
+    if d == complex64:
+        return complexfloating
     return generic
 
 class _dtypes_prng_key(generic):
@@ -934,17 +936,18 @@ def promote_types(a, b):
 
 # What each dtype casts to without loss ("safe"), and within its kind ("same_kind").
 _SAFE_CASTS = {
-    "bool": ("bool", "int32", "int64", "uint32", "bfloat16", "float16", "float32", "float64"),
+    "bool": ("bool", "int32", "int64", "uint32", "bfloat16", "float16", "float32", "float64", "complex64"),
     "int32": ("int32", "int64", "float64"),
     "int64": ("int64", "float64"),
     "uint32": ("uint32", "int64", "float64"),
-    "bfloat16": ("bfloat16", "float32", "float64"),
-    "float16": ("float16", "float32", "float64"),
-    "float32": ("float32", "float64"),
+    "bfloat16": ("bfloat16", "float32", "float64", "complex64"),
+    "float16": ("float16", "float32", "float64", "complex64"),
+    "float32": ("float32", "float64", "complex64"),
     "float64": ("float64",),
+    "complex64": ("complex64",),
 }
 
-_KIND_ORDER = {"bool": 0, "uint32": 1, "int32": 1, "int64": 1, "bfloat16": 2, "float16": 2, "float32": 2, "float64": 2}
+_KIND_ORDER = {"bool": 0, "uint32": 1, "int32": 1, "int64": 1, "bfloat16": 2, "float16": 2, "float32": 2, "float64": 2, "complex64": 3}
 
 def can_cast(from_, to, casting="safe"):
     """Whether a value of dtype from_ can become dtype to under the casting rule
@@ -969,6 +972,8 @@ class finfo:
 
     def __init__(self, dtype):
         d = _dtype_of(dtype)
+        if d == complex64:
+            d = float32  # a complex type's limits are its parts' (NumPy, JAX)
         if not _is_float(d):
             raise ValueError(f"finfo: data type {d} not inexact")
         # (bits, mantissa bits, min exponent, max, decimal precision)
@@ -3425,3 +3430,249 @@ def ifftshift(x, axes=None):
     for a in axes:
         x = roll(x, -(x.shape[a] // 2), a)
     return x
+
+# ---------------------------------------------------------------------------
+# jax.random samplers built on gamma and rejection loops, with JAX's
+# algorithms and key splits (so the numbers are JAX's).
+
+def _gamma_one(key, alpha, log_space):
+    """One Gamma(alpha) sample: Marsaglia and Tsang's method, alpha < 1
+    boosted to alpha + 1 (JAX's `_gamma_one`)."""
+    dtype = alpha.dtype
+    zero = asarray(0.0, dtype)
+    one = asarray(1.0, dtype)
+    boost_mask = alpha >= one
+    alpha_orig = alpha
+    alpha = where(boost_mask, alpha, alpha + one)
+    d = alpha - asarray(1.0 / 3.0, dtype)
+    c = asarray(1.0 / 3.0, dtype) / sqrt(d)
+
+    def cond_fn(kxvu):
+        _, x, v, u = kxvu
+        return (u >= one - asarray(0.0331, dtype) * (x * x)) & (log(u) >= x * asarray(0.5, dtype) + d * (one - v + log(v)))
+
+    def next_kxv(kxv):
+        k, subkey = random.split(kxv[0])
+        x = random.normal(subkey, (), dtype)
+        return k, x, one + x * c
+
+    def body_fn(kxvu):
+        k, x_key, u_key = random.split(kxvu[0], 3)
+        _, x, v = lax.while_loop(lambda kxv: kxv[2] <= zero, next_kxv, (x_key, zero, -one))
+        u = random.uniform(u_key, (), dtype)
+        return k, x * x, v * v * v, u
+
+    k, subkey = random.split(key)
+    _, _, v, _ = lax.while_loop(cond_fn, body_fn, (k, zero, one, asarray(2.0, dtype)))
+    if log_space:
+        log_samples = -_random_exponential(subkey, (), dtype)
+        log_boost = where(boost_mask | (log_samples == 0), zero, log_samples * (one / alpha_orig))
+        return log(d) + log(v) + log_boost
+    samples = one - random.uniform(subkey, (), dtype)
+    boost = where(boost_mask, one, samples ** (one / alpha_orig))
+    return d * v * boost
+
+def _gamma_samples(key, a, shape, dtype, log_space):
+    dtype = _float_dtype(dtype)
+    a = asarray(a).astype(dtype)
+    shape = a.shape if shape is None else tuple(shape)
+    a = broadcast_to(a, shape).reshape(-1)
+    if a.size == 0:
+        return zeros(shape, dtype)
+    keys = random.split(key, a.size)
+    return vmap(lambda k, x: _gamma_one(k, x, log_space))(keys, a).reshape(shape)
+
+def _random_gamma(key, a, shape=None, dtype=None):
+    """Gamma(a) samples (Marsaglia and Tsang, as JAX). No gradient with respect to a."""
+    return _gamma_samples(key, a, shape, dtype, False)
+
+def _random_loggamma(key, a, shape=None, dtype=None):
+    """The log of Gamma(a) samples, accurate for small a."""
+    return _gamma_samples(key, a, shape, dtype, True)
+
+def _random_beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) samples from two log-gamma draws."""
+    dtype = _float_dtype(dtype)
+    if shape is None:
+        shape = broadcast_shapes(asarray(a).shape, asarray(b).shape)
+    key_a, key_b = random.split(key)
+    la = _random_loggamma(key_a, broadcast_to(asarray(a).astype(dtype), shape), shape, dtype)
+    lb = _random_loggamma(key_b, broadcast_to(asarray(b).astype(dtype), shape), shape, dtype)
+    m = maximum(la, lb)
+    ga = exp(la - m)
+    gb = exp(lb - m)
+    return ga / (ga + gb)
+
+def _random_dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) samples along the last axis: a softmax of log-gamma draws."""
+    dtype = _float_dtype(dtype)
+    alpha = asarray(alpha).astype(dtype)
+    if alpha.ndim < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {alpha.ndim}")
+    shape = alpha.shape[:-1] if shape is None else tuple(shape)
+    g = _random_loggamma(key, alpha, shape + alpha.shape[-1:], dtype)
+    return nn.softmax(g, -1)
+
+def _random_chisquare(key, df, shape=None, dtype=None):
+    """Chi-square samples with df degrees of freedom: 2 Gamma(df / 2)."""
+    dtype = _float_dtype(dtype)
+    half = asarray(df).astype(dtype) / 2
+    return exp(_random_loggamma(key, half, shape, dtype)) * 2
+
+def _random_t(key, df, shape=None, dtype=None):
+    """Student's t samples with df degrees of freedom."""
+    dtype = _float_dtype(dtype)
+    df = asarray(df).astype(dtype)
+    shape = df.shape if shape is None else tuple(shape)
+    key_n, key_g = random.split(key)
+    n = random.normal(key_n, shape, dtype)
+    half = df / 2
+    g = _random_gamma(key_g, half, shape, dtype)
+    return n * sqrt(half / g)
+
+def _random_generalized_normal(key, p, shape=(), dtype=None):
+    """Samples of the generalized normal distribution with exponent p."""
+    dtype = _float_dtype(dtype)
+    k1, k2 = random.split(key)
+    g = _random_gamma(k1, 1 / p, tuple(shape), dtype)
+    r = _random_rademacher(k2, tuple(shape), dtype)
+    return r * g ** (1 / p)
+
+def _random_ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform samples from the unit Lp ball in d dimensions."""
+    dtype = _float_dtype(dtype)
+    shape = tuple(shape)
+    k1, k2 = random.split(key)
+    g = _random_generalized_normal(k1, p, shape + (d,), dtype)
+    e = _random_exponential(k2, shape, dtype)
+    return g / ((sum(abs(g) ** p, axis=-1) + e) ** (1 / p))[..., None]
+
+def _random_maxwell(key, shape=(), dtype=None):
+    """Samples of the Maxwell distribution: the norm of three normals."""
+    dtype = _float_dtype(dtype)
+    return norm(random.normal(key, tuple(shape) + (3,), dtype), axis=-1)
+
+def _random_multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Multivariate normal samples: mean + factor(cov) @ z, the factor by
+    'cholesky' (the default), 'eigh' or 'svd'."""
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    mean = _inexact(mean)
+    cov = _inexact(cov)
+    dtype = mean.dtype if dtype is None else dtype
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {mean.ndim}")
+    if cov.ndim < 2:
+        raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {cov.ndim}")
+    n = mean.shape[-1]
+    if cov.shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got cov.shape == {cov.shape}.")
+    shape = broadcast_shapes(mean.shape[:-1], cov.shape[:-2]) if shape is None else tuple(shape)
+    if method == "svd":
+        u, s, _ = svd(cov)
+        factor = u * sqrt(s[..., None, :])
+    elif method == "eigh":
+        w, v = eigh(cov)
+        factor = v * sqrt(w[..., None, :])
+    else:
+        factor = cholesky(cov)
+    z = random.normal(key, shape + mean.shape[-1:], dtype)
+    return mean + einsum("...ij,...j->...i", factor, z)
+
+def _random_poisson(key, lam, shape=None, dtype=None):
+    """Poisson(lam) samples: Knuth's method below lam = 10, transformed
+    rejection (Hormann) above, as JAX."""
+    dtype = int32 if dtype is None else dtype
+    lam = asarray(lam).astype(float32)
+    shape = lam.shape if shape is None else tuple(shape)
+    lam = broadcast_to(lam, shape)
+    use_knuth = isnan(lam) | (lam < 10)
+    lam_knuth = where(use_knuth, lam, 0.0)
+    lam_rejection = where(use_knuth, 1e5, lam)
+
+    def knuth_body(carry):
+        i, k, rng, log_prod = carry
+        rng, subkey = random.split(rng)
+        k = where(log_prod > -lam_knuth, k + 1, k)
+        u = random.uniform(subkey, shape, float32)
+        return i + 1, k, rng, log_prod + log(u)
+
+    knuth = lax.while_loop(lambda c: any(c[3] > -lam_knuth), knuth_body,
+                           (0, zeros(shape, dtype), key, zeros(shape, float32)))[1]
+    knuth = (knuth - 1).astype(dtype)
+
+    lr = lam_rejection
+    log_lam = log(lr)
+    b = 0.931 + 2.53 * sqrt(lr)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def rejection_body(carry):
+        i, k_out, accepted, k = carry
+        k, subkey_0, subkey_1 = random.split(k, 3)
+        u = random.uniform(subkey_0, shape, float32) - 0.5
+        v = random.uniform(subkey_1, shape, float32)
+        u_shifted = 0.5 - abs(u)
+        kk = floor((2 * a / u_shifted + b) * u + lr + 0.43)
+        s = log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+        t = -lr + kk * log_lam - lgamma(kk + 1)
+        accept1 = (u_shifted >= 0.07) & (v <= v_r)
+        reject = (kk < 0) | ((u_shifted < 0.013) & (v > u_shifted))
+        accept2 = s <= t
+        accept = accept1 | (~reject & accept2)
+        return i + 1, where(accept, kk, k_out), accepted | accept, k
+
+    rejection = lax.while_loop(lambda c: any(~c[2]), rejection_body,
+                               (0, full(shape, -1.0, float32), zeros(shape, bool), key))[1]
+    result = where(use_knuth, knuth, rejection.astype(dtype))
+    return where(lam == 0, zeros_like(result), result)
+
+_LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755283,
+            771.3234287776530788486528258894, -176.61502916214059906584551354,
+            12.507343278686904814458936853, -0.13857109526572011689554707,
+            9.984369578019570859563e-6, 1.50563273514931155834e-7)
+
+def lgamma(x):
+    """log |Gamma(x)|, elementwise: the Lanczos approximation (g = 7) with
+    Euler's reflection below 0.5, the formula XLA (and so JAX) evaluates."""
+    x = _inexact(x)
+    dt = x.dtype
+    c = lambda v: asarray(v, dt)
+    reflect = x < 0.5
+    z = where(reflect, -x, x - c(1.0))
+    s = c(0.99999999999980993227684700473478)
+    for i, k in enumerate(_LANCZOS):
+        s = s + c(k) / (z + c(i + 1.0))
+    t = c(7.5) + z
+    log_t = c(2.0149030205422647) + log1p(z / c(7.5))
+    log_y = c(0.91893853320467274178) + (z + c(0.5) - t / log_t) * log_t + log(s)
+    ax = abs(x)
+    frac = ax - floor(ax)
+    frac = where(frac > 0.5, c(1.0) - frac, frac)
+    denom = log(sin(c(pi) * frac))
+    reflection = where(isfinite(denom), c(1.1447298858494002) - denom - log_y, -denom)
+    out = where(reflect, reflection, log_y)
+    return where(isinf(x), c(inf), out)
+
+def digamma(x):
+    """The logarithmic derivative of Gamma, elementwise (XLA's Lanczos form);
+    NaN at the poles 0, -1, -2, ..."""
+    x = _inexact(x)
+    dt = x.dtype
+    c = lambda v: asarray(v, dt)
+    reflect = x < 0.5
+    z = where(reflect, -x, x - c(1.0))
+    num = c(0.0)
+    den = c(0.99999999999980993227684700473478)
+    for i, k in enumerate(_LANCZOS):
+        zi = z + c(i + 1.0)
+        num = num - c(k) / (zi * zi)
+        den = den + c(k) / zi
+    t = c(7.5) + z
+    log_t = c(2.0149030205422647) + log1p(z / c(7.5))
+    y = log_t + num / den - c(7.0) / t
+    r = x + abs(floor(x + c(0.5)))
+    reflection = y - c(pi) * cos(c(pi) * r) / sin(c(pi) * r)
+    out = where(reflect, reflection, y)
+    return where((x <= 0) & (x == floor(x)), c(nan), out)

@@ -105,6 +105,11 @@ fn sample(dtype: DType, shape: &[usize]) -> Array {
                 .map(|i| (i as f64).sqrt() * 1e200 - 1.0 / 7.0)
                 .collect(),
         ),
+        DType::C64 => Buffer::C64(
+            (0..n)
+                .map(|i| arr_kernels::complex::C64::new(i as f32 / 3.0, 1.5 - i as f32))
+                .collect(),
+        ),
     };
     Array::new(shape, buf)
 }

@@ -1570,9 +1570,10 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
     let mut out = Vec::new();
     // Conversions between every pair of dtypes, and the copies that move
     // elements (16-bit floats compute as f32, so their arithmetic rows are
-    // the f32 ones).
-    for from in DType::ALL {
-        for to in DType::ALL {
+    // the f32 ones; complex numbers never reach GPU kernels).
+    let real = || DType::ALL.into_iter().filter(|d| !d.is_complex());
+    for from in real() {
+        for to in real() {
             out.push(one(
                 format!("convert_to_{}", to.short()),
                 from,
@@ -1581,7 +1582,7 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
             ));
         }
     }
-    for dtype in DType::ALL.into_iter().filter(|d| !d.is_half()) {
+    for dtype in real().filter(|d| !d.is_half()) {
         for &op in UnaryOp::ALL.iter().filter(|op| op.accepts(dtype)) {
             let to = if op.is_predicate() {
                 DType::Bool
