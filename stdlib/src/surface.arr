@@ -3458,12 +3458,12 @@ def _gamma_one(key, alpha, log_space):
 
     def body_fn(kxvu):
         k, x_key, u_key = random.split(kxvu[0], 3)
-        _, x, v = lax.while_loop(lambda kxv: kxv[2] <= zero, next_kxv, (x_key, zero, -one))
+        _, x, v = while_loop(lambda kxv: kxv[2] <= zero, next_kxv, (x_key, zero, -one))
         u = random.uniform(u_key, (), dtype)
         return k, x * x, v * v * v, u
 
     k, subkey = random.split(key)
-    _, _, v, _ = lax.while_loop(cond_fn, body_fn, (k, zero, one, asarray(2.0, dtype)))
+    _, _, v, _ = while_loop(cond_fn, body_fn, (k, zero, one, asarray(2.0, dtype)))
     if log_space:
         log_samples = -_random_exponential(subkey, (), dtype)
         log_boost = where(boost_mask | (log_samples == 0), zero, log_samples * (one / alpha_orig))
@@ -3511,7 +3511,7 @@ def _random_dirichlet(key, alpha, shape=None, dtype=None):
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {alpha.ndim}")
     shape = alpha.shape[:-1] if shape is None else tuple(shape)
     g = _random_loggamma(key, alpha, shape + alpha.shape[-1:], dtype)
-    return nn.softmax(g, -1)
+    return softmax(g, axis=-1)
 
 def _random_chisquare(key, df, shape=None, dtype=None):
     """Chi-square samples with df degrees of freedom: 2 Gamma(df / 2)."""
@@ -3597,7 +3597,7 @@ def _random_poisson(key, lam, shape=None, dtype=None):
         u = random.uniform(subkey, shape, float32)
         return i + 1, k, rng, log_prod + log(u)
 
-    knuth = lax.while_loop(lambda c: any(c[3] > -lam_knuth), knuth_body,
+    knuth = while_loop(lambda c: any(c[3] > -lam_knuth), knuth_body,
                            (0, zeros(shape, dtype), key, zeros(shape, float32)))[1]
     knuth = (knuth - 1).astype(dtype)
 
@@ -3623,7 +3623,7 @@ def _random_poisson(key, lam, shape=None, dtype=None):
         accept = accept1 | (~reject & accept2)
         return i + 1, where(accept, kk, k_out), accepted | accept, k
 
-    rejection = lax.while_loop(lambda c: any(~c[2]), rejection_body,
+    rejection = while_loop(lambda c: any(~c[2]), rejection_body,
                                (0, full(shape, -1.0, float32), zeros(shape, bool), key))[1]
     result = where(use_knuth, knuth, rejection.astype(dtype))
     return where(lam == 0, zeros_like(result), result)
