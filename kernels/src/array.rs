@@ -19,6 +19,10 @@ pub type Shape = SmallVec<[usize; 4]>;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Buffer {
     Bool(Vec<bool>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
     U32(Vec<u32>),
@@ -36,6 +40,10 @@ macro_rules! with_buffer {
     ($buf:expr, $v:ident => $body:expr) => {
         match $buf {
             $crate::Buffer::Bool($v) => $body,
+            $crate::Buffer::I8($v) => $body,
+            $crate::Buffer::I16($v) => $body,
+            $crate::Buffer::U8($v) => $body,
+            $crate::Buffer::U16($v) => $body,
             $crate::Buffer::I32($v) => $body,
             $crate::Buffer::I64($v) => $body,
             $crate::Buffer::U32($v) => $body,
@@ -52,6 +60,10 @@ impl Buffer {
     pub fn dtype(&self) -> DType {
         match self {
             Buffer::Bool(_) => DType::Bool,
+            Buffer::I8(_) => DType::I8,
+            Buffer::I16(_) => DType::I16,
+            Buffer::U8(_) => DType::U8,
+            Buffer::U16(_) => DType::U16,
             Buffer::I32(_) => DType::I32,
             Buffer::I64(_) => DType::I64,
             Buffer::U32(_) => DType::U32,
@@ -75,6 +87,10 @@ impl Buffer {
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
         match dtype {
             DType::Bool => Buffer::Bool(vec![false; len]),
+            DType::I8 => Buffer::I8(vec![0; len]),
+            DType::I16 => Buffer::I16(vec![0; len]),
+            DType::U8 => Buffer::U8(vec![0; len]),
+            DType::U16 => Buffer::U16(vec![0; len]),
             DType::I32 => Buffer::I32(vec![0; len]),
             DType::I64 => Buffer::I64(vec![0; len]),
             DType::U32 => Buffer::U32(vec![0; len]),
@@ -91,6 +107,10 @@ impl Buffer {
     pub fn get_f64(&self, i: usize) -> f64 {
         match self {
             Buffer::Bool(v) => v[i] as u8 as f64,
+            Buffer::I8(v) => v[i] as f64,
+            Buffer::I16(v) => v[i] as f64,
+            Buffer::U8(v) => v[i] as f64,
+            Buffer::U16(v) => v[i] as f64,
             Buffer::I32(v) => v[i] as f64,
             Buffer::I64(v) => v[i] as f64,
             Buffer::U32(v) => v[i] as f64,
@@ -106,6 +126,10 @@ impl Buffer {
     pub fn get_i64(&self, i: usize) -> i64 {
         match self {
             Buffer::Bool(v) => v[i] as i64,
+            Buffer::I8(v) => v[i] as i64,
+            Buffer::I16(v) => v[i] as i64,
+            Buffer::U8(v) => v[i] as i64,
+            Buffer::U16(v) => v[i] as i64,
             Buffer::I32(v) => v[i] as i64,
             Buffer::I64(v) => v[i],
             Buffer::U32(v) => v[i] as i64,
@@ -121,6 +145,10 @@ impl Buffer {
     pub fn to_le_bytes(&self) -> Vec<u8> {
         match self {
             Buffer::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+            Buffer::I8(v) => v.iter().map(|&x| x as u8).collect(),
+            Buffer::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Buffer::U8(v) => v.clone(),
+            Buffer::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Buffer::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
@@ -144,6 +172,18 @@ impl Buffer {
         let chunks = bytes.chunks_exact(n);
         Some(match dtype {
             DType::Bool => Buffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
+            DType::I8 => Buffer::I8(bytes.iter().map(|&b| b as i8).collect()),
+            DType::U8 => Buffer::U8(bytes.to_vec()),
+            DType::I16 => Buffer::I16(
+                chunks
+                    .map(|c| i16::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
+            DType::U16 => Buffer::U16(
+                chunks
+                    .map(|c| u16::from_le_bytes(c.try_into().unwrap()))
+                    .collect(),
+            ),
             DType::I32 => Buffer::I32(
                 chunks
                     .map(|c| i32::from_le_bytes(c.try_into().unwrap()))

@@ -188,10 +188,14 @@ pub fn default() -> Dispatch<'static> {
 #[derive(Clone, Copy)]
 pub struct Dispatch<'b>(pub &'b dyn Backend);
 
-/// The 16-bit float dtype among `arrays`, if one is (a backend hands
-/// arithmetic on those to `Dispatch`).
+/// The narrow dtype among `arrays` (a 16-bit float or an 8/16-bit
+/// integer), if one is: a backend hands arithmetic on those to `Dispatch`,
+/// which computes in `DType::computed_as`.
 pub fn half_of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Option<DType> {
-    arrays.into_iter().map(Array::dtype).find(|d| d.is_half())
+    arrays
+        .into_iter()
+        .map(Array::dtype)
+        .find(|d| d.computed_as().is_some())
 }
 
 /// Whether any of `arrays` is complex (complex arithmetic runs on the CPU).
@@ -210,18 +214,19 @@ impl Dispatch<'_> {
         }
     }
 
-    /// `a` as f32 if it is a 16-bit float, else itself.
+    /// `a` in the dtype it computes in (f32 for a 16-bit float, i32 for a
+    /// narrow integer), else itself.
     fn widen(&self, a: &Array) -> Array {
-        if a.dtype().is_half() {
-            self.0.convert(a, DType::F32)
-        } else {
-            a.clone()
+        match a.dtype().computed_as() {
+            Some(wide) => self.0.convert(a, wide),
+            None => a.clone(),
         }
     }
 
-    /// An f32 result rounded to `half`; other dtypes (bool, indices) stay.
+    /// A wide result rounded (or wrapped) back to `half`; other dtypes
+    /// (bool, indices) stay.
     fn narrow(&self, r: Array, half: DType) -> Array {
-        if r.dtype() == DType::F32 {
+        if Some(r.dtype()) == half.computed_as() {
             self.0.convert(&r, half)
         } else {
             r
@@ -271,7 +276,7 @@ impl Backend for Dispatch<'_> {
         self.0.select(cond, a, b)
     }
     fn convert(&self, a: &Array, dtype: DType) -> Array {
-        if dtype == DType::C64 || a.dtype() == DType::C64 {
+        if !dtype.in_gpu_kernels() || !a.dtype().in_gpu_kernels() {
             return crate::cpu::Cpu.convert(a, dtype);
         }
         self.0.convert(a, dtype)
@@ -351,8 +356,8 @@ impl Backend for Dispatch<'_> {
         }
     }
     fn iota(&self, dtype: DType, shape: &[usize], dim: usize) -> Array {
-        if dtype.is_half() {
-            self.narrow(self.0.iota(DType::F32, shape, dim), dtype)
+        if let Some(wide) = dtype.computed_as() {
+            self.narrow(self.0.iota(wide, shape, dim), dtype)
         } else {
             self.0.iota(dtype, shape, dim)
         }

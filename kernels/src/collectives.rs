@@ -341,7 +341,14 @@ pub(crate) fn reduce_range(op: ReduceOp, parts: &[&Array], lo: usize, hi: usize)
         Buffer::I32(_) => typed!(I32),
         Buffer::I64(_) => typed!(I64),
         Buffer::U32(_) => typed!(U32),
-        Buffer::Bool(_) | Buffer::BF16(_) | Buffer::F16(_) | Buffer::C64(_) => {
+        Buffer::Bool(_)
+        | Buffer::BF16(_)
+        | Buffer::F16(_)
+        | Buffer::C64(_)
+        | Buffer::I8(_)
+        | Buffer::I16(_)
+        | Buffer::U8(_)
+        | Buffer::U16(_) => {
             // Booleans (any, all), 16-bit floats (computed in f32) and
             // complex numbers
             // through the general elementwise kernels.

@@ -5,6 +5,12 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
+    /// The narrow integers: stored as 8 or 16 bits, computed in i32 and
+    /// wrapped back (`backend::Dispatch`), as NumPy's arithmetic wraps.
+    I8,
+    I16,
+    U8,
+    U16,
     I32,
     I64,
     U32,
@@ -20,8 +26,12 @@ pub enum DType {
 }
 
 impl DType {
-    pub const ALL: [DType; 9] = [
+    pub const ALL: [DType; 13] = [
         DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::U8,
+        DType::U16,
         DType::I32,
         DType::I64,
         DType::U32,
@@ -36,6 +46,10 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
             DType::I32 => "int32",
             DType::I64 => "int64",
             DType::U32 => "uint32",
@@ -51,6 +65,10 @@ impl DType {
     pub fn short(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::I8 => "i8",
+            DType::I16 => "i16",
+            DType::U8 => "u8",
+            DType::U16 => "u16",
             DType::I32 => "i32",
             DType::I64 => "i64",
             DType::U32 => "u32",
@@ -65,6 +83,10 @@ impl DType {
     pub fn from_name(name: &str) -> Option<DType> {
         Some(match name {
             "bool" | "bool_" => DType::Bool,
+            "int8" | "i8" => DType::I8,
+            "int16" | "i16" => DType::I16,
+            "uint8" | "u8" => DType::U8,
+            "uint16" | "u16" => DType::U16,
             "int32" | "i32" => DType::I32,
             "int64" | "i64" | "int" => DType::I64,
             "uint32" | "u32" => DType::U32,
@@ -97,13 +119,37 @@ impl DType {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64 | DType::U32)
+        matches!(self, DType::I32 | DType::I64 | DType::U32) || self.is_narrow_int()
+    }
+
+    /// The 8- and 16-bit integers, which every backend computes in i32.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, DType::I8 | DType::I16 | DType::U8 | DType::U16)
+    }
+
+    /// Whether rendered (GPU) kernels load, convert or compute on this
+    /// dtype; complex numbers and narrow integers are converted and computed
+    /// on the CPU (`backend::Dispatch`).
+    pub fn in_gpu_kernels(self) -> bool {
+        !self.is_complex() && !self.is_narrow_int()
+    }
+
+    /// The dtype arithmetic on this one runs in: f32 for 16-bit floats,
+    /// i32 for narrow integers; None for the dtypes kernels compute on.
+    pub fn computed_as(self) -> Option<DType> {
+        if self.is_half() {
+            Some(DType::F32)
+        } else if self.is_narrow_int() {
+            Some(DType::I32)
+        } else {
+            None
+        }
     }
 
     pub fn size_bytes(self) -> usize {
         match self {
-            DType::Bool => 1,
-            DType::BF16 | DType::F16 => 2,
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::BF16 | DType::F16 | DType::I16 | DType::U16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::F64 | DType::C64 => 8,
         }

@@ -184,6 +184,8 @@ macro_rules! unary_table {
                         DType::BF16 | DType::F16 | DType::F32 => defined!($f32),
                         DType::F64 => defined!($f64),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
+                        // Narrow integers compute in i32 (`backend::Dispatch`).
+                        DType::I8 | DType::I16 | DType::U8 | DType::U16 => defined!($int),
                         DType::Bool => defined!($bool),
                         DType::C64 => crate::complex::accepts_unary(self),
                     },)*
@@ -256,6 +258,8 @@ macro_rules! binary_table {
                     $(BinaryOp::$V => match dtype {
                         DType::BF16 | DType::F16 | DType::F32 | DType::F64 => defined!($float),
                         DType::I32 | DType::I64 | DType::U32 => defined!($int),
+                        // Narrow integers compute in i32 (`backend::Dispatch`).
+                        DType::I8 | DType::I16 | DType::U8 | DType::U16 => defined!($int),
                         DType::Bool => defined!($bool),
                         DType::C64 => crate::complex::accepts_binary(self),
                     },)*
@@ -477,9 +481,10 @@ impl UnaryKernels for bool {
     }
 }
 
-/// 16-bit floats have no columns of their own: they compute in f32
-/// (`backend::Dispatch` widens them before a kernel sees them).
-macro_rules! computed_in_f32 {
+/// 16-bit floats and narrow integers have no columns of their own: they
+/// compute in f32 or i32 (`backend::Dispatch` widens them before a kernel
+/// sees them).
+macro_rules! computed_wider {
     ($($t:ty),*) => {$(
         impl UnaryKernels for $t {
             fn unary<V: UnaryFn<$t>>(_: UnaryOp, _: V) -> Option<V::Out> {
@@ -493,7 +498,7 @@ macro_rules! computed_in_f32 {
         }
     )*};
 }
-computed_in_f32!(half::bf16, half::f16);
+computed_wider!(half::bf16, half::f16, i8, i16, u8, u16);
 
 impl BinaryKernels for bool {
     #[inline(always)]

@@ -90,8 +90,8 @@ fn assert_close(what: &str, got: &Array, want: &Array) {
 #[test]
 fn every_op_table_row_matches_the_cpu() {
     let Some(d) = device() else { return };
-    // Complex numbers run on the CPU whatever device holds them.
-    for dtype in DType::ALL.into_iter().filter(|d| !d.is_complex()) {
+    // Complex numbers and narrow integers run on the CPU whatever device holds them.
+    for dtype in DType::ALL.into_iter().filter(|d| d.in_gpu_kernels()) {
         let a = sample(dtype, 300, 1);
         let b = sample(dtype, 300, 2);
         for &op in UnaryOp::ALL {
@@ -132,7 +132,7 @@ fn every_op_table_row_matches_the_cpu() {
                 );
             }
         }
-        for to in DType::ALL.into_iter().filter(|d| !d.is_complex()) {
+        for to in DType::ALL.into_iter().filter(|d| d.in_gpu_kernels()) {
             assert_close(
                 &format!("convert {dtype} to {to}"),
                 &d.convert(&a, to),
@@ -159,7 +159,7 @@ fn conversions_to_and_from_16_bit_floats_give_the_cpus_bits() {
         Cpu.convert(&f64s, DType::F16),
     ];
     for a in &sources {
-        for to in DType::ALL.into_iter().filter(|d| !d.is_complex()) {
+        for to in DType::ALL.into_iter().filter(|d| d.in_gpu_kernels()) {
             let (got, want) = (d.convert(a, to), Cpu.convert(a, to));
             assert_eq!(
                 got.buffer().unwrap().to_le_bytes(),

@@ -36,9 +36,42 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         (BF16, F16) | (F16, BF16) => F32,
         (BF16, _) | (_, BF16) => BF16,
         (F16, _) | (_, F16) => F16,
-        (I64, _) | (_, I64) => I64,
-        (U32, I32) | (I32, U32) => I64,
-        _ => a,
+        _ => promote_ints(a, b),
+    }
+}
+
+/// Two integer dtypes: the wider of one signedness; a signed and an
+/// unsigned one meet in the smallest signed type holding both (u8 and i8
+/// in i16, u32 and i32 in i64), as in JAX and NumPy.
+fn promote_ints(a: DType, b: DType) -> DType {
+    use DType::*;
+    let info = |d: DType| match d {
+        I8 => (8, true),
+        I16 => (16, true),
+        I32 => (32, true),
+        I64 => (64, true),
+        U8 => (8, false),
+        U16 => (16, false),
+        U32 => (32, false),
+        _ => (64, true),
+    };
+    let signed = |bits| match bits {
+        8 => I8,
+        16 => I16,
+        32 => I32,
+        _ => I64,
+    };
+    let unsigned = |bits| match bits {
+        8 => U8,
+        16 => U16,
+        _ => U32,
+    };
+    let ((ab, asg), (bb, bsg)) = (info(a), info(b));
+    match (asg, bsg) {
+        (true, true) => signed(ab.max(bb)),
+        (false, false) => unsigned(ab.max(bb)),
+        (true, false) => signed(ab.max(2 * bb)),
+        (false, true) => signed(bb.max(2 * ab)),
     }
 }
 
@@ -151,6 +184,10 @@ fn cached_scalar(bits: ScalarKey, dtype: DType, make: impl FnOnce() -> Array) ->
 fn make_scalar_array(x: f64, dtype: DType) -> Array {
     let buf = match dtype {
         DType::Bool => Buffer::Bool(vec![x != 0.0]),
+        DType::I8 => Buffer::I8(vec![x as i64 as i8]),
+        DType::I16 => Buffer::I16(vec![x as i64 as i16]),
+        DType::U8 => Buffer::U8(vec![x as i64 as u8]),
+        DType::U16 => Buffer::U16(vec![x as i64 as u16]),
         DType::I32 => Buffer::I32(vec![x as i32]),
         DType::I64 => Buffer::I64(vec![x as i64]),
         DType::U32 => Buffer::U32(vec![x as u32]),
@@ -214,6 +251,10 @@ pub fn to_array_as(v: &Value, dtype: DType) -> Result<Tensor> {
     match v {
         Value::Int(i) => {
             let fits = match dtype {
+                DType::I8 => i8::try_from(*i).is_ok(),
+                DType::I16 => i16::try_from(*i).is_ok(),
+                DType::U8 => u8::try_from(*i).is_ok(),
+                DType::U16 => u16::try_from(*i).is_ok(),
                 DType::I32 => i32::try_from(*i).is_ok(),
                 DType::U32 => *i <= u32::MAX as i64,
                 _ => true,

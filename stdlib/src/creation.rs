@@ -221,6 +221,10 @@ pub(crate) fn filled(shape: &[usize], x: &Value, dtype: DType) -> Result<Tensor>
     let n: usize = shape.iter().product();
     let buf = match &*scalar.buffer()? {
         Buffer::Bool(v) => Buffer::Bool(vec![v[0]; n]),
+        Buffer::I8(v) => Buffer::I8(vec![v[0]; n]),
+        Buffer::I16(v) => Buffer::I16(vec![v[0]; n]),
+        Buffer::U8(v) => Buffer::U8(vec![v[0]; n]),
+        Buffer::U16(v) => Buffer::U16(vec![v[0]; n]),
         Buffer::I32(v) => Buffer::I32(vec![v[0]; n]),
         Buffer::I64(v) => Buffer::I64(vec![v[0]; n]),
         Buffer::U32(v) => Buffer::U32(vec![v[0]; n]),

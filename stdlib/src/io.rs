@@ -99,6 +99,10 @@ fn is_zip(bytes: &[u8]) -> bool {
 fn descr(dtype: DType) -> Result<&'static str> {
     Ok(match dtype {
         DType::Bool => "|b1",
+        DType::I8 => "|i1",
+        DType::I16 => "<i2",
+        DType::U8 => "|u1",
+        DType::U16 => "<u2",
         DType::I32 => "<i4",
         DType::I64 => "<i8",
         DType::U32 => "<u4",
@@ -351,6 +355,10 @@ impl FileType {
         match self {
             FileType::Bool => DType::Bool,
             FileType::Int(8) | FileType::UInt(8) => DType::I64,
+            FileType::Int(1) => DType::I8,
+            FileType::Int(2) => DType::I16,
+            FileType::UInt(1) => DType::U8,
+            FileType::UInt(2) => DType::U16,
             FileType::UInt(4) => DType::U32,
             FileType::Int(_) | FileType::UInt(_) => DType::I32,
             FileType::Float(8) => DType::F64,
@@ -429,11 +437,12 @@ fn decode(ft: FileType, big: bool, data: &[u8]) -> Buffer {
     let words = data.chunks_exact(ft.size()).map(word);
     match ft {
         FileType::Bool => Buffer::Bool(words.map(|v| v != 0).collect()),
-        FileType::Int(1) => Buffer::I32(words.map(|v| v as u8 as i8 as i32).collect()),
-        FileType::Int(2) => Buffer::I32(words.map(|v| v as u16 as i16 as i32).collect()),
+        FileType::Int(1) => Buffer::I8(words.map(|v| v as u8 as i8).collect()),
+        FileType::Int(2) => Buffer::I16(words.map(|v| v as u16 as i16).collect()),
         FileType::Int(4) => Buffer::I32(words.map(|v| v as u32 as i32).collect()),
         FileType::Int(_) => Buffer::I64(words.map(|v| v as i64).collect()),
-        FileType::UInt(1) | FileType::UInt(2) => Buffer::I32(words.map(|v| v as i32).collect()),
+        FileType::UInt(1) => Buffer::U8(words.map(|v| v as u8).collect()),
+        FileType::UInt(2) => Buffer::U16(words.map(|v| v as u16).collect()),
         FileType::UInt(4) => Buffer::U32(words.map(|v| v as u32).collect()),
         // uint64 has no arr dtype: int64 (parse_npy refuses values above 2**63 - 1).
         FileType::UInt(_) => Buffer::I64(words.map(|v| v as i64).collect()),

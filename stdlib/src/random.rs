@@ -512,6 +512,8 @@ fn bernoulli(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 ///
 /// `minval`/`maxval` are int64 arrays of `shape`. int64 results use the 32-bit
 /// algorithm (JAX with x64 draws 64-bit words), so their span must fit in 32 bits.
+/// 8- and 16-bit results are drawn as int32 between the bounds clipped to
+/// their range (JAX's `randint` does so to reduce the modulo bias).
 fn randint_array(
     fname: &str,
     key: &Tensor,
@@ -520,6 +522,21 @@ fn randint_array(
     maxval: Tensor,
     dtype: DType,
 ) -> Result<Tensor> {
+    if dtype.is_narrow_int() {
+        let (lo, hi) = match dtype {
+            DType::I8 => (i8::MIN as i64, i8::MAX as i64),
+            DType::I16 => (i16::MIN as i64, i16::MAX as i64),
+            DType::U8 => (0, u8::MAX as i64),
+            _ => (0, u16::MAX as i64),
+        };
+        let i64s = |x: i64| -> Tensor { Array::new(&[], Buffer::I64(vec![x])).into() };
+        let clip = |a: Tensor, top: i64| -> Result<Tensor> {
+            bin(BinaryOp::Min, bin(BinaryOp::Max, a, i64s(lo))?, i64s(top))
+        };
+        let (minval, maxval) = (clip(minval, hi)?, clip(maxval, hi + 1)?);
+        let drawn = randint_array(fname, key, shape, minval, maxval, DType::I32)?;
+        return numpy::convert(drawn, dtype);
+    }
     let (dmin, dmax) = match dtype {
         DType::I32 => (i32::MIN as i64, i32::MAX as i64),
         DType::U32 => (0, u32::MAX as i64),
@@ -598,9 +615,9 @@ fn randint_array(
 fn int_dtype(fname: &str, v: &Value) -> Result<DType> {
     match dtype_arg(v)? {
         None => Ok(numpy::DEFAULT_INT),
-        Some(d @ (DType::I32 | DType::U32 | DType::I64)) => Ok(d),
+        Some(d) if d.is_int() => Ok(d),
         Some(d) => Err(Error::type_error(format!(
-            "random.{fname}: dtype must be int32, uint32 or int64, got {d}"
+            "random.{fname}: dtype must be an integer dtype, got {d}"
         ))),
     }
 }

@@ -887,9 +887,9 @@ def _dtype_class(d):
     """The abstract scalar type that a (concrete) dtype belongs to."""
     if _is_float(d):
         return floating
-    if d in (int32, int64):
+    if d in (int8, int16, int32, int64):
         return signedinteger
-    if d == uint32:
+    if d in (uint8, uint16, uint32):
         return unsignedinteger
     if d == complex64:
         return complexfloating
@@ -936,7 +936,11 @@ def promote_types(a, b):
 
 # What each dtype casts to without loss ("safe"), and within its kind ("same_kind").
 _SAFE_CASTS = {
-    "bool": ("bool", "int32", "int64", "uint32", "bfloat16", "float16", "float32", "float64", "complex64"),
+    "bool": ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bfloat16", "float16", "float32", "float64", "complex64"),
+    "int8": ("int8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64"),
+    "int16": ("int16", "int32", "int64", "float32", "float64", "complex64"),
+    "uint8": ("uint8", "uint16", "uint32", "int16", "int32", "int64", "float16", "float32", "float64", "complex64"),
+    "uint16": ("uint16", "uint32", "int32", "int64", "float32", "float64", "complex64"),
     "int32": ("int32", "int64", "float64"),
     "int64": ("int64", "float64"),
     "uint32": ("uint32", "int64", "float64"),
@@ -947,7 +951,7 @@ _SAFE_CASTS = {
     "complex64": ("complex64",),
 }
 
-_KIND_ORDER = {"bool": 0, "uint32": 1, "int32": 1, "int64": 1, "bfloat16": 2, "float16": 2, "float32": 2, "float64": 2, "complex64": 3}
+_KIND_ORDER = {"bool": 0, "int8": 1, "int16": 1, "uint8": 1, "uint16": 1, "uint32": 1, "int32": 1, "int64": 1, "bfloat16": 2, "float16": 2, "float32": 2, "float64": 2, "complex64": 3}
 
 def can_cast(from_, to, casting="safe"):
     """Whether a value of dtype from_ can become dtype to under the casting rule
@@ -1007,10 +1011,14 @@ class iinfo:
 
     def __init__(self, int_type):
         d = _dtype_of(int_type)
-        if d not in (int32, int64, uint32):
+        if d not in (int8, int16, int32, int64, uint8, uint16, uint32):
             raise ValueError(f"Invalid integer data type '{d}'.")
         self.dtype = d
         self.bits, self.kind, self.min, self.max = {
+            "int8": (8, "i", -128, 127),
+            "int16": (16, "i", -32768, 32767),
+            "uint8": (8, "u", 0, 255),
+            "uint16": (16, "u", 0, 65535),
             "int32": (32, "i", -2147483648, 2147483647),
             "int64": (64, "i", -9223372036854775807 - 1, 9223372036854775807),
             "uint32": (32, "u", 0, 4294967295),

@@ -69,6 +69,10 @@ macro_rules! impl_elem {
 }
 
 impl_elem!(bool, Bool, |_| false, false);
+impl_elem!(i8, I8, |_| false, 0);
+impl_elem!(i16, I16, |_| false, 0);
+impl_elem!(u8, U8, |_| false, 0);
+impl_elem!(u16, U16, |_| false, 0);
 impl_elem!(i32, I32, |_| false, 0);
 impl_elem!(i64, I64, |_| false, 0);
 impl_elem!(u32, U32, |_| false, 0);
@@ -94,6 +98,22 @@ macro_rules! with_dtype {
         match $dtype {
             $crate::DType::Bool => {
                 type $T = bool;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::U16 => {
+                type $T = u16;
                 $body
             }
             $crate::DType::I32 => {

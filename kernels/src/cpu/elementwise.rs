@@ -341,7 +341,7 @@ impl<T: Elem> BinaryFn<T> for BinaryArrays {
 pub fn binary(op: BinaryOp, a: Array, b: Array) -> Array {
     assert_eq!(a.dtype(), b.dtype(), "binary {} on mixed dtypes", op.name());
     let dtype = a.dtype();
-    if dtype.is_half() {
+    if dtype.computed_as().is_some() {
         return crate::backend::Dispatch(&super::Cpu).binary(op, a, b);
     }
     crate::with_dtype!(dtype, T => <T as BinaryKernels>::binary(op, BinaryArrays(a, b)))
@@ -443,7 +443,7 @@ impl<T: Elem> UnaryFn<T> for UnaryArray {
 
 pub fn unary(op: UnaryOp, a: Array) -> Array {
     let dtype = a.dtype();
-    if dtype.is_half() {
+    if dtype.computed_as().is_some() {
         return crate::backend::Dispatch(&super::Cpu).unary(op, a);
     }
     if dtype == DType::C64 && crate::complex::to_real(op) {
@@ -522,6 +522,19 @@ pub trait Cast: Copy {
     fn to_u32(self) -> u32;
     fn to_f32(self) -> f32;
     fn to_f64(self) -> f64;
+    /// The narrow integers wrap, as NumPy's conversions do.
+    fn to_i8(self) -> i8 {
+        self.to_i64() as i8
+    }
+    fn to_i16(self) -> i16 {
+        self.to_i64() as i16
+    }
+    fn to_u8(self) -> u8 {
+        self.to_i64() as u8
+    }
+    fn to_u16(self) -> u16 {
+        self.to_i64() as u16
+    }
     /// The complex number with this real part.
     fn to_c64(self) -> C64 {
         C64::new(self.to_f32(), 0.0)
@@ -553,7 +566,7 @@ macro_rules! impl_cast {
         }
     )*};
 }
-impl_cast!(i32, i64, u32, f32, f64);
+impl_cast!(i8, i16, u8, u16, i32, i64, u32, f32, f64);
 
 /// 16-bit floats convert as their (exact) f32 value does.
 macro_rules! impl_cast_half {
@@ -639,6 +652,10 @@ impl Cast for C64 {
 fn convert_from<T: Elem + Cast>(a: &Array, dtype: DType) -> Array {
     match dtype {
         DType::Bool => map_fresh(a, T::to_bool),
+        DType::I8 => map_fresh(a, T::to_i8),
+        DType::I16 => map_fresh(a, T::to_i16),
+        DType::U8 => map_fresh(a, T::to_u8),
+        DType::U16 => map_fresh(a, T::to_u16),
         DType::I32 => map_fresh(a, T::to_i32),
         DType::I64 => map_fresh(a, T::to_i64),
         DType::U32 => map_fresh(a, T::to_u32),

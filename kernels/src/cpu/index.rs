@@ -157,7 +157,7 @@ pub fn scatter(
     );
     let idx = index_values(indices);
     match a.dtype() {
-        DType::BF16 | DType::F16 => {
+        DType::BF16 | DType::F16 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
             crate::backend::Dispatch(&super::Cpu).scatter(a, indices, updates, axis, mode)
         }
         DType::Bool => match mode {

@@ -609,7 +609,7 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         let bi = super::elementwise::convert(b, DType::I32);
         return super::elementwise::convert(&dot_general(&ai, &bi, dims), DType::Bool);
     }
-    if a.dtype().is_half() {
+    if a.dtype().computed_as().is_some() {
         return crate::backend::Dispatch(&super::Cpu).dot_general(a, b, dims);
     }
     if a.dtype() == DType::C64 {
@@ -622,7 +622,9 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         DType::I32 => Buffer::I32(dot_int::<i32>(&p)),
         DType::I64 => Buffer::I64(dot_int::<i64>(&p)),
         DType::U32 => Buffer::U32(dot_int::<u32>(&p)),
-        DType::Bool | DType::BF16 | DType::F16 | DType::C64 => unreachable!("handled above"),
+        DType::Bool | DType::BF16 | DType::F16 | DType::C64 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
+            unreachable!("handled above")
+        }
     };
     Array::new(&p.out_shape, buf)
 }

@@ -309,7 +309,9 @@ pub fn reduce(op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
         );
     }
     match a.dtype() {
-        DType::BF16 | DType::F16 => crate::backend::Dispatch(&super::Cpu).reduce(op, a, axes),
+        DType::BF16 | DType::F16 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
+            crate::backend::Dispatch(&super::Cpu).reduce(op, a, axes)
+        }
         DType::C64 => crate::complex::reduce(op, a, axes),
         DType::Bool => reduce_bool(op, a, axes),
         DType::I32 => reduce_num::<i32>(op, a, axes),
@@ -466,7 +468,7 @@ pub fn scan(op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
         a.shape()
     );
     match a.dtype() {
-        DType::BF16 | DType::F16 => {
+        DType::BF16 | DType::F16 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
             crate::backend::Dispatch(&super::Cpu).scan(op, a, axis, reverse)
         }
         DType::Bool => match op {

@@ -321,6 +321,10 @@ fn host_bytes(buf: &Buffer) -> std::borrow::Cow<'_, [u8]> {
     use std::borrow::Cow;
     match buf {
         Buffer::Bool(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::I8(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::I16(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+        Buffer::U8(v) => Cow::Borrowed(v),
+        Buffer::U16(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::I32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::I64(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
         Buffer::U32(v) => Cow::Borrowed(bytemuck::cast_slice(v)),

@@ -115,7 +115,11 @@ impl Dialect {
 /// The C type that stores elements of `dtype`.
 pub fn storage_type(dtype: DType) -> &'static str {
     match dtype {
-        DType::Bool => "u8",
+        DType::Bool | DType::U8 => "u8",
+        // Moved, never computed on: narrow integers compute as i32.
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::U16 => "u16",
         DType::I32 => "int",
         DType::I64 => "i64",
         DType::U32 => "u32",
@@ -295,6 +299,7 @@ fn literal(x: f64, t: DType) -> String {
         DType::U32 => format!("((u32){}u)", x as u32),
         DType::I64 => format!("((i64){}LL)", x as i64),
         DType::C64 => unreachable!("no complex registers (complex arithmetic runs on the CPU)"),
+        DType::I8 | DType::I16 | DType::U8 | DType::U16 => unreachable!("narrow integers compute as i32 (backend::Dispatch)"),
     }
 }
 
@@ -349,7 +354,7 @@ fn helpers(d: Dialect, t: DType) -> String {
             s.push_str(&erfinv(d, t));
         }
         // Bits that loops only move: no arithmetic helpers.
-        DType::BF16 | DType::F16 | DType::C64 => {}
+        DType::BF16 | DType::F16 | DType::C64 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {}
         DType::Bool => {
             s.push_str(&format!(
                 "{f} T a_not(T x) {{ return !x; }}
@@ -628,6 +633,9 @@ fn reduce_identity(op: ReduceOp, t: DType) -> String {
         (ReduceOp::Min, DType::Bool) => "(T)1".into(),
         (ReduceOp::Max | ReduceOp::Min, DType::C64) => {
             unreachable!("complex numbers have no order")
+        }
+        (ReduceOp::Max | ReduceOp::Min, DType::I8 | DType::I16 | DType::U8 | DType::U16) => {
+            unreachable!("narrow integers reduce as i32 (backend::Dispatch)")
         }
     }
 }
@@ -1571,7 +1579,7 @@ pub fn every_elementwise_op(d: Dialect) -> Vec<(String, Source)> {
     // Conversions between every pair of dtypes, and the copies that move
     // elements (16-bit floats compute as f32, so their arithmetic rows are
     // the f32 ones; complex numbers never reach GPU kernels).
-    let real = || DType::ALL.into_iter().filter(|d| !d.is_complex());
+    let real = || DType::ALL.into_iter().filter(|d| d.in_gpu_kernels());
     for from in real() {
         for to in real() {
             out.push(one(

@@ -403,7 +403,11 @@ impl NcclComm {
 /// reductions are or/and over bytes holding 0 or 1).
 fn nccl_type(dtype: DType) -> i32 {
     match dtype {
-        DType::Bool => 1,
+        DType::Bool | DType::U8 => 1,
+        DType::I8 => 0,
+        // No 16-bit integer type in NCCL: moved as float16 bits (sums of
+        // narrow integers run widened to i32).
+        DType::I16 | DType::U16 => 6,
         DType::I32 => 2,
         DType::U32 => 3,
         DType::I64 => 4,
