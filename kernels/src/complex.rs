@@ -313,7 +313,11 @@ pub fn fft(a: &Array, kind: FftKind, n: usize) -> Array {
         planner.plan_fft_forward(n)
     };
     let mut line = vec![Complex::<f64>::default(); n];
-    let scale = if inverse && n > 0 { 1.0 / n as f64 } else { 1.0 };
+    let scale = if inverse && n > 0 {
+        1.0 / n as f64
+    } else {
+        1.0
+    };
     match kind {
         FftKind::Fft | FftKind::Ifft => {
             let z = C64::slice(&buf);

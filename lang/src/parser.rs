@@ -464,9 +464,7 @@ impl<'a> Parser<'a> {
             | TokenKind::Int(_)
             | TokenKind::Float(_)
             | TokenKind::Imag(_)
-            | TokenKind::Str(_) => {
-                true
-            }
+            | TokenKind::Str(_) => true,
             TokenKind::Keyword(k) => matches!(*k, "not" | "lambda" | "True" | "False" | "None"),
             TokenKind::Op(op) => matches!(*op, "(" | "[" | "{" | "-" | "+" | "~" | "..." | "*"),
             _ => false,

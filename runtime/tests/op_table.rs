@@ -13,6 +13,18 @@ use arr_runtime::{ErrorKind, Tensor};
 fn sample(dtype: DType) -> Tensor {
     let a = match dtype {
         DType::Bool => Array::new(&[3], Buffer::Bool(vec![true, false, true])),
+        DType::I8 => Array::new(&[3], Buffer::I8(vec![1, 2, 3])),
+        DType::I16 => Array::new(&[3], Buffer::I16(vec![1, 2, 3])),
+        DType::U8 => Array::new(&[3], Buffer::U8(vec![1, 2, 3])),
+        DType::U16 => Array::new(&[3], Buffer::U16(vec![1, 2, 3])),
+        DType::C64 => Array::new(
+            &[3],
+            Buffer::C64(vec![
+                arr_kernels::complex::C64::new(0.5, 0.25),
+                arr_kernels::complex::C64::new(0.25, -0.5),
+                arr_kernels::complex::C64::new(0.75, 0.0),
+            ]),
+        ),
         DType::I32 => Array::new(&[3], Buffer::I32(vec![1, 2, 3])),
         DType::I64 => Array::new(&[3], Buffer::I64(vec![1, 2, 3])),
         DType::U32 => Array::new(&[3], Buffer::U32(vec![1, 2, 3])),

@@ -51,18 +51,26 @@ pub(crate) fn register(r: &mut Registry) {
         ("reciprocal(x)", "1 / x, elementwise.", |_, a| {
             numpy::binary(BinaryOp::Div, &Value::Float(1.0), &a[0])
         }),
-        ("real(x)", "The real part, elementwise (of a real array: itself).", |_, a| {
-            numpy::unary(UnaryOp::Real, &a[0])
-        }),
-        ("imag(x)", "The imaginary part, elementwise (of a real array: zeros).", |_, a| {
-            numpy::unary(UnaryOp::Imag, &a[0])
-        }),
-        ("conj(x)", "The complex conjugate, elementwise (of a real array: itself).", |_, a| {
-            numpy::unary(UnaryOp::Conj, &a[0])
-        }),
-        ("conjugate(x)", "The complex conjugate (as conj).", |_, a| {
-            numpy::unary(UnaryOp::Conj, &a[0])
-        }),
+        (
+            "real(x)",
+            "The real part, elementwise (of a real array: itself).",
+            |_, a| numpy::unary(UnaryOp::Real, &a[0]),
+        ),
+        (
+            "imag(x)",
+            "The imaginary part, elementwise (of a real array: zeros).",
+            |_, a| numpy::unary(UnaryOp::Imag, &a[0]),
+        ),
+        (
+            "conj(x)",
+            "The complex conjugate, elementwise (of a real array: itself).",
+            |_, a| numpy::unary(UnaryOp::Conj, &a[0]),
+        ),
+        (
+            "conjugate(x)",
+            "The complex conjugate (as conj).",
+            |_, a| numpy::unary(UnaryOp::Conj, &a[0]),
+        ),
         (
             "_lax_fft(x, fft_type, n)",
             "lax.fft along the last axis: fft_type 'FFT', 'IFFT', 'RFFT' or 'IRFFT', length n.",
@@ -134,9 +142,12 @@ pub(crate) fn register(r: &mut Registry) {
     r.method("array", "conj(self)", "The complex conjugate.", |_, a| {
         numpy::unary(UnaryOp::Conj, &a[0])
     });
-    r.method("array", "conjugate(self)", "The complex conjugate.", |_, a| {
-        numpy::unary(UnaryOp::Conj, &a[0])
-    });
+    r.method(
+        "array",
+        "conjugate(self)",
+        "The complex conjugate.",
+        |_, a| numpy::unary(UnaryOp::Conj, &a[0]),
+    );
     r.method(
         "array",
         "round(self, decimals=0)",

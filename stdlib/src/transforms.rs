@@ -697,7 +697,15 @@ fn make_jacobian(a: Vec<Value>, mode: Mode) -> Result<Value> {
         key,
         f.clone(),
         move |interp, args, kwargs| {
-            jacobian_call(interp, &f, &argnums, (single, holomorphic), mode, args, kwargs)
+            jacobian_call(
+                interp,
+                &f,
+                &argnums,
+                (single, holomorphic),
+                mode,
+                args,
+                kwargs,
+            )
         },
     ))
 }

@@ -82,6 +82,10 @@ fn sample(dtype: DType, shape: &[usize]) -> Array {
     let n: usize = shape.iter().product();
     let buf = match dtype {
         DType::Bool => Buffer::Bool((0..n).map(|i| i % 3 == 0).collect()),
+        DType::I8 => Buffer::I8((0..n).map(|i| (i as i8).wrapping_mul(37) - 100).collect()),
+        DType::I16 => Buffer::I16((0..n).map(|i| (i as i16 - 7) * 3001).collect()),
+        DType::U8 => Buffer::U8((0..n).map(|i| (i as u8).wrapping_mul(97)).collect()),
+        DType::U16 => Buffer::U16((0..n).map(|i| (i as u16).wrapping_mul(40503)).collect()),
         DType::I32 => Buffer::I32((0..n).map(|i| (i as i32 - 7) * 1_000_003).collect()),
         DType::I64 => Buffer::I64((0..n).map(|i| (i as i64 - 7) << 40).collect()),
         DType::U32 => Buffer::U32(

@@ -6,8 +6,8 @@
 //! or a single repeated value. Hot loops are plain slice zips so they vectorise.
 
 use super::elem::{alloc_overwrite, elems, par_chunk, Elem};
-use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::complex::C64;
+use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::{broadcast_shapes, Array, BinaryOp, DType, Shape, UnaryOp};
 // 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
 use crate::Backend as _;

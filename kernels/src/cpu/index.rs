@@ -3,9 +3,9 @@
 //! Both see `a` as `[outer, len, inner]` around the axis and move whole
 //! `inner`-element rows, so the work per index is a memcpy or an add loop.
 
-use crate::complex::C64;
 use super::elem::{alloc, alloc_overwrite, elems, par_chunk, split_at_axis, Elem};
 use super::scalar::Arith;
+use crate::complex::C64;
 use crate::{Array, DType, ScatterMode, Shape};
 // 16-bit floats compute in f32 through `Dispatch` (its methods are the trait's).
 use crate::Backend as _;

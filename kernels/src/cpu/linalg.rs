@@ -622,7 +622,14 @@ pub fn dot_general(a: &Array, b: &Array, dims: &DotDims) -> Array {
         DType::I32 => Buffer::I32(dot_int::<i32>(&p)),
         DType::I64 => Buffer::I64(dot_int::<i64>(&p)),
         DType::U32 => Buffer::U32(dot_int::<u32>(&p)),
-        DType::Bool | DType::BF16 | DType::F16 | DType::C64 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
+        DType::Bool
+        | DType::BF16
+        | DType::F16
+        | DType::C64
+        | DType::I8
+        | DType::I16
+        | DType::U8
+        | DType::U16 => {
             unreachable!("handled above")
         }
     };

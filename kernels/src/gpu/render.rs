@@ -299,7 +299,9 @@ fn literal(x: f64, t: DType) -> String {
         DType::U32 => format!("((u32){}u)", x as u32),
         DType::I64 => format!("((i64){}LL)", x as i64),
         DType::C64 => unreachable!("no complex registers (complex arithmetic runs on the CPU)"),
-        DType::I8 | DType::I16 | DType::U8 | DType::U16 => unreachable!("narrow integers compute as i32 (backend::Dispatch)"),
+        DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
+            unreachable!("narrow integers compute as i32 (backend::Dispatch)")
+        }
     }
 }
 
@@ -354,7 +356,8 @@ fn helpers(d: Dialect, t: DType) -> String {
             s.push_str(&erfinv(d, t));
         }
         // Bits that loops only move: no arithmetic helpers.
-        DType::BF16 | DType::F16 | DType::C64 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {}
+        DType::BF16 | DType::F16 | DType::C64 | DType::I8 | DType::I16 | DType::U8 | DType::U16 => {
+        }
         DType::Bool => {
             s.push_str(&format!(
                 "{f} T a_not(T x) {{ return !x; }}

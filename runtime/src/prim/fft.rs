@@ -61,7 +61,12 @@ pub fn eval_fft(kind: FftKind, n: usize, args: &Arrays) -> Result<Outs> {
     one_out(device(args).fft(&args[0], kind, n))
 }
 
-pub fn transpose_fft(kind: FftKind, n: usize, ct: Tensor, ins: &[LinIn]) -> Result<Vec<Option<Tensor>>> {
+pub fn transpose_fft(
+    kind: FftKind,
+    n: usize,
+    ct: Tensor,
+    ins: &[LinIn],
+) -> Result<Vec<Option<Tensor>>> {
     let fft = |kind, n, x: Tensor| bind1(&Prim::Fft { kind, n }, vec![x]);
     for_linear(ins, |_| match kind {
         FftKind::Fft | FftKind::Ifft => fft(kind, n, ct.clone()),

@@ -21,7 +21,10 @@ pub fn lit(x: f64, like: &Tensor) -> Tensor {
 /// The complex64 scalar `re + im i`.
 pub fn complex_scalar(re: f32, im: f32) -> Tensor {
     let z = arr_kernels::complex::C64::new(re, im);
-    Tensor::Concrete(arr_kernels::Array::new(&[], arr_kernels::Buffer::C64(vec![z])))
+    Tensor::Concrete(arr_kernels::Array::new(
+        &[],
+        arr_kernels::Buffer::C64(vec![z]),
+    ))
 }
 
 pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
