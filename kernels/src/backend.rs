@@ -8,7 +8,10 @@
 //! f32, as JAX computes them on CPUs: callers get a backend wrapped in
 //! `Dispatch`, which widens 16-bit operands of every arithmetic operation
 //! to f32 and rounds the result back (one rounding per operation; sums and
-//! products accumulate in f32). A backend itself therefore meets 16-bit
+//! products accumulate in f32). The 8- and 16-bit integers compute in i32
+//! the same way (wrapping back, as NumPy's narrow arithmetic wraps), and
+//! complex numbers compute on the CPU whatever device holds them
+//! (`complex.rs`). A backend itself therefore meets 16-bit
 //! floats only in conversions and in operations that move elements
 //! (`select`, `transpose`, `broadcast_in_dim`, `slice`, `rev`, `pad`,
 //! `concatenate`, `gather`).

@@ -499,8 +499,17 @@ fn convert_semantics() {
                 let v = a.get_f64(i).unwrap();
                 let want = match to {
                     DType::Bool => (v != 0.0) as u8 as f64,
-                    DType::U32 if from.is_float() => (v.max(0.0) as i64 as u32) as f64,
+                    DType::U32 if from.is_inexact() => (v.max(0.0) as i64 as u32) as f64,
                     DType::U32 => (v as i64 as u32) as f64,
+                    // Floats saturate, integers wrap.
+                    DType::U8 if from.is_inexact() => (v as u8) as f64,
+                    DType::U16 if from.is_inexact() => (v as u16) as f64,
+                    DType::I8 if from.is_inexact() => (v as i8) as f64,
+                    DType::I16 if from.is_inexact() => (v as i16) as f64,
+                    DType::U8 => (v as i64 as u8) as f64,
+                    DType::U16 => (v as i64 as u16) as f64,
+                    DType::I8 => (v as i64 as i8) as f64,
+                    DType::I16 => (v as i64 as i16) as f64,
                     _ => v,
                 };
                 assert_eq!(c.get_f64(i).unwrap(), want, "{from} -> {to}");

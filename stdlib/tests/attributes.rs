@@ -86,6 +86,8 @@ fn arrays_list_every_property_and_their_methods() {
             "size",
             "dtype",
             "T",
+            "real",
+            "imag",
             "itemsize",
             "at",
             "nbytes",

@@ -82,8 +82,12 @@ fn sample(dtype: DType, shape: &[usize]) -> Array {
     let n: usize = shape.iter().product();
     let buf = match dtype {
         DType::Bool => Buffer::Bool((0..n).map(|i| i % 3 == 0).collect()),
-        DType::I8 => Buffer::I8((0..n).map(|i| (i as i8).wrapping_mul(37) - 100).collect()),
-        DType::I16 => Buffer::I16((0..n).map(|i| (i as i16 - 7) * 3001).collect()),
+        DType::I8 => Buffer::I8(
+            (0..n)
+                .map(|i| (i as i8).wrapping_mul(37).wrapping_sub(100))
+                .collect(),
+        ),
+        DType::I16 => Buffer::I16((0..n).map(|i| (i as i16 - 7).wrapping_mul(3001)).collect()),
         DType::U8 => Buffer::U8((0..n).map(|i| (i as u8).wrapping_mul(97)).collect()),
         DType::U16 => Buffer::U16((0..n).map(|i| (i as u16).wrapping_mul(40503)).collect()),
         DType::I32 => Buffer::I32((0..n).map(|i| (i as i32 - 7) * 1_000_003).collect()),
@@ -343,17 +347,17 @@ fn reads_every_format_variant() {
             "[{i},{j},{k}]"
         );
     }
-    // Small types convert to the nearest arr dtype.
+    // Narrow integers load as themselves.
     let cases: Vec<(&str, Vec<u8>, Array)> = vec![
         (
             "|u1",
             vec![0, 200, 255],
-            Array::new(&[3], Buffer::I32(vec![0, 200, 255])),
+            Array::new(&[3], Buffer::U8(vec![0, 200, 255])),
         ),
         (
             "|i1",
             vec![0x80, 0, 0x7f],
-            Array::new(&[3], Buffer::I32(vec![-128, 0, 127])),
+            Array::new(&[3], Buffer::I8(vec![-128, 0, 127])),
         ),
         (
             "<i2",
@@ -361,7 +365,7 @@ fn reads_every_format_variant() {
                 .iter()
                 .flat_map(|x| x.to_le_bytes())
                 .collect(),
-            Array::new(&[3], Buffer::I32(vec![-30000, 1, 30000])),
+            Array::new(&[3], Buffer::I16(vec![-30000, 1, 30000])),
         ),
         (
             ">u2",
@@ -369,7 +373,7 @@ fn reads_every_format_variant() {
                 .iter()
                 .flat_map(|x| x.to_be_bytes())
                 .collect(),
-            Array::new(&[3], Buffer::I32(vec![0, 65535, 258])),
+            Array::new(&[3], Buffer::U16(vec![0, 65535, 258])),
         ),
         (
             "<f2",
@@ -439,7 +443,7 @@ fn clear_errors() {
 
     let data = [0u8; 16];
     for (header, why) in [
-        ("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", "unsupported dtype '<c8'"),
+        ("{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }", "unsupported dtype '<c32'"),
         ("{'descr': '<f4', 'shape': (2,), }", "no 'fortran_order'"),
         ("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", "non-negative"),
         ("{'descr': '<f4', 'fortran_order': False, 'shape': (100,), }", "truncated"),
@@ -636,13 +640,13 @@ fn numpy_interop() {
             "big_i8.npy",
             Array::new(&[3], Buffer::I64(vec![1, -2, 1 << 50])),
         ),
-        ("u1.npy", Array::new(&[3], Buffer::I32(vec![0, 200, 255]))),
-        ("i1.npy", Array::new(&[3], Buffer::I32(vec![-128, 0, 127]))),
+        ("u1.npy", Array::new(&[3], Buffer::U8(vec![0, 200, 255]))),
+        ("i1.npy", Array::new(&[3], Buffer::I8(vec![-128, 0, 127]))),
         (
             "i2.npy",
-            Array::new(&[3], Buffer::I32(vec![-30000, 1, 30000])),
+            Array::new(&[3], Buffer::I16(vec![-30000, 1, 30000])),
         ),
-        ("u2.npy", Array::new(&[2], Buffer::I32(vec![0, 65535]))),
+        ("u2.npy", Array::new(&[2], Buffer::U16(vec![0, 65535]))),
         (
             "f2.npy",
             Array::new(

@@ -522,18 +522,19 @@ pub trait Cast: Copy {
     fn to_u32(self) -> u32;
     fn to_f32(self) -> f32;
     fn to_f64(self) -> f64;
-    /// The narrow integers wrap, as NumPy's conversions do.
+    /// The narrow integers: integers wrap, floats truncate and saturate
+    /// (as conversions to the wider integers do).
     fn to_i8(self) -> i8 {
-        self.to_i64() as i8
+        self.to_f64() as i8
     }
     fn to_i16(self) -> i16 {
-        self.to_i64() as i16
+        self.to_f64() as i16
     }
     fn to_u8(self) -> u8 {
-        self.to_i64() as u8
+        self.to_f64() as u8
     }
     fn to_u16(self) -> u16 {
-        self.to_i64() as u16
+        self.to_f64() as u16
     }
     /// The complex number with this real part.
     fn to_c64(self) -> C64 {
@@ -563,6 +564,14 @@ macro_rules! impl_cast {
             fn to_f32(self) -> f32 { self as f32 }
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_i8(self) -> i8 { self as i8 }
+            #[inline(always)]
+            fn to_i16(self) -> i16 { self as i16 }
+            #[inline(always)]
+            fn to_u8(self) -> u8 { self as u8 }
+            #[inline(always)]
+            fn to_u16(self) -> u16 { self as u16 }
         }
     )*};
 }

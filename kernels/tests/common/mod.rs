@@ -118,6 +118,7 @@ pub fn small_array(dtype: DType, shape: &[usize], seed: u64) -> Array {
         DType::I32 => i32_array(shape, seed, -9, 9),
         DType::I64 => i64_array(shape, seed, -9, 9),
         DType::U32 => u32_array(shape, seed, 9),
+        DType::U8 | DType::U16 => arr_kernels::cpu::Cpu.convert(&u32_array(shape, seed, 9), dtype),
         d => arr_kernels::cpu::Cpu.convert(&i32_array(shape, seed, -9, 9), d),
     }
 }
