@@ -3684,3 +3684,36 @@ def digamma(x):
     reflection = y - c(pi) * cos(c(pi) * r) / sin(c(pi) * r)
     out = where(reflect, reflection, y)
     return where((x <= 0) & (x == floor(x)), c(nan), out)
+
+def _unsigned_bits(x):
+    """x's bits as uint32 (of an 8-, 16- or 32-bit integer), and their count."""
+    x = asarray(x)
+    if not (x.dtype == bool or issubdtype(x.dtype, integer)):
+        raise TypeError(f"needs an integer array, got {x.dtype}")
+    if x.dtype in (int8, uint8):
+        return x.astype(uint8).astype(uint32), 8
+    if x.dtype in (int16, uint16):
+        return x.astype(uint16).astype(uint32), 16
+    if x.dtype == int64:
+        raise TypeError("64-bit integers are not supported here (use int32 or uint32)")
+    return x.astype(uint32), 32
+
+def _popcount32(u):
+    u = u - ((u >> 1) & uint32(0x55555555))
+    u = (u & uint32(0x33333333)) + ((u >> 2) & uint32(0x33333333))
+    u = (u + (u >> 4)) & uint32(0x0F0F0F0F)
+    return (u * uint32(0x01010101)) >> 24
+
+def population_count(x):
+    """lax.population_count: the number of set bits of each element, in its own dtype."""
+    d = asarray(x).dtype
+    u, _ = _unsigned_bits(x)
+    return _popcount32(u).astype(d)
+
+def clz(x):
+    """lax.clz: the number of leading zero bits of each element (of its width), in its own dtype."""
+    d = asarray(x).dtype
+    u, bits = _unsigned_bits(x)
+    for s in (1, 2, 4, 8, 16):
+        u = u | (u >> s)
+    return (bits - _popcount32(u).astype(int32)).astype(d)

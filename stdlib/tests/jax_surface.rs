@@ -1173,3 +1173,21 @@ print(c, ys, lax.fori_loop(0, 4, lambda i, v: v + i, 0, unroll=True))
         "#]],
     );
 }
+
+/// lax's bit counts, on every integer width (values computed by JAX 0.10.2).
+#[test]
+fn lax_bit_counts_match_jax() {
+    check(
+        r#"
+for x in [array([0, 1, 7, -1, 255, 1 << 20, -2**31], dtype=int32), array([0, 1, 200, 255], dtype=uint8), array([-1, 3, 0, -128], dtype=int8), array([0, 1, 65535, 4096], dtype=uint16), array([0, 5, 4294967295], dtype=uint32)]:
+    print(population_count(x), clz(x))
+"#,
+        expect![[r#"
+            [ 0  1  3 32  8  1  1] [32 31 29  0 24 11  0]
+            [0 1 3 8] [8 7 0 0]
+            [8 2 0 1] [0 6 8 0]
+            [ 0  1 16  1] [16 15  0  3]
+            [ 0  2 32] [32 29  0]
+        "#]],
+    );
+}
