@@ -194,7 +194,7 @@ pub struct Dispatch<'b>(pub &'b dyn Backend);
 /// The narrow dtype among `arrays` (a 16-bit float or an 8/16-bit
 /// integer), if one is: a backend hands arithmetic on those to `Dispatch`,
 /// which computes in `DType::computed_as`.
-pub fn half_of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Option<DType> {
+pub fn narrow_of<'a>(arrays: impl IntoIterator<Item = &'a Array>) -> Option<DType> {
     arrays
         .into_iter()
         .map(Array::dtype)
@@ -264,13 +264,13 @@ impl Backend for Dispatch<'_> {
         self.0.release_cached_buffers()
     }
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
-        match half_of([&a]) {
+        match narrow_of([&a]) {
             Some(h) => self.narrow(self.0.unary(op, self.widen(&a)), h),
             None => self.computing([&a]).unary(op, a),
         }
     }
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
-        match half_of([&a, &b]) {
+        match narrow_of([&a, &b]) {
             Some(h) => self.narrow(self.0.binary(op, self.widen(&a), self.widen(&b)), h),
             None => self.computing([&a, &b]).binary(op, a, b),
         }
@@ -288,7 +288,7 @@ impl Backend for Dispatch<'_> {
         self.0.fft(a, kind, n)
     }
     fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
-        match half_of([a]) {
+        match narrow_of([a]) {
             Some(h) => self.narrow(self.0.reduce(op, &self.widen(a), axes), h),
             None => self.computing([a]).reduce(op, a, axes),
         }
@@ -297,7 +297,7 @@ impl Backend for Dispatch<'_> {
         self.0.arg_reduce(op, &self.widen(a), axis)
     }
     fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
-        match half_of([a]) {
+        match narrow_of([a]) {
             Some(h) => self.narrow(self.0.scan(op, &self.widen(a), axis, reverse), h),
             None => self.computing([a]).scan(op, a, axis, reverse),
         }
@@ -308,7 +308,7 @@ impl Backend for Dispatch<'_> {
                 return y;
             }
         }
-        match half_of([a, b]) {
+        match narrow_of([a, b]) {
             Some(h) => self.narrow(self.0.dot_general(&self.widen(a), &self.widen(b), dims), h),
             None => self.computing([a, b]).dot_general(a, b, dims),
         }
@@ -349,7 +349,7 @@ impl Backend for Dispatch<'_> {
         axis: usize,
         mode: ScatterMode,
     ) -> Array {
-        match half_of([a, updates]) {
+        match narrow_of([a, updates]) {
             Some(h) => self.narrow(
                 self.0
                     .scatter(&self.widen(a), indices, &self.widen(updates), axis, mode),
@@ -366,7 +366,7 @@ impl Backend for Dispatch<'_> {
         }
     }
     fn sort(&self, a: &Array, axis: usize) -> Array {
-        match half_of([a]) {
+        match narrow_of([a]) {
             Some(h) => self.narrow(self.0.sort(&self.widen(a), axis), h),
             None => self.0.sort(a, axis),
         }
@@ -378,14 +378,14 @@ impl Backend for Dispatch<'_> {
         self.0.threefry2x32(k0, k1, x0, x1)
     }
     fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
-        if half_of(&inputs).is_none() {
+        if narrow_of(&inputs).is_none() {
             return self.0.run_kernel(k, inputs);
         }
         self.0
             .run_kernel(&with_f32_inputs(k), self.widen_all(&inputs))
     }
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
-        if half_of(&inputs).is_none() {
+        if narrow_of(&inputs).is_none() {
             return self.0.matmul_kernel(k, inputs);
         }
         let mut k = k.clone();

@@ -417,7 +417,7 @@ impl Backend for GpuDevice {
     }
 
     fn unary(&self, op: UnaryOp, a: Array) -> Array {
-        if crate::backend::half_of([&a]).is_some() {
+        if crate::backend::narrow_of([&a]).is_some() {
             return crate::backend::Dispatch(self).unary(op, a);
         }
         let out = if op.is_predicate() {
@@ -435,7 +435,7 @@ impl Backend for GpuDevice {
     }
 
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
-        if crate::backend::half_of([&a, &b]).is_some() {
+        if crate::backend::narrow_of([&a, &b]).is_some() {
             return crate::backend::Dispatch(self).binary(op, a, b);
         }
         let space = broadcast_shapes(a.shape(), b.shape()).expect("the shape rule broadcast them");
@@ -485,7 +485,7 @@ impl Backend for GpuDevice {
     }
 
     fn reduce(&self, op: ReduceOp, a: &Array, axes: &[usize]) -> Array {
-        if crate::backend::half_of([a]).is_some() {
+        if crate::backend::narrow_of([a]).is_some() {
             return crate::backend::Dispatch(self).reduce(op, a, axes);
         }
         let out = if matches!(op, ReduceOp::All | ReduceOp::Any) {
@@ -520,7 +520,7 @@ impl Backend for GpuDevice {
     }
 
     fn arg_reduce(&self, op: ArgReduceOp, a: &Array, axis: usize) -> Array {
-        if crate::backend::half_of([a]).is_some() {
+        if crate::backend::narrow_of([a]).is_some() {
             return crate::backend::Dispatch(self).arg_reduce(op, a, axis);
         }
         let (pre, n, post) = around(a.shape(), axis);
@@ -538,7 +538,7 @@ impl Backend for GpuDevice {
     }
 
     fn scan(&self, op: ScanOp, a: &Array, axis: usize, reverse: bool) -> Array {
-        if crate::backend::half_of([a]).is_some() {
+        if crate::backend::narrow_of([a]).is_some() {
             return crate::backend::Dispatch(self).scan(op, a, axis, reverse);
         }
         let (pre, n, post) = around(a.shape(), axis);
@@ -554,7 +554,7 @@ impl Backend for GpuDevice {
     }
 
     fn dot_general(&self, a: &Array, b: &Array, dims: &DotDims) -> Array {
-        if crate::backend::half_of([a, b]).is_some() {
+        if crate::backend::narrow_of([a, b]).is_some() {
             return crate::backend::Dispatch(self).dot_general(a, b, dims);
         }
         self.gemm(a, b, dims, None).remove(0)
@@ -730,7 +730,7 @@ impl Backend for GpuDevice {
         axis: usize,
         mode: ScatterMode,
     ) -> Array {
-        if crate::backend::half_of([a, updates]).is_some() {
+        if crate::backend::narrow_of([a, updates]).is_some() {
             return crate::backend::Dispatch(self).scatter(a, indices, updates, axis, mode);
         }
         let (_, n, post) = around(a.shape(), axis);
@@ -770,14 +770,14 @@ impl Backend for GpuDevice {
     }
 
     fn sort(&self, a: &Array, axis: usize) -> Array {
-        if crate::backend::half_of([a]).is_some() {
+        if crate::backend::narrow_of([a]).is_some() {
             return crate::backend::Dispatch(self).sort(a, axis);
         }
         self.sorted(a, axis, false)
     }
 
     fn argsort(&self, a: &Array, axis: usize) -> Array {
-        if crate::backend::half_of([a]).is_some() {
+        if crate::backend::narrow_of([a]).is_some() {
             return crate::backend::Dispatch(self).argsort(a, axis);
         }
         self.sorted(a, axis, true)
@@ -807,7 +807,7 @@ impl Backend for GpuDevice {
     }
 
     fn run_kernel(&self, k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
-        if crate::backend::half_of(&inputs).is_some() {
+        if crate::backend::narrow_of(&inputs).is_some() {
             return crate::backend::Dispatch(self).run_kernel(k, inputs);
         }
         if k.reads_row_values() {
@@ -818,7 +818,7 @@ impl Backend for GpuDevice {
     }
 
     fn matmul_kernel(&self, k: &MatmulKernel, inputs: Vec<Array>) -> Vec<Array> {
-        if crate::backend::half_of(&inputs).is_some() {
+        if crate::backend::narrow_of(&inputs).is_some() {
             return crate::backend::Dispatch(self).matmul_kernel(k, inputs);
         }
         let body = GpuDevice::loop_of(&k.epilogue);
