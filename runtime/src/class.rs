@@ -1224,6 +1224,36 @@ pub fn node_children(i: &Instance) -> Result<Vec<Value>> {
     }
 }
 
+/// How a child of an instance node is named in a key path (JAX's key
+/// classes): an attribute (`GetAttrKey`: named tuples, dataclasses, object
+/// nodes) or a position among the flattened children (`FlattenedIndexKey`:
+/// classes with their own flatten function).
+pub enum ChildKey {
+    Attr(Rc<str>),
+    Index(usize),
+}
+
+/// The keys of an instance node's children, in the order of
+/// [`node_children`].
+pub fn node_child_keys(i: &Instance) -> Result<Vec<ChildKey>> {
+    Ok(match i.class.pytree() {
+        Some(Pytree::Custom { .. }) => (0..node_children(i)?.len()).map(ChildKey::Index).collect(),
+        Some(Pytree::Fields { data, .. }) => data.iter().cloned().map(ChildKey::Attr).collect(),
+        Some(Pytree::Static) => Vec::new(),
+        Some(Pytree::Object) => object_children(i)
+            .into_iter()
+            .map(|(k, _)| ChildKey::Attr(k))
+            .collect(),
+        None => {
+            let n = i.items.as_deref().map_or(0, |v| v.len());
+            match i.class.fields() {
+                Some(f) if f.len() == n => f.iter().cloned().map(ChildKey::Attr).collect(),
+                _ => (0..n).map(ChildKey::Index).collect(),
+            }
+        }
+    })
+}
+
 /// An instance node like `template` with other children. A class with user
 /// functions gets a pending instance (its unflatten runs on first use); a
 /// registered dataclass is rebuilt without `__init__`, as JAX does.

@@ -21,6 +21,8 @@ pub enum ErrorKind {
     KeyError,
     ZeroDivisionError,
     OverflowError,
+    /// A NaN made while `jax_debug_nans` is set.
+    FloatingPointError,
     AssertionError,
     IOError,
     /// A module or name arr does not have (`import torch`).
@@ -55,6 +57,7 @@ impl ErrorKind {
             ErrorKind::KeyError => "KeyError",
             ErrorKind::ZeroDivisionError => "ZeroDivisionError",
             ErrorKind::OverflowError => "OverflowError",
+            ErrorKind::FloatingPointError => "FloatingPointError",
             ErrorKind::AssertionError => "AssertionError",
             ErrorKind::IOError => "IOError",
             ErrorKind::ImportError => "ImportError",

@@ -82,7 +82,7 @@ const STANDARD: &[(&str, &str, ErrorKind, &str)] = &[
     (
         "FloatingPointError",
         "ArithmeticError",
-        ErrorKind::OverflowError,
+        ErrorKind::FloatingPointError,
         "builtins",
     ),
     (
@@ -344,6 +344,7 @@ fn class_of_error(e: &Error) -> Value {
         ErrorKind::AttributeError => "AttributeError",
         ErrorKind::ZeroDivisionError => "ZeroDivisionError",
         ErrorKind::OverflowError => "OverflowError",
+        ErrorKind::FloatingPointError => "FloatingPointError",
         ErrorKind::AssertionError => "AssertionError",
         ErrorKind::IOError => "OSError",
         ErrorKind::ImportError => "ImportError",

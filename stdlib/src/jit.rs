@@ -18,6 +18,16 @@ use std::rc::Rc;
 type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
+    r.effect_func(
+        "_set_debug_nans(on)",
+        "Set jax_debug_nans (operations raise FloatingPointError when they make a NaN); \
+         returns the previous setting.",
+        |_, a| {
+            Ok(Value::Bool(arr_runtime::prim::set_debug_nans(
+                a[0].truthy()?,
+            )))
+        },
+    );
     r.func(
         "_jax_disable_jit(disable=True)",
         "jax.disable_jit: a context manager inside which jitted functions run op by op.",
@@ -101,7 +111,7 @@ pub(crate) fn register(r: &mut Registry) {
 }
 
 /// The options of one `jit(...)`.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, Debug)]
 struct Options {
     static_argnums: Vec<i64>,
     static_argnames: Vec<String>,
@@ -134,9 +144,21 @@ fn str_list(v: &Value, what: &str) -> Result<Vec<String>> {
 }
 
 fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if !matches!(a[0], Value::None) {
-        a[0].expect_callable()?;
+    if matches!(a[0], Value::None) {
+        // `jit(static_argnames=...)` as a decorator factory: check the
+        // options now, then make the jit of the function it is given (whose
+        // signature places the static arguments).
+        return Ok(NativeClosure::value("jit", move |interp, args, _| {
+            let f = args
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::type_error("jit(...) as a decorator takes the function"))?;
+            let mut with_f = a.clone();
+            with_f[0] = f;
+            make_jit(interp, with_f)
+        }));
     }
+    a[0].expect_callable()?;
     let mut options = Options {
         static_argnums: int_list(&a[1], "static_argnums")?,
         static_argnames: str_list(&a[2], "static_argnames")?,
@@ -202,26 +224,9 @@ fn make_jit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         }
         let (ins, outs) = (a[5].clone(), a[6].clone());
         let donate = options.donate_argnums.clone();
-        return match &a[0] {
-            Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
-                let f = args.into_iter().next().ok_or_else(|| {
-                    Error::type_error("jit(...) as a decorator takes the function")
-                })?;
-                crate::sharded_jit::sharded_jit(f, ins.clone(), outs.clone(), donate.clone())
-            })),
-            f => crate::sharded_jit::sharded_jit(f.clone(), ins, outs, donate),
-        };
+        return crate::sharded_jit::sharded_jit(a[0].clone(), ins, outs, donate);
     }
-    match &a[0] {
-        Value::None => Ok(NativeClosure::value("jit", move |_, args, _| {
-            let f = args
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::type_error("jit(...) as a decorator takes the function"))?;
-            Ok(jitted(f, options.clone()))
-        })),
-        f => Ok(jitted(f.clone(), options)),
-    }
+    Ok(jitted(a[0].clone(), options))
 }
 
 /// `jit(f)` with no options.
@@ -251,10 +256,43 @@ pub(crate) fn jit_of(f: Value) -> Value {
     jitted(f, Options::default())
 }
 
+/// The compiled programs of one function under one set of options, and
+/// their output structures.
+type Shared = (Rc<RefCell<Cache>>, Rc<RefCell<Vec<(Signature, Value)>>>);
+
+thread_local! {
+    /// As JAX's: the compile cache belongs to the function (and the jit
+    /// options), not to one `jit(f)` value, so `jit(f)(x)` in a loop traces
+    /// once, and a new `jit(f)` of the same function reuses its programs
+    /// (which keep the globals they read when traced, as JAX's do).
+    static BY_FUNCTION: RefCell<Vec<(std::rc::Weak<arr_runtime::value::Function>, String, Shared)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+fn shared_cache(f: &Value, options: &Options, name: &str) -> Shared {
+    let fresh = || (jit::new_cache(name), Rc::new(RefCell::new(Vec::new())));
+    let Value::Function(func) = f else {
+        return fresh();
+    };
+    let key = format!("{options:?}");
+    BY_FUNCTION.with(|m| {
+        let mut m = m.borrow_mut();
+        m.retain(|(w, _, _)| w.strong_count() > 0);
+        if let Some((_, _, shared)) = m
+            .iter()
+            .find(|(w, k, _)| w.as_ptr() == Rc::as_ptr(func) && *k == key)
+        {
+            return shared.clone();
+        }
+        let shared = fresh();
+        m.push((Rc::downgrade(func), key, shared.clone()));
+        shared
+    })
+}
+
 fn jitted(f: Value, options: Options) -> Value {
     let name = func_name(&f);
-    let cache = jit::new_cache(&name);
-    let trees: Rc<RefCell<Vec<(Signature, Value)>>> = Rc::new(RefCell::new(Vec::new()));
+    let (cache, trees) = shared_cache(&f, &options, &name);
     let (c2, f2, o2) = (cache.clone(), f.clone(), options.clone());
     // Called with sharded arrays, it is partitioned by their layouts, as
     // JAX's jit is: a sharded jit made on first need.
@@ -287,7 +325,34 @@ fn jitted(f: Value, options: Options) -> Value {
                 }
             }
         }
-        call(interp, &f2, &o2, &c2, &trees, args, kwargs)
+        if !arr_runtime::prim::debug_nans() {
+            return call(interp, &f2, &o2, &c2, &trees, args, kwargs);
+        }
+        // jax_debug_nans: outputs holding a NaN run the function again op
+        // by op, so that the operation that made it is named.
+        let out = call(interp, &f2, &o2, &c2, &trees, args.clone(), kwargs.clone())?;
+        let leaves: Vec<Tensor> = crate::tree::leaves(&out)?
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::Array(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        if arr_runtime::prim::any_nan(&leaves) {
+            let before = std::mem::replace(&mut interp.jit_disabled, true);
+            let again = interp.call(&f2, args, kwargs);
+            interp.jit_disabled = before;
+            again?;
+            return Err(arr_runtime::Error::new(
+                arr_runtime::ErrorKind::FloatingPointError,
+                format!(
+                    "invalid value (nan) encountered in jit({}); run op by op, the function \
+                     made no NaN (the compiled program's arithmetic differs)",
+                    func_name(&f2)
+                ),
+            ));
+        }
+        Ok(out)
     });
     if let Value::Native(n) = &value {
         let why = NativeClosure::value(format!("jit({name}).why"), move |_, _, _| {
@@ -301,33 +366,37 @@ fn jitted(f: Value, options: Options) -> Value {
         n.attrs.borrow_mut().push(("ir".into(), ir));
         // `lower(*args)`: JAX's ahead-of-time stages (surface.arr), over a
         // jit of the same function and options.
-        let (f4, o4) = (f.clone(), options.clone());
-        let lower =
-            NativeClosure::value(format!("jit({name}).lower"), move |interp, args, kwargs| {
-                let ints = |v: &[i64]| Value::tuple(v.iter().map(|&i| Value::Int(i)).collect());
-                let names =
-                    Value::tuple(o4.static_argnames.iter().map(|n| Value::str(n)).collect());
-                let kwargs_dict = Value::dict(
-                    kwargs
-                        .iter()
-                        .map(|(k, v)| Ok((Value::str(k).to_key()?, v.clone())))
-                        .collect::<Result<_>>()?,
-                );
-                let stage = crate::builtin_named(interp, "_stages_Lowered")?;
-                let statics = [o4.static_argnums.clone(), o4.named_positions.clone()].concat();
-                interp.call(
-                    &stage,
-                    vec![
-                        jitted(f4.clone(), o4.clone()),
-                        ints(&statics),
-                        names,
-                        Value::tuple(args),
-                        kwargs_dict,
-                    ],
-                    Vec::new(),
-                )
-            });
-        n.attrs.borrow_mut().push(("lower".into(), lower));
+        for (stage_name, class) in [("lower", "_stages_Lowered"), ("trace", "_stages_Traced")] {
+            let (f4, o4) = (f.clone(), options.clone());
+            let lower = NativeClosure::value(
+                format!("jit({name}).{stage_name}"),
+                move |interp, args, kwargs| {
+                    let ints = |v: &[i64]| Value::tuple(v.iter().map(|&i| Value::Int(i)).collect());
+                    let names =
+                        Value::tuple(o4.static_argnames.iter().map(|n| Value::str(n)).collect());
+                    let kwargs_dict = Value::dict(
+                        kwargs
+                            .iter()
+                            .map(|(k, v)| Ok((Value::str(k).to_key()?, v.clone())))
+                            .collect::<Result<_>>()?,
+                    );
+                    let stage = crate::builtin_named(interp, class)?;
+                    let statics = [o4.static_argnums.clone(), o4.named_positions.clone()].concat();
+                    interp.call(
+                        &stage,
+                        vec![
+                            jitted(f4.clone(), o4.clone()),
+                            ints(&statics),
+                            names,
+                            Value::tuple(args),
+                            kwargs_dict,
+                        ],
+                        Vec::new(),
+                    )
+                },
+            );
+            n.attrs.borrow_mut().push((stage_name.into(), lower));
+        }
         let kernels = NativeClosure::value(
             format!("jit({name}).kernels"),
             move |interp, args, kwargs| {

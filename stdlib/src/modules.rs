@@ -53,7 +53,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          shift_left=left_shift shift_right_logical=_lax_shift_right_logical shift_right_arithmetic=right_shift population_count clz \
          nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast=_lax_broadcast broadcast_in_dim=_lax_broadcast_in_dim reshape squeeze \
          expand_dims transpose rev=_lax_rev pad concatenate iota broadcasted_iota=_lax_broadcasted_iota full full_like \
-         collapse=_lax_collapse tie_in=_lax_tie_in complex real imag conj with_sharding_constraint",
+         collapse=_lax_collapse tie_in=_lax_tie_in complex real imag conj with_sharding_constraint \
+         pcast pvary",
     ),
     ("jax.random", "Random numbers from explicit keys, as jax.random.", "*random"),
     (
@@ -141,6 +142,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Dtypes, as jax.dtypes.",
         "bfloat16 float0 canonicalize_dtype issubdtype prng_key=_dtypes_prng_key",
     ),
+    ("jax.test_util", "Gradient checks, as jax.test_util.", "check_grads"),
     (
         "jax",
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
@@ -156,7 +158,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
          errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed \
          dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
-         ad_checkpoint=@jax.ad_checkpoint",
+         ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
+         debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose",
     ),
     (
         "optax.tree",
@@ -434,7 +437,24 @@ const MODULES: &[(&str, &str, &str)] = &[
          accumulate=_itertools_accumulate",
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
-    ("sys", "The interpreter, as sys.", "argv"),
+    ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),
+    (
+        "traceback",
+        "Tracebacks of exceptions, as traceback.",
+        "format_exc=_traceback_format_exc print_exc=_traceback_print_exc",
+    ),
+    (
+        "logging",
+        "Logging to standard error, as logging.",
+        "getLogger=_logging_getLogger basicConfig=_logging_basicConfig debug=_logging_debug \
+         info=_logging_info warning=_logging_warning error=_logging_error \
+         critical=_logging_critical Logger=_logging_Logger",
+    ),
+    (
+        "__future__",
+        "Python's future statements, as __future__ (every feature is already on).",
+        "annotations=_typing_Any division=_typing_Any print_function=_typing_Any",
+    ),
     (
         "os.path",
         "Paths, as os.path.",

@@ -25,12 +25,41 @@ pub(crate) fn register(r: &mut Registry) {
         set_memory_limit,
     );
     r.effect_func(
-        "print(*args, sep=' ', end='\\n', flush=False, all_processes=False)",
+        "print(*args, sep=' ', end='\\n', file=None, flush=False, all_processes=False)",
         "Print values separated by sep and followed by end (output is written a line at a \
-         time, so flush is accepted and changes nothing). In a job of several processes \
-         only process 0 prints, unless all_processes (or ARR_PRINT_ALL=1): then every \
-         process prints, the lines of processes after 0 prefixed with their index.",
+         time, so flush is accepted and changes nothing); file: an object with a write \
+         method (sys.stderr, sys.stdout, an open file) instead of the output. In a job of \
+         several processes only process 0 prints, unless all_processes (or ARR_PRINT_ALL=1): \
+         then every process prints, the lines of processes after 0 prefixed with their index.",
         print,
+    );
+    r.effect_func(
+        "_stream_write(fd, text)",
+        "Write text to the output (fd 1) or to standard error (fd 2): sys.stdout and \
+         sys.stderr write through this.",
+        |interp, a| {
+            let text = str_arg("write", &a[1])?.to_string();
+            match &a[0] {
+                Value::Int(2) => {
+                    use std::io::Write;
+                    let mut err = std::io::stderr();
+                    let _ = err.write_all(text.as_bytes());
+                    let _ = err.flush();
+                }
+                _ => interp.write_out(&text),
+            }
+            Ok(Value::Int(text.chars().count() as i64))
+        },
+    );
+    r.func(
+        "_traceback_format_exc(limit=None, chain=True)",
+        "The exception being handled, as the text of its traceback (traceback.format_exc).",
+        |interp, _| {
+            Ok(Value::str(&match interp.handled_error() {
+                Some(e) => e.render(),
+                None => "NoneType: None\n".to_string(),
+            }))
+        },
     );
     r.func(
         "len(x)",
@@ -682,7 +711,12 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .collect::<Result<Vec<_>>>()?
         .join(&sep);
     out.push_str(&end);
-    if a[4].truthy()? {
+    if !matches!(a[3], Value::None) {
+        let write = interp.attr(&a[3], "write")?;
+        interp.call(&write, vec![Value::str(&out)], Vec::new())?;
+        return Ok(Value::None);
+    }
+    if a[5].truthy()? {
         interp.write_out_always(&out);
     } else {
         interp.write_out(&out);

@@ -50,22 +50,24 @@ pub(crate) fn register(r: &mut Registry) {
         "make_mesh(axis_shapes, axis_names, axis_types=None, devices=None)",
         "A mesh over the devices (the first ones, or devices): axis_shapes sizes with one \
          name each; every axis Explicit (part of array types) unless axis_types says \
-         otherwise. The sizes must multiply to the number of devices.",
+         otherwise. The sizes may multiply to fewer devices than there are: the mesh \
+         takes the first ones.",
         |_, a| {
             let shape = sizes(&a[0], "make_mesh")?;
             let names = names(&a[1], "make_mesh")?;
-            let ids = match &a[3] {
+            let mut ids: Vec<usize> = match &a[3] {
                 Value::None => (0..devices::count()).collect(),
                 v => device_ids(v, "make_mesh")?,
             };
             let n: usize = shape.iter().product();
-            if n != ids.len() {
+            if n > ids.len() {
                 return Err(Error::value_error(format!(
-                    "make_mesh: the mesh shape {shape:?} needs {n} devices, but there are {} \
-                     (pass devices= to use fewer)",
+                    "make_mesh: the mesh shape {shape:?} needs {n} devices, but there are {}",
                     ids.len()
                 )));
             }
+            // As JAX: a smaller mesh takes the first devices.
+            ids.truncate(n);
             let types = axis_types(&a[2], shape.len(), AxisType::Explicit)?;
             mesh_value(shape, names, ids, types)
         },

@@ -2256,10 +2256,14 @@ def _choice_weighted(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
 # matrices these are used on. The factorisations without a gradient rule in
 # JAX's sense (eigh, svd, qr) work in float64 and return the input's dtype.
 
-def _square(a, what):
+def _square(a, what, complex_ok=True):
     a = asarray(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{what}: expected a square matrix (or a batch of them), got shape {a.shape}")
+    if a.dtype == complex64:
+        if not complex_ok:
+            raise TypeError(f"{what}: complex matrices are not supported yet (got complex64)")
+        return a
     if a.dtype not in (float32, float64):
         a = a.astype(float32)
     return a
@@ -2330,13 +2334,23 @@ def cholesky(a, upper=False):
     """Lower-triangular L with L @ L.T = a (a symmetric positive definite)."""
     a = _square(a, "cholesky")
     n = a.shape[-1]
+    cplx = a.dtype == complex64
+    # As JAX's (symmetrize_input=True): the Hermitian part of a, so that
+    # gradients are symmetric.
+    at = swapaxes(a, -1, -2)
+    a = (a + (conj(at) if cplx else at)) / 2
     l = zeros_like(a)
     for j in range(n):
-        s = a[..., j:, j] - sum(l[..., j:, :j] * l[..., j, None, :j], axis=-1)
-        d = sqrt(s[..., 0])
+        lj = l[..., j, None, :j]
+        s = a[..., j:, j] - sum(l[..., j:, :j] * (conj(lj) if cplx else lj), axis=-1)
+        # Hermitian a: the diagonal is real (its imaginary part is ignored, as LAPACK's).
+        d = sqrt(real(s[..., 0])).astype(a.dtype) if cplx else sqrt(s[..., 0])
         col = concatenate([d[..., None], s[..., 1:] / d[..., None]], axis=-1)
         l = l.at[..., j:, j].set(col)
-    return swapaxes(l, -1, -2) if upper else l
+    if upper:
+        l = swapaxes(l, -1, -2)
+        return conj(l) if cplx else l
+    return l
 
 def _jacobi_eigh(a, sweeps):
     """Eigenvalues and eigenvectors of symmetric a by cyclic Jacobi rotations."""
@@ -2367,7 +2381,7 @@ def _jacobi_eigh(a, sweeps):
 
 def eigh(a, UPLO="L", symmetrize_input=True):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix."""
-    a = _square(a, "eigh")
+    a = _square(a, "eigh", complex_ok=False)
     dtype = a.dtype
     x = a.astype(float64)
     if symmetrize_input:
@@ -2403,6 +2417,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError(f"svd: expected a matrix (or a batch of them), got shape {a.shape}")
+    if a.dtype == complex64:
+        raise TypeError("svd: complex matrices are not supported yet (got complex64)")
     dtype = a.dtype if a.dtype in (float32, float64) else float32
     x = a.astype(float64)
     m, n = x.shape[-2], x.shape[-1]
@@ -2429,6 +2445,8 @@ def qr(a, mode="reduced"):
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError(f"qr: expected a matrix (or a batch of them), got shape {a.shape}")
+    if a.dtype == complex64:
+        raise TypeError("qr: complex matrices are not supported yet (got complex64)")
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got '{mode}'")
     dtype = a.dtype if a.dtype in (float32, float64) else float32
@@ -3717,3 +3735,233 @@ def clz(x):
     for s in (1, 2, 4, 8, 16):
         u = u | (u >> s)
     return (bits - _popcount32(u).astype(int32)).astype(d)
+
+# sys.stdout and sys.stderr: text streams over the output and standard error
+# (print(..., file=sys.stderr) writes through them).
+
+class _TextStream:
+    def __init__(self, fd, name):
+        self._fd = fd
+        self.name = name
+
+    def write(self, s):
+        return _stream_write(self._fd, s)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def __repr__(self):
+        return f"<_io.TextIOWrapper name='{self.name}' mode='w' encoding='utf-8'>"
+
+_sys_stdout = _TextStream(1, "<stdout>")
+_sys_stderr = _TextStream(2, "<stderr>")
+
+def _traceback_print_exc(limit=None, file=None, chain=True):
+    """traceback.print_exc: the exception being handled, its traceback on standard error."""
+    print(_traceback_format_exc(limit), end="", file=_sys_stderr if file is None else file)
+
+# logging: records at or above the level (WARNING unless basicConfig says
+# otherwise) go to standard error as LEVEL:logger:message.
+
+_logging_state = {"level": 30, "loggers": {}}
+
+class _logging_Logger:
+    def __init__(self, name):
+        self.name = name
+        self.level = 0
+
+    def setLevel(self, level):
+        self.level = _logging_level(level)
+
+    def getEffectiveLevel(self):
+        return self.level if self.level else _logging_state["level"]
+
+    def isEnabledFor(self, level):
+        return level >= self.getEffectiveLevel()
+
+    def log(self, level, msg, *args, **kwargs):
+        if self.isEnabledFor(level):
+            text = str(msg) % args if args else str(msg)
+            _stream_write(2, f"{_logging_names[level] if level in _logging_names else 'Level ' + str(level)}:{self.name}:{text}\n")
+
+    def debug(self, msg, *args, **kwargs):
+        self.log(10, msg, *args)
+
+    def info(self, msg, *args, **kwargs):
+        self.log(20, msg, *args)
+
+    def warning(self, msg, *args, **kwargs):
+        self.log(30, msg, *args)
+
+    def error(self, msg, *args, **kwargs):
+        self.log(40, msg, *args)
+
+    def exception(self, msg, *args, **kwargs):
+        self.log(40, msg, *args)
+
+    def critical(self, msg, *args, **kwargs):
+        self.log(50, msg, *args)
+
+_logging_names = {10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICAL"}
+
+def _logging_level(level):
+    if isinstance(level, str):
+        for k, v in _logging_names.items():
+            if v == level.upper():
+                return k
+        raise ValueError(f"Unknown level: '{level}'")
+    return level
+
+def _logging_getLogger(name=None):
+    """logging.getLogger: the logger of this name (the root logger without one)."""
+    name = "root" if name is None else name
+    loggers = _logging_state["loggers"]
+    if name not in loggers:
+        loggers[name] = _logging_Logger(name)
+    return loggers[name]
+
+def _logging_basicConfig(level=None, **kwargs):
+    """logging.basicConfig: the level of the loggers that set none (format and handlers are not kept)."""
+    if level is not None:
+        _logging_state["level"] = _logging_level(level)
+
+def _logging_debug(msg, *args, **kwargs):
+    _logging_getLogger().debug(msg, *args)
+
+def _logging_info(msg, *args, **kwargs):
+    _logging_getLogger().info(msg, *args)
+
+def _logging_warning(msg, *args, **kwargs):
+    _logging_getLogger().warning(msg, *args)
+
+def _logging_error(msg, *args, **kwargs):
+    _logging_getLogger().error(msg, *args)
+
+def _logging_critical(msg, *args, **kwargs):
+    _logging_getLogger().critical(msg, *args)
+
+# jax.config: JAX's flags, read as attributes and set with update(name, value).
+# jax_debug_nans and jax_disable_jit act; the others are kept and read back.
+
+class _JaxConfig:
+    def __init__(self):
+        self._values = {}
+
+    def update(self, name, value):
+        if name == "jax_debug_nans":
+            _set_debug_nans(value)
+        elif name == "jax_disable_jit":
+            _jax_disable_jit(value).__enter__()
+        elif name == "jax_enable_x64" and value:
+            _stream_write(2, "arr: jax_enable_x64 is accepted, but arrays stay 32-bit by default\n")
+        elif name == "jax_num_cpu_devices" and value > device_count():
+            raise RuntimeError(f"jax_num_cpu_devices: arr has {device_count()} devices (ARR_DEVICES sets the number at start-up)")
+        self._values[name] = value
+
+    def read(self, name):
+        return getattr(self, name)
+
+    def __getattr__(self, name):
+        if name in self._values:
+            return self._values[name]
+        if name == "jax_num_cpu_devices":
+            return device_count()
+        defaults = {"jax_enable_x64": False, "jax_debug_nans": False, "jax_debug_infs": False,
+                    "jax_disable_jit": False, "jax_platforms": None, "jax_platform_name": "",
+                    "jax_default_matmul_precision": None, "jax_numpy_rank_promotion": "allow",
+                    "jax_numpy_dtype_promotion": "standard", "jax_explain_cache_misses": False,
+                    "jax_log_compiles": False, "jax_threefry_partitionable": True,
+                    "jax_default_prng_impl": "threefry2x32", "jax_traceback_filtering": "auto",
+                    "jax_compilation_cache_dir": None, "jax_check_tracer_leaks": False,
+                    "jax_default_device": None, "jax_enable_checks": False}
+        if name in defaults:
+            return defaults[name]
+        raise AttributeError(f"Unrecognized config option: {name}")
+
+_jax_config = _JaxConfig()
+
+class _jax_debug_nans:
+    """jax.debug_nans(flag): a context inside which jax_debug_nans is flag."""
+    def __init__(self, flag=True):
+        self._flag = flag
+
+    def __enter__(self):
+        self._before = _set_debug_nans(self._flag)
+        return self
+
+    def __exit__(self, *exc):
+        _set_debug_nans(self._before)
+        return False
+
+def _jax_effects_barrier():
+    """jax.effects_barrier: wait for pending debug prints and callbacks (arr runs them in order, so there is none)."""
+    return None
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """The transpose of the linear function fun at primals' shapes and dtypes: a function of
+    output cotangents returning a tuple with one cotangent per argument (as jax.linear_transpose)."""
+    shapes = [zeros(shape(p), asarray(p).dtype) for p in primals]
+    def transposed(*cts):
+        _, pullback = vjp(fun, *shapes)
+        ct = cts[0] if len(cts) == 1 else cts
+        return pullback(ct)
+    return transposed
+
+def pcast(x, axis_name, to):
+    """lax.pcast: a cast between replicated and device-varying types inside shard_map. arr's
+    types carry no varying axes, so the value is unchanged."""
+    if to not in ("varying", "invariant", "unreduced", "reduced"):
+        raise ValueError(f"pcast: to must be 'varying', 'invariant', 'unreduced' or 'reduced', got {to!r}")
+    return x
+
+def pvary(x, axis_name):
+    """lax.pvary: mark x as varying over axis_name inside shard_map (unchanged: see pcast)."""
+    return x
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Register nodetype as a pytree node from flatten_with_keys(x) -> ((key, child) pairs, aux)
+    (the children's key paths are their flattened positions)."""
+    if flatten_func is None:
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func, unflatten_func)
+    return nodetype
+
+def register_pytree_with_keys_class(cls):
+    """Register a class with tree_flatten_with_keys and tree_unflatten methods as a pytree node."""
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
+    return cls
+
+# jit(f).trace(*args): JAX's traced stage: its jaxpr, and lower() on to the
+# later stages.
+
+class _stages_Traced:
+    def __init__(self, fun, static_argnums, static_argnames, args, kwargs):
+        self._lowered = _stages_Lowered(fun, static_argnums, static_argnames, args, kwargs)
+
+    @property
+    def jaxpr(self):
+        low = self._lowered
+        statics = low._static
+        dynamic = [a for i, a in enumerate(low._args) if i not in statics]
+        def run(*dyn):
+            full = list(dyn)
+            for i in statics:
+                full.insert(i, low._args[i])
+            return low._fun(*full, **low._kwargs)
+        return make_jaxpr(run)(*dynamic)
+
+    @property
+    def out_info(self):
+        low = self._lowered
+        return eval_shape(low._fun, *low._args, **low._kwargs)
+
+    def lower(self, **kwargs):
+        return self._lowered
+
+    def __repr__(self):
+        return "<Traced " + self._lowered._fun.__name__ + ">"

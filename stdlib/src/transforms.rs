@@ -106,17 +106,19 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
-        "custom_jvp(fun)",
+        "custom_jvp(fun=None, nondiff_argnums=())",
         "fun with a derivative rule of your own: decorate the rule with @f.defjvp; it \
          receives (primals, tangents) tuples and returns (primal_out, tangent_out), linear in \
-         the tangents. Used under jvp, grad, vmap and their compositions.",
+         the tangents. Used under jvp, grad, vmap and their compositions. The arguments at \
+         nondiff_argnums (functions, Python values) come first to the rule, outside the tuples.",
         custom_jvp_,
     );
     r.func(
-        "custom_vjp(fun)",
+        "custom_vjp(fun=None, nondiff_argnums=())",
         "fun with a reverse-mode rule of your own: f.defvjp(fwd, bwd), where fwd(*args) \
          returns (out, residuals) and bwd(residuals, cotangent) returns a tuple with one \
-         cotangent per argument.",
+         cotangent per argument. The arguments at nondiff_argnums come first to bwd and get \
+         no cotangent.",
         custom_vjp_,
     );
     r.func(
@@ -1220,24 +1222,98 @@ fn pair(v: Value, what: &str) -> Result<(Value, Value)> {
     }
 }
 
+/// `nondiff_argnums`: the arguments at those positions, taken out of
+/// `args` (which keeps the others, in order).
+fn split_nondiff(positions: &[i64], args: Vec<Value>) -> Result<(Vec<(usize, Value)>, Vec<Value>)> {
+    let n = args.len() as i64;
+    let mut at = Vec::new();
+    for &i in positions {
+        let j = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&j) {
+            return Err(Error::value_error(format!(
+                "nondiff_argnums: position {i} is out of range for {n} arguments"
+            )));
+        }
+        at.push(j as usize);
+    }
+    at.sort_unstable();
+    at.dedup();
+    let (mut nondiff, mut rest) = (Vec::new(), Vec::new());
+    for (k, a) in args.into_iter().enumerate() {
+        if at.contains(&k) {
+            nondiff.push((k, a));
+        } else {
+            rest.push(a);
+        }
+    }
+    Ok((nondiff, rest))
+}
+
+/// `f` as a function of the differentiated arguments only: the others are
+/// put back at their positions.
+fn over_diff_args(f: Value, nondiff: Rc<Vec<(usize, Value)>>) -> Value {
+    NativeClosure::value(func_name(&f), move |interp, diff, kwargs| {
+        let mut all = diff;
+        for (k, v) in nondiff.iter() {
+            all.insert((*k).min(all.len()), v.clone());
+        }
+        interp.call(&f, all, kwargs)
+    })
+}
+
+/// A rule that takes the non-differentiated arguments first (JAX's jvp and
+/// bwd rules with nondiff_argnums).
+fn nondiff_first(rule: Value, nondiff: Rc<Vec<(usize, Value)>>) -> Value {
+    NativeClosure::value(func_name(&rule), move |interp, rest, kwargs| {
+        let mut all: Vec<Value> = nondiff.iter().map(|(_, v)| v.clone()).collect();
+        all.extend(rest);
+        interp.call(&rule, all, kwargs)
+    })
+}
+
+/// `custom_jvp(nondiff_argnums=...)` used as a decorator factory.
+fn decorator_factory(make: arr_runtime::NativeFn, a: Vec<Value>) -> Result<Value> {
+    Ok(NativeClosure::value("decorator", move |interp, args, _| {
+        let mut with_f = a.clone();
+        with_f[0] = args
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::type_error("the decorator takes the function"))?;
+        make(interp, with_f)
+    }))
+}
+
 fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if matches!(a[0], Value::None) {
+        return decorator_factory(custom_jvp_, a);
+    }
     let f = a[0].clone();
+    let nondiff_argnums = crate::jit::int_list(&a[1], "nondiff_argnums")?;
     let rule: Rc<RefCell<Option<Value>>> = Rc::new(RefCell::new(None));
     let (r, f0) = (rule.clone(), f.clone());
     let name = func_name(&f);
     let value = NativeClosure::value(name.clone(), move |interp, args, kwargs| {
-        let f = &f0;
         if !kwargs.is_empty() {
             return Err(Error::type_error(
                 "custom_jvp functions take positional arguments only",
             ));
         }
+        let (nondiff, args) = split_nondiff(&nondiff_argnums, args)?;
+        let nondiff = Rc::new(nondiff);
+        let f = &match nondiff.is_empty() {
+            true => f0.clone(),
+            false => over_diff_args(f0.clone(), nondiff.clone()),
+        };
         let tree = Value::tuple(args);
         let flat = flatten(&tree)?;
         let template: Template = Rc::new(RefCell::new(Value::None));
         let fun = flat_fun(f.clone(), tree.clone(), template.clone());
         let Some(jvp_fn) = r.borrow().clone() else {
             return unflatten(&template.borrow(), &fun(interp, flat)?);
+        };
+        let jvp_fn = match nondiff.is_empty() {
+            true => jvp_fn,
+            false => nondiff_first(jvp_fn, nondiff.clone()),
         };
         let (t2, tree2) = (template.clone(), tree.clone());
         let rule: custom::JvpFun = Rc::new(move |interp, ps, ts| {
@@ -1316,23 +1392,40 @@ fn custom_jvp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn custom_vjp_(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let f = a[0].clone();
+    if matches!(a[0], Value::None) {
+        return decorator_factory(custom_vjp_, a);
+    }
+    let f0 = a[0].clone();
+    let nondiff_argnums = crate::jit::int_list(&a[1], "nondiff_argnums")?;
     type Rules = Rc<RefCell<Option<(Value, Value)>>>;
     let rules: Rules = Rc::new(RefCell::new(None));
     let r = rules.clone();
-    let name = func_name(&f);
+    let name = func_name(&f0);
     let value = NativeClosure::value(name.clone(), move |interp, args, kwargs| {
         if !kwargs.is_empty() {
             return Err(Error::type_error(
                 "custom_vjp functions take positional arguments only",
             ));
         }
+        let (nondiff, args) = split_nondiff(&nondiff_argnums, args)?;
+        let nondiff = Rc::new(nondiff);
+        let f = match nondiff.is_empty() {
+            true => f0.clone(),
+            false => over_diff_args(f0.clone(), nondiff.clone()),
+        };
         let tree = Value::tuple(args);
         let flat = flatten(&tree)?;
         let template: Template = Rc::new(RefCell::new(Value::None));
         let fun = flat_fun(f.clone(), tree.clone(), template.clone());
         let Some((fwd_fn, bwd_fn)) = r.borrow().clone() else {
             return unflatten(&template.borrow(), &fun(interp, flat)?);
+        };
+        let (fwd_fn, bwd_fn) = match nondiff.is_empty() {
+            true => (fwd_fn, bwd_fn),
+            false => (
+                over_diff_args(fwd_fn, nondiff.clone()),
+                nondiff_first(bwd_fn, nondiff.clone()),
+            ),
         };
         let res_template: Template = Rc::new(RefCell::new(Value::None));
         let (t2, tree2, rt) = (template.clone(), tree.clone(), res_template.clone());

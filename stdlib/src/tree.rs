@@ -14,6 +14,7 @@ use std::any::Any;
 use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
+    key_constructors(r);
     r.func(
         "tree_leaves(tree, is_leaf=None)",
         "The leaves of a pytree, in order (dict keys sorted); is_leaf(node) true makes a node a leaf.",
@@ -485,41 +486,61 @@ fn tree_transpose(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// A key of a path: `DictKey(key=...)` or `SequenceKey(idx=...)`.
 #[derive(Debug)]
 pub struct PathKey {
-    dict: bool,
+    kind: KeyKind,
     key: Value,
+}
+
+/// JAX's four key classes.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum KeyKind {
+    Dict,
+    Sequence,
+    GetAttr,
+    FlattenedIndex,
+}
+
+impl PathKey {
+    fn field(&self) -> &'static str {
+        match self.kind {
+            KeyKind::Dict => "key",
+            KeyKind::Sequence | KeyKind::FlattenedIndex => "idx",
+            KeyKind::GetAttr => "name",
+        }
+    }
 }
 
 impl Object for PathKey {
     fn type_name(&self) -> &'static str {
-        if self.dict {
-            "DictKey"
-        } else {
-            "SequenceKey"
+        match self.kind {
+            KeyKind::Dict => "DictKey",
+            KeyKind::Sequence => "SequenceKey",
+            KeyKind::GetAttr => "GetAttrKey",
+            KeyKind::FlattenedIndex => "FlattenedIndexKey",
         }
     }
     fn repr(&self) -> String {
-        if self.dict {
-            format!("DictKey(key={})", display::repr(&self.key))
-        } else {
-            format!("SequenceKey(idx={})", display::repr(&self.key))
-        }
+        format!(
+            "{}({}={})",
+            self.type_name(),
+            self.field(),
+            display::repr(&self.key)
+        )
     }
     fn attr(&self, name: &str) -> Option<Value> {
-        match (name, self.dict) {
-            ("key", true) | ("idx", false) => Some(self.key.clone()),
-            _ => None,
-        }
+        (name == self.field()).then(|| self.key.clone())
     }
     fn attributes(&self) -> Vec<Attribute> {
         vec![Attribute {
-            name: if self.dict { "key" } else { "idx" }.to_string(),
+            name: self.field().to_string(),
             kind: AttrKind::Property,
-            doc: "The dict key or sequence index this step of the path takes.".to_string(),
+            doc: "The dict key, sequence index, attribute name or flattened index this step of \
+                  the path takes."
+                .to_string(),
         }]
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other.as_any().downcast_ref::<PathKey>().is_some_and(|o| {
-            o.dict == self.dict && display::repr(&o.key) == display::repr(&self.key)
+            o.kind == self.kind && display::repr(&o.key) == display::repr(&self.key)
         })
     }
     fn as_any(&self) -> &dyn Any {
@@ -527,36 +548,64 @@ impl Object for PathKey {
     }
 }
 
+/// The key classes as constructors (`jax.tree_util.DictKey('a')`, ...).
+fn key_constructors(r: &mut Registry) {
+    const DOC: &str = "A step of a key path, as JAX's key class of this name.";
+    fn key(kind: KeyKind, a: Vec<Value>) -> Result<Value> {
+        Ok(Value::object(PathKey {
+            kind,
+            key: a[0].clone(),
+        }))
+    }
+    r.func("DictKey(key)", DOC, |_, a| key(KeyKind::Dict, a));
+    r.func("SequenceKey(idx)", DOC, |_, a| key(KeyKind::Sequence, a));
+    r.func("GetAttrKey(name)", DOC, |_, a| key(KeyKind::GetAttr, a));
+    r.func("FlattenedIndexKey(idx)", DOC, |_, a| {
+        key(KeyKind::FlattenedIndex, a)
+    });
+}
+
 /// The key path (a tuple of keys) of each leaf of `skeleton`, in leaf order.
 fn key_paths(skeleton: &Value) -> Result<Vec<Value>> {
-    fn walk(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Value>) {
-        match v {
-            Value::Ellipsis => out.push(Value::tuple(path.clone())),
-            Value::List(_) | Value::Tuple(_) => {
-                for (i, c) in children(v).unwrap_or_default().iter().enumerate() {
-                    path.push(Value::object(PathKey {
-                        dict: false,
-                        key: Value::Int(i as i64),
-                    }));
-                    walk(c, path, out);
-                    path.pop();
-                }
+    fn step(kind: KeyKind, key: Value) -> Value {
+        Value::object(PathKey { kind, key })
+    }
+    fn walk(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Value>) -> Result<()> {
+        let steps: Vec<(Value, Value)> = match v {
+            Value::Ellipsis => {
+                out.push(Value::tuple(path.clone()));
+                return Ok(());
             }
-            Value::Dict(d) => {
-                for (k, c) in sorted_entries(&d.borrow()) {
-                    path.push(Value::object(PathKey {
-                        dict: true,
-                        key: k.to_value(),
-                    }));
-                    walk(&c, path, out);
-                    path.pop();
-                }
-            }
-            _ => {}
+            Value::List(_) | Value::Tuple(_) => children(v)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (step(KeyKind::Sequence, Value::Int(i as i64)), c))
+                .collect(),
+            Value::Dict(d) => sorted_entries(&d.borrow())
+                .into_iter()
+                .map(|(k, c)| (step(KeyKind::Dict, k.to_value()), c))
+                .collect(),
+            Value::Instance(i) if class::is_node(v) => class::node_child_keys(i)?
+                .into_iter()
+                .zip(class::node_children(i)?)
+                .map(|(k, c)| match k {
+                    class::ChildKey::Attr(name) => (step(KeyKind::GetAttr, Value::str(&name)), c),
+                    class::ChildKey::Index(n) => {
+                        (step(KeyKind::FlattenedIndex, Value::Int(n as i64)), c)
+                    }
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (k, c) in steps {
+            path.push(k);
+            walk(&c, path, out)?;
+            path.pop();
         }
+        Ok(())
     }
     let mut out = Vec::new();
-    walk(skeleton, &mut Vec::new(), &mut out);
+    walk(skeleton, &mut Vec::new(), &mut out)?;
     Ok(out)
 }
 
@@ -596,10 +645,11 @@ fn keystr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 )))
             }
         };
-        parts.push(match (simple, &key.key) {
-            (true, Value::Str(s)) => s.to_string(),
-            (true, v) => display::repr(v),
-            (false, v) => format!("[{}]", display::repr(v)),
+        parts.push(match (simple, key.kind, &key.key) {
+            (true, _, Value::Str(s)) => s.to_string(),
+            (true, _, v) => display::repr(v),
+            (false, KeyKind::GetAttr, Value::Str(s)) => format!(".{s}"),
+            (false, _, v) => format!("[{}]", display::repr(v)),
         });
     }
     Ok(Value::str(&parts.join(if simple {

@@ -184,8 +184,10 @@ impl Interp {
                 Value::Array(_) | Value::List(_) | Value::Tuple(_) | Value::Dict(_)
             )
         };
+        // (jax_debug_nans checks each operation as it runs: nothing is compiled.)
         self.auto.enabled
             && self.auto.tracing.is_none()
+            && !crate::prim::debug_nans()
             && (args.iter().any(holds_arrays) || kwargs.iter().any(|(_, v)| holds_arrays(v)))
             && crate::transform::idle()
     }

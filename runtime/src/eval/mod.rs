@@ -188,6 +188,12 @@ impl Iterator for Iter {
 }
 
 impl Interp {
+    /// The exception whose handler is running, innermost (what
+    /// `traceback.format_exc` reports).
+    pub fn handled_error(&self) -> Option<&Error> {
+        self.handling.last()
+    }
+
     pub fn new() -> Interp {
         Interp {
             interner: Interner::default(),

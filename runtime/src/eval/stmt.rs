@@ -88,7 +88,11 @@ impl Interp {
                 let mut items = self.iterate(&it).map_err(|e| e.at(|| f.loc(iter.span)))?;
                 // A loop over a range may be compiled once it is hot.
                 let mut until_hot = match it {
-                    Value::Range(_) if self.auto.enabled && self.auto.tracing.is_none() => {
+                    Value::Range(_)
+                        if self.auto.enabled
+                            && self.auto.tracing.is_none()
+                            && !crate::prim::debug_nans() =>
+                    {
                         self.auto.threshold
                     }
                     _ => 0,

@@ -1061,7 +1061,49 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     // A kernel that saw the interrupt stopped early: its outputs are
     // unfinished and must not reach a variable.
     check_interrupt()?;
+    if DEBUG_NANS.load(std::sync::atomic::Ordering::Relaxed) {
+        check_nans(prim, &outs)?;
+    }
     Ok(outs)
+}
+
+/// JAX's `jax_debug_nans`: while set, every operation run eagerly checks
+/// its floating-point outputs and raises FloatingPointError at the first
+/// NaN (a jitted function whose outputs hold one runs again op by op, to
+/// name the operation that made it).
+static DEBUG_NANS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Set `jax_debug_nans`; returns the previous setting.
+pub fn set_debug_nans(on: bool) -> bool {
+    DEBUG_NANS.swap(on, std::sync::atomic::Ordering::Relaxed)
+}
+
+pub fn debug_nans() -> bool {
+    DEBUG_NANS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether any floating-point output holds a NaN.
+pub fn any_nan(outs: &[Tensor]) -> bool {
+    outs.iter().any(|o| match o {
+        Tensor::Concrete(a) if a.dtype().is_float() => {
+            a.to_f64_vec().is_ok_and(|v| v.iter().any(|x| x.is_nan()))
+        }
+        _ => false,
+    })
+}
+
+fn check_nans(prim: &Prim, outs: &[Tensor]) -> Result<()> {
+    // A compiled program's kernels are checked by its jit, at its outputs.
+    if matches!(prim, Prim::Fused(_) | Prim::FusedMatmul(_)) {
+        return Ok(());
+    }
+    if any_nan(outs) {
+        return Err(Error::new(
+            ErrorKind::FloatingPointError,
+            format!("invalid value (nan) encountered in {}", prim.ir_name()),
+        ));
+    }
+    Ok(())
 }
 
 /// KeyboardInterrupt if an interrupt was requested for this thread's work;
