@@ -492,12 +492,13 @@ fn split_args(options: &Options, args: &[Value], kwargs: &Kwargs) -> Result<Spli
             )));
         }
         let v = &args[j as usize];
-        v.to_key().map_err(|_| {
-            Error::type_error(format!(
-                "jit: static argument {j} must be hashable (a number, string or tuple), got {}",
+        if v.to_key().is_err() && identity(v).is_none() {
+            return Err(Error::type_error(format!(
+                "jit: static argument {j} must be hashable (a number, string, tuple, \
+                 function or object), got {}",
                 v.type_name()
-            ))
-        })?;
+            )));
+        }
         static_pos.push((j as usize, v.clone()));
     }
     let dyn_args = args
@@ -551,6 +552,45 @@ fn rebuild(split: &Split, ts: &[Tensor]) -> Result<(Vec<Value>, Kwargs)> {
     Ok((args, kw))
 }
 
+/// A static argument compared by identity (a function, an object: as
+/// JAX hashes them by default), as its address. The value is kept alive
+/// from then on, so that no later value takes its address and a compiled
+/// program of the old one.
+fn identity(v: &Value) -> Option<String> {
+    let ptr = match v {
+        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
+        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
+        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
+        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
+        Value::Object(o) => Rc::as_ptr(o) as *const () as usize,
+        Value::BoundMethod(m) => {
+            return Some(format!("{}.{}", identity(&m.0)?, identity(&m.1)?));
+        }
+        _ => return None,
+    };
+    PINNED.with(|p| {
+        let mut p = p.borrow_mut();
+        if !p.contains_key(&ptr) {
+            p.insert(ptr, v.clone());
+        }
+    });
+    Some(format!("{ptr:#x}"))
+}
+
+thread_local! {
+    /// The static arguments compared by identity, by address (see `identity`).
+    static PINNED: RefCell<std::collections::HashMap<usize, Value>> = RefCell::new(Default::default());
+}
+
+/// How a static argument is compared: by value, or by identity.
+fn static_text(v: &Value) -> String {
+    match v.to_key() {
+        Ok(_) => display::repr(v),
+        Err(_) => format!("{} (id {})", display::repr(v), identity(v).unwrap_or_default()),
+    }
+}
+
 fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
     let mut statics = vec![(
         "the argument structure".to_string(),
@@ -560,13 +600,13 @@ fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
         split
             .static_pos
             .iter()
-            .map(|(i, v)| (format!("static argument {i}"), display::repr(v))),
+            .map(|(i, v)| (format!("static argument {i}"), static_text(v))),
     );
     statics.extend(
         split
             .static_kw
             .iter()
-            .map(|(k, v)| (format!("static argument {k}"), display::repr(v))),
+            .map(|(k, v)| (format!("static argument {k}"), static_text(v))),
     );
     Ok(Signature {
         avals: flat.iter().map(Tensor::aval).collect(),
