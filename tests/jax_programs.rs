@@ -1,4 +1,5 @@
-//! JAX programs run unmodified: every `tests/jax_programs/NAME.py` (a JAX
+//! JAX programs run unmodified: every `tests/jax_programs/NAME.py` and
+//! `tests/jax_more_programs/NAME.py` (a JAX
 //! program, imports and all, with JAX's own output in `NAME.expected`) runs
 //! with `arr run` and is compared with JAX's numbers by the suite's own
 //! `check.py`. The programs arr cannot run yet are listed in
@@ -9,9 +10,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-/// Each program's verdict from `check.py`: name -> None (passed) or the reason it failed.
+/// Each program's verdict from `check.py`, of the copied suite and of this
+/// project's own (`tests/jax_more_programs`): name -> None (passed) or the
+/// reason it failed.
 fn verdicts() -> BTreeMap<String, Option<String>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/jax_programs");
+    let mut all = verdicts_in("jax_programs", 100);
+    all.extend(verdicts_in("jax_more_programs", 6));
+    all
+}
+
+fn verdicts_in(folder: &str, at_least: usize) -> BTreeMap<String, Option<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests")
+        .join(folder);
     let python = std::env::var("ARR_PYTHON").unwrap_or_else(|_| "python3".into());
     let out = Command::new(python)
         .arg(dir.join("check.py"))
@@ -30,7 +41,7 @@ fn verdicts() -> BTreeMap<String, Option<String>> {
         }
     }
     assert!(
-        verdicts.len() >= 100,
+        verdicts.len() >= at_least,
         "check.py reported {} programs:\n{text}\n{}",
         verdicts.len(),
         String::from_utf8_lossy(&out.stderr)

@@ -265,6 +265,10 @@ fn tracer_str(t: &Tensor) -> String {
                 array_str(primal)
             )
         }
+        // A shard_map's value per device (as JAX's manual axes show it).
+        TracerKind::Batch { .. } if crate::transform::is_mesh_axis(tr.level) => {
+            format!("JitTracer({})", jax_type(t))
+        }
         TracerKind::Batch { val, .. } => {
             format!(
                 "VmapTracer(aval={}, batched={})",

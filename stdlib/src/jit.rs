@@ -587,7 +587,11 @@ thread_local! {
 fn static_text(v: &Value) -> String {
     match v.to_key() {
         Ok(_) => display::repr(v),
-        Err(_) => format!("{} (id {})", display::repr(v), identity(v).unwrap_or_default()),
+        Err(_) => format!(
+            "{} (id {})",
+            display::repr(v),
+            identity(v).unwrap_or_default()
+        ),
     }
 }
 

@@ -56,7 +56,11 @@ pub(crate) fn register(r: &mut Registry) {
         "The exception being handled, as the text of its traceback (traceback.format_exc).",
         |interp, _| {
             Ok(Value::str(&match interp.handled_error() {
-                Some(e) => e.render(),
+                // (Python's text always starts so, even for one frame.)
+                Some(e) => match e.render() {
+                    r if r.starts_with("Traceback") => r,
+                    r => format!("Traceback (most recent call last):\n{r}"),
+                },
                 None => "NoneType: None\n".to_string(),
             }))
         },
@@ -705,6 +709,15 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     let sep = text("sep", &a[1], " ")?;
     let end = text("end", &a[2], "\n")?;
+    if matches!(a[3], Value::None)
+        && items
+            .iter()
+            .any(|v| matches!(v, Value::Array(Tensor::Traced(_))))
+    {
+        if let Some(mesh) = arr_runtime::spmd::shard_map::printing_mesh() {
+            return print_per_device(interp, mesh, &items, sep, end);
+        }
+    }
     let mut out = items
         .iter()
         .map(|v| interp.str_of(v))
@@ -721,6 +734,52 @@ fn print(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     } else {
         interp.write_out(&out);
     }
+    Ok(Value::None)
+}
+
+/// `print` of traced values in an eager shard_map: staged as a callback
+/// that, each time the program runs, prints every device's block of them
+/// (as JAX's eager shard_map prints its values).
+fn print_per_device(
+    interp: &mut Interp,
+    mesh: std::sync::Arc<arr_kernels::sharding::Mesh>,
+    items: &[Value],
+    sep: String,
+    end: String,
+) -> Result<Value> {
+    enum Part {
+        Text(String),
+        Operand(usize),
+    }
+    let mut parts = Vec::new();
+    let mut operands = Vec::new();
+    for v in items {
+        match v {
+            Value::Array(t @ Tensor::Traced(_)) => {
+                parts.push(Part::Operand(operands.len()));
+                operands.push(t.clone());
+            }
+            other => parts.push(Part::Text(interp.str_of(other)?)),
+        }
+    }
+    let show: arr_runtime::prim::debug::GatherFun = std::rc::Rc::new(move |interp, devices| {
+        let text: Vec<String> = parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(s) => s.clone(),
+                Part::Operand(i) => {
+                    let blocks: Vec<_> = devices
+                        .iter()
+                        .filter_map(|(d, arrays)| arrays.get(*i).map(|a| (*d, a.clone())))
+                        .collect();
+                    arr_runtime::spmd::shard_map::device_blocks_text(&mesh, &blocks)
+                }
+            })
+            .collect();
+        interp.write_out(&format!("{}{end}", text.join(&sep)));
+        Ok(())
+    });
+    arr_runtime::prim::bind(&arr_runtime::prim::debug::register_gathered(show), operands)?;
     Ok(Value::None)
 }
 

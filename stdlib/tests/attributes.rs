@@ -114,5 +114,5 @@ fn arrays_list_every_property_and_their_methods() {
         .into_iter()
         .map(|a| a.name)
         .collect();
-    assert_eq!(names, ["why", "ir", "lower", "kernels"]);
+    assert_eq!(names, ["why", "ir", "lower", "trace", "kernels"]);
 }

@@ -526,3 +526,53 @@ except ValueError:
         "#]],
     );
 }
+
+/// `jax_debug_nans`: an eager operation that makes a NaN raises
+/// FloatingPointError naming it; a jitted function whose output holds one
+/// runs again op by op to name it; `jax.debug_nans(False)` scopes it off;
+/// without the flag a NaN is a value. (JAX's own runs print a notice on
+/// stdout besides, which this does not copy.)
+#[test]
+fn debug_nans_raises_floating_point_error() {
+    check(
+        r#"
+import jax
+import jax.numpy as jnp
+
+print(jax.config.jax_debug_nans)
+jax.config.update("jax_debug_nans", True)
+print(jax.config.jax_debug_nans)
+
+
+def f(x):
+    w = 3 * jnp.square(x)
+    return jnp.log(-w)
+
+
+try:
+    f(5.)
+except FloatingPointError as e:
+    print("eager:", type(e).__name__, e)
+try:
+    jax.jit(f)(5.)
+except ArithmeticError as e:
+    print("jit:", type(e).__name__, e)
+print(jax.jit(jnp.log)(2.0))
+with jax.debug_nans(False):
+    print(jax.jit(f)(5.), f(5.))
+print(jax.config.jax_debug_nans)
+jax.config.update("jax_debug_nans", False)
+print(f(5.), jnp.divide(0., 0.))
+"#,
+        expect![[r#"
+            False
+            True
+            eager: FloatingPointError invalid value (nan) encountered in log
+            jit: FloatingPointError invalid value (nan) encountered in log
+            0.6931472
+            nan nan
+            True
+            nan nan
+        "#]],
+    );
+}

@@ -67,10 +67,23 @@ impl PartialEq for Callback {
 /// concrete operands.
 pub type Fun = Rc<dyn Fn(&mut Interp, Vec<Array>) -> Result<()>>;
 
+/// A callback that sees every device's operands of one call at once (a
+/// `print` in an eager `shard_map` shows each device's block): the queuing
+/// device and its operands, by device.
+pub type GatherFun = Rc<dyn Fn(&mut Interp, Vec<(Option<usize>, Vec<Array>)>) -> Result<()>>;
+
+#[derive(Clone)]
+enum Registered {
+    /// Called once per queued evaluation.
+    Each(Fun),
+    /// Called once per call of the program, with all devices' evaluations.
+    Gathered(GatherFun),
+}
+
 thread_local! {
     /// The functions of the primitives made on this thread; an entry goes
     /// when no primitive (graph, compiled function) refers to it any more.
-    static REGISTRY: RefCell<HashMap<u64, (Weak<Callback>, Fun)>> = RefCell::new(HashMap::new());
+    static REGISTRY: RefCell<HashMap<u64, (Weak<Callback>, Registered)>> = RefCell::new(HashMap::new());
     /// The registry's size after its last sweep of dead entries.
     static SWEPT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
@@ -86,6 +99,16 @@ static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
 /// Register `f` on this thread: the primitive that calls it.
 pub fn register(kind: Kind, ordered: bool, f: Fun) -> Prim {
+    register_as(kind, ordered, Registered::Each(f))
+}
+
+/// Register `f`, called with every device's operands of one call (see
+/// [`GatherFun`]).
+pub fn register_gathered(f: GatherFun) -> Prim {
+    register_as(Kind::Print, false, Registered::Gathered(f))
+}
+
+fn register_as(kind: Kind, ordered: bool, f: Registered) -> Prim {
     let cb = Arc::new(Callback {
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         kind,
@@ -126,10 +149,33 @@ pub fn run_pending(interp: &mut Interp) -> Result<()> {
         mine
     };
     mine.sort_by_key(|(_, device, _)| *device);
-    for (cb, _, arrays) in mine {
+    // The k-th evaluation of a callback on each device belong to one call.
+    let mut seen: HashMap<(u64, Option<usize>), usize> = HashMap::new();
+    let calls: Vec<usize> = mine
+        .iter()
+        .map(|(cb, device, _)| {
+            let k = seen.entry((cb.id, *device)).or_insert(0);
+            *k += 1;
+            *k - 1
+        })
+        .collect();
+    let mut gathered: std::collections::HashSet<(u64, usize)> = Default::default();
+    for (i, (cb, _, arrays)) in mine.iter().enumerate() {
         let f = REGISTRY.with(|r| r.borrow().get(&cb.id).map(|(_, f)| f.clone()));
         match f {
-            Some(f) => f(interp, arrays)?,
+            Some(Registered::Each(f)) => f(interp, arrays.clone())?,
+            Some(Registered::Gathered(f)) => {
+                if !gathered.insert((cb.id, calls[i])) {
+                    continue;
+                }
+                let all = mine
+                    .iter()
+                    .zip(&calls)
+                    .filter(|((c, ..), &k)| c.id == cb.id && k == calls[i])
+                    .map(|((_, device, arrays), _)| (*device, arrays.clone()))
+                    .collect();
+                f(interp, all)?
+            }
             None => {
                 return Err(Error::new(
                     ErrorKind::RuntimeError,

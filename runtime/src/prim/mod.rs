@@ -1061,25 +1061,30 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     // A kernel that saw the interrupt stopped early: its outputs are
     // unfinished and must not reach a variable.
     check_interrupt()?;
-    if DEBUG_NANS.load(std::sync::atomic::Ordering::Relaxed) {
+    if debug_nans() {
         check_nans(prim, &outs)?;
     }
     Ok(outs)
 }
 
-/// JAX's `jax_debug_nans`: while set, every operation run eagerly checks
-/// its floating-point outputs and raises FloatingPointError at the first
-/// NaN (a jitted function whose outputs hold one runs again op by op, to
-/// name the operation that made it).
-static DEBUG_NANS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+// JAX's `jax_debug_nans`: while set, every operation run eagerly checks
+// its floating-point outputs and raises FloatingPointError at the first
+// NaN (a jitted function whose outputs hold one runs again op by op, to
+// name the operation that made it). A setting of the interpreter's
+// thread: its session's eager operations run there.
+thread_local! {
+    /// Whether `jax_debug_nans` is set (see above).
+    static DEBUG_NANS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// Set `jax_debug_nans`; returns the previous setting.
 pub fn set_debug_nans(on: bool) -> bool {
-    DEBUG_NANS.swap(on, std::sync::atomic::Ordering::Relaxed)
+    DEBUG_NANS.with(|d| d.replace(on))
 }
 
+#[inline]
 pub fn debug_nans() -> bool {
-    DEBUG_NANS.load(std::sync::atomic::Ordering::Relaxed)
+    DEBUG_NANS.with(|d| d.get())
 }
 
 /// Whether any floating-point output holds a NaN.

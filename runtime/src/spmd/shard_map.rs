@@ -12,7 +12,7 @@ use crate::display::sharding::PlacementText;
 use crate::error::{Error, Result};
 use crate::prim::{bind, Aval, Prim};
 use crate::tensor::Tensor;
-use crate::transform::batch::vmap_named;
+use crate::transform::batch::vmap_mesh_axis;
 use crate::transform::ops;
 use arr_kernels::sharding::{Mesh, Placement};
 use arr_kernels::Array;
@@ -42,7 +42,10 @@ pub fn run(
             dtype: a.dtype(),
         })
         .collect();
-    let compiled = compile_for_mesh(mesh, &avals, trace)?;
+    let compiled = {
+        let _printing = PrintingOn::enter(mesh);
+        compile_for_mesh(mesh, &avals, trace)?
+    };
     let groups = MeshGroups::new(mesh)?;
     let blocks = |pos: usize| blocks_at(inputs, placements, pos);
     let outs = groups.run(&compiled, &blocks, "shard_map")?;
@@ -59,6 +62,72 @@ pub fn run(
         .enumerate()
         .map(|(i, p)| Tensor::from(assemble(p, &outs, i)))
         .collect())
+}
+
+thread_local! {
+    /// The meshes whose per-device programs are being traced by eager
+    /// `shard_map` calls, innermost last.
+    static PRINTING: std::cell::RefCell<Vec<Arc<Mesh>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// While the per-device program of an eager `shard_map` is traced, `print`
+/// of a traced value shows every device's block when the program runs, as
+/// JAX's eager shard_map does; this is the mesh it runs on.
+pub fn printing_mesh() -> Option<Arc<Mesh>> {
+    PRINTING.with(|p| p.borrow().last().cloned())
+}
+
+struct PrintingOn;
+
+impl PrintingOn {
+    fn enter(mesh: &Arc<Mesh>) -> PrintingOn {
+        PRINTING.with(|p| p.borrow_mut().push(mesh.clone()));
+        PrintingOn
+    }
+}
+
+impl Drop for PrintingOn {
+    fn drop(&mut self) {
+        PRINTING.with(|p| {
+            p.borrow_mut().pop();
+        });
+    }
+}
+
+/// JAX's text of a value in an eager shard_map: each device's block under
+/// its device and mesh coordinates (`blocks` by device id).
+pub fn device_blocks_text(mesh: &Mesh, blocks: &[(Option<usize>, Array)]) -> String {
+    let names: Vec<&str> = mesh.axis_names.iter().map(|n| &**n).collect();
+    let names = format!("({},)", names.join(", "));
+    let mut parts = Vec::new();
+    for (pos, &device) in mesh.devices.iter().enumerate() {
+        let Some((_, block)) = blocks.iter().find(|(d, _)| *d == Some(device)) else {
+            continue;
+        };
+        let mut coords = Vec::new();
+        let mut rest = pos;
+        for &n in mesh.shape.iter().rev() {
+            coords.push(rest % n);
+            rest /= n;
+        }
+        coords.reverse();
+        let idx = match coords.as_slice() {
+            [c] => format!("({c},)"),
+            cs => format!(
+                "({})",
+                cs.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        parts.push(format!(
+            "On {} at mesh coordinates {names} = {idx}:\n{}\n",
+            crate::sharding::DeviceValue::cpu(device).label,
+            crate::display::array_str(&Tensor::from(block.clone()))
+        ));
+    }
+    parts.join("\n")
 }
 
 /// Output `i` is the same on the devices along every mesh axis its
@@ -185,12 +254,12 @@ fn nest_vmaps(
         return body(xs);
     }
     let in_axes: Vec<Option<usize>> = has.iter().map(|h| h[level].then_some(0)).collect();
-    vmap_named(
+    vmap_mesh_axis(
         |ys| nest_vmaps(mesh, level + 1, ys, has, body),
         xs,
         &in_axes,
         mesh.shape[level],
         |_| Some(0),
-        Some(mesh.axis_names[level].clone()),
+        mesh.axis_names[level].clone(),
     )
 }

@@ -96,7 +96,38 @@ pub fn vmap_named(
     out_axes: impl Fn(usize) -> Option<usize>,
     name: Option<std::sync::Arc<str>>,
 ) -> Result<Vec<Tensor>> {
-    let guard = push(TraceKind::Batch { size, name }, false);
+    vmap_as(f, args, in_axes, size, out_axes, name, false)
+}
+
+/// `vmap` over a mesh axis of a traced `shard_map` (named after it).
+pub fn vmap_mesh_axis(
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    args: Vec<Tensor>,
+    in_axes: &[Option<usize>],
+    size: usize,
+    out_axes: impl Fn(usize) -> Option<usize>,
+    name: std::sync::Arc<str>,
+) -> Result<Vec<Tensor>> {
+    vmap_as(f, args, in_axes, size, out_axes, Some(name), true)
+}
+
+fn vmap_as(
+    f: impl FnOnce(Vec<Tensor>) -> Result<Vec<Tensor>>,
+    args: Vec<Tensor>,
+    in_axes: &[Option<usize>],
+    size: usize,
+    out_axes: impl Fn(usize) -> Option<usize>,
+    name: Option<std::sync::Arc<str>>,
+    mesh_axis: bool,
+) -> Result<Vec<Tensor>> {
+    let guard = push(
+        TraceKind::Batch {
+            size,
+            name,
+            mesh_axis,
+        },
+        false,
+    );
     let wrapped = args
         .into_iter()
         .zip(in_axes)

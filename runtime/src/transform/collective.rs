@@ -190,6 +190,7 @@ fn lookup(name: &str) -> Option<Binding> {
                 TraceKind::Batch {
                     size,
                     name: Some(n),
+                    ..
                 } if &**n == name => Some((i + 1, *size)),
                 TraceKind::Batch { .. } | TraceKind::Jvp | TraceKind::Graph(_) => None,
             })

@@ -49,6 +49,9 @@ pub enum TraceKind {
     Batch {
         size: usize,
         name: Option<std::sync::Arc<str>>,
+        /// A mesh axis of a traced `shard_map` (its values print as the
+        /// per-device values they stand for).
+        mesh_axis: bool,
     },
     Graph(Rc<RefCell<graph::Builder>>),
 }
@@ -177,11 +180,26 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     });
     match kind {
         TraceKind::Jvp => jvp::process(level, id, prim, args),
-        TraceKind::Batch { size, name } => {
+        TraceKind::Batch { size, name, .. } => {
             batch::process(level, id, size, name.as_deref(), prim, args)
         }
         TraceKind::Graph(builder) => graph::process(level, id, &builder, prim, args),
     }
+}
+
+/// Whether the trace at `level` is a mesh axis of a traced `shard_map`.
+pub fn is_mesh_axis(level: usize) -> bool {
+    STACK.with(|s| {
+        s.borrow().get(level - 1).is_some_and(|e| {
+            matches!(
+                e.kind,
+                TraceKind::Batch {
+                    mesh_axis: true,
+                    ..
+                }
+            )
+        })
+    })
 }
 
 /// Whether no transformation or trace is active (plain eager evaluation).
