@@ -17,7 +17,28 @@ use std::rc::Rc;
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 
+/// The error a ref's read or write raises while a `jit` traces: the jit
+/// catches it and runs its function op by op from then on (see `jitted`).
+const REF_IN_JIT: &str = "a ref is read or written while jit traces (this jit runs op by op)";
+
 pub(crate) fn register(r: &mut Registry) {
+    r.func(
+        "_ref_access()",
+        "Called by every read and write of a ref (jax.new_ref): refused while automatic JIT \
+         or jit traces, so that the function runs op by op and each access happens.",
+        |interp, _| {
+            if interp.auto.tracing.is_some() {
+                return Err(jit::auto::not_pure("reads or writes a ref"));
+            }
+            if transform::in_dynamic_graph() {
+                return Err(Error::new(
+                    arr_runtime::ErrorKind::TransformError,
+                    REF_IN_JIT,
+                ));
+            }
+            Ok(Value::None)
+        },
+    );
     r.effect_func(
         "_set_debug_nans(on)",
         "Set jax_debug_nans (operations raise FloatingPointError when they make a NaN); \
@@ -297,11 +318,50 @@ fn jitted(f: Value, options: Options) -> Value {
     // Called with sharded arrays, it is partitioned by their layouts, as
     // JAX's jit is: a sharded jit made on first need.
     let sharded: RefCell<Option<Value>> = RefCell::new(None);
+    // Set once tracing met a ref (jax.new_ref): JAX's refs are state the
+    // program reads and writes at each call; this jit then runs its
+    // function op by op, so that every access happens when it runs.
+    let op_by_op = std::cell::Cell::new(false);
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
+        let op_by_op_call = |interp: &mut Interp, args, kwargs| {
+            let before = std::mem::replace(&mut interp.jit_disabled, true);
+            let out = interp.call(&f2, args, kwargs);
+            interp.jit_disabled = before;
+            out
+        };
         if interp.jit_disabled {
             return interp.call(&f2, args, kwargs);
         }
-        if takes_sharded(&o2, &args, &kwargs)? {
+        if op_by_op.get() {
+            return op_by_op_call(interp, args, kwargs);
+        }
+        let compiled = compiled_call(
+            interp,
+            (&f2, &o2, &c2, &trees, &sharded),
+            args.clone(),
+            kwargs.clone(),
+        );
+        match compiled {
+            Err(e) if e.message == REF_IN_JIT && !transform::in_dynamic_graph() => {
+                op_by_op.set(true);
+                op_by_op_call(interp, args, kwargs)
+            }
+            other => other,
+        }
+    });
+    fn compiled_call(
+        interp: &mut Interp,
+        (f2, o2, c2, trees, sharded): (
+            &Value,
+            &Options,
+            &Rc<RefCell<Cache>>,
+            &Rc<RefCell<Vec<(Signature, Value)>>>,
+            &RefCell<Option<Value>>,
+        ),
+        args: Vec<Value>,
+        kwargs: Kwargs,
+    ) -> Result<Value> {
+        if takes_sharded(o2, &args, &kwargs)? {
             let jf = sharded
                 .borrow_mut()
                 .get_or_insert_with(|| {
@@ -353,7 +413,7 @@ fn jitted(f: Value, options: Options) -> Value {
             ));
         }
         Ok(out)
-    });
+    }
     if let Value::Native(n) = &value {
         let why = NativeClosure::value(format!("jit({name}).why"), move |_, _, _| {
             Ok(Value::str(&why_text(&cache.borrow())))

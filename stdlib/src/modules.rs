@@ -143,6 +143,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "bfloat16 float0 canonicalize_dtype issubdtype prng_key=_dtypes_prng_key",
     ),
     ("jax.test_util", "Gradient checks, as jax.test_util.", "check_grads"),
+    ("jax.ref", "Mutable array refs, as jax.ref.", "new_ref freeze Ref"),
     (
         "jax",
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
@@ -159,7 +160,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed \
          dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
          ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
-         debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose",
+         debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose \
+         new_ref freeze Ref ref=@jax.ref",
     ),
     (
         "optax.tree",

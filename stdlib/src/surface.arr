@@ -3965,3 +3965,63 @@ class _stages_Traced:
 
     def __repr__(self):
         return "<Traced " + self._lowered._fun.__name__ + ">"
+
+# jax.new_ref: mutable arrays, read and written by indexing. A jit whose
+# function touches a ref runs it op by op (see `_ref_access`), so every read
+# and write happens at each call; under grad and vmap the accesses are traced
+# like any other operation.
+
+class Ref:
+    def __init__(self, value):
+        self._value = asarray(value)
+        self._frozen = False
+
+    def _check(self):
+        _ref_access()
+        if self._frozen:
+            raise ValueError("this ref was frozen (jax.freeze): read the array freeze returned")
+
+    def __getitem__(self, idx):
+        self._check()
+        return self._value if idx is Ellipsis else self._value[idx]
+
+    def __setitem__(self, idx, value):
+        self._check()
+        v = asarray(value).astype(self._value.dtype)
+        if idx is Ellipsis:
+            self._value = broadcast_to(v, self._value.shape)
+        else:
+            self._value = self._value.at[idx].set(v)
+
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return self._value.size
+
+    def __len__(self):
+        return len(self._value)
+
+    def __repr__(self):
+        text = repr(self._value)
+        return "Ref" + text[5:] if text.startswith("Array") else "Ref(" + text + ")"
+
+def new_ref(init_val, memory_space=None, kind=None):
+    """jax.new_ref: a mutable array ref holding init_val (read with r[...], write with r[idx] = v)."""
+    return Ref(init_val)
+
+def freeze(ref):
+    """jax.freeze: the ref's final value as an array; the ref cannot be used afterwards."""
+    value = ref[...]
+    ref._frozen = True
+    return value

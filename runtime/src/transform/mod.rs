@@ -187,6 +187,17 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     }
 }
 
+/// Whether the innermost dynamic trace is a graph being traced for `jit`.
+pub fn in_dynamic_graph() -> bool {
+    let level = DYNAMIC.with(|d| d.get());
+    level > 0
+        && STACK.with(|s| {
+            s.borrow()
+                .get(level - 1)
+                .is_some_and(|e| matches!(e.kind, TraceKind::Graph(_)))
+        })
+}
+
 /// Whether the trace at `level` is a mesh axis of a traced `shard_map`.
 pub fn is_mesh_axis(level: usize) -> bool {
     STACK.with(|s| {
