@@ -4025,3 +4025,49 @@ def freeze(ref):
     value = ref[...]
     ref._frozen = True
     return value
+
+# jax.sharding.auto_axes / explicit_axes: a function run with the mesh axes
+# left to the compiler (auto_axes: its inputs are replicated inside, its
+# outputs resharded to out_sharding), or one whose inputs are first laid out
+# by in_sharding (explicit_axes). The values are those of JAX's; only the
+# layouts of the intermediates differ.
+
+def _replicate_leaf(x):
+    if not hasattr(x, "sharding"):
+        return x
+    s = x.sharding
+    if type(s).__name__ == "NamedSharding":
+        return reshard(x, NamedSharding(s.mesh, PartitionSpec()))
+    return x
+
+def _reshard_tree(tree, sharding):
+    if sharding is None:
+        return tree
+    if isinstance(sharding, (tuple, list, dict)):
+        return tree_map(lambda x, s: reshard(x, s), tree, sharding, is_leaf=lambda s: s is None or type(s).__name__ in ("PartitionSpec", "NamedSharding"))
+    return tree_map(lambda x: reshard(x, sharding), tree)
+
+def auto_axes(fun=None, *, axes=None, out_sharding=None):
+    """jax.sharding.auto_axes: fun with the mesh axes (or those of axes) automatic inside; the
+    result is laid out by out_sharding (given here or at the call)."""
+    if fun is None:
+        return lambda f: auto_axes(f, axes=axes, out_sharding=out_sharding)
+    default = out_sharding
+    def auto_fun(*args, out_sharding=None, **kwargs):
+        target = default if out_sharding is None else out_sharding
+        out = fun(*tree_map(_replicate_leaf, args), **kwargs)
+        return _reshard_tree(out, target)
+    return auto_fun
+
+def explicit_axes(fun=None, *, axes=None, in_sharding=None):
+    """jax.sharding.explicit_axes: fun with its inputs first laid out by in_sharding (given here
+    or at the call), the mesh axes explicit inside."""
+    if fun is None:
+        return lambda f: explicit_axes(f, axes=axes, in_sharding=in_sharding)
+    default = in_sharding
+    def explicit_fun(*args, in_sharding=None, **kwargs):
+        target = default if in_sharding is None else in_sharding
+        if target is not None:
+            args = _reshard_tree(args, tuple(target) if isinstance(target, list) else target)
+        return fun(*args, **kwargs)
+    return explicit_fun
