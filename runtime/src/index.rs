@@ -75,7 +75,7 @@ fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
 }
 
 /// Python's `slice.indices`: (start, count, step) for a dimension of `len`.
-fn slice_range(
+pub(crate) fn slice_range(
     start: Option<i64>,
     stop: Option<i64>,
     step: Option<i64>,

@@ -680,9 +680,41 @@ impl DeviceGrid {
         level(&self.shape, &self.ids)
     }
 
-    /// `grid[i]`, `grid[i, j]`: integers (negative from the end) for the
-    /// leading dimensions; a device when every dimension is indexed, else
-    /// the sub-grid.
+    /// The devices in nested brackets, as NumPy prints an object array:
+    /// items separated by `sep`, rows on their own lines (indented by
+    /// `indent` more for the repr's `array(` prefix).
+    fn nested_text(&self, sep: &str, indent: usize) -> String {
+        fn level(shape: &[usize], ids: &[usize], sep: &str, depth: usize, indent: usize) -> String {
+            match shape {
+                [] => DeviceValue::cpu(ids[0]).repr(),
+                [n, rest @ ..] => {
+                    let step: usize = rest.iter().product::<usize>().max(1);
+                    let parts: Vec<String> = (0..*n)
+                        .map(|i| {
+                            level(rest, &ids[i * step..(i + 1) * step], sep, depth + 1, indent)
+                        })
+                        .collect();
+                    let between = if rest.is_empty() {
+                        sep.to_string()
+                    } else {
+                        format!(
+                            "{}\n{}{}",
+                            sep.trim_end(),
+                            "\n".repeat(rest.len() - 1),
+                            " ".repeat(indent + depth + 1)
+                        )
+                    };
+                    format!("[{}]", parts.join(&between))
+                }
+            }
+        }
+        level(&self.shape, &self.ids, sep, 0, indent)
+    }
+
+    /// `grid[i]`, `grid[i, j]`, `grid[:4]`, `grid[::-1, 0]`: integers
+    /// (negative from the end) drop their dimension, slices keep it, as
+    /// NumPy's indexing; a device when every dimension is dropped, else the
+    /// sub-grid.
     fn index(&self, index: &Value) -> Result<Value> {
         let idx = match index {
             Value::Tuple(t) => t.to_vec(),
@@ -694,29 +726,67 @@ impl DeviceGrid {
                 self.shape
             )));
         }
-        let (mut lo, mut step) = (0, self.ids.len());
-        for (v, &n) in idx.iter().zip(&self.shape) {
-            let Value::Int(i) = v else {
-                return Err(Error::type_error(format!(
-                    "device grids take integer indices, got {}",
-                    v.type_name()
-                )));
-            };
-            let i = if *i < 0 { *i + n as i64 } else { *i };
-            let i = usize::try_from(i).ok().filter(|&i| i < n).ok_or_else(|| {
-                Error::index_error(format!("index {i} is out of bounds for a grid axis of {n}"))
-            })?;
-            step /= n;
-            lo += i * step;
+        // The positions taken along each dimension, and whether it stays.
+        let mut picks: Vec<(Vec<usize>, bool)> = Vec::new();
+        for (d, &n) in self.shape.iter().enumerate() {
+            picks.push(match idx.get(d) {
+                None => ((0..n).collect(), true),
+                Some(Value::Int(i)) => {
+                    let j = if *i < 0 { *i + n as i64 } else { *i };
+                    let j = usize::try_from(j).ok().filter(|&j| j < n).ok_or_else(|| {
+                        Error::index_error(format!(
+                            "index {i} is out of bounds for a grid axis of {n}"
+                        ))
+                    })?;
+                    (vec![j], false)
+                }
+                Some(Value::Slice(sl)) => {
+                    let (start, count, step) =
+                        crate::index::slice_range(sl.start, sl.stop, sl.step, n)?;
+                    (
+                        (0..count as i64)
+                            .map(|k| (start + k * step) as usize)
+                            .collect(),
+                        true,
+                    )
+                }
+                Some(v) => {
+                    return Err(Error::type_error(format!(
+                        "device grids take integers and slices as indices, got {}",
+                        v.type_name()
+                    )))
+                }
+            });
         }
-        let rest = self.shape[idx.len()..].to_vec();
-        Ok(if rest.is_empty() {
-            Value::object(DeviceValue::cpu(self.ids[lo]))
+        let mut ids = Vec::new();
+        let mut pos = vec![0usize; picks.len()];
+        if picks.iter().all(|(p, _)| !p.is_empty()) {
+            'outer: loop {
+                let flat = pos
+                    .iter()
+                    .zip(&picks)
+                    .zip(&self.shape)
+                    .fold(0, |acc, ((&k, (p, _)), &n)| acc * n + p[k]);
+                ids.push(self.ids[flat]);
+                for d in (0..pos.len()).rev() {
+                    pos[d] += 1;
+                    if pos[d] < picks[d].0.len() {
+                        continue 'outer;
+                    }
+                    pos[d] = 0;
+                }
+                break;
+            }
+        }
+        let shape: Vec<usize> = picks
+            .iter()
+            .filter(|(_, keep)| *keep)
+            .map(|(p, _)| p.len())
+            .collect();
+        Ok(if shape.is_empty() {
+            Value::object(DeviceValue::cpu(ids[0]))
         } else {
-            Value::object(DeviceGrid {
-                shape: rest,
-                ids: self.ids[lo..lo + step].to_vec(),
-            })
+            Value::object(DeviceGrid { shape, ids })
         })
     }
 }
@@ -752,13 +822,13 @@ impl Object for DeviceGrid {
     fn type_name(&self) -> &'static str {
         "DeviceArray"
     }
+    /// NumPy's repr of an array of device objects.
     fn repr(&self) -> String {
-        let shape: Vec<String> = self.shape.iter().map(|s| s.to_string()).collect();
-        format!(
-            "array(<{} devices>, shape=({}))",
-            self.ids.len(),
-            shape.join(", ")
-        )
+        format!("array({}, dtype=object)", self.nested_text(", ", 6))
+    }
+    /// NumPy's str of an array of device objects.
+    fn str(&self) -> Option<String> {
+        Some(self.nested_text(" ", 0))
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other.as_any().downcast_ref::<DeviceGrid>() == Some(self)

@@ -196,6 +196,16 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         },
     },
     Property {
+        name: "committed",
+        doc: "Whether the array was placed (device_put to a device or sharding, or laid \
+              out by a sharded computation) rather than left where it was made.",
+        get: |a| {
+            Ok(Value::Bool(
+                a.placement().is_some() || a.concrete().is_ok_and(|c| c.home().is_some()),
+            ))
+        },
+    },
+    Property {
         name: "is_fully_addressable",
         doc: "Whether this process holds every block of the array.",
         get: |a| {
