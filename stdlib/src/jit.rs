@@ -7,6 +7,7 @@ use crate::args::*;
 use crate::transforms::func_name;
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
+use arr_kernels::DType;
 use arr_runtime::jit::{self, Cache, Signature};
 use arr_runtime::prim::Prim;
 use arr_runtime::transform;
@@ -681,6 +682,23 @@ fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
     })
 }
 
+/// As JAX's jit with 64-bit types off: a NumPy array argument of a 64-bit
+/// type (`np.random.randn(3)`) enters as its 32-bit type.
+pub(crate) fn canonical(t: Tensor) -> Result<Tensor> {
+    let Tensor::Concrete(a) = &t else {
+        return Ok(t);
+    };
+    if !matches!(a.flavour(), arr_kernels::Flavour::NumPy { .. }) {
+        return Ok(t);
+    }
+    let to = match a.dtype() {
+        DType::F64 => DType::F32,
+        DType::I64 => DType::I32,
+        _ => return Ok(t),
+    };
+    numpy::convert(t, to)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn call(
     interp: &mut Interp,
@@ -694,7 +712,7 @@ fn call(
     let split = split_args(options, &args, &kwargs)?;
     let mut flat: Vec<Tensor> = leaves(&split.dynamic)?
         .iter()
-        .map(numpy::to_tensor)
+        .map(|v| numpy::to_tensor(v).and_then(canonical))
         .collect::<Result<_>>()?;
     // Inside a transformation or another trace, trace through: the outer
     // interpretation sees the primitives (and an outer jit compiles them).

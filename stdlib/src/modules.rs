@@ -571,7 +571,12 @@ fn returning_ndarrays(b: &Builtin) -> Value {
         doc: b.doc.clone(),
         params: b.params.clone(),
         defaults: b.defaults.clone(),
-        func: Rc::new(move |i, a| Ok(numpy::with_flavour(inner(i, a)?, numpy::NDARRAY))),
+        // NumPy never traces: on values a trace does not own (`np.prod(x.shape)`
+        // inside jit) it computes at once, as NumPy would.
+        func: Rc::new(move |i, a| {
+            let _eager = arr_runtime::transform::eager_constants();
+            Ok(numpy::with_flavour(inner(i, a)?, numpy::NDARRAY))
+        }),
         effect: b.effect,
     }))
 }

@@ -1177,7 +1177,10 @@ pub fn jaxpr_text(
     kwargs: Kwargs,
 ) -> Result<String> {
     let tree = Value::tuple(args);
-    let flat = flatten(&tree)?;
+    let flat = flatten(&tree)?
+        .into_iter()
+        .map(crate::jit::canonical)
+        .collect::<Result<Vec<_>>>()?;
     let avals: Vec<_> = flat.iter().map(Tensor::aval).collect();
     let shape = RefCell::new(Value::None);
     let closed = graph::trace(&avals, true, |ts| {

@@ -187,6 +187,21 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
     }
 }
 
+/// Until the guard drops, operations on constants run at once even under a
+/// dynamic trace (NumPy's functions inside `jit`: NumPy never traces);
+/// operations on traced values still go to their traces.
+pub fn eager_constants() -> EagerConstants {
+    EagerConstants(DYNAMIC.with(|d| d.replace(0)))
+}
+
+pub struct EagerConstants(usize);
+
+impl Drop for EagerConstants {
+    fn drop(&mut self) {
+        DYNAMIC.with(|d| d.set(self.0));
+    }
+}
+
 /// Whether the innermost dynamic trace is a graph being traced for `jit`.
 pub fn in_dynamic_graph() -> bool {
     let level = DYNAMIC.with(|d| d.get());
