@@ -441,6 +441,11 @@ const MODULES: &[(&str, &str, &str)] = &[
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
     ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),
     (
+        "textwrap",
+        "Wrapping and indenting text, as textwrap.",
+        "wrap=_textwrap_wrap fill=_textwrap_fill dedent=_textwrap_dedent indent=_textwrap_indent",
+    ),
+    (
         "traceback",
         "Tracebacks of exceptions, as traceback.",
         "format_exc=_traceback_format_exc print_exc=_traceback_print_exc",

@@ -4071,3 +4071,33 @@ def explicit_axes(fun=None, *, axes=None, in_sharding=None):
             args = _reshard_tree(args, tuple(target) if isinstance(target, list) else target)
         return fun(*args, **kwargs)
     return explicit_fun
+
+# textwrap: Python's paragraph filling and indentation helpers.
+
+def _textwrap_wrap(text, width=70, **kwargs):
+    """textwrap.wrap: the words of text in lines of at most width characters."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = word if not line else line + " " + word
+    if line:
+        lines.append(line)
+    return lines
+
+def _textwrap_fill(text, width=70, **kwargs):
+    """textwrap.fill: text's words wrapped in lines of at most width characters, one string."""
+    return "\n".join(_textwrap_wrap(text, width))
+
+def _textwrap_dedent(text):
+    """textwrap.dedent: text without the leading whitespace its non-blank lines share."""
+    lines = text.split("\n")
+    margins = [len(l) - len(l.lstrip()) for l in lines if l.strip()]
+    cut = min(margins) if margins else 0
+    return "\n".join(l[cut:] if l.strip() else l.strip(" \t") for l in lines)
+
+def _textwrap_indent(text, prefix):
+    """textwrap.indent: prefix added to the start of every non-blank line of text."""
+    return "".join(prefix + l if l.strip() else l for l in text.splitlines(True))

@@ -328,6 +328,13 @@ impl Interp {
     /// Attribute access: array properties, module members, methods.
     pub fn get_attr(&self, o: &Value, attr: &str) -> Result<Value> {
         match o {
+            // A vmap tracer's batched value (JAX's `BatchTracer.val`), for
+            // peeking inside a transformation.
+            Value::Array(Tensor::Traced(t)) if attr == "val" => {
+                if let crate::tensor::TracerKind::Batch { val, .. } = &t.kind {
+                    return Ok(Value::Array(val.clone()));
+                }
+            }
             Value::Array(a) => {
                 if let Some(v) = property(ARRAY_PROPERTIES, a, attr) {
                     // A NumPy array's transpose is a NumPy array.
