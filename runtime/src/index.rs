@@ -227,6 +227,7 @@ fn check_sharded_ints(x: &Tensor, items: &[Item]) -> Result<()> {
                         shape: x.shape().to_vec(),
                         dtype: x.dtype(),
                         placement: Some(p.clone()),
+                        key: false,
                     }
                     .text()
                 ),

@@ -926,15 +926,19 @@ pub struct ArrayTypeValue {
     pub shape: Vec<usize>,
     pub dtype: DType,
     pub placement: Option<Arc<Placement>>,
+    /// Typed PRNG keys (`key<fry>[3]`): `shape` is the keys' shape.
+    pub key: bool,
 }
 
 impl ArrayTypeValue {
     /// The type of `t` (its layout, if it has one).
     pub fn of(t: &Tensor) -> ArrayTypeValue {
+        let key = crate::numpy::key_shape(t);
         ArrayTypeValue {
-            shape: t.shape().to_vec(),
+            shape: key.unwrap_or(t.shape()).to_vec(),
             dtype: t.dtype(),
             placement: t.placement(),
+            key: key.is_some(),
         }
     }
 
@@ -959,7 +963,12 @@ impl ArrayTypeValue {
                 }
             })
             .collect();
-        format!("{}[{}]", self.dtype.name(), dims.join(","))
+        let dtype = if self.key {
+            "key<fry>"
+        } else {
+            self.dtype.name()
+        };
+        format!("{dtype}[{}]", dims.join(","))
     }
 }
 

@@ -204,6 +204,7 @@ impl Cx<'_> {
                     shape: a.shape.to_vec(),
                     dtype: a.dtype,
                     placement: p.clone(),
+                    key: false,
                 }
                 .text()
             })
