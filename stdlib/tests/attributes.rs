@@ -94,6 +94,7 @@ fn arrays_list_every_property_and_their_methods() {
             "device",
             "sharding",
             "addressable_shards",
+            "committed",
             "is_fully_addressable"
         ]
     );

@@ -59,6 +59,7 @@ pub fn out_layouts(
         in_avals,
         ins,
         strict: !LENIENT.with(Cell::get) && crate::transform::idle(),
+        out: outs.first(),
     };
     let one = |spec: Result<Spec>| -> Result<Layouts> { Ok(vec![Some(cx.place(spec?)?)]) };
     let unsplit = || -> Result<Layouts> {
@@ -165,12 +166,42 @@ struct Cx<'a> {
     /// the rules' own operations meet layouts the user never wrote, and a
     /// conflict leaves the dimension unsplit for the partitioner.
     strict: bool,
+    /// The type of the (first) output, for messages.
+    out: Option<&'a Aval>,
+}
+
+/// A type as JAX's short form writes it, with the mesh axes of `spec` on
+/// its dimensions: `i32[4@X,4@X]`.
+fn short_type(
+    mesh: &Mesh,
+    shape: &[usize],
+    dtype: arr_kernels::DType,
+    spec: &[Vec<usize>],
+) -> String {
+    let short = super::type_str(&[], dtype);
+    let dims: Vec<String> = shape
+        .iter()
+        .enumerate()
+        .map(|(d, n)| {
+            let axes: Vec<&str> = spec
+                .get(d)
+                .map(|a| a.iter().map(|&a| &*mesh.axis_names[a]).collect())
+                .unwrap_or_default();
+            match &axes[..] {
+                [] => n.to_string(),
+                [a] => format!("{n}@{a}"),
+                many => format!("{n}@({})", many.join(",")),
+            }
+        })
+        .collect();
+    format!("{}[{}]", short.trim_end_matches("[]"), dims.join(","))
 }
 
 impl Cx<'_> {
     /// The placement of a spec; a mesh axis left splitting two dimensions
     /// (two operands each bringing it on another dimension) is a conflict.
     fn place(&self, mut spec: Spec) -> Result<Arc<Placement>> {
+        let whole = spec.clone();
         let mut seen = vec![false; self.mesh.shape.len()];
         for axes in spec.iter_mut() {
             let clash = axes
@@ -180,6 +211,28 @@ impl Cx<'_> {
                 .copied();
             if let Some(a) = clash {
                 if self.mesh.is_explicit(a) && self.strict {
+                    if let Some(out) = self.out.filter(|o| o.shape.len() == whole.len()) {
+                        // JAX's words for this conflict.
+                        let ins: Vec<String> = self
+                            .in_avals
+                            .iter()
+                            .zip(self.ins)
+                            .map(|(a, p)| {
+                                let spec = p.as_ref().map(|p| p.spec.clone()).unwrap_or_default();
+                                short_type(self.mesh, &a.shape, a.dtype, &spec)
+                            })
+                            .collect();
+                        return Err(Error::new(
+                            ErrorKind::ShardingTypeError,
+                            format!(
+                                "{} operation with inputs: {} produces an illegally sharded \
+                                 result: {}",
+                                self.prim.ir_name(),
+                                ins.join(", "),
+                                short_type(self.mesh, &out.shape, out.dtype, &whole)
+                            ),
+                        ));
+                    }
                     return Err(self.conflict(format!(
                         "mesh axis '{}' would split two dimensions of the result",
                         self.mesh.axis_names[a]
