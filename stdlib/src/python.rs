@@ -127,11 +127,11 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "iter(xs)",
         "An iterator over the items of xs, for next (an iterator is its own iterator).",
-        |_, a| {
+        |interp, a| {
             if IterValue::of(&a[0]).is_some() {
                 return Ok(a[0].clone());
             }
-            Ok(IterValue::value(iter_items(&a[0])?))
+            Ok(IterValue::value(items_of(interp, &a[0])?))
         },
     );
     r.func(
@@ -480,7 +480,7 @@ fn register_more(r: &mut Registry) {
     r.func(
         "set(xs=())",
         "A new set of the items of xs (iterated in sorted order).",
-        |_, a| set::from_values(iter_items(&a[0])?),
+        |interp, a| set::from_values(items_of(interp, &a[0])?),
     );
     r.func(
         "frozenset(xs=())",
@@ -824,10 +824,10 @@ fn range(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     )))
 }
 
-fn enumerate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn enumerate(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let start = int_arg("start", &a[1])?;
     Ok(Value::list(
-        iter_items(&a[0])?
+        items_of(interp, &a[0])?
             .into_iter()
             .enumerate()
             .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
@@ -835,10 +835,10 @@ fn enumerate(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ))
 }
 
-fn zip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn zip(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[0])?
         .iter()
-        .map(iter_items)
+        .map(|v| items_of(interp, v))
         .collect::<Result<_>>()?;
     let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
     Ok(Value::list(
@@ -848,27 +848,40 @@ fn zip(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ))
 }
 
-fn list(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if let Value::Instance(_) = a[0] {
-        return Ok(Value::list(interp.instance_items(&a[0])?));
+/// The items of any iterable, instances of user classes (`__iter__`,
+/// `__getitem__` and `__len__`) included.
+fn items_of(interp: &mut Interp, v: &Value) -> Result<Vec<Value>> {
+    match v {
+        Value::Instance(_) => interp.instance_items(v),
+        _ => iter_items(v),
     }
-    Ok(Value::list(iter_items(&a[0])?))
+}
+
+fn list(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    Ok(Value::list(items_of(interp, &a[0])?))
 }
 
 fn tuple(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    if let Value::Instance(_) = a[0] {
-        return Ok(Value::tuple(interp.instance_items(&a[0])?));
-    }
-    Ok(Value::tuple(iter_items(&a[0])?))
+    Ok(Value::tuple(items_of(interp, &a[0])?))
 }
 
-fn dict(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn dict(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let mut d = Dict::default();
     match &a[0] {
         Value::None => {}
         Value::Dict(other) => d.extend(other.borrow().iter().map(|(k, v)| (k.clone(), v.clone()))),
+        // A mapping of a user class: its keys() and items, as Python's dict().
+        m @ Value::Instance(_) if interp.attr(m, "keys").is_ok() => {
+            let keys = interp.attr(m, "keys")?;
+            let keys = interp.call(&keys, Vec::new(), Vec::new())?;
+            let get = interp.attr(m, "__getitem__")?;
+            for k in items_of(interp, &keys)? {
+                let v = interp.call(&get, vec![k.clone()], Vec::new())?;
+                d.insert(k.to_key()?, v);
+            }
+        }
         other => {
-            for pair in iter_items(other)? {
+            for pair in items_of(interp, other)? {
                 let kv = iter_items(&pair)?;
                 if kv.len() != 2 {
                     return Err(Error::value_error("dict() needs (key, value) pairs"));
@@ -978,7 +991,7 @@ pub(crate) fn sort_values(
 }
 
 fn sorted(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let items = iter_items(&a[0])?;
+    let items = items_of(interp, &a[0])?;
     Ok(Value::list(sort_values(
         interp,
         items,
@@ -987,8 +1000,8 @@ fn sorted(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     )?))
 }
 
-fn reversed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let mut items = iter_items(&a[0])?;
+fn reversed(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let mut items = items_of(interp, &a[0])?;
     items.reverse();
     Ok(Value::list(items))
 }
@@ -996,7 +1009,7 @@ fn reversed(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[1])?
         .iter()
-        .map(iter_items)
+        .map(|v| items_of(interp, v))
         .collect::<Result<_>>()?;
     let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
     let mut out = Vec::with_capacity(n);
@@ -1012,7 +1025,7 @@ fn map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn filter(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let mut out = Vec::new();
-    for x in iter_items(&a[1])? {
+    for x in items_of(interp, &a[1])? {
         let keep = match &a[0] {
             Value::None => x.truthy()?,
             f => interp.call(f, vec![x.clone()], Vec::new())?.truthy()?,

@@ -42,12 +42,18 @@ pub(crate) fn register(r: &mut Registry) {
     r.array_func(
         "all(x, axis=None, keepdims=False)",
         "Whether every element is true (over axis).",
-        |_, a| logical(ReduceOp::All, &a),
+        |i, mut a| {
+            a[0] = iterable_as_list(i, &a[0]);
+            logical(ReduceOp::All, &a)
+        },
     );
     r.array_func(
         "any(x, axis=None, keepdims=False)",
         "Whether any element is true (over axis).",
-        |_, a| logical(ReduceOp::Any, &a),
+        |i, mut a| {
+            a[0] = iterable_as_list(i, &a[0]);
+            logical(ReduceOp::Any, &a)
+        },
     );
     r.array_func(
         "argmax(x, axis=None, keepdims=False)",
@@ -116,7 +122,21 @@ fn sum_input(v: &Value, dtype: &Value) -> Result<Tensor> {
     Ok(x)
 }
 
-fn sum(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+/// A user class's iterable instance (a deque, a Counter) as the list of its
+/// items, so that Python's sum/min/max/any/all take it; other values as
+/// they are (an array-like instance stays one).
+fn iterable_as_list(interp: &mut Interp, v: &Value) -> Value {
+    match v {
+        Value::Instance(_) if arr_runtime::class::array_attribute(v).is_none() => interp
+            .instance_items(v)
+            .map(Value::list)
+            .unwrap_or_else(|_| v.clone()),
+        _ => v.clone(),
+    }
+}
+
+fn sum(interp: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
+    a[0] = iterable_as_list(interp, &a[0]);
     if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..))
         && matches!(a[1], Value::None)
     {
@@ -148,7 +168,10 @@ fn mean(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
-    let args = numpy::sequence_items(&a[0])?;
+    let mut args = numpy::sequence_items(&a[0])?;
+    if let [one] = args.as_mut_slice() {
+        *one = iterable_as_list(interp, one);
+    }
     let (axis, keepdims, key) = (&a[1], &a[2], &a[3]);
     let python = |items: Vec<Value>, interp: &mut Interp| -> Result<Value> {
         if items.is_empty() {
