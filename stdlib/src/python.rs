@@ -949,6 +949,12 @@ fn float(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 })?,
             }
         }
+        // (As Python's float() of a complex number.)
+        Value::Array(x) if x.dtype() == arr_kernels::DType::C64 => {
+            return Err(Error::type_error(
+                "float() argument must be a string or a real number, not 'complex'",
+            ))
+        }
         Value::Array(x) => numpy::item(x)?.as_f64().unwrap_or(f64::NAN),
         v => v.to_f64()?.ok_or_else(|| {
             Error::type_error(format!(
