@@ -15,43 +15,54 @@ use std::cmp::Ordering;
 
 pub(crate) fn register(r: &mut Registry) {
     r.array_func(
-        "sum(x, axis=None, keepdims=False, dtype=None, start=0)",
-        "Sum of array elements over axis (None: all axes). On a list or tuple, Python's sum (start + items).",
+        "sum(x, axis=None, keepdims=False, dtype=None, start=0, where=None)",
+        "Sum of array elements over axis (None: all axes), of those where `where` is true. On a \
+         list or tuple, Python's sum (start + items).",
         sum,
     );
     r.array_func(
-        "prod(x, axis=None, keepdims=False)",
-        "Product of array elements over axis.",
-        |_, a| reduce_numeric(ReduceOp::Prod, &a[0], &a[1], &a[2]),
+        "prod(x, axis=None, keepdims=False, where=None)",
+        "Product of array elements over axis (of those where `where` is true).",
+        |i, mut a| {
+            a[0] = masked(i, &a[0], &a[3], Value::Int(1))?;
+            reduce_numeric(ReduceOp::Prod, &a[0], &a[1], &a[2])
+        },
     );
     r.array_func(
-        "mean(x, axis=None, keepdims=False)",
-        "Arithmetic mean over axis (float32 for integer input).",
+        "mean(x, axis=None, keepdims=False, where=None)",
+        "Arithmetic mean over axis (float32 for integer input), of the elements where `where` \
+         is true.",
         mean,
     );
     r.array_func(
-        "max(*args, axis=None, keepdims=False, key=None)",
-        "Maximum of an array over axis; with several arguments or a list of numbers, Python's max.",
+        "max(*args, axis=None, keepdims=False, key=None, initial=None, where=None)",
+        "Maximum of an array over axis (with initial among the values; of the elements where \
+         `where` is true, which needs initial); with several arguments or a list of numbers, \
+         Python's max.",
         |i, a| extremum(i, a, ReduceOp::Max),
     );
     r.array_func(
-        "min(*args, axis=None, keepdims=False, key=None)",
-        "Minimum of an array over axis; with several arguments or a list of numbers, Python's min.",
+        "min(*args, axis=None, keepdims=False, key=None, initial=None, where=None)",
+        "Minimum of an array over axis (with initial among the values; of the elements where \
+         `where` is true, which needs initial); with several arguments or a list of numbers, \
+         Python's min.",
         |i, a| extremum(i, a, ReduceOp::Min),
     );
     r.array_func(
-        "all(x, axis=None, keepdims=False)",
-        "Whether every element is true (over axis).",
+        "all(x, axis=None, keepdims=False, where=None)",
+        "Whether every element is true (over axis; of those where `where` is true).",
         |i, mut a| {
             a[0] = iterable_as_list(i, &a[0]);
+            a[0] = masked(i, &a[0], &a[3], Value::Bool(true))?;
             logical(ReduceOp::All, &a)
         },
     );
     r.array_func(
-        "any(x, axis=None, keepdims=False)",
-        "Whether any element is true (over axis).",
+        "any(x, axis=None, keepdims=False, where=None)",
+        "Whether any element is true (over axis; of those where `where` is true).",
         |i, mut a| {
             a[0] = iterable_as_list(i, &a[0]);
+            a[0] = masked(i, &a[0], &a[3], Value::Bool(false))?;
             logical(ReduceOp::Any, &a)
         },
     );
@@ -135,8 +146,19 @@ fn iterable_as_list(interp: &mut Interp, v: &Value) -> Value {
     }
 }
 
+/// `where(mask, x, fill)` for a reduction's `where=` (x unchanged without one).
+fn masked(interp: &mut Interp, x: &Value, mask: &Value, fill: Value) -> Result<Value> {
+    if matches!(mask, Value::None) {
+        return Ok(x.clone());
+    }
+    let select = crate::builtin_named(interp, "where")?;
+    let x = Value::Array(array_arg(x)?);
+    interp.call(&select, vec![mask.clone(), x, fill], Vec::new())
+}
+
 fn sum(interp: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
     a[0] = iterable_as_list(interp, &a[0]);
+    a[0] = masked(interp, &a[0], &a[5], Value::Int(0))?;
     if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..))
         && matches!(a[1], Value::None)
     {
@@ -155,7 +177,23 @@ fn reduce_numeric(op: ReduceOp, x: &Value, axis: &Value, keepdims: &Value) -> Re
     ok(numpy::reduce(op, x, axis, keepdims.truthy()?)?)
 }
 
-fn mean(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn mean(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if !matches!(a[3], Value::None) {
+        // The masked sum over the number of elements the mask keeps.
+        let x = Value::Array(float_arg(&a[0])?);
+        let kept = masked(interp, &x, &a[3], Value::Float(0.0))?;
+        let ones = numpy::binary(arr_kernels::BinaryOp::Mul, &x, &Value::Float(0.0))?;
+        let ones = numpy::binary(arr_kernels::BinaryOp::Add, &ones, &Value::Float(1.0))?;
+        let count = masked(interp, &ones, &a[3], Value::Float(0.0))?;
+        let (axis, keep) = (&a[1], a[2].truthy()?);
+        let s = numpy::reduce(ReduceOp::Sum, array_arg(&kept)?, axis, keep)?;
+        let n = numpy::reduce(ReduceOp::Sum, array_arg(&count)?, axis, keep)?;
+        return numpy::binary(
+            arr_kernels::BinaryOp::Div,
+            &Value::Array(s),
+            &Value::Array(n),
+        );
+    }
     let x = float_arg(&a[0])?;
     let axes = numpy::parse_axes(&a[1], x.ndim())?;
     let n: usize = axes.iter().map(|&i| x.shape()[i]).product();
@@ -171,6 +209,30 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
     let mut args = numpy::sequence_items(&a[0])?;
     if let [one] = args.as_mut_slice() {
         *one = iterable_as_list(interp, one);
+    }
+    let (initial, mask) = (&a[4], &a[5]);
+    if !matches!((initial, mask), (Value::None, Value::None)) {
+        // As NumPy's: `where=` needs `initial`, which takes part in the
+        // reduction (so an all-false row gives it).
+        let [x] = args.as_slice() else {
+            return Err(Error::type_error(
+                "max()/min(): initial and where take one array",
+            ));
+        };
+        if matches!(initial, Value::None) {
+            return Err(Error::value_error(
+                "reduction operation max/min with where= needs initial= (the value of a row \
+                 where selects nothing)",
+            ));
+        }
+        let x = masked(interp, x, mask, initial.clone())?;
+        let r = numpy::reduce(op, array_arg(&x)?, &a[1], a[2].truthy()?)?;
+        let bop = if op == ReduceOp::Max {
+            arr_kernels::BinaryOp::Max
+        } else {
+            arr_kernels::BinaryOp::Min
+        };
+        return numpy::binary(bop, &Value::Array(r), initial);
     }
     let (axis, keepdims, key) = (&a[1], &a[2], &a[3]);
     let python = |items: Vec<Value>, interp: &mut Interp| -> Result<Value> {
