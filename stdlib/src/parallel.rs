@@ -979,7 +979,7 @@ fn shard_map_call(
     };
     // Every leaf with the placement its argument's spec gives it.
     let mut placements: Vec<sharding::Placement> = Vec::new();
-    for (i, (t, spec)) in leaves_in.iter_mut().zip(&specs).enumerate() {
+    for (t, spec) in leaves_in.iter_mut().zip(&specs) {
         let p = spec.placement(mesh, t.ndim())?;
         for d in 0..t.ndim() {
             if !t.shape()[d].is_multiple_of(p.parts(d)) {
@@ -991,7 +991,7 @@ fn shard_map_call(
                 )));
             }
         }
-        check_in_layout(mesh, t, &p, i, spec)?;
+        check_in_layout(mesh, t, &p, spec)?;
         placements.push(p);
     }
     if traced {
@@ -1033,7 +1033,6 @@ fn check_in_layout(
     mesh: &Arc<Mesh>,
     t: &Tensor,
     want: &sharding::Placement,
-    i: usize,
     spec: &SpecValue,
 ) -> Result<()> {
     let explicit = |spec: &[Vec<usize>]| -> Vec<Vec<usize>> {
@@ -1053,11 +1052,20 @@ fn check_in_layout(
         (Tensor::Traced(_), None) => return Ok(()),
     };
     if have != explicit(&want.spec) {
+        // JAX's words.
+        let have_spec = match t.placement() {
+            Some(p) if *p.mesh == **mesh => SpecValue::of(&p).text(),
+            _ => SpecValue(vec![Vec::new(); t.ndim()]).text(),
+        };
         return Err(Error::value_error(format!(
-            "shard_map: argument leaf {i} is {} but in_specs says {}: on a mesh with \
-             Explicit axes, reshard it first (device_put or reshard)",
+            "in_specs passed to shard_map: {} does not match the specs of the input: {} for \
+             arg: {}. `in_specs` is an optional argument so you can omit \
+             specifying it and shard_map will infer the in_specs from the arguments. If you \
+             want to reshard your inputs, you can use `jax.reshard` on the arguments and then \
+             pass those args to shard_map.",
+            spec.text(),
+            have_spec,
             arr_runtime::sharding::ArrayTypeValue::of(t).text(),
-            spec.text()
         )));
     }
     Ok(())

@@ -534,7 +534,13 @@ fn errors() {
         .map(|c| arr_testkit::script_output(&format!("{setup}{c}\n")))
         .collect();
     expect![[r#"
-        ValueError: shard_map: out_specs P(None) says output 0 is replicated along mesh axis 'x', but its blocks differ across that axis (device 0 and device 1); reduce it over the axis (psum), name the axis in out_specs, or pass check_vma=False at test.arr:3:1
+        ValueError: shard_map was given out_specs which require replication the values do not have:
+
+        The mesh given has shape (8,) with corresponding axis names ('x',).
+
+        out_specs is P(None) which implies that the corresponding output value is replicated across mesh axis 'x', but its blocks differ across that axis.
+
+        Check if these output values are meant to be replicated over those mesh axes. If not, consider revising the corresponding out_specs entries (or reduce them with psum). If so, consider disabling the check by passing the check_vma=False argument to `jax.shard_map`. at test.arr:3:1
           |
         3 | shard_map(lambda b: b * 2, mesh=mesh, in_specs=P('x'), out_specs=P())(v)
           | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
@@ -550,7 +556,7 @@ fn errors() {
           |
         3 | device_put(ones(6), NamedSharding(mesh, P('x')))
           | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-        ValueError: shard_map: argument leaf 0 is float32[8] but in_specs says P('x'): on a mesh with Explicit axes, reshard it first (device_put or reshard) at test.arr:3:1
+        ValueError: in_specs passed to shard_map: P('x') does not match the specs of the input: P(None) for arg: float32[8]. `in_specs` is an optional argument so you can omit specifying it and shard_map will infer the in_specs from the arguments. If you want to reshard your inputs, you can use `jax.reshard` on the arguments and then pass those args to shard_map. at test.arr:3:1
           |
         3 | shard_map(lambda b: b, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(ones(8))
           | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^

@@ -146,15 +146,27 @@ fn check_replicated(mesh: &Mesh, p: &Placement, outs: &[Vec<Array>], i: usize) -
                 .zip(&mesh.shape)
                 .fold(0, |acc, (c, n)| acc * n + c);
             if out[i].buffer()? != outs[first][i].buffer()? {
+                // JAX's words (its check is by types, this one by values).
+                let shape: Vec<String> = mesh.shape.iter().map(|n| n.to_string()).collect();
+                let names: Vec<String> = mesh.axis_names.iter().map(|n| format!("'{n}'")).collect();
+                let tuple = |v: Vec<String>| match v.len() {
+                    1 => format!("({},)", v[0]),
+                    _ => format!("({})", v.join(", ")),
+                };
                 return Err(Error::value_error(format!(
-                    "shard_map: out_specs {} says output {i} is replicated along mesh axis \
-                     '{}', but its blocks differ across that axis (device {} and device {}); \
-                     reduce it over the axis (psum), name the axis in out_specs, or pass \
-                     check_vma=False",
+                    "shard_map was given out_specs which require replication the values do \
+                     not have:\n\nThe mesh given has shape {} with corresponding axis names \
+                     {}.\n\nout_specs is {} which implies that the corresponding output value \
+                     is replicated across mesh axis '{}', but its blocks differ \
+                     across that axis.\n\nCheck if these output values are meant to be \
+                     replicated over those mesh axes. If not, consider revising the \
+                     corresponding out_specs entries (or reduce them with psum). If so, consider \
+                     disabling the check by passing the check_vma=False argument to \
+                     `jax.shard_map`.",
+                    tuple(shape),
+                    tuple(names),
                     p.spec_text(),
                     mesh.axis_names[a],
-                    mesh.devices[first],
-                    mesh.devices[pos]
                 )));
             }
         }
