@@ -865,11 +865,6 @@ fn make_shard_map(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::None => None,
         m => Some(mesh_arg(m, "shard_map")?),
     };
-    if matches!(a[3], Value::None) {
-        return Err(Error::type_error(
-            "shard_map: out_specs is required (a P, or a pytree of them matching the outputs)",
-        ));
-    }
     let check_rep = !matches!(a[5], Value::Bool(false));
     let options = ShardMapOptions {
         mesh,
@@ -1087,6 +1082,12 @@ fn out_layouts(
 
 /// The out spec of each output leaf: a pytree prefix of the outputs, or one for all.
 fn out_leaf_specs(out_specs: &Value, out_tree: &Value) -> Result<Vec<SpecValue>> {
+    // out_specs=None (or left out) fits only a function that returns no arrays.
+    if matches!(out_specs, Value::None) && !leaves(out_tree)?.is_empty() {
+        return Err(Error::type_error(
+            "shard_map: out_specs is required (a P, or a pytree of them matching the outputs)",
+        ));
+    }
     leaf_specs(out_specs, out_tree, "out_specs")
 }
 
