@@ -312,13 +312,100 @@ fn shared_cache(f: &Value, options: &Options, name: &str) -> Shared {
     })
 }
 
+/// What one `jit(f)` holds: the function, its options, its compiled
+/// programs (shared by every jit of the function), and the sharded jit it
+/// makes for sharded arguments.
+struct JitState {
+    f: Value,
+    options: Options,
+    cache: Rc<RefCell<Cache>>,
+    trees: Rc<RefCell<Vec<(Signature, Value)>>>,
+    sharded: RefCell<Option<Value>>,
+}
+
+/// A call of a jitted function: by the sharded jit for sharded arguments,
+/// else by the compiled program (with jax_debug_nans' check of its outputs).
+fn compiled_call(
+    interp: &mut Interp,
+    s: &JitState,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+) -> Result<Value> {
+    if takes_sharded(&s.options, &args, &kwargs)? {
+        let jf = s
+            .sharded
+            .borrow_mut()
+            .get_or_insert_with(|| {
+                crate::sharded_jit::sharded_jit(
+                    s.f.clone(),
+                    Value::None,
+                    Value::None,
+                    s.options.donate_argnums.clone(),
+                )
+                .unwrap_or(Value::None)
+            })
+            .clone();
+        if !matches!(jf, Value::None) {
+            // A layout the partitioner cannot split evenly (JAX pads
+            // uneven blocks): run unpartitioned, which gives the same values.
+            match interp.call(&jf, args.clone(), kwargs.clone()) {
+                Err(e)
+                    if e.kind == arr_runtime::ErrorKind::ShapeError
+                        && e.message.contains("is not divisible by its") => {}
+                result => return result,
+            }
+        }
+    }
+    if !arr_runtime::prim::debug_nans() {
+        return call(interp, &s.f, &s.options, &s.cache, &s.trees, args, kwargs);
+    }
+    // jax_debug_nans: outputs holding a NaN run the function again op
+    // by op, so that the operation that made it is named.
+    let out = call(
+        interp,
+        &s.f,
+        &s.options,
+        &s.cache,
+        &s.trees,
+        args.clone(),
+        kwargs.clone(),
+    )?;
+    let leaves: Vec<Tensor> = crate::tree::leaves(&out)?
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Array(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    if arr_runtime::prim::any_nan(&leaves) {
+        let before = std::mem::replace(&mut interp.jit_disabled, true);
+        let again = interp.call(&s.f, args, kwargs);
+        interp.jit_disabled = before;
+        again?;
+        return Err(arr_runtime::Error::new(
+            arr_runtime::ErrorKind::FloatingPointError,
+            format!(
+                "invalid value (nan) encountered in jit({}); run op by op, the function \
+                 made no NaN (the compiled program's arithmetic differs)",
+                func_name(&s.f)
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 fn jitted(f: Value, options: Options) -> Value {
     let name = func_name(&f);
     let (cache, trees) = shared_cache(&f, &options, &name);
-    let (c2, f2, o2) = (cache.clone(), f.clone(), options.clone());
     // Called with sharded arrays, it is partitioned by their layouts, as
     // JAX's jit is: a sharded jit made on first need.
-    let sharded: RefCell<Option<Value>> = RefCell::new(None);
+    let state = JitState {
+        f: f.clone(),
+        options: options.clone(),
+        cache: cache.clone(),
+        trees,
+        sharded: RefCell::new(None),
+    };
     // Set once tracing met a ref (jax.new_ref): JAX's refs are state the
     // program reads and writes at each call; this jit then runs its
     // function op by op, so that every access happens when it runs.
@@ -326,23 +413,17 @@ fn jitted(f: Value, options: Options) -> Value {
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
         let op_by_op_call = |interp: &mut Interp, args, kwargs| {
             let before = std::mem::replace(&mut interp.jit_disabled, true);
-            let out = interp.call(&f2, args, kwargs);
+            let out = interp.call(&state.f, args, kwargs);
             interp.jit_disabled = before;
             out
         };
         if interp.jit_disabled {
-            return interp.call(&f2, args, kwargs);
+            return interp.call(&state.f, args, kwargs);
         }
         if op_by_op.get() {
             return op_by_op_call(interp, args, kwargs);
         }
-        let compiled = compiled_call(
-            interp,
-            (&f2, &o2, &c2, &trees, &sharded),
-            args.clone(),
-            kwargs.clone(),
-        );
-        match compiled {
+        match compiled_call(interp, &state, args.clone(), kwargs.clone()) {
             Err(e) if e.message == REF_IN_JIT && !transform::in_dynamic_graph() => {
                 op_by_op.set(true);
                 op_by_op_call(interp, args, kwargs)
@@ -350,71 +431,6 @@ fn jitted(f: Value, options: Options) -> Value {
             other => other,
         }
     });
-    fn compiled_call(
-        interp: &mut Interp,
-        (f2, o2, c2, trees, sharded): (
-            &Value,
-            &Options,
-            &Rc<RefCell<Cache>>,
-            &Rc<RefCell<Vec<(Signature, Value)>>>,
-            &RefCell<Option<Value>>,
-        ),
-        args: Vec<Value>,
-        kwargs: Kwargs,
-    ) -> Result<Value> {
-        if takes_sharded(o2, &args, &kwargs)? {
-            let jf = sharded
-                .borrow_mut()
-                .get_or_insert_with(|| {
-                    crate::sharded_jit::sharded_jit(
-                        f2.clone(),
-                        Value::None,
-                        Value::None,
-                        o2.donate_argnums.clone(),
-                    )
-                    .unwrap_or(Value::None)
-                })
-                .clone();
-            if !matches!(jf, Value::None) {
-                // A layout the partitioner cannot split evenly (JAX pads
-                // uneven blocks): run unpartitioned, which gives the same values.
-                match interp.call(&jf, args.clone(), kwargs.clone()) {
-                    Err(e)
-                        if e.kind == arr_runtime::ErrorKind::ShapeError
-                            && e.message.contains("is not divisible by its") => {}
-                    result => return result,
-                }
-            }
-        }
-        if !arr_runtime::prim::debug_nans() {
-            return call(interp, &f2, &o2, &c2, &trees, args, kwargs);
-        }
-        // jax_debug_nans: outputs holding a NaN run the function again op
-        // by op, so that the operation that made it is named.
-        let out = call(interp, &f2, &o2, &c2, &trees, args.clone(), kwargs.clone())?;
-        let leaves: Vec<Tensor> = crate::tree::leaves(&out)?
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::Array(t) => Some(t),
-                _ => None,
-            })
-            .collect();
-        if arr_runtime::prim::any_nan(&leaves) {
-            let before = std::mem::replace(&mut interp.jit_disabled, true);
-            let again = interp.call(&f2, args, kwargs);
-            interp.jit_disabled = before;
-            again?;
-            return Err(arr_runtime::Error::new(
-                arr_runtime::ErrorKind::FloatingPointError,
-                format!(
-                    "invalid value (nan) encountered in jit({}); run op by op, the function \
-                     made no NaN (the compiled program's arithmetic differs)",
-                    func_name(&f2)
-                ),
-            ));
-        }
-        Ok(out)
-    }
     if let Value::Native(n) = &value {
         let why = NativeClosure::value(format!("jit({name}).why"), move |_, _, _| {
             Ok(Value::str(&why_text(&cache.borrow())))
@@ -632,9 +648,7 @@ fn identity(v: &Value) -> Option<String> {
     };
     PINNED.with(|p| {
         let mut p = p.borrow_mut();
-        if !p.contains_key(&ptr) {
-            p.insert(ptr, v.clone());
-        }
+        p.entry(ptr).or_insert_with(|| v.clone());
     });
     Some(format!("{ptr:#x}"))
 }

@@ -1225,9 +1225,12 @@ fn pair(v: Value, what: &str) -> Result<(Value, Value)> {
     }
 }
 
+/// The arguments at nondiff_argnums, with their positions.
+type Nondiff = Vec<(usize, Value)>;
+
 /// `nondiff_argnums`: the arguments at those positions, taken out of
 /// `args` (which keeps the others, in order).
-fn split_nondiff(positions: &[i64], args: Vec<Value>) -> Result<(Vec<(usize, Value)>, Vec<Value>)> {
+fn split_nondiff(positions: &[i64], args: Vec<Value>) -> Result<(Nondiff, Vec<Value>)> {
     let n = args.len() as i64;
     let mut at = Vec::new();
     for &i in positions {
@@ -1254,7 +1257,7 @@ fn split_nondiff(positions: &[i64], args: Vec<Value>) -> Result<(Vec<(usize, Val
 
 /// `f` as a function of the differentiated arguments only: the others are
 /// put back at their positions.
-fn over_diff_args(f: Value, nondiff: Rc<Vec<(usize, Value)>>) -> Value {
+fn over_diff_args(f: Value, nondiff: Rc<Nondiff>) -> Value {
     NativeClosure::value(func_name(&f), move |interp, diff, kwargs| {
         let mut all = diff;
         for (k, v) in nondiff.iter() {
@@ -1266,7 +1269,7 @@ fn over_diff_args(f: Value, nondiff: Rc<Vec<(usize, Value)>>) -> Value {
 
 /// A rule that takes the non-differentiated arguments first (JAX's jvp and
 /// bwd rules with nondiff_argnums).
-fn nondiff_first(rule: Value, nondiff: Rc<Vec<(usize, Value)>>) -> Value {
+fn nondiff_first(rule: Value, nondiff: Rc<Nondiff>) -> Value {
     NativeClosure::value(func_name(&rule), move |interp, rest, kwargs| {
         let mut all: Vec<Value> = nondiff.iter().map(|(_, v)| v.clone()).collect();
         all.extend(rest);
