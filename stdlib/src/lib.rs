@@ -55,6 +55,13 @@ const LIBRARIES: &[(&str, &str, &str)] = &[
     ("flax", "<stdlib:flax>", include_str!("flax.arr")),
     ("pathlib", "<stdlib:pathlib>", include_str!("pathlib.arr")),
     ("orbax", "<stdlib:orbax>", include_str!("orbax.arr")),
+    (
+        "collections",
+        "<stdlib:collections>",
+        include_str!("collections.arr"),
+    ),
+    ("logging", "<stdlib:logging>", include_str!("logging.arr")),
+    ("sys", "<stdlib:sys>", include_str!("sys.arr")),
 ];
 
 /// Prelude functions named `_random_X` become `random.X`.
