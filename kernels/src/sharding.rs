@@ -44,6 +44,16 @@ pub struct Mesh {
 }
 
 impl Mesh {
+    /// The coordinates of the device at row-major position `pos`.
+    pub fn coords(&self, mut pos: usize) -> Vec<usize> {
+        let mut c = vec![0; self.shape.len()];
+        for a in (0..c.len()).rev() {
+            c[a] = pos % self.shape[a];
+            pos /= self.shape[a];
+        }
+        c
+    }
+
     pub fn new(
         shape: Vec<usize>,
         axis_names: Vec<Arc<str>>,
@@ -187,13 +197,8 @@ impl Placement {
     }
 
     /// The mesh coordinates of the device at row-major position `pos`.
-    pub fn coords(&self, mut pos: usize) -> Vec<usize> {
-        let mut c = vec![0; self.mesh.shape.len()];
-        for a in (0..c.len()).rev() {
-            c[a] = pos % self.mesh.shape[a];
-            pos /= self.mesh.shape[a];
-        }
-        c
+    pub fn coords(&self, pos: usize) -> Vec<usize> {
+        self.mesh.coords(pos)
     }
 
     /// Which block of dimension `d` the device at `coords` holds.

@@ -94,6 +94,15 @@ impl Drop for PrintingOn {
     }
 }
 
+/// Python's text of a tuple of these items' texts: `(0,)`, `(0, 1)`.
+fn py_tuple(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.as_slice() {
+        [one] => format!("({one},)"),
+        many => format!("({})", many.join(", ")),
+    }
+}
+
 /// JAX's text of a value in an eager shard_map: each device's block under
 /// its device and mesh coordinates (`blocks` by device id).
 pub fn device_blocks_text(mesh: &Mesh, blocks: &[(Option<usize>, Array)]) -> String {
@@ -104,23 +113,7 @@ pub fn device_blocks_text(mesh: &Mesh, blocks: &[(Option<usize>, Array)]) -> Str
         let Some((_, block)) = blocks.iter().find(|(d, _)| *d == Some(device)) else {
             continue;
         };
-        let mut coords = Vec::new();
-        let mut rest = pos;
-        for &n in mesh.shape.iter().rev() {
-            coords.push(rest % n);
-            rest /= n;
-        }
-        coords.reverse();
-        let idx = match coords.as_slice() {
-            [c] => format!("({c},)"),
-            cs => format!(
-                "({})",
-                cs.iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+        let idx = py_tuple(mesh.coords(pos).iter().map(|c| c.to_string()));
         parts.push(format!(
             "On {} at mesh coordinates {names} = {idx}:\n{}\n",
             crate::sharding::DeviceValue::cpu(device).label,
@@ -147,12 +140,6 @@ fn check_replicated(mesh: &Mesh, p: &Placement, outs: &[Vec<Array>], i: usize) -
                 .fold(0, |acc, (c, n)| acc * n + c);
             if out[i].buffer()? != outs[first][i].buffer()? {
                 // JAX's words (its check is by types, this one by values).
-                let shape: Vec<String> = mesh.shape.iter().map(|n| n.to_string()).collect();
-                let names: Vec<String> = mesh.axis_names.iter().map(|n| format!("'{n}'")).collect();
-                let tuple = |v: Vec<String>| match v.len() {
-                    1 => format!("({},)", v[0]),
-                    _ => format!("({})", v.join(", ")),
-                };
                 return Err(Error::value_error(format!(
                     "shard_map was given out_specs which require replication the values do \
                      not have:\n\nThe mesh given has shape {} with corresponding axis names \
@@ -163,8 +150,8 @@ fn check_replicated(mesh: &Mesh, p: &Placement, outs: &[Vec<Array>], i: usize) -
                      corresponding out_specs entries (or reduce them with psum). If so, consider \
                      disabling the check by passing the check_vma=False argument to \
                      `jax.shard_map`.",
-                    tuple(shape),
-                    tuple(names),
+                    py_tuple(mesh.shape.iter().map(|n| n.to_string())),
+                    py_tuple(mesh.axis_names.iter().map(|n| format!("'{n}'"))),
                     p.spec_text(),
                     mesh.axis_names[a],
                 )));
