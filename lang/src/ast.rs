@@ -50,14 +50,17 @@ pub enum StmtKind {
         body: Vec<Stmt>,
         orelse: Vec<Stmt>,
     },
+    /// `for target in iter: body else: orelse` (`orelse` runs when no `break` ended the loop).
     For {
         target: Expr,
         iter: Expr,
         body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
     },
     While {
         test: Expr,
         body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
     },
     Break,
     Continue,

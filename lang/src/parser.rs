@@ -1081,8 +1081,9 @@ impl<'a> Parser<'a> {
         let header = self.advance();
         let test = self.test()?;
         let body = self.block("'while' statement", header)?;
+        let orelse = self.loop_else()?;
         Ok(Stmt {
-            kind: StmtKind::While { test, body },
+            kind: StmtKind::While { test, body, orelse },
             span: self.span_from(start),
         })
     }
@@ -1101,10 +1102,25 @@ impl<'a> Parser<'a> {
         }
         let iter = self.star_expressions()?;
         let body = self.block("'for' statement", header)?;
+        let orelse = self.loop_else()?;
         Ok(Stmt {
-            kind: StmtKind::For { target, iter, body },
+            kind: StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            },
             span: self.span_from(start),
         })
+    }
+
+    /// A loop's `else: ...` block, or nothing.
+    fn loop_else(&mut self) -> PResult<Vec<Stmt>> {
+        if self.at_keyword("else") {
+            let header = self.advance();
+            return self.block("'else' statement", header);
+        }
+        Ok(Vec::new())
     }
 
     fn try_statement(&mut self) -> PResult<Stmt> {

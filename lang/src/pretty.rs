@@ -68,6 +68,16 @@ impl Printer {
         }
     }
 
+    /// An `(else ...)` block of an `if` or a loop, when there is one.
+    fn else_block(&mut self, orelse: &[Stmt], indent: usize) {
+        if !orelse.is_empty() {
+            self.newline(indent + 2);
+            self.out.push_str("(else");
+            self.block(orelse, indent + 4);
+            self.out.push(')');
+        }
+    }
+
     fn stmt(&mut self, stmt: &Stmt, indent: usize) {
         self.out.push('(');
         match &stmt.kind {
@@ -117,24 +127,26 @@ impl Printer {
                 self.out.push_str("if ");
                 self.expr(test);
                 self.block(body, indent + 2);
-                if !orelse.is_empty() {
-                    self.newline(indent + 2);
-                    self.out.push_str("(else");
-                    self.block(orelse, indent + 4);
-                    self.out.push(')');
-                }
+                self.else_block(orelse, indent);
             }
-            StmtKind::For { target, iter, body } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 self.out.push_str("for ");
                 self.expr(target);
                 self.out.push(' ');
                 self.expr(iter);
                 self.block(body, indent + 2);
+                self.else_block(orelse, indent);
             }
-            StmtKind::While { test, body } => {
+            StmtKind::While { test, body, orelse } => {
                 self.out.push_str("while ");
                 self.expr(test);
                 self.block(body, indent + 2);
+                self.else_block(orelse, indent);
             }
             StmtKind::Break => self.out.push_str("break"),
             StmtKind::Continue => self.out.push_str("continue"),

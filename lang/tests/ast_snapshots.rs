@@ -260,6 +260,12 @@ for i, x in enumerate(xs):
     break
 while n > 0:
     n -= 1
+else:
+    done()
+for x in xs:
+    break
+else:
+    pass
 if x: return 1
 "#,
         expect![[r#"
@@ -278,7 +284,13 @@ if x: return 1
                 (continue))
               (break))
             (while (compare (name n) > (int 0))
-              (augassign -= (name n) (int 1)))
+              (augassign -= (name n) (int 1))
+              (else
+                (expr (call (name done)))))
+            (for (name x) (name xs)
+              (break)
+              (else
+                (pass)))
             (if (name x)
               (return (int 1)))
         "#]],

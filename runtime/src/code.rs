@@ -71,7 +71,10 @@ impl FuncCode {
                         collect(a, out);
                         collect(b, out);
                     }
-                    StmtKind::For(_, _, b) | StmtKind::While(_, b) => collect(b, out),
+                    StmtKind::For(_, _, a, b) | StmtKind::While(_, a, b) => {
+                        collect(a, out);
+                        collect(b, out);
+                    }
                     _ => {}
                 }
             }
@@ -91,8 +94,10 @@ pub enum StmtKind {
     Assign(Vec<Target>, Expr),
     Return(Option<Expr>),
     If(Expr, Vec<Stmt>, Vec<Stmt>),
-    For(Target, Expr, Vec<Stmt>),
-    While(Expr, Vec<Stmt>),
+    /// `for target in iter: body else: orelse`.
+    For(Target, Expr, Vec<Stmt>, Vec<Stmt>),
+    /// `while test: body else: orelse`.
+    While(Expr, Vec<Stmt>, Vec<Stmt>),
     Break,
     Continue,
     Pass,

@@ -281,14 +281,19 @@ impl Analyzer {
                 self.expr(test, c);
                 body.iter().chain(orelse).for_each(|s| self.stmt(s, c));
             }
-            S::For { target, iter, body } => {
+            S::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 self.target(target, c);
                 self.expr(iter, c);
-                body.iter().for_each(|s| self.stmt(s, c));
+                body.iter().chain(orelse).for_each(|s| self.stmt(s, c));
             }
-            S::While { test, body } => {
+            S::While { test, body, orelse } => {
                 self.expr(test, c);
-                body.iter().for_each(|s| self.stmt(s, c));
+                body.iter().chain(orelse).for_each(|s| self.stmt(s, c));
             }
             S::Global(names) => c.globals.extend(names.iter().map(|n| n.name.clone())),
             S::Nonlocal(names) => c.nonlocals.extend(names.iter().map(|n| n.name.clone())),
@@ -667,20 +672,25 @@ impl Lower<'_> {
             S::If { test, body, orelse } => {
                 StmtKind::If(self.expr(test)?, self.block(body)?, self.block(orelse)?)
             }
-            S::For { target, iter, body } => {
+            S::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let iter = self.expr(iter)?;
                 let target = self.target(target)?;
                 *self.loop_depth.last_mut().unwrap() += 1;
                 let body = self.block(body);
                 *self.loop_depth.last_mut().unwrap() -= 1;
-                StmtKind::For(target, iter, body?)
+                StmtKind::For(target, iter, body?, self.block(orelse)?)
             }
-            S::While { test, body } => {
+            S::While { test, body, orelse } => {
                 let test = self.expr(test)?;
                 *self.loop_depth.last_mut().unwrap() += 1;
                 let body = self.block(body);
                 *self.loop_depth.last_mut().unwrap() -= 1;
-                StmtKind::While(test, body?)
+                StmtKind::While(test, body?, self.block(orelse)?)
             }
             S::Break | S::Continue => {
                 if *self.loop_depth.last().unwrap() == 0 {

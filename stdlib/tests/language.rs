@@ -116,6 +116,19 @@ print(n, 1 < 2 < 3, 1 < 2 > 3, not [], 0 or "x", 2 and 3)
 for i, v in enumerate("ab"):
     print(i, v, end="; ")
 print()
+for i in range(5):
+    if i == 3:
+        break
+else:
+    print("not reached")
+for j in range(3):
+    pass
+else:
+    print("loop else", i, j)
+while n < 7:
+    n += 1
+else:
+    print("while else", n)
 s = "pi is about"
 print(f"{s} {3.14159:.2f} {42:>5} {'left':<6}| {1234567:,} {0.5:%} {2.5e-5}")
 "#,
@@ -125,6 +138,8 @@ print(f"{s} {3.14159:.2f} {42:>5} {'left':<6}| {1234567:,} {0.5:%} {2.5e-5}")
             {'b': 1, 'a': 2, 'c': 3} ['b', 'a', 'c'] 0
             5 True False True x 3
             0 a; 1 b; 
+            loop else 3 2
+            while else 7
             pi is about 3.14    42 left  | 1,234,567 50.000000% 2.5e-05
         "#]],
     );

@@ -68,11 +68,11 @@ impl Interp {
                 let t = t.truthy().map_err(|e| e.at(|| f.loc(test.span)))?;
                 return self.exec_block(if t { body } else { orelse }, f);
             }
-            StmtKind::While(test, body) => loop {
+            StmtKind::While(test, body, orelse) => loop {
                 self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
                 let t = self.eval(test, f)?;
                 if !t.truthy().map_err(|e| e.at(|| f.loc(test.span)))? {
-                    break;
+                    return self.exec_block(orelse, f);
                 }
                 match self.exec_block(body, f)? {
                     Flow::Break => break,
@@ -80,16 +80,22 @@ impl Interp {
                     Flow::Normal | Flow::Continue => {}
                 }
             },
-            StmtKind::For(target, iter, body) => {
+            StmtKind::For(target, iter, body, orelse) => {
                 let it = self.eval(iter, f)?;
                 if let Some(p) = crate::progress::of(&it) {
-                    return self.for_progress(p, s, target, body, f);
+                    return match self.for_progress(p, s, target, body, f)? {
+                        Flow::Break => Ok(Flow::Normal),
+                        Flow::Normal => self.exec_block(orelse, f),
+                        flow => Ok(flow),
+                    };
                 }
                 let mut items = self.iterate(&it).map_err(|e| e.at(|| f.loc(iter.span)))?;
-                // A loop over a range may be compiled once it is hot.
+                // A loop over a range may be compiled once it is hot (not
+                // one with an `else`, which must know how the loop ended).
                 let mut until_hot = match it {
                     Value::Range(_)
                         if self.auto.enabled
+                            && orelse.is_empty()
                             && self.auto.tracing.is_none()
                             && !crate::prim::debug_nans() =>
                     {
@@ -101,7 +107,7 @@ impl Interp {
                     self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
                     self.assign(target, item, f)?;
                     match self.exec_block(body, f)? {
-                        Flow::Break => break,
+                        Flow::Break => return Ok(Flow::Normal),
                         Flow::Return(v) => return Ok(Flow::Return(v)),
                         Flow::Normal | Flow::Continue => {}
                     }
@@ -115,6 +121,7 @@ impl Interp {
                         }
                     }
                 }
+                return self.exec_block(orelse, f);
             }
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
@@ -592,7 +599,7 @@ impl Interp {
             self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
             self.assign(target, item, f)?;
             match self.exec_block(body, f)? {
-                Flow::Break => break,
+                Flow::Break => return Ok(Flow::Break),
                 Flow::Return(v) => return Ok(Flow::Return(v)),
                 Flow::Normal | Flow::Continue => {}
             }

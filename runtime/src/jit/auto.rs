@@ -843,14 +843,16 @@ fn walk_stmts(
                 walk_stmts(a, var, depth, plan)?;
                 walk_stmts(b, var, depth, plan)?;
             }
-            StmtKind::For(t, it, b) => {
+            StmtKind::For(t, it, b, orelse) => {
                 reads(it)?;
                 assigned(t, var, plan)?;
                 walk_stmts(b, var, depth + 1, plan)?;
+                walk_stmts(orelse, var, depth, plan)?;
             }
-            StmtKind::While(test, b) => {
+            StmtKind::While(test, b, orelse) => {
                 reads(test)?;
                 walk_stmts(b, var, depth + 1, plan)?;
+                walk_stmts(orelse, var, depth, plan)?;
             }
             StmtKind::Assert(e, m) => {
                 reads(e)?;
