@@ -1292,6 +1292,9 @@ pub fn rebuild_node(template: &Rc<Instance>, children: Vec<Value>) -> Result<Val
             for (f, v) in names.iter().zip(children) {
                 new.attrs.borrow_mut().insert(f.clone(), v);
             }
+            // Rebuilt with its attributes in sorted order, as Flax's
+            // unflatten rebuilds a module (its repr lists them so).
+            new.attrs.borrow_mut().sort_keys();
             // The children stay children whatever they now hold (a walk
             // rebuilds structures with placeholders for leaves).
             *new.node.borrow_mut() = Some(Node {

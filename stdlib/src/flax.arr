@@ -990,7 +990,45 @@ _nnx_checkpoint = _nnx_remat
 
 # ---- random streams ----
 
-class _nnx_RngStreamBase(_nnx_Pytree):
+def _nnx_random_method(f):
+    def method(self, *args, **kwargs):
+        return f(self(), *args, **kwargs)
+    return method
+
+def _nnx_initializer_method(make):
+    def method(self, *args, **kwargs):
+        init = make(*args, **kwargs)
+        def keyless(*init_args, **init_kwargs):
+            return init(self(), *init_args, **init_kwargs)
+        return keyless
+    return method
+
+class _nnx_RngMethods:
+    """jax.random's functions and jax.nn.initializers' constructors as
+    methods of Rngs and RngStream: each call draws the next key (Flax's
+    `rngs.normal((2, 3))`, `rngs.params.uniform(...)`)."""
+
+def _nnx_add_rng_methods():
+    import jax
+    for name in ["bits", "uniform", "randint", "permutation", "choice", "normal",
+                 "multivariate_normal", "truncated_normal", "bernoulli", "beta", "cauchy",
+                 "dirichlet", "exponential", "gamma", "loggamma", "poisson", "gumbel",
+                 "categorical", "laplace", "logistic", "pareto", "t", "chisquare", "f",
+                 "rademacher", "maxwell", "double_sided_maxwell", "weibull_min", "orthogonal",
+                 "generalized_normal", "ball", "rayleigh", "wald", "geometric", "triangular",
+                 "lognormal", "binomial", "multinomial"]:
+        if hasattr(jax.random, name):
+            setattr(_nnx_RngMethods, name, _nnx_random_method(getattr(jax.random, name)))
+    for name in ["delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
+                 "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",
+                 "lecun_uniform", "variance_scaling", "xavier_normal", "xavier_uniform"]:
+        if hasattr(jax.nn.initializers, name):
+            setattr(_nnx_RngMethods, name,
+                    _nnx_initializer_method(getattr(jax.nn.initializers, name)))
+
+_nnx_add_rng_methods()
+
+class _nnx_RngStreamBase(_nnx_Pytree, _nnx_RngMethods):
     """One stream of keys (nnx.RngStream): each call folds the stream's
     counter into its key and counts on."""
 
@@ -1019,7 +1057,7 @@ class _nnx_RngStreamBase(_nnx_Pytree):
 
 _nnx_RngStream = type("RngStream", (_nnx_RngStreamBase,), {})
 
-class _nnx_RngsBase(_nnx_Pytree):
+class _nnx_RngsBase(_nnx_Pytree, _nnx_RngMethods):
     """Named streams of keys (nnx.Rngs): `rngs.params()` draws from the
     'params' stream, or from 'default' when there is none."""
 
@@ -1070,27 +1108,6 @@ class _nnx_RngsBase(_nnx_Pytree):
 
     def split(self, k):
         return _nnx_Rngs(**{name: s.split(k) for name, s in vars(self).items()})
-
-    def normal(self, *args, **kwargs):
-        return random.normal(self.default(), *args, **kwargs)
-
-    def uniform(self, *args, **kwargs):
-        return random.uniform(self.default(), *args, **kwargs)
-
-    def bernoulli(self, *args, **kwargs):
-        return random.bernoulli(self.default(), *args, **kwargs)
-
-    def randint(self, *args, **kwargs):
-        return random.randint(self.default(), *args, **kwargs)
-
-    def permutation(self, *args, **kwargs):
-        return random.permutation(self.default(), *args, **kwargs)
-
-    def categorical(self, *args, **kwargs):
-        return random.categorical(self.default(), *args, **kwargs)
-
-    def truncated_normal(self, *args, **kwargs):
-        return random.truncated_normal(self.default(), *args, **kwargs)
 
 _nnx_Rngs = type("Rngs", (_nnx_RngsBase,), {})
 
@@ -1902,8 +1919,29 @@ def _nnx_module_value_repr(v, stats_of, seen):
     if isinstance(v, _nnx_PytreeBase) and not isinstance(v, _nnx_StateBase):
         return _nnx_object_text(v, stats_of, seen)
     if isinstance(v, array) and len(v.shape) > 0:
-        return f"Array(shape={v.shape}, dtype=dtype('{v.dtype}'))"
+        return _nnx_abstract_array_repr(v)
+    if type(v).__name__ == "function":
+        return _nnx_function_repr(v)
     return repr(v)
+
+def _nnx_abstract_array_repr(v):
+    dtype = str(v.dtype)
+    if not dtype.startswith("key<"):
+        dtype = f"dtype('{dtype}')"
+    return f"Array(shape={v.shape}, dtype={dtype})"
+
+def _nnx_function_repr(f):
+    """A function as Python shows one (`<function name at 0x...>`), a
+    partial as functools shows it, and this library's functions under
+    Flax's names."""
+    if hasattr(f, "func") and hasattr(f, "keywords"):
+        parts = [_nnx_function_repr(f.func)] + [repr(a) for a in f.args]
+        parts = parts + [f"{k}={v!r}" for k, v in f.keywords.items()]
+        return "functools.partial(" + ", ".join(parts) + ")"
+    name = f.__name__
+    if name.startswith("_nnx_"):
+        name = name[5:]
+    return f"<function {name} at {hex(id(f))}>"
 
 def _nnx_object_text(obj, stats_of, seen):
     if id(obj) in seen:
@@ -1937,7 +1975,7 @@ def _nnx_variable_repr(var, abstract=False):
     sb = _nnx_size_bytes(v)
     head = type(var).__name__ + "(" + (f" # {_nnx_size_repr(sb)}" if sb[0] else "")
     if abstract and isinstance(v, array) and len(v.shape) > 0:
-        text = f"Array(shape={v.shape}, dtype=dtype('{v.dtype}'))"
+        text = _nnx_abstract_array_repr(v)
     else:
         text = repr(v)
     lines = [head, "  value=" + _nnx_indent(text, "  ")]

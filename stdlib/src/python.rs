@@ -487,6 +487,21 @@ fn register_more(r: &mut Registry) {
         "A set of the items of xs (arr's sets: the same type as set).",
         |_, a| set::from_values(iter_items(&a[0])?),
     );
+    r.func(
+        "hex(x)",
+        "The integer x in base 16, prefixed '0x'.",
+        |_, a| int_in_base(&a[0], "0x", 16),
+    );
+    r.func(
+        "oct(x)",
+        "The integer x in base 8, prefixed '0o'.",
+        |_, a| int_in_base(&a[0], "0o", 8),
+    );
+    r.func(
+        "bin(x)",
+        "The integer x in base 2, prefixed '0b'.",
+        |_, a| int_in_base(&a[0], "0b", 2),
+    );
     r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
         let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
         let m = binary_op(BinOp::Mod, a[0].clone(), a[1].clone())?;
@@ -1683,4 +1698,26 @@ fn dir(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     names.sort();
     names.dedup();
     Ok(Value::list(names.iter().map(|n| Value::str(n)).collect()))
+}
+
+/// Python's hex/oct/bin: an integer's digits in `radix` after `prefix`.
+fn int_in_base(x: &Value, prefix: &str, radix: u32) -> Result<Value> {
+    let n = match x {
+        Value::Int(n) => *n,
+        Value::Bool(b) => *b as i64,
+        other => {
+            return Err(Error::type_error(format!(
+                "'{}' object cannot be interpreted as an integer",
+                other.type_name()
+            )))
+        }
+    };
+    let m = n.unsigned_abs();
+    let digits = match radix {
+        16 => format!("{m:x}"),
+        8 => format!("{m:o}"),
+        _ => format!("{m:b}"),
+    };
+    let sign = if n < 0 { "-" } else { "" };
+    Ok(Value::str(&format!("{sign}{prefix}{digits}")))
 }

@@ -263,6 +263,22 @@ fn laid_out_arrays_keep_their_layouts_in_hot_functions() {
     }
 }
 
+#[test]
+fn typed_keys_keep_their_type_in_hot_functions() {
+    let mut s = session();
+    run(
+        &mut s,
+        "k = random.key(0)\nshape_of = lambda k: k.shape\n\
+         split_of = lambda k: random.split(k)\n\
+         shapes = [shape_of(k) for i in range(10)]\nsplits = [split_of(k) for i in range(10)]\n",
+    );
+    let same = run(
+        &mut s,
+        "all([s == () for s in shapes]) and all([str(t.dtype) == 'key<fry>' for t in splits])",
+    );
+    assert!(matches!(same, Value::Bool(true)), "{}", report(&mut s));
+}
+
 /// Automatic JIT fuses epilogues into products too (the exact pipeline),
 /// and the results stay bit for bit the interpreter's: the product's values
 /// are computed by the same gemm calls either way.

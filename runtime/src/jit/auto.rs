@@ -128,6 +128,11 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
             // `zeros_like` that no longer depends on its operand), so
             // regions over such arrays stay interpreted.
             (_, Tensor::Concrete(a)) if a.placement().is_some() => return false,
+            // Typed PRNG keys: a trace sees their u32 words, not the key
+            // type (shape `()`, dtype `key<fry>`), so a region over keys
+            // would answer `shape` and return keys otherwise than the
+            // interpreter does; it stays interpreted.
+            (_, Tensor::Concrete(a)) if a.flavour() == arr_kernels::Flavour::Key => return false,
             (Arrays::Traced, _) | (Arrays::ByType, Tensor::Concrete(_)) => {
                 parts.push(Part::Type(t.aval()));
                 leaves.push(t.clone());
