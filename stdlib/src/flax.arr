@@ -392,8 +392,44 @@ def _nnx_variables_of(node):
 # ---- filters ----
 
 class _nnx_FilterBase:
-    def __init__(self, *filters):
+    """Flax's filter predicates (nnx.filterlib): callable as f(path, value)."""
+
+    def __init__(self, *filters, exact=True):
         self.filters = filters
+        self.exact = exact
+
+    def __call__(self, path, x):
+        return _nnx_matches(self, path, x)
+
+    def __repr__(self):
+        name = type(self).__name__
+        if name == "PathContains":
+            return f"PathContains({self.filters[0]!r}, exact={self.exact})"
+        if name in ("Any", "All", "Not"):
+            return name + "(" + ", ".join(repr(_nnx_to_predicate(f)) for f in self.filters) + ")"
+        return name + "(" + ", ".join(repr(f) for f in self.filters) + ")"
+
+    def __eq__(self, other):
+        return type(self) == type(other) and self.filters == other.filters
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.filters))
+
+def _nnx_to_predicate(f):
+    """nnx.filterlib.to_predicate: a filter as a predicate f(path, value)."""
+    if isinstance(f, str):
+        return _nnx_WithTag(f)
+    if isinstance(f, type):
+        return _nnx_OfType(f)
+    if f is True or f is Ellipsis:
+        return _nnx_Everything()
+    if f is False or f is None:
+        return _nnx_Nothing()
+    if callable(f):
+        return f
+    if isinstance(f, (list, tuple)):
+        return _nnx_Any(*f)
+    raise TypeError(f"Invalid collection filter: {f!r}. ")
 
 _nnx_Not = type("Not", (_nnx_FilterBase,), {})
 _nnx_All = type("All", (_nnx_FilterBase,), {})
@@ -402,6 +438,8 @@ _nnx_PathContains = type("PathContains", (_nnx_FilterBase,), {})
 _nnx_OfType = type("OfType", (_nnx_FilterBase,), {})
 _nnx_Everything = type("Everything", (_nnx_FilterBase,), {})
 _nnx_Nothing = type("Nothing", (_nnx_FilterBase,), {})
+_nnx_WithTag = type("WithTag", (_nnx_FilterBase,), {})
+_nnx_PathIn = type("PathIn", (_nnx_FilterBase,), {})
 
 def _nnx_matches(f, path, v):
     if f is Ellipsis or f is True:
@@ -411,7 +449,7 @@ def _nnx_matches(f, path, v):
     if isinstance(f, type):
         return isinstance(v, f)
     if isinstance(f, str):
-        return path and str(path[-1]) == f
+        return hasattr(v, "tag") and v.tag == f
     if isinstance(f, (list, tuple)):
         return any(_nnx_matches(g, path, v) for g in f)
     if isinstance(f, _nnx_Not):
@@ -421,7 +459,13 @@ def _nnx_matches(f, path, v):
     if isinstance(f, _nnx_Any):
         return any(_nnx_matches(g, path, v) for g in f.filters)
     if isinstance(f, _nnx_PathContains):
-        return f.filters[0] in path
+        if f.exact:
+            return f.filters[0] in path
+        return any(str(f.filters[0]) in str(part) for part in path)
+    if isinstance(f, _nnx_WithTag):
+        return hasattr(v, "tag") and v.tag == f.filters[0]
+    if isinstance(f, _nnx_PathIn):
+        return tuple(path) in [tuple(p) for p in f.filters]
     if isinstance(f, _nnx_OfType):
         return isinstance(v, f.filters[0])
     if isinstance(f, _nnx_Everything):
@@ -729,6 +773,236 @@ def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argn
         return out
 
     return wraps(fun)(wrapped)
+
+# ---- graph copies with changed attributes: view, with_attributes, recursive_map ----
+
+def _nnx_clone_objects(node, memo):
+    """A copy of the object graph under node: new objects, lists and dicts
+    (each shared one copied once), the same variables and arrays (Flax's
+    clone(variables=False))."""
+    if isinstance(node, _nnx_VariableBase) or not isinstance(node, (_nnx_PytreeBase, list, tuple, dict)):
+        return node
+    if id(node) in memo:
+        return memo[id(node)]
+    if isinstance(node, dict):
+        out = {}
+        memo[id(node)] = out
+        for k, v in node.items():
+            out[k] = _nnx_clone_objects(v, memo)
+        return out
+    if isinstance(node, list):
+        out = []
+        memo[id(node)] = out
+        out.extend([_nnx_clone_objects(v, memo) for v in node])
+        return out
+    if isinstance(node, tuple):
+        return tuple(_nnx_clone_objects(v, memo) for v in node)
+    out = _copy_copy(node)
+    memo[id(node)] = out
+    if isinstance(node, _nnx_ListBase):
+        for i in range(len(node)):
+            out[i] = _nnx_clone_objects(node[i], memo)
+    else:
+        for k, v in vars(node).items():
+            setattr(out, k, _nnx_clone_objects(v, memo))
+    return out
+
+def _nnx_recursive_map(f, node, *, graph=None):
+    """nnx.recursive_map: f(path, node) applied to every node of a copy of
+    the graph (variables shared), children before their parents; f's result
+    replaces the node."""
+    node = _nnx_clone_objects(node, {})
+    results = {}
+    def walk(path, value):
+        if id(value) in results:
+            return results[id(value)]
+        if not isinstance(value, _nnx_VariableBase):
+            for k, child in _nnx_children(value):
+                new = walk(path + (k,), child)
+                if new is not child:
+                    if isinstance(value, _nnx_PytreeBase) and not isinstance(value, _nnx_ListBase):
+                        setattr(value, k, new)
+                    elif not isinstance(value, tuple):
+                        value[k] = new
+        out = f(path, value)
+        if isinstance(value, (_nnx_PytreeBase, list, dict)):
+            results[id(value)] = out
+        return out
+    return walk((), node)
+
+def _nnx_view(node, *, only=Ellipsis, raise_if_not_found=True, graph=None, **kwargs):
+    """nnx.view: a copy of the module sharing its variables, each module's
+    set_view called with the arguments it takes (deterministic=...,
+    use_running_average=...), as Flax's views."""
+    remaining = set(kwargs)
+    def set_mode(path, m):
+        if hasattr(m, "set_view") and _nnx_matches(only, path, m):
+            import inspect
+            params = inspect.signature(m.set_view).parameters
+            if any(p.kind == "VAR_KEYWORD" for p in params.values()):
+                m.set_view(**kwargs)
+                remaining.clear()
+            else:
+                m.set_view(**{k: v for k, v in kwargs.items() if k in params})
+                for k in params:
+                    remaining.discard(k)
+        return m
+    out = _nnx_recursive_map(set_mode, node)
+    if raise_if_not_found and remaining:
+        raise ValueError(f"Unused keys found in nnx.view: {sorted(remaining)}")
+    return out
+
+def _nnx_view_info(node, *, only=Ellipsis, graph=None):
+    """nnx.view_info: the set_view arguments of each kind of module in node,
+    with their descriptions from set_view's docstring, as Flax writes them."""
+    import inspect
+    classes = {}
+    for path, m in _nnx_iter_graph(node):
+        if hasattr(m, "set_view") and _nnx_matches(only, path, m):
+            classes[type(m).__qualname__] = type(m)
+    out = []
+    for name in sorted(classes):
+        method = classes[name].set_view
+        out.append(f"{name}:")
+        params = inspect.signature(method).parameters
+        doc = inspect.getdoc(method)
+        if isinstance(doc, str):
+            start, end = doc.find("Args:\n"), doc.find("Returns:\n")
+            described = _nnx_docstring_args(doc[start + 6:(len(doc) if end == -1 else end)])
+            for pname, p in params.items():
+                if pname in ("self", "args", "kwargs"):
+                    continue
+                if p.default is inspect.Parameter.empty:
+                    out.append(f"  {pname}: {p.annotation}")
+                else:
+                    out.append(f"  {pname}: {p.annotation} = {p.default}")
+                out.append(described[pname])
+        else:
+            out.append(f"  set_view{inspect.signature(method)}")
+    return "\n".join(out)
+
+def _nnx_docstring_args(doc):
+    """The `Args:` entries of a Google-style docstring: name -> its
+    description, each line indented by four spaces (Flax's parser)."""
+    lines = doc.split("\n")
+    starts = [i for i, l in enumerate(lines) if l.startswith("  ") and not l.startswith("    ")]
+    starts.append(len(lines))
+    out = {}
+    for i in range(len(starts) - 1):
+        first = lines[starts[i]]
+        colon = first.find(":")
+        desc = [" " * 4 + first[colon + 1:].strip()] + lines[starts[i] + 1:starts[i + 1]]
+        out[first[:colon].strip()] = "\n".join(desc)
+    return out
+
+def _nnx_with_attributes(node, *, only=Ellipsis, raise_if_not_found=True, graph=None, **attributes):
+    """nnx.with_attributes: a copy of the module sharing its variables, with
+    attributes set on every module (of the filter `only`) that has them."""
+    remaining = set(attributes)
+    def set_attrs(path, m):
+        if isinstance(m, _nnx_ModuleBase) and _nnx_matches(only, path, m):
+            for name, value in attributes.items():
+                if hasattr(m, name):
+                    setattr(m, name, value)
+                    remaining.discard(name)
+        return m
+    out = _nnx_recursive_map(set_attrs, node)
+    if remaining and raise_if_not_found:
+        raise ValueError(f"Could not find at least one instance of the following attributes: {sorted(remaining)}")
+    return out
+
+def _nnx_iter_modules(node, *, graph=None):
+    """nnx.iter_modules: (path, module) of every module under node, itself included."""
+    return node.iter_modules()
+
+def _nnx_iter_children(node, *, graph=None):
+    """nnx.iter_children: (name, module) of node's direct submodules."""
+    return node.iter_children()
+
+# ---- control flow over modules: cond, switch, fori_loop, while_loop ----
+
+def _nnx_pure_of(f):
+    """f as a function that also returns the arguments holding objects (to
+    copy their new state back into the caller's objects)."""
+    def pure(*args):
+        out = f(*args)
+        return out, [a if _nnx_holds_objects(a) else None for a in args]
+    return pure
+
+def _nnx_copy_back_all(args, moved):
+    seen = set()
+    for a, b in zip(args, moved):
+        if b is not None:
+            _nnx_copy_back(a, b, seen)
+
+def _nnx_cond(pred, true_fun, false_fun, *operands, **kwargs):
+    """nnx.cond: lax.cond whose branches may update the modules they are given."""
+    out, moved = cond(pred, _nnx_pure_of(true_fun), _nnx_pure_of(false_fun), *operands)
+    _nnx_copy_back_all(operands, moved)
+    return out
+
+def _nnx_switch(index, branches, *operands, **kwargs):
+    """nnx.switch: lax.switch whose branches may update the modules they are given."""
+    out, moved = switch(index, [_nnx_pure_of(b) for b in branches], *operands)
+    _nnx_copy_back_all(operands, moved)
+    return out
+
+def _nnx_carry_back(init_val, out):
+    """The loop's result with the caller's objects (updated in place) where
+    the carry held objects."""
+    if _nnx_is_object(init_val):
+        _nnx_copy_back(init_val, out, set())
+        return init_val
+    if isinstance(init_val, (tuple, list)) and len(init_val) == len(out):
+        items = [_nnx_carry_back(a, b) for a, b in zip(init_val, out)]
+        return items if isinstance(init_val, list) else tuple(items)
+    return out
+
+def _nnx_fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """nnx.fori_loop: lax.fori_loop over a carry that may hold modules (their updates persist)."""
+    return _nnx_carry_back(init_val, fori_loop(lower, upper, body_fun, init_val))
+
+def _nnx_while_loop(cond_fun, body_fun, init_val):
+    """nnx.while_loop: lax.while_loop over a carry that may hold modules (their updates persist)."""
+    return _nnx_carry_back(init_val, while_loop(cond_fun, body_fun, init_val))
+
+# ---- flax.traverse_util ----
+
+def _traverse_util_flatten_dict(xs, keep_empty_nodes=False, is_leaf=None, sep=None):
+    """flax.traverse_util.flatten_dict: nested dicts as one dict keyed by
+    paths (tuples, or strings joined by sep)."""
+    out = {}
+    def walk(x, prefix):
+        if isinstance(x, dict) and not (is_leaf is not None and is_leaf(prefix, x)):
+            if not x and keep_empty_nodes and prefix:
+                out[prefix if sep is None else sep.join(prefix)] = {}
+            for k, v in x.items():
+                walk(v, prefix + (k,))
+        else:
+            out[prefix if sep is None else sep.join(prefix)] = x
+    if not isinstance(xs, dict):
+        xs = dict(xs)
+    walk(xs, ())
+    return out
+
+def _traverse_util_unflatten_dict(xs, sep=None):
+    """flax.traverse_util.unflatten_dict: a dict keyed by paths as nested dicts."""
+    out = {}
+    for path, value in xs.items():
+        if sep is not None:
+            path = path.split(sep)
+        cursor = out
+        for k in path[:-1]:
+            if k not in cursor:
+                cursor[k] = {}
+            cursor = cursor[k]
+        cursor[path[-1]] = value
+    return out
+
+def _traverse_util_path_aware_map(f, nested_dict):
+    """flax.traverse_util.path_aware_map: f(path, leaf) over nested dicts."""
+    flat = _traverse_util_flatten_dict(nested_dict, keep_empty_nodes=True)
+    return _traverse_util_unflatten_dict({k: (v if v == {} else f(k, v)) for k, v in flat.items()})
 
 # ---- lifted transforms over modules: vmap, scan, split_rngs ----
 
@@ -1379,6 +1653,16 @@ class _nnx_RMSNormBase(_nnx_Module):
 _nnx_RMSNorm = type("RMSNorm", (_nnx_RMSNormBase,), {})
 
 class _nnx_BatchNormBase(_nnx_Module):
+    def set_view(self, use_running_average: bool | None = None):
+        """Class method used by ``nnx.view``.
+
+        Args:
+          use_running_average: if True, the stored batch statistics will be
+            used instead of computing the batch statistics on the input.
+        """
+        if use_running_average is not None:
+            self.use_running_average = use_running_average
+
     def __init__(self, num_features, *, use_running_average=False, axis=-1, momentum=0.99, epsilon=1e-5,
                  dtype=None, param_dtype=float32, use_bias=True, use_scale=True, bias_init=None,
                  scale_init=None, axis_name=None, axis_index_groups=None, use_fast_variance=True,
@@ -1421,6 +1705,15 @@ class _nnx_BatchNormBase(_nnx_Module):
 _nnx_BatchNorm = type("BatchNorm", (_nnx_BatchNormBase,), {})
 
 class _nnx_DropoutBase(_nnx_Module):
+    def set_view(self, deterministic: bool | None = None):
+        """Class method used by ``nnx.view``.
+
+        Args:
+          deterministic: if True, disables dropout masking.
+        """
+        if deterministic is not None:
+            self.deterministic = deterministic
+
     def __init__(self, rate, *, broadcast_dims=(), deterministic=False, rng_collection="dropout", rngs=None):
         self.rate = rate
         self.broadcast_dims = broadcast_dims
@@ -1467,17 +1760,35 @@ class _nnx_SequentialBase(_nnx_Module):
         self.layers = _nnx_List(fns)
 
     def __call__(self, *args, rngs=None, **kwargs):
+        if len(self.layers) == 0:
+            if len(args) == 1:
+                return args[0]
+            return args if args else (kwargs if kwargs else None)
         output = None
         for i, f in enumerate(self.layers):
-            output = f(*args, **kwargs)
-            if i < len(self.layers) - 1:
+            if i > 0:
                 if isinstance(output, tuple):
                     args, kwargs = output, {}
                 elif isinstance(output, dict):
                     args, kwargs = (), output
                 else:
                     args, kwargs = (output,), {}
+            # A layer whose call takes `rngs` gets the Sequential's (Flax's rule).
+            if rngs is not None and _nnx_has_keyword_arg(f, "rngs"):
+                kwargs = {**kwargs, "rngs": rngs}
+            output = f(*args, **kwargs)
         return output
+
+def _nnx_has_keyword_arg(f, name):
+    """Whether f (a function, or an object's __call__) takes name by keyword."""
+    import inspect
+    if type(f).__name__ not in ("function", "method"):
+        f = getattr(f, "__call__", None)
+    try:
+        params = inspect.signature(f).parameters
+    except ValueError:
+        return False
+    return name in params and params[name].kind in ("KEYWORD_ONLY", "POSITIONAL_OR_KEYWORD")
 
 _nnx_Sequential = type("Sequential", (_nnx_SequentialBase,), {})
 
@@ -1540,6 +1851,21 @@ def _nnx_dot_product_attention(query, key, value, bias=None, mask=None, broadcas
     return einsum("...hqk,...khd->...qhd", weights, value)
 
 class _nnx_MultiHeadAttentionBase(_nnx_Module):
+    def set_view(self, deterministic: bool | None = None, decode: bool | None = None,
+                 batch_size: int | Shape | None = None, max_length: int | None = None):
+        """Class method used by ``nnx.view``.
+
+        Args:
+          deterministic: if True, the module is set to deterministic mode.
+          decode: if True, the module is set to decode mode.
+          batch_size: the batch size to use for the cache.
+          max_length: the max length to use for the cache.
+        """
+        if deterministic is not None:
+            self.deterministic = deterministic
+        if decode is not None:
+            self.decode = decode
+
     def __init__(self, num_heads, in_features, qkv_features=None, out_features=None, num_kv_heads=None,
                  in_kv_features=None, *, dtype=None, param_dtype=float32, broadcast_dropout=True,
                  dropout_rate=0.0, deterministic=None, precision=None, kernel_init=None,
@@ -1955,16 +2281,19 @@ def _nnx_object_text(obj, stats_of, seen):
             total = (sum(sb[0] for sb in stats.values()), sum(sb[1] for sb in stats.values()))
             comment = comment + f", Total: {_nnx_size_repr(total)}"
     if isinstance(obj, _nnx_ListBase):
-        items = [(None, x) for x in obj]
-    else:
-        items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
+        # Flax writes a List as a list of its items, without a size comment.
+        items = [_nnx_indent(_nnx_module_value_repr(x, stats_of, seen), "  ") for x in obj]
+        if not items:
+            return "List([])"
+        return "List([\n  " + ",\n  ".join(items) + "\n])"
+    items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
     if not items:
         return type(obj).__name__ + "()" + comment
     lines = [type(obj).__name__ + "(" + comment]
     for i, (k, v) in enumerate(items):
         text = _nnx_indent(_nnx_module_value_repr(v, stats_of, seen), "  ")
         sep = "," if i < len(items) - 1 else ""
-        lines.append(("  " if k is None else f"  {k}=") + text + sep)
+        lines.append(f"  {k}=" + text + sep)
     return "\n".join(lines) + "\n)"
 
 def _nnx_object_repr(obj, pad):

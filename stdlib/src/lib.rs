@@ -62,6 +62,7 @@ const LIBRARIES: &[(&str, &str, &str)] = &[
     ),
     ("logging", "<stdlib:logging>", include_str!("logging.arr")),
     ("sys", "<stdlib:sys>", include_str!("sys.arr")),
+    ("inspect", "<stdlib:inspect>", include_str!("inspect.arr")),
 ];
 
 /// Prelude functions named `_random_X` become `random.X`.

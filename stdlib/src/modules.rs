@@ -117,10 +117,21 @@ const MODULES: &[(&str, &str, &str)] = &[
         "shard_map",
     ),
     (
+        "jax.experimental.mesh_utils",
+        "Device grids for meshes, as jax.experimental.mesh_utils.",
+        "create_device_mesh=_mesh_utils_create_device_mesh",
+    ),
+    (
         "jax.experimental",
         "Experimental APIs, as jax.experimental.",
-        "shard_map=@jax.experimental.shard_map",
+        "shard_map=@jax.experimental.shard_map mesh_utils=@jax.experimental.mesh_utils",
     ),
+    (
+        "jax._src.xla_bridge",
+        "The one name of JAX's private backend module that documentation programs use.",
+        "backends_are_initialized=_xla_bridge_backends_are_initialized",
+    ),
+    ("jax._src", "JAX's private modules (only what documentation programs use).", "xla_bridge=@jax._src.xla_bridge"),
     ("jax.distributed", "Jobs of several processes, as jax.distributed.", "*distributed"),
     (
         "jax.checkpoint_policies",
@@ -157,7 +168,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          tree_map tree_leaves tree_flatten tree_unflatten tree_structure \
          numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
-         errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed \
+         errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed _src=@jax._src \
          dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
          ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
          debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose \
@@ -239,6 +250,13 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Metric=_nnx_Metric Average=_nnx_Average Accuracy=_nnx_Accuracy MultiMetric=_nnx_MultiMetric",
     ),
     (
+        "flax.nnx.filterlib",
+        "Filters of variables by type, tag and path, as flax.nnx.filterlib.",
+        "to_predicate=_nnx_to_predicate OfType=_nnx_OfType WithTag=_nnx_WithTag \
+         PathContains=_nnx_PathContains PathIn=_nnx_PathIn Any=_nnx_Any All=_nnx_All \
+         Not=_nnx_Not Everything=_nnx_Everything Nothing=_nnx_Nothing",
+    ),
+    (
         "flax.nnx",
         "Neural-network modules, as Flax NNX: modules, variables, random streams, layers, transforms, optimiser.",
         "VariableMetadata=_nnx_VariableMetadata with_metadata=_nnx_with_metadata with_partitioning=_nnx_with_partitioning \
@@ -271,7 +289,12 @@ const MODULES: &[(&str, &str, &str)] = &[
          to_flat_state=_nnx_to_flat_state from_flat_state=_nnx_from_flat_state relu relu6 sigmoid \
          log_sigmoid softplus soft_sign silu swish gelu elu celu selu leaky_relu hard_tanh \
          hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax log_softmax one_hot \
-         standardize initializers=@flax.nnx.initializers metrics=@flax.nnx.metrics",
+         standardize initializers=@flax.nnx.initializers metrics=@flax.nnx.metrics \
+         view=_nnx_view view_info=_nnx_view_info with_attributes=_nnx_with_attributes \
+         recursive_map=_nnx_recursive_map iter_modules=_nnx_iter_modules \
+         iter_children=_nnx_iter_children cond=_nnx_cond switch=_nnx_switch \
+         fori_loop=_nnx_fori_loop while_loop=_nnx_while_loop filterlib=@flax.nnx.filterlib \
+         WithTag=_nnx_WithTag PathIn=_nnx_PathIn",
     ),
     (
         "flax.training.train_state",
@@ -284,9 +307,15 @@ const MODULES: &[(&str, &str, &str)] = &[
         "train_state=@flax.training.train_state",
     ),
     (
+        "flax.traverse_util",
+        "Nested dicts by path, as flax.traverse_util.",
+        "flatten_dict=_traverse_util_flatten_dict unflatten_dict=_traverse_util_unflatten_dict \
+         path_aware_map=_traverse_util_path_aware_map",
+    ),
+    (
         "flax",
-        "Flax, as flax: its NNX API and flax.training.",
-        "nnx=@flax.nnx training=@flax.training",
+        "Flax, as flax: its NNX API, flax.training and flax.traverse_util.",
+        "nnx=@flax.nnx training=@flax.training traverse_util=@flax.traverse_util",
     ),
     (
         "optax",
@@ -440,6 +469,12 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
     ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),
+    (
+        "inspect",
+        "Signatures of functions and type predicates, as inspect.",
+        "signature=_inspect_signature Signature=_inspect_Signature Parameter=_inspect_Parameter \
+         getdoc=_inspect_getdoc cleandoc=_inspect_cleandoc isclass=_inspect_isclass isfunction=_inspect_isfunction ismethod=_inspect_ismethod",
+    ),
     (
         "textwrap",
         "Wrapping and indenting text, as textwrap.",

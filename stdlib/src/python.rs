@@ -372,9 +372,16 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.method(
         "str",
-        "split(self, sep=None)",
-        "The words of the string (split at sep, or at whitespace).",
+        "split(self, sep=None, maxsplit=-1)",
+        "The words of the string (split at sep, or at whitespace), at most maxsplit splits \
+         (all when negative).",
         str_split,
+    );
+    r.method(
+        "str",
+        "rsplit(self, sep=None, maxsplit=-1)",
+        "The words of the string split from the right: at most maxsplit splits, the last ones.",
+        str_rsplit,
     );
     r.method(
         "str",
@@ -477,6 +484,7 @@ fn s(v: &Value) -> Result<&str> {
 
 /// Sets, `divmod`, and the string methods beyond the basic ones.
 fn register_more(r: &mut Registry) {
+    register_str_more(r);
     r.func(
         "set(xs=())",
         "A new set of the items of xs (iterated in sorted order).",
@@ -501,6 +509,13 @@ fn register_more(r: &mut Registry) {
         "bin(x)",
         "The integer x in base 2, prefixed '0b'.",
         |_, a| int_in_base(&a[0], "0b", 2),
+    );
+    r.func(
+        "_function_parameters(f)",
+        "The parameters of a function written in arr, for inspect.signature: a list of \
+         (name, kind, has_default, default), kind one of 'POSITIONAL_OR_KEYWORD', \
+         'KEYWORD_ONLY', 'VAR_POSITIONAL', 'VAR_KEYWORD'; a bound method without its first.",
+        |_, a| function_parameters(&a[0]),
     );
     r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
         let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
@@ -1527,11 +1542,272 @@ fn str_join(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn str_split(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let text = s(&a[0])?;
-    let parts: Vec<Value> = match &a[1] {
-        Value::None => text.split_whitespace().map(Value::str).collect(),
-        sep => text.split(s(sep)?).map(Value::str).collect(),
+    let max = int_arg("maxsplit", &a[2])?;
+    let parts: Vec<String> = match &a[1] {
+        Value::None => whitespace_split(text, max),
+        sep => {
+            let sep = nonempty_sep(sep)?;
+            match usize::try_from(max) {
+                Ok(n) => text.splitn(n + 1, sep).map(str::to_string).collect(),
+                Err(_) => text.split(sep).map(str::to_string).collect(),
+            }
+        }
     };
-    Ok(Value::list(parts))
+    Ok(Value::list(parts.iter().map(|p| Value::str(p)).collect()))
+}
+
+fn str_rsplit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let text = s(&a[0])?;
+    let max = int_arg("maxsplit", &a[2])?;
+    let mut parts: Vec<String> = match &a[1] {
+        // Whitespace splitting from the right: split the reversed text.
+        Value::None => {
+            let reversed: String = text.chars().rev().collect();
+            whitespace_split(&reversed, max)
+                .into_iter()
+                .map(|p| p.chars().rev().collect())
+                .collect()
+        }
+        sep => {
+            let sep = nonempty_sep(sep)?;
+            match usize::try_from(max) {
+                Ok(n) => text.rsplitn(n + 1, sep).map(str::to_string).collect(),
+                Err(_) => text.rsplit(sep).map(str::to_string).collect(),
+            }
+        }
+    };
+    parts.reverse();
+    Ok(Value::list(parts.iter().map(|p| Value::str(p)).collect()))
+}
+
+fn nonempty_sep(sep: &Value) -> Result<&str> {
+    let sep = s(sep)?;
+    if sep.is_empty() {
+        return Err(Error::value_error("empty separator"));
+    }
+    Ok(sep)
+}
+
+/// Python's split at runs of whitespace: at most `max` splits (all when
+/// negative), the rest of the text (its leading whitespace removed) last.
+fn whitespace_split(text: &str, max: i64) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        if max >= 0 && parts.len() as i64 == max {
+            parts.push(rest.to_string());
+            break;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        parts.push(rest[..end].to_string());
+        rest = rest[end..].trim_start();
+    }
+    parts
+}
+
+/// Python's str predicates: non-empty (unless `empty` answers for the
+/// empty string) and every character passing `test`.
+fn str_all(a: &[Value], empty: bool, test: fn(char) -> bool) -> Result<Value> {
+    let t = s(&a[0])?;
+    Ok(Value::Bool(if t.is_empty() {
+        empty
+    } else {
+        t.chars().all(test)
+    }))
+}
+
+/// isupper / islower: some cased character, and none of the other case.
+fn str_cased(a: &[Value], upper: bool) -> Result<Value> {
+    let t = s(&a[0])?;
+    let cased = t.chars().filter(|c| c.is_uppercase() || c.is_lowercase());
+    let (mut any, mut all) = (false, true);
+    for c in cased {
+        any = true;
+        all &= if upper {
+            c.is_uppercase()
+        } else {
+            c.is_lowercase()
+        };
+    }
+    Ok(Value::Bool(any && all))
+}
+
+/// partition / rpartition: (head, sep, tail) around the first or last sep.
+fn str_partition(a: &[Value], last: bool) -> Result<Value> {
+    let (t, sep) = (s(&a[0])?, nonempty_sep(&a[1])?);
+    let found = if last { t.rfind(sep) } else { t.find(sep) };
+    let parts = match found {
+        Some(i) => [&t[..i], sep, &t[i + sep.len()..]],
+        None if last => ["", "", t],
+        None => [t, "", ""],
+    };
+    Ok(Value::tuple(parts.iter().map(|p| Value::str(p)).collect()))
+}
+
+fn register_str_more(r: &mut Registry) {
+    r.method(
+        "str",
+        "isalpha(self)",
+        "Whether the string is non-empty and all letters.",
+        |_, a| str_all(&a, false, char::is_alphabetic),
+    );
+    r.method(
+        "str",
+        "isalnum(self)",
+        "Whether the string is non-empty and all letters or digits.",
+        |_, a| str_all(&a, false, char::is_alphanumeric),
+    );
+    r.method(
+        "str",
+        "isspace(self)",
+        "Whether the string is non-empty and all whitespace.",
+        |_, a| str_all(&a, false, char::is_whitespace),
+    );
+    r.method(
+        "str",
+        "isdecimal(self)",
+        "Whether the string is non-empty and all decimal digits.",
+        |_, a| str_all(&a, false, |c| c.is_ascii_digit()),
+    );
+    r.method(
+        "str",
+        "isnumeric(self)",
+        "Whether the string is non-empty and all numeric characters.",
+        |_, a| str_all(&a, false, char::is_numeric),
+    );
+    r.method(
+        "str",
+        "isascii(self)",
+        "Whether every character is ASCII.",
+        |_, a| str_all(&a, true, |c| c.is_ascii()),
+    );
+    r.method(
+        "str",
+        "isprintable(self)",
+        "Whether every character is printable.",
+        |_, a| str_all(&a, true, |c| !c.is_control()),
+    );
+    r.method(
+        "str",
+        "isidentifier(self)",
+        "Whether the string is a valid identifier.",
+        |_, a| {
+            let t = s(&a[0])?;
+            let mut chars = t.chars();
+            Ok(Value::Bool(
+                chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && chars.all(|c| c.is_alphanumeric() || c == '_'),
+            ))
+        },
+    );
+    r.method(
+        "str",
+        "isupper(self)",
+        "Whether the string has cased characters and all are upper-case.",
+        |_, a| str_cased(&a, true),
+    );
+    r.method(
+        "str",
+        "islower(self)",
+        "Whether the string has cased characters and all are lower-case.",
+        |_, a| str_cased(&a, false),
+    );
+    r.method(
+        "str",
+        "partition(self, sep)",
+        "(head, sep, tail) around the first sep, or (self, '', '').",
+        |_, a| str_partition(&a, false),
+    );
+    r.method(
+        "str",
+        "rpartition(self, sep)",
+        "(head, sep, tail) around the last sep, or ('', '', self).",
+        |_, a| str_partition(&a, true),
+    );
+    r.method(
+        "str",
+        "removeprefix(self, prefix)",
+        "Copy without prefix at the start, if it is there.",
+        |_, a| {
+            let (t, p) = (s(&a[0])?, s(&a[1])?);
+            Ok(Value::str(t.strip_prefix(p).unwrap_or(t)))
+        },
+    );
+    r.method(
+        "str",
+        "removesuffix(self, suffix)",
+        "Copy without suffix at the end, if it is there.",
+        |_, a| {
+            let (t, p) = (s(&a[0])?, s(&a[1])?);
+            Ok(Value::str(t.strip_suffix(p).unwrap_or(t)))
+        },
+    );
+    r.method(
+        "str",
+        "rindex(self, sub)",
+        "The index of the last sub (ValueError when there is none).",
+        |_, a| {
+            let (t, sub) = (s(&a[0])?, s(&a[1])?);
+            match t.rfind(sub) {
+                Some(i) => Ok(Value::Int(t[..i].chars().count() as i64)),
+                None => Err(Error::value_error("substring not found")),
+            }
+        },
+    );
+    r.method(
+        "str",
+        "expandtabs(self, tabsize=8)",
+        "Copy with each tab replaced by spaces up to the next multiple of tabsize columns.",
+        |_, a| {
+            let (t, size) = (s(&a[0])?, int_arg("tabsize", &a[1])?.max(0) as usize);
+            let mut out = String::new();
+            let mut column = 0;
+            for c in t.chars() {
+                match c {
+                    '\t' if size > 0 => {
+                        let n = size - column % size;
+                        out.extend(std::iter::repeat_n(' ', n));
+                        column += n;
+                    }
+                    '\t' => {}
+                    '\n' | '\r' => {
+                        out.push(c);
+                        column = 0;
+                    }
+                    _ => {
+                        out.push(c);
+                        column += 1;
+                    }
+                }
+            }
+            Ok(Value::str(&out))
+        },
+    );
+    r.method(
+        "str",
+        "casefold(self)",
+        "Copy for caseless comparison.",
+        |_, a| Ok(Value::str(&s(&a[0])?.to_lowercase())),
+    );
+    r.method(
+        "str",
+        "swapcase(self)",
+        "Copy with upper-case letters lower-cased and lower-case ones upper-cased.",
+        |_, a| {
+            let out: String = s(&a[0])?
+                .chars()
+                .flat_map(|c| {
+                    let swapped: Vec<char> = if c.is_uppercase() {
+                        c.to_lowercase().collect()
+                    } else {
+                        c.to_uppercase().collect()
+                    };
+                    swapped
+                })
+                .collect();
+            Ok(Value::str(&out))
+        },
+    );
 }
 
 fn str_replace(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -1720,4 +1996,44 @@ fn int_in_base(x: &Value, prefix: &str, radix: u32) -> Result<Value> {
     };
     let sign = if n < 0 { "-" } else { "" };
     Ok(Value::str(&format!("{sign}{prefix}{digits}")))
+}
+
+/// `_function_parameters`: what inspect.signature reads of a function.
+fn function_parameters(f: &Value) -> Result<Value> {
+    use arr_lang::ast::ParamKind;
+    let (func, skip) = match f {
+        Value::Function(func) => (func.clone(), 0),
+        Value::BoundMethod(m) => match &m.1 {
+            Value::Function(func) => (func.clone(), 1),
+            _ => {
+                return Err(Error::value_error(
+                    "no signature found for a builtin method",
+                ))
+            }
+        },
+        other => {
+            return Err(Error::value_error(format!(
+                "no signature found for {}",
+                display::repr(other)
+            )))
+        }
+    };
+    let params = func.code.params.iter().zip(&func.defaults).skip(skip);
+    let out = params
+        .map(|(p, default)| {
+            let kind = match p.kind {
+                ParamKind::Normal => "POSITIONAL_OR_KEYWORD",
+                ParamKind::KeywordOnly => "KEYWORD_ONLY",
+                ParamKind::VarArgs => "VAR_POSITIONAL",
+                ParamKind::VarKwargs => "VAR_KEYWORD",
+            };
+            Value::tuple(vec![
+                Value::str(&p.name),
+                Value::str(kind),
+                Value::Bool(default.is_some()),
+                default.clone().unwrap_or(Value::None),
+            ])
+        })
+        .collect();
+    Ok(Value::list(out))
 }

@@ -4002,3 +4002,22 @@ def _textwrap_dedent(text):
 def _textwrap_indent(text, prefix):
     """textwrap.indent: prefix added to the start of every non-blank line of text."""
     return "".join(prefix + l if l.strip() else l for l in text.splitlines(True))
+
+# jax.experimental.mesh_utils: device grids for Mesh(...).
+
+def _mesh_utils_create_device_mesh(mesh_shape, devices=None, *, contiguous_submeshes=False,
+                                   allow_split_physical_axes=False):
+    """mesh_utils.create_device_mesh: the devices (all of them by default) as
+    a NumPy array of mesh_shape, in order (virtual devices have no physical
+    topology to follow)."""
+    if devices is None:
+        import jax
+        devices = jax.devices()
+    shape = tuple(mesh_shape)
+    if len(devices) != math_prod(shape):
+        raise ValueError(f"Number of devices {len(devices)} must equal the product of mesh_shape {shape}")
+    return _np_array(list(devices)).reshape(shape)
+
+def _xla_bridge_backends_are_initialized():
+    """jax._src.xla_bridge.backends_are_initialized: arr's devices exist from the start."""
+    return True

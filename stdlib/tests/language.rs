@@ -145,6 +145,31 @@ print(f"{s} {3.14159:.2f} {42:>5} {'left':<6}| {1234567:,} {0.5:%} {2.5e-5}")
     );
 }
 
+/// The str methods and integer bases a Python program uses, with CPython's output.
+#[test]
+fn str_methods_and_integer_bases_as_python() {
+    check(
+        r#"
+for t in ["a b  c", " x ", "a,b,,c", "", "Hi There", "AB", "a\tb", "x_1"]:
+    print(repr(t), t.split(None, 1), t.rsplit(None, 1), t.rsplit(",", 1), t.isalpha(), t.isalnum(),
+          t.isspace(), t.isupper(), t.islower(), t.isidentifier(), t.partition(" "), t.rpartition(" "),
+          t.removeprefix("a"), t.removesuffix("c"), t.expandtabs(4), t.swapcase())
+print("abcabc".rindex("b"), "a,b".split(",", maxsplit=0), hex(255), oct(-8), bin(5))
+"#,
+        expect![[r#"
+            'a b  c' ['a', 'b  c'] ['a b', 'c'] ['a b  c'] False False False False True False ('a', ' ', 'b  c') ('a b ', ' ', 'c')  b  c a b   a b  c A B  C
+            ' x ' ['x'] ['x'] [' x '] False False False False True False ('', ' ', 'x ') (' x', ' ', '')  x   x   x   X 
+            'a,b,,c' ['a,b,,c'] ['a,b,,c'] ['a,b,', 'c'] False False False False True False ('a,b,,c', '', '') ('', '', 'a,b,,c') ,b,,c a,b,, a,b,,c A,B,,C
+            '' [] [] [''] False False False False False False ('', '', '') ('', '', '')    
+            'Hi There' ['Hi', 'There'] ['Hi', 'There'] ['Hi There'] False False False False False False ('Hi', ' ', 'There') ('Hi', ' ', 'There') Hi There Hi There Hi There hI tHERE
+            'AB' ['AB'] ['AB'] ['AB'] True True False True False True ('AB', '', '') ('', '', 'AB') AB AB AB ab
+            'a\tb' ['a', 'b'] ['a', 'b'] ['a\tb'] False False False False True False ('a\tb', '', '') ('', '', 'a\tb') 	b a	b a   b A	B
+            'x_1' ['x_1'] ['x_1'] ['x_1'] False False False False True True ('x_1', '', '') ('', '', 'x_1') x_1 x_1 x_1 X_1
+            4 ['a,b'] 0xff -0o10 0b101
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(
