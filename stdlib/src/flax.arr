@@ -157,49 +157,6 @@ def _nnx_data(value=None):
 def _nnx_static(value=None):
     return value
 
-class _nnx_ListBase(_nnx_Pytree):
-    """A list that is part of a module's state (nnx.List): its items are
-    attributes, so functions among them stay static structure."""
-
-    def __init__(self, items=()):
-        self._length = 0
-        for item in items:
-            self.append(item)
-
-    def append(self, item):
-        setattr(self, str(self._length), item)
-        self._length = self._length + 1
-
-    def extend(self, items):
-        for item in items:
-            self.append(item)
-
-    def _index(self, i):
-        if i < 0:
-            i = i + self._length
-        if i < 0 or i >= self._length:
-            raise IndexError("list index out of range")
-        return str(i)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [getattr(self, str(k)) for k in range(self._length)[i]]
-        return getattr(self, self._index(i))
-
-    def __setitem__(self, i, item):
-        setattr(self, self._index(i), item)
-
-    def __len__(self):
-        return self._length
-
-    def __iter__(self):
-        return iter([getattr(self, str(k)) for k in range(self._length)])
-
-    def __repr__(self):
-        return "List([" + ", ".join(repr(x) for x in self) + "])"
-
-_nnx_List = type("List", (_nnx_ListBase,), {})
-
 def _nnx_Dict(*args, **kwargs):
     return dict(*args, **kwargs)
 
@@ -349,6 +306,50 @@ class _nnx_ModuleBase(_nnx_Pytree):
         return value
 
 _nnx_Module = type("Module", (_nnx_ModuleBase,), {})
+
+class _nnx_ListBase(_nnx_Module):
+    """A list that is part of a module's state (nnx.List): its items are
+    attributes, so functions among them stay static structure."""
+
+    def __init__(self, items=()):
+        self._length = 0
+        for item in items:
+            self.append(item)
+
+    def append(self, item):
+        setattr(self, str(self._length), item)
+        self._length = self._length + 1
+
+    def extend(self, items):
+        for item in items:
+            self.append(item)
+
+    def _index(self, i):
+        if i < 0:
+            i = i + self._length
+        if i < 0 or i >= self._length:
+            raise IndexError("list index out of range")
+        return str(i)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [getattr(self, str(k)) for k in range(self._length)[i]]
+        return getattr(self, self._index(i))
+
+    def __setitem__(self, i, item):
+        setattr(self, self._index(i), item)
+
+    def __len__(self):
+        return self._length
+
+    def __iter__(self):
+        return iter([getattr(self, str(k)) for k in range(self._length)])
+
+    def __repr__(self):
+        return "List([" + ", ".join(repr(x) for x in self) + "])"
+
+_nnx_List = type("List", (_nnx_ListBase,), {})
+
 
 def _nnx_attributes(node):
     """The attributes of an object in name order (lists by index)."""
@@ -968,6 +969,14 @@ def _nnx_while_loop(cond_fun, body_fun, init_val):
 
 # ---- flax.traverse_util ----
 
+class _traverse_util_EmptyNode:
+    """What flatten_dict(keep_empty_nodes=True) puts where a dict was empty."""
+
+    def __repr__(self):
+        return "_EmptyNode()"
+
+_traverse_util_empty_node = _traverse_util_EmptyNode()
+
 def _traverse_util_flatten_dict(xs, keep_empty_nodes=False, is_leaf=None, sep=None):
     """flax.traverse_util.flatten_dict: nested dicts as one dict keyed by
     paths (tuples, or strings joined by sep)."""
@@ -975,7 +984,7 @@ def _traverse_util_flatten_dict(xs, keep_empty_nodes=False, is_leaf=None, sep=No
     def walk(x, prefix):
         if isinstance(x, dict) and not (is_leaf is not None and is_leaf(prefix, x)):
             if not x and keep_empty_nodes and prefix:
-                out[prefix if sep is None else sep.join(prefix)] = {}
+                out[prefix if sep is None else sep.join(prefix)] = _traverse_util_empty_node
             for k, v in x.items():
                 walk(v, prefix + (k,))
         else:
@@ -996,13 +1005,14 @@ def _traverse_util_unflatten_dict(xs, sep=None):
             if k not in cursor:
                 cursor[k] = {}
             cursor = cursor[k]
-        cursor[path[-1]] = value
+        cursor[path[-1]] = {} if value is _traverse_util_empty_node else value
     return out
 
 def _traverse_util_path_aware_map(f, nested_dict):
     """flax.traverse_util.path_aware_map: f(path, leaf) over nested dicts."""
     flat = _traverse_util_flatten_dict(nested_dict, keep_empty_nodes=True)
-    return _traverse_util_unflatten_dict({k: (v if v == {} else f(k, v)) for k, v in flat.items()})
+    return _traverse_util_unflatten_dict({k: (v if v is _traverse_util_empty_node else f(k, v))
+                                          for k, v in flat.items()})
 
 # ---- lifted transforms over modules: vmap, scan, split_rngs ----
 

@@ -310,7 +310,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "flax.traverse_util",
         "Nested dicts by path, as flax.traverse_util.",
         "flatten_dict=_traverse_util_flatten_dict unflatten_dict=_traverse_util_unflatten_dict \
-         path_aware_map=_traverse_util_path_aware_map",
+         path_aware_map=_traverse_util_path_aware_map empty_node=_traverse_util_empty_node",
     ),
     (
         "flax",
