@@ -802,6 +802,11 @@ impl Interp {
                 });
             }
         }
+        // `object`'s own methods (`__setattr__`), at the end of every MRO.
+        let found = object_class().attrs.borrow().get(name).cloned();
+        if let Some(v) = found {
+            return Ok(self.bind(v, &s.obj, &obj_class));
+        }
         if name == "__init__" {
             // object.__init__: accepts nothing more.
             return Ok(NativeClosure::value("__init__", |_, args, kwargs| {
@@ -862,8 +867,21 @@ impl Interp {
         })
     }
 
-    /// `obj.name = v`.
+    /// `obj.name = v`: the class's `__setattr__` when it defines one.
     pub fn set_attr(&mut self, o: &Value, name: &str, v: Value) -> Result<()> {
+        if let Value::Instance(i) = o {
+            if let Some(hook) = i.class.lookup("__setattr__") {
+                let hook = self.bind(hook, o, &i.class);
+                return self
+                    .call(&hook, vec![Value::str(name), v], Vec::new())
+                    .map(|_| ());
+            }
+        }
+        self.set_attr_raw(o, name, v)
+    }
+
+    /// `obj.name = v` without the class's `__setattr__` (`object.__setattr__`).
+    pub fn set_attr_raw(&mut self, o: &Value, name: &str, v: Value) -> Result<()> {
         match o {
             Value::Instance(i) => {
                 self.materialize(i)?;
@@ -1240,9 +1258,14 @@ pub fn node_child_keys(i: &Instance) -> Result<Vec<ChildKey>> {
         Some(Pytree::Custom { .. }) => (0..node_children(i)?.len()).map(ChildKey::Index).collect(),
         Some(Pytree::Fields { data, .. }) => data.iter().cloned().map(ChildKey::Attr).collect(),
         Some(Pytree::Static) => Vec::new(),
+        // An attribute named by an index (the items of a list-like object,
+        // such as Flax's `nnx.List`) is an index in key paths: `[0]`.
         Some(Pytree::Object) => object_children(i)
             .into_iter()
-            .map(|(k, _)| ChildKey::Attr(k))
+            .map(|(k, _)| match index_name(&k) {
+                Some(n) => ChildKey::Index(n),
+                None => ChildKey::Attr(k),
+            })
             .collect(),
         None => {
             let n = i.items.as_deref().map_or(0, |v| v.len());
@@ -1294,7 +1317,9 @@ pub fn rebuild_node(template: &Rc<Instance>, children: Vec<Value>) -> Result<Val
             }
             // Rebuilt with its attributes in sorted order, as Flax's
             // unflatten rebuilds a module (its repr lists them so).
-            new.attrs.borrow_mut().sort_keys();
+            new.attrs
+                .borrow_mut()
+                .sort_by(|a, _, b, _| attr_order(a, b));
             // The children stay children whatever they now hold (a walk
             // rebuilds structures with placeholders for leaves).
             *new.node.borrow_mut() = Some(Node {
@@ -1379,13 +1404,48 @@ fn object_children(i: &Instance) -> Vec<(Rc<str>, Value)> {
         _ => None,
     };
     let is_value = |k: &str| value_attr.as_ref().is_some_and(|s| s.as_str() == k);
+    // Attributes the object marked data (a child whatever it holds) or
+    // static (never a child), in its `__pytree_data__` dict (Flax's
+    // `nnx.data(x)` / `nnx.static(x)`).
+    let marks = match attrs.get("__pytree_data__") {
+        Some(Value::Dict(d)) => Some(d.clone()),
+        _ => None,
+    };
+    let marked = |k: &str| -> Option<bool> {
+        let marks = marks.as_ref()?.borrow();
+        match marks.get(&crate::Key::Str(Rc::from(k))) {
+            Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    };
     let mut children: Vec<(Rc<str>, Value)> = attrs
         .iter()
-        .filter(|(k, v)| was_child(k) || is_value(k) || holds_state(v, 0))
+        .filter(|(k, v)| match marked(k) {
+            Some(data) => data,
+            None => was_child(k) || is_value(k) || holds_state(v, 0),
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    children.sort_by(|a, b| a.0.cmp(&b.0));
+    // By name, indices by number (item 10 after item 9).
+    children.sort_by(|a, b| attr_order(&a.0, &b.0));
     children
+}
+
+/// The order of an object node's attributes: by name, indices by number
+/// (item 10 after item 9).
+fn attr_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (index_name(a), index_name(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => a.cmp(b),
+    }
+}
+
+/// The index an attribute named by digits stands for.
+fn index_name(name: &str) -> Option<usize> {
+    match name.bytes().all(|b| b.is_ascii_digit()) {
+        true => name.parse().ok(),
+        false => None,
+    }
 }
 
 /// Whether a value holds state an object node's walk must reach: an

@@ -68,13 +68,22 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.value("object", Value::Class(arr_runtime::class::object_class()));
     r.func(
-        "dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, frozen=False)",
+        "_object_setattr(obj, name, value)",
+        "object.__setattr__: set an attribute without the class's __setattr__.",
+        |interp, a| {
+            let name = str_arg("__setattr__", &a[1])?.to_string();
+            interp.set_attr_raw(&a[0], &name, a[2].clone())?;
+            Ok(Value::None)
+        },
+    );
+    r.func(
+        "dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, frozen=False, kw_only=False)",
         "Add __init__, __repr__ and __eq__ to a class from its annotated fields, in order \
          (a decorator, also with options: @dataclass(frozen=True)).",
         dataclass,
     );
     r.func(
-        "field(*, default=None, default_factory=None, init=True, repr=True, compare=True, metadata=None, **options)",
+        "field(*, default=None, default_factory=None, init=True, repr=True, compare=True, metadata=None, kw_only=None, **options)",
         "Options of a dataclass field: its default, or a function making it, and metadata \
          (metadata=dict(static=True) makes it a static field for register_dataclass).",
         field,
@@ -411,6 +420,8 @@ pub struct Field {
     pub compare: bool,
     pub metadata: Value,
     pub annotation: Value,
+    /// Keyword-only in `__init__` (None: as the dataclass says).
+    pub kw_only: Option<bool>,
 }
 
 impl Object for Field {
@@ -451,7 +462,7 @@ fn field(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             "cannot specify both default and default_factory",
         ));
     }
-    if let Value::Dict(d) = &a[6] {
+    if let Value::Dict(d) = &a[7] {
         if let Some(k) = d.borrow().keys().next() {
             return Err(Error::type_error(format!(
                 "field() got an unexpected keyword argument {}",
@@ -471,6 +482,10 @@ fn field(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             m => m.clone(),
         },
         annotation: Value::None,
+        kw_only: match &a[6] {
+            Value::None => None,
+            v => Some(v.truthy()?),
+        },
     }))
 }
 
@@ -508,6 +523,7 @@ struct DataclassOptions {
     repr: bool,
     eq: bool,
     frozen: bool,
+    kw_only: bool,
 }
 
 fn dataclass(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -516,6 +532,7 @@ fn dataclass(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         repr: a[2].truthy()?,
         eq: a[3].truthy()?,
         frozen: a[5].truthy()?,
+        kw_only: a[6].truthy()?,
     };
     match &a[0] {
         Value::None => Ok(NativeClosure::value("dataclass", move |_, args, _| {
@@ -565,8 +582,10 @@ fn make_dataclass(cls: &Value, options: DataclassOptions) -> Result<Value> {
                 compare: true,
                 metadata: Value::dict(Dict::default()),
                 annotation: Value::None,
+                kw_only: None,
             },
         };
+        f.kw_only = Some(f.kw_only.unwrap_or(options.kw_only));
         f.name = name.clone();
         f.annotation = annotation;
         // The class attribute is the default, as in Python (or nothing).
@@ -584,7 +603,7 @@ fn make_dataclass(cls: &Value, options: DataclassOptions) -> Result<Value> {
         }
     }
     let mut seen_default = false;
-    for f in fields.iter().filter(|f| f.init) {
+    for f in fields.iter().filter(|f| f.init && f.kw_only != Some(true)) {
         let has = f.default.is_some() || f.factory.is_some();
         if seen_default && !has {
             return Err(Error::type_error(format!(
@@ -676,12 +695,18 @@ fn dataclass_init(
     let Some(Value::Instance(inst)) = args.next() else {
         return Err(Error::type_error("__init__ needs an instance"));
     };
-    let init: Vec<&Field> = fields.iter().filter(|f| f.init).collect();
+    // Positional-or-keyword fields first, then the keyword-only ones.
+    let (mut init, keyword_only): (Vec<&Field>, Vec<&Field>) = fields
+        .iter()
+        .filter(|f| f.init)
+        .partition(|f| f.kw_only != Some(true));
+    let n_positional = init.len();
+    init.extend(keyword_only);
     let positional: Vec<Value> = args.collect();
-    if positional.len() > init.len() {
+    if positional.len() > n_positional {
         return Err(Error::type_error(format!(
             "{name}.__init__() takes {} positional arguments but {} were given",
-            init.len() + 1,
+            n_positional + 1,
             positional.len() + 1
         )));
     }
@@ -721,11 +746,16 @@ fn dataclass_init(
             missing.join(" and ")
         )));
     }
-    // Set directly: a frozen dataclass is still initialised.
+    // Through the class's __setattr__, as Python's generated __init__
+    // does; set directly in a frozen dataclass (still initialised).
+    let obj = Value::Instance(inst.clone());
     for (f, v) in init.iter().zip(values) {
-        inst.attrs
-            .borrow_mut()
-            .insert(f.name.clone(), v.expect("every field has a value"));
+        let v = v.expect("every field has a value");
+        if inst.class.frozen.get() {
+            inst.attrs.borrow_mut().insert(f.name.clone(), v);
+        } else {
+            interp.set_attr(&obj, &f.name, v)?;
+        }
     }
     for f in fields.iter().filter(|f| !f.init) {
         let v = match (&f.default, &f.factory) {

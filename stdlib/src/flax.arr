@@ -22,6 +22,23 @@
 class _nnx_PytreeBase:
     """An object whose attributes are its state (nnx.Pytree)."""
 
+    def __setattr__(self, name, value):
+        # nnx.data(x) / nnx.static(x): the attribute is a child, or not,
+        # whatever it holds (`__pytree_data__`, read by the object node's walk).
+        data = None
+        if isinstance(value, _nnx_MarkedBase):
+            data, value = value.data, value.value
+        elif is_dataclass(type(self)):
+            # A dataclass field says it with metadata={'static': ...}.
+            for f in fields(type(self)):
+                if f.name == name and "static" in f.metadata:
+                    data = not f.metadata["static"]
+        if data is not None:
+            marks = dict(vars(self).get("__pytree_data__", {}))
+            marks[name] = data
+            _object_setattr(self, "__pytree_data__", marks)
+        _object_setattr(self, name, value)
+
     def __repr__(self):
         return _nnx_object_repr(self, "")
 
@@ -151,11 +168,55 @@ _nnx_OptState = type("OptState", (_nnx_Variable,), {})
 _nnx_OptArray = type("OptArray", (_nnx_OptState,), {})
 _nnx_OptVariable = type("OptVariable", (_nnx_OptState,), {})
 
-def _nnx_data(value=None):
-    return value
+class _nnx_MarkedBase:
+    """What nnx.data / nnx.static return: a value to assign to a Pytree's
+    attribute, marking the attribute as a pytree child (data) or as part of
+    the structure (static) whatever it holds."""
 
-def _nnx_static(value=None):
-    return value
+    def __init__(self, value, data):
+        self.value = value
+        self.data = data
+
+_nnx_missing = _nnx_MarkedBase(None, None)
+
+def _nnx_data(value=_nnx_missing, **kwargs):
+    if value is _nnx_missing:
+        return field(metadata={"static": False}, **kwargs)
+    return _nnx_MarkedBase(value, True)
+
+def _nnx_static(value=_nnx_missing, **kwargs):
+    if value is _nnx_missing:
+        return field(metadata={"static": True}, **kwargs)
+    return _nnx_MarkedBase(value, False)
+
+def _nnx_dataclass(cls=None, *, init=True, eq=True, order=False, unsafe_hash=False,
+                   match_args=True, kw_only=False, slots=False, weakref_slot=False):
+    """nnx.dataclass: dataclasses.dataclass for Pytrees (Flax's repr kept)."""
+    if cls is None:
+        return partial(_nnx_dataclass, init=init, eq=eq, kw_only=kw_only)
+    return dataclass(cls, init=init, eq=eq, kw_only=kw_only, repr=False)
+
+def _nnx_find_duplicates(node, *, only=Ellipsis):
+    """nnx.find_duplicates: the paths of each object or variable reached
+    more than once (shared references), one list per shared node."""
+    paths = {}
+    order = []
+    def walk(path, value):
+        if isinstance(value, (_nnx_PytreeBase, array)):
+            if id(value) in paths:
+                paths[id(value)].append(path)
+                return
+            paths[id(value)] = [path]
+            order.append(id(value))
+        for k, child in _nnx_children(value):
+            walk(path + (k,), child)
+    walk((), node)
+    return [paths[i] for i in order if len(paths[i]) > 1]
+
+def _nnx_is_data(value):
+    """nnx.is_data: arrays, variables and Flax objects are data; other
+    values (containers included) are static unless marked."""
+    return isinstance(value, (array, _nnx_PytreeBase))
 
 def _nnx_Dict(*args, **kwargs):
     return dict(*args, **kwargs)

@@ -242,6 +242,12 @@ pub fn session() -> Session {
         s.interp.module_loaders.insert(top.into(), Rc::new(loader));
     }
     s.interp.set_builtin("Ellipsis", Value::Ellipsis);
+    // `object.__setattr__` (and `super().__setattr__`): the plain attribute
+    // store a class's own `__setattr__` ends in.
+    if let Ok(f) = builtin_named(&s.interp, "_object_setattr") {
+        let object = arr_runtime::class::object_class();
+        object.attrs.borrow_mut().insert("__setattr__".into(), f);
+    }
     for (alias, module) in [("np", "numpy"), ("jnp", "jax.numpy")] {
         let m = s.interp.modules[module].clone();
         s.interp.set_builtin(alias, m);

@@ -294,7 +294,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          recursive_map=_nnx_recursive_map iter_modules=_nnx_iter_modules \
          iter_children=_nnx_iter_children cond=_nnx_cond switch=_nnx_switch \
          fori_loop=_nnx_fori_loop while_loop=_nnx_while_loop filterlib=@flax.nnx.filterlib \
-         WithTag=_nnx_WithTag PathIn=_nnx_PathIn",
+         WithTag=_nnx_WithTag PathIn=_nnx_PathIn is_data=_nnx_is_data dataclass=_nnx_dataclass \
+         find_duplicates=_nnx_find_duplicates",
     ),
     (
         "flax.training.train_state",

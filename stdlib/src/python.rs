@@ -13,6 +13,7 @@ use arr_runtime::session::help_for;
 use arr_runtime::{exception, set};
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Tensor, Value};
 use std::cmp::Ordering;
+use std::rc::Rc;
 use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -516,6 +517,12 @@ fn register_more(r: &mut Registry) {
          (name, kind, has_default, default), kind one of 'POSITIONAL_OR_KEYWORD', \
          'KEYWORD_ONLY', 'VAR_POSITIONAL', 'VAR_KEYWORD'; a bound method without its first.",
         |_, a| function_parameters(&a[0]),
+    );
+    r.func(
+        "hash(x)",
+        "x's hash: an integer equal for equal values (an int's is itself), by identity for \
+         objects; TypeError for lists, dicts and sets.",
+        |interp, a| python_hash(interp, &a[0]),
     );
     r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
         let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
@@ -2036,4 +2043,39 @@ fn function_parameters(f: &Value) -> Result<Value> {
         })
         .collect();
     Ok(Value::list(out))
+}
+
+/// `hash(x)`: Python's value for integers (and floats equal to them); a
+/// fixed hash of other hashable values (the same in every run, unlike
+/// Python's strings); objects by identity.
+fn python_hash(interp: &mut Interp, x: &Value) -> Result<Value> {
+    use std::hash::{Hash, Hasher};
+    let by_identity = |p: usize| Value::Int((p >> 4) as i64);
+    if let Value::Instance(i) = x {
+        if let Some(method) = i.class.lookup("__hash__") {
+            let h = interp.call(&method, vec![x.clone()], Vec::new())?;
+            return match h {
+                Value::Int(_) => Ok(h),
+                other => Err(Error::type_error(format!(
+                    "__hash__ method should return an integer, not {}",
+                    other.type_name()
+                ))),
+            };
+        }
+    }
+    match x {
+        Value::Instance(i) if i.items.is_none() => return Ok(by_identity(Rc::as_ptr(i) as usize)),
+        Value::Function(f) => return Ok(by_identity(Rc::as_ptr(f) as *const () as usize)),
+        Value::Class(c) => return Ok(by_identity(Rc::as_ptr(c) as usize)),
+        _ => {}
+    }
+    Ok(Value::Int(match x.to_key()? {
+        Key::Int(-1) => -2,
+        Key::Int(i) => i,
+        key => {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            key.hash(&mut h);
+            (h.finish() >> 1) as i64
+        }
+    }))
 }

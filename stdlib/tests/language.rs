@@ -170,6 +170,49 @@ print("abcabc".rindex("b"), "a,b".split(",", maxsplit=0), hex(255), oct(-8), bin
     );
 }
 
+/// `__setattr__` (with object.__setattr__ and super()), dataclasses with
+/// keyword-only fields, `hash`: CPython's output.
+#[test]
+fn setattr_hooks_kw_only_fields_and_hash_as_python() {
+    check(
+        r#"
+import dataclasses
+class Frozen:
+    def __init__(self, x):
+        object.__setattr__(self, "x", x)
+    def __setattr__(self, name, value):
+        raise AttributeError(f"frozen: {name}")
+f = Frozen(3)
+try:
+    f.x = 4
+except AttributeError as e:
+    print("AttributeError", e, f.x)
+class Doubled:
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value * 2)
+@dataclasses.dataclass
+class Point(Doubled):
+    x: int
+    y: int = 1
+    label: str = dataclasses.field(default="p", kw_only=True)
+p = Point(2, label="q")
+setattr(p, "y", 5)
+print(p.x, p.y, p.label)
+print(hash(7), hash(-1), hash(3.0), hash((1, "a")) == hash((1, "a")))
+try:
+    hash({})
+except TypeError as e:
+    print("TypeError", e)
+"#,
+        expect![[r#"
+            AttributeError frozen: x 3
+            4 10 qq
+            7 -2 3 True
+            TypeError unhashable type: 'dict'
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(
