@@ -257,16 +257,27 @@ fn wrap_key_data(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 }
 
 fn raw_key(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
+    // JAX's `threefry_seed` without 64-bit mode: the seed as a 32-bit
+    // integer (modulo 2**32) in the low word, the high word 0.
+    if let Value::Array(t) = &args[0] {
+        if t.dtype().is_int() && t.shape().is_empty() {
+            // A traced seed (random.key inside vmap or jit) stays a tensor.
+            let low = numpy::reshape(numpy::convert(t.clone(), DType::U32)?, &[1])?;
+            let high = Array::new(&[1], Buffer::U32(vec![0])).into();
+            return Ok(Value::Array(bind1(
+                &Prim::Concatenate { axis: 0 },
+                vec![high, low],
+            )?));
+        }
+    }
     let seed = args[0].to_int()?.ok_or_else(|| {
         Error::type_error(format!(
             "random.key: seed must be an int, got {}",
             args[0].type_name()
         ))
     })?;
-    // JAX's `threefry_seed`: the seed as a 64-bit two's-complement integer, high word first.
-    let s = seed as u64;
     Ok(Value::Array(
-        Array::new(&[2], Buffer::U32(vec![(s >> 32) as u32, s as u32])).into(),
+        Array::new(&[2], Buffer::U32(vec![0, seed as u32])).into(),
     ))
 }
 
