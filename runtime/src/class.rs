@@ -880,6 +880,43 @@ impl Interp {
         self.set_attr_raw(o, name, v)
     }
 
+    /// `del obj.name` (and `delattr`): an instance's or a class's own attribute.
+    pub fn del_attr(&mut self, o: &Value, name: &str) -> Result<()> {
+        let removed = match o {
+            Value::Instance(i) => {
+                self.materialize(i)?;
+                if i.class.frozen.get() || i.class.ancestors.iter().any(|c| c.frozen.get()) {
+                    return Err(attribute_error(format!(
+                        "cannot delete field '{name}' (the dataclass {} is frozen)",
+                        i.class.name
+                    )));
+                }
+                let removed = i.attrs.borrow_mut().shift_remove(name).is_some();
+                if removed {
+                    self.reflatten(i)?;
+                }
+                removed
+            }
+            Value::Class(c) => c.attrs.borrow_mut().shift_remove(name).is_some(),
+            other => {
+                return Err(attribute_error(format!(
+                    "'{}' object has no attribute '{name}' that can be deleted",
+                    other.type_name()
+                )))
+            }
+        };
+        match removed {
+            true => Ok(()),
+            false => Err(attribute_error(format!(
+                "'{}' object has no attribute '{name}'",
+                match o {
+                    Value::Instance(i) => i.class.name.to_string(),
+                    _ => o.type_name().to_string(),
+                }
+            ))),
+        }
+    }
+
     /// `obj.name = v` without the class's `__setattr__` (`object.__setattr__`).
     pub fn set_attr_raw(&mut self, o: &Value, name: &str, v: Value) -> Result<()> {
         match o {

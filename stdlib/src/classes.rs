@@ -68,6 +68,15 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.value("object", Value::Class(arr_runtime::class::object_class()));
     r.func(
+        "delattr(obj, name)",
+        "Delete the attribute name of obj (as `del obj.name`).",
+        |interp, a| {
+            let name = str_arg("delattr", &a[1])?.to_string();
+            interp.del_attr(&a[0], &name)?;
+            Ok(Value::None)
+        },
+    );
+    r.func(
         "_object_setattr(obj, name, value)",
         "object.__setattr__: set an attribute without the class's __setattr__.",
         |interp, a| {

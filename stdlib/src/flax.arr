@@ -781,6 +781,8 @@ def _nnx_copy_back(old, new, seen):
                         mine[key] = v[key]
             else:
                 setattr(old, k, v)
+        if not isinstance(old, _nnx_VariableBase):
+            _nnx_sort_attributes(old)
     elif isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
         for a, b in zip(old, new):
             _nnx_copy_back(a, b, seen)
@@ -788,6 +790,24 @@ def _nnx_copy_back(old, new, seen):
         for key in old:
             if key in new:
                 _nnx_copy_back(old[key], new[key], seen)
+
+def _nnx_sort_attributes(obj):
+    """Put obj's attributes in name order, as Flax leaves an object that a
+    transform (nnx.jit, nnx.grad, nnx.vmap) updated (its repr then lists
+    them so)."""
+    items = sorted(vars(obj).items(), key=lambda kv: kv[0])
+    for k, _ in items:
+        delattr(obj, k)
+    for k, v in items:
+        _object_setattr(obj, k, v)
+
+def _nnx_transform_update(node, state):
+    """nnx.update as a transform ends: the state set back, each object's
+    attributes then in name order (as Flax leaves them)."""
+    _nnx_update(node, state)
+    for _, obj in _nnx_iter_graph(node):
+        if not isinstance(obj, _nnx_VariableBase):
+            _nnx_sort_attributes(obj)
 
 def _nnx_holds_objects(x):
     return any(isinstance(v, _nnx_PytreeBase) for v in tree_leaves(x, is_leaf=lambda v: isinstance(v, _nnx_PytreeBase)))
@@ -1142,7 +1162,7 @@ def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, 
         value, states = vmap(pure, in_axes=axes, out_axes=(out_axes, state_axes), **kwargs)(*[x for x, _ in lifted])
         for a, (_, g), st in zip(args, lifted, states):
             if g is not None:
-                _nnx_update(a, st)
+                _nnx_transform_update(a, st)
         return _nnx_lower_out(value, shapes[-1])
 
     return wraps(f)(wrapped)
@@ -1298,7 +1318,7 @@ def _nnx_grad_transform(f, argnums, has_aux, with_value, holomorphic=False, allo
         (value, (aux, states)), grads = value_and_grad(pure, has_aux=True)(tuple(diff))
         for (n, graphdef, _), s in zip(plans, states):
             if graphdef is not None:
-                _nnx_update(args[n], s)
+                _nnx_transform_update(args[n], s)
         grads = grads[0] if single else grads
         if with_value:
             return ((value, aux), grads) if has_aux else (value, grads)

@@ -143,6 +143,20 @@ impl Registry<'_> {
         self.interp.add_method(receiver, &name, b);
     }
 
+    /// A method that changes its receiver, made from data (a closure over a row).
+    pub fn mutating_method_from(
+        &mut self,
+        receiver: &'static str,
+        signature: &str,
+        doc: &str,
+        f: impl Fn(&mut Interp, Vec<Value>) -> arr_runtime::Result<Value> + 'static,
+    ) {
+        let b = Builtin::new(signature, doc, f).with_effect(Effect::MutatesReceiver);
+        let b = Value::Builtin(Rc::new(b));
+        let name = b_name(&b);
+        self.interp.add_method(receiver, &name, b);
+    }
+
     /// A module such as `random`, from (signature, doc, fn) triples.
     pub fn module(&mut self, name: &str, doc: &str, members: &[(&str, &str, NativeFn)]) {
         let members = members

@@ -343,8 +343,8 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.mutating_method(
         "dict",
-        "update(self, other)",
-        "Insert every entry of other.",
+        "update(self, other=None, **kwargs)",
+        "Insert every entry of other (a dict, or (key, value) pairs), then the keyword entries.",
         dict_update,
     );
     r.mutating_method(
@@ -358,6 +358,22 @@ pub(crate) fn register(r: &mut Registry) {
         "copy(self)",
         "A shallow copy of the dict.",
         dict_copy,
+    );
+    r.mutating_method("dict", "clear(self)", "Remove every item.", |_, a| {
+        the_dict(&a[0]).borrow_mut().clear();
+        Ok(Value::None)
+    });
+    r.mutating_method(
+        "dict",
+        "popitem(self)",
+        "Remove and return the last (key, value) pair inserted.",
+        |_, a| match the_dict(&a[0]).borrow_mut().pop() {
+            Some((k, v)) => Ok(Value::tuple(vec![k.to_value(), v])),
+            None => Err(Error::new(
+                ErrorKind::KeyError,
+                "'popitem(): dictionary is empty'",
+            )),
+        },
     );
     r.mutating_method(
         "dict",
@@ -601,6 +617,50 @@ fn register_more(r: &mut Registry) {
             binary_op(op, a[0].clone(), other)
         });
     }
+    for (sig, doc, op) in [
+        (
+            "difference_update(self, other)",
+            "Remove the items in other.",
+            BinOp::Sub,
+        ),
+        (
+            "intersection_update(self, other)",
+            "Keep only the items also in other.",
+            BinOp::BitAnd,
+        ),
+        (
+            "symmetric_difference_update(self, other)",
+            "Keep the items in exactly one of the sets.",
+            BinOp::BitXor,
+        ),
+    ] {
+        r.mutating_method_from("set", sig, doc, move |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            let result = binary_op(op, a[0].clone(), other)?;
+            let items = the_set(&result)?.items.borrow().clone();
+            *the_set(&a[0])?.items.borrow_mut() = items;
+            Ok(Value::None)
+        });
+    }
+    r.mutating_method(
+        "set",
+        "pop(self)",
+        "Remove and return an item (KeyError when the set is empty).",
+        |_, a| match the_set(&a[0])?.items.borrow_mut().pop_first() {
+            Some(k) => Ok(k.to_value()),
+            None => Err(Error::new(ErrorKind::KeyError, "'pop from an empty set'")),
+        },
+    );
+    r.method(
+        "set",
+        "isdisjoint(self, other)",
+        "Whether the sets have no item in common.",
+        |_, a| {
+            let other = set::from_values(iter_items(&a[1])?)?;
+            let o = the_set(&other)?.items.borrow().clone();
+            Ok(Value::Bool(the_set(&a[0])?.items.borrow().is_disjoint(&o)))
+        },
+    );
     r.method(
         "set",
         "issubset(self, other)",
@@ -1486,20 +1546,10 @@ fn dict_get(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .unwrap_or_else(|| a[2].clone()))
 }
 
-fn dict_update(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let other: Vec<(Key, Value)> = match &a[1] {
-        Value::Dict(o) => o
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        other => {
-            return Err(Error::type_error(format!(
-                "update() needs a dict, got {}",
-                other.type_name()
-            )))
-        }
-    };
+fn dict_update(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // What dict(other, **kwargs) would hold: a mapping, (key, value) pairs.
+    let entries = dict(interp, vec![a[1].clone(), a[2].clone()])?;
+    let other = the_dict(&entries).borrow().clone();
     the_dict(&a[0]).borrow_mut().extend(other);
     Ok(Value::None)
 }

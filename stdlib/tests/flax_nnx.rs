@@ -164,3 +164,49 @@ except ValueError as e:
         "#]],
     );
 }
+
+/// After nnx.jit, nnx.grad or nnx.vmap updated a module, its attributes are
+/// in name order (Flax rebuilds them so; its repr shows that order), while
+/// nnx.update keeps them; nnx.data / nnx.static decide what is a leaf.
+#[test]
+fn transforms_sort_attributes_and_marks_choose_leaves_as_flax() {
+    check(
+        r#"
+import jax, jax.numpy as jnp
+from flax import nnx
+class W(nnx.Module):
+    def __init__(self):
+        self.z = nnx.Param(jnp.ones(2))
+        self.a = nnx.Param(jnp.zeros(2))
+        self.name = "w"
+m = W()
+print(list(vars(m)))
+@nnx.jit
+def f(m):
+    m.z[...] += 1
+f(m)
+print(list(vars(m)), m.z[...])
+m2 = W()
+nnx.grad(lambda m: (m.z[...] ** 2).sum())(m2)
+print(list(vars(m2)))
+m3 = W()
+nnx.update(m3, nnx.state(m3))
+print(list(vars(m3)))
+class P(nnx.Pytree):
+    def __init__(self):
+        self.x = nnx.data(1.5)
+        self.y = nnx.static([1, 2])
+        self.s = "static"
+        self.ls = nnx.List([jnp.array(i) for i in range(11)])
+leaves = jax.tree_util.tree_leaves_with_path(P())
+print([jax.tree_util.keystr(p) for p, _ in leaves])
+"#,
+        expect![[r#"
+            ['z', 'a', 'name']
+            ['a', 'name', 'z'] [2. 2.]
+            ['a', 'name', 'z']
+            ['z', 'a', 'name']
+            ['.ls[0]', '.ls[1]', '.ls[2]', '.ls[3]', '.ls[4]', '.ls[5]', '.ls[6]', '.ls[7]', '.ls[8]', '.ls[9]', '.ls[10]', '.x']
+        "#]],
+    );
+}

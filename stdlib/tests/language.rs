@@ -213,6 +213,67 @@ except TypeError as e:
     );
 }
 
+/// The dict and set methods that change them in place: CPython's output.
+#[test]
+fn dict_and_set_updates_as_python() {
+    check(
+        r#"
+d = {"a": 1, "b": 2, "c": 3}
+print(d.popitem(), d)
+d.clear(); print(d)
+try:
+    d.popitem()
+except KeyError as e:
+    print("KeyError", e)
+s = {1, 2, 3}
+s.difference_update([2]); print(s)
+s.intersection_update({1, 5}); print(s)
+s.symmetric_difference_update({1, 7}); print(s)
+print(s.isdisjoint({8}), s.isdisjoint([7]), s.pop(), s)
+try:
+    s.pop()
+except KeyError as e:
+    print("KeyError", e)
+"#,
+        expect![[r#"
+            ('c', 3) {'a': 1, 'b': 2}
+            {}
+            KeyError 'popitem(): dictionary is empty'
+            {1, 3}
+            {1}
+            {7}
+            True False 7 set()
+            KeyError 'pop from an empty set'
+        "#]],
+    );
+}
+
+/// `del obj.attr` and `delattr`: CPython's output.
+#[test]
+fn attribute_deletion_as_python() {
+    check(
+        r#"
+class A:
+    pass
+a = A()
+a.x = 1; a.y = 2
+del a.x
+print(vars(a), hasattr(a, "x"))
+delattr(a, "y")
+print(vars(a))
+try:
+    del a.z
+except AttributeError as e:
+    print("AttributeError", e)
+"#,
+        expect![[r#"
+            {'y': 2} False
+            {}
+            AttributeError 'A' object has no attribute 'z'
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(

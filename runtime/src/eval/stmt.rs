@@ -402,12 +402,7 @@ impl Interp {
             }
             Target::Attribute { obj, attr, span } => {
                 let o = self.eval(obj, f)?;
-                return Err(Error::type_error(format!(
-                    "cannot delete attribute '{attr}' of {}",
-                    o.type_name()
-                ))
-                .as_class("AttributeError")
-                .at(|| f.loc(*span)));
+                self.del_attr(&o, attr).map_err(|e| e.at(|| f.loc(*span)))?;
             }
         }
         Ok(())
