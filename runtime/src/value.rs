@@ -368,6 +368,16 @@ impl Value {
                 id: Rc::new(o.hash_key().expect("checked")),
                 object: o.clone(),
             }),
+            // Classes, functions, modules and instances without `__eq__`
+            // are keys by identity, as in Python.
+            Value::Class(_)
+            | Value::Function(_)
+            | Value::Builtin(_)
+            | Value::Native(_)
+            | Value::Module(_) => identity_key(self),
+            Value::Instance(i) if i.items.is_none() && i.class.lookup("__eq__").is_none() => {
+                identity_key(self)
+            }
             other => {
                 return Err(Error::type_error(format!(
                     "unhashable type: '{}'",
@@ -457,9 +467,50 @@ impl Key {
             Key::Float(b) => Value::Float(f64::from_bits(*b)),
             Key::Str(s) => Value::str(s),
             Key::Tuple(t) => Value::tuple(t.iter().map(|k| k.to_value()).collect()),
-            Key::Object(o) => Value::Object(o.object.clone()),
+            Key::Object(o) => match o.object.as_any().downcast_ref::<Identity>() {
+                Some(held) => held.0.clone(),
+                None => Value::Object(o.object.clone()),
+            },
         }
     }
+}
+
+/// A value that is a key by identity (a class, a function, an instance),
+/// kept alive by the key so that its address stays its own.
+#[derive(Debug)]
+struct Identity(Value);
+
+impl Object for Identity {
+    fn type_name(&self) -> &'static str {
+        "object"
+    }
+
+    fn repr(&self) -> String {
+        crate::display::repr(&self.0)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+fn identity_key(v: &Value) -> Key {
+    let address = match v {
+        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
+        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
+        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
+        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
+        Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
+        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+        _ => unreachable!("identity keys are made for reference values"),
+    };
+    Key::Object(ObjectKey {
+        id: Rc::new(Key::Tuple(Rc::new(vec![
+            Key::Str(Rc::from("<identity>")),
+            Key::Int(address as i64),
+        ]))),
+        object: Rc::new(Box::new(Identity(v.clone()))),
+    })
 }
 
 /// Fail with MemoryError, before anything is allocated, when a Python

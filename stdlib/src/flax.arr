@@ -700,7 +700,7 @@ def _nnx_split(node, *filters):
 def _nnx_merge(graphdef, state=None, *states):
     node = _copy_deepcopy(graphdef.template)
     all_states = ([] if state is None else [state]) + list(states)
-    _nnx_update(node, *all_states)
+    _nnx_transform_update(node, *all_states)
     return node
 
 def _nnx_update(node, *states):
@@ -724,7 +724,9 @@ def _nnx_set_path(node, path, v):
         setattr(node, path[-1], v)
 
 def _nnx_clone(node):
-    return _copy_deepcopy(node)
+    node = _copy_deepcopy(node)
+    _nnx_transform_update(node)
+    return node
 
 def _nnx_to_pure_dict(tree):
     """A state (or a dict of them) as nested dicts of arrays, without the
@@ -801,10 +803,10 @@ def _nnx_sort_attributes(obj):
     for k, v in items:
         _object_setattr(obj, k, v)
 
-def _nnx_transform_update(node, state):
+def _nnx_transform_update(node, *states):
     """nnx.update as a transform ends: the state set back, each object's
     attributes then in name order (as Flax leaves them)."""
-    _nnx_update(node, state)
+    _nnx_update(node, *states)
     for _, obj in _nnx_iter_graph(node):
         if not isinstance(obj, _nnx_VariableBase):
             _nnx_sort_attributes(obj)
@@ -1133,11 +1135,29 @@ def _nnx_lower_out(value, how):
         return items if how[1] else tuple(items)
     return _nnx_lower(value, how[1])
 
+class _nnx_StateAxesBase:
+    """nnx.StateAxes({filter: axis, ...}): a module argument's state split
+    by filters, each part mapped over its own axis (None: broadcast)."""
+
+    def __init__(self, filter_axes):
+        items = list(filter_axes.items()) if isinstance(filter_axes, dict) else list(filter_axes)
+        self.filters = tuple(k for k, _ in items)
+        self.axes = tuple(v for _, v in items)
+
+    def items(self):
+        return list(zip(self.filters, self.axes))
+
+    def __repr__(self):
+        return "StateAxes(" + repr(dict(self.items())) + ")"
+
+_nnx_StateAxes = type("StateAxes", (_nnx_StateAxesBase,), {})
+
 def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None,
               transform_metadata={}):
     """jax.vmap over functions of modules: a module argument is mapped over
-    its state's axis (a new leading axis for the modules it returns), and
-    what the function does to the modules it is given persists."""
+    its state's axis (or each part of it over its own, with nnx.StateAxes;
+    a new leading axis for the modules it returns), and what the function
+    does to the modules it is given persists."""
     if f is None:
         return partial(_nnx_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
 
@@ -1145,24 +1165,37 @@ def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, 
         axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
         if len(axes) != len(args):
             raise ValueError(f"vmap in_axes must have one entry per argument: {len(axes)} for {len(args)} arguments")
-        lifted = [_nnx_lift(a) for a in args]
+        # Each module argument as its states (one per filter) and how to rebuild it.
+        plans, xs, arg_axes = [], [], []
+        for a, ax in zip(args, axes):
+            if _nnx_is_object(a):
+                filters, part_axes = (ax.filters, ax.axes) if isinstance(ax, _nnx_StateAxesBase) else ((Ellipsis,), (ax,))
+                graphdef, *states = _nnx_split(a, *filters)
+                plans.append((graphdef, filters))
+                xs.append(tuple(states))
+                arg_axes.append(tuple(part_axes))
+            else:
+                plans.append(None)
+                xs.append(a)
+                arg_axes.append(ax)
         shapes = []
 
-        def pure(*xs):
-            given = [_nnx_lower(x, g) for x, (_, g) in zip(xs, lifted)]
+        def pure(*parts):
+            given = [x if plan is None else _nnx_merge(plan[0], *x) for x, plan in zip(parts, plans)]
             value, how = _nnx_lift_out(f(*given))
             shapes.append(how)
-            states = tuple(None if g is None else _nnx_state(a) for a, (_, g) in zip(given, lifted))
+            states = tuple(None if plan is None else tuple(_nnx_split(g, *plan[1])[1:])
+                           for g, plan in zip(given, plans))
             return value, states
 
-        state_axes = tuple(None if g is None else ax for ax, (_, g) in zip(axes, lifted))
+        state_axes = tuple(None if plan is None else ax for ax, plan in zip(arg_axes, plans))
         kwargs = {} if axis_size is None else {"axis_size": axis_size}
         if axis_name is not None:
             kwargs["axis_name"] = axis_name
-        value, states = vmap(pure, in_axes=axes, out_axes=(out_axes, state_axes), **kwargs)(*[x for x, _ in lifted])
-        for a, (_, g), st in zip(args, lifted, states):
-            if g is not None:
-                _nnx_transform_update(a, st)
+        value, states = vmap(pure, in_axes=tuple(arg_axes), out_axes=(out_axes, state_axes), **kwargs)(*xs)
+        for a, plan, st in zip(args, plans, states):
+            if plan is not None:
+                _nnx_transform_update(a, *st)
         return _nnx_lower_out(value, shapes[-1])
 
     return wraps(f)(wrapped)
@@ -1344,6 +1377,8 @@ def _nnx_eval_shape(f, *args, **kwargs):
     for _, v in _nnx_iter_graph(out):
         if isinstance(v, _nnx_VariableBase) and isinstance(v.value, array):
             v.value = ShapeDtypeStruct(v.value.shape, v.value.dtype, sharding=v.value.sharding)
+    if _nnx_is_object(out):
+        _nnx_transform_update(out)
     return out
 
 def _nnx_remat(f=None, **kwargs):

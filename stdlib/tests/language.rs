@@ -274,6 +274,34 @@ except AttributeError as e:
     );
 }
 
+/// Classes, functions and plain objects as dict keys and set items (by
+/// identity), objects with `__eq__` unhashable: CPython's output.
+#[test]
+fn identity_keys_as_python() {
+    check(
+        r#"
+class A: pass
+def f(): pass
+a, b = A(), A()
+d = {A: 1, int: 2, f: 3, a: 4, b: 5}
+print(d[A], d[int], d[f], d[a], d[b], len(d), A in d, list(d)[0] is A)
+s = {a, a, b}
+print(len(s), a in s)
+class E:
+    def __eq__(self, o): return True
+try:
+    {E(): 1}
+except TypeError as e:
+    print("TypeError", e)
+"#,
+        expect![[r#"
+            1 2 3 4 5 5 True True
+            2 True
+            TypeError unhashable type: 'E'
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(
