@@ -374,7 +374,8 @@ impl Value {
             | Value::Function(_)
             | Value::Builtin(_)
             | Value::Native(_)
-            | Value::Module(_) => identity_key(self),
+            | Value::Module(_)
+            | Value::Ellipsis => identity_key(self),
             Value::Instance(i) if i.items.is_none() && i.class.lookup("__eq__").is_none() => {
                 identity_key(self)
             }
@@ -502,6 +503,8 @@ fn identity_key(v: &Value) -> Key {
         Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
         Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
         Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+        // The one Ellipsis: a fixed identity no address takes.
+        Value::Ellipsis => 1,
         _ => unreachable!("identity keys are made for reference values"),
     };
     Key::Object(ObjectKey {

@@ -1312,6 +1312,27 @@ def _nnx_split_rngs(node=None, *, splits, only=Ellipsis, squeeze=False, graph=No
             stream.count.value = zeros(count_shape, dtype=uint32)
     return _nnx_SplitBackups(backups)
 
+def _nnx_reseed(node, *, graph=None, policy="scalars_only", **stream_keys):
+    """nnx.reseed: each stream named in stream_keys restarts from a key drawn
+    from Rngs(**stream_keys) (its count back to 0), as Flax reseeds."""
+    rngs = _nnx_Rngs(**stream_keys)
+    for path, stream in _nnx_iter_graph(node):
+        if isinstance(stream, _nnx_RngStreamBase) and stream.tag in stream_keys:
+            key = rngs[stream.tag]()
+            target = tuple(stream.key[...].shape)
+            if policy == "scalars_only":
+                if target != ():
+                    raise ValueError(f"Cannot reseed stream at path {path!r} because it has a non-scalar key: "
+                                     f"found key with shape {target}. If all devices should have the same key, "
+                                     "use policy='match_shape'.")
+            elif policy == "match_shape":
+                if target != ():
+                    key = random.split(key, target)
+            else:
+                key = policy(path, key, target)
+            stream.key.value = key
+            stream.count.value = zeros(tuple(key.shape), dtype=uint32)
+
 class _nnx_DiffStateBase:
     def __init__(self, argnum, filter):
         self.argnum = argnum
