@@ -103,6 +103,7 @@ run("chain_pieces", optax.chain(optax.scale_by_adam(b1=0.5), optax.add_decayed_w
 run("trace_nesterov", optax.chain(optax.trace(decay=0.5, nesterov=True), optax.scale(-0.05)))
 run("identity", optax.chain(optax.identity(), optax.scale(-0.1)))
 run("set_to_zero", optax.set_to_zero())
+run("flatten", optax.flatten(optax.adam(0.05)))
 run("masked", optax.chain(optax.masked(optax.trace(0.5), mask), optax.scale(-0.05)))
 run("masked_fn", optax.chain(optax.masked(optax.adam(0.05), mask_fn), optax.masked(optax.sgd(0.1), {"w": False, "b": True})))
 run("decayed_weights_mask", optax.chain(optax.add_decayed_weights(0.5, mask=mask), optax.sgd(0.1)))

@@ -117,6 +117,11 @@ const MODULES: &[(&str, &str, &str)] = &[
         "shard_map",
     ),
     (
+        "jax.flatten_util",
+        "A pytree of arrays as one vector, as jax.flatten_util.",
+        "ravel_pytree=_flatten_util_ravel_pytree",
+    ),
+    (
         "jax.experimental.mesh_utils",
         "Device grids for meshes, as jax.experimental.mesh_utils.",
         "create_device_mesh=_mesh_utils_create_device_mesh",
@@ -168,7 +173,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          tree_map tree_leaves tree_flatten tree_unflatten tree_structure \
          numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
-         errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed _src=@jax._src \
+         errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed _src=@jax._src flatten_util=@jax.flatten_util \
          dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
          ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
          debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose \
@@ -321,7 +326,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "optax",
         "Gradient processing and optimisation, as optax: transformations, optimisers, schedules, losses.",
-        "GradientTransformation=_optax_GradientTransformation \
+        "GradientTransformation=_optax_GradientTransformation flatten=_optax_flatten \
          GradientTransformationExtraArgs=_optax_GradientTransformationExtraArgs \
          EmptyState=_optax_EmptyState TraceState=_optax_TraceState \
          EmaState=_optax_EmaState ScaleByAdamState=_optax_ScaleByAdamState \

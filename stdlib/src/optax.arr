@@ -644,6 +644,22 @@ def _optax_mask_callable(mask):
     callable_leaves = tree_leaves(tree_map(callable, mask))
     return len(callable_leaves) > 0 and all(callable_leaves)
 
+def _optax_flatten(inner):
+    """optax.flatten: inner applied to the parameters and updates raveled
+    into one vector (its state is the inner state over that vector)."""
+    inner = _optax_with_extra_args_support(inner)
+
+    def init_fn(params):
+        return inner.init(_flatten_util_ravel_pytree(params)[0])
+
+    def update_fn(updates, state, params=None, **extra_args):
+        flat, unravel = _flatten_util_ravel_pytree(updates)
+        flat_params = None if params is None else _flatten_util_ravel_pytree(params)[0]
+        flat, state = inner.update(flat, state, flat_params, **extra_args)
+        return unravel(flat), state
+
+    return _optax_GradientTransformationExtraArgs(init_fn, update_fn)
+
 def _optax_masked(inner, mask, *, mask_compatible_extra_args=False):
     """inner applied to the updates whose mask is True; the others pass unchanged."""
     inner = _optax_with_extra_args_support(inner)

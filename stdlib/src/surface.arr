@@ -4021,3 +4021,28 @@ def _mesh_utils_create_device_mesh(mesh_shape, devices=None, *, contiguous_subme
 def _xla_bridge_backends_are_initialized():
     """jax._src.xla_bridge.backends_are_initialized: arr's devices exist from the start."""
     return True
+
+# jax.flatten_util: a pytree of arrays as one vector.
+
+def _flatten_util_ravel_pytree(pytree):
+    """jax.flatten_util.ravel_pytree: the leaves raveled into one vector (of
+    their promoted dtype), and the function that rebuilds the tree from one."""
+    import jax.numpy as jnp
+    leaves, treedef = tree_flatten(pytree)
+    leaves = [jnp.asarray(l) for l in leaves]
+    shapes = [l.shape for l in leaves]
+    dtypes = [l.dtype for l in leaves]
+    if leaves:
+        flat = jnp.concatenate([jnp.ravel(l).astype(jnp.result_type(*dtypes)) for l in leaves])
+    else:
+        flat = jnp.zeros((0,), dtype=jnp.float32)
+
+    def unravel(vector):
+        out, start = [], 0
+        for s, dt in zip(shapes, dtypes):
+            n = math_prod(s)
+            out.append(jnp.reshape(vector[start:start + n], s).astype(dt))
+            start = start + n
+        return tree_unflatten(treedef, out)
+
+    return flat, unravel
