@@ -673,6 +673,22 @@ def _nnx_state(node, *filters):
 
 _nnx_variables = _nnx_state
 
+def _nnx_pop(node, *filters):
+    """nnx.pop: the state of the variables matching filters (one State per
+    filter), removed from the objects that held them (sown intermediates)."""
+    if not filters:
+        raise ValueError("Expected at least one filter")
+    states = _nnx_state(node, *filters)
+    popped = [states] if len(filters) == 1 else list(states)
+    for path, obj in _nnx_iter_graph(node):
+        if isinstance(obj, _nnx_VariableBase):
+            continue
+        for k, v in _nnx_children(obj):
+            if isinstance(v, _nnx_VariableBase) and any(_nnx_matches(f, path + (k,), v) for f in filters):
+                if isinstance(obj, _nnx_PytreeBase) and not isinstance(obj, _nnx_ListBase):
+                    delattr(obj, k)
+    return states
+
 @register_static
 class _nnx_GraphDefBase:
     """The structure of an object graph (nnx.GraphDef): a copy of it, whose

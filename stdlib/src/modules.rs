@@ -300,7 +300,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          iter_children=_nnx_iter_children cond=_nnx_cond switch=_nnx_switch \
          fori_loop=_nnx_fori_loop while_loop=_nnx_while_loop filterlib=@flax.nnx.filterlib \
          WithTag=_nnx_WithTag PathIn=_nnx_PathIn is_data=_nnx_is_data dataclass=_nnx_dataclass \
-         find_duplicates=_nnx_find_duplicates StateAxes=_nnx_StateAxes reseed=_nnx_reseed",
+         find_duplicates=_nnx_find_duplicates StateAxes=_nnx_StateAxes reseed=_nnx_reseed pop=_nnx_pop",
     ),
     (
         "flax.training.train_state",
