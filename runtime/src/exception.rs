@@ -156,6 +156,15 @@ const STANDARD: &[(&str, &str, ErrorKind, &str)] = &[
         ErrorKind::IOError,
         "builtins",
     ),
+    ("FileExistsError", "OSError", ErrorKind::IOError, "builtins"),
+    ("UnsupportedOperation", "OSError", ErrorKind::IOError, "io"),
+    ("PermissionError", "OSError", ErrorKind::IOError, "builtins"),
+    (
+        "IsADirectoryError",
+        "OSError",
+        ErrorKind::IOError,
+        "builtins",
+    ),
     (
         "ImportError",
         "Exception",

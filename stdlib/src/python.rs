@@ -696,37 +696,24 @@ fn register_more(r: &mut Registry) {
     );
     r.method(
         "str",
-        "index(self, sub)",
-        "The index of the first sub; ValueError when there is none.",
-        |_, a| {
-            let (t, sub) = (s(&a[0])?, s(&a[1])?);
-            match t.find(sub) {
-                Some(i) => Ok(Value::Int(t[..i].chars().count() as i64)),
-                None => Err(Error::value_error("substring not found")),
-            }
+        "index(self, sub, start=None, end=None)",
+        "The index of the first sub in self[start:end]; ValueError when there is none.",
+        |_, a| match str_search(&a, false)? {
+            Some(i) => Ok(Value::Int(i)),
+            None => Err(Error::value_error("substring not found")),
         },
     );
     r.method(
         "str",
-        "find(self, sub)",
-        "The index of the first sub, or -1.",
-        |_, a| {
-            let (t, sub) = (s(&a[0])?, s(&a[1])?);
-            Ok(Value::Int(
-                t.find(sub).map_or(-1, |i| t[..i].chars().count() as i64),
-            ))
-        },
+        "find(self, sub, start=None, end=None)",
+        "The index of the first sub in self[start:end], or -1.",
+        |_, a| Ok(Value::Int(str_search(&a, false)?.unwrap_or(-1))),
     );
     r.method(
         "str",
-        "rfind(self, sub)",
-        "The index of the last sub, or -1.",
-        |_, a| {
-            let (t, sub) = (s(&a[0])?, s(&a[1])?);
-            Ok(Value::Int(
-                t.rfind(sub).map_or(-1, |i| t[..i].chars().count() as i64),
-            ))
-        },
+        "rfind(self, sub, start=None, end=None)",
+        "The index of the last sub in self[start:end], or -1.",
+        |_, a| Ok(Value::Int(str_search(&a, true)?.unwrap_or(-1))),
     );
     r.method(
         "str",
@@ -1801,14 +1788,11 @@ fn register_str_more(r: &mut Registry) {
     );
     r.method(
         "str",
-        "rindex(self, sub)",
-        "The index of the last sub (ValueError when there is none).",
-        |_, a| {
-            let (t, sub) = (s(&a[0])?, s(&a[1])?);
-            match t.rfind(sub) {
-                Some(i) => Ok(Value::Int(t[..i].chars().count() as i64)),
-                None => Err(Error::value_error("substring not found")),
-            }
+        "rindex(self, sub, start=None, end=None)",
+        "The index of the last sub in self[start:end] (ValueError when there is none).",
+        |_, a| match str_search(&a, true)? {
+            Some(i) => Ok(Value::Int(i)),
+            None => Err(Error::value_error("substring not found")),
         },
     );
     r.method(
@@ -2128,4 +2112,32 @@ fn python_hash(interp: &mut Interp, x: &Value) -> Result<Value> {
             (h.finish() >> 1) as i64
         }
     }))
+}
+
+/// find/rfind/index/rindex: the character index of the first (or last)
+/// `sub` within `self[start:end]` (Python's slice bounds, negatives from
+/// the end).
+fn str_search(a: &[Value], last: bool) -> Result<Option<i64>> {
+    let (t, sub) = (s(&a[0])?, s(&a[1])?);
+    let chars: Vec<(usize, char)> = t.char_indices().collect();
+    let n = chars.len() as i64;
+    let bound = |v: &Value, default: i64| -> Result<usize> {
+        let i = match v {
+            Value::None => default,
+            v => int_arg("index", v)?,
+        };
+        Ok((if i < 0 { i + n } else { i }).clamp(0, n) as usize)
+    };
+    let (start, end) = (bound(&a[2], 0)?, bound(&a[3], n)?);
+    if start > end {
+        return Ok(None);
+    }
+    let byte = |c: usize| chars.get(c).map_or(t.len(), |(b, _)| *b);
+    let window = &t[byte(start)..byte(end)];
+    let found = if last {
+        window.rfind(sub)
+    } else {
+        window.find(sub)
+    };
+    Ok(found.map(|i| (start + window[..i].chars().count()) as i64))
 }

@@ -4046,3 +4046,113 @@ def _flatten_util_ravel_pytree(pytree):
         return tree_unflatten(treedef, out)
 
     return flat, unravel
+
+# open(): text files as Python's file objects (read, iterate, write).
+
+_open_file_class = []
+
+def open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
+    """open: a text file to read ('r'), write ('w', 'x'), append ('a') or
+    update ('r+'); a context manager; its lines by iteration. Binary modes
+    are not supported (arr has no bytes)."""
+    if "b" in mode:
+        raise ValueError(f"open: binary mode '{mode}' is not supported (arr has no bytes type); use numpy.save/load or text modes")
+    if not _open_file_class:
+        _open_file_class.append(_make_text_file_class())
+    return _open_file_class[0](file, mode)
+
+def _make_text_file_class():
+    """The class of open()'s files, made at the first open (so that start-up
+    does not run it)."""
+    class TextIOWrapper:
+        def __init__(self, file, mode):
+            self.name = file if isinstance(file, str) else str(file)
+            self.mode = mode
+            self.closed = False
+            self._pos = 0
+            self._text = ""
+            kind = mode.replace("t", "").replace("+", "")
+            if kind not in ("r", "w", "a", "x"):
+                raise ValueError(f"invalid mode: '{mode}'")
+            self._readable = kind == "r" or "+" in mode
+            self._writable = kind != "r" or "+" in mode
+            if kind == "r":
+                self._text = _file_read_text(file)
+            elif kind == "x" and _os_path_exists(file):
+                raise FileExistsError(f"[Errno 17] File exists: '{self.name}'")
+            elif kind in ("w", "x"):
+                _file_write_text(file, "")
+            elif kind == "a":
+                _file_write_text(file, "", append=True)
+
+        def _check(self, reading):
+            if self.closed:
+                raise ValueError("I/O operation on closed file.")
+            if reading and not self._readable:
+                raise UnsupportedOperation("not readable")
+            if not reading and not self._writable:
+                raise UnsupportedOperation("not writable")
+
+        def read(self, size=-1):
+            self._check(True)
+            end = len(self._text) if size is None or size < 0 else self._pos + size
+            out = self._text[self._pos:end]
+            self._pos = self._pos + len(out)
+            return out
+
+        def readline(self, size=-1):
+            self._check(True)
+            end = self._text.find("\n", self._pos)
+            end = len(self._text) if end < 0 else end + 1
+            if size is not None and size >= 0:
+                end = min(end, self._pos + size)
+            out = self._text[self._pos:end]
+            self._pos = end
+            return out
+
+        def readlines(self, hint=-1):
+            return list(self)
+
+        def __iter__(self):
+            self._check(True)
+            lines = []
+            line = self.readline()
+            while line:
+                lines.append(line)
+                line = self.readline()
+            return iter(lines)
+
+        def write(self, s):
+            self._check(False)
+            if not isinstance(s, str):
+                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+            _file_write_text(self.name, s, append=True)
+            return len(s)
+
+        def writelines(self, lines):
+            for line in lines:
+                self.write(line)
+
+        def flush(self):
+            pass
+
+        def close(self):
+            self.closed = True
+
+        def readable(self):
+            return self._readable
+
+        def writable(self):
+            return self._writable
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+            return False
+
+        def __repr__(self):
+            return f"<_io.TextIOWrapper name='{self.name}' mode='{self.mode}' encoding='UTF-8'>"
+
+    return TextIOWrapper

@@ -39,6 +39,35 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(found.unwrap_or_else(|| a[1].clone()))
         },
     );
+    r.func(
+        "_file_read_text(path)",
+        "The text of the file at path (open(path).read()).",
+        |_, a| {
+            let p = path_arg("open", &a[0])?;
+            std::fs::read_to_string(&p)
+                .map(|t| Value::str(&t))
+                .map_err(|e| file_error(&p, e))
+        },
+    );
+    r.effect_func(
+        "_file_write_text(path, text, append=False)",
+        "Write text to the file at path, replacing it or appended (what open(path, 'w'/'a') writes).",
+        |_, a| {
+            use std::io::Write;
+            let p = path_arg("open", &a[0])?;
+            let text = crate::args::str_arg("write", &a[1])?.to_string();
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(a[2].truthy()?)
+                .truncate(!a[2].truthy()?)
+                .open(&p)
+                .map_err(|e| file_error(&p, e))?;
+            file.write_all(text.as_bytes())
+                .map_err(|e| file_error(&p, e))?;
+            Ok(Value::None)
+        },
+    );
     r.func("_os_cpu_count()", "The number of CPUs.", |_, _| {
         Ok(Value::Int(
             std::thread::available_parallelism().map_or(1, |n| n.get()) as i64,
@@ -277,6 +306,22 @@ pub(crate) fn path_arg(what: &str, v: &Value) -> Result<String> {
 
 fn text(p: &Path) -> Value {
     Value::str(&p.to_string_lossy())
+}
+
+/// An error opening, reading or writing a file, as Python words it
+/// (FileNotFoundError for a missing one).
+fn file_error(path: &str, e: std::io::Error) -> Error {
+    let (class, errno, what) = match e.kind() {
+        std::io::ErrorKind::NotFound => ("FileNotFoundError", 2, "No such file or directory"),
+        std::io::ErrorKind::PermissionDenied => ("PermissionError", 13, "Permission denied"),
+        _ if std::path::Path::new(path).is_dir() => ("IsADirectoryError", 21, "Is a directory"),
+        _ => return Error::new(ErrorKind::IOError, format!("{path}: {e}")).as_class("OSError"),
+    };
+    Error::new(
+        ErrorKind::IOError,
+        format!("[Errno {errno}] {what}: '{path}'"),
+    )
+    .as_class(class)
 }
 
 fn os_error(what: &str, path: &str, e: std::io::Error) -> Error {

@@ -302,6 +302,61 @@ except TypeError as e:
     );
 }
 
+/// open(): text files written, appended, read whole, by line and by
+/// iteration, closed, missing; str.find with bounds: CPython's output.
+#[test]
+fn text_files_as_python() {
+    check(
+        r#"
+import os, tempfile
+d = tempfile.mkdtemp()
+path = os.path.join(d, "notes.txt")
+with open(path, "w") as f:
+    f.write("alpha 1\n")
+    f.writelines(["beta 2\n", "gamma 3"])
+with open(path, "a") as f:
+    print(f.write("\ndelta 4\n"))
+with open(path) as f:
+    print(repr(f.readline()))
+    print([line.split() for line in f])
+f = open(path)
+print(f.read(5), f.read(), f.closed)
+f.close()
+print(f.closed)
+try:
+    f.read()
+except ValueError as e:
+    print("ValueError", e)
+try:
+    open(os.path.join(d, "missing.txt"))
+except FileNotFoundError as e:
+    print("FileNotFoundError", type(e).__name__, isinstance(e, OSError))
+try:
+    open(path, "x")
+except FileExistsError as e:
+    print("FileExistsError")
+print(open(path).readlines())
+print('abcabc'.find('b', 2), 'abcabc'.rfind('b', 0, 3), 'abcabc'.find('c', -2), 'abc'.find('a', 5), 'abcabc'.index('c', 3))
+"#,
+        expect![[r#"
+            9
+            'alpha 1\n'
+            [['beta', '2'], ['gamma', '3'], ['delta', '4']]
+            alpha  1
+            beta 2
+            gamma 3
+            delta 4
+             False
+            True
+            ValueError I/O operation on closed file.
+            FileNotFoundError FileNotFoundError True
+            FileExistsError
+            ['alpha 1\n', 'beta 2\n', 'gamma 3\n', 'delta 4\n']
+            4 1 5 -1 5
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(
