@@ -495,18 +495,31 @@ impl Object for Identity {
     }
 }
 
+impl Value {
+    /// The address of a value held behind a pointer (what `id` and keys by
+    /// identity use); None for the values held inline (numbers, None).
+    pub fn address(&self) -> Option<usize> {
+        Some(match self {
+            Value::List(l) => Rc::as_ptr(l) as *const () as usize,
+            Value::Dict(d) => Rc::as_ptr(d) as *const () as usize,
+            Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
+            Value::Tuple(t) => Rc::as_ptr(t) as *const () as usize,
+            Value::Str(s) => Rc::as_ptr(s) as *const () as usize,
+            Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
+            Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
+            Value::Object(o) => Rc::as_ptr(o) as *const () as usize,
+            Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
+            Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
+            Value::BoundMethod(m) => Rc::as_ptr(m) as *const () as usize,
+            Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
+            _ => return None,
+        })
+    }
+}
+
 fn identity_key(v: &Value) -> Key {
-    let address = match v {
-        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
-        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
-        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
-        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
-        Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
-        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
-        // The one Ellipsis: a fixed identity no address takes.
-        Value::Ellipsis => 1,
-        _ => unreachable!("identity keys are made for reference values"),
-    };
+    // The one Ellipsis has a fixed identity no address takes.
+    let address = v.address().unwrap_or(1);
     Key::Object(ObjectKey {
         id: Rc::new(Key::Tuple(Rc::new(vec![
             Key::Str(Rc::from("<identity>")),

@@ -208,27 +208,17 @@ pub(crate) fn register(r: &mut Registry) {
 /// `id(x)`: the address of a heap value; small values (numbers, `None`)
 /// are their own identity, as equal ones are interchangeable.
 fn identity(v: &Value) -> i64 {
-    let addr = match v {
-        Value::List(l) => Rc::as_ptr(l) as *const () as usize,
-        Value::Dict(d) => Rc::as_ptr(d) as *const () as usize,
-        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
-        Value::Tuple(t) => Rc::as_ptr(t) as *const () as usize,
-        Value::Str(s) => Rc::as_ptr(s) as *const () as usize,
-        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
-        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
-        Value::Object(o) => Rc::as_ptr(o) as *const () as usize,
-        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
-        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
-        Value::BoundMethod(m) => Rc::as_ptr(m) as *const () as usize,
-        Value::Module(m) => Rc::as_ptr(m) as *const () as usize,
-        Value::Int(i) => return *i,
-        Value::Bool(b) => return *b as i64,
-        Value::Float(f) => return f.to_bits() as i64,
-        Value::Array(arr_runtime::Tensor::Concrete(a)) => a.identity(),
-        Value::Array(t) => t as *const arr_runtime::Tensor as usize,
-        _ => return 0,
-    };
-    addr as i64
+    if let Some(addr) = v.address() {
+        return addr as i64;
+    }
+    match v {
+        Value::Int(i) => *i,
+        Value::Bool(b) => *b as i64,
+        Value::Float(f) => f.to_bits() as i64,
+        Value::Array(arr_runtime::Tensor::Concrete(a)) => a.identity() as i64,
+        Value::Array(t) => t as *const arr_runtime::Tensor as i64,
+        _ => 0,
+    }
 }
 
 /// `copy.copy` (`memo` None) and `copy.deepcopy` (`memo` the copies made so

@@ -635,15 +635,15 @@ fn rebuild(split: &Split, ts: &[Tensor]) -> Result<(Vec<Value>, Kwargs)> {
 /// program of the old one.
 fn identity(v: &Value) -> Option<String> {
     let ptr = match v {
-        Value::Function(f) => Rc::as_ptr(f) as *const () as usize,
-        Value::Builtin(b) => Rc::as_ptr(b) as *const () as usize,
-        Value::Native(n) => Rc::as_ptr(n) as *const () as usize,
-        Value::Instance(i) => Rc::as_ptr(i) as *const () as usize,
-        Value::Class(c) => Rc::as_ptr(c) as *const () as usize,
-        Value::Object(o) => Rc::as_ptr(o) as *const () as usize,
         Value::BoundMethod(m) => {
             return Some(format!("{}.{}", identity(&m.0)?, identity(&m.1)?));
         }
+        Value::Function(_)
+        | Value::Builtin(_)
+        | Value::Native(_)
+        | Value::Instance(_)
+        | Value::Class(_)
+        | Value::Object(_) => v.address()?,
         _ => return None,
     };
     PINNED.with(|p| {

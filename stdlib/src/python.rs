@@ -13,7 +13,6 @@ use arr_runtime::session::help_for;
 use arr_runtime::{exception, set};
 use arr_runtime::{Dict, Error, ErrorKind, Interp, Key, Result, Tensor, Value};
 use std::cmp::Ordering;
-use std::rc::Rc;
 use std::time::Instant;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -2098,9 +2097,10 @@ fn python_hash(interp: &mut Interp, x: &Value) -> Result<Value> {
         }
     }
     match x {
-        Value::Instance(i) if i.items.is_none() => return Ok(by_identity(Rc::as_ptr(i) as usize)),
-        Value::Function(f) => return Ok(by_identity(Rc::as_ptr(f) as *const () as usize)),
-        Value::Class(c) => return Ok(by_identity(Rc::as_ptr(c) as usize)),
+        Value::Instance(i) if i.items.is_some() => {}
+        Value::Instance(_) | Value::Function(_) | Value::Class(_) => {
+            return Ok(by_identity(x.address().unwrap_or(0)))
+        }
         _ => {}
     }
     Ok(Value::Int(match x.to_key()? {
