@@ -658,11 +658,22 @@ thread_local! {
     static PINNED: RefCell<std::collections::HashMap<usize, Value>> = RefCell::new(Default::default());
 }
 
-/// How a static argument is compared: by value, or by identity.
+/// How a static argument is compared: by value (numbers, strings, tuples,
+/// hashable stdlib objects), or by identity (functions, classes, user
+/// objects: hashable by identity, and two of them may print alike).
 fn static_text(v: &Value) -> String {
-    match v.to_key() {
-        Ok(_) => display::repr(v),
-        Err(_) => format!(
+    let by_value = !matches!(
+        v,
+        Value::Function(_)
+            | Value::Builtin(_)
+            | Value::Native(_)
+            | Value::Class(_)
+            | Value::BoundMethod(_)
+    ) && !matches!(v, Value::Instance(i) if i.items.is_none())
+        && v.to_key().is_ok();
+    match by_value {
+        true => display::repr(v),
+        false => format!(
             "{} (id {})",
             display::repr(v),
             identity(v).unwrap_or_default()
