@@ -35,7 +35,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.lax",
         "The primitives under jax.numpy, as jax.lax: control flow, collectives, slicing.",
-        "cond switch while_loop fori_loop scan map associative_scan select=_lax_select select_n=_lax_select_n \
+        "cond switch while_loop fori_loop scan map=_lax_map associative_scan select=_lax_select select_n=_lax_select_n \
          dynamic_slice dynamic_update_slice dynamic_slice_in_dim dynamic_update_slice_in_dim \
          dynamic_index_in_dim dynamic_update_index_in_dim slice=_lax_slice slice_in_dim=_lax_slice_in_dim index_in_dim=_lax_index_in_dim \
          psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \

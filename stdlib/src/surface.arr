@@ -4156,3 +4156,20 @@ def _make_text_file_class():
             return f"<_io.TextIOWrapper name='{self.name}' mode='{self.mode}' encoding='UTF-8'>"
 
     return TextIOWrapper
+
+def _lax_map(f, xs, *, batch_size=None):
+    """lax.map: f over the leading axis of xs (a pytree), as a scan: the
+    results stacked along a new leading axis (batch_size: that many at a
+    time, under vmap)."""
+    if batch_size is None:
+        return scan(lambda carry, x: (carry, f(x)), None, xs)[1]
+    n = tree_leaves(xs)[0].shape[0]
+    full = n // batch_size * batch_size
+    def batch(x):
+        return tree_map(lambda a: a.reshape((-1, batch_size) + a.shape[1:]), x)
+    ys = scan(lambda carry, x: (carry, vmap(f)(x)), None, batch(tree_map(lambda a: a[:full], xs)))[1]
+    ys = tree_map(lambda a: a.reshape((-1,) + a.shape[2:]), ys)
+    if full < n:
+        rest = vmap(f)(tree_map(lambda a: a[full:], xs))
+        ys = tree_map(lambda a, b: concatenate([a, b]), ys, rest)
+    return ys
