@@ -471,7 +471,11 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Iterators, as itertools (finite ones, as lists).",
         "product=_itertools_product permutations=_itertools_permutations \
          combinations=_itertools_combinations chain=_itertools_chain count \
-         accumulate=_itertools_accumulate",
+         accumulate=_itertools_accumulate islice=_itertools_islice zip_longest=_itertools_zip_longest \
+         repeat=_itertools_repeat starmap=_itertools_starmap takewhile=_itertools_takewhile \
+         dropwhile=_itertools_dropwhile combinations_with_replacement=_itertools_combinations_with_replacement \
+         pairwise=_itertools_pairwise batched=_itertools_batched compress=_itertools_compress \
+         filterfalse=_itertools_filterfalse groupby=_itertools_groupby tee=_itertools_tee",
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
     ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),

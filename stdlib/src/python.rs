@@ -539,6 +539,45 @@ fn register_more(r: &mut Registry) {
          objects; TypeError for lists, dicts and sets.",
         |interp, a| python_hash(interp, &a[0]),
     );
+    r.func(
+        "pow(base, exp, mod=None)",
+        "base ** exp; with mod, (base ** exp) % mod for integers, computed without the \
+         huge power.",
+        |_, a| match &a[2] {
+            Value::None => binary_op(BinOp::Pow, a[0].clone(), a[1].clone()),
+            m => {
+                let (b, e, m) = (
+                    int_arg("pow", &a[0])?,
+                    int_arg("pow", &a[1])?,
+                    int_arg("pow", m)?,
+                );
+                if m == 0 {
+                    return Err(Error::value_error("pow() 3rd argument cannot be 0"));
+                }
+                if e < 0 {
+                    return Err(Error::value_error(
+                        "pow() with a negative exponent and a modulus is not supported",
+                    ));
+                }
+                let m128 = m as i128;
+                let (mut result, mut base, mut e) = (1i128, (b as i128).rem_euclid(m128), e);
+                while e > 0 {
+                    if e & 1 == 1 {
+                        result = (result * base).rem_euclid(m128);
+                    }
+                    base = (base * base).rem_euclid(m128);
+                    e >>= 1;
+                }
+                // Python's result has the modulus's sign.
+                let r = result.rem_euclid(m128);
+                Ok(Value::Int(if m < 0 && r != 0 {
+                    (r + m128) as i64
+                } else {
+                    r as i64
+                }))
+            }
+        },
+    );
     r.func("divmod(a, b)", "The pair (a // b, a % b).", |_, a| {
         let q = binary_op(BinOp::FloorDiv, a[0].clone(), a[1].clone())?;
         let m = binary_op(BinOp::Mod, a[0].clone(), a[1].clone())?;

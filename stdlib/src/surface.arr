@@ -4173,3 +4173,104 @@ def _lax_map(f, xs, *, batch_size=None):
         rest = vmap(f)(tree_map(lambda a: a[full:], xs))
         ys = tree_map(lambda a, b: concatenate([a, b]), ys, rest)
     return ys
+
+# More of itertools, finite ones as lists (arr's generators are not lazy).
+
+def _itertools_islice(iterable, *args):
+    """itertools.islice(iterable, stop) or (iterable, start, stop[, step]): a slice of the items."""
+    if len(args) == 1:
+        start, stop, step = 0, args[0], 1
+    elif len(args) in (2, 3):
+        start, stop = args[0], args[1]
+        step = args[2] if len(args) == 3 else 1
+        start = 0 if start is None else start
+        step = 1 if step is None else step
+    else:
+        raise TypeError(f"islice expected 2 to 4 arguments, got {len(args) + 1}")
+    return list(iterable)[start:stop:step]
+
+def _itertools_zip_longest(*iterables, fillvalue=None):
+    """itertools.zip_longest: tuples of the items, the shorter ones padded with fillvalue."""
+    lists = [list(it) for it in iterables]
+    n = max([0] + [len(l) for l in lists])
+    return [tuple(l[i] if i < len(l) else fillvalue for l in lists) for i in range(n)]
+
+def _itertools_repeat(obj, times=None):
+    """itertools.repeat(obj, times): obj times times (an endless repeat needs lazy iterators)."""
+    if times is None:
+        raise NotImplementedError("itertools.repeat without times is endless: arr's iterators are lists; pass times")
+    return [obj] * max(times, 0)
+
+def _itertools_starmap(function, iterable):
+    """itertools.starmap: function(*args) for each tuple of args."""
+    return [function(*args) for args in iterable]
+
+def _itertools_takewhile(predicate, iterable):
+    """itertools.takewhile: the leading items for which predicate holds."""
+    out = []
+    for x in iterable:
+        if not predicate(x):
+            break
+        out.append(x)
+    return out
+
+def _itertools_dropwhile(predicate, iterable):
+    """itertools.dropwhile: the items after the leading ones for which predicate holds."""
+    items = list(iterable)
+    i = 0
+    while i < len(items) and predicate(items[i]):
+        i += 1
+    return items[i:]
+
+def _itertools_combinations_with_replacement(iterable, r):
+    """itertools.combinations_with_replacement: r-length sorted selections, items repeatable."""
+    pool = list(iterable)
+    out = []
+    def build(start, prefix):
+        if len(prefix) == r:
+            out.append(tuple(prefix))
+            return None
+        for i in range(start, len(pool)):
+            build(i, prefix + [pool[i]])
+        return None
+    if pool or r == 0:
+        build(0, [])
+    return out
+
+def _itertools_pairwise(iterable):
+    """itertools.pairwise: successive overlapping pairs."""
+    items = list(iterable)
+    return [(items[i], items[i + 1]) for i in range(len(items) - 1)]
+
+def _itertools_batched(iterable, n):
+    """itertools.batched: tuples of n items (the last may be shorter)."""
+    if n < 1:
+        raise ValueError("n must be at least one")
+    items = list(iterable)
+    return [tuple(items[i:i + n]) for i in range(0, len(items), n)]
+
+def _itertools_compress(data, selectors):
+    """itertools.compress: the items of data whose selector is true."""
+    return [d for d, s in zip(data, selectors) if s]
+
+def _itertools_filterfalse(predicate, iterable):
+    """itertools.filterfalse: the items for which predicate is false."""
+    if predicate is None:
+        return [x for x in iterable if not x]
+    return [x for x in iterable if not predicate(x)]
+
+def _itertools_groupby(iterable, key=None):
+    """itertools.groupby: (key, items) for each run of consecutive items with the same key."""
+    out = []
+    for x in iterable:
+        k = x if key is None else key(x)
+        if out and out[-1][0] == k:
+            out[-1][1].append(x)
+        else:
+            out.append((k, [x]))
+    return out
+
+def _itertools_tee(iterable, n=2):
+    """itertools.tee: n independent copies of the items."""
+    items = list(iterable)
+    return tuple(list(items) for _ in range(n))

@@ -357,6 +357,41 @@ print('abcabc'.find('b', 2), 'abcabc'.rfind('b', 0, 3), 'abcabc'.find('c', -2), 
     );
 }
 
+/// The finite itertools (as lists) and pow: CPython's output.
+#[test]
+fn itertools_and_pow_as_python() {
+    check(
+        r#"
+import itertools as it
+print(list(it.islice(range(10), 3)), list(it.islice("abcdefg", 1, 6, 2)))
+print(list(it.zip_longest([1, 2, 3], "ab", fillvalue="-")))
+print(list(it.repeat("x", 3)), list(it.starmap(pow, [(2, 3), (3, 2)])))
+print(list(it.takewhile(lambda x: x < 3, [1, 2, 5, 1])), list(it.dropwhile(lambda x: x < 3, [1, 2, 5, 1])))
+print(list(it.combinations_with_replacement("ab", 2)), list(it.pairwise([1, 2, 3, 4])))
+print(list(it.compress("abcdef", [1, 0, 1, 0, 1, 1])))
+print(list(it.filterfalse(lambda x: x % 2, range(6))))
+print([(k, list(g)) for k, g in it.groupby("aaabccaa")])
+print([(k, len(list(g))) for k, g in it.groupby([1, 2, 3, 4, 5], key=lambda x: x > 2)])
+a, b = it.tee([1, 2, 3])
+print(list(a), list(b))
+print(pow(2, 10), pow(3, 4, 5), pow(-7, 3, 5), pow(7, 3, -5), pow(2, -1))
+"#,
+        expect![[r#"
+            [0, 1, 2] ['b', 'd', 'f']
+            [(1, 'a'), (2, 'b'), (3, '-')]
+            ['x', 'x', 'x'] [8, 9]
+            [1, 2] [5, 1]
+            [('a', 'a'), ('a', 'b'), ('b', 'b')] [(1, 2), (2, 3), (3, 4)]
+            ['a', 'c', 'e', 'f']
+            [0, 2, 4]
+            [('a', ['a', 'a', 'a']), ('b', ['b']), ('c', ['c', 'c']), ('a', ['a', 'a'])]
+            [(False, 2), (True, 3)]
+            [1, 2, 3] [1, 2, 3]
+            1024 1 2 -2 0.5
+        "#]],
+    );
+}
+
 #[test]
 fn python_numbers() {
     check(
