@@ -813,6 +813,11 @@ def _nnx_sort_attributes(obj):
     """Put obj's attributes in name order, as Flax leaves an object that a
     transform (nnx.jit, nnx.grad, nnx.vmap) updated (its repr then lists
     them so)."""
+    names = list(vars(obj))
+    if names == sorted(names):
+        # The usual case after the first transform: nothing to move (each
+        # delattr would rebuild the object's pytree node).
+        return
     items = sorted(vars(obj).items(), key=lambda kv: kv[0])
     for k, _ in items:
         delattr(obj, k)
