@@ -110,6 +110,27 @@ HLO_SHAPE = re.compile(r"(pred|[suf]\d+|bf16)\[([\d,]*)\]")
 DTYPE_BYTES = {"pred": 1, "bf16": 2}
 
 
+def group_size(rest):
+    """Devices per replica group of an HLO collective: explicit groups
+    `{{0,1},{2,3}}`, iota groups `[2,4]<=[8]`, or mesh groups
+    `mesh['axis_0'=2,'axis_1'=4] {'axis_0'}` (the product of the named
+    axes' sizes; XLA writes these for collectives over one mesh axis)."""
+    g = re.search(r"replica_groups=\[(\d+),(\d+)\]", rest)
+    if g:
+        return int(g.group(2))
+    g = re.search(r"replica_groups=\{\{([\d,]*)\}", rest)
+    if g:
+        return len(g.group(1).split(","))
+    g = re.search(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}", rest)
+    if g:
+        sizes = dict(re.findall(r"'([^']+)'=(\d+)", g.group(1)))
+        n = 1
+        for axis in re.findall(r"'([^']+)'", g.group(2)):
+            n *= int(sizes[axis])
+        return n
+    return 1
+
+
 def hlo_collectives(hlo):
     """(count, bytes sent per device) of the collectives of compiled HLO,
     counted as arr's plan counts them: an all-reduce of B bytes over n
@@ -127,12 +148,7 @@ def hlo_collectives(hlo):
             for d in filter(None, dims.split(",")):
                 size *= int(d)
             nbytes += size
-        g = re.search(r"replica_groups=\[(\d+),(\d+)\]", rest)
-        if g:
-            n = int(g.group(2))
-        else:
-            g = re.search(r"replica_groups=\{\{([\d,]*)\}", rest)
-            n = len(g.group(1).split(",")) if g else 1
+        n = group_size(rest)
         count += 1
         if op == "all-reduce":
             sent += 2 * nbytes * (n - 1) // max(n, 1)

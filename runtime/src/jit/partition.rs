@@ -31,7 +31,7 @@ use crate::transform::collective::{Collective, CollectiveOp};
 use crate::transform::graph::{self, Atom, Graph};
 use crate::transform::ops;
 use arr_kernels::sharding::{Mesh, Placement};
-use arr_kernels::{Array, DType, ReduceOp};
+use arr_kernels::{Array, Buffer, DType, ReduceOp};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -452,6 +452,111 @@ impl Partitioner<'_> {
         Ok(x)
     }
 
+    /// A window of a dimension split by mesh axis `m`, split again by `m`:
+    /// `x`'s dimension `d` is one of `n` blocks of a global extent `extent`,
+    /// and device j gets the `width` elements from global position
+    /// `start + j * width` (positions outside the extent are `pad`). Each
+    /// device sends only the pieces another device needs, with one
+    /// `ppermute` per round (a device sends one piece a round), and keeps
+    /// its own; `None` when that sends more bytes than gathering the
+    /// dimension whole would, or the dtype cannot be masked.
+    #[allow(clippy::too_many_arguments)]
+    fn realign(
+        &self,
+        x: &Tensor,
+        d: usize,
+        m: usize,
+        extent: usize,
+        start: isize,
+        width: usize,
+        pad: Option<&Tensor>,
+        because: &str,
+    ) -> Result<Option<Tensor>> {
+        let n = self.mesh.shape[m];
+        let block = extent / n;
+        if !x.dtype().is_float() || block * n != extent || width == 0 {
+            return Ok(None);
+        }
+        // Pieces of `g` elements never straddle a block of either layout.
+        let g = gcd(gcd(block, width), start.unsigned_abs());
+        let chunks = width / g;
+        // Per chunk: for each target j, the source device and its offset
+        // (None: the chunk is padding).
+        let source = |j: usize, k: usize| -> Option<(usize, usize)> {
+            let p = start + (j * width + k * g) as isize;
+            (p >= 0 && (p as usize) < extent).then(|| (p as usize / block, p as usize % block))
+        };
+        let piece_bytes =
+            g * x.shape().iter().product::<usize>() / x.shape()[d].max(1) * x.dtype().size_bytes();
+        let mut rounds: Vec<Vec<Vec<(usize, usize, usize)>>> = Vec::new();
+        for k in 0..chunks {
+            // Round r holds each source's r-th piece to send.
+            let mut by_round: Vec<Vec<(usize, usize, usize)>> = Vec::new();
+            let mut sent = vec![0usize; n];
+            for j in 0..n {
+                if let Some((i, off)) = source(j, k).filter(|&(i, _)| i != j) {
+                    if by_round.len() <= sent[i] {
+                        by_round.push(Vec::new());
+                    }
+                    by_round[sent[i]].push((i, j, off));
+                    sent[i] += 1;
+                }
+            }
+            rounds.push(by_round);
+        }
+        let sends: usize = rounds.iter().map(Vec::len).sum();
+        let gather_bytes = x.shape().iter().product::<usize>() * x.dtype().size_bytes() * (n - 1);
+        if sends * piece_bytes >= gather_bytes {
+            return Ok(None);
+        }
+        let me = self.block_index(&[m])?;
+        // `table[me]` as a scalar of `dtype`.
+        let lookup = |table: Vec<i32>, dtype: DType| -> Result<Tensor> {
+            let t = ops::concrete(Array::new(&[n], Buffer::I32(table)));
+            let one = ops::reshape(&me, &[1])?;
+            let v = bind(&Prim::Gather { axis: 0, batch: 0 }, [t, one])?.swap_remove(0);
+            ops::convert(&ops::reshape(&v, &[])?, dtype)
+        };
+        // This device's `g` elements of `x` along `d` from offset `table[me]`.
+        let window = |table: Vec<i32>| -> Result<Tensor> {
+            let off = lookup(table, DType::I32)?;
+            let idx = ops::add(&ops::iota(DType::I32, &[g], 0)?, &off)?;
+            Ok(bind(&Prim::Gather { axis: d, batch: 0 }, [x.clone(), idx])?.swap_remove(0))
+        };
+        let mut pieces = Vec::with_capacity(chunks);
+        for (k, by_round) in rounds.into_iter().enumerate() {
+            // What this device holds of its own chunk, masked to zero when
+            // another device (or the padding) provides it.
+            let own: Vec<Option<usize>> = (0..n)
+                .map(|j| source(j, k).filter(|&(i, _)| i == j).map(|(_, off)| off))
+                .collect();
+            let offsets = own.iter().map(|o| o.unwrap_or(0) as i32).collect();
+            let mask = own.iter().map(|o| o.is_some() as i32).collect();
+            let mut chunk = ops::mul(&window(offsets)?, &lookup(mask, x.dtype())?)?;
+            for round in by_round {
+                let mut offsets = vec![0i32; n];
+                for &(i, _, off) in &round {
+                    offsets[i] = off as i32;
+                }
+                let pairs = round.iter().map(|&(i, j, _)| (i, j)).collect();
+                let got =
+                    self.collective(CollectiveOp::Permute(pairs), m, &window(offsets)?, because)?;
+                chunk = ops::add(&chunk, &got)?;
+            }
+            if let Some(v) = pad {
+                let padded = (0..n).map(|j| source(j, k).is_none() as i32).collect();
+                let v = ops::mul(&ops::convert(v, x.dtype())?, &lookup(padded, x.dtype())?)?;
+                chunk = ops::add(&chunk, &v)?;
+            }
+            pieces.push(chunk);
+        }
+        if pieces.len() == 1 {
+            return Ok(pieces.pop());
+        }
+        let cat = Prim::Concatenate { axis: d };
+        Ok(Some(bind(&cat, pieces)?.swap_remove(0)))
+    }
+
     /// `x` split over mesh axis `m` along `d1` instead of `d2`: each device
     /// sends block j of its `d2` to device j and concatenates what it gets
     /// along `d1` (in device order: block i of `d1` came from device i).
@@ -574,6 +679,24 @@ impl Spmd<'_> {
         Ok(y)
     }
 
+    /// A window of dimension `d` of `x`, split by mesh axis `m`, split again
+    /// by `m` (`Partitioner::realign`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn realign(
+        &self,
+        x: &Tensor,
+        d: usize,
+        m: usize,
+        extent: usize,
+        start: isize,
+        width: usize,
+        pad: Option<&Tensor>,
+        because: &str,
+    ) -> Result<Option<Tensor>> {
+        self.part
+            .realign(x, d, m, extent, start, width, pad, because)
+    }
+
     /// The bytes each device would send to reshard `x` from `from` to `to`.
     pub fn reshard_bytes(&self, x: &Tensor, from: &Spec, to: &Spec) -> usize {
         reshard_bytes(self.part.mesh, x.shape(), x.dtype().size_bytes(), from, to)
@@ -625,6 +748,14 @@ impl Spmd<'_> {
             .enumerate()
             .map(|(i, y)| (y, replicated(self.out_type(i).shape.len())))
             .collect())
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 

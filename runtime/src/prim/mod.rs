@@ -852,7 +852,7 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
             stride,
         } => movement::partition_slice(cx, start, limit, stride, ins),
         Prim::Rev(dims) => movement::partition_rev(prim, dims, cx, ins),
-        Prim::Pad { lo, hi, interior } => movement::partition_pad(prim, cx, lo, hi, interior, ins),
+        Prim::Pad { lo, hi, interior } => movement::partition_pad(cx, lo, hi, interior, ins),
         Prim::Concatenate { .. } => movement::partition_concatenate(prim, cx, ins),
         Prim::Gather { .. } => indexing::partition_gather(prim, cx, ins),
         Prim::Scatter { .. } => indexing::partition_scatter(prim, cx, ins),

@@ -618,8 +618,11 @@ fn reshape_spec(mesh: &Mesh, from: &[usize], to: &[usize], s: &Spec) -> Option<S
     Some(spec)
 }
 
-/// A slice keeps the layout of the dimensions it takes whole; the ones it
-/// cuts are gathered first (their elements cross block boundaries).
+/// A slice keeps the layout of the dimensions it takes whole. A dimension
+/// it cuts stays split when the window divides by its devices: each device
+/// gets its block of the window from the devices holding it (`realign`),
+/// or from the dimension gathered whole where that sends fewer bytes; other
+/// cut dimensions are gathered.
 pub fn partition_slice(
     cx: &Spmd,
     start: &[usize],
@@ -627,22 +630,62 @@ pub fn partition_slice(
     stride: &[usize],
     ins: Vec<Local>,
 ) -> Result<Vec<Local>> {
-    let (x, s) = ins.into_iter().next().expect("one operand");
-    let from = global_shape(cx.mesh(), &(x.clone(), s.clone()));
+    let (mut x, s) = ins.into_iter().next().expect("one operand");
+    let mut from = global_shape(cx.mesh(), &(x.clone(), s.clone()));
+    let (mut start, mut limit) = (start.to_vec(), limit.to_vec());
+    for d in 0..s.len() {
+        let width = limit[d].saturating_sub(start[d]);
+        let cut = !(start[d] == 0 && limit[d] == from[d]);
+        let Some(y) = (match s[d].as_slice() {
+            &[m] if cut && stride[d] == 1 && width.is_multiple_of(cx.mesh().shape[m]) => {
+                let because = "slice of a split dimension";
+                let w = width / cx.mesh().shape[m];
+                cx.realign(&x, d, m, from[d], start[d] as isize, w, None, because)?
+            }
+            _ => None,
+        }) else {
+            continue;
+        };
+        x = y;
+        (from[d], start[d], limit[d]) = (width, 0, width);
+    }
     let whole = |d: usize| start[d] == 0 && limit[d] == from[d] && stride[d] == 1;
     let keep: Spec = (0..s.len())
         .map(|d| if whole(d) { s[d].clone() } else { Vec::new() })
         .collect();
     let x = cx.reshard(&x, &s, &keep, "slice of a split dimension")?;
     let limit: Vec<usize> = (0..keep.len())
-        .map(|d| limit[d] / parts(cx.mesh(), &keep[d]))
+        .map(|d| start[d] + (limit[d] - start[d]) / parts(cx.mesh(), &keep[d]))
         .collect();
     let p = Prim::Slice {
-        start: start.to_vec(),
+        start,
         limit,
         stride: stride.to_vec(),
     };
-    Ok(vec![(bind(&p, [x])?.swap_remove(0), keep)])
+    let y = bind(&p, [x])?.swap_remove(0);
+    resplit(cx, y, &keep, &s)
+}
+
+/// `y`, computed on dimensions gathered whole (`now`), split again as the
+/// operand was (`was`) along each dimension whose new extent still divides
+/// by its devices: each device keeps its own block (a selection, no
+/// collective). q, k and v sliced out of a column-split product thus stay
+/// split, and attention runs on each device's heads instead of on all of
+/// them everywhere; their cotangents, padded back, stay split as the
+/// product's weight is.
+fn resplit(cx: &Spmd, y: Tensor, now: &Spec, was: &Spec) -> Result<Vec<Local>> {
+    let want: Spec = (0..now.len())
+        .map(|d| {
+            let divides = y.shape()[d].is_multiple_of(parts(cx.mesh(), &was[d]));
+            if now[d].is_empty() && divides {
+                was[d].clone()
+            } else {
+                now[d].clone()
+            }
+        })
+        .collect();
+    let y = cx.reshard(&y, now, &want, "a block of a gathered dimension")?;
+    Ok(vec![(y, want)])
 }
 
 /// The reversed dimensions are gathered whole (reversing a split one would
@@ -664,17 +707,38 @@ pub fn partition_rev(
     Ok(vec![(bind(prim, [x])?.swap_remove(0), keep)])
 }
 
-/// Padding keeps the layout of the dimensions it leaves alone; the ones it
-/// pads are gathered first (their elements move across block boundaries).
+/// Padding keeps the layout of the dimensions it leaves alone. A padded
+/// dimension stays split when its new extent divides by its devices (as a
+/// slice's window does: `realign`, or gathered and cut); other padded
+/// dimensions are gathered.
 pub fn partition_pad(
-    prim: &Prim,
     cx: &Spmd,
     lo: &[usize],
     hi: &[usize],
     interior: &[usize],
     ins: Vec<Local>,
 ) -> Result<Vec<Local>> {
-    let [(x, s), (v, sv)]: [Local; 2] = ins.try_into().expect("two operands");
+    let [(mut x, s), (v, sv)]: [Local; 2] = ins.try_into().expect("two operands");
+    let v = cx.reshard(&v, &sv, &replicated(sv.len()), "pad value")?;
+    let from = global_shape(cx.mesh(), &(x.clone(), s.clone()));
+    let (mut lo, mut hi) = (lo.to_vec(), hi.to_vec());
+    for d in 0..s.len() {
+        let extent = lo[d] + from[d] + hi[d];
+        let padded = lo[d] != 0 || hi[d] != 0;
+        let Some(y) = (match s[d].as_slice() {
+            &[m] if padded && interior[d] == 0 && extent.is_multiple_of(cx.mesh().shape[m]) => {
+                let because = "pad of a split dimension";
+                let w = extent / cx.mesh().shape[m];
+                let start = -(lo[d] as isize);
+                cx.realign(&x, d, m, from[d], start, w, Some(&v), because)?
+            }
+            _ => None,
+        }) else {
+            continue;
+        };
+        x = y;
+        (lo[d], hi[d]) = (0, 0);
+    }
     let keep: Spec = (0..s.len())
         .map(|d| {
             if lo[d] == 0 && hi[d] == 0 && interior[d] == 0 {
@@ -685,8 +749,13 @@ pub fn partition_pad(
         })
         .collect();
     let x = cx.reshard(&x, &s, &keep, "pad of a split dimension")?;
-    let v = cx.reshard(&v, &sv, &replicated(sv.len()), "pad value")?;
-    Ok(vec![(bind(prim, [x, v])?.swap_remove(0), keep)])
+    let p = Prim::Pad {
+        lo,
+        hi,
+        interior: interior.to_vec(),
+    };
+    let y = bind(&p, [x, v])?.swap_remove(0);
+    resplit(cx, y, &keep, &s)
 }
 
 /// Runs replicated: the operands' blocks do not line up with the output's.
