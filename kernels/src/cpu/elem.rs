@@ -199,7 +199,7 @@ pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
 static POOL: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
 const POOL_MIN_BYTES: usize = 64 << 10;
 const POOL_MAX_BYTES: usize = 256 << 20;
-const POOL_MAX_BUFFERS: usize = 32;
+const POOL_MAX_BUFFERS: usize = 128;
 
 fn byte_len(b: &Buffer) -> usize {
     b.len() * b.dtype().size_bytes()

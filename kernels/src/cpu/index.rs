@@ -43,13 +43,21 @@ fn gather_typed<T: Elem>(a: &Array, idx: &[usize], axis: usize, shape: &[usize])
         // Nothing to take from: an empty source axis leaves zeros.
         return Array::new(shape, T::into_buffer(out));
     }
-    // Output row r (of `inner` elements) is row (o, idx[r % j]) of the source.
+    // Output row r (of `inner` elements) is row (o, idx[r % j]) of the
+    // source. Runs of consecutive indices are one copy each: a window of
+    // the last axis (a dynamic slice, the partitioner's realignment) copies
+    // whole rows instead of one element at a time.
+    let runs = index_runs(idx);
     let fill = |first_row: usize, part: &mut [T]| {
-        for (i, row) in part.chunks_mut(inner).enumerate() {
-            let r = first_row + i;
+        let (mut r, mut pos) = (first_row, 0);
+        while pos < part.len() {
             let (o, jj) = (r / j, r % j);
-            let s = (o * len + idx[jj]) * inner;
-            row.copy_from_slice(&src[s..s + inner]);
+            let (start, first, n) = runs[runs.partition_point(|run| run.0 <= jj) - 1];
+            let take = (start + n - jj).min((part.len() - pos) / inner);
+            let s = (o * len + first + (jj - start)) * inner;
+            part[pos..pos + take * inner].copy_from_slice(&src[s..s + take * inner]);
+            pos += take * inner;
+            r += take;
         }
     };
     match par_chunk(out.len()) {
@@ -62,6 +70,19 @@ fn gather_typed<T: Elem>(a: &Array, idx: &[usize], axis: usize, shape: &[usize])
         }
     }
     Array::new(shape, T::into_buffer(out))
+}
+
+/// The runs of consecutive values of `idx`: (position in `idx`, first
+/// value, length), in order.
+fn index_runs(idx: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, &v) in idx.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, first, n)) if *first + *n == v => *n += 1,
+            _ => runs.push((i, v, 1)),
+        }
+    }
+    runs
 }
 
 /// Out-of-range indices clamp to the axis; an empty source axis gives zeros.
@@ -175,5 +196,58 @@ pub fn scatter(
                 C64::new(x.re + u.re, x.im + u.im)
             }),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Array, Buffer};
+
+    #[test]
+    fn gathers_copy_runs_of_consecutive_indices() {
+        assert_eq!(
+            index_runs(&[3, 4, 5, 0, 0, 1, 7]),
+            vec![(0, 3, 3), (3, 0, 1), (4, 0, 2), (6, 7, 1)]
+        );
+        // Every axis of a [3, 4, 5] array, with runs, repeats and jumps.
+        let a = Array::new(&[3, 4, 5], Buffer::I32((0..60).collect()));
+        let take = [1i32, 2, 3, 3, 0, 1];
+        for axis in 0..3 {
+            let len = a.shape()[axis] as i32;
+            let ids: Vec<i32> = take.iter().map(|&i| i % len).collect();
+            let idx = Array::new(&[ids.len()], Buffer::I32(ids.clone()));
+            let got = gather(&a, &idx, axis).to_f64_vec().unwrap();
+            // Walk the output's positions; the gathered axis reads ids.
+            let mut dims = [3, 4, 5];
+            dims[axis] = ids.len();
+            let mut want = Vec::new();
+            for i in 0..dims[0] {
+                for j in 0..dims[1] {
+                    for k in 0..dims[2] {
+                        let mut at = [i, j, k];
+                        at[axis] = ids[at[axis]] as usize;
+                        want.push((at[0] * 20 + at[1] * 5 + at[2]) as f64);
+                    }
+                }
+            }
+            assert_eq!(got, want, "axis {axis}");
+            assert_eq!(got.len(), 60 / a.shape()[axis] * ids.len());
+        }
+        // Large enough to be cut into parallel chunks mid-run.
+        let (rows, cols) = (3, 70_001);
+        let a = Array::new(
+            &[rows, cols],
+            Buffer::I32((0..(rows * cols) as i32).collect()),
+        );
+        let ids: Vec<i32> = (0..cols as i32)
+            .map(|i| (i * 7 / 8 + i % 3) % cols as i32)
+            .collect();
+        let idx = Array::new(&[cols], Buffer::I32(ids.clone()));
+        let got = gather(&a, &idx, 1).to_f64_vec().unwrap();
+        let want: Vec<f64> = (0..rows)
+            .flat_map(|r| ids.iter().map(move |&c| (r * cols) as f64 + c as f64))
+            .collect();
+        assert_eq!(got, want);
     }
 }
