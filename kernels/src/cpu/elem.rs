@@ -8,7 +8,7 @@
 //! (`Backend::release_cached_buffers` gives it back).
 
 use crate::{Array, Buffer, DType};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 /// Outputs with at least this many elements are split across rayon threads.
 pub const PAR_MIN_LEN: usize = 32 * 1024;
@@ -188,18 +188,42 @@ pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
     v
 }
 
-/// Large buffers of dropped arrays, kept for reuse by `alloc_overwrite`.
+/// Buffers of dropped arrays, kept for reuse by `alloc_overwrite`: one
+/// pool per thread, so the device workers of a mesh (eight programs on a
+/// few cores) recycle their own temporaries without contending for a lock.
 ///
 /// A fresh large output costs the kernel a zeroing page fault per page, and
-/// a mid-sized one (a model layer's activations, from 64 KiB) a `memset` by
+/// a mid-sized one (a model layer's activations, from 16 KiB) a `memset` by
 /// `calloc` on memory the allocator recycles; a pooled one costs nothing, so
 /// chains of temporaries (`x * 2 + y`), loops and the equations of a
-/// compiled training step run at memory speed. Bounded to
-/// `POOL_MAX_BUFFERS` buffers and `POOL_MAX_BYTES` in all.
-static POOL: Mutex<Vec<Buffer>> = Mutex::new(Vec::new());
-const POOL_MIN_BYTES: usize = 64 << 10;
-const POOL_MAX_BYTES: usize = 256 << 20;
-const POOL_MAX_BUFFERS: usize = 128;
+/// compiled training step run at memory speed. Each pool is bounded to
+/// `POOL_MAX_BUFFERS` buffers and `POOL_MAX_BYTES` in all; a thread's pool
+/// is freed with the thread.
+type Pool = Arc<Mutex<Vec<Buffer>>>;
+const POOL_MIN_BYTES: usize = 16 << 10;
+const POOL_MAX_BYTES: usize = 128 << 20;
+const POOL_MAX_BUFFERS: usize = 64;
+
+/// Every thread's pool, so `release_pooled_buffers` can empty them all.
+static POOLS: Mutex<Vec<Weak<Mutex<Vec<Buffer>>>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    static POOL: Pool = {
+        let pool: Pool = Arc::default();
+        let mut all = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(&pool));
+        pool
+    };
+}
+
+/// `f` on this thread's pool; `None` while the thread is exiting (its pool
+/// is gone) or the pool is in use (a drop inside `f` itself).
+fn with_pool<R>(f: impl FnOnce(&mut Vec<Buffer>) -> R) -> Option<R> {
+    POOL.try_with(|p| p.try_lock().ok().map(|mut g| f(&mut g)))
+        .ok()
+        .flatten()
+}
 
 fn byte_len(b: &Buffer) -> usize {
     b.len() * b.dtype().size_bytes()
@@ -217,45 +241,53 @@ pub(crate) fn recycle(buf: &mut Buffer) {
     if !worth_recycling(buf) {
         return;
     }
-    // Never block a drop: if another thread holds the pool, just free.
-    let Ok(mut pool) = POOL.try_lock() else {
-        return;
-    };
-    let bytes = byte_len(buf);
-    while !pool.is_empty()
-        && (pool.len() >= POOL_MAX_BUFFERS
-            || pool.iter().map(byte_len).sum::<usize>() + bytes > POOL_MAX_BYTES)
-    {
-        pool.remove(0);
+    let taken = std::mem::replace(buf, Buffer::Bool(Vec::new()));
+    let evicted = with_pool(move |pool| {
+        let bytes = byte_len(&taken);
+        let mut evicted = Vec::new();
+        while !pool.is_empty()
+            && (pool.len() >= POOL_MAX_BUFFERS
+                || pool.iter().map(byte_len).sum::<usize>() + bytes > POOL_MAX_BYTES)
+        {
+            evicted.push(pool.remove(0));
+        }
+        pool.push(taken);
+        evicted
+    });
+    // Freed outside the pool's lock (a drop may recycle again).
+    drop(evicted);
+}
+
+/// Free the pooled buffers of every thread (for measurements of peak
+/// memory, which must see every buffer a computation needs).
+pub fn release_pooled_buffers() {
+    let all: Vec<Pool> = POOLS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for pool in all {
+        let freed = std::mem::take(&mut *pool.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(freed);
     }
-    pool.push(std::mem::replace(buf, Buffer::Bool(Vec::new())));
 }
 
 /// An output of `n` elements whose contents are unspecified (stale values
 /// from a recycled buffer, or zeros): only for kernels that write every element.
-/// Free the pooled buffers (for measurements of peak memory, which must
-/// see every buffer a computation needs).
-pub fn release_pooled_buffers() {
-    if let Ok(mut pool) = POOL.lock() {
-        pool.clear();
-    }
-}
-
 pub fn alloc_overwrite<T: Elem>(n: usize) -> Vec<T> {
     if n * std::mem::size_of::<T>() >= POOL_MIN_BYTES {
-        if let Ok(mut pool) = POOL.try_lock() {
-            // Accept up to 50% slack so similar sizes share buffers.
-            if let Some(i) = pool
-                .iter()
+        // Accept up to 50% slack so similar sizes share buffers.
+        let found = with_pool(|pool| {
+            pool.iter()
                 .position(|b| b.dtype() == T::DTYPE && b.len() >= n && b.len() <= n + n / 2)
-            {
-                let mut buf = pool.remove(i);
-                drop(pool);
-                if let Some(v) = T::vec_mut(&mut buf) {
-                    let mut v = std::mem::take(v);
-                    v.truncate(n);
-                    return v;
-                }
+                .map(|i| pool.remove(i))
+        });
+        if let Some(mut buf) = found.flatten() {
+            if let Some(v) = T::vec_mut(&mut buf) {
+                let mut v = std::mem::take(v);
+                v.truncate(n);
+                return v;
             }
         }
     }
