@@ -508,7 +508,7 @@ fn main() {
             arr_ms: 0.0,
             anchor: "NumPy",
             anchor_key: "w3_1024",
-            target: 1.25,
+            target: 1.1,
             floor: "2.1 GFLOP; ~190 GFLOP/s peak".into(),
         },
         Row {
@@ -517,7 +517,7 @@ fn main() {
             arr_ms: 0.0,
             anchor: "NumPy",
             anchor_key: "w3_2048",
-            target: 1.25,
+            target: 1.1,
             floor: "17.2 GFLOP; ~190 GFLOP/s peak".into(),
         },
         Row {
@@ -616,7 +616,7 @@ fn main() {
             arr_ms: 0.0,
             anchor: "JAX jit",
             anchor_key: "w12",
-            target: 0.1,
+            target: 0.05,
             floor: "compile latency".into(),
         },
     ];
