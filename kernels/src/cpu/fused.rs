@@ -416,8 +416,8 @@ fn eval_block<'a, T: KFloat>(
     len: usize,
     first: bool,
     row_values: &mut [Option<f64>],
-) -> SmallVec<[Option<&'a [T]>; 16]> {
-    let mut views: SmallVec<[Option<&'a [T]>; 16]> = SmallVec::new();
+) -> SmallVec<[Option<&'a [T]>; 64]> {
+    let mut views: SmallVec<[Option<&'a [T]>; 64]> = SmallVec::new();
     for i in 0..k.body.len() {
         let (done, rest) = regs.split_at_mut(i * width);
         let out = &mut rest[..len];
@@ -475,7 +475,7 @@ fn run_range<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-) -> Vec<f64> {
+) -> Acc {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
@@ -496,9 +496,13 @@ unsafe fn run_range_avx2<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-) -> Vec<f64> {
+) -> Acc {
     run_range_body(k, srcs, start, end, stores, regs)
 }
+
+/// The reductions of one range, one per output (unused for the others):
+/// inline, as ranges are as short as a row of 64 elements.
+type Acc = SmallVec<[f64; 4]>;
 
 #[inline(always)]
 fn run_range_body<T: KFloat>(
@@ -508,7 +512,7 @@ fn run_range_body<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-) -> Vec<f64> {
+) -> Acc {
     // Small arrays get small registers: zeroing a whole block per register
     // would cost more than the work. A kernel reading row values takes its
     // row (the whole range) as one block.
@@ -523,7 +527,7 @@ fn run_range_body<T: KFloat>(
         regs.resize(width * k.body.len(), T::ZERO);
     }
     let regs = &mut regs[..width * k.body.len()];
-    let mut acc: Vec<f64> = k
+    let mut acc: Acc = k
         .outputs
         .iter()
         .map(|o| o.reduce.map_or(0.0, identity::<T>))
@@ -644,8 +648,10 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
         (outer, inner)
     };
     if rows >= threads && rows > 1 && n >= PAR_MIN {
-        // Many rows: each task takes whole rows.
-        let per_task = rows.div_ceil(threads * 4);
+        // Many rows: each task takes whole rows (one task, run here, on a
+        // device worker: its kernels run on its own thread).
+        let tasks = if threads == 1 { 1 } else { threads * 4 };
+        let per_task = rows.div_ceil(tasks);
         let chunk = per_task * row_len;
         let mut store_chunks: Vec<Vec<&mut [T]>> =
             (0..rows.div_ceil(per_task)).map(|_| Vec::new()).collect();
@@ -654,37 +660,38 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                 store_chunks[t].push(c);
             }
         }
-        let partials: Vec<Vec<Vec<f64>>> = store_chunks
-            .into_par_iter()
-            .enumerate()
-            .map(|(t, mut st)| {
-                let first = t * per_task;
-                let last = (first + per_task).min(rows);
-                let mut out = Vec::new();
-                let mut offset = 0;
-                let mut regs = Vec::new();
-                for r in first..last {
-                    if stop.requested() {
-                        out.push(vec![0.0; k.outputs.len()]);
-                        continue;
-                    }
-                    let mut views: Vec<&mut [T]> = st
-                        .iter_mut()
-                        .map(|s| &mut s[offset..offset + row_len])
-                        .collect();
-                    out.push(run_range(
-                        k,
-                        &srcs,
-                        r * row_len,
-                        (r + 1) * row_len,
-                        &mut views,
-                        &mut regs,
-                    ));
-                    offset += row_len;
+        let task = |(t, mut st): (usize, Vec<&mut [T]>)| {
+            let first = t * per_task;
+            let last = (first + per_task).min(rows);
+            let mut out = Vec::new();
+            let mut offset = 0;
+            let mut regs = Vec::new();
+            for r in first..last {
+                if stop.requested() {
+                    out.push(smallvec::smallvec![0.0; k.outputs.len()]);
+                    continue;
                 }
-                out
-            })
-            .collect();
+                let mut views: SmallVec<[&mut [T]; 8]> = st
+                    .iter_mut()
+                    .map(|s| &mut s[offset..offset + row_len])
+                    .collect();
+                out.push(run_range(
+                    k,
+                    &srcs,
+                    r * row_len,
+                    (r + 1) * row_len,
+                    &mut views,
+                    &mut regs,
+                ));
+                offset += row_len;
+            }
+            out
+        };
+        let partials: Vec<Vec<Acc>> = if store_chunks.len() == 1 {
+            store_chunks.into_iter().enumerate().map(task).collect()
+        } else {
+            store_chunks.into_par_iter().enumerate().map(task).collect()
+        };
         for (r, acc) in partials.into_iter().flatten().enumerate() {
             write_reduced(k, &mut reduced, r, &acc);
         }
@@ -714,7 +721,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                 run_range(k, &srcs, start, end, &mut st, &mut Vec::new())
             };
             // One chunk (a small row) runs here, without a trip through the pool.
-            let partials: Vec<Vec<f64>> = if store_chunks.len() == 1 {
+            let partials: Vec<Acc> = if store_chunks.len() == 1 {
                 store_chunks.into_iter().enumerate().map(part).collect()
             } else {
                 store_chunks.into_par_iter().enumerate().map(part).collect()
