@@ -6,7 +6,10 @@
 //! local blocks, and collectives are inserted where the layouts demand them
 //! — a `psum` after a product whose contracting dimension is split (row
 //! parallel) or after a reduction over a split dimension, an `all_gather`
-//! where an operation needs a dimension whole. The local program then goes
+//! where an operation needs a dimension whole, `ppermute`s that move only
+//! the pieces another device needs where a slice or pad of a split
+//! dimension stays split with its blocks shifted (`realign`: q, k and v cut
+//! out of a column-split product). The local program then goes
 //! through `jit`'s pipeline (`passes.rs`) and runs on the mesh's device
 //! workers (`spmd/`); `plan_text` lists the collectives it will execute
 //! before anything runs, and `:ir --pass partition` shows the local graph
