@@ -200,12 +200,13 @@ pub fn alloc<T: Elem>(n: usize) -> Vec<T> {
 /// `POOL_MAX_BUFFERS` buffers and `POOL_MAX_BYTES` in all; a thread's pool
 /// is freed with the thread.
 type Pool = Arc<Mutex<Vec<Buffer>>>;
+type PoolRef = Weak<Mutex<Vec<Buffer>>>;
 const POOL_MIN_BYTES: usize = 16 << 10;
 const POOL_MAX_BYTES: usize = 128 << 20;
 const POOL_MAX_BUFFERS: usize = 64;
 
 /// Every thread's pool, so `release_pooled_buffers` can empty them all.
-static POOLS: Mutex<Vec<Weak<Mutex<Vec<Buffer>>>>> = Mutex::new(Vec::new());
+static POOLS: Mutex<Vec<PoolRef>> = Mutex::new(Vec::new());
 
 thread_local! {
     static POOL: Pool = {
@@ -268,6 +269,7 @@ pub fn release_pooled_buffers() {
         .filter_map(Weak::upgrade)
         .collect();
     for pool in all {
+        // Taken under the lock, freed after it.
         let freed = std::mem::take(&mut *pool.lock().unwrap_or_else(|p| p.into_inner()));
         drop(freed);
     }
