@@ -10,13 +10,11 @@
 
 use arr_kernels::Backend as _;
 use arr_runtime::Session;
-use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
-use std::alloc::System;
 use std::process::Command;
 use std::time::Instant;
 
 #[global_allocator]
-static ALLOCATOR: &PeakMemAlloc<System> = &INSTRUMENTED_SYSTEM;
+static ALLOCATOR: arr_kernels::memory::Counting = arr_kernels::memory::Counting;
 
 /// Megabytes allocated at the peak of one call of `f`, beyond what was
 /// allocated before it (its inputs, the session); the result counts.
@@ -26,10 +24,9 @@ fn peak_during(session: &mut Session, f: &str) -> f64 {
     drop(session.interp.call(&func, vec![], vec![]).expect("runs"));
     // Buffers kept for reuse would hide allocations from the count.
     arr_kernels::backend::default().release_cached_buffers();
-    ALLOCATOR.reset_peak_memory();
-    let r = session.interp.call(&func, vec![], vec![]).expect("runs");
-    let peak = ALLOCATOR.get_peak_memory();
-    drop(r);
+    let (r, peak) =
+        arr_kernels::memory::measure_peak(|| session.interp.call(&func, vec![], vec![]));
+    drop(r.expect("runs"));
     peak as f64 / 1e6
 }
 

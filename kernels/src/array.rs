@@ -671,7 +671,14 @@ impl Array {
     /// The buffer, mutable only if no other array shares it (for in-place
     /// reuse); `None` for a deleted array too.
     pub fn buffer_mut(&mut self) -> Option<&mut Buffer> {
-        self.buffer().ok()?;
+        self.check_live().ok()?;
+        // A live host array holds its buffer, so an unshared one reaches
+        // it without the lock: `buffer`'s read lock and handle cost four
+        // atomic operations, as much as a small elementwise kernel's work.
+        // Shards or a GPU array are put together first.
+        if self.inner.shards.is_some() || self.inner.home.is_some() {
+            self.buffer().ok()?;
+        }
         Arc::get_mut(&mut self.inner)
             .and_then(|inner| {
                 inner

@@ -9,11 +9,66 @@
 use crate::limits;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// Live heap bytes, counted by `Counting` (0 where it is not installed).
-static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// Live heap bytes, counted by `Counting` (0 where it is not installed),
+/// less what threads have counted and not yet added (`PENDING`).
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+thread_local! {
+    /// This thread's allocations less its frees since it last added them
+    /// to `LIVE`. One shared counter written by every allocation would
+    /// bounce its cache line between the cores that eight device workers
+    /// allocate on; each thread adds its count once it passes `FLUSH`.
+    /// (Const-initialised and without a destructor, so the allocator may
+    /// read it at any time: nothing is allocated or registered.)
+    static PENDING: Cell<isize> = const { Cell::new(0) };
+}
+
+/// The most one thread's count lags behind: far below the budget's `STEP`.
+const FLUSH: isize = 256 << 10;
+
+/// Whether allocations also count towards `PEAK` (`measure_peak`).
+static MEASURING: AtomicBool = AtomicBool::new(false);
+/// Bytes allocated less bytes freed since the measure began, and its maximum.
+static NET: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+/// The most bytes allocated at once during `f`, beyond what was live before
+/// it (the bench's peak-memory row; the allocator stays the one the `arr`
+/// binary runs with, so the timed rows measure what users run).
+pub fn measure_peak<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    NET.store(0, Ordering::SeqCst);
+    PEAK.store(0, Ordering::SeqCst);
+    MEASURING.store(true, Ordering::SeqCst);
+    let r = f();
+    MEASURING.store(false, Ordering::SeqCst);
+    (r, PEAK.load(Ordering::SeqCst).max(0) as usize)
+}
+
+/// Count `delta` bytes allocated (negative: freed).
+#[inline]
+fn count(delta: isize) {
+    if MEASURING.load(Ordering::Relaxed) {
+        let now = NET.fetch_add(delta, Ordering::SeqCst) + delta;
+        PEAK.fetch_max(now, Ordering::SeqCst);
+    }
+    let flush = PENDING.with(|p| {
+        let v = p.get() + delta;
+        if v.abs() >= FLUSH {
+            p.set(0);
+            v
+        } else {
+            p.set(v);
+            0
+        }
+    });
+    if flush != 0 {
+        LIVE.fetch_add(flush, Ordering::Relaxed);
+    }
+}
 
 /// The live bytes at which the next full check happens: the safe points
 /// only compare two numbers until the heap has grown by `STEP`.
@@ -27,18 +82,19 @@ const STEP: usize = 64 << 20;
 /// It leaves space for the error to be reported and the values dropped.
 const RESERVE: usize = 256 << 20;
 
-/// The system allocator, counting the bytes it hands out. The counter is
-/// one relaxed atomic add per allocation; the budget is not checked here,
-/// where nothing may allocate or fail, but at the interpreter's safe points.
+/// The system allocator, counting the bytes it hands out. The count is a
+/// thread-local addition per allocation (see `PENDING`); the budget is not
+/// checked here, where nothing may allocate or fail, but at the
+/// interpreter's safe points.
 pub struct Counting;
 
-// SAFETY: every call goes to `System` unchanged; only the counter is added.
+// SAFETY: every call goes to `System` unchanged; only the count is added.
 unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
@@ -47,7 +103,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            count(layout.size() as isize);
         }
         p
     }
@@ -55,26 +111,24 @@ unsafe impl GlobalAlloc for Counting {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        count(-(layout.size() as isize));
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
-            if new_size >= layout.size() {
-                LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
+            count(new_size as isize - layout.size() as isize);
         }
         p
     }
 }
 
-/// Heap bytes live now (0 without `Counting`).
+/// Heap bytes live now (0 without `Counting`), to within `FLUSH` a thread.
+/// (Frees counted before the allocations another thread has not added
+/// yet could make the sum negative for a moment.)
 pub fn live_bytes() -> usize {
-    LIVE.load(Ordering::Relaxed)
+    LIVE.load(Ordering::Relaxed).max(0) as usize
 }
 
 /// Why the memory budget is spent.
@@ -119,7 +173,7 @@ impl fmt::Display for Exhausted {
 /// growing is stopped again, and one that freed its memory goes on.
 #[inline]
 pub fn exhausted() -> Option<Exhausted> {
-    let live = LIVE.load(Ordering::Relaxed);
+    let live = live_bytes();
     if live < NEXT_CHECK.load(Ordering::Relaxed) {
         return None;
     }

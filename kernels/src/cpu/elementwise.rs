@@ -287,42 +287,33 @@ fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + 
     Array::new(&shape, O::into_buffer(out))
 }
 
-/// Whether `a` has `shape` and a buffer of `T` that no other array shares.
-fn reusable<T: Elem>(a: &mut Array, shape: &[usize]) -> bool {
-    a.shape() == shape && a.buffer_mut().and_then(T::vec_mut).is_some()
-}
-
 /// Binary op whose result has the operands' type: reuses an unshared input
-/// buffer of the output's shape instead of allocating.
+/// buffer of the output's shape instead of allocating. (Each operand's
+/// buffer is asked for once: the uniqueness test is an atomic operation,
+/// a noticeable part of an op on a hundred elements.)
 fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync) -> Array {
     let shape = out_shape(&a, &b);
-    let out_is_rhs = if reusable::<T>(&mut a, &shape) {
-        false
-    } else if reusable::<T>(&mut b, &shape) {
-        true
-    } else {
-        return binary_fresh(&a, &b, f);
-    };
     let plan = plan2(&shape, &a, &b);
-    let (dst, other, k) = if out_is_rhs {
-        (&mut b, &a, 0)
-    } else {
-        (&mut a, &b, 1)
-    };
-    let od = &*elems::<T>(other);
-    let so = plan.inner_stride(k);
-    let v = dst
-        .buffer_mut()
-        .and_then(T::vec_mut)
-        .expect("checked by reusable");
-    plan.run(v, |offs, o| {
-        kernel2_inplace(o, Src::new(od, offs[k], so, o.len()), out_is_rhs, &f)
-    });
-    if out_is_rhs {
-        b
-    } else {
-        a
+    for out_is_rhs in [false, true] {
+        let (dst, other, k) = if out_is_rhs {
+            (&mut b, &a, 0)
+        } else {
+            (&mut a, &b, 1)
+        };
+        if dst.shape() != &shape[..] {
+            continue;
+        }
+        let Some(v) = dst.buffer_mut().and_then(T::vec_mut) else {
+            continue;
+        };
+        let od = &*elems::<T>(other);
+        let so = plan.inner_stride(k);
+        plan.run(v, |offs, o| {
+            kernel2_inplace(o, Src::new(od, offs[k], so, o.len()), out_is_rhs, &f)
+        });
+        return if out_is_rhs { b } else { a };
     }
+    binary_fresh(&a, &b, f)
 }
 
 /// A binary op's function from the op table, run over two arrays.
