@@ -147,8 +147,13 @@ fn extreme_lanes<T: KFloat>(xs: &[T], identity: T, pick: fn(T, T) -> T) -> [T; 1
 /// `fold` a block at a time, so a row kept whole in registers (a kernel
 /// reading row values) reduces exactly as the same row visited in blocks.
 #[inline(always)]
-fn fold_blocks<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
-    xs.chunks(BLOCK).fold(acc, |acc, b| fold(op, acc, b))
+fn fold_blocks<T: KFloat>(op: ReduceOp, mut acc: f64, xs: &[T]) -> f64 {
+    // A loop, not `Iterator::fold`: that generic function was compiled on
+    // its own, outside `run_range_avx2`, so the sums ran 4 lanes wide.
+    for b in xs.chunks(BLOCK) {
+        acc = fold(op, acc, b);
+    }
+    acc
 }
 
 trait NanMinMax {
