@@ -752,6 +752,21 @@ fn pass_fuse() {
     );
 }
 
+/// Work that a kernel grows past (it reads nothing of the kernel and moves
+/// before it) is fused among itself, not left as single operations: a
+/// backward pass computed between a reduction and its last reader.
+#[test]
+fn work_moved_before_a_kernel_is_fused_too() {
+    check(
+        "jit(lambda x, y: (x * 2.0, (y * 3.0 + 1.0) * y, x * 2.0 + 1.0)).ir(ones((4, 3)), ones(5))",
+        expect![[r#"
+            { lambda ; a:f32[4,3] b:f32[5]. let
+                c:f32[5] = fused[ops=6 inputs=1 outputs=1] b
+                d:f32[4,3] e:f32[4,3] = fused[ops=5 inputs=1 outputs=2] a
+              in (d, c, e) }"#]],
+    );
+}
+
 #[test]
 fn fused_kernel_text() {
     check(

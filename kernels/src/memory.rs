@@ -8,8 +8,8 @@
 
 use crate::limits;
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::fmt;
 use std::cell::Cell;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 

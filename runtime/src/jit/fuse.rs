@@ -569,64 +569,93 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
             _ => None,
         })
         .collect();
-    let mut eqns: Vec<Eqn> = Vec::new();
+    let used_later = |v: usize, members: &[usize]| {
+        outputs.contains(&v)
+            || readers
+                .get(&v)
+                .is_some_and(|rs| rs.iter().any(|r| !members.contains(r)))
+    };
     let mut types = g.types.clone();
-    let mut i = 0;
-    while i < g.eqns.len() {
-        let Some((shape, dtype)) = starts_group(g, &g.eqns[i])
-            .filter(|(shape, _)| shape.iter().product::<usize>() >= min_elements)
-        else {
-            eqns.push(g.eqns[i].clone());
-            i += 1;
-            continue;
-        };
-        let mut group = Group::new(shape, dtype, fuse_reductions);
-        let mut j = i;
-        // Equations that do not fit but read nothing of the group (a
-        // broadcast operand computed in between, say) move before it.
-        let mut hoisted = Vec::new();
-        while j < g.eqns.len() {
-            if try_add(g, &mut group, j, &g.eqns[j]) {
-                j += 1;
-            } else if j > i && !reads_group(&group, &g.eqns[j]) {
-                hoisted.push(j);
-                j += 1;
-            } else {
-                break;
-            }
-        }
-        // Hoisted equations after the group's last member stay where they are.
-        while hoisted
-            .last()
-            .is_some_and(|&h| group.eqns.last().is_some_and(|&l| h > l))
-        {
-            hoisted.pop();
-            j -= 1;
-        }
-        let members = group.eqns.clone();
-        let used_later = |v: usize| {
-            outputs.contains(&v)
-                || readers
-                    .get(&v)
-                    .is_some_and(|rs| rs.iter().any(|r| !members.contains(r)))
-        };
-        match finish(g, &mut types, group, &used_later) {
-            Some(kernel) => {
-                eqns.extend(hoisted.iter().map(|&h| g.eqns[h].clone()));
-                eqns.extend(kernel);
-                i = j;
-            }
-            None => {
-                eqns.push(g.eqns[i].clone());
-                i += 1;
-            }
-        }
-    }
+    let all: Vec<usize> = (0..g.eqns.len()).collect();
+    let mut eqns = Vec::new();
+    let fusion = Fusion {
+        g,
+        fuse_reductions,
+        min_elements,
+        used_later: &used_later,
+    };
+    fusion.run(&all, &mut types, &mut eqns);
     Graph {
         types,
         invars: g.invars.clone(),
         eqns,
         outvars: g.outvars.clone(),
+    }
+}
+
+/// One fusion pass over a graph: `run` fuses a run of its equations.
+struct Fusion<'a> {
+    g: &'a Graph,
+    fuse_reductions: bool,
+    min_elements: usize,
+    /// Whether a variable is read outside the given kernel members.
+    used_later: &'a dyn Fn(usize, &[usize]) -> bool,
+}
+
+impl Fusion<'_> {
+    /// Fuse the equations `run` (indices into the graph, in order) into
+    /// `eqns`. A kernel grows past equations that do not fit but read
+    /// nothing of it (a broadcast operand computed in between, say): they
+    /// move before it, and are fused among themselves first (they may hold
+    /// a whole kernel's worth of work: a backward pass computed between a
+    /// reduction and its last reader).
+    fn run(&self, run: &[usize], types: &mut Vec<Aval>, eqns: &mut Vec<Eqn>) {
+        let g = self.g;
+        let mut p = 0;
+        while p < run.len() {
+            let i = run[p];
+            let Some((shape, dtype)) = starts_group(g, &g.eqns[i])
+                .filter(|(shape, _)| shape.iter().product::<usize>() >= self.min_elements)
+            else {
+                eqns.push(g.eqns[i].clone());
+                p += 1;
+                continue;
+            };
+            let mut group = Group::new(shape, dtype, self.fuse_reductions);
+            let mut q = p;
+            let mut hoisted = Vec::new();
+            while q < run.len() {
+                let j = run[q];
+                if try_add(g, &mut group, j, &g.eqns[j]) {
+                    q += 1;
+                } else if q > p && !reads_group(&group, &g.eqns[j]) {
+                    hoisted.push(j);
+                    q += 1;
+                } else {
+                    break;
+                }
+            }
+            // Hoisted equations after the group's last member stay where they are.
+            while hoisted
+                .last()
+                .is_some_and(|&h| group.eqns.last().is_some_and(|&l| h > l))
+            {
+                hoisted.pop();
+                q -= 1;
+            }
+            let members = group.eqns.clone();
+            match finish(g, types, group, &|v| (self.used_later)(v, &members)) {
+                Some(kernel) => {
+                    self.run(&hoisted, types, eqns);
+                    eqns.extend(kernel);
+                    p = q;
+                }
+                None => {
+                    eqns.push(g.eqns[i].clone());
+                    p += 1;
+                }
+            }
+        }
     }
 }
 
