@@ -373,7 +373,14 @@ impl Array {
             .unwrap_or_else(|e| e.into_inner())
             .is_none()
         {
-            self.buffer()?;
+            // Sharded: its blocks are its elements; putting them together
+            // would copy the whole array only to wait.
+            match &self.inner.shards {
+                Some(shards) => shards.iter().try_for_each(Array::wait)?,
+                None => {
+                    self.buffer()?;
+                }
+            }
         }
         Ok(())
     }

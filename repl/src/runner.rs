@@ -148,7 +148,8 @@ pub fn run_file(path: &str, args: &[String]) -> ExitCode {
         .chain(args.iter().cloned())
         .map(|a| Value::str(&a))
         .collect();
-    session.set("argv", Value::list(argv));
+    // A builtin, not a global: `import sys` reads `sys.argv` from the builtins.
+    session.interp.set_builtin("argv", Value::list(argv));
     let result = guarded(|| session.run_script(path, &text));
     crate::live::stop();
     match result {

@@ -256,6 +256,10 @@ pub fn session() -> Session {
         s.interp.module_loaders.insert(top.into(), Rc::new(loader));
     }
     s.interp.set_builtin("Ellipsis", Value::Ellipsis);
+    // `argv` (and `sys.argv`, its view): a script's runner replaces it with
+    // the script's path and arguments; elsewhere it is Python's `['']`.
+    s.interp
+        .set_builtin("argv", Value::list(vec![Value::str("")]));
     // `object.__setattr__` (and `super().__setattr__`): the plain attribute
     // store a class's own `__setattr__` ends in.
     if let Ok(f) = builtin_named(&s.interp, "_object_setattr") {

@@ -4174,6 +4174,25 @@ def _lax_map(f, xs, *, batch_size=None):
         ys = tree_map(lambda a, b: concatenate([a, b]), ys, rest)
     return ys
 
+def pshuffle(x, axis_name, perm):
+    """lax.pshuffle: device i along axis_name receives the x of device
+    perm[i] (perm a permutation of the axis' indices), as one ppermute."""
+    n = axis_size(axis_name)
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(n)):
+        raise ValueError(f"pshuffle: perm {perm} is not a permutation of range({n}), the devices of '{axis_name}'")
+    return ppermute(x, axis_name, [(p, i) for i, p in enumerate(perm)])
+
+def pbroadcast(x, axis_name, source):
+    """lax.pbroadcast: every device along axis_name receives the x (a
+    pytree) of device `source`: a psum in which the other devices add
+    zeros."""
+    n = axis_size(axis_name)
+    if not 0 <= source < n:
+        raise ValueError(f"pbroadcast: source {source} is not a device of '{axis_name}' (size {n})")
+    mine = axis_index(axis_name) == source
+    return tree_map(lambda t: psum(where(mine, t, zeros_like(t)), axis_name), x)
+
 # More of itertools, finite ones as lists (arr's generators are not lazy).
 
 def _itertools_islice(iterable, *args):

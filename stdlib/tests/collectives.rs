@@ -1,4 +1,4 @@
-//! Every collective against a single-device reference written with plain
+//! Every collective (and lax's pshuffle and pbroadcast over them) against a single-device reference written with plain
 //! array operations, on 1, 2, 3, 4, 5 and 8 devices and random values:
 //! forward through `pmap` on device workers and through `vmap(axis_name=)`,
 //! under `grad` of a pmapped function (the batching rules), and `grad`
@@ -38,6 +38,8 @@ def check(n, seed):
         ("all_gather tiled", lambda a: all_gather(a, "i", axis=1, tiled=True),
             lambda x: broadcast_to(transpose(x, (1, 0, 2)).reshape(3, n * 2)[None], (n, 3, n * 2)), x),
         ("ppermute", lambda a: ppermute(a, "i", ring(n)), rolled, x),
+        ("pshuffle", lambda a: pshuffle(a, "i", list(range(n))[::-1]), lambda x: x[::-1], x),
+        ("pbroadcast", lambda a: pbroadcast(a, "i", n - 1), lambda x: broadcast_to(x[n - 1], x.shape), x),
         ("psum_scatter", lambda a: psum_scatter(a, "i"), lambda x: sum(x, axis=0), sq),
         ("all_to_all", lambda a: all_to_all(a, "i", 0, 0), lambda x: transpose(x, (1, 0, 2)), sq),
     ]
@@ -200,6 +202,14 @@ fn pmap_errors_name_the_problem() {
         (
             "pmap(lambda a: ppermute(a, 'i', [(0, 1), (1, 1)]), axis_name='i')(ones((2, 3)))",
             "perm is not a permutation",
+        ),
+        (
+            "pmap(lambda a: pshuffle(a, 'i', [0, 0]), axis_name='i')(ones((2, 3)))",
+            "pshuffle: perm [0, 0] is not a permutation of range(2), the devices of 'i'",
+        ),
+        (
+            "pmap(lambda a: pbroadcast(a, 'i', 2), axis_name='i')(ones((2, 3)))",
+            "pbroadcast: source 2 is not a device of 'i' (size 2)",
         ),
         (
             "shard_map(lambda a: a, mesh(4, 'x'), P('x'), P('x'))(ones(6))",
