@@ -55,16 +55,20 @@ fn count(delta: isize) {
         let now = NET.fetch_add(delta, Ordering::SeqCst) + delta;
         PEAK.fetch_max(now, Ordering::SeqCst);
     }
-    let flush = PENDING.with(|p| {
-        let v = p.get() + delta;
-        if v.abs() >= FLUSH {
-            p.set(0);
-            v
-        } else {
-            p.set(v);
-            0
-        }
-    });
+    // (`try_with`: an allocation must never panic; should the slot be gone,
+    // the count goes straight to `LIVE`.)
+    let flush = PENDING
+        .try_with(|p| {
+            let v = p.get() + delta;
+            if v.abs() >= FLUSH {
+                p.set(0);
+                v
+            } else {
+                p.set(v);
+                0
+            }
+        })
+        .unwrap_or(delta);
     if flush != 0 {
         LIVE.fetch_add(flush, Ordering::Relaxed);
     }
