@@ -273,6 +273,17 @@ fn plan2(shape: &[usize], a: &Array, b: &Array) -> Plan<2> {
 fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + Sync) -> Array {
     let shape = out_shape(a, b);
     let plan = plan2(&shape, a, b);
+    binary_planned(a, b, &shape, &plan, f)
+}
+
+/// `binary_fresh` with the output's shape and plan already made.
+fn binary_planned<T: Elem, O: Elem>(
+    a: &Array,
+    b: &Array,
+    shape: &[usize],
+    plan: &Plan<2>,
+    f: impl Fn(T, T) -> O + Sync,
+) -> Array {
     let (ad, bd) = (&*elems::<T>(a), &*elems::<T>(b));
     let mut out = alloc_overwrite::<O>(plan.len);
     let (sa, sb) = (plan.inner_stride(0), plan.inner_stride(1));
@@ -284,7 +295,7 @@ fn binary_fresh<T: Elem, O: Elem>(a: &Array, b: &Array, f: impl Fn(T, T) -> O + 
             &f,
         )
     });
-    Array::new(&shape, O::into_buffer(out))
+    Array::new(shape, O::into_buffer(out))
 }
 
 /// Binary op whose result has the operands' type: reuses an unshared input
@@ -313,7 +324,7 @@ fn binary_same<T: Elem>(mut a: Array, mut b: Array, f: impl Fn(T, T) -> T + Sync
         });
         return if out_is_rhs { b } else { a };
     }
-    binary_fresh(&a, &b, f)
+    binary_planned(&a, &b, &shape, &plan, f)
 }
 
 /// A binary op's function from the op table, run over two arrays.
