@@ -971,7 +971,7 @@ impl Interp {
     }
 
     /// The method `name` of an instance's class, bound to it.
-    fn method_of(&self, o: &Value, name: &str) -> Option<Value> {
+    pub(crate) fn method_of(&self, o: &Value, name: &str) -> Option<Value> {
         match o {
             Value::Instance(i) => i.class.lookup(name).map(|m| self.bind(m, o, &i.class)),
             _ => None,
@@ -1134,19 +1134,35 @@ impl Interp {
     /// with `__iter__` (whose result is iterated) or `__getitem__` and
     /// `__len__`.
     pub fn instance_items(&mut self, v: &Value) -> Result<Vec<Value>> {
+        self.items(v)
+    }
+
+    /// How an instance iterates: its items (those of what `__iter__`
+    /// returned, or `__getitem__` up to its `len`), or (`Err`) the iterator
+    /// object `__iter__` returned, to step with `next`.
+    pub fn instance_iterator(
+        &mut self,
+        v: &Value,
+    ) -> Result<std::result::Result<Vec<Value>, Value>> {
         if let Value::Instance(i) = v {
             if let Some(items) = &i.items {
-                return Ok(items.to_vec());
+                return Ok(Ok(items.to_vec()));
             }
             if let Some(m) = self.method_of(v, "__iter__") {
                 let it = self.call(&m, Vec::new(), Vec::new())?;
+                let stepped = crate::eval::generator::generator_of(&it).is_some()
+                    || crate::eval::IterValue::of(&it).is_some()
+                    || (matches!(it, Value::Instance(_)) && self.method_of(&it, "__next__").is_some());
+                if stepped {
+                    return Ok(Err(it));
+                }
                 if matches!(it, Value::Instance(_)) {
                     return Err(Error::type_error(format!(
-                        "iter() of '{}' returned an iterator object, which arr cannot step yet: return a list or tuple",
-                        i.class.name
+                        "iter() returned non-iterator of type '{}'",
+                        it.type_name()
                     )));
                 }
-                return crate::eval::iter_items(&it);
+                return crate::eval::iter_items(&it).map(Ok);
             }
             if let (Some(get), Some(n)) = (
                 self.method_of(v, "__getitem__"),
@@ -1156,7 +1172,7 @@ impl Interp {
                 for k in 0..n {
                     out.push(self.call(&get, vec![Value::Int(k)], Vec::new())?);
                 }
-                return Ok(out);
+                return Ok(Ok(out));
             }
         }
         Err(Error::type_error(format!(

@@ -43,6 +43,10 @@ pub struct FuncCode {
     pub signature: String,
     /// Whether the body yields: a call then gives a generator.
     pub generator: bool,
+    /// Whether every `yield` of the body is one the generator executor can
+    /// suspend at (`resumable`): the call then gives a lazy generator;
+    /// otherwise the body runs to its end at the call, keeping what it yields.
+    pub resumable: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +60,46 @@ pub struct ParamSpec {
 pub struct Stmt {
     pub kind: StmtKind,
     pub span: Span,
+    /// How many `yield` expressions the statement holds (in its nested
+    /// blocks too, not in functions it defines): a generator's executor runs
+    /// a statement without any as any other code.
+    pub yields: u32,
+}
+
+/// Whether a generator body suspends only where its executor can resume:
+/// at a statement that is one `yield` (`yield x`, `v = yield x`,
+/// `yield from xs`), inside any nesting of `if`, `for`, `while`, `try` and
+/// `with` whose other parts (tests, iterables, handlers' classes, context
+/// managers) do not yield. A yield elsewhere in an expression (`f((yield))`)
+/// is not.
+pub fn resumable(body: &[Stmt]) -> bool {
+    fn total(block: &[Stmt]) -> u32 {
+        block.iter().map(|s| s.yields).sum()
+    }
+    fn blocks(blocks: &[&[Stmt]], yields: u32) -> bool {
+        blocks.iter().map(|b| total(b)).sum::<u32>() == yields
+            && blocks.iter().all(|b| resumable(b))
+    }
+    body.iter().all(|s| {
+        if s.yields == 0 {
+            return true;
+        }
+        let one_yield = |e: &Expr| matches!(&e.kind, ExprKind::Yield(..)) && s.yields == 1;
+        match &s.kind {
+            StmtKind::Expr(e) => one_yield(e),
+            StmtKind::Assign(_, e) => one_yield(e),
+            StmtKind::If(_, a, b) | StmtKind::For(_, _, a, b) | StmtKind::While(_, a, b) => {
+                blocks(&[a, b], s.yields)
+            }
+            StmtKind::Try(t) => {
+                let mut all: Vec<&[Stmt]> = vec![&t.body, &t.orelse, &t.finalbody];
+                all.extend(t.handlers.iter().map(|h| h.body.as_slice()));
+                blocks(&all, s.yields)
+            }
+            StmtKind::With(_, body) => blocks(&[body], s.yields),
+            _ => false,
+        }
+    })
 }
 
 impl FuncCode {

@@ -505,8 +505,8 @@ struct FnCtx {
     globals: FxHashSet<String>,
     /// A comprehension's own frame, where `yield` is not allowed.
     comprehension: bool,
-    /// Whether a `yield` was lowered in this function.
-    generator: bool,
+    /// How many `yield`s were lowered in this function so far.
+    yields: u32,
 }
 
 struct Lower<'a> {
@@ -554,7 +554,7 @@ pub fn compile_module(
         cells: IndexMap::new(),
         globals: FxHashSet::default(),
         comprehension: false,
-        generator: false,
+        yields: 0,
     });
     let body = lower.block(&module.body)?;
     Ok(ModuleCode { body, file })
@@ -612,6 +612,7 @@ impl Lower<'_> {
     fn stmt(&mut self, s: &ast::Stmt) -> Result<Stmt> {
         use ast::StmtKind as S;
         let span = s.span;
+        let yields_before = self.ctx().yields;
         let kind = match &s.kind {
             S::Expr(e) => StmtKind::Expr(self.expr(e)?),
             S::Assign { targets, value } => {
@@ -824,7 +825,8 @@ impl Lower<'_> {
                 self.bind_imports(bindings, span)
             }
         };
-        Ok(Stmt { kind, span })
+        let yields = self.ctx().yields - yields_before;
+        Ok(Stmt { kind, span, yields })
     }
 
     /// A `del` target: like an assignment's, but an item's container is only read.
@@ -945,6 +947,7 @@ impl Lower<'_> {
             file: self.file.clone(),
             span,
             generator: false,
+            resumable: false,
         };
         let captures = self.captures(&frees);
         let body = Expr {
@@ -989,6 +992,7 @@ impl Lower<'_> {
                     },
                 ),
                 span,
+                yields: 0,
             });
         }
         for s in body {
@@ -998,6 +1002,7 @@ impl Lower<'_> {
             out.push(Stmt {
                 kind: StmtKind::Pass,
                 span,
+                yields: 0,
             });
         }
         Ok(out)
@@ -1019,6 +1024,7 @@ impl Lower<'_> {
             stmts.push(Stmt {
                 kind: StmtKind::Assign(vec![self.target(target)?], v),
                 span,
+                yields: 0,
             });
         } else if !matches!(target.kind, ast::ExprKind::Name(_)) {
             // `obj.x: int` evaluates `obj`, as Python does.
@@ -1028,6 +1034,7 @@ impl Lower<'_> {
                 stmts.push(Stmt {
                     kind: StmtKind::Expr(self.expr(value)?),
                     span,
+                    yields: 0,
                 });
             }
         }
@@ -1059,12 +1066,14 @@ impl Lower<'_> {
                     },
                 ),
                 span,
+                yields: 0,
             });
         }
         Ok(match stmts.len() {
             0 => Stmt {
                 kind: StmtKind::Pass,
                 span,
+                yields: 0,
             },
             1 => stmts.pop().expect("one statement"),
             _ => Stmt {
@@ -1077,6 +1086,7 @@ impl Lower<'_> {
                     Vec::new(),
                 ),
                 span,
+                yields: 0,
             },
         })
     }
@@ -1120,7 +1130,7 @@ impl Lower<'_> {
             cells,
             globals: info.globals,
             comprehension: false,
-            generator: false,
+            yields: 0,
         });
         self.loop_depth.push(0);
         Ok((frees, own_cells))
@@ -1202,6 +1212,7 @@ impl Lower<'_> {
             body.push(Stmt {
                 kind: StmtKind::Pass,
                 span,
+                yields: 0,
             });
         }
         let params: Vec<ParamSpec> = def
@@ -1222,6 +1233,7 @@ impl Lower<'_> {
             Some((class, _)) => Rc::from(format!("{class}.{}", def.name.name)),
             None => Rc::from(def.name.name.as_str()),
         };
+        let resumable = ctx.yields > 0 && resumable(&body);
         let code = FuncCode {
             name: Rc::from(def.name.name.as_str()),
             qualname,
@@ -1235,7 +1247,8 @@ impl Lower<'_> {
             body,
             file: self.file.clone(),
             span,
-            generator: ctx.generator,
+            generator: ctx.yields > 0,
+            resumable,
         };
         let captures = self.captures(&frees);
         Ok(Expr {
@@ -1305,10 +1318,12 @@ impl Lower<'_> {
             body: vec![Stmt {
                 kind: StmtKind::Return(Some(inner)),
                 span: e.span,
+                yields: 0,
             }],
             file: self.file.clone(),
             span: e.span,
             generator: false,
+            resumable: false,
         };
         let captures = self.captures(&frees);
         let make = Expr {
@@ -1472,7 +1487,7 @@ impl Lower<'_> {
                 if ctx.comprehension {
                     return Err(self.err(span, "'yield' inside a comprehension"));
                 }
-                self.ctx_mut().generator = true;
+                self.ctx_mut().yields += 1;
                 let value = value.as_deref().map(|v| self.boxed(v)).transpose()?;
                 ExprKind::Yield(value, *from)
             }

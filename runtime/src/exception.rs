@@ -56,6 +56,12 @@ const STANDARD: &[(&str, &str, ErrorKind, &str)] = &[
         "builtins",
     ),
     (
+        "GeneratorExit",
+        "BaseException",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
         "Exception",
         "BaseException",
         ErrorKind::RuntimeError,

@@ -61,6 +61,11 @@ const LIBRARIES: &[(&str, &str, &str)] = &[
         include_str!("collections.arr"),
     ),
     ("logging", "<stdlib:logging>", include_str!("logging.arr")),
+    (
+        "contextlib",
+        "<stdlib:contextlib>",
+        include_str!("contextlib.arr"),
+    ),
     ("sys", "<stdlib:sys>", include_str!("sys.arr")),
     ("inspect", "<stdlib:inspect>", include_str!("inspect.arr")),
 ];

@@ -468,16 +468,16 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
     (
         "itertools",
-        "Iterators, as itertools (finite ones, as lists).",
+        "Iterators, as itertools (endless ones and islice as generators, finite ones as lists).",
         "product=_itertools_product permutations=_itertools_permutations \
-         combinations=_itertools_combinations chain=_itertools_chain count \
+         combinations=_itertools_combinations chain=_itertools_chain count=_itertools_count cycle=_itertools_cycle \
          accumulate=_itertools_accumulate islice=_itertools_islice zip_longest=_itertools_zip_longest \
          repeat=_itertools_repeat starmap=_itertools_starmap takewhile=_itertools_takewhile \
          dropwhile=_itertools_dropwhile combinations_with_replacement=_itertools_combinations_with_replacement \
          pairwise=_itertools_pairwise batched=_itertools_batched compress=_itertools_compress \
          filterfalse=_itertools_filterfalse groupby=_itertools_groupby tee=_itertools_tee",
     ),
-    ("contextlib", "Context managers, as contextlib.", "nullcontext contextmanager"),
+    ("contextlib", "Context managers, as contextlib.", "nullcontext suppress contextmanager"),
     ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),
     (
         "inspect",

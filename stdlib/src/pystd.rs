@@ -151,8 +151,9 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "math_fsum(iterable)",
         "The sum of the numbers of iterable, as math.fsum (exactly rounded).",
-        |_, a| {
-            let xs = arr_runtime::eval::iter_items(&a[0])?
+        |interp, a| {
+            let xs = interp
+                .items(&a[0])?
                 .iter()
                 .map(|x| f64_arg("item", x))
                 .collect::<Result<Vec<_>>>()?;
@@ -419,7 +420,7 @@ fn identity_decorator(name: &str) -> Value {
 }
 
 fn reduce(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let mut items = arr_runtime::eval::iter_items(&a[1])?.into_iter();
+    let mut items = interp.items(&a[1])?.into_iter();
     let mut acc = match &a[2] {
         Value::None => items
             .next()
@@ -447,13 +448,13 @@ fn sleep(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn fold_numbers(
-    _: &mut Interp,
+    interp: &mut Interp,
     items: &Value,
     start: Value,
     op: arr_lang::ast::BinOp,
 ) -> Result<Value> {
     let mut acc = start;
-    for x in arr_runtime::eval::iter_items(items)? {
+    for x in interp.items(items)? {
         acc = arr_runtime::eval::binary_op(op, acc, x)?;
     }
     Ok(acc)

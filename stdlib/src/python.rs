@@ -5,6 +5,7 @@ use crate::args::*;
 use crate::Registry;
 use arr_lang::ast::BinOp;
 use arr_runtime::display;
+use arr_runtime::eval::generator::{generator_of, stop_iteration, Input, Resumed};
 use arr_runtime::eval::{
     binary_op, compare_values, iter_items, seq_index, values_equal, IterValue,
 };
@@ -128,8 +129,13 @@ pub(crate) fn register(r: &mut Registry) {
         "iter(xs)",
         "An iterator over the items of xs, for next (an iterator is its own iterator).",
         |interp, a| {
-            if IterValue::of(&a[0]).is_some() {
+            if IterValue::of(&a[0]).is_some() || generator_of(&a[0]).is_some() {
                 return Ok(a[0].clone());
+            }
+            if let Value::Instance(_) = &a[0] {
+                if let Err(iterator) = interp.instance_iterator(&a[0])? {
+                    return Ok(iterator);
+                }
             }
             Ok(IterValue::value(items_of(interp, &a[0])?))
         },
@@ -137,20 +143,26 @@ pub(crate) fn register(r: &mut Registry) {
     r.func(
         "next(it, *default)",
         "The next item of the iterator it; at the end, default if given, else StopIteration.",
-        |_, a| {
-            let Some(it) = IterValue::of(&a[0]) else {
-                return Err(Error::type_error(format!(
-                    "'{}' object is not an iterator",
-                    a[0].type_name()
-                )));
+        |interp, a| {
+            let default = numpy::sequence_items(&a[1])?;
+            // A generator's return value goes with its StopIteration.
+            let end = match generator_of(&a[0]) {
+                Some(g) => match interp.resume(g, Input::Send(Value::None))? {
+                    Resumed::Yield(v) => return Ok(v),
+                    Resumed::Return(v) => v,
+                },
+                None => match interp.next_of(&a[0])? {
+                    Some(v) => return Ok(v),
+                    None => Value::None,
+                },
             };
-            match (it.next_item(), numpy::sequence_items(&a[1])?.first()) {
-                (Some(v), _) => Ok(v),
-                (None, Some(d)) => Ok(d.clone()),
-                (None, None) => Err(exception::raise(exception::class("StopIteration"), None)?),
+            match default.first() {
+                Some(d) => Ok(d.clone()),
+                None => Err(stop_iteration(end)),
             }
         },
     );
+    register_generator_methods(r);
     r.func(
         "reversed(xs)",
         "The items of xs in reverse order, as a list.",
@@ -509,7 +521,7 @@ fn register_more(r: &mut Registry) {
     r.func(
         "frozenset(xs=())",
         "A set of the items of xs (arr's sets: the same type as set).",
-        |_, a| set::from_values(iter_items(&a[0])?),
+        |interp, a| set::from_values(interp.items(&a[0])?),
     );
     r.func(
         "hex(x)",
@@ -946,8 +958,22 @@ fn range(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     )))
 }
 
+/// Whether any of `values` is a generator: `zip`, `enumerate`, `map` and
+/// `filter` then step it lazily (an endless one included) through their
+/// versions written as generators (`_lazy_zip`... in surface.arr), instead
+/// of making a list.
+fn lazy_call(interp: &mut Interp, values: &[Value], name: &str, args: Vec<Value>) -> Option<Result<Value>> {
+    if !values.iter().any(|v| generator_of(v).is_some()) {
+        return None;
+    }
+    Some(crate::builtin_named(interp, name).and_then(|f| interp.call(&f, args, Vec::new())))
+}
+
 fn enumerate(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let start = int_arg("start", &a[1])?;
+    if let Some(r) = lazy_call(interp, &a[..1], "_lazy_enumerate", a.clone()) {
+        return r;
+    }
     Ok(Value::list(
         items_of(interp, &a[0])?
             .into_iter()
@@ -958,7 +984,11 @@ fn enumerate(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn zip(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[0])?
+    let iterables = numpy::sequence_items(&a[0])?;
+    if let Some(r) = lazy_call(interp, &iterables, "_lazy_zip", iterables.clone()) {
+        return r;
+    }
+    let lists: Vec<Vec<Value>> = iterables
         .iter()
         .map(|v| items_of(interp, v))
         .collect::<Result<_>>()?;
@@ -973,10 +1003,7 @@ fn zip(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// The items of any iterable, instances of user classes (`__iter__`,
 /// `__getitem__` and `__len__`) included.
 fn items_of(interp: &mut Interp, v: &Value) -> Result<Vec<Value>> {
-    match v {
-        Value::Instance(_) => interp.instance_items(v),
-        _ => iter_items(v),
-    }
+    interp.items(v)
 }
 
 fn list(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -1004,7 +1031,7 @@ fn dict(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         }
         other => {
             for pair in items_of(interp, other)? {
-                let kv = iter_items(&pair)?;
+                let kv = interp.items(&pair)?;
                 if kv.len() != 2 {
                     return Err(Error::value_error("dict() needs (key, value) pairs"));
                 }
@@ -1135,7 +1162,13 @@ fn reversed(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let lists: Vec<Vec<Value>> = numpy::sequence_items(&a[1])?
+    let iterables = numpy::sequence_items(&a[1])?;
+    let mut args = vec![a[0].clone()];
+    args.extend(iterables.iter().cloned());
+    if let Some(r) = lazy_call(interp, &iterables, "_lazy_map", args) {
+        return r;
+    }
+    let lists: Vec<Vec<Value>> = iterables
         .iter()
         .map(|v| items_of(interp, v))
         .collect::<Result<_>>()?;
@@ -1152,6 +1185,9 @@ fn map(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn filter(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    if let Some(r) = lazy_call(interp, &a[1..], "_lazy_filter", a.clone()) {
+        return r;
+    }
     let mut out = Vec::new();
     for x in items_of(interp, &a[1])? {
         let keep = match &a[0] {
@@ -1427,8 +1463,8 @@ fn list_append(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::None)
 }
 
-fn list_extend(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let items = iter_items(&a[1])?;
+fn list_extend(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let items = interp.items(&a[1])?;
     let list = the_list(&a[0]);
     let mut list = list.borrow_mut();
     arr_runtime::value::reserve_items(&mut list, items.len())?;
@@ -1601,8 +1637,8 @@ fn dict_setdefault(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .clone())
 }
 
-fn str_join(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let parts: Vec<String> = iter_items(&a[1])?
+fn str_join(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let parts: Vec<String> = interp.items(&a[1])?
         .iter()
         .map(|v| match v {
             Value::Str(x) => Ok(x.to_string()),
@@ -2179,4 +2215,65 @@ fn str_search(a: &[Value], last: bool) -> Result<Option<i64>> {
         window.find(sub)
     };
     Ok(found.map(|i| (start + window[..i].chars().count()) as i64))
+}
+
+/// The methods of generators: `send`, `throw`, `close` and the iterator
+/// protocol's `__next__`/`__iter__`. A generator whose body ran at its call
+/// (`code::resumable`) answers them from the items it kept.
+fn register_generator_methods(r: &mut Registry) {
+    fn resumed(interp: &mut Interp, g: &Value, input: Input) -> Result<Value> {
+        match generator_of(g) {
+            Some(gen) => match interp.resume(gen, input)? {
+                Resumed::Yield(v) => Ok(v),
+                Resumed::Return(v) => Err(stop_iteration(v)),
+            },
+            None => match input {
+                Input::Throw(e) => Err(e),
+                Input::Send(_) => interp
+                    .next_of(g)?
+                    .ok_or_else(|| stop_iteration(Value::None)),
+            },
+        }
+    }
+    r.method(
+        "generator",
+        "send(self, value)",
+        "Resume the generator: the `yield` it stopped at evaluates to value; returns \
+         what it yields next (StopIteration at its end).",
+        |interp, a| resumed(interp, &a[0], Input::Send(a[1].clone())),
+    );
+    r.method(
+        "generator",
+        "throw(self, exc)",
+        "Raise exc (a class or an instance) at the `yield` the generator stopped at; \
+         returns what it yields next if it handles it.",
+        |interp, a| {
+            let e = exception::raise(a[1].clone(), None).unwrap_or_else(|e| e);
+            resumed(interp, &a[0], Input::Throw(e))
+        },
+    );
+    r.method(
+        "generator",
+        "close(self)",
+        "Finish the generator: GeneratorExit is raised at its `yield`, so its finally \
+         blocks and context managers run.",
+        |interp, a| {
+            if let Some(g) = generator_of(&a[0]) {
+                interp.close_generator(g)?;
+            }
+            Ok(Value::None)
+        },
+    );
+    r.method(
+        "generator",
+        "__next__(self)",
+        "The next item (StopIteration at the end), as next(g).",
+        |interp, a| resumed(interp, &a[0], Input::Send(Value::None)),
+    );
+    r.method(
+        "generator",
+        "__iter__(self)",
+        "The generator itself.",
+        |_, a| Ok(a[0].clone()),
+    );
 }

@@ -52,7 +52,7 @@ pub(crate) fn register(r: &mut Registry) {
         "all(x, axis=None, keepdims=False, where=None)",
         "Whether every element is true (over axis; of those where `where` is true).",
         |i, mut a| {
-            a[0] = iterable_as_list(i, &a[0]);
+            a[0] = iterable_as_list(i, &a[0])?;
             a[0] = masked(i, &a[0], &a[3], Value::Bool(true))?;
             logical(ReduceOp::All, &a)
         },
@@ -61,7 +61,7 @@ pub(crate) fn register(r: &mut Registry) {
         "any(x, axis=None, keepdims=False, where=None)",
         "Whether any element is true (over axis; of those where `where` is true).",
         |i, mut a| {
-            a[0] = iterable_as_list(i, &a[0]);
+            a[0] = iterable_as_list(i, &a[0])?;
             a[0] = masked(i, &a[0], &a[3], Value::Bool(false))?;
             logical(ReduceOp::Any, &a)
         },
@@ -136,14 +136,18 @@ fn sum_input(v: &Value, dtype: &Value) -> Result<Tensor> {
 /// A user class's iterable instance (a deque, a Counter) as the list of its
 /// items, so that Python's sum/min/max/any/all take it; other values as
 /// they are (an array-like instance stays one).
-fn iterable_as_list(interp: &mut Interp, v: &Value) -> Value {
-    match v {
+fn iterable_as_list(interp: &mut Interp, v: &Value) -> Result<Value> {
+    Ok(match v {
         Value::Instance(_) if arr_runtime::class::array_attribute(v).is_none() => interp
             .instance_items(v)
             .map(Value::list)
             .unwrap_or_else(|_| v.clone()),
+        // A generator's errors are the program's own.
+        _ if arr_runtime::eval::generator::generator_of(v).is_some() => {
+            Value::list(interp.items(v)?)
+        }
         _ => v.clone(),
-    }
+    })
 }
 
 /// `where(mask, x, fill)` for a reduction's `where=` (x unchanged without one).
@@ -157,13 +161,13 @@ fn masked(interp: &mut Interp, x: &Value, mask: &Value, fill: Value) -> Result<V
 }
 
 fn sum(interp: &mut Interp, mut a: Vec<Value>) -> Result<Value> {
-    a[0] = iterable_as_list(interp, &a[0]);
+    a[0] = iterable_as_list(interp, &a[0])?;
     a[0] = masked(interp, &a[0], &a[5], Value::Int(0))?;
     if matches!(a[0], Value::List(_) | Value::Tuple(_) | Value::Range(..))
         && matches!(a[1], Value::None)
     {
         let mut acc = a[4].clone();
-        for item in iter_items(&a[0])? {
+        for item in interp.items(&a[0])? {
             acc = binary_op(BinOp::Add, acc, item)?;
         }
         return Ok(acc);
@@ -208,7 +212,7 @@ fn mean(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
     let mut args = numpy::sequence_items(&a[0])?;
     if let [one] = args.as_mut_slice() {
-        *one = iterable_as_list(interp, one);
+        *one = iterable_as_list(interp, one)?;
     }
     let (initial, mask) = (&a[4], &a[5]);
     if !matches!((initial, mask), (Value::None, Value::None)) {
@@ -284,12 +288,12 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
                 seq @ (Value::Dict(_) | Value::Str(_) | Value::Object(_))
                     if matches!(axis, Value::None) =>
                 {
-                    python(iter_items(seq)?, interp)
+                    python(interp.items(seq)?, interp)
                 }
                 seq @ (Value::List(_) | Value::Tuple(_) | Value::Range(..))
                     if matches!(axis, Value::None) =>
                 {
-                    let items = iter_items(seq)?;
+                    let items = interp.items(seq)?;
                     if !matches!(key, Value::None) {
                         return python(items, interp);
                     }

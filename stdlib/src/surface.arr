@@ -4196,7 +4196,8 @@ def pbroadcast(x, axis_name, source):
 # More of itertools, finite ones as lists (arr's generators are not lazy).
 
 def _itertools_islice(iterable, *args):
-    """itertools.islice(iterable, stop) or (iterable, start, stop[, step]): a slice of the items."""
+    """itertools.islice(iterable, stop) or (iterable, start, stop[, step]): the items from
+    start to stop by step, taken one at a time (so it ends an endless iterator)."""
     if len(args) == 1:
         start, stop, step = 0, args[0], 1
     elif len(args) in (2, 3):
@@ -4206,7 +4207,75 @@ def _itertools_islice(iterable, *args):
         step = 1 if step is None else step
     else:
         raise TypeError(f"islice expected 2 to 4 arguments, got {len(args) + 1}")
-    return list(iterable)[start:stop:step]
+    for v in (start, stop):
+        if v is not None and (not isinstance(v, int) or v < 0):
+            raise ValueError("Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.")
+    if not isinstance(step, int) or step < 1:
+        raise ValueError("Step for islice() must be a positive integer or None.")
+    return _itertools_islice_items(iter(iterable), start, stop, step)
+
+def _itertools_islice_items(it, start, stop, step):
+    """The items islice takes, one at a time: none past the last one it yields."""
+    if stop is not None and start >= stop:
+        return
+    i = 0
+    wanted = start
+    for x in it:
+        if i == wanted:
+            yield x
+            wanted += step
+            if stop is not None and wanted >= stop:
+                return
+        i += 1
+
+def _lazy_zip(*iterables):
+    """zip over a generator: tuples of corresponding items, taken one at a time."""
+    its = [iter(x) for x in iterables]
+    if not its:
+        return
+    while True:
+        items = []
+        for it in its:
+            try:
+                items.append(next(it))
+            except StopIteration:
+                return
+        yield tuple(items)
+
+def _lazy_enumerate(iterable, start=0):
+    """enumerate over a generator: (i, item) pairs, taken one at a time."""
+    i = start
+    for x in iterable:
+        yield (i, x)
+        i += 1
+
+def _lazy_map(f, *iterables):
+    """map over a generator: f of corresponding items, taken one at a time."""
+    for args in _lazy_zip(*iterables):
+        yield f(*args)
+
+def _lazy_filter(f, iterable):
+    """filter over a generator: the items for which f is true, taken one at a time."""
+    for x in iterable:
+        if (x if f is None else f(x)):
+            yield x
+
+def _itertools_count(start=0, step=1):
+    """itertools.count: start, start + step, start + 2 * step, ... without end."""
+    n = start
+    while True:
+        yield n
+        n += step
+
+def _itertools_cycle(iterable):
+    """itertools.cycle: the items of iterable, again and again (none if it is empty)."""
+    saved = []
+    for x in iterable:
+        yield x
+        saved.append(x)
+    while saved:
+        for x in saved:
+            yield x
 
 def _itertools_zip_longest(*iterables, fillvalue=None):
     """itertools.zip_longest: tuples of the items, the shorter ones padded with fillvalue."""
@@ -4215,10 +4284,15 @@ def _itertools_zip_longest(*iterables, fillvalue=None):
     return [tuple(l[i] if i < len(l) else fillvalue for l in lists) for i in range(n)]
 
 def _itertools_repeat(obj, times=None):
-    """itertools.repeat(obj, times): obj times times (an endless repeat needs lazy iterators)."""
+    """itertools.repeat(obj, times): obj times times; without times, without end."""
     if times is None:
-        raise NotImplementedError("itertools.repeat without times is endless: arr's iterators are lists; pass times")
+        return _itertools_count_forever(obj)
     return [obj] * max(times, 0)
+
+def _itertools_count_forever(obj):
+    """obj again and again (itertools.repeat without times)."""
+    while True:
+        yield obj
 
 def _itertools_starmap(function, iterable):
     """itertools.starmap: function(*args) for each tuple of args."""

@@ -12,11 +12,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Maximum depth of nested arr calls before a RecursionError.
-const MAX_DEPTH: usize = 2000;
+pub(super) const MAX_DEPTH: usize = 2000;
 /// Grow the stack when less than this is left before an arr call...
-const STACK_RED_ZONE: usize = 256 * 1024;
+pub(super) const STACK_RED_ZONE: usize = 256 * 1024;
 /// ...by segments of this size.
-const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+pub(super) const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 impl Interp {
     /// Call any callable value with positional and keyword arguments.
@@ -235,14 +235,17 @@ impl Interp {
             file: code.file.clone(),
             func: code.name.clone(),
         };
+        if code.generator && code.resumable {
+            // The body runs at the generator's first `next`.
+            return Ok(self.make_generator(code.clone(), frame));
+        }
         self.depth += 1;
         if code.generator {
-            // A generator runs to its end when called, keeping what it
-            // yields: the interpreter's frames live on the Rust stack, so a
-            // body cannot be suspended mid-way. Consumers see the same items
-            // in the same order; side effects happen at the call, and a
-            // generator that never ends runs until interrupted or out of
-            // memory (the README says so).
+            // A body whose yields cannot all be suspended at (`code::resumable`)
+            // runs to its end when called, keeping what it yields. Consumers
+            // see the same items in the same order; side effects happen at
+            // the call, and a generator that never ends runs until interrupted
+            // or out of memory.
             self.yielded.push(Vec::new());
         }
         // Deep arr recursion must not overflow the Rust stack of whatever

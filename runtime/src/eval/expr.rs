@@ -106,7 +106,7 @@ impl Interp {
         for item in items {
             if let ExprKind::Starred(inner) = &item.kind {
                 let v = self.eval(inner, f)?;
-                out.extend(self.iterate(&v).map_err(|e| e.at(|| f.loc(item.span)))?);
+                out.extend(self.items(&v).map_err(|e| e.at(|| f.loc(item.span)))?);
             } else {
                 out.push(self.eval(item, f)?);
             }
@@ -300,7 +300,7 @@ impl Interp {
                         CallArg::Positional(x) => pos.push(self.eval(x, f)?),
                         CallArg::Starred(x) => {
                             let v = self.eval(x, f)?;
-                            pos.extend(self.iterate(&v).map_err(|err| err.at(|| f.loc(x.span)))?);
+                            pos.extend(self.items(&v).map_err(|err| err.at(|| f.loc(x.span)))?);
                         }
                         CallArg::Keyword(name, x) => kw.push((name.clone(), self.eval(x, f)?)),
                         CallArg::DoubleStarred(x) => match self.eval(x, f)? {
@@ -468,7 +468,8 @@ impl Interp {
             return Ok(());
         };
         let it = self.eval(&g.iter, f)?;
-        'items: for item in self.iterate(&it)? {
+        let mut items = self.iterate(&it)?;
+        'items: while let Some(item) = self.next_item(&mut items)? {
             self.check_interrupt()?;
             self.assign(&g.target, item, f)?;
             for cond in &g.ifs {

@@ -9,6 +9,7 @@ pub mod attr;
 mod auto_jit;
 mod call;
 mod expr;
+pub mod generator;
 mod import;
 mod scalar;
 mod stmt;
@@ -131,7 +132,8 @@ fn name_error(name: &str) -> Error {
     )
 }
 
-/// Iteration over a value, without materialising ranges.
+/// Iteration over a value whose items are known: a range (not
+/// materialised) or a list of items.
 enum Iter {
     Range { next: i64, stop: i64, step: i64 },
     Items { items: Vec<Value>, pos: usize },
@@ -185,6 +187,14 @@ impl Iterator for Iter {
             }
         }
     }
+}
+
+/// Iteration in progress: items known up front, or an iterator stepped
+/// through the interpreter (a generator, an object with `__next__`), one
+/// item at a time, so that an endless one can be iterated.
+enum Cursor {
+    Plain(Iter),
+    Next(Value),
 }
 
 impl Interp {
@@ -387,23 +397,75 @@ impl Interp {
         Ok(None)
     }
 
-    /// The items of an iterable value.
-    fn iterate(&mut self, v: &Value) -> Result<Iter> {
-        Ok(match v {
+    /// Start iterating a value.
+    fn iterate(&mut self, v: &Value) -> Result<Cursor> {
+        Ok(Cursor::Plain(match v {
             Value::Range(r) => Iter::Range {
                 next: r.start,
                 stop: r.stop,
                 step: r.step,
             },
-            Value::Instance(_) => Iter::Items {
-                items: self.instance_items(v)?,
-                pos: 0,
+            // Iterators are stepped: a loop that stops early leaves the rest.
+            _ if generator::generator_of(v).is_some() || IterValue::of(v).is_some() => {
+                return Ok(Cursor::Next(v.clone()))
+            }
+            Value::Instance(_) => match self.instance_iterator(v)? {
+                Ok(items) => Iter::Items { items, pos: 0 },
+                Err(next) => return Ok(Cursor::Next(next)),
             },
             other => Iter::Items {
                 items: iter_items(other)?,
                 pos: 0,
             },
-        })
+        }))
+    }
+
+    /// The next item of an iteration, or None at its end.
+    fn next_item(&mut self, it: &mut Cursor) -> Result<Option<Value>> {
+        match it {
+            Cursor::Plain(items) => Ok(items.next()),
+            Cursor::Next(v) => self.next_of(&v.clone()),
+        }
+    }
+
+    /// The next item of an iterator object (a generator, an instance with
+    /// `__next__`, `iter(xs)`), or None at its end; `Err` if `v` is none.
+    pub fn next_of(&mut self, v: &Value) -> Result<Option<Value>> {
+        if let Some(g) = generator::generator_of(v) {
+            return Ok(match self.resume(g, generator::Input::Send(Value::None))? {
+                generator::Resumed::Yield(v) => Some(v),
+                generator::Resumed::Return(_) => None,
+            });
+        }
+        if let Some(it) = IterValue::of(v) {
+            return Ok(it.next_item());
+        }
+        if let Some(next) = self.method_of(v, "__next__") {
+            return match self.call(&next, Vec::new(), Vec::new()) {
+                Ok(v) => Ok(Some(v)),
+                Err(e) if generator::is_stop_iteration(&e) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
+        Err(Error::type_error(format!(
+            "'{}' object is not an iterator",
+            v.type_name()
+        )))
+    }
+
+    /// All the items of an iterable value (an iterator's remaining ones).
+    pub fn items(&mut self, v: &Value) -> Result<Vec<Value>> {
+        match self.iterate(v)? {
+            Cursor::Plain(items) => Ok(items.collect()),
+            Cursor::Next(it) => {
+                let mut out = Vec::new();
+                while let Some(item) = self.next_of(&it)? {
+                    self.check_interrupt()?;
+                    crate::value::push_item(&mut out, item)?;
+                }
+                Ok(out)
+            }
+        }
     }
 
     /// Names visible at top level: globals, then builtins (for completion).
@@ -505,8 +567,14 @@ impl crate::value::Object for IterValue {
 }
 
 /// The items of an iterable (everything but ranges, which iterate lazily).
+/// A generator's are made by running its body: `Interp::items`.
 pub fn iter_items(v: &Value) -> Result<Vec<Value>> {
     Ok(match v {
+        _ if generator::generator_of(v).is_some() => {
+            return Err(Error::type_error(
+                "a generator cannot be read here: pass list(...) of it",
+            ))
+        }
         Value::Object(o) if o.as_any().is::<IterValue>() => {
             IterValue::of(v).expect("checked").rest()
         }

@@ -2,7 +2,7 @@
 //! included), and assignment to every kind of target.
 
 use super::expr::seq_index;
-use super::{Flow, Frame, Interp, Iter};
+use super::{Cursor, Flow, Frame, Interp};
 use crate::code::*;
 use crate::display;
 use crate::error::{Error, ErrorKind, Result};
@@ -103,7 +103,10 @@ impl Interp {
                     }
                     _ => 0,
                 };
-                while let Some(item) = items.next() {
+                while let Some(item) = self
+                    .next_item(&mut items)
+                    .map_err(|e| e.at(|| f.loc(iter.span)))?
+                {
                     self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
                     self.assign(target, item, f)?;
                     match self.exec_block(body, f)? {
@@ -113,11 +116,13 @@ impl Interp {
                     }
                     if until_hot > 0 {
                         until_hot -= 1;
-                        if until_hot == 0
-                            && items.has_next()
-                            && self.run_loop_compiled(s, target, body, &mut items, f)?
-                        {
-                            break;
+                        if let Cursor::Plain(range) = &mut items {
+                            if until_hot == 0
+                                && range.has_next()
+                                && self.run_loop_compiled(s, target, body, range, f)?
+                            {
+                                break;
+                            }
                         }
                     }
                 }
@@ -237,35 +242,43 @@ impl Interp {
 
     /// Run the first handler that matches `e`, or give `e` back.
     fn handle(&mut self, t: &Try, e: Error, f: &mut Frame) -> Result<Flow> {
-        for h in &t.handlers {
+        let Some(k) = self.handler_for(t, &e, f)? else {
+            return Err(e);
+        };
+        let h = &t.handlers[k];
+        if let Some(name) = &h.name {
+            self.assign(name, exception::instance_of_error(&e), f)?;
+        }
+        self.handling.push(e);
+        let result = self.exec_block(&h.body, f);
+        self.handling.pop();
+        // As in Python, the name is unbound when the handler ends.
+        if let Some(name) = &h.name {
+            self.unbind(name, f);
+        }
+        result
+    }
+
+    /// The first handler of `t` that catches `e`, if one does.
+    pub(super) fn handler_for(&mut self, t: &Try, e: &Error, f: &mut Frame) -> Result<Option<usize>> {
+        for (k, h) in t.handlers.iter().enumerate() {
             let caught = match &h.typ {
                 None => true,
                 Some(typ) => {
                     let class = self.eval(typ, f)?;
-                    exception::matches(&e, &class).map_err(|err| err.at(|| f.loc(typ.span)))?
+                    exception::matches(e, &class).map_err(|err| err.at(|| f.loc(typ.span)))?
                 }
             };
-            if !caught {
-                continue;
+            if caught {
+                if e.kind == ErrorKind::KeyboardInterrupt {
+                    // Handled: the program goes on, so the request is spent.
+                    self.interrupt
+                        .store(false, std::sync::atomic::Ordering::Relaxed);
+                }
+                return Ok(Some(k));
             }
-            if e.kind == ErrorKind::KeyboardInterrupt {
-                // Handled: the program goes on, so the request is spent.
-                self.interrupt
-                    .store(false, std::sync::atomic::Ordering::Relaxed);
-            }
-            if let Some(name) = &h.name {
-                self.assign(name, exception::instance_of_error(&e), f)?;
-            }
-            self.handling.push(e);
-            let result = self.exec_block(&h.body, f);
-            self.handling.pop();
-            // As in Python, the name is unbound when the handler ends.
-            if let Some(name) = &h.name {
-                self.unbind(name, f);
-            }
-            return result;
         }
-        Err(e)
+        Ok(None)
     }
 
     /// `with a as x, b:` — each manager's `__enter__` before the body and
@@ -277,60 +290,96 @@ impl Interp {
         body: &[Stmt],
         f: &mut Frame,
     ) -> Result<Flow> {
-        let Some(((context, target), rest)) = items.split_first() else {
-            return self.exec_block(body, f);
+        let mut exits = Vec::new();
+        let r = match self.enter_contexts(items, &mut exits, f) {
+            Ok(()) => self.exec_block(body, f),
+            Err(e) => Err(e),
         };
-        let loc = |f: &Frame| f.loc(context.span);
-        let mgr = self.eval(context, f)?;
-        let method = |interp: &mut Self, name: &str| {
-            interp.attr(&mgr, name).map_err(|_| {
-                Error::type_error(format!(
-                    "'{}' object does not support the context manager protocol (missing {name})",
-                    mgr.type_name()
-                ))
-            })
-        };
-        let exit = method(self, "__exit__").map_err(|e| e.at(|| loc(f)))?;
-        let enter = method(self, "__enter__").map_err(|e| e.at(|| loc(f)))?;
-        let entered = self
-            .call(&enter, Vec::new(), Vec::new())
-            .map_err(|e| e.at(|| loc(f)))?;
-        let inner = match target {
-            Some(t) => self
-                .assign(t, entered, f)
-                .and_then(|()| self.exec_with(rest, body, f)),
-            None => self.exec_with(rest, body, f),
-        };
-        match inner {
-            Ok(flow) => {
-                let none = vec![Value::None, Value::None, Value::None];
-                self.call(&exit, none, Vec::new())
-                    .map_err(|e| e.at(|| loc(f)))?;
-                Ok(flow)
-            }
-            Err(e) => {
-                let args = vec![
-                    exception::class_of(&e),
-                    exception::instance_of_error(&e),
-                    Value::None,
-                ];
-                self.handling.push(e.clone());
-                let swallow = self.call(&exit, args, Vec::new());
-                self.handling.pop();
-                if swallow.map_err(|e| e.at(|| loc(f)))?.truthy()? {
-                    if e.kind == ErrorKind::KeyboardInterrupt {
-                        self.interrupt
-                            .store(false, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    return Ok(Flow::Normal);
-                }
-                Err(e)
+        self.leave_contexts(exits, r, f, || Flow::Normal)
+    }
+
+    /// Enter the contexts of a `with`, left to right, binding their targets;
+    /// `exits` gets the `__exit__` (and place) of each one entered, also
+    /// when a later one fails.
+    pub(super) fn enter_contexts(
+        &mut self,
+        items: &[(Expr, Option<Target>)],
+        exits: &mut Vec<(Value, arr_lang::Span)>,
+        f: &mut Frame,
+    ) -> Result<()> {
+        for (context, target) in items {
+            let loc = |f: &Frame| f.loc(context.span);
+            let mgr = self.eval(context, f)?;
+            let method = |interp: &mut Self, name: &str| {
+                interp.attr(&mgr, name).map_err(|_| {
+                    Error::type_error(format!(
+                        "'{}' object does not support the context manager protocol (missing {name})",
+                        mgr.type_name()
+                    ))
+                })
+            };
+            let exit = method(self, "__exit__").map_err(|e| e.at(|| loc(f)))?;
+            let enter = method(self, "__enter__").map_err(|e| e.at(|| loc(f)))?;
+            let entered = self
+                .call(&enter, Vec::new(), Vec::new())
+                .map_err(|e| e.at(|| loc(f)))?;
+            exits.push((exit, context.span));
+            if let Some(t) = target {
+                self.assign(t, entered, f)?;
             }
         }
+        Ok(())
+    }
+
+    /// Leave entered contexts, innermost first: each `__exit__` sees the
+    /// error the inner ones left (and may swallow it: the way out is then
+    /// `swallowed()`), or Nones.
+    pub(super) fn leave_contexts<T>(
+        &mut self,
+        exits: Vec<(Value, arr_lang::Span)>,
+        mut r: Result<T>,
+        f: &Frame,
+        swallowed: impl Fn() -> T,
+    ) -> Result<T> {
+        for (exit, span) in exits.into_iter().rev() {
+            let loc = || f.loc(span);
+            r = match r {
+                Ok(flow) => {
+                    let none = vec![Value::None, Value::None, Value::None];
+                    // An error of an inner `__exit__` goes to the outer ones.
+                    match self.call(&exit, none, Vec::new()) {
+                        Ok(_) => Ok(flow),
+                        Err(e) => Err(e.at(loc)),
+                    }
+                }
+                Err(e) => {
+                    let args = vec![
+                        exception::class_of(&e),
+                        exception::instance_of_error(&e),
+                        Value::None,
+                    ];
+                    self.handling.push(e.clone());
+                    let swallow = self.call(&exit, args, Vec::new());
+                    self.handling.pop();
+                    match swallow.and_then(|v| v.truthy()) {
+                        Ok(true) => {
+                            if e.kind == ErrorKind::KeyboardInterrupt {
+                                self.interrupt
+                                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            Ok(swallowed())
+                        }
+                        Ok(false) => Err(e),
+                        Err(raised) => Err(raised.at(loc)),
+                    }
+                }
+            };
+        }
+        r
     }
 
     /// Make a variable unbound (the end of an `except ... as name`).
-    fn unbind(&mut self, t: &Target, f: &mut Frame) {
+    pub(super) fn unbind(&mut self, t: &Target, f: &mut Frame) {
         match t {
             Target::Var(Var::Local(i), _) => f.locals[*i as usize] = None,
             Target::Var(Var::Cell(i), _) => *f.cells[*i as usize].borrow_mut() = None,
@@ -436,10 +485,7 @@ impl Interp {
         match t {
             Target::Var(..) => return self.assign(t, v, f),
             Target::Unpack(targets, star, span) => {
-                let items: Vec<Value> = self
-                    .iterate(&v)
-                    .map_err(|e| e.at(|| f.loc(*span)))?
-                    .collect();
+                let items: Vec<Value> = self.items(&v).map_err(|e| e.at(|| f.loc(*span)))?;
                 match star {
                     None => {
                         if items.len() != targets.len() {
@@ -573,7 +619,10 @@ impl Interp {
             return Err(auto::not_pure("loops over progress(...), which reports"));
         }
         let mut items = self.iterate(&p.inner)?;
-        let total = p.total.or_else(|| items.remaining().map(|n| n as u64));
+        let total = p.total.or_else(|| match &items {
+            Cursor::Plain(known) => known.remaining().map(|n| n as u64),
+            Cursor::Next(_) => None,
+        });
         let mut reporter = crate::progress::Reporter::start(self, total, p.desc.clone());
         let flow = self.progress_loop(&mut items, &mut reporter, s, target, body, f);
         // Finished on every way out: the end, `break`, `return`, an error.
@@ -583,14 +632,14 @@ impl Interp {
 
     fn progress_loop(
         &mut self,
-        items: &mut Iter,
+        items: &mut Cursor,
         reporter: &mut crate::progress::Reporter,
         s: &Stmt,
         target: &Target,
         body: &[Stmt],
         f: &mut Frame,
     ) -> Result<Flow> {
-        for item in items {
+        while let Some(item) = self.next_item(items)? {
             self.check_interrupt().map_err(|e| e.at(|| f.loc(s.span)))?;
             self.assign(target, item, f)?;
             match self.exec_block(body, f)? {
