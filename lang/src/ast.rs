@@ -224,6 +224,11 @@ pub enum ExprKind {
         elt: Box<Expr>,
         generators: Vec<Comprehension>,
     },
+    /// `(elt for target in iter if cond ...)`: a generator.
+    GeneratorExp {
+        elt: Box<Expr>,
+        generators: Vec<Comprehension>,
+    },
     /// `{key: value for ...}`
     DictComp {
         key: Box<Expr>,

@@ -190,6 +190,7 @@ fn describe_expr(expr: &Expr) -> &'static str {
         ExprKind::SetComp { .. } => "set comprehension",
         ExprKind::NamedExpr { .. } => "named expression",
         ExprKind::ListComp { .. } => "list comprehension",
+        ExprKind::GeneratorExp { .. } => "generator expression",
         ExprKind::DictComp { .. } => "dict comprehension",
         ExprKind::Compare { .. } => "comparison",
         ExprKind::IfExp { .. } => "conditional expression",
@@ -1633,7 +1634,7 @@ impl<'a> Parser<'a> {
                         ));
                     }
                     Expr {
-                        kind: ExprKind::ListComp {
+                        kind: ExprKind::GeneratorExp {
                             elt: Box::new(value),
                             generators,
                         },
@@ -1822,7 +1823,7 @@ impl<'a> Parser<'a> {
         Ok(expr)
     }
 
-    /// `()`, `(x)`, `(x,)`, `(a, *b)`, or `(x for x in xs)` (a `ListComp`).
+    /// `()`, `(x)`, `(x,)`, `(a, *b)`, or `(x for x in xs)` (a `GeneratorExp`).
     fn parenthesized(&mut self) -> PResult<Expr> {
         let open = self.advance();
         let start = open.start;
@@ -1843,7 +1844,7 @@ impl<'a> Parser<'a> {
             check_not_starred(&first)?;
             let generators = self.comprehension_clauses()?;
             self.expect_closer("(", open)?;
-            let kind = ExprKind::ListComp {
+            let kind = ExprKind::GeneratorExp {
                 elt: Box::new(first),
                 generators,
             };

@@ -454,6 +454,11 @@ impl Printer {
                 self.expr(elt);
                 self.comprehensions(generators);
             }
+            ExprKind::GeneratorExp { elt, generators } => {
+                self.out.push_str("genexp ");
+                self.expr(elt);
+                self.comprehensions(generators);
+            }
             ExprKind::DictComp {
                 key,
                 value,

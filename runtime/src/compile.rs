@@ -414,7 +414,7 @@ impl Analyzer {
                 c.assigned.insert(target.name.clone());
                 self.expr(value, c);
             }
-            E::ListComp { elt, generators } => {
+            E::ListComp { elt, generators } | E::GeneratorExp { elt, generators } => {
                 self.expr(&generators[0].iter, c);
                 let needs = self.comprehension(e, generators, &[elt]);
                 c.child_needs.extend(needs);
@@ -1301,9 +1301,22 @@ impl Lower<'_> {
         })();
         let ctx = self.close_scope();
         let inner = inner?;
+        // A generator expression is a generator function of its first
+        // iterable: its loops, conditions and a `yield` of the element.
+        let lazy = matches!(e.kind, ast::ExprKind::GeneratorExp { .. });
+        let body = if lazy {
+            vec![generator_body(inner)]
+        } else {
+            vec![Stmt {
+                kind: StmtKind::Return(Some(inner)),
+                span: e.span,
+                yields: 0,
+            }]
+        };
+        let name = if lazy { "<genexpr>" } else { crate::eval::COMPREHENSION };
         let code = FuncCode {
-            name: Rc::from(crate::eval::COMPREHENSION),
-            qualname: Rc::from(crate::eval::COMPREHENSION),
+            name: Rc::from(name),
+            qualname: Rc::from(name),
             doc: None,
             signature: String::new(),
             params: vec![ParamSpec {
@@ -1315,15 +1328,11 @@ impl Lower<'_> {
             cell_names: ctx.cells.keys().map(|k| Rc::from(k.as_str())).collect(),
             own_cells,
             param_cells: Vec::new(),
-            body: vec![Stmt {
-                kind: StmtKind::Return(Some(inner)),
-                span: e.span,
-                yields: 0,
-            }],
+            body,
             file: self.file.clone(),
             span: e.span,
-            generator: false,
-            resumable: false,
+            generator: lazy,
+            resumable: lazy,
         };
         let captures = self.captures(&frees);
         let make = Expr {
@@ -1413,7 +1422,9 @@ impl Lower<'_> {
                 )),
                 self.boxed(value)?,
             ),
-            E::ListComp { elt, generators } => return self.comprehension(e, generators, elt, None),
+            E::ListComp { elt, generators } | E::GeneratorExp { elt, generators } => {
+                return self.comprehension(e, generators, elt, None)
+            }
             E::DictComp {
                 key,
                 value,
@@ -1494,6 +1505,42 @@ impl Lower<'_> {
         };
         Ok(Expr { kind, span })
     }
+}
+
+/// The body of a generator expression's function, from the comprehension
+/// it was lowered to: `for` loops and `if`s around `yield elt`.
+fn generator_body(comprehension: Expr) -> Stmt {
+    let span = comprehension.span;
+    let ExprKind::Comprehension {
+        elt, generators, ..
+    } = comprehension.kind
+    else {
+        unreachable!("lowered as a comprehension")
+    };
+    let yield_elt = Expr {
+        span: elt.span,
+        kind: ExprKind::Yield(Some(elt), false),
+    };
+    let mut stmt = Stmt {
+        kind: StmtKind::Expr(yield_elt),
+        span,
+        yields: 1,
+    };
+    for g in generators.into_iter().rev() {
+        for cond in g.ifs.into_iter().rev() {
+            stmt = Stmt {
+                kind: StmtKind::If(cond, vec![stmt], Vec::new()),
+                span,
+                yields: 1,
+            };
+        }
+        stmt = Stmt {
+            kind: StmtKind::For(g.target, g.iter, vec![stmt], Vec::new()),
+            span,
+            yields: 1,
+        };
+    }
+    stmt
 }
 
 /// `name(a, b=1, *args)` as written, for help and error messages.

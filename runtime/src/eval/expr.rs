@@ -11,7 +11,7 @@ use crate::numpy;
 use crate::tensor::Tensor;
 use crate::value::{range_len, Dict, Function, Key, SliceValue, Value};
 use arr_kernels::Flavour;
-use arr_lang::ast::BoolOpKind;
+use arr_lang::ast::{BoolOpKind, CmpOp};
 use std::rc::Rc;
 
 impl Interp {
@@ -431,6 +431,16 @@ impl Interp {
     ) -> Result<Value> {
         if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
             return self.instance_compare(op, a, b);
+        }
+        if let (CmpOp::In | CmpOp::NotIn, Some(_)) = (op, super::generator::generator_of(b)) {
+            // Membership in a generator steps it up to the first equal item.
+            let mut items = self.iterate(b)?;
+            while let Some(x) = self.next_item(&mut items)? {
+                if compare_op(CmpOp::Eq, &x, a)?.truthy()? {
+                    return Ok(Value::Bool(op == CmpOp::In));
+                }
+            }
+            return Ok(Value::Bool(op == CmpOp::NotIn));
         }
         compare_op(op, a, b)
     }

@@ -16,7 +16,6 @@ use super::{Cursor, Flow, Frame, Interp};
 use crate::code::*;
 use crate::error::{Error, ErrorKind, Result};
 use crate::exception;
-use crate::jit::auto;
 use crate::value::{Object, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -156,7 +155,7 @@ pub fn is_stop_iteration(e: &Error) -> bool {
 impl Interp {
     /// The generator a call of `code` gives, over its bound `frame`.
     pub(super) fn make_generator(&mut self, code: Rc<FuncCode>, frame: Frame) -> Value {
-        Value::object(Generator {
+        let gen = Value::object(Generator {
             name: code.name.clone(),
             state: RefCell::new(State::Ready(Box::new(Suspended {
                 code,
@@ -164,16 +163,21 @@ impl Interp {
                 path: Vec::new(),
                 started: false,
             }))),
-        })
+        });
+        if self.auto.tracing.is_some() {
+            let id = generator_of(&gen).map_or(0, |g| g as *const Generator as usize);
+            self.auto.fresh_generator(id);
+        }
+        gen
     }
 
     /// Run `gen` to its next `yield` (or its end). An error of the body
     /// finishes the generator and leaves here.
     pub fn resume(&mut self, gen: &Generator, input: Input) -> Result<Resumed> {
-        // Compiled code cannot suspend a body: automatic JIT leaves code
-        // that steps generators to the interpreter.
+        // Compiled code replays what a generator made during the trace
+        // yields; one made before would not be advanced by it.
         if self.auto.tracing.is_some() {
-            return Err(auto::not_pure("steps a generator"));
+            self.auto.step_generator(gen as *const Generator as usize)?;
         }
         if self.depth >= super::call::MAX_DEPTH {
             return Err(Error::new(

@@ -274,6 +274,9 @@ pub struct TraceState {
     seen_cells: FxHashSet<usize>,
     /// Cells of frames created during the trace.
     fresh_cells: FxHashSet<usize>,
+    /// Generators created during the trace (only these may be stepped:
+    /// one made before it would not be advanced by the compiled code).
+    fresh_generators: FxHashSet<usize>,
     /// Lists and dicts that existed before the trace.
     old: FxHashSet<usize>,
     /// Whether reads of globals and outer cells become guards (functions;
@@ -523,6 +526,21 @@ impl AutoJit {
         let t = self.tracing.as_mut().expect("tracing");
         t.fresh_cells
             .extend(cells.iter().map(|c| Rc::as_ptr(c) as usize));
+    }
+
+    /// A generator is made during the trace (`id`: its address).
+    pub fn fresh_generator(&mut self, id: usize) {
+        let t = self.tracing.as_mut().expect("tracing");
+        t.fresh_generators.insert(id);
+    }
+
+    /// A generator is stepped: only one made during the trace may be.
+    pub fn step_generator(&self, id: usize) -> Result<()> {
+        let t = self.tracing.as_ref().expect("tracing");
+        if t.fresh_generators.contains(&id) {
+            return Ok(());
+        }
+        Err(not_pure("steps a generator made before it"))
     }
 
     /// A list or dict is changed in place: only new ones may be.
