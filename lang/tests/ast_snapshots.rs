@@ -126,7 +126,7 @@ fn calls_attributes_subscripts() {
             (expr (call (name f) (name a) (kw b (int 1)) (star (name args)) (dstar (name kw))))
             (expr (attr (call (attr (name x) sum) (kw axis (int 0))) T))
             (expr (call (name f) (int 1)))
-            (expr (call (name sum) (listcomp (binop * (name x) (name x)) (comp (name x) (name xs)))))
+            (expr (call (name sum) (genexp (binop * (name x) (name x)) (comp (name x) (name xs)))))
             (expr (subscript (name x) (tuple (int 1) (slice _ _ (int 2)))))
             (expr (subscript (name x) (tuple (none) (ellipsis) (int 0))))
             (expr (subscript (name x) (slice (int 1) _ _)))
@@ -165,7 +165,7 @@ fn comprehensions() {
             (expr (listcomp (name e) (comp (tuple (name a) (name b)) (name xs) (if (name c)))))
             (expr (listcomp (name x) (comp (name row) (name m)) (comp (name x) (name row) (if (name x)) (if (compare (name x) > (int 0))))))
             (expr (dictcomp (name k) (name v) (comp (tuple (name k) (name v)) (name items))))
-            (expr (listcomp (name x) (comp (name x) (name xs))))
+            (expr (genexp (name x) (comp (name x) (name xs))))
         "#]],
     );
 }

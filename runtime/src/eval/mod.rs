@@ -455,17 +455,21 @@ impl Interp {
 
     /// All the items of an iterable value (an iterator's remaining ones).
     pub fn items(&mut self, v: &Value) -> Result<Vec<Value>> {
-        match self.iterate(v)? {
-            Cursor::Plain(items) => Ok(items.collect()),
-            Cursor::Next(it) => {
-                let mut out = Vec::new();
-                while let Some(item) = self.next_of(&it)? {
-                    self.check_interrupt()?;
-                    crate::value::push_item(&mut out, item)?;
-                }
-                Ok(out)
-            }
+        let stepped = match v {
+            _ if generator::generator_of(v).is_some() => v.clone(),
+            Value::Instance(_) => match self.instance_iterator(v)? {
+                Ok(items) => return Ok(items),
+                Err(iterator) => iterator,
+            },
+            // Sized up front (a range's length is checked against the limits).
+            _ => return iter_items(v),
+        };
+        let mut out = Vec::new();
+        while let Some(item) = self.next_of(&stepped)? {
+            self.check_interrupt()?;
+            crate::value::push_item(&mut out, item)?;
         }
+        Ok(out)
     }
 
     /// Names visible at top level: globals, then builtins (for completion).
