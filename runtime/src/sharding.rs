@@ -566,6 +566,7 @@ pub fn addressable_shards(t: &Tensor) -> Result<Vec<ShardValue>> {
         return Ok(vec![ShardValue {
             device: 0,
             index,
+            parts: vec![1; a.ndim()],
             data: Value::Array(Tensor::from(Array::from_arc(a.shape(), a.buffer()?))),
             replica_id: 0,
         }]);
@@ -587,6 +588,7 @@ pub fn addressable_shards(t: &Tensor) -> Result<Vec<ShardValue>> {
         out.push(ShardValue {
             device: dev,
             index: block,
+            parts: (0..a.ndim()).map(|d| p.parts(d)).collect(),
             data: Value::Array(data),
             replica_id,
         });
@@ -1037,6 +1039,8 @@ pub struct ShardValue {
     pub device: usize,
     /// The block's index ranges, one per dimension.
     pub index: Vec<std::ops::Range<usize>>,
+    /// How many blocks each dimension is cut into.
+    pub parts: Vec<usize>,
     pub data: Value,
     pub replica_id: usize,
 }
@@ -1050,7 +1054,7 @@ const SHARD_PROPERTIES: &[Property<ShardValue>] = &[
     Property {
         name: "index",
         doc: "Where the block sits in the array: a tuple of slices.",
-        get: |s| Ok(index_value(&s.index)),
+        get: |s| Ok(index_value(&s.index, &s.parts)),
     },
     Property {
         name: "data",
@@ -1064,15 +1068,18 @@ const SHARD_PROPERTIES: &[Property<ShardValue>] = &[
     },
 ];
 
-/// A block's index as JAX gives it: a tuple of `slice(start, stop, None)`.
-pub fn index_value(index: &[std::ops::Range<usize>]) -> Value {
+/// A block's index as JAX gives it: a tuple of `slice(start, stop, None)`,
+/// `slice(None, None, None)` for a dimension cut in `parts` of 1 (whole).
+pub fn index_value(index: &[std::ops::Range<usize>], parts: &[usize]) -> Value {
     Value::tuple(
         index
             .iter()
-            .map(|r| {
+            .zip(parts)
+            .map(|(r, &parts)| {
+                let cut = parts > 1;
                 Value::Slice(std::rc::Rc::new(crate::value::SliceValue {
-                    start: Some(r.start as i64),
-                    stop: Some(r.end as i64),
+                    start: cut.then_some(r.start as i64),
+                    stop: cut.then_some(r.end as i64),
                     step: None,
                 }))
             })

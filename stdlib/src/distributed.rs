@@ -56,6 +56,14 @@ pub(crate) fn register(r: &mut Registry) {
          processes split each dimension.",
         from_process_local_data,
     );
+    r.func(
+        "make_array_from_callback(shape, sharding, data_callback, dtype=None)",
+        "A global array of shape laid out by sharding, each device's block made by \
+         data_callback(index): index is the block's place in the global array, a tuple \
+         of slices (slice(None) where a dimension is not split). A replicated layout \
+         asks for the whole array once. dtype defaults to the first block's.",
+        from_callback,
+    );
     r.effect_func(
         "save_checkpoint(path, tree)",
         "Write a pytree of arrays to the directory path: every process writes the blocks \
@@ -209,6 +217,85 @@ fn from_process_local_data(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::Array(Tensor::from(Array::from_shards(
         &global, placement, shards,
     ))))
+}
+
+fn from_callback(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    const WHAT: &str = "make_array_from_callback";
+    let global = numpy::parse_shape(&a[0])?;
+    let sh = sharding_arg(&a[1], WHAT)?;
+    let placement = Arc::new(sh.spec.placement(&sh.mesh, global.len())?);
+    let dtype = dtype_arg(&a[3])?;
+    let parts: Vec<usize> = (0..global.len()).map(|d| placement.parts(d)).collect();
+    let mut shards: Vec<Array> = Vec::with_capacity(placement.mesh.size());
+    for (pos, (_, block)) in placement.blocks(&global).into_iter().enumerate() {
+        if placement.is_replicated() && pos > 0 {
+            shards.push(shards[0].clone());
+            continue;
+        }
+        let index = arr_runtime::sharding::index_value(&block, &parts);
+        let data = interp.call(&a[2], vec![index], Vec::new())?;
+        let x = numpy::to_tensor(&data).map_err(|e| {
+            Error::type_error(format!(
+                "{WHAT}: data_callback returned {}, not an array: {}",
+                data.type_name(),
+                e.message
+            ))
+        })?;
+        let x = x.concrete().map_err(|_| {
+            Error::new(
+                ErrorKind::TransformError,
+                format!("{WHAT}: data_callback returned a traced value; it must return concrete data"),
+            )
+        })?;
+        // JAX's dtypes: NumPy's 64-bit data becomes 32-bit; every block
+        // has the first one's (or the one asked for).
+        let own = numpy_to_jax_dtype(x.dtype());
+        let want_dtype = dtype.or(shards.first().map(Array::dtype)).unwrap_or(own);
+        if own != want_dtype {
+            return Err(Error::value_error(match dtype {
+                Some(d) => format!(
+                    "If `dtype` is provided to `jax.make_array_from_callback`, it must match \
+                     the dtype of the addressable shards. Got dtype={} and shard dtype={}`.",
+                    d.name(),
+                    own.name()
+                ),
+                None => format!(
+                    "{WHAT}: data_callback returned {} for device {}, {} for the first block",
+                    own.name(),
+                    placement.mesh.devices[pos],
+                    want_dtype.name()
+                ),
+            }));
+        }
+        let x = if x.dtype() == own {
+            x.clone()
+        } else {
+            numpy::convert(Tensor::from(x.clone()), own)?.concrete()?.clone()
+        };
+        let want: Vec<usize> = block.iter().map(Range::len).collect();
+        if x.shape() != want.as_slice() {
+            return Err(Error::value_error(format!(
+                "{WHAT}: the block of device {} is {want:?} of the global shape {global:?} \
+                 laid out by {}, but data_callback returned shape {:?}",
+                placement.mesh.devices[pos],
+                sh.spec.text(),
+                x.shape()
+            )));
+        }
+        shards.push(x);
+    }
+    Ok(Value::Array(Tensor::from(Array::from_shards(
+        &global, placement, shards,
+    ))))
+}
+
+/// The dtype JAX gives data of `d` (64-bit types are 32-bit without x64).
+fn numpy_to_jax_dtype(d: DType) -> DType {
+    match d {
+        DType::I64 => DType::I32,
+        DType::F64 => DType::F32,
+        other => other,
+    }
 }
 
 // ---------------------------------------------------------------------------

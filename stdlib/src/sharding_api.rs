@@ -190,10 +190,11 @@ pub(crate) fn register(r: &mut Registry) {
             let p = s.spec.placement(&s.mesh, shape.len())?;
             let mut blocks = p.blocks(&shape);
             blocks.sort_by_key(|(d, _)| *d);
+            let parts: Vec<usize> = (0..shape.len()).map(|d| p.parts(d)).collect();
             let mut map = arr_runtime::value::Dict::default();
             for (d, b) in &blocks {
                 let device = Value::object(DeviceValue::cpu(*d));
-                map.insert(device.to_key()?, arr_runtime::sharding::index_value(b));
+                map.insert(device.to_key()?, arr_runtime::sharding::index_value(b, &parts));
             }
             Ok(Value::dict(map))
         },
