@@ -65,7 +65,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
          glorot_normal glorot_uniform xavier_normal=glorot_normal xavier_uniform=glorot_uniform \
          he_normal he_uniform kaiming_normal=he_normal kaiming_uniform=he_uniform \
-         orthogonal=_init_orthogonal delta_orthogonal",
+         orthogonal=_init_orthogonal delta_orthogonal=_init_delta_orthogonal",
     ),
     (
         "jax.nn",

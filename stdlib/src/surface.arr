@@ -2780,6 +2780,27 @@ def _init_orthogonal(scale=1.0, column_axis=-1, dtype=float32):
 
     return init
 
+def _init_delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """jax.nn.initializers.delta_orthogonal: a convolution kernel (3-D, 4-D or 5-D) that is
+    zero but at its spatial centre, which holds an orthogonal (in, out) matrix."""
+    default_dtype = dtype
+
+    def init(key, shape, dtype=default_dtype, out_sharding=None):
+        if out_sharding is not None:
+            raise NotImplementedError("delta_orthogonal with out_sharding")
+        dtype = float32 if dtype is None else dtype
+        shape = tuple(shape)
+        if len(shape) not in [3, 4, 5]:
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho_matrix = _init_orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        w = zeros(shape, dtype=dtype)
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return w.at[centre + (Ellipsis,)].set(ortho_matrix)
+
+    return init
+
 def _random_orthogonal(key, n, shape=(), dtype=None, m=None):
     """random.orthogonal: uniformly random n x n (or n x m) matrices with orthonormal columns."""
     dtype = float32 if dtype is None else dtype
