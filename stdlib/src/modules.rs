@@ -101,7 +101,8 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.debug",
         "Debugging inside transformations, as jax.debug.",
-        "print=debug_print visualize_array_sharding=visualize_sharding inspect_array_sharding \
+        "print=debug_print visualize_array_sharding=visualize_sharding \
+         inspect_array_sharding=_debug_inspect_array_sharding \
          callback=debug_callback breakpoint=debug_breakpoint",
     ),
     (

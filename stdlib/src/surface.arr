@@ -2780,6 +2780,14 @@ def _init_orthogonal(scale=1.0, column_axis=-1, dtype=float32):
 
     return init
 
+def _debug_inspect_array_sharding(value, *, callback):
+    """jax.debug.inspect_array_sharding: callback(sharding) for each array of the pytree
+    value: under jit, the sharding its type carries, once per trace (as JAX calls it at
+    compile time); outside, the array's own."""
+    for leaf in tree_leaves(value):
+        sharding = typeof(leaf).sharding
+        callback(asarray(leaf).sharding if sharding is None else sharding)
+
 def _init_delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
     """jax.nn.initializers.delta_orthogonal: a convolution kernel (3-D, 4-D or 5-D) that is
     zero but at its spatial centre, which holds an orthogonal (in, out) matrix."""
