@@ -578,7 +578,7 @@ const NUMPY: &str = "\
     arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg degrees=rad2deg radians=deg2rad \
     hypot floor ceil trunc rint round around=round fix clip maximum minimum fmax fmin \
     isnan isinf isfinite isposinf isneginf nan_to_num signbit copysign nextafter heaviside \
-    sinc i0 real imag conj conjugate angle \
+    sinc i0 hamming hanning blackman bartlett kaiser real imag conj conjugate angle \
     equal not_equal less less_equal greater greater_equal isclose allclose array_equal \
     array_equiv logical_and logical_or logical_not logical_xor bitwise_and bitwise_or \
     bitwise_xor bitwise_not=invert invert left_shift right_shift gcd lcm \

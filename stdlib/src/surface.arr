@@ -793,6 +793,127 @@ def heaviside(x1, x2):
     x1, x2 = _promoted(_inexact(x1), x2)
     return where(x1 < 0, zeros_like(x1), where(x1 > 0, ones_like(x1), x2))
 
+def i0(x):
+    """The modified Bessel function of the first kind of order 0: Cephes' Chebyshev
+    series on |x| <= 8 and beyond (NumPy's coefficients), in x's floating type."""
+    x = _inexact(x)
+    ax = abs(x)
+    # Each series is evaluated where the other one applies too, on an argument
+    # kept in its own range, so neither branch sees inf or nan.
+    near = _chebyshev(ax / 2.0 - 2.0, _I0_NEAR)
+    far = maximum(ax, asarray(8.0, x.dtype))
+    far = _chebyshev(32.0 / far - 2.0, _I0_FAR) / sqrt(far)
+    return exp(ax) * where(ax <= 8.0, near, far)
+
+def _window(M):
+    """The sample positions 0 .. M - 1 of a window of M points (None for M <= 1)."""
+    if M <= 1:
+        return None
+    return arange(M, dtype=float32)
+
+def hamming(M):
+    """The Hamming window of M points."""
+    n = _window(M)
+    return ones(max(M, 0)) if n is None else 0.54 - 0.46 * cos(2 * pi * n / (M - 1))
+
+def hanning(M):
+    """The Hann window of M points."""
+    n = _window(M)
+    return ones(max(M, 0)) if n is None else 0.5 * (1 - cos(2 * pi * n / (M - 1)))
+
+def blackman(M):
+    """The Blackman window of M points."""
+    n = _window(M)
+    if n is None:
+        return ones(max(M, 0))
+    return 0.42 - 0.5 * cos(2 * pi * n / (M - 1)) + 0.08 * cos(4 * pi * n / (M - 1))
+
+def bartlett(M):
+    """The Bartlett (triangular) window of M points."""
+    n = _window(M)
+    return ones(max(M, 0)) if n is None else 1 - abs(2 * n + 1 - M) / (M - 1)
+
+def kaiser(M, beta):
+    """The Kaiser window of M points with shape parameter beta."""
+    n = _window(M)
+    if n is None:
+        return ones(max(M, 0))
+    alpha = 0.5 * (M - 1)
+    return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
+
+def _chebyshev(x, coefficients):
+    """Clenshaw's sum of a Chebyshev series (Cephes' chbevl): coefficients highest first."""
+    b0 = zeros_like(x)
+    b1 = zeros_like(x)
+    b2 = zeros_like(x)
+    for c in coefficients:
+        b2 = b1
+        b1 = b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+# Cephes' coefficients for i0 (as NumPy's i0): |x| <= 8, then |x| > 8.
+_I0_NEAR = [
+    -4.41534164647933937950E-18,
+    3.33079451882223809783E-17,
+    -2.43127984654795469359E-16,
+    1.71539128555513303061E-15,
+    -1.16853328779934516808E-14,
+    7.67618549860493561688E-14,
+    -4.85644678311192946090E-13,
+    2.95505266312963983461E-12,
+    -1.72682629144155570723E-11,
+    9.67580903537323691224E-11,
+    -5.18979560163526290666E-10,
+    2.65982372468238665035E-9,
+    -1.30002500998624804212E-8,
+    6.04699502254191894932E-8,
+    -2.67079385394061173391E-7,
+    1.11738753912010371815E-6,
+    -4.41673835845875056359E-6,
+    1.64484480707288970893E-5,
+    -5.75419501008210370398E-5,
+    1.88502885095841655729E-4,
+    -5.76375574538582365885E-4,
+    1.63947561694133579842E-3,
+    -4.32430999505057594430E-3,
+    1.05464603945949983183E-2,
+    -2.37374148058994688156E-2,
+    4.93052842396707084878E-2,
+    -9.49010970480476444210E-2,
+    1.71620901522208775349E-1,
+    -3.04682672343198398683E-1,
+    6.76795274409476084995E-1,
+]
+
+_I0_FAR = [
+    -7.23318048787475395456E-18,
+    -4.83050448594418207126E-18,
+    4.46562142029675999901E-17,
+    3.46122286769746109310E-17,
+    -2.82762398051658348494E-16,
+    -3.42548561967721913462E-16,
+    1.77256013305652638360E-15,
+    3.81168066935262242075E-15,
+    -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14,
+    1.54008621752140982691E-14,
+    3.85277838274214270114E-13,
+    7.18012445138366623367E-13,
+    -1.79417853150680611778E-12,
+    -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11,
+    1.18891471078464383424E-11,
+    4.94060238822496958910E-10,
+    3.39623202570838634515E-9,
+    2.26666899049817806459E-8,
+    2.04891858946906374183E-7,
+    2.89137052083475648297E-6,
+    6.88975834691682398426E-5,
+    3.36911647825569408990E-3,
+    8.04490411014108831608E-1,
+]
+
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0."""
     x = _inexact(x)
