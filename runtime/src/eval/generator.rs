@@ -356,6 +356,12 @@ impl Interp {
                     orelse: false,
                 }
             }
+            // As in `exec`: automatic JIT leaves these to the interpreter.
+            StmtKind::Try(_) | StmtKind::With(..) if self.auto.tracing.is_some() => {
+                return Err(crate::jit::auto::not_pure(
+                    "a try or with statement in a generator",
+                ));
+            }
             StmtKind::Try(_) => At::Try(TryPhase::Body),
             StmtKind::With(items, _) => {
                 let mut exits = Vec::new();
