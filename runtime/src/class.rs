@@ -1152,7 +1152,8 @@ impl Interp {
                 let it = self.call(&m, Vec::new(), Vec::new())?;
                 let stepped = crate::eval::generator::generator_of(&it).is_some()
                     || crate::eval::IterValue::of(&it).is_some()
-                    || (matches!(it, Value::Instance(_)) && self.method_of(&it, "__next__").is_some());
+                    || (matches!(it, Value::Instance(_))
+                        && self.method_of(&it, "__next__").is_some());
                 if stepped {
                     return Ok(Err(it));
                 }

@@ -1313,7 +1313,11 @@ impl Lower<'_> {
                 yields: 0,
             }]
         };
-        let name = if lazy { "<genexpr>" } else { crate::eval::COMPREHENSION };
+        let name = if lazy {
+            "<genexpr>"
+        } else {
+            crate::eval::COMPREHENSION
+        };
         let code = FuncCode {
             name: Rc::from(name),
             qualname: Rc::from(name),

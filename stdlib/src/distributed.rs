@@ -244,7 +244,9 @@ fn from_callback(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         let x = x.concrete().map_err(|_| {
             Error::new(
                 ErrorKind::TransformError,
-                format!("{WHAT}: data_callback returned a traced value; it must return concrete data"),
+                format!(
+                    "{WHAT}: data_callback returned a traced value; it must return concrete data"
+                ),
             )
         })?;
         // JAX's dtypes: NumPy's 64-bit data becomes 32-bit; every block
@@ -270,7 +272,9 @@ fn from_callback(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         let x = if x.dtype() == own {
             x.clone()
         } else {
-            numpy::convert(Tensor::from(x.clone()), own)?.concrete()?.clone()
+            numpy::convert(Tensor::from(x.clone()), own)?
+                .concrete()?
+                .clone()
         };
         let want: Vec<usize> = block.iter().map(Range::len).collect();
         if x.shape() != want.as_slice() {

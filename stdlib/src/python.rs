@@ -962,7 +962,12 @@ fn range(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// `filter` then step it lazily (an endless one included) through their
 /// versions written as generators (`_lazy_zip`... in surface.arr), instead
 /// of making a list.
-fn lazy_call(interp: &mut Interp, values: &[Value], name: &str, args: Vec<Value>) -> Option<Result<Value>> {
+fn lazy_call(
+    interp: &mut Interp,
+    values: &[Value],
+    name: &str,
+    args: Vec<Value>,
+) -> Option<Result<Value>> {
     if !values.iter().any(|v| generator_of(v).is_some()) {
         return None;
     }
@@ -1638,7 +1643,8 @@ fn dict_setdefault(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn str_join(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let parts: Vec<String> = interp.items(&a[1])?
+    let parts: Vec<String> = interp
+        .items(&a[1])?
         .iter()
         .map(|v| match v {
             Value::Str(x) => Ok(x.to_string()),

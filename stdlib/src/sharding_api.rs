@@ -194,7 +194,10 @@ pub(crate) fn register(r: &mut Registry) {
             let mut map = arr_runtime::value::Dict::default();
             for (d, b) in &blocks {
                 let device = Value::object(DeviceValue::cpu(*d));
-                map.insert(device.to_key()?, arr_runtime::sharding::index_value(b, &parts));
+                map.insert(
+                    device.to_key()?,
+                    arr_runtime::sharding::index_value(b, &parts),
+                );
             }
             Ok(Value::dict(map))
         },

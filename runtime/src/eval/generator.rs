@@ -72,7 +72,10 @@ enum At {
     Branch(bool),
     /// A `for` loop (with its iterator) or a `while` loop (without); `orelse`
     /// once its `else` block runs.
-    Loop { items: Option<Cursor>, orelse: bool },
+    Loop {
+        items: Option<Cursor>,
+        orelse: bool,
+    },
     Try(TryPhase),
     /// A `with`: the `__exit__` of each context entered, outermost first.
     With(Vec<(Value, arr_lang::Span)>),
@@ -220,9 +223,11 @@ impl Interp {
         let mut input = (!s.path.is_empty()).then_some(input);
         let code = s.code.clone();
         self.depth += 1;
-        let r = stacker::maybe_grow(super::call::STACK_RED_ZONE, super::call::STACK_SEGMENT, || {
-            self.run_gen(&code.body, &mut s.frame, &mut s.path, 0, &mut input)
-        });
+        let r = stacker::maybe_grow(
+            super::call::STACK_RED_ZONE,
+            super::call::STACK_SEGMENT,
+            || self.run_gen(&code.body, &mut s.frame, &mut s.path, 0, &mut input),
+        );
         self.depth -= 1;
         let (state, out) = match r {
             Ok(Step::Yield(v)) => (State::Ready(s), Ok(Resumed::Yield(v))),
@@ -444,7 +449,10 @@ impl Interp {
                         _ => unreachable!("a for loop keeps its iterator"),
                     };
                     if !go_on {
-                        let At::Loop { orelse: in_else, .. } = &mut path[depth].at else {
+                        let At::Loop {
+                            orelse: in_else, ..
+                        } = &mut path[depth].at
+                        else {
                             unreachable!("a loop's point")
                         };
                         *in_else = true;

@@ -260,7 +260,12 @@ impl Interp {
     }
 
     /// The first handler of `t` that catches `e`, if one does.
-    pub(super) fn handler_for(&mut self, t: &Try, e: &Error, f: &mut Frame) -> Result<Option<usize>> {
+    pub(super) fn handler_for(
+        &mut self,
+        t: &Try,
+        e: &Error,
+        f: &mut Frame,
+    ) -> Result<Option<usize>> {
         for (k, h) in t.handlers.iter().enumerate() {
             let caught = match &h.typ {
                 None => true,
