@@ -96,7 +96,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "jax.sharding",
         "Meshes and shardings, as jax.sharding.",
         "Mesh NamedSharding PartitionSpec P AxisType set_mesh use_mesh get_abstract_mesh \
-         reshard auto_axes explicit_axes SingleDeviceSharding PositionalSharding",
+         reshard auto_axes explicit_axes SingleDeviceSharding",
     ),
     (
         "jax.debug",
@@ -560,7 +560,7 @@ const MODULES: &[(&str, &str, &str)] = &[
 const NUMPY: &str = "\
     array asarray zeros ones full empty zeros_like ones_like full_like empty_like eye identity \
     arange linspace logspace geomspace meshgrid indices tri tril triu diag diagonal diagflat \
-    copy astype=_jnp_astype reshape ravel flatten transpose swapaxes moveaxis expand_dims squeeze \
+    copy astype=_jnp_astype reshape ravel transpose swapaxes moveaxis expand_dims squeeze \
     broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
     concatenate concat=concatenate stack hstack vstack dstack column_stack split array_split hsplit vsplit \
     tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \
