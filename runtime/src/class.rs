@@ -417,6 +417,35 @@ fn is_not_implemented(v: &Value) -> bool {
 impl Interp {
     /// Make a class from a `class` statement's pieces: the evaluated bases
     /// and the namespace its body filled.
+    /// After a class statement made `class`: the nearest ancestor's
+    /// `__init_subclass__` (implicitly a class method, as in Python) called
+    /// with the class and the header's keywords. Without one, keywords are
+    /// a TypeError, as `object.__init_subclass__` takes none.
+    pub fn init_subclass(&mut self, class: &Value, keywords: Vec<(Rc<str>, Value)>) -> Result<()> {
+        let Value::Class(c) = class else {
+            return Ok(());
+        };
+        let hook = c
+            .ancestors
+            .iter()
+            .find_map(|a| a.attrs.borrow().get("__init_subclass__").cloned());
+        let Some(hook) = hook else {
+            if let Some((k, _)) = keywords.first() {
+                return Err(Error::type_error(format!(
+                    "{}.__init_subclass__() takes no keyword arguments (got '{k}')",
+                    c.name
+                )));
+            }
+            return Ok(());
+        };
+        let func = match descriptor(&hook) {
+            Some(Descriptor::ClassMethod(f)) => f.clone(),
+            _ => hook,
+        };
+        self.call(&func, vec![class.clone()], keywords)?;
+        Ok(())
+    }
+
     pub fn make_class(
         &mut self,
         name: &str,

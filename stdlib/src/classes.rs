@@ -86,6 +86,16 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
+        "_object_init_subclass(cls, **kwargs)",
+        "object.__init_subclass__: nothing to do for a new subclass; keywords are an error.",
+        |_, a| match &a[1] {
+            Value::Dict(kw) if !kw.borrow().is_empty() => Err(Error::type_error(
+                "object.__init_subclass__() takes no keyword arguments",
+            )),
+            _ => Ok(Value::None),
+        },
+    );
+    r.func(
         "dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, frozen=False, kw_only=False)",
         "Add __init__, __repr__ and __eq__ to a class from its annotated fields, in order \
          (a decorator, also with options: @dataclass(frozen=True)).",

@@ -267,9 +267,15 @@ pub fn session() -> Session {
         .set_builtin("argv", Value::list(vec![Value::str("")]));
     // `object.__setattr__` (and `super().__setattr__`): the plain attribute
     // store a class's own `__setattr__` ends in.
-    if let Ok(f) = builtin_named(&s.interp, "_object_setattr") {
-        let object = arr_runtime::class::object_class();
-        object.attrs.borrow_mut().insert("__setattr__".into(), f);
+    // `super().__init_subclass__(**kw)` ends in `object`'s, which takes none.
+    let object = arr_runtime::class::object_class();
+    for (name, builtin) in [
+        ("__setattr__", "_object_setattr"),
+        ("__init_subclass__", "_object_init_subclass"),
+    ] {
+        if let Ok(f) = builtin_named(&s.interp, builtin) {
+            object.attrs.borrow_mut().insert(name.into(), f);
+        }
     }
     for (alias, module) in [("np", "numpy"), ("jnp", "jax.numpy")] {
         let m = s.interp.modules[module].clone();

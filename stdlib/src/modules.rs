@@ -427,6 +427,11 @@ const MODULES: &[(&str, &str, &str)] = &[
         NUMPY_ONLY,
     ),
     (
+        "abc",
+        "Abstract base classes, as abc (abstract methods are not enforced).",
+        "ABC=_abc_ABC ABCMeta=type abstractmethod=_abc_abstractmethod",
+    ),
+    (
         "functools",
         "Higher-order functions, as functools.",
         "partial reduce=functools_reduce wraps lru_cache cache cached_property",

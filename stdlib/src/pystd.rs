@@ -11,6 +11,20 @@ use arr_runtime::{Error, ErrorKind, Interp, Result, Value};
 use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
+    // abc: a base class and a decorator that mark what subclasses define;
+    // arr does not refuse to instantiate a class with abstract methods.
+    let abc = arr_runtime::class::Class::new(
+        "ABC",
+        Vec::new(),
+        Some("A base class for abstract classes (abc.ABC).".into()),
+    )
+    .expect("a class without bases");
+    r.value("_abc_ABC", Value::Class(std::rc::Rc::new(abc)));
+    r.func(
+        "_abc_abstractmethod(funcobj)",
+        "funcobj itself, marked abstract in name only (abc.abstractmethod).",
+        |_, a| Ok(a[0].clone()),
+    );
     r.func(
         "partial(func, *args, **keywords)",
         "func with the leading positional arguments and the keywords given now \

@@ -147,12 +147,15 @@ impl Interp {
             StmtKind::ClassDef(c) => {
                 let decorators = self.eval_all(&c.decorators, f)?;
                 let bases = self.eval_all(&c.bases, f)?;
-                if let Some((k, _)) = c.keywords.first() {
-                    return Err(Error::type_error(format!(
-                        "class {}: the keyword '{k}' in the class header is not supported",
-                        c.name
-                    ))
-                    .at(|| f.loc(s.span)));
+                // The header's keywords go to the parent's `__init_subclass__`
+                // (a `metaclass` is Python's own machinery: `type` is the one
+                // arr has, and `abc.ABCMeta` checks nothing arr enforces).
+                let mut keywords = Vec::new();
+                for (k, e) in &c.keywords {
+                    let v = self.eval(e, f)?;
+                    if &**k != "metaclass" {
+                        keywords.push((k.clone(), v));
+                    }
                 }
                 let Value::Function(body) = self.eval(&c.body, f)? else {
                     unreachable!("a class body compiles to a function")
@@ -160,7 +163,8 @@ impl Interp {
                 let namespace = self.run_class_body(&body)?;
                 let mut v = self
                     .make_class(&c.name, c.doc.clone(), bases, namespace)
-                    .map_err(|e| e.at(|| f.loc(s.span)))?;
+                    .and_then(|v| self.init_subclass(&v, keywords).map(|()| v))
+                    .map_err(|e| super::at_call(e, f.loc(s.span)))?;
                 for d in decorators.iter().rev() {
                     v = self
                         .call(d, vec![v], Vec::new())
