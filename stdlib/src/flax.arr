@@ -42,6 +42,12 @@ class _nnx_PytreeBase:
     def __repr__(self):
         return _nnx_object_repr(self, "")
 
+    def __init_subclass__(cls, pytree=True, **kwargs):
+        # Flax's `pytree=False` (what nnx.Object is) keeps instances out of
+        # JAX's pytrees, for NNX's transforms only; arr's NNX transforms and
+        # JAX's take them as pytrees either way, so the flag changes nothing.
+        super().__init_subclass__(**kwargs)
+
 _nnx_Pytree = type("Pytree", (_nnx_PytreeBase,), {})
 _nnx_Object = _nnx_Pytree
 

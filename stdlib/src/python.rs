@@ -1375,7 +1375,9 @@ fn new_class(interp: &mut Interp, a: &[Value]) -> Result<Value> {
         }
         attrs.push((k.clone(), v.clone()));
     }
-    interp.make_class(name, doc, bases.to_vec(), attrs)
+    let class = interp.make_class(name, doc, bases.to_vec(), attrs)?;
+    interp.init_subclass(&class, Vec::new())?;
+    Ok(class)
 }
 
 fn callable(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
