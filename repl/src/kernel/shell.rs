@@ -40,7 +40,7 @@ fn guarded<T>(f: impl FnOnce() -> arr_runtime::Result<T>) -> Result<T, CellError
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(CellError {
-            ename: e.kind.name().to_string(),
+            ename: e.type_name(),
             evalue: e.message.clone(),
             traceback: e.render().lines().map(str::to_string).collect(),
         }),
