@@ -165,7 +165,7 @@ impl Interp {
                     Some(v) if !*from => vec![self.eval(v, f)?],
                     Some(v) => {
                         let it = self.eval(v, f)?;
-                        super::iter_items(&it).map_err(|e| e.at(|| f.loc(v.span)))?
+                        self.items(&it).map_err(|e| e.at(|| f.loc(v.span)))?
                     }
                 };
                 self.yielded
