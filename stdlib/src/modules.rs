@@ -82,7 +82,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          tree_transpose tree_flatten_with_path tree_map_with_path tree_leaves_with_path keystr \
          tree_any register_pytree_node register_pytree_node_class register_dataclass register_static \
          register_pytree_with_keys register_pytree_with_keys_class Partial=partial \
-         DictKey SequenceKey GetAttrKey FlattenedIndexKey",
+         DictKey SequenceKey GetAttrKey FlattenedIndexKey all_leaves=_tree_all_leaves",
     ),
     (
         "jax.tree",

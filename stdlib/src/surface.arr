@@ -2901,6 +2901,17 @@ def _init_orthogonal(scale=1.0, column_axis=-1, dtype=float32):
 
     return init
 
+def _tree_all_leaves(iterable, is_leaf=None):
+    """jax.tree_util.all_leaves: whether every item of iterable is a leaf of its own
+    (not a container, not None, not a registered node)."""
+    leaf = tree_structure(0)
+    for x in iterable:
+        if is_leaf is not None and is_leaf(x):
+            continue
+        if tree_structure(x, is_leaf=is_leaf) != leaf:
+            return False
+    return True
+
 def _debug_inspect_array_sharding(value, *, callback):
     """jax.debug.inspect_array_sharding: callback(sharding) for each array of the pytree
     value: under jit, the sharding its type carries, once per trace (as JAX calls it at
