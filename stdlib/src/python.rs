@@ -132,10 +132,12 @@ pub(crate) fn register(r: &mut Registry) {
             if IterValue::of(&a[0]).is_some() || generator_of(&a[0]).is_some() {
                 return Ok(a[0].clone());
             }
+            // An instance's `__iter__` is called once: its iterator, or its items.
             if let Value::Instance(_) = &a[0] {
-                if let Err(iterator) = interp.instance_iterator(&a[0])? {
-                    return Ok(iterator);
-                }
+                return Ok(match interp.instance_iterator(&a[0])? {
+                    Ok(items) => IterValue::value(items),
+                    Err(iterator) => iterator,
+                });
             }
             Ok(IterValue::value(items_of(interp, &a[0])?))
         },

@@ -424,7 +424,7 @@ impl Interp {
     fn next_item(&mut self, it: &mut Cursor) -> Result<Option<Value>> {
         match it {
             Cursor::Plain(items) => Ok(items.next()),
-            Cursor::Next(v) => self.next_of(&v.clone()),
+            Cursor::Next(v) => self.next_of(v),
         }
     }
 
