@@ -127,7 +127,8 @@ fn parse_signature(sig: &str) -> std::result::Result<Signature, String> {
     Ok((def.name.name.clone(), params, defaults))
 }
 
-/// The value of a literal default (numbers, strings, None, bools, tuples, negation).
+/// The value of a literal default (numbers, strings, None, `...`, bools, tuples,
+/// negation).
 fn literal(e: &ast::Expr) -> std::result::Result<Value, String> {
     use ast::ExprKind as E;
     Ok(match &e.kind {
@@ -136,6 +137,7 @@ fn literal(e: &ast::Expr) -> std::result::Result<Value, String> {
         E::Str(s) => Value::str(s),
         E::Bool(b) => Value::Bool(*b),
         E::None => Value::None,
+        E::Ellipsis => Value::Ellipsis,
         E::Tuple(items) => Value::tuple(
             items
                 .iter()

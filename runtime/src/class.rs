@@ -14,6 +14,24 @@ use indexmap::IndexMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+/// The class attribute that holds a class's metaclass (`class C(metaclass=M)`),
+/// inherited as attributes are.
+pub const METACLASS: &str = "__metaclass__";
+
+/// The metaclass a class was made with (or inherited), if it is a class.
+pub fn metaclass(c: &Class) -> Option<Rc<Class>> {
+    match c.lookup(METACLASS)? {
+        Value::Class(meta) => Some(meta),
+        _ => None,
+    }
+}
+
+/// Whether `v` is a class whose metaclass gives it protocols (iteration,
+/// `len`, subscripts, calls).
+pub fn has_metaclass(v: &Value) -> bool {
+    matches!(v, Value::Class(c) if metaclass(c).is_some())
+}
+
 /// A class: its namespace, its bases and their linearisation.
 pub struct Class {
     pub name: Rc<str>,
@@ -463,6 +481,10 @@ impl Interp {
                     named_tuple = true
                 }
                 Value::Builtin(b) if b.name.rsplit('.').next() == Some("object") => {}
+                // A metaclass (`class Meta(type)`): its methods serve the
+                // classes made with it (`Interp::method_of`); arr's `type`
+                // itself adds nothing to inherit.
+                Value::Builtin(b) if &*b.name == "type" => {}
                 other => {
                     return Err(Error::type_error(format!(
                         "class {name}: a base must be a class, not {}",
@@ -769,6 +791,18 @@ impl Interp {
                 }
                 return Ok(Value::tuple(mro.into_iter().map(Value::Class).collect()));
             }
+            // A copy of the class's own namespace (Python's read-only
+            // mappingproxy): `vars(cls)`.
+            "__dict__" => {
+                let d: Dict = c
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .filter(|(k, _)| &***k != METACLASS)
+                    .map(|(k, v)| (Key::Str(k.clone()), v.clone()))
+                    .collect();
+                return Ok(Value::dict(d));
+            }
             "__bases__" => {
                 return Ok(Value::tuple(
                     c.bases.iter().cloned().map(Value::Class).collect(),
@@ -1003,6 +1037,11 @@ impl Interp {
     pub(crate) fn method_of(&self, o: &Value, name: &str) -> Option<Value> {
         match o {
             Value::Instance(i) => i.class.lookup(name).map(|m| self.bind(m, o, &i.class)),
+            // A class's protocols are its metaclass's methods.
+            Value::Class(c) => {
+                let meta = metaclass(c)?;
+                meta.lookup(name).map(|m| self.bind(m, o, &meta))
+            }
             _ => None,
         }
     }
@@ -1077,6 +1116,23 @@ impl Interp {
         v.truthy()
     }
 
+    /// How `a` and `b` order, as `sorted` and `min`/`max` see them: by
+    /// `__lt__` (either way round) when one is an instance, else by value.
+    pub fn order_values(&mut self, a: &Value, b: &Value) -> Result<std::cmp::Ordering> {
+        if !matches!(a, Value::Instance(_)) && !matches!(b, Value::Instance(_)) {
+            return crate::eval::compare_values(a, b);
+        }
+        let less = self.instance_compare(CmpOp::Lt, a, b)?;
+        if self.truthy(&less)? {
+            return Ok(std::cmp::Ordering::Less);
+        }
+        let greater = self.instance_compare(CmpOp::Lt, b, a)?;
+        Ok(match self.truthy(&greater)? {
+            true => std::cmp::Ordering::Greater,
+            false => std::cmp::Ordering::Equal,
+        })
+    }
+
     /// `a op b` for comparisons where an operand is an instance.
     pub fn instance_compare(&mut self, op: CmpOp, a: &Value, b: &Value) -> Result<Value> {
         let names = match op {
@@ -1142,21 +1198,23 @@ impl Interp {
             if let Some(items) = &i.items {
                 return Ok(Some(items.len() as i64));
             }
-            if let Some(m) = self.method_of(v, "__len__") {
-                let n = self.call(&m, Vec::new(), Vec::new())?;
-                return n.to_int()?.map(Some).ok_or_else(|| {
-                    Error::type_error(format!(
-                        "'{}' object cannot be interpreted as an integer",
-                        n.type_name()
-                    ))
-                });
-            }
-            return Err(Error::type_error(format!(
-                "object of type '{}' has no len()",
-                i.class.name
-            )));
         }
-        Ok(None)
+        if !crate::eval::is_instance_like(v) {
+            return Ok(None);
+        }
+        if let Some(m) = self.method_of(v, "__len__") {
+            let n = self.call(&m, Vec::new(), Vec::new())?;
+            return n.to_int()?.map(Some).ok_or_else(|| {
+                Error::type_error(format!(
+                    "'{}' object cannot be interpreted as an integer",
+                    n.type_name()
+                ))
+            });
+        }
+        Err(Error::type_error(format!(
+            "object of type '{}' has no len()",
+            v.type_name()
+        )))
     }
 
     /// The items of an instance that is iterable: a named tuple, or one
@@ -1177,6 +1235,8 @@ impl Interp {
             if let Some(items) = &i.items {
                 return Ok(Ok(items.to_vec()));
             }
+        }
+        if crate::eval::is_instance_like(v) {
             if let Some(m) = self.method_of(v, "__iter__") {
                 let it = self.call(&m, Vec::new(), Vec::new())?;
                 let stepped = crate::eval::generator::generator_of(&it).is_some()
@@ -1215,6 +1275,10 @@ impl Interp {
     pub fn repr_of(&mut self, v: &Value) -> Result<String> {
         match v {
             Value::Instance(i) => self.instance_text(i, v, "__repr__"),
+            Value::Class(_) if has_metaclass(v) => match self.method_of(v, "__repr__") {
+                Some(m) => text_result(self.call(&m, Vec::new(), Vec::new())?, "__repr__"),
+                None => Ok(display::repr(v)),
+            },
             _ if contains_instance(v) => Ok(display::repr(&self.rendered(v)?)),
             _ => Ok(display::repr(v)),
         }
@@ -1227,6 +1291,7 @@ impl Interp {
                 Some(m) => text_result(self.call(&m, Vec::new(), Vec::new())?, "__str__"),
                 None => self.instance_text(i, v, "__repr__"),
             },
+            Value::Class(_) if has_metaclass(v) => self.repr_of(v),
             _ if contains_instance(v) => Ok(display::str(&self.rendered(v)?)),
             _ => Ok(display::str(v)),
         }

@@ -379,6 +379,17 @@ impl Value {
             Value::Instance(i) if i.items.is_none() && i.class.lookup("__eq__").is_none() => {
                 identity_key(self)
             }
+            // A class whose `__eq__` and `__hash__` go by one attribute
+            // names it in `__hash_attribute__` (an IntEnum's value): keys
+            // are then equal when those attributes are, and still give the
+            // instance back. (A general `__hash__` would need the
+            // interpreter here.)
+            Value::Instance(i) if i.items.is_none() && hash_attribute(i).is_some() => {
+                Key::Object(ObjectKey {
+                    id: Rc::new(hash_attribute(i).expect("checked").to_key()?),
+                    object: Rc::new(Box::new(Identity(self.clone()))),
+                })
+            }
             other => {
                 return Err(Error::type_error(format!(
                     "unhashable type: '{}'",
@@ -515,6 +526,15 @@ impl Value {
             _ => return None,
         })
     }
+}
+
+/// The value of the attribute an instance's class names in
+/// `__hash_attribute__`, if it names one the instance has.
+fn hash_attribute(i: &crate::class::Instance) -> Option<Value> {
+    let Some(Value::Str(name)) = i.class.lookup("__hash_attribute__") else {
+        return None;
+    };
+    i.attrs.borrow().get(name.as_str()).cloned()
 }
 
 fn identity_key(v: &Value) -> Key {

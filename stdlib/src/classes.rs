@@ -86,6 +86,20 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
+        "_object_new(cls, *args, **kwargs)",
+        "object.__new__: a new instance of cls whose __init__ has not run.",
+        |_, a| match &a[0] {
+            Value::Class(c) => Ok(Value::Instance(Rc::new(arr_runtime::class::Instance::new(
+                c.clone(),
+                None,
+            )))),
+            other => Err(Error::type_error(format!(
+                "object.__new__(X): X is not a type object ({})",
+                other.type_name()
+            ))),
+        },
+    );
+    r.func(
         "_object_init_subclass(cls, **kwargs)",
         "object.__init_subclass__: nothing to do for a new subclass; keywords are an error.",
         |_, a| match &a[1] {

@@ -361,16 +361,50 @@ class _nnx_ModuleBase(_nnx_Pytree):
         self.set_attributes(deterministic=True, use_running_average=True, **attributes, raise_if_not_found=False)
 
     def sow(self, variable_type, name, value, reduce_fn=None, init_fn=None):
+        """Module.sow: under nnx.capture, reduce value into the capture
+        buffer of variable_type (False when none is of that type); outside
+        it, into the attribute `name` (Flax's deprecated form). By default
+        the values of successive calls are collected in a tuple."""
         if isinstance(variable_type, str):
             variable_type = _nnx_Intermediate
+        reduce_fn = (lambda xs, x: xs + (x,)) if reduce_fn is None else reduce_fn
+        init_fn = (lambda: ()) if init_fn is None else init_fn
+        if "__captures__" in vars(self):
+            for var in self.__captures__:
+                if type(var) == variable_type:
+                    var.value[name] = reduce_fn(var.value[name] if name in var.value else init_fn(), value)
+                    return True
+            return False
         if name in vars(self):
             old = getattr(self, name)
-            old.value = old.value + (value,)
+            if not isinstance(old, _nnx_VariableBase):
+                raise ValueError(f"Expected '{name}' to be a Variable, got {type(old).__name__}")
+            if type(old) != variable_type:
+                raise ValueError(f"Expected '{name}' to be of type '{variable_type.__name__}', got '{type(old).__name__}'")
+            old.value = reduce_fn(old.value, value)
         else:
-            setattr(self, name, variable_type((value,)))
+            setattr(self, name, variable_type(reduce_fn(init_fn(), value)))
+        return True
 
     def perturb(self, name, value, variable_type=None):
-        return value
+        """Module.perturb: value plus the perturbation stored under name in
+        the capture buffer of variable_type (zeros at the first capture), so
+        the gradient with respect to the perturbation is the gradient with
+        respect to the intermediate value."""
+        if variable_type is None or isinstance(variable_type, str):
+            variable_type = _nnx_Perturbation
+        if "__captures__" in vars(self):
+            for var in self.__captures__:
+                if type(var) == variable_type:
+                    if name not in var.value:
+                        var.value[name] = tree_map(zeros_like, value)
+                    return var.value[name] + value
+            return value
+        if name not in vars(self):
+            setattr(self, name, variable_type(tree_map(zeros_like, value)))
+        elif not isinstance(getattr(self, name), variable_type):
+            raise ValueError(f"Expected '{name}' to be of type '{variable_type.__name__}', got '{type(getattr(self, name)).__name__}'")
+        return getattr(self, name).value + value
 
 _nnx_Module = type("Module", (_nnx_ModuleBase,), {})
 
@@ -589,6 +623,11 @@ class _nnx_StateBase(_nnx_Pytree):
 
     def flat_state(self):
         return _nnx_flat(self._mapping, ())
+
+    @classmethod
+    def from_flat_path(cls, flat):
+        """A State from {path: variable} (or (path, variable) pairs)."""
+        return _nnx_nest(list(flat.items()) if isinstance(flat, dict) else list(flat))
 
     def to_pure_dict(self):
         return _nnx_pure(self._mapping)
@@ -1022,6 +1061,103 @@ def _nnx_with_attributes(node, *, only=Ellipsis, raise_if_not_found=True, graph=
         raise ValueError(f"Could not find at least one instance of the following attributes: {sorted(remaining)}")
     return out
 
+# ---- capturing intermediates: nnx.capture ----
+
+def _nnx_capture(fn, *var_types, init=None, method_outputs=None):
+    """nnx.capture: fn wrapped to return (result, State of the values sown
+    into var_types) (one State per type; result alone without types). Each
+    module reachable from the module argument (fn itself, a bound method's
+    module, or fn's first argument) gets a `__captures__` buffer per type
+    for the call, filled from `init` (perturbations) where given;
+    method_outputs sows every public method's output. Called with variable
+    types only, it is a decorator."""
+    if isinstance(fn, type) and issubclass(fn, _nnx_VariableBase):
+        types = (fn,) + var_types
+        return lambda actual: _nnx_capture(actual, *types, init=init, method_outputs=method_outputs)
+    owner = None
+    if isinstance(fn, _nnx_ModuleBase):
+        owner = fn
+    elif hasattr(fn, "__self__") and isinstance(fn.__self__, _nnx_ModuleBase):
+        owner = fn.__self__
+
+    def wrapper(*args, **kwargs):
+        module = args[0] if owner is None else owner
+        by_path = {}
+        if init is not None:
+            for path, v in _nnx_flat(init._mapping if isinstance(init, _nnx_StateBase) else init, ()):
+                by_path.setdefault(path[:-1], {})[path[-1]] = v
+        modules = _nnx_iter_modules(module)
+        for path, m in modules:
+            buffers = {t: {} for t in var_types}
+            for name, v in by_path.get(path, {}).items():
+                buffers.setdefault(type(v), {})[name] = v.value
+            _object_setattr(m, "__captures__", tuple(t(d) for t, d in buffers.items()))
+        wrapped = []
+        if method_outputs is not None:
+            for cls in {type(m): None for _, m in modules}:
+                wrapped.extend(_nnx_add_capturing(cls, method_outputs))
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            for cls, name, method in reversed(wrapped):
+                if method is None:
+                    delattr(cls, name)
+                else:
+                    setattr(cls, name, method)
+        flat = []
+        for path, m in _nnx_iter_modules(module):
+            if "__captures__" in vars(m):
+                for var in m.__captures__:
+                    if type(var) in var_types:
+                        flat.extend((path + (k,), type(var)(v)) for k, v in var.value.items())
+                delattr(m, "__captures__")
+        if not var_types:
+            return result
+        states = _nnx_state_split(flat, var_types + (Ellipsis,), False)[: len(var_types)]
+        return (result,) + tuple(states) if len(var_types) > 1 else (result, states[0])
+    return wrapper
+
+def _nnx_add_capturing(cls, variable_type):
+    """Wrap the public methods (and __call__) defined by cls itself so that
+    each sows its output under the method's name; returns what to restore.
+    A layer of this library is `type(name, (_nnx_<name>Base,), {})`: its
+    base's methods are its own, as they are the class's in Flax."""
+    own = dict(vars(cls))
+    if len(cls.__bases__) == 1 and cls.__bases__[0].__name__ == "_nnx_" + cls.__name__ + "Base":
+        own = {**vars(cls.__bases__[0]), **own}
+    out = []
+    for name, method in own.items():
+        if callable(method) and not isinstance(method, type) and (not name.startswith("_") or name == "__call__"):
+            def wrap(name, method):
+                def sowing(self, *args, **kwargs):
+                    result = method(self, *args, **kwargs)
+                    self.sow(variable_type, name, result)
+                    return result
+                return sowing
+            out.append((cls, name, vars(cls).get(name, None)))
+            setattr(cls, name, wrap(name, method))
+    return out
+
+def _nnx_merge_state(state, *states, copy=False):
+    """nnx.merge_state: one State of the variables of all states (later
+    ones win on the same path)."""
+    return _nnx_state_merge((state,) + states)
+
+# nnx.graph: the object graph's functions under Flax's module name.
+_nnx_graph_Key = object
+
+def _nnx_graph_flatten(node, *, with_paths=True, graph=None):
+    """nnx.graph.flatten: (graphdef, the (path, variable) pairs of node's
+    state, in path order)."""
+    return _nnx_graphdef(node), _nnx_variables_of(node)
+
+def _nnx_cached_partial(f, *cached_args):
+    """nnx.cached_partial: f with its first arguments (modules, optimisers)
+    bound. Flax caches the graph traversal of those objects; arr's nnx.jit
+    writes the state a call leaves back into the same objects, so binding
+    them is all there is to do."""
+    return partial(f, *cached_args)
+
 def _nnx_iter_modules(node, *, graph=None):
     """nnx.iter_modules: (path, module) of every module under node, itself included."""
     return node.iter_modules()
@@ -1424,10 +1560,39 @@ def _nnx_eval_shape(f, *args, **kwargs):
     out = f(*args, **kwargs)
     for _, v in _nnx_iter_graph(out):
         if isinstance(v, _nnx_VariableBase) and isinstance(v.value, array):
-            v.value = ShapeDtypeStruct(v.value.shape, v.value.dtype, sharding=v.value.sharding)
+            # jax.eval_shape gives its sharding as JAX's would: the array's
+            # layout, replicated under a context mesh, none otherwise.
+            value = v.value
+            v.value = eval_shape(lambda: value)
     if _nnx_is_object(out):
         _nnx_transform_update(out)
     return out
+
+def _nnx_get_abstract_model(init_fn, mesh, *, graph=None):
+    """nnx.get_abstract_model: (graphdef, abstract state) of the model
+    init_fn makes under mesh, each leaf a ShapeDtypeStruct with the sharding
+    its variable's annotations give (to restore a checkpoint into)."""
+    with set_mesh(mesh):
+        abs_model = _nnx_eval_shape(init_fn)
+        gdef, abs_state = _nnx_split(abs_model)
+        shardings = _nnx_get_named_sharding(abs_state, mesh)
+        abs_state = tree_map(lambda a, s: ShapeDtypeStruct(a.shape, a.dtype, sharding=s), abs_state, shardings)
+    return gdef, abs_state
+
+def _nnx_as_abstract(tree, graph=None):
+    """nnx.as_abstract: abstract variables (ShapeDtypeStructs) with the
+    sharding their out_sharding annotation gives over their mesh or the
+    context mesh, where they have none yet."""
+    for _, v in _nnx_iter_graph(tree):
+        if isinstance(v, _nnx_VariableBase) and type(v.value).__name__ == "ShapeDtypeStruct":
+            names = v.get_metadata().get("out_sharding", None)
+            if names is not None and (v.value.sharding is None or v.value.sharding.spec == PartitionSpec()):
+                spec = P(*_nnx_apply_rules(tuple(names), v.get_metadata().get("sharding_rules", None)))
+                mesh = v.get_metadata().get("mesh", None)
+                sharding = spec if mesh is None else NamedSharding(mesh, spec)
+                v.value = ShapeDtypeStruct(v.value.shape, v.value.dtype, sharding=sharding)
+    return tree
+
 
 def _nnx_remat(f=None, **kwargs):
     if f is None:

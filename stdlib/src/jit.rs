@@ -406,9 +406,10 @@ fn jitted(f: Value, options: Options) -> Value {
         trees,
         sharded: RefCell::new(None),
     };
-    // Set once tracing met a ref (jax.new_ref): JAX's refs are state the
-    // program reads and writes at each call; this jit then runs its
-    // function op by op, so that every access happens when it runs.
+    // Set once tracing met a ref (jax.new_ref) or a host callback: JAX's
+    // refs are state the program reads and writes at each call, a callback
+    // needs its values when it runs; this jit then runs its function op by
+    // op, so that every access and call happens when it runs.
     let op_by_op = std::cell::Cell::new(false);
     let value = NativeClosure::value(format!("jit({name})"), move |interp, args, kwargs| {
         let op_by_op_call = |interp: &mut Interp, args, kwargs| {
@@ -424,7 +425,10 @@ fn jitted(f: Value, options: Options) -> Value {
             return op_by_op_call(interp, args, kwargs);
         }
         match compiled_call(interp, &state, args.clone(), kwargs.clone()) {
-            Err(e) if e.message == REF_IN_JIT && !transform::in_dynamic_graph() => {
+            Err(e)
+                if (e.message == REF_IN_JIT || e.message == transform::callback::OP_BY_OP)
+                    && !transform::in_dynamic_graph() =>
+            {
                 op_by_op.set(true);
                 op_by_op_call(interp, args, kwargs)
             }

@@ -5,6 +5,7 @@
 //! ready `Session` with all of them and the prelude loaded.
 
 mod args;
+mod callback;
 mod classes;
 mod creation;
 mod debug;
@@ -68,6 +69,7 @@ const LIBRARIES: &[(&str, &str, &str)] = &[
     ),
     ("sys", "<stdlib:sys>", include_str!("sys.arr")),
     ("inspect", "<stdlib:inspect>", include_str!("inspect.arr")),
+    ("enum", "<stdlib:enum>", include_str!("enum.arr")),
 ];
 
 /// Prelude functions named `_random_X` become `random.X`.
@@ -214,6 +216,7 @@ pub fn register_all(interp: &mut Interp) {
     distributed::register(&mut r);
     device::register(&mut r);
     debug::register(&mut r);
+    callback::register(&mut r);
     table::register(&mut r);
 }
 
@@ -272,6 +275,7 @@ pub fn session() -> Session {
     for (name, builtin) in [
         ("__setattr__", "_object_setattr"),
         ("__init_subclass__", "_object_init_subclass"),
+        ("__new__", "_object_new"),
     ] {
         if let Ok(f) = builtin_named(&s.interp, builtin) {
             object.attrs.borrow_mut().insert(name.into(), f);

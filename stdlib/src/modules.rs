@@ -130,7 +130,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.experimental",
         "Experimental APIs, as jax.experimental.",
-        "shard_map=@jax.experimental.shard_map mesh_utils=@jax.experimental.mesh_utils",
+        "shard_map=@jax.experimental.shard_map mesh_utils=@jax.experimental.mesh_utils io_callback",
     ),
     (
         "jax._src.xla_bridge",
@@ -166,7 +166,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
-         closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
+         pure_callback closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
          process_index process_count default_device default_backend block_until_ready \
          shard_map make_mesh set_mesh typeof reshard NamedSharding P=PartitionSpec \
@@ -263,6 +263,13 @@ const MODULES: &[(&str, &str, &str)] = &[
          Not=_nnx_Not Everything=_nnx_Everything Nothing=_nnx_Nothing",
     ),
     (
+        "flax.nnx.graph",
+        "The object graph of modules and variables, as flax.nnx.graph.",
+        "Key=_nnx_graph_Key flatten=_nnx_graph_flatten unflatten=_nnx_merge split=_nnx_split \
+         merge=_nnx_merge state=_nnx_state update=_nnx_update graphdef=_nnx_graphdef \
+         iter_graph=_nnx_iter_graph clone=_nnx_clone",
+    ),
+    (
         "flax.nnx",
         "Neural-network modules, as Flax NNX: modules, variables, random streams, layers, transforms, optimiser.",
         "VariableMetadata=_nnx_VariableMetadata with_metadata=_nnx_with_metadata with_partitioning=_nnx_with_partitioning \
@@ -301,7 +308,10 @@ const MODULES: &[(&str, &str, &str)] = &[
          iter_children=_nnx_iter_children cond=_nnx_cond switch=_nnx_switch \
          fori_loop=_nnx_fori_loop while_loop=_nnx_while_loop filterlib=@flax.nnx.filterlib \
          WithTag=_nnx_WithTag PathIn=_nnx_PathIn is_data=_nnx_is_data dataclass=_nnx_dataclass \
-         find_duplicates=_nnx_find_duplicates StateAxes=_nnx_StateAxes reseed=_nnx_reseed pop=_nnx_pop",
+         find_duplicates=_nnx_find_duplicates StateAxes=_nnx_StateAxes reseed=_nnx_reseed pop=_nnx_pop \
+         capture=_nnx_capture merge_state=_nnx_merge_state cached_partial=_nnx_cached_partial \
+         get_abstract_model=_nnx_get_abstract_model as_abstract=_nnx_as_abstract \
+         graph=@flax.nnx.graph",
     ),
     (
         "flax.training.train_state",
@@ -484,6 +494,12 @@ const MODULES: &[(&str, &str, &str)] = &[
          filterfalse=_itertools_filterfalse groupby=_itertools_groupby tee=_itertools_tee",
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext suppress contextmanager"),
+    (
+        "enum",
+        "Enumerations, as enum.",
+        "Enum=_enum_Enum IntEnum=_enum_IntEnum StrEnum=_enum_StrEnum auto=_enum_auto \
+         unique=_enum_unique EnumType=_enum_EnumType EnumMeta=_enum_EnumType",
+    ),
     ("sys", "The interpreter, as sys.", "argv stdout=_sys_stdout stderr=_sys_stderr"),
     (
         "inspect",

@@ -6,9 +6,7 @@ use crate::Registry;
 use arr_lang::ast::BinOp;
 use arr_runtime::display;
 use arr_runtime::eval::generator::{generator_of, stop_iteration, Input, Resumed};
-use arr_runtime::eval::{
-    binary_op, compare_values, iter_items, seq_index, values_equal, IterValue,
-};
+use arr_runtime::eval::{binary_op, iter_items, seq_index, values_equal, IterValue};
 use arr_runtime::numpy;
 use arr_runtime::session::help_for;
 use arr_runtime::{exception, set};
@@ -1065,7 +1063,31 @@ fn repr(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::str(&interp.repr_of(&a[0])?))
 }
 
-fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+/// What an instance's conversion method (`__int__`, `__float__`, ...) gives,
+/// when its class has the first of `names`.
+fn converted(interp: &mut Interp, v: &Value, names: &[&str]) -> Result<Option<Value>> {
+    if !matches!(v, Value::Instance(_)) {
+        return Ok(None);
+    }
+    for name in names {
+        if let Ok(m) = interp.attr(v, name) {
+            return interp.call(&m, Vec::new(), Vec::new()).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+fn int(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    match converted(interp, &a[0], &["__int__", "__index__"])? {
+        Some(Value::Int(i)) => return Ok(Value::Int(i)),
+        Some(other) => {
+            return Err(Error::type_error(format!(
+                "__int__ returned non-int (type {})",
+                other.type_name()
+            )))
+        }
+        None => {}
+    }
     Ok(Value::Int(match &a[0] {
         Value::Int(i) => *i,
         Value::Bool(b) => *b as i64,
@@ -1089,7 +1111,18 @@ fn int(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     }))
 }
 
-fn float(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn float(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    match converted(interp, &a[0], &["__float__", "__index__"])? {
+        Some(Value::Float(f)) => return Ok(Value::Float(f)),
+        Some(Value::Int(i)) => return Ok(Value::Float(i as f64)),
+        Some(other) => {
+            return Err(Error::type_error(format!(
+                "__float__ returned non-float (type {})",
+                other.type_name()
+            )))
+        }
+        None => {}
+    }
     Ok(Value::Float(match &a[0] {
         Value::Str(st) => {
             let t = st.trim().to_lowercase();
@@ -1135,8 +1168,13 @@ pub(crate) fn sort_values(
     let keys = key_values(interp, &items, key)?;
     let mut order: Vec<usize> = (0..items.len()).collect();
     let mut error = None;
+    // Python's reverse sort keeps equal items in their order too: reverse,
+    // sort (stably), reverse.
+    if reverse {
+        order.reverse();
+    }
     order.sort_by(|&i, &j| {
-        compare_values(&keys[i], &keys[j]).unwrap_or_else(|e| {
+        interp.order_values(&keys[i], &keys[j]).unwrap_or_else(|e| {
             error.get_or_insert(e);
             Ordering::Equal
         })
@@ -1145,9 +1183,7 @@ pub(crate) fn sort_values(
         return Err(e);
     }
     if reverse {
-        // Python's reverse sort is stable too: reverse, sort, reverse.
         order.reverse();
-        order.sort_by(|&i, &j| compare_values(&keys[j], &keys[i]).unwrap_or(Ordering::Equal));
     }
     Ok(order.into_iter().map(|i| items[i].clone()).collect())
 }

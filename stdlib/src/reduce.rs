@@ -6,7 +6,7 @@ use crate::args::*;
 use crate::Registry;
 use arr_kernels::{ArgReduceOp, DType, ReduceOp, ScanOp};
 use arr_lang::ast::BinOp;
-use arr_runtime::eval::{binary_op, compare_values, iter_items};
+use arr_runtime::eval::{binary_op, iter_items};
 use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, Prim};
 use arr_runtime::Tensor;
@@ -35,17 +35,17 @@ pub(crate) fn register(r: &mut Registry) {
         mean,
     );
     r.array_func(
-        "max(*args, axis=None, keepdims=False, key=None, initial=None, where=None)",
+        "max(*args, axis=None, keepdims=False, key=None, initial=None, where=None, default=...)",
         "Maximum of an array over axis (with initial among the values; of the elements where \
          `where` is true, which needs initial); with several arguments or a list of numbers, \
-         Python's max.",
+         Python's max (`default=`: the result for an empty iterable).",
         |i, a| extremum(i, a, ReduceOp::Max),
     );
     r.array_func(
-        "min(*args, axis=None, keepdims=False, key=None, initial=None, where=None)",
+        "min(*args, axis=None, keepdims=False, key=None, initial=None, where=None, default=...)",
         "Minimum of an array over axis (with initial among the values; of the elements where \
          `where` is true, which needs initial); with several arguments or a list of numbers, \
-         Python's min.",
+         Python's min (`default=`: the result for an empty iterable).",
         |i, a| extremum(i, a, ReduceOp::Min),
     );
     r.array_func(
@@ -239,14 +239,25 @@ fn extremum(interp: &mut Interp, a: Vec<Value>, op: ReduceOp) -> Result<Value> {
         return numpy::binary(bop, &Value::Array(r), initial);
     }
     let (axis, keepdims, key) = (&a[1], &a[2], &a[3]);
+    // `default=` (Python's): `...` when not given, since None is a default
+    // a program may give.
+    let default = (!matches!(a[6], Value::Ellipsis)).then(|| a[6].clone());
+    if default.is_some() && args.len() > 1 {
+        return Err(Error::type_error(
+            "Cannot specify a default for max()/min() with multiple positional arguments",
+        ));
+    }
     let python = |items: Vec<Value>, interp: &mut Interp| -> Result<Value> {
         if items.is_empty() {
-            return Err(Error::value_error("max()/min() arg is an empty sequence"));
+            return match &default {
+                Some(d) => Ok(d.clone()),
+                None => Err(Error::value_error("max()/min() arg is an empty sequence")),
+            };
         }
         let keys = key_values(interp, &items, key)?;
         let mut best = 0;
         for i in 1..items.len() {
-            let ord = compare_values(&keys[i], &keys[best])?;
+            let ord = interp.order_values(&keys[i], &keys[best])?;
             if (op == ReduceOp::Max && ord == Ordering::Greater)
                 || (op == ReduceOp::Min && ord == Ordering::Less)
             {

@@ -109,7 +109,9 @@ class ShapeDtypeStruct:
         return isinstance(other, ShapeDtypeStruct) and self.shape == other.shape and self.dtype == other.dtype
 
     def __repr__(self):
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+        if self.sharding is None:
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype}, sharding={self.sharding})"
 
 # jit(f).lower(*args): JAX's ahead-of-time stages. `compile()` gives a
 # callable that takes the arguments that were not static at `lower`.

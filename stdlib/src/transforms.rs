@@ -1116,25 +1116,42 @@ fn eval_shape(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     f.expect_callable()?;
     let tree = a[1].clone();
     let mut avals = Vec::new();
+    // The arguments' layouts travel with their tracers, so the outputs'
+    // shardings are what the computation gives (JAX's sharding-in-types).
+    let mut layouts = Vec::new();
     for leaf in leaves(&tree)? {
-        avals.push(match &leaf {
+        match &leaf {
             Value::Instance(_) => {
                 let shape = numpy::parse_shape(&interp.attr(&leaf, "shape")?)?;
                 let dtype = dtype_arg(&interp.attr(&leaf, "dtype")?)?
                     .ok_or_else(|| Error::type_error("eval_shape: a leaf's dtype is None"))?;
-                arr_runtime::prim::Aval {
+                let sharding = interp.attr(&leaf, "sharding").unwrap_or(Value::None);
+                layouts.push(
+                    match arr_runtime::sharding::resolve(&sharding, "eval_shape")? {
+                        Some((mesh, spec)) => Some(Arc::new(spec.placement(&mesh, shape.len())?)),
+                        None => None,
+                    },
+                );
+                avals.push(arr_runtime::prim::Aval {
                     shape: shape.into(),
                     dtype,
-                }
+                });
             }
-            other => numpy::to_tensor(other)?.aval(),
-        });
+            other => {
+                let t = numpy::to_tensor(other)?;
+                layouts.push(t.placement());
+                avals.push(t.aval());
+            }
+        }
     }
     let kwargs = kwargs_of(&a[2]);
     let out = RefCell::new(Value::None);
-    let closed = graph::trace(&avals, true, |ts| {
+    let out_layouts = RefCell::new(Vec::new());
+    let closed = graph::trace_laid_out(&avals, &layouts, true, |ts| {
         let args = numpy::sequence_items(&unflatten(&tree, &ts)?)?;
-        call_flat(interp, &f, args, kwargs, &out)
+        let outs = call_flat(interp, &f, args, kwargs, &out)?;
+        *out_layouts.borrow_mut() = outs.iter().map(Tensor::placement).collect();
+        Ok(outs)
     })?;
     let g = &closed.graph;
     let out_avals: Vec<arr_runtime::prim::Aval> = g
@@ -1146,14 +1163,31 @@ fn eval_shape(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         })
         .collect();
     let make = crate::builtin_named(interp, "ShapeDtypeStruct")?;
-    let mut it = out_avals.into_iter();
+    let mut it = out_avals.into_iter().zip(out_layouts.into_inner());
     let template = out.borrow().clone();
+    let context = arr_runtime::sharding::context_mesh();
     map_leaves(&template, &mut |_| {
-        let av = it
+        let (av, layout) = it
             .next()
             .ok_or_else(|| Error::value_error("eval_shape: fewer outputs than leaves"))?;
         let shape = Value::tuple(av.shape.iter().map(|&d| Value::Int(d as i64)).collect());
-        interp.call(&make, vec![shape, Value::DType(av.dtype)], Vec::new())
+        // Under a context mesh every output has a sharding (replicated
+        // unless the computation split it), as JAX's do.
+        let layout = layout.or_else(|| {
+            let mesh = context.clone()?;
+            Some(Arc::new(arr_kernels::sharding::Placement {
+                mesh,
+                spec: vec![Vec::new(); av.shape.len()],
+            }))
+        });
+        let kwargs = match layout {
+            Some(p) => vec![(
+                Rc::from("sharding"),
+                arr_runtime::sharding::sharding_value(Some(p)),
+            )],
+            None => Vec::new(),
+        };
+        interp.call(&make, vec![shape, Value::DType(av.dtype)], kwargs)
     })
 }
 

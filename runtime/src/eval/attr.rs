@@ -396,6 +396,15 @@ impl Interp {
                     ))
                 })
             }
+            // A bound method: Python's `__self__` and `__func__`; other
+            // attributes (`__name__`, `__doc__`) are the function's.
+            Value::BoundMethod(m) => {
+                return match attr {
+                    "__self__" => Ok(m.0.clone()),
+                    "__func__" => Ok(m.1.clone()),
+                    _ => self.get_attr(&m.1, attr),
+                }
+            }
             _ => {}
         }
         match self.methods.get(&(receiver(o), Rc::from(attr))) {

@@ -61,7 +61,11 @@ impl Interp {
                 // A NumPy array's methods give NumPy arrays (`n.sum()`).
                 Ok(numpy::like_operand(recv, self.call(method, all, kwargs)?))
             }
-            Value::Class(c) => self.instantiate(c, args, kwargs),
+            Value::Class(c) => match self.method_of(fv, "__call__") {
+                // A metaclass's `__call__` (an enum's `Color(1)`).
+                Some(m) => self.call(&m, args, kwargs),
+                None => self.instantiate(c, args, kwargs),
+            },
             Value::Instance(i) => match i.class.lookup("__call__") {
                 Some(m) => {
                     let mut all = Vec::with_capacity(args.len() + 1);

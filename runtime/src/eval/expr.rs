@@ -194,7 +194,9 @@ impl Interp {
                             // `!r`/`!s` convert to a string first; the spec formats that.
                             let v = match conversion {
                                 Some('r' | 'a') => match &v {
-                                    Value::Instance(_) => Value::str(&self.repr_of(&v)?),
+                                    _ if super::is_instance_like(&v) => {
+                                        Value::str(&self.repr_of(&v)?)
+                                    }
                                     _ => Value::str(&display::item_repr(&v)),
                                 },
                                 Some(_) => Value::str(&self.str_of(&v)?),
@@ -337,9 +339,15 @@ impl Interp {
             }
             ExprKind::Subscript(obj, index) => {
                 let o = self.eval(obj, f)?;
-                let i = self.eval(index, f)?;
+                let mut i = self.eval(index, f)?;
+                // An instance with `__index__` (an IntEnum) indexes as its int.
+                if matches!(i, Value::Instance(_)) && !crate::eval::is_instance_like(&o) {
+                    if let Some(m) = self.method_of(&i, "__index__") {
+                        i = self.call(&m, Vec::new(), Vec::new())?;
+                    }
+                }
                 match &o {
-                    Value::Instance(_) => {
+                    _ if crate::eval::is_instance_like(&o) => {
                         return self
                             .instance_item(&o, &i)
                             .map_err(|err| at_call(err, f.loc(e.span)));
@@ -429,7 +437,10 @@ impl Interp {
         a: &Value,
         b: &Value,
     ) -> Result<Value> {
-        if matches!(a, Value::Instance(_)) || matches!(b, Value::Instance(_)) {
+        if matches!(a, Value::Instance(_))
+            || matches!(b, Value::Instance(_))
+            || (matches!(op, CmpOp::In | CmpOp::NotIn) && crate::class::has_metaclass(b))
+        {
             return self.instance_compare(op, a, b);
         }
         if let (CmpOp::In | CmpOp::NotIn, Some(_)) = (op, super::generator::generator_of(b)) {
@@ -563,6 +574,9 @@ fn array_item(a: &Tensor, i: &Value, jax_rules: bool) -> Result<Value> {
     Ok(numpy::part_of(a, index::get_index_as(a, i, bounds)?))
 }
 
+/// The built-in types that annotations subscript (`list[int]`).
+const GENERIC_TYPES: &[&str] = &["tuple", "list", "dict", "set", "frozenset", "type"];
+
 /// `o[i]` for every subscriptable value.
 pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
     match (o, i) {
@@ -594,6 +608,10 @@ pub fn get_item(o: &Value, i: &Value) -> Result<Value> {
                 .cloned()
                 .ok_or_else(|| crate::exception::key_error(i))
         }
+        // `tuple[int, ...]`, `dict[str, Array]`: a generic alias of a
+        // built-in type, as annotations write it; annotations are not
+        // enforced, so the alias is the type itself.
+        (Value::Builtin(b), _) if GENERIC_TYPES.contains(&&*b.name) => Ok(o.clone()),
         (Value::Object(ob), _) => ob.get_item(i).unwrap_or_else(|| {
             Err(Error::type_error(format!(
                 "'{}' object is not subscriptable",

@@ -409,7 +409,7 @@ impl Interp {
             _ if generator::generator_of(v).is_some() || IterValue::of(v).is_some() => {
                 return Ok(Cursor::Next(v.clone()))
             }
-            Value::Instance(_) => match self.instance_iterator(v)? {
+            _ if is_instance_like(v) => match self.instance_iterator(v)? {
                 Ok(items) => Iter::Items { items, pos: 0 },
                 Err(next) => return Ok(Cursor::Next(next)),
             },
@@ -457,7 +457,7 @@ impl Interp {
     pub fn items(&mut self, v: &Value) -> Result<Vec<Value>> {
         let stepped = match v {
             _ if generator::generator_of(v).is_some() => v.clone(),
-            Value::Instance(_) => match self.instance_iterator(v)? {
+            _ if is_instance_like(v) => match self.instance_iterator(v)? {
                 Ok(items) => return Ok(items),
                 Err(iterator) => iterator,
             },
@@ -568,6 +568,12 @@ impl crate::value::Object for IterValue {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+}
+
+/// Whether `v` takes its protocols (iteration, `len`, subscripts) from
+/// methods: an instance, or a class with a metaclass.
+pub fn is_instance_like(v: &Value) -> bool {
+    matches!(v, Value::Instance(_)) || crate::class::has_metaclass(v)
 }
 
 /// The items of an iterable (everything but ranges, which iterate lazily).

@@ -147,20 +147,28 @@ impl Interp {
             StmtKind::ClassDef(c) => {
                 let decorators = self.eval_all(&c.decorators, f)?;
                 let bases = self.eval_all(&c.bases, f)?;
-                // The header's keywords go to the parent's `__init_subclass__`
-                // (a `metaclass` is Python's own machinery: `type` is the one
-                // arr has, and `abc.ABCMeta` checks nothing arr enforces).
+                // The header's keywords go to the parent's `__init_subclass__`.
+                // A `metaclass` that is a class lends its methods to the
+                // class's own protocols (`for m in Color`, `Color(1)`,
+                // `len(Color)`: `Interp::method_of`); `type` and
+                // `abc.ABCMeta` add nothing arr needs.
                 let mut keywords = Vec::new();
+                let mut metaclass = None;
                 for (k, e) in &c.keywords {
                     let v = self.eval(e, f)?;
-                    if &**k != "metaclass" {
-                        keywords.push((k.clone(), v));
+                    match (&**k, &v) {
+                        ("metaclass", Value::Class(_)) => metaclass = Some(v),
+                        ("metaclass", _) => {}
+                        _ => keywords.push((k.clone(), v)),
                     }
                 }
                 let Value::Function(body) = self.eval(&c.body, f)? else {
                     unreachable!("a class body compiles to a function")
                 };
-                let namespace = self.run_class_body(&body)?;
+                let mut namespace = self.run_class_body(&body)?;
+                if let Some(meta) = metaclass {
+                    namespace.push((std::rc::Rc::from(crate::class::METACLASS), meta));
+                }
                 let mut v = self
                     .make_class(&c.name, c.doc.clone(), bases, namespace)
                     .and_then(|v| self.init_subclass(&v, keywords).map(|()| v))

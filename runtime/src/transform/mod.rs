@@ -27,6 +27,7 @@
 //! * `ops` — small tensor operations over `bind` that rules are written in.
 
 pub mod batch;
+pub mod callback;
 pub mod collective;
 pub mod control;
 pub mod custom;
