@@ -42,7 +42,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          pshuffle pbroadcast \
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated conv=_lax_conv \
          conv_with_general_padding=_lax_conv_with_general_padding ConvDimensionNumbers=_lax_ConvDimensionNumbers \
-         reduce_window=_lax_reduce_window \
+         reduce_window=_lax_reduce_window reduce=_lax_reduce batch_matmul=_lax_batch_matmul \
+         optimization_barrier=_lax_optimization_barrier \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val=_lax_sort_key_val cumsum=_lax_cumsum cumprod=_lax_cumprod \
          cummax=_lax_cummax cummin=_lax_cummin cumlogsumexp=_lax_cumlogsumexp \
@@ -73,7 +74,8 @@ const MODULES: &[(&str, &str, &str)] = &[
         "relu relu6 sigmoid log_sigmoid softplus soft_sign silu swish gelu elu celu selu \
          leaky_relu hard_tanh hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax \
          log_softmax one_hot standardize dot_product_attention sparse_plus \
-         sparse_sigmoid squareplus mish initializers=@jax.nn.initializers",
+         sparse_sigmoid squareplus mish identity=_nn_identity log1mexp=_nn_log1mexp \
+         initializers=@jax.nn.initializers",
     ),
     (
         "jax.tree_util",
@@ -591,7 +593,9 @@ const NUMPY: &str = "\
     cumsum cumprod cumulative_sum nancumsum nansum nanmean nanmax nanmin nanstd nanvar \
     nanargmax nanargmin percentile quantile nanpercentile nanquantile count_nonzero \
     histogram histogram_bin_edges bincount interp diff ediff1d gradient trapezoid convolve \
-    correlate polyval polyfit roots \
+    correlate polyval polyfit polyder roots vander cov corrcoef \
+    isin setdiff1d intersect1d union1d setxor1d unravel_index ravel_multi_index \
+    modf frexp ldexp unwrap fromfunction block bitwise_count \
     dot vdot inner outer matmul tensordot einsum kron cross trace isscalar \
     abs absolute=abs fabs sign negative positive add subtract multiply divide true_divide \
     floor_divide mod remainder fmod divmod power float_power square sqrt cbrt reciprocal \

@@ -4530,3 +4530,384 @@ def _itertools_tee(iterable, n=2):
     """itertools.tee: n independent copies of the items."""
     items = list(iterable)
     return tuple(list(items) for _ in range(n))
+
+# ---- set operations, index conversions, statistics, floating-point parts ----
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
+    """Whether each element of element occurs in test_elements (an array of
+    element's shape; invert: whether it does not)."""
+    e = asarray(element)
+    t = ravel(asarray(test_elements))
+    if t.size == 0:
+        found = zeros(e.shape, dtype=bool)
+    else:
+        found = any(e[..., None] == t, axis=-1)
+    return logical_not(found) if invert else found
+
+def _set_take(values, keep, size, fill_value):
+    """values where keep, in order; with size, the first size of them padded
+    with fill_value (fixed shapes, so it runs under jit)."""
+    if size is None:
+        return values[keep]
+    n = values.shape[0]
+    if n == 0:
+        return full((size,), 0 if fill_value is None else fill_value, values.dtype)
+    idx = nonzero(keep, size=size, fill_value=n - 1)[0]
+    out = values[idx]
+    valid = arange(size) < sum(keep)
+    if fill_value is None:
+        # JAX's default: the smallest of the results (0 with none).
+        out = where(valid, out, 0)
+        out = where(valid, out, max(out))
+        return where(valid, out, min(out))
+    return where(valid, out, asarray(fill_value, values.dtype))
+
+def _first_of_runs(s):
+    """For sorted s: whether each element differs from the one before."""
+    if s.shape[0] == 0:
+        return zeros((0,), dtype=bool)
+    return concatenate([asarray([True]), s[1:] != s[:-1]])
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted distinct elements of ar1 that are not in ar2 (with size:
+    exactly size of them, padded with fill_value, default 0)."""
+    s = sort(ravel(asarray(ar1)))
+    keep = _first_of_runs(s) & isin(s, ar2, invert=True)
+    return _set_take(s, keep, size, 0 if fill_value is None else fill_value)
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
+    """The sorted distinct elements in both ar1 and ar2 (with size: exactly
+    size of them, padded with fill_value, default the smallest); with
+    return_indices, the first index of each in ar1 and in ar2."""
+    a, b = ravel(asarray(ar1)), ravel(asarray(ar2))
+    if return_indices:
+        if size is not None:
+            raise NotImplementedError("intersect1d: return_indices with size is not supported")
+        ua, ia = unique(a, return_index=True)
+        ub, ib = unique(b, return_index=True)
+        both = concatenate([ua, ub])
+        order = argsort(both, stable=True)
+        aux = both[order]
+        same = aux[1:] == aux[:-1]
+        values = aux[:-1][same]
+        return values, ia[order[:-1][same]], ib[order[1:][same] - ua.shape[0]]
+    s = sort(a)
+    keep = _first_of_runs(s) & isin(s, b)
+    return _set_take(s, keep, size, fill_value)
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted distinct elements of ar1 and ar2 together (with size: exactly
+    size of them, padded with fill_value)."""
+    both = concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))])
+    return unique(both, size=size, fill_value=fill_value)
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted distinct elements in exactly one of ar1 and ar2."""
+    a = unique(ravel(asarray(ar1)))
+    b = unique(ravel(asarray(ar2)))
+    s = sort(concatenate([a, b]))
+    n = s.shape[0]
+    if n == 0:
+        return _set_take(s, zeros((0,), dtype=bool), size, fill_value)
+    differs = s[1:] != s[:-1]
+    keep = concatenate([asarray([True]), differs]) & concatenate([differs, asarray([True])])
+    return _set_take(s, keep, size, 0 if fill_value is None else fill_value)
+
+def unravel_index(indices, shape):
+    """The coordinates in an array of shape of each flat index (a tuple of
+    arrays; indices out of range are clipped, as JAX's)."""
+    i = asarray(indices)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    total = 1
+    for d in shape:
+        total = total * d
+    i = clip(where(i < 0, i + total, i), 0, _max2(total - 1, 0))
+    out = []
+    for d in reversed(shape):
+        out.append(i % d if d else i * 0)
+        i = i // d if d else i
+    return tuple(reversed(out))
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """The flat index of each coordinate tuple in an array of shape dims
+    (mode 'clip' or 'wrap' for coordinates out of range)."""
+    dims = tuple(dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} coordinate arrays for {len(dims)} dimensions")
+    idx = [asarray(m) for m in multi_index]
+    if mode == "raise":
+        for m, d in zip(idx, dims):
+            if bool(any((m < 0) | (m >= d))):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        idx = [clip(m, 0, d - 1) for m, d in zip(idx, dims)]
+    elif mode == "wrap":
+        idx = [m % d for m, d in zip(idx, dims)]
+    else:
+        raise ValueError(f"ravel_multi_index: mode must be 'raise', 'clip' or 'wrap', not {mode!r}")
+    order_dims = list(range(len(dims))) if order == "C" else list(reversed(range(len(dims))))
+    flat = zeros(broadcast_shapes(*[m.shape for m in idx]), dtype=int32)
+    for k in order_dims:
+        flat = flat * dims[k] + idx[k]
+    return flat
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """The covariance matrix of the variables (rows, or columns with
+    rowvar=False) of m (and y), with optional frequency and analytic weights."""
+    x = atleast_2d(_inexact(m))
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if y is not None:
+        yy = atleast_2d(_inexact(y))
+        if not rowvar and yy.shape[0] != 1:
+            yy = yy.T
+        x = concatenate([x, yy.astype(x.dtype)], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        w = asarray(fweights).astype(x.dtype)
+    if aweights is not None:
+        a = asarray(aweights).astype(x.dtype)
+        w = a if w is None else w * a
+    if w is None:
+        avg = mean(x, axis=1)
+        wsum = asarray(x.shape[1], x.dtype)
+        fact = wsum - ddof
+    else:
+        wsum = sum(w)
+        avg = sum(x * w, axis=1) / wsum
+        if ddof == 0:
+            fact = wsum
+        elif aweights is None:
+            fact = wsum - ddof
+        else:
+            fact = wsum - ddof * sum(w * asarray(aweights).astype(x.dtype)) / wsum
+    xc = x - avg[:, None]
+    xw = xc if w is None else xc * w
+    c = (xw @ conj(xc).T) / fact
+    return squeeze(c)
+
+def corrcoef(x, y=None, rowvar=True):
+    """The correlation coefficients of the variables of x (and y): cov
+    normalised by the standard deviations, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return c / c
+    d = sqrt(real(diagonal(c)))
+    c = c / d[:, None] / d[None, :]
+    return clip(real(c), -1, 1) if not iscomplexobj(c) else c
+
+def modf(x):
+    """The fractional and integral parts of x, each with x's sign."""
+    x = _inexact(x)
+    whole = trunc(x)
+    return x - whole, whole
+
+def frexp(x):
+    """The mantissa (in [0.5, 1) in magnitude) and the int32 exponent with
+    x == mantissa * 2 ** exponent; 0, inf and nan give themselves and 0."""
+    x = _inexact(x)
+    finite = isfinite(x) & (x != 0)
+    ax = where(finite, abs(x), 1.0)
+    e = floor(log2(ax)) + 1
+    m = ax * exp2(-e)
+    # log2 may round across a power of two: move the mantissa back into range.
+    e = where(m >= 1, e + 1, where(m < 0.5, e - 1, e))
+    m = ax * exp2(-e)
+    return where(finite, sign(x) * m, x), where(finite, e, 0).astype(int32)
+
+def ldexp(x1, x2):
+    """x1 * 2 ** x2 (x2 integer)."""
+    x1 = _inexact(x1)
+    return x1 * exp2(asarray(x2).astype(x1.dtype))
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of x: columns the powers x ** (N-1) ... x ** 0
+    (increasing: x ** 0 first)."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("vander: x must be one-dimensional")
+    n = x.shape[0] if N is None else N
+    powers = arange(n)
+    if not increasing:
+        powers = powers[::-1]
+    return x[:, None] ** powers[None, :].astype(x.dtype) if n else zeros((x.shape[0], 0), x.dtype)
+
+def polyder(p, m=1):
+    """The coefficients of the m-th derivative of the polynomial p (highest
+    power first)."""
+    p = asarray(p)
+    if m < 0:
+        raise ValueError("polyder: order of derivative must be non-negative")
+    for _ in range(m):
+        n = p.shape[0] - 1
+        if n <= 0:
+            return zeros((0,), p.dtype) if n < 0 else zeros((1,), p.dtype) * 0
+        p = p[:-1] * arange(n, 0, -1).astype(p.dtype)
+    return p
+
+def unwrap(p, discont=None, axis=-1, period=6.283185307179586):
+    """p with jumps larger than discont (default period / 2) along axis
+    replaced by their complement modulo period."""
+    p = _inexact(p)
+    axis = _axis(axis, p.ndim)
+    half = period / 2
+    discont = half if discont is None else _max2(discont, half)
+    dd = diff(p, axis=axis)
+    ddmod = (dd + half) % period - half
+    ddmod = where((ddmod == -half) & (dd > 0), half, ddmod)
+    correction = where(abs(dd) < discont, 0, ddmod - dd)
+    zero = zeros_like(take(p, arange(1), axis=axis))
+    return p + concatenate([zero, cumsum(correction, axis=axis)], axis=axis)
+
+def fromfunction(function, shape, *, dtype=None, **kwargs):
+    """function(*coordinates, **kwargs) on the coordinate arrays of shape."""
+    return function(*indices(shape, dtype=float32 if dtype is None else dtype), **kwargs)
+
+def block(arrays):
+    """An array assembled from nested lists of blocks: the innermost lists are
+    joined along the last axis, the outer ones along the axes before."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+    d = depth(arrays)
+    def build(x, level):
+        if not isinstance(x, list):
+            return asarray(x)
+        parts = [build(y, level + 1) for y in x]
+        rank = _max2(d, max(p.ndim for p in parts))
+        parts = [reshape(p, (1,) * (rank - p.ndim) + p.shape) for p in parts]
+        return concatenate(parts, axis=level - d)
+    return build(arrays, 0) if isinstance(arrays, list) else asarray(arrays)
+
+def bitwise_count(x):
+    """The number of 1 bits in the magnitude of each integer (population count)."""
+    x = asarray(x)
+    v = abs(x).astype(uint32) if x.dtype in (int8, int16, int32) else x.astype(uint32)
+    v = v - ((v >> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >> 2) & 0x33333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F
+    return ((v * 0x01010101) >> 24).astype(uint8)
+
+# ---- more of jax.random: JAX's sampling algorithms, for JAX's numbers ----
+
+def _random_shape(shape, *params):
+    """The samples' shape: shape, or the parameters' broadcast shape."""
+    return broadcast_shapes(*[asarray(p).shape for p in params]) if shape is None else tuple(shape)
+
+def _random_cauchy(key, shape=(), dtype=None):
+    """Cauchy samples: tan(pi (u - 1/2)), u in [eps, 1)."""
+    dtype = _float_dtype(dtype)
+    u = random.uniform(key, shape, dtype, finfo(dtype).eps, 1.0)
+    return tan(asarray(3.141592653589793, dtype) * (u - 0.5))
+
+def _random_lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """Log-normal samples: exp(sigma * normal)."""
+    dtype = _float_dtype(dtype)
+    shape = _random_shape(shape, sigma)
+    return exp(random.normal(key, shape, dtype) * asarray(sigma).astype(dtype))
+
+def _random_rayleigh(key, scale=1.0, shape=None, dtype=None):
+    """Rayleigh samples: scale * sqrt(-2 log u)."""
+    dtype = _float_dtype(dtype)
+    shape = _random_shape(shape, scale)
+    u = random.uniform(key, shape, dtype)
+    scale = broadcast_to(asarray(scale).astype(dtype), shape)
+    return scale * sqrt(log(u) * -2)
+
+def _random_wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) samples, by Michael, Schucany and Haas' method."""
+    dtype = _float_dtype(dtype)
+    shape = _random_shape(shape, mean)
+    k1, k2 = random.split(key)
+    mean = broadcast_to(asarray(mean).astype(dtype), shape)
+    v = random.normal(k1, shape, dtype)
+    z = random.uniform(k2, shape, dtype)
+    y = v * v
+    y_sq = y * y
+    mean_sq = mean * mean
+    x = mean + mean_sq * y / 2 - mean / 2 * sqrt(4 * mean * y + mean_sq * y_sq)
+    return where(z <= mean / (mean + x), x, mean_sq / x)
+
+def _random_pareto(key, b, shape=None, dtype=None):
+    """Pareto samples with shape parameter b: exp(exponential / b)."""
+    dtype = _float_dtype(dtype)
+    shape = _random_shape(shape, b)
+    return exp(random.exponential(key, shape, dtype) / asarray(b).astype(dtype))
+
+def _random_weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull samples: scale * (-log1p(-u)) ** (1 / concentration)."""
+    dtype = _float_dtype(dtype)
+    u = random.uniform(key, shape, dtype, 0.0, 1.0)
+    return power(-log1p(-u), 1.0 / asarray(concentration)) * scale
+
+def _random_geometric(key, p, shape=None, dtype=None):
+    """Geometric samples (trials to the first success, from 1):
+    floor(log u / log1p(-p)) + 1."""
+    p = _inexact(p)
+    shape = _random_shape(shape, p)
+    u = random.uniform(key, shape, p.dtype)
+    u = where(u == 0, 1, u)
+    g = floor(log(u) / broadcast_to(log1p(-p), shape)) + 1
+    return g.astype(int32 if dtype is None else dtype)
+
+def _random_triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular samples on [left, right] peaking at mode (inverse CDF)."""
+    dtype = _float_dtype(dtype)
+    shape = _random_shape(shape, left, mode, right)
+    left = broadcast_to(asarray(left).astype(dtype), shape)
+    right = broadcast_to(asarray(right).astype(dtype), shape)
+    mode = broadcast_to(asarray(mode).astype(dtype), shape)
+    fc = (mode - left) / (right - left)
+    u = random.uniform(key, shape, dtype)
+    out1 = left + sqrt(u * (right - left) * (mode - left))
+    out2 = right - sqrt((1 - u) * (right - left) * (right - mode))
+    return where(u < fc, out1, out2)
+
+def _random_clone(key):
+    """jax.random.clone: the key itself (arr's keys are values; nothing to copy)."""
+    return key
+
+# ---- lax and nn extras ----
+
+def _lax_batch_matmul(lhs, rhs, precision=None):
+    """Batched matrix products of (..., m, k) and (..., k, n) arrays of equal rank."""
+    if lhs.ndim < 2 or lhs.ndim != rhs.ndim:
+        raise ValueError(f"batch_matmul: operands must have the same rank >= 2, got {lhs.ndim} and {rhs.ndim}")
+    return matmul(lhs, rhs)
+
+def _lax_optimization_barrier(operand):
+    """The operand unchanged (a scheduling barrier in XLA; nothing to do here)."""
+    return operand
+
+def _lax_reduce(operands, init_values, computation, dimensions):
+    """Reduce operands over dimensions with the associative computation,
+    starting from init_values (pairwise, so any monoid works)."""
+    single = not isinstance(operands, (tuple, list))
+    xs = [asarray(operands)] if single else [asarray(o) for o in operands]
+    inits = [asarray(init_values)] if single else [asarray(i) for i in init_values]
+    dims = sorted([d % xs[0].ndim for d in dimensions], reverse=True)
+    def combine(a, b):
+        r = computation(a[0], b[0]) if single else computation(tuple(a), tuple(b))
+        return [r] if single else list(r)
+    for d in dims:
+        xs = [moveaxis(x, d, 0) for x in xs]
+        while xs[0].shape[0] > 1:
+            n = xs[0].shape[0]
+            if n % 2:
+                xs = [concatenate([x, broadcast_to(i.astype(x.dtype), (1,) + x.shape[1:])]) for x, i in zip(xs, inits)]
+            xs = combine([x[0::2] for x in xs], [x[1::2] for x in xs])
+        if xs[0].shape[0] == 0:
+            xs = [broadcast_to(i.astype(x.dtype), x.shape[1:]) for x, i in zip(xs, inits)]
+        else:
+            xs = combine([x[0] for x in xs], [broadcast_to(i.astype(x.dtype), x.shape[1:]) for x, i in zip(xs, inits)])
+    return xs[0] if single else tuple(xs)
+
+def _nn_identity(x):
+    """The identity activation."""
+    return x
+
+def _nn_log1mexp(x):
+    """log(1 - exp(-x)) for x > 0, accurately on both sides of log 2."""
+    x = _inexact(x)
+    return where(x < 0.6931471805599453, log(-expm1(-x)), log1p(-exp(-x)))

@@ -1,0 +1,62 @@
+# Set operations (with size= under jit), index conversions, cov/corrcoef,
+# floating-point parts, Vandermonde/polyder/unwrap/fromfunction/block,
+# bitwise_count; jax.random's cauchy, lognormal, rayleigh, wald, pareto,
+# weibull_min, geometric, triangular; lax.reduce, batch_matmul; nn extras.
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+a = jnp.array([5, 1, 3, 3, 7, 1, 9])
+b = jnp.array([3, 4, 5, 10])
+print(jnp.isin(a, b), jnp.isin(a, b, invert=True), jnp.isin(jnp.array([[1, 2], [3, 4]]), jnp.array([2, 3])))
+print(jnp.setdiff1d(a, b), jnp.intersect1d(a, b), jnp.union1d(a, b), jnp.setxor1d(a, b))
+print(jnp.setdiff1d(a, b, size=6), jnp.setdiff1d(a, b, size=2), jnp.setdiff1d(a, b, size=6, fill_value=-1))
+print(jnp.intersect1d(a, b, size=4), jnp.intersect1d(a, b, size=4, fill_value=0))
+print(jax.jit(lambda x, y: jnp.setdiff1d(x, y, size=5))(a, b))
+print(jax.jit(lambda x, y: jnp.union1d(x, y, size=9, fill_value=0))(a, b))
+v, ia, ib = jnp.intersect1d(jnp.array([4, 2, 9, 2]), jnp.array([9, 1, 2]), return_indices=True)
+print(v, ia, ib)
+print(jnp.unravel_index(jnp.array([0, 5, 11, 7]), (3, 4)), jnp.unravel_index(7, (2, 5)))
+print(jnp.ravel_multi_index((jnp.array([0, 1, 2]), jnp.array([3, 0, 1])), (3, 4)))
+print(jnp.ravel_multi_index((jnp.array([0, 5]), jnp.array([3, 9])), (3, 4), mode='clip'))
+print(jnp.ravel_multi_index((jnp.array([0, 5]), jnp.array([3, 9])), (3, 4), mode='wrap'))
+m = jnp.array([[1.0, 2.0, 4.0, 7.0], [2.0, 1.5, 0.0, 3.0], [0.5, 0.1, 0.3, 0.9]])
+print(jnp.cov(m))
+print(jnp.cov(m, rowvar=False, bias=True))
+print(jnp.cov(m[0], m[1]), jnp.cov(m[0]))
+print(jnp.cov(m, fweights=jnp.array([1, 2, 1, 3]), aweights=jnp.array([0.5, 1.0, 2.0, 1.0])))
+print(jnp.corrcoef(m))
+print(jnp.corrcoef(m[0], m[2]))
+x = jnp.array([-3.5, -0.25, 0.0, 1.75, 8.0, 1e-3, 1024.0, 3.0e30])
+print(jnp.modf(x))
+mant, ex = jnp.frexp(x)
+print(mant, ex, ex.dtype)
+print(jnp.ldexp(mant, ex), jnp.ldexp(jnp.array([1.0, 3.0]), jnp.array([3, -2])))
+print(jnp.vander(jnp.array([1.0, 2.0, 3.0])), jnp.vander(jnp.array([1, 2, 3]), 2, increasing=True))
+print(jnp.polyder(jnp.array([1.0, 2.0, 3.0, 4.0])), jnp.polyder(jnp.array([1.0, 2.0, 3.0, 4.0]), 2))
+ph = jnp.array([0.0, 1.0, 2.5, 5.0, -2.0, 0.5, 4.0])
+print(jnp.unwrap(ph), jnp.unwrap(ph, period=4.0))
+print(jnp.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=jnp.int32))
+print(jnp.block([[jnp.ones((2, 2)), jnp.zeros((2, 1))], [jnp.full((1, 3), 7.0)]]))
+print(jnp.block([jnp.array([1, 2]), jnp.array([3])]))
+print(jnp.bitwise_count(jnp.array([0, 1, 7, 255, 1023, -1], dtype=jnp.int32)))
+
+key = jax.random.key(42)
+print(jax.random.cauchy(key, (3,)))
+print(jax.random.lognormal(key, 0.5, (3,)))
+print(jax.random.rayleigh(key, 2.0, (3,)))
+print(jax.random.wald(key, 1.5, (3,)))
+print(jax.random.pareto(key, 3.0, (3,)))
+print(jax.random.weibull_min(key, 2.0, 1.5, (3,)))
+print(jax.random.geometric(key, 0.3, (5,)))
+print(jax.random.triangular(key, 0.0, 1.0, 4.0, (4,)))
+print(jax.random.lognormal(key, jnp.array([0.1, 1.0])))
+
+ops = jnp.arange(24.0).reshape(2, 3, 4)
+print(lax.reduce(ops, 0.0, lax.add, (1,)))
+print(lax.reduce(ops, -jnp.inf, lax.max, (0, 2)))
+print(lax.reduce(jnp.arange(1, 6), 1, lambda p, q: p * q, (0,)))
+print(lax.batch_matmul(jnp.ones((2, 3, 4)), jnp.ones((2, 4, 5))).shape)
+print(lax.optimization_barrier(jnp.array([1.0, 2.0])))
+print(jax.nn.identity(jnp.array([-1.0, 2.0])), jax.nn.log1mexp(jnp.array([0.1, 0.69, 0.7, 5.0])))
