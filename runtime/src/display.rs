@@ -1,7 +1,8 @@
 //! Text forms of values: Python's `repr`/`str` for scalars and containers,
 //! NumPy-style array printing (aligned columns, truncation past 1000
-//! elements with 3 edge items), and f-string format specs. Sharded arrays'
-//! own text forms (specs, typed layouts, device grids) are `sharding.rs`.
+//! elements with 3 edge items, or as `set_printoptions` says), and f-string
+//! format specs. Sharded arrays' own text forms (specs, typed layouts,
+//! device grids) are `sharding.rs`.
 
 pub mod sharding;
 
@@ -14,9 +15,46 @@ use arr_kernels::{Array, Buffer, DType};
 use sharding::PlacementText;
 use std::sync::Arc;
 
-/// Arrays with more elements than this are summarised, as NumPy does.
-pub const THRESHOLD: usize = 1000;
-pub const EDGE_ITEMS: usize = 3;
+/// NumPy's print options (`np.set_printoptions`): how arrays print.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrintOptions {
+    /// At most this many digits after the point (or in the mantissa).
+    pub precision: usize,
+    /// Arrays with more elements than this are summarised...
+    pub threshold: usize,
+    /// ...showing this many items at each end of every axis.
+    pub edgeitems: usize,
+    /// Lines of elements wrap before this many columns.
+    pub linewidth: usize,
+    /// Fixed notation for small numbers too (exponent form only from 1e8).
+    pub suppress: bool,
+}
+
+impl Default for PrintOptions {
+    fn default() -> PrintOptions {
+        PrintOptions {
+            precision: 8,
+            threshold: 1000,
+            edgeitems: 3,
+            linewidth: 75,
+            suppress: false,
+        }
+    }
+}
+
+thread_local! {
+    static OPTIONS: std::cell::Cell<PrintOptions> = std::cell::Cell::new(PrintOptions::default());
+}
+
+/// The print options in force (on this interpreter's thread).
+pub fn print_options() -> PrintOptions {
+    OPTIONS.with(|o| o.get())
+}
+
+/// Set the print options; the previous ones.
+pub fn set_print_options(options: PrintOptions) -> PrintOptions {
+    OPTIONS.with(|o| o.replace(options))
+}
 
 /// `f32[3,4]`
 pub fn type_string(a: &Tensor) -> String {
@@ -295,7 +333,7 @@ fn concrete_str(a: &Array) -> String {
         Ok(b) => b,
         Err(d) => return format!("<deleted: {}>", d.why),
     };
-    let summarise = a.len() > THRESHOLD;
+    let summarise = a.len() > print_options().threshold;
     let fmt = ElementFormat::new(a.shape(), &buf, summarise);
     if a.ndim() == 0 {
         // A 0-d array prints like the scalar it holds, as NumPy does.
@@ -373,7 +411,7 @@ pub fn jax_repr(t: &Tensor) -> String {
             format!("[], shape=({})", dims.join(", "))
         }
     } else {
-        let summarise = a.len() > THRESHOLD;
+        let summarise = a.len() > print_options().threshold;
         let fmt = ElementFormat::new(a.shape(), &buf, summarise);
         let mut out = String::new();
         let layout = Layout {
@@ -439,8 +477,9 @@ fn write_axis(
             if k > 0 {
                 out.push_str(comma);
                 // NumPy's rule: a line's words (with their separators) fit
-                // in 75 columns less one per closing bracket to come.
-                if line_len + 1 + comma.len() + piece.len() > 74 - axis {
+                // in the line width less one per closing bracket to come.
+                let limit = print_options().linewidth.saturating_sub(1 + axis);
+                if line_len + 1 + comma.len() + piece.len() > limit {
                     // A wrapped line keeps no padding at its end.
                     out.truncate(out.trim_end_matches(' ').len());
                     out.push('\n');
@@ -491,7 +530,7 @@ pub struct ElementText {
 impl ElementText {
     /// The elements of `a`, or why it has none (it was deleted).
     pub fn new(a: &Array) -> Result<ElementText, Deleted> {
-        let summarised = a.len() > THRESHOLD;
+        let summarised = a.len() > print_options().threshold;
         let buf = a.buffer()?;
         Ok(ElementText {
             fmt: ElementFormat::new(a.shape(), &buf, summarised),
@@ -512,11 +551,12 @@ impl ElementText {
 }
 
 fn shown_indices(n: usize, summarise: bool) -> Vec<Option<usize>> {
-    if summarise && n > 2 * EDGE_ITEMS {
-        (0..EDGE_ITEMS)
+    let edge = print_options().edgeitems;
+    if summarise && n > 2 * edge {
+        (0..edge)
             .map(Some)
             .chain([None])
-            .chain((n - EDGE_ITEMS..n).map(Some))
+            .chain((n - edge..n).map(Some))
             .collect()
     } else {
         (0..n).map(Some).collect()
@@ -607,17 +647,24 @@ pub fn c_general(x: f64) -> String {
     trim(&format!("{:.*}", (5 - e) as usize, x))
 }
 
-/// Digits after the point in the shortest round-trip form, capped at 8.
+/// Digits after the point in the shortest round-trip form, at most the
+/// print precision: past it, those of x rounded to it without trailing
+/// zeros (NumPy's `floatmode='maxprec'`).
 fn fraction_digits(x: f64, dtype: DType) -> usize {
+    let precision = print_options().precision;
     let s = shortest_digits(x, dtype);
     let s = if s.contains('e') {
-        format!("{:.8}", x)
+        format!("{:.*}", precision, x)
     } else {
         s
     };
-    match s.split_once('.') {
-        Some((_, frac)) => frac.trim_end_matches('0').len().min(8),
+    let digits = |s: &str| match s.split_once('.') {
+        Some((_, frac)) => frac.trim_end_matches('0').len(),
         None => 0,
+    };
+    match digits(&s) {
+        n if n <= precision => n,
+        _ => digits(&format!("{:.*}", precision, x)),
     }
 }
 
@@ -697,8 +744,11 @@ impl ElementFormat {
                     .filter(|x| **x != 0.0)
                     .fold(f64::INFINITY, |m, x| m.min(x.abs()));
                 // NumPy's rule (FloatingFormat): exponent form for very large values,
-                // or when the non-zero magnitudes are tiny or span more than 1e3.
-                let sci = max >= 1e8 || (min.is_finite() && (min < 1e-4 || max / min > 1e3));
+                // or (unless suppressed) when the non-zero magnitudes are tiny or
+                // span more than 1e3.
+                let suppress = print_options().suppress;
+                let sci =
+                    max >= 1e8 || (!suppress && min.is_finite() && (min < 1e-4 || max / min > 1e3));
                 if sci {
                     let precision = finite
                         .iter()
@@ -860,7 +910,16 @@ fn sci_digits(x: f64, dtype: DType) -> usize {
         _ => format!("{x:e}"),
     };
     let m = s.split_once('e').map_or(s.as_str(), |(m, _)| m);
-    m.split_once('.').map_or(0, |(_, f)| f.len()).min(8)
+    let precision = print_options().precision;
+    match m.split_once('.').map_or(0, |(_, f)| f.len()) {
+        n if n <= precision => n,
+        _ => {
+            let r = format!("{:.*e}", precision, x);
+            let m = r.split_once('e').map_or(r.as_str(), |(m, _)| m);
+            m.split_once('.')
+                .map_or(0, |(_, f)| f.trim_end_matches('0').len())
+        }
+    }
 }
 
 /// The flat indices of the elements that will be shown.

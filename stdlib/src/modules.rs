@@ -612,12 +612,14 @@ const NUMPY: &str = "\
     bool_ complex64 complex128 int_=int64 float_=float64 uint floating integer number inexact \
     signedinteger unsignedinteger complexfloating generic \
     pi e inf nan newaxis euler_gamma \
-    save load savez linalg=@jax.numpy.linalg fft=@jax.numpy.fft ndarray=asarray";
+    save load savez linalg=@jax.numpy.linalg fft=@jax.numpy.fft ndarray=asarray \
+    set_printoptions get_printoptions printoptions=_np_printoptions";
 
 /// numpy: the same functions, its own submodules.
 const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
-    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array";
+    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array \
+    errstate=_np_errstate seterr=_np_seterr geterr=_np_geterr";
 
 /// Build the namespaces of the table that `wanted` picks and make them
 /// importable. Members whose builtin is missing are left out (see

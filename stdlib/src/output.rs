@@ -1,6 +1,7 @@
 //! Output builtins beyond `print`: `eprint` (stderr), `display`,
 //! `update_display`, `clear_output`, `display_image` and `progress` — requests that the
-//! front end renders (a notebook shows rich output; a terminal prints text).
+//! front end renders (a notebook shows rich output; a terminal prints text) —
+//! and NumPy's print options (`set_printoptions`, `get_printoptions`).
 
 use crate::args::str_arg;
 use crate::Registry;
@@ -10,6 +11,20 @@ use arr_runtime::progress::ProgressValue;
 use arr_runtime::{Error, ErrorKind, Interp, Result, RichOutput, Value};
 
 pub(crate) fn register(r: &mut Registry) {
+    r.effect_func(
+        "set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, suppress=None, nanstr=None, infstr=None, formatter=None, sign=None, floatmode=None, *, legacy=None, override_repr=None)",
+        "How arrays print from now on, as NumPy's: at most precision digits after the point \
+         (8), summarised past threshold elements (1000) with edgeitems at each end (3), lines \
+         of linewidth columns (75), suppress: no exponent form for small numbers. Options \
+         left None keep their value; the others of NumPy's are accepted at their defaults.",
+        set_printoptions,
+    );
+    r.func(
+        "get_printoptions()",
+        "The print options in force, as a dict (NumPy's keys).",
+        |_, _| Ok(printoptions_dict(display::print_options())),
+    );
+
     r.effect_func(
         "eprint(*args, sep=' ', end='\\n')",
         "Print values to standard error, like print (in a notebook: the stderr stream).",
@@ -155,4 +170,84 @@ fn display_image(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         update: false,
     });
     Ok(Value::None)
+}
+
+fn set_printoptions(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let mut o = display::print_options();
+    let count = |v: &Value, what: &str| -> Result<Option<usize>> {
+        match v {
+            Value::None => Ok(None),
+            v => match v.to_int()? {
+                Some(n) if n >= 0 => Ok(Some(n as usize)),
+                _ => Err(Error::value_error(format!(
+                    "set_printoptions: {what} must be a non-negative integer"
+                ))),
+            },
+        }
+    };
+    if let Some(p) = count(&a[0], "precision")? {
+        o.precision = p.min(1000);
+    }
+    if let Some(t) = count(&a[1], "threshold")? {
+        o.threshold = t;
+    }
+    if let Some(e) = count(&a[2], "edgeitems")? {
+        o.edgeitems = e;
+    }
+    if let Some(w) = count(&a[3], "linewidth")? {
+        o.linewidth = w;
+    }
+    if !matches!(a[4], Value::None) {
+        o.suppress = a[4].truthy()?;
+    }
+    // The options arr does not implement are accepted at NumPy's defaults
+    // (what get_printoptions gives back), refused otherwise.
+    let defaults: [(&str, &Value, Option<&str>); 5] = [
+        ("nanstr", &a[5], Some("nan")),
+        ("infstr", &a[6], Some("inf")),
+        ("formatter", &a[7], None),
+        ("sign", &a[8], Some("-")),
+        ("floatmode", &a[9], Some("maxprec")),
+    ];
+    for (name, v, default) in defaults {
+        let fine = match (v, default) {
+            (Value::None, _) => true,
+            (Value::Str(s), Some(d)) => s.as_str() == d,
+            _ => false,
+        };
+        if !fine {
+            return Err(Error::new(
+                ErrorKind::ValueError,
+                format!(
+                    "set_printoptions: {name}={} is not supported",
+                    display::repr(v)
+                ),
+            ));
+        }
+    }
+    display::set_print_options(o);
+    Ok(Value::None)
+}
+
+fn printoptions_dict(o: display::PrintOptions) -> Value {
+    let entries = [
+        ("edgeitems", Value::Int(o.edgeitems as i64)),
+        ("threshold", Value::Int(o.threshold as i64)),
+        ("floatmode", Value::str("maxprec")),
+        ("precision", Value::Int(o.precision as i64)),
+        ("suppress", Value::Bool(o.suppress)),
+        ("linewidth", Value::Int(o.linewidth as i64)),
+        ("nanstr", Value::str("nan")),
+        ("infstr", Value::str("inf")),
+        ("sign", Value::str("-")),
+        ("formatter", Value::None),
+        ("legacy", Value::Bool(false)),
+        ("override_repr", Value::None),
+    ];
+    Value::dict(
+        entries
+            .into_iter()
+            .map(|(k, v)| (arr_runtime::Key::Str(k.into()), v))
+            .collect(),
+    )
 }

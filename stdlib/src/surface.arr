@@ -4911,3 +4911,61 @@ def _nn_log1mexp(x):
     """log(1 - exp(-x)) for x > 0, accurately on both sides of log 2."""
     x = _inexact(x)
     return where(x < 0.6931471805599453, log(-expm1(-x)), log1p(-exp(-x)))
+
+# ---- NumPy's print options as a context, and its floating-point error state ----
+
+class _np_printoptions:
+    """np.printoptions(**options): set_printoptions for a `with` block."""
+
+    def __init__(self, *args, **kwargs):
+        self.args = args
+        self.kwargs = kwargs
+
+    def __enter__(self):
+        self.saved = get_printoptions()
+        set_printoptions(*self.args, **self.kwargs)
+        return get_printoptions()
+
+    def __exit__(self, *exc):
+        set_printoptions(**self.saved)
+        return False
+
+_np_error_state = [{"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}]
+
+def _np_seterr(all=None, divide=None, over=None, under=None, invalid=None):
+    """np.seterr: how floating-point errors are treated (arr's arrays follow
+    IEEE arithmetic and never warn or raise); the previous settings."""
+    old = dict(_np_error_state[-1])
+    new = dict(old)
+    for name, v in (("divide", divide), ("over", over), ("under", under), ("invalid", invalid)):
+        v = all if v is None else v
+        if v is not None:
+            if v not in ("ignore", "warn", "raise", "call", "print", "log"):
+                raise ValueError(f"invalid error mode {v!r}")
+            new[name] = v
+    _np_error_state[-1] = new
+    return old
+
+def _np_geterr():
+    """np.geterr: the floating-point error settings."""
+    return dict(_np_error_state[-1])
+
+class _np_errstate:
+    """np.errstate(**settings): seterr for a `with` block (or a decorated function)."""
+
+    def __init__(self, *, call=None, all=None, divide=None, over=None, under=None, invalid=None):
+        self.settings = dict(all=all, divide=divide, over=over, under=under, invalid=invalid)
+
+    def __enter__(self):
+        self.saved = _np_seterr(**self.settings)
+        return self
+
+    def __exit__(self, *exc):
+        _np_error_state[-1] = self.saved
+        return False
+
+    def __call__(self, f):
+        def wrapped(*args, **kwargs):
+            with self:
+                return f(*args, **kwargs)
+        return wrapped
