@@ -164,6 +164,109 @@ const MODULES: &[(&str, &str, &str)] = &[
     ("jax.test_util", "Gradient checks, as jax.test_util.", "check_grads"),
     ("jax.ref", "Mutable array refs, as jax.ref.", "new_ref freeze Ref"),
     (
+        "jax.scipy.stats.norm",
+        "The norm distribution, as jax.scipy.stats.norm.",
+        "logpdf=_jsp_norm_logpdf pdf=_jsp_norm_pdf cdf=_jsp_norm_cdf logcdf=_jsp_norm_logcdf sf=_jsp_norm_sf logsf=_jsp_norm_logsf ppf=_jsp_norm_ppf isf=_jsp_norm_isf",
+    ),
+    (
+        "jax.scipy.stats.uniform",
+        "The uniform distribution, as jax.scipy.stats.uniform.",
+        "logpdf=_jsp_uniform_logpdf pdf=_jsp_uniform_pdf cdf=_jsp_uniform_cdf ppf=_jsp_uniform_ppf",
+    ),
+    (
+        "jax.scipy.stats.expon",
+        "The expon distribution, as jax.scipy.stats.expon.",
+        "logpdf=_jsp_expon_logpdf pdf=_jsp_expon_pdf cdf=_jsp_expon_cdf sf=_jsp_expon_sf ppf=_jsp_expon_ppf",
+    ),
+    (
+        "jax.scipy.stats.laplace",
+        "The laplace distribution, as jax.scipy.stats.laplace.",
+        "logpdf=_jsp_laplace_logpdf pdf=_jsp_laplace_pdf cdf=_jsp_laplace_cdf",
+    ),
+    (
+        "jax.scipy.stats.logistic",
+        "The logistic distribution, as jax.scipy.stats.logistic.",
+        "logpdf=_jsp_logistic_logpdf pdf=_jsp_logistic_pdf cdf=_jsp_logistic_cdf sf=_jsp_logistic_sf ppf=_jsp_logistic_ppf isf=_jsp_logistic_isf",
+    ),
+    (
+        "jax.scipy.stats.cauchy",
+        "The cauchy distribution, as jax.scipy.stats.cauchy.",
+        "logpdf=_jsp_cauchy_logpdf pdf=_jsp_cauchy_pdf cdf=_jsp_cauchy_cdf ppf=_jsp_cauchy_ppf",
+    ),
+    (
+        "jax.scipy.stats.t",
+        "The t distribution, as jax.scipy.stats.t.",
+        "logpdf=_jsp_t_logpdf pdf=_jsp_t_pdf",
+    ),
+    (
+        "jax.scipy.stats.beta",
+        "The beta distribution, as jax.scipy.stats.beta.",
+        "logpdf=_jsp_beta_logpdf pdf=_jsp_beta_pdf cdf=_jsp_beta_cdf",
+    ),
+    (
+        "jax.scipy.stats.gamma",
+        "The gamma distribution, as jax.scipy.stats.gamma.",
+        "logpdf=_jsp_gamma_logpdf pdf=_jsp_gamma_pdf cdf=_jsp_gamma_cdf",
+    ),
+    (
+        "jax.scipy.stats.chi2",
+        "The chi2 distribution, as jax.scipy.stats.chi2.",
+        "logpdf=_jsp_chi2_logpdf pdf=_jsp_chi2_pdf cdf=_jsp_chi2_cdf",
+    ),
+    (
+        "jax.scipy.stats.poisson",
+        "The poisson distribution, as jax.scipy.stats.poisson.",
+        "logpmf=_jsp_poisson_logpmf pmf=_jsp_poisson_pmf cdf=_jsp_poisson_cdf",
+    ),
+    (
+        "jax.scipy.stats.bernoulli",
+        "The bernoulli distribution, as jax.scipy.stats.bernoulli.",
+        "logpmf=_jsp_bernoulli_logpmf pmf=_jsp_bernoulli_pmf cdf=_jsp_bernoulli_cdf",
+    ),
+    (
+        "jax.scipy.stats.geom",
+        "The geom distribution, as jax.scipy.stats.geom.",
+        "logpmf=_jsp_geom_logpmf pmf=_jsp_geom_pmf",
+    ),
+    (
+        "jax.scipy.stats.dirichlet",
+        "The dirichlet distribution, as jax.scipy.stats.dirichlet.",
+        "logpdf=_jsp_dirichlet_logpdf pdf=_jsp_dirichlet_pdf",
+    ),
+    (
+        "jax.scipy.stats.multivariate_normal",
+        "The multivariate_normal distribution, as jax.scipy.stats.multivariate_normal.",
+        "logpdf=_jsp_multivariate_normal_logpdf pdf=_jsp_multivariate_normal_pdf",
+    ),
+    (
+        "jax.scipy.stats",
+        "Distributions, as jax.scipy.stats.",
+        "norm=@jax.scipy.stats.norm uniform=@jax.scipy.stats.uniform expon=@jax.scipy.stats.expon laplace=@jax.scipy.stats.laplace logistic=@jax.scipy.stats.logistic cauchy=@jax.scipy.stats.cauchy t=@jax.scipy.stats.t beta=@jax.scipy.stats.beta gamma=@jax.scipy.stats.gamma chi2=@jax.scipy.stats.chi2 poisson=@jax.scipy.stats.poisson bernoulli=@jax.scipy.stats.bernoulli geom=@jax.scipy.stats.geom dirichlet=@jax.scipy.stats.dirichlet multivariate_normal=@jax.scipy.stats.multivariate_normal",
+    ),
+    (
+        "jax.scipy.special",
+        "Special functions, as jax.scipy.special.",
+        "erf erfc=_lax_erfc erfinv gammaln=lgamma digamma psi=digamma logsumexp softmax \
+         log_softmax expit=sigmoid logit=_jsp_logit xlogy=_jsp_xlogy xlog1py=_jsp_xlog1py \
+         entr=_jsp_entr rel_entr=_jsp_rel_entr kl_div=_jsp_kl_div ndtr=_jsp_ndtr \
+         ndtri=_jsp_ndtri log_ndtr=_jsp_log_ndtr gamma=_jsp_gamma beta=_jsp_beta \
+         betaln=_jsp_betaln factorial=_jsp_factorial comb=_jsp_comb poch=_jsp_poch \
+         multigammaln=_jsp_multigammaln gammainc=_jsp_gammainc gammaincc=_jsp_gammaincc \
+         betainc=_jsp_betainc zeta=_jsp_zeta polygamma=_jsp_polygamma i0 i0e=_jsp_i0e",
+    ),
+    (
+        "jax.scipy.linalg",
+        "Linear algebra with SciPy's conventions, as jax.scipy.linalg.",
+        "solve_triangular=_jsp_solve_triangular cholesky=_jsp_cholesky cho_factor=_jsp_cho_factor \
+         cho_solve=_jsp_cho_solve expm=_jsp_expm block_diag=_jsp_block_diag toeplitz=_jsp_toeplitz \
+         qr=_jsp_qr solve=_jsp_solve eigh=_jsp_eigh svd=_jsp_svd inv det",
+    ),
+    (
+        "jax.scipy",
+        "SciPy's API on arr arrays, as jax.scipy: special functions, distributions, linear algebra.",
+        "special=@jax.scipy.special stats=@jax.scipy.stats linalg=@jax.scipy.linalg",
+    ),
+    (
         "jax",
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
@@ -177,7 +280,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
          errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed _src=@jax._src flatten_util=@jax.flatten_util \
-         dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies \
+         dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies scipy=@jax.scipy \
          ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
          debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose \
          new_ref freeze Ref ref=@jax.ref",

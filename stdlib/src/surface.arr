@@ -802,10 +802,14 @@ def i0(x):
     ax = abs(x)
     # Each series is evaluated where the other one applies too, on an argument
     # kept in its own range, so neither branch sees inf or nan.
+    return exp(ax) * _i0e(ax)
+
+def _i0e(ax):
+    """exp(-|x|) i0(x) of ax = |x| (no overflow for large x)."""
     near = _chebyshev(ax / 2.0 - 2.0, _I0_NEAR)
-    far = maximum(ax, asarray(8.0, x.dtype))
+    far = maximum(ax, asarray(8.0, ax.dtype))
     far = _chebyshev(32.0 / far - 2.0, _I0_FAR) / sqrt(far)
-    return exp(ax) * where(ax <= 8.0, near, far)
+    return where(ax <= 8.0, near, far)
 
 def _window(M):
     """The sample positions 0 .. M - 1 of a window of M points (None for M <= 1)."""
@@ -4969,3 +4973,552 @@ class _np_errstate:
             with self:
                 return f(*args, **kwargs)
         return wrapped
+
+# ---- jax.scipy: special functions, distributions, linear algebra ----
+
+def _jsp_i0e(x):
+    """exp(-|x|) i0(x), without overflow."""
+    x = _inexact(x)
+    return _i0e(abs(x))
+
+def _jsp_xlogy(x, y):
+    """x * log(y), 0 where x is 0."""
+    x, y = _inexact(x), _inexact(y)
+    return where(x == 0, zeros_like(x * y), x * log(where(x == 0, 1, y)))
+
+def _jsp_xlog1py(x, y):
+    """x * log1p(y), 0 where x is 0."""
+    x, y = _inexact(x), _inexact(y)
+    return where(x == 0, zeros_like(x * y), x * log1p(where(x == 0, 0, y)))
+
+def _jsp_logit(p):
+    """log(p / (1 - p))."""
+    p = _inexact(p)
+    return log(p) - log1p(-p)
+
+def _jsp_entr(x):
+    """-x log x (0 at 0, -inf below)."""
+    x = _inexact(x)
+    return where(x > 0, -x * log(where(x > 0, x, 1)), where(x == 0, 0.0, -inf).astype(x.dtype))
+
+def _jsp_rel_entr(x, y):
+    """x log(x / y) (0 where x is 0 and y >= 0; inf elsewhere off the domain)."""
+    x, y = _inexact(x), _inexact(y)
+    ok = (x > 0) & (y > 0)
+    v = x * (log(where(ok, x, 1)) - log(where(ok, y, 1)))
+    return where(ok, v, where((x == 0) & (y >= 0), 0.0, inf).astype(v.dtype))
+
+def _jsp_kl_div(x, y):
+    """x log(x / y) - x + y (y where x is 0 and y >= 0; inf elsewhere off the domain)."""
+    x, y = _inexact(x), _inexact(y)
+    ok = (x > 0) & (y > 0)
+    v = x * (log(where(ok, x, 1)) - log(where(ok, y, 1))) - x + y
+    return where(ok, v, where((x == 0) & (y >= 0), y, inf).astype(v.dtype))
+
+def _jsp_ndtr(x):
+    """The standard normal CDF."""
+    x = _inexact(x)
+    return 0.5 * _lax_erfc(-x / 1.4142135623730951)
+
+def _jsp_log_ndtr(x):
+    """log of the standard normal CDF, accurate far in the lower tail."""
+    x = _inexact(x)
+    lower = x < -5.0
+    xs = where(lower, x, -5.0)
+    z2 = 1.0 / (xs * xs)
+    series = 1.0 - z2 + 3.0 * z2 * z2 - 15.0 * z2 * z2 * z2 + 105.0 * z2 * z2 * z2 * z2
+    tail = -0.5 * xs * xs - log(-xs) - 0.9189385332046727 + log(series)
+    mid = log(_jsp_ndtr(where(lower, 0.0, x)))
+    upper = -_jsp_ndtr(-where(lower, 0.0, x))
+    return where(lower, tail, where(x > 5.0, log1p(upper), mid))
+
+def _jsp_ndtri(p):
+    """The inverse of the standard normal CDF."""
+    p = _inexact(p)
+    return 1.4142135623730951 * erfinv(2.0 * p - 1.0)
+
+def _jsp_gamma(x):
+    """The gamma function (its sign from lgamma's argument)."""
+    x = _inexact(x)
+    sign = where((x > 0) | (floor(x) % 2 == 0), 1.0, -1.0).astype(x.dtype)
+    return sign * exp(lgamma(x))
+
+def _jsp_betaln(a, b):
+    """log |B(a, b)|."""
+    a, b = _inexact(a), _inexact(b)
+    return lgamma(a) + lgamma(b) - lgamma(a + b)
+
+def _jsp_beta(a, b):
+    """The beta function."""
+    return exp(_jsp_betaln(a, b))
+
+def _jsp_factorial(n, exact=False):
+    """n! as a float (0 for negative n)."""
+    n = _inexact(n)
+    return where(n < 0, 0.0, exp(lgamma(n + 1))).astype(n.dtype)
+
+def _jsp_comb(N, k, exact=False, repetition=False):
+    """N choose k as a float (0 off the domain)."""
+    N, k = _inexact(N), _inexact(k)
+    if repetition:
+        N = N + k - 1
+    ok = (k >= 0) & (k <= N) & (N >= 0)
+    return where(ok, exp(lgamma(N + 1) - lgamma(k + 1) - lgamma(N - k + 1)), 0.0).astype(N.dtype)
+
+def _jsp_poch(z, m):
+    """The rising factorial gamma(z + m) / gamma(z)."""
+    z, m = _inexact(z), _inexact(m)
+    return _jsp_gamma(z + m) / _jsp_gamma(z)
+
+def _jsp_multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension d."""
+    a = _inexact(a)
+    out = asarray(d * (d - 1) / 4.0 * 1.1447298858494002, a.dtype)
+    for j in range(1, d + 1):
+        out = out + lgamma(a + (1 - j) / 2.0)
+    return out
+
+def _jsp_gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x): its series
+    below a + 1, Legendre's continued fraction above (Numerical Recipes)."""
+    a, x = _inexact(a), _inexact(x)
+    a, x = broadcast_arrays(a, x)
+    xs = where(x > 0, x, 1.0)
+    front = exp(a * log(xs) - xs - lgamma(a))
+    use_series = x < a + 1
+    # The series: sum x^n / (a (a + 1) ... (a + n)).
+    ap = a
+    term = 1.0 / a
+    total = term
+    for _ in range(120):
+        ap = ap + 1
+        term = term * xs / ap
+        total = total + term
+    series = total * front
+    # The continued fraction for Q(a, x) (modified Lentz).
+    tiny = 1e-30
+    b = xs + 1 - a
+    c = zeros_like(b) + 1.0 / tiny
+    d = 1.0 / where(abs(b) < tiny, tiny, b)
+    h = d
+    for i in range(1, 120):
+        an = -i * (i - a)
+        b = b + 2
+        d = an * d + b
+        d = 1.0 / where(abs(d) < tiny, tiny, d)
+        c = b + an / c
+        c = where(abs(c) < tiny, tiny, c)
+        h = h * d * c
+    q = front * h
+    p = where(use_series, series, 1.0 - q)
+    return where(x <= 0, 0.0, where(isinf(x), 1.0, p)).astype(a.dtype)
+
+def _jsp_gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return 1.0 - _jsp_gammainc(a, x)
+
+def _jsp_betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) (its continued
+    fraction, on the side where it converges)."""
+    a, b, x = _inexact(a), _inexact(b), _inexact(x)
+    a, b, x = broadcast_arrays(a, b, x)
+    swap = x > (a + 1) / (a + b + 2)
+    aa, bb = where(swap, b, a), where(swap, a, b)
+    xx = where(swap, 1 - x, x)
+    xx = clip(xx, 1e-30, 1.0)
+    front = exp(aa * log(xx) + bb * log1p(-xx) - _jsp_betaln(aa, bb)) / aa
+    tiny = 1e-30
+    c = ones_like(xx)
+    d = 1 - (aa + bb) * xx / (aa + 1)
+    d = 1.0 / where(abs(d) < tiny, tiny, d)
+    h = d
+    for m in range(1, 120):
+        m2 = 2 * m
+        num = m * (bb - m) * xx / ((aa + m2 - 1) * (aa + m2))
+        d = 1 + num * d
+        d = 1.0 / where(abs(d) < tiny, tiny, d)
+        c = 1 + num / c
+        c = where(abs(c) < tiny, tiny, c)
+        h = h * d * c
+        num = -(aa + m) * (aa + bb + m) * xx / ((aa + m2) * (aa + m2 + 1))
+        d = 1 + num * d
+        d = 1.0 / where(abs(d) < tiny, tiny, d)
+        c = 1 + num / c
+        c = where(abs(c) < tiny, tiny, c)
+        h = h * d * c
+    r = front * h
+    r = where(swap, 1 - r, r)
+    return where(x <= 0, 0.0, where(x >= 1, 1.0, r)).astype(a.dtype)
+
+_ZETA_A = [12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18]
+
+def _jsp_zeta(x, q=None):
+    """The Hurwitz zeta function sum (q + k)^-x (Riemann's with q = 1), by
+    Euler-Maclaurin summation (Cephes' coefficients)."""
+    x = _inexact(x)
+    q = ones_like(x) if q is None else _inexact(q)
+    x, q = broadcast_arrays(x, q)
+    s = power(q, -x)
+    a = q
+    for _ in range(9):
+        a = a + 1
+        b = power(a, -x)
+        s = s + b
+    w = a
+    s = s + b * w / (x - 1) - 0.5 * b
+    fac = ones_like(x)
+    k = 0.0
+    for coef in _ZETA_A:
+        fac = fac * (x + k)
+        b = b / w
+        s = s + fac * b / coef
+        k = k + 1
+        fac = fac * (x + k)
+        b = b / w
+        k = k + 1
+    return where(x == 1, inf, where(x < 1, nan, s)).astype(x.dtype)
+
+def _jsp_polygamma(n, x):
+    """The n-th derivative of digamma."""
+    x = _inexact(x)
+    n = asarray(n)
+    nf = n.astype(x.dtype)
+    sign = where(n % 2 == 1, 1.0, -1.0).astype(x.dtype)
+    high = sign * exp(lgamma(nf + 1)) * _jsp_zeta(nf + 1, x)
+    return where(n == 0, digamma(x), high)
+
+# jax.scipy.stats: each distribution a namespace of functions.
+
+def _jsp_z(x, loc, scale):
+    x = _inexact(x)
+    return (x - loc) / scale, asarray(scale).astype(x.dtype)
+
+def _jsp_norm_logpdf(x, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    return -0.5 * z * z - log(scale) - 0.9189385332046727
+
+def _jsp_norm_pdf(x, loc=0, scale=1):
+    return exp(_jsp_norm_logpdf(x, loc, scale))
+
+def _jsp_norm_cdf(x, loc=0, scale=1):
+    return _jsp_ndtr(_jsp_z(x, loc, scale)[0])
+
+def _jsp_norm_logcdf(x, loc=0, scale=1):
+    return _jsp_log_ndtr(_jsp_z(x, loc, scale)[0])
+
+def _jsp_norm_sf(x, loc=0, scale=1):
+    return _jsp_ndtr(-_jsp_z(x, loc, scale)[0])
+
+def _jsp_norm_logsf(x, loc=0, scale=1):
+    return _jsp_log_ndtr(-_jsp_z(x, loc, scale)[0])
+
+def _jsp_norm_ppf(q, loc=0, scale=1):
+    return loc + scale * _jsp_ndtri(q)
+
+def _jsp_norm_isf(q, loc=0, scale=1):
+    return loc - scale * _jsp_ndtri(q)
+
+def _jsp_uniform_logpdf(x, loc=0, scale=1):
+    x = _inexact(x)
+    inside = (x >= loc) & (x <= loc + scale)
+    return where(inside, -log(asarray(scale).astype(x.dtype)), -inf).astype(x.dtype)
+
+def _jsp_uniform_pdf(x, loc=0, scale=1):
+    return exp(_jsp_uniform_logpdf(x, loc, scale))
+
+def _jsp_uniform_cdf(x, loc=0, scale=1):
+    z, _ = _jsp_z(x, loc, scale)
+    return clip(z, 0.0, 1.0)
+
+def _jsp_uniform_ppf(q, loc=0, scale=1):
+    q = _inexact(q)
+    return where((q >= 0) & (q <= 1), loc + q * scale, nan).astype(q.dtype)
+
+def _jsp_expon_logpdf(x, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    return where(z >= 0, -z - log(scale), -inf).astype(z.dtype)
+
+def _jsp_expon_pdf(x, loc=0, scale=1):
+    return exp(_jsp_expon_logpdf(x, loc, scale))
+
+def _jsp_expon_cdf(x, loc=0, scale=1):
+    z, _ = _jsp_z(x, loc, scale)
+    return where(z < 0, 0.0, -expm1(-z)).astype(z.dtype)
+
+def _jsp_expon_sf(x, loc=0, scale=1):
+    z, _ = _jsp_z(x, loc, scale)
+    return where(z < 0, 1.0, exp(-z)).astype(z.dtype)
+
+def _jsp_expon_ppf(q, loc=0, scale=1):
+    q = _inexact(q)
+    return loc - scale * log1p(-q)
+
+def _jsp_laplace_logpdf(x, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    return -0.6931471805599453 - log(scale) - abs(z)
+
+def _jsp_laplace_pdf(x, loc=0, scale=1):
+    return exp(_jsp_laplace_logpdf(x, loc, scale))
+
+def _jsp_laplace_cdf(x, loc=0, scale=1):
+    z, _ = _jsp_z(x, loc, scale)
+    return where(z < 0, 0.5 * exp(z), 1 - 0.5 * exp(-z))
+
+def _jsp_logistic_logpdf(x, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    return -abs(z) - 2.0 * log1p(exp(-abs(z))) - log(scale)
+
+def _jsp_logistic_pdf(x, loc=0, scale=1):
+    return exp(_jsp_logistic_logpdf(x, loc, scale))
+
+def _jsp_logistic_cdf(x, loc=0, scale=1):
+    return sigmoid(_jsp_z(x, loc, scale)[0])
+
+def _jsp_logistic_sf(x, loc=0, scale=1):
+    return sigmoid(-_jsp_z(x, loc, scale)[0])
+
+def _jsp_logistic_ppf(q, loc=0, scale=1):
+    return loc + scale * _jsp_logit(q)
+
+def _jsp_logistic_isf(q, loc=0, scale=1):
+    return loc - scale * _jsp_logit(q)
+
+def _jsp_cauchy_logpdf(x, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    return -1.1447298858494002 - log(scale) - log1p(z * z)
+
+def _jsp_cauchy_pdf(x, loc=0, scale=1):
+    return exp(_jsp_cauchy_logpdf(x, loc, scale))
+
+def _jsp_cauchy_cdf(x, loc=0, scale=1):
+    z, _ = _jsp_z(x, loc, scale)
+    return 0.5 + arctan(z) / 3.141592653589793
+
+def _jsp_cauchy_ppf(q, loc=0, scale=1):
+    q = _inexact(q)
+    return loc + scale * tan(3.141592653589793 * (q - 0.5))
+
+def _jsp_t_logpdf(x, df, loc=0, scale=1):
+    z, scale = _jsp_z(x, loc, scale)
+    df = asarray(df).astype(z.dtype)
+    return (lgamma((df + 1) / 2) - lgamma(df / 2) - 0.5 * log(df * 3.141592653589793)
+            - log(scale) - (df + 1) / 2 * log1p(z * z / df))
+
+def _jsp_t_pdf(x, df, loc=0, scale=1):
+    return exp(_jsp_t_logpdf(x, df, loc, scale))
+
+def _jsp_beta_logpdf(x, a, b, loc=0, scale=1):
+    y, scale = _jsp_z(x, loc, scale)
+    a, b = asarray(a).astype(y.dtype), asarray(b).astype(y.dtype)
+    v = _jsp_xlogy(a - 1, y) + _jsp_xlog1py(b - 1, -y) - _jsp_betaln(a, b) - log(scale)
+    return where((y >= 0) & (y <= 1), v, -inf).astype(v.dtype)
+
+def _jsp_beta_pdf(x, a, b, loc=0, scale=1):
+    return exp(_jsp_beta_logpdf(x, a, b, loc, scale))
+
+def _jsp_beta_cdf(x, a, b, loc=0, scale=1):
+    y, _ = _jsp_z(x, loc, scale)
+    return _jsp_betainc(a, b, clip(y, 0.0, 1.0))
+
+def _jsp_gamma_logpdf(x, a, loc=0, scale=1):
+    y, scale = _jsp_z(x, loc, scale)
+    a = asarray(a).astype(y.dtype)
+    v = _jsp_xlogy(a - 1, y) - y - lgamma(a) - log(scale)
+    return where(y >= 0, v, -inf).astype(v.dtype)
+
+def _jsp_gamma_pdf(x, a, loc=0, scale=1):
+    return exp(_jsp_gamma_logpdf(x, a, loc, scale))
+
+def _jsp_gamma_cdf(x, a, loc=0, scale=1):
+    y, _ = _jsp_z(x, loc, scale)
+    return _jsp_gammainc(a, maximum(y, 0.0))
+
+def _jsp_chi2_logpdf(x, df, loc=0, scale=1):
+    y, scale = _jsp_z(x, loc, scale)
+    k = asarray(df).astype(y.dtype) / 2
+    v = _jsp_xlogy(k - 1, y) - y / 2 - lgamma(k) - k * 0.6931471805599453 - log(scale)
+    return where(y >= 0, v, -inf).astype(v.dtype)
+
+def _jsp_chi2_pdf(x, df, loc=0, scale=1):
+    return exp(_jsp_chi2_logpdf(x, df, loc, scale))
+
+def _jsp_chi2_cdf(x, df, loc=0, scale=1):
+    y, _ = _jsp_z(x, loc, scale)
+    return _jsp_gammainc(asarray(df) / 2.0, maximum(y, 0.0) / 2)
+
+def _jsp_poisson_logpmf(k, mu, loc=0):
+    x = _inexact(k) - loc
+    mu = asarray(mu).astype(x.dtype)
+    v = _jsp_xlogy(x, mu) - lgamma(x + 1) - mu
+    return where((x >= 0) & (x == floor(x)), v, -inf).astype(v.dtype)
+
+def _jsp_poisson_pmf(k, mu, loc=0):
+    return exp(_jsp_poisson_logpmf(k, mu, loc))
+
+def _jsp_poisson_cdf(k, mu, loc=0):
+    x = _inexact(k) - loc
+    return where(x < 0, 0.0, _jsp_gammaincc(floor(maximum(x, 0.0)) + 1, mu)).astype(x.dtype)
+
+def _jsp_bernoulli_logpmf(k, p, loc=0):
+    x = _inexact(k) - loc
+    p = asarray(p).astype(x.dtype)
+    return where(x == 0, log1p(-p), where(x == 1, log(p), -inf)).astype(x.dtype)
+
+def _jsp_bernoulli_pmf(k, p, loc=0):
+    return exp(_jsp_bernoulli_logpmf(k, p, loc))
+
+def _jsp_bernoulli_cdf(k, p, loc=0):
+    x = _inexact(k) - loc
+    p = asarray(p).astype(x.dtype)
+    return where(x < 0, 0.0, where(x < 1, 1 - p, 1.0)).astype(x.dtype)
+
+def _jsp_geom_logpmf(k, p, loc=0):
+    x = _inexact(k) - loc
+    p = asarray(p).astype(x.dtype)
+    v = _jsp_xlog1py(x - 1, -p) + log(p)
+    return where(x >= 1, v, -inf).astype(v.dtype)
+
+def _jsp_geom_pmf(k, p, loc=0):
+    return exp(_jsp_geom_logpmf(k, p, loc))
+
+def _jsp_dirichlet_logpdf(x, alpha):
+    x, alpha = _inexact(x), _inexact(alpha)
+    return sum(_jsp_xlogy(alpha - 1, x), axis=0) + lgamma(sum(alpha)) - sum(lgamma(alpha))
+
+def _jsp_dirichlet_pdf(x, alpha):
+    return exp(_jsp_dirichlet_logpdf(x, alpha))
+
+def _jsp_multivariate_normal_logpdf(x, mean, cov, allow_singular=None):
+    """log N(x; mean, cov) for x of shape (..., d), by the Cholesky factor of cov."""
+    x = _inexact(x)
+    mean = asarray(mean).astype(x.dtype)
+    cov = asarray(cov).astype(x.dtype)
+    d = x.shape[-1] if x.ndim else 1
+    if cov.ndim < 2:
+        cov = cov * eye(d, dtype=x.dtype)
+    L = cholesky(cov)
+    diff = (x - mean)[..., None]
+    y = _jsp_solve_triangular(L, diff, lower=True)[..., 0]
+    return (-0.5 * sum(y * y, axis=-1) - sum(log(diagonal(L, axis1=-2, axis2=-1)), axis=-1)
+            - d * 0.9189385332046727)
+
+def _jsp_multivariate_normal_pdf(x, mean, cov, allow_singular=None):
+    return exp(_jsp_multivariate_normal_logpdf(x, mean, cov))
+
+# jax.scipy.linalg
+
+def _jsp_solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None, check_finite=True):
+    """x with a @ x = b for triangular a (trans 1 or 'T': a.T @ x = b; 2 or
+    'C': the conjugate transpose), by substitution."""
+    a = _inexact(a)
+    b = asarray(b).astype(a.dtype)
+    if trans in (1, "T"):
+        a, lower = swapaxes(a, -1, -2), not lower
+    elif trans in (2, "C"):
+        a, lower = conj(swapaxes(a, -1, -2)), not lower
+    vector = b.ndim == a.ndim - 1
+    if vector:
+        b = b[..., None]
+    n = a.shape[-1]
+    rows = [None] * n
+    order = range(n) if lower else range(n - 1, -1, -1)
+    for i in order:
+        acc = b[..., i, :]
+        for j in (range(i) if lower else range(i + 1, n)):
+            acc = acc - a[..., i, j, None] * rows[j]
+        rows[i] = acc if unit_diagonal else acc / a[..., i, i, None]
+    x = stack(rows, axis=-2)
+    return x[..., 0] if vector else x
+
+def _jsp_cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """The Cholesky factor of a: upper (a = U^H U) unless lower."""
+    L = cholesky(a)
+    return L if lower else conj(swapaxes(L, -1, -2))
+
+def _jsp_cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """(the Cholesky factor, lower) for cho_solve."""
+    return _jsp_cholesky(a, lower), lower
+
+def _jsp_cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """x with a @ x = b, from cho_factor(a)."""
+    c, lower = c_and_lower
+    L = c if lower else conj(swapaxes(c, -1, -2))
+    y = _jsp_solve_triangular(L, b, lower=True)
+    return _jsp_solve_triangular(conj(swapaxes(L, -1, -2)), y, lower=False)
+
+_PADE13 = [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0]
+
+def _jsp_expm(A, *, upper_triangular=False, max_squarings=16):
+    """The matrix exponential: the degree-13 Pade approximant of A / 2^s,
+    squared s times (Higham's scaling and squaring)."""
+    A = _inexact(A)
+    n = A.shape[-1]
+    norm1 = max(sum(abs(A), axis=-2))
+    s = 0
+    theta = 5.371920351148152
+    if bool(norm1 > theta):
+        s = min(int(ceil(log2(norm1 / theta))), max_squarings)
+    A = A / (2.0 ** s)
+    I = broadcast_to(eye(n, dtype=A.dtype), A.shape)
+    b = _PADE13
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * I)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * I
+    R = solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R
+
+def _jsp_block_diag(*arrs):
+    """The block-diagonal matrix of the given matrices (scalars and vectors
+    count as 1 x 1 and 1 x n)."""
+    mats = [atleast_2d(asarray(a)) for a in arrs]
+    if not mats:
+        return zeros((1, 0))
+    dtype = result_type(*mats)
+    rows = sum([m.shape[0] for m in mats])
+    cols = sum([m.shape[1] for m in mats])
+    out = zeros((rows, cols), dtype)
+    r = c = 0
+    for m in mats:
+        out = out.at[r:r + m.shape[0], c:c + m.shape[1]].set(m.astype(dtype))
+        r, c = r + m.shape[0], c + m.shape[1]
+    return out
+
+def _jsp_toeplitz(c, r=None):
+    """The Toeplitz matrix with first column c and first row r (default conj(c))."""
+    c = ravel(asarray(c))
+    r = conj(c) if r is None else ravel(asarray(r))
+    vals = concatenate([c[::-1], r[1:].astype(c.dtype)])
+    i = arange(c.shape[0])[:, None]
+    j = arange(r.shape[0])[None, :]
+    return vals[c.shape[0] - 1 - i + j]
+
+def _jsp_qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """scipy's qr: (Q, R) complete by default ('economic' for the reduced
+    form, 'r' for R alone)."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported")
+    if mode == "r":
+        return (qr(a, mode="r"),)
+    return qr(a, mode="complete" if mode == "full" else "reduced")
+
+def _jsp_solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a="gen"):
+    """x with a @ x = b."""
+    return solve(a, b)
+
+def _jsp_eigh(a, b=None, lower=True, eigvals_only=False, **kwargs):
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix."""
+    if b is not None:
+        raise NotImplementedError("eigh: the generalized problem (b=...) is not supported")
+    w, v = eigh(a, UPLO="L" if lower else "U")
+    return w if eigvals_only else (w, v)
+
+def _jsp_svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+    return svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
