@@ -1322,7 +1322,8 @@ def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, 
     a new leading axis for the modules it returns), and what the function
     does to the modules it is given persists."""
     if f is None:
-        return partial(_nnx_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+        return partial(_nnx_vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name, axis_size=axis_size,
+                       transform_metadata=transform_metadata)
 
     def wrapped(*args):
         axes = tuple(in_axes) if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(args)
@@ -1359,9 +1360,26 @@ def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, 
         for a, plan, st in zip(args, plans, states):
             if plan is not None:
                 _nnx_transform_update(a, *st)
-        return _nnx_lower_out(value, shapes[-1])
+        out = _nnx_lower_out(value, shapes[-1])
+        if _nnx_PARTITION_NAME in transform_metadata and isinstance(out_axes, int):
+            _nnx_add_axis(out, out_axes, transform_metadata[_nnx_PARTITION_NAME])
+        return out
 
     return wraps(f)(wrapped)
+
+_nnx_PARTITION_NAME = "partition_name"
+
+def _nnx_add_axis(tree, index, name):
+    """The variables made under a transform that added an axis at index
+    (nnx.vmap's transform_metadata={nnx.PARTITION_NAME: name}): their
+    sharding names get name (a mesh axis, or None) there too."""
+    for _, v in _nnx_iter_graph(tree):
+        if isinstance(v, _nnx_VariableBase) and v._var_metadata.get("out_sharding", None):
+            names = list(v._var_metadata["out_sharding"])
+            while len(names) < index:
+                names.append(None)
+            names.insert(index, name)
+            v._var_metadata["out_sharding"] = tuple(names)
 
 def _nnx_scan(f=None, *, length=None, reverse=False, unroll=1, _split_transpose=False,
               in_axes=(_nnx_Carry, 0), out_axes=(_nnx_Carry, 0), transform_metadata={}):

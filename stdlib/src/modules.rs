@@ -368,6 +368,17 @@ const MODULES: &[(&str, &str, &str)] = &[
          Not=_nnx_Not Everything=_nnx_Everything Nothing=_nnx_Nothing",
     ),
     (
+        "flax.nnx.nn.linear",
+        "The linear layers' module, as flax.nnx.nn.linear.",
+        "Linear=_nnx_Linear LinearGeneral=_nnx_LinearGeneral Einsum=_nnx_Einsum Embed=_nnx_Embed \
+         default_kernel_init=_nnx_default_kernel_init",
+    ),
+    (
+        "flax.nnx.nn",
+        "The layers' modules, as flax.nnx.nn.",
+        "linear=@flax.nnx.nn.linear initializers=@flax.nnx.initializers",
+    ),
+    (
         "flax.nnx.graph",
         "The object graph of modules and variables, as flax.nnx.graph.",
         "Key=_nnx_graph_Key flatten=_nnx_graph_flatten unflatten=_nnx_merge split=_nnx_split \
@@ -416,7 +427,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          find_duplicates=_nnx_find_duplicates StateAxes=_nnx_StateAxes reseed=_nnx_reseed pop=_nnx_pop \
          capture=_nnx_capture merge_state=_nnx_merge_state cached_partial=_nnx_cached_partial \
          get_abstract_model=_nnx_get_abstract_model as_abstract=_nnx_as_abstract \
-         graph=@flax.nnx.graph",
+         graph=@flax.nnx.graph PARTITION_NAME=_nnx_PARTITION_NAME \
+         nn=@flax.nnx.nn",
     ),
     (
         "flax.training.train_state",

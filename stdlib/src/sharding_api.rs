@@ -181,6 +181,35 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.method(
         "NamedSharding",
+        "is_equivalent_to(self, other, ndim)",
+        "Whether other lays out an array of ndim dimensions the same way: the same block \
+         on every device.",
+        |_, a| {
+            let s = sharding_of(&a[0])?;
+            let ndim = a[2]
+                .to_int()?
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| Error::type_error("is_equivalent_to: ndim must be an integer"))?
+                as usize;
+            let p = s.spec.placement(&s.mesh, ndim)?;
+            // A shape every split divides, so that equal blocks mean equal layouts.
+            let shape = vec![s.mesh.size().max(1); ndim];
+            let mut mine = p.blocks(&shape);
+            mine.sort_by_key(|(d, _)| *d);
+            let theirs = match arr_runtime::sharding::resolve(&a[1], "is_equivalent_to")? {
+                Some((mesh, spec)) => {
+                    let mut b = spec.placement(&mesh, ndim)?.blocks(&shape);
+                    b.sort_by_key(|(d, _)| *d);
+                    b
+                }
+                // One device holding the whole array.
+                None => vec![(0, shape.iter().map(|&n| 0..n).collect())],
+            };
+            Ok(Value::Bool(mine == theirs))
+        },
+    );
+    r.method(
+        "NamedSharding",
         "devices_indices_map(self, global_shape)",
         "Each device's block of an array of global_shape: a dict from device to \
          its index (a tuple of slices), in device order.",

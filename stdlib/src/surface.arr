@@ -1889,7 +1889,10 @@ def _init_variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, b
         raise ValueError(f"variance_scaling: invalid distribution '{distribution}'")
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
+    def init(key, shape, dtype=None, out_sharding=None):
+        return _init_placed(sample(key, shape, dtype), out_sharding)
+
+    def sample(key, shape, dtype):
         dtype = default_dtype if dtype is None else dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         fan_in, fan_out = _fans(shape, in_axis, out_axis, batch_axis)
@@ -1939,8 +1942,9 @@ def _init_normal(stddev=0.01, dtype=float32):
     """jax.nn.initializers.normal: normal samples times stddev."""
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
-        return random.normal(key, shape, default_dtype if dtype is None else dtype) * stddev
+    def init(key, shape, dtype=None, out_sharding=None):
+        x = random.normal(key, shape, default_dtype if dtype is None else dtype) * stddev
+        return _init_placed(x, out_sharding)
 
     return init
 
@@ -1948,8 +1952,9 @@ def _init_uniform(scale=0.01, dtype=float32):
     """jax.nn.initializers.uniform: uniform samples in [0, scale)."""
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
-        return random.uniform(key, shape, default_dtype if dtype is None else dtype) * scale
+    def init(key, shape, dtype=None, out_sharding=None):
+        x = random.uniform(key, shape, default_dtype if dtype is None else dtype) * scale
+        return _init_placed(x, out_sharding)
 
     return init
 
@@ -1957,9 +1962,10 @@ def _init_truncated_normal(stddev=0.01, dtype=float32, lower=-2.0, upper=2.0):
     """jax.nn.initializers.truncated_normal: samples in [lower, upper] times stddev."""
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
+    def init(key, shape, dtype=None, out_sharding=None):
         dtype = default_dtype if dtype is None else dtype
-        return _random_truncated_normal(key, lower, upper, shape, dtype) * asarray(stddev, dtype)
+        x = _random_truncated_normal(key, lower, upper, shape, dtype) * asarray(stddev, dtype)
+        return _init_placed(x, out_sharding)
 
     return init
 
@@ -1967,18 +1973,23 @@ def _init_constant(value, dtype=float32):
     """jax.nn.initializers.constant: every element is value."""
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
-        return full(shape, value, default_dtype if dtype is None else dtype)
+    def init(key, shape, dtype=None, out_sharding=None):
+        return _init_placed(full(shape, value, default_dtype if dtype is None else dtype), out_sharding)
 
     return init
 
-def _init_zeros(key, shape, dtype=float32):
-    """jax.nn.initializers.zeros."""
-    return zeros(shape, dtype)
+def _init_placed(x, out_sharding):
+    """An initializer's array laid out as out_sharding says (the values do
+    not depend on the layout: JAX's keys are partitionable)."""
+    return x if out_sharding is None else reshard(x, out_sharding)
 
-def _init_ones(key, shape, dtype=float32):
+def _init_zeros(key, shape, dtype=float32, out_sharding=None):
+    """jax.nn.initializers.zeros."""
+    return _init_placed(zeros(shape, dtype), out_sharding)
+
+def _init_ones(key, shape, dtype=float32, out_sharding=None):
     """jax.nn.initializers.ones."""
-    return ones(shape, dtype)
+    return _init_placed(ones(shape, dtype), out_sharding)
 
 # ---------------------------------------------------------------------------
 # jax.lax
@@ -2887,7 +2898,10 @@ def _init_orthogonal(scale=1.0, column_axis=-1, dtype=float32):
     columns, whichever side is smaller) reshaped to the requested shape."""
     default_dtype = dtype
 
-    def init(key, shape, dtype=None):
+    def init(key, shape, dtype=None, out_sharding=None):
+        return _init_placed(sample(key, shape, dtype), out_sharding)
+
+    def sample(key, shape, dtype):
         dtype = default_dtype if dtype is None else dtype
         shape = tuple(shape)
         if len(shape) < 2:
@@ -2932,8 +2946,9 @@ def _init_delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
     default_dtype = dtype
 
     def init(key, shape, dtype=default_dtype, out_sharding=None):
-        if out_sharding is not None:
-            raise NotImplementedError("delta_orthogonal with out_sharding")
+        return _init_placed(sample(key, shape, dtype), out_sharding)
+
+    def sample(key, shape, dtype):
         dtype = float32 if dtype is None else dtype
         shape = tuple(shape)
         if len(shape) not in [3, 4, 5]:

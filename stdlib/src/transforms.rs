@@ -76,12 +76,13 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
-        "vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None)",
+        "vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None)",
         "Vectorise fun over an axis of its arguments: in_axes gives the mapped axis of each \
          argument (an int, None for an argument shared by all examples, or a tuple with one \
          entry per argument, each of which may be a pytree of axes); out_axes places the \
          mapped axis in the outputs. With axis_name, collectives (psum, all_gather...) \
-         inside fun can name the mapped axis.",
+         inside fun can name the mapped axis. (spmd_axis_name is accepted: the mapped axis \
+         keeps the layout its operands give it.)",
         make_vmap,
     );
     r.func(

@@ -123,9 +123,13 @@ impl Interp {
     ) -> Result<Value> {
         // JAX's `out_sharding=` on any array function (creation, random,
         // products): the result laid out as asked; meanwhile no split of
-        // the operands is ambiguous.
+        // the operands is ambiguous. A builtin that takes `out_sharding`
+        // or any keyword (`partial(f, out_sharding=...)`) gets it as given.
         if let Some(i) = kwargs.iter().position(|(k, _)| &**k == "out_sharding") {
-            if !b.params.iter().any(|p| &*p.name == "out_sharding") {
+            let takes = b.params.iter().any(|p| {
+                &*p.name == "out_sharding" || p.kind == arr_lang::ast::ParamKind::VarKwargs
+            });
+            if !takes {
                 let sharding = kwargs.remove(i).1;
                 let out = crate::prim::layout::leniently(|| self.call_builtin(b, args, kwargs))?;
                 return crate::sharding::lay_out(&out, &sharding, &b.name);
