@@ -456,6 +456,12 @@ pub fn ndarray_operands(operands: &[&Value]) -> bool {
 /// `flavour` (a NumPy array keeps its own writeability).
 pub fn with_flavour(v: Value, flavour: Flavour) -> Value {
     match v {
+        // A tracer knows only whether it stands for keys.
+        Value::Array(t @ Tensor::Traced(_)) => match flavour {
+            Flavour::Key => Value::Array(t.keyed(true)),
+            Flavour::Jax => Value::Array(t.keyed(false)),
+            Flavour::NumPy { .. } => Value::Array(t),
+        },
         Value::Array(Tensor::Concrete(a)) => {
             let keep = matches!(
                 (a.flavour(), flavour),
@@ -490,6 +496,9 @@ pub fn key_shape(t: &Tensor) -> Option<&[usize]> {
     match t {
         Tensor::Concrete(a) if a.flavour() == Flavour::Key && a.ndim() > 0 => {
             Some(&a.shape()[..a.ndim() - 1])
+        }
+        Tensor::Traced(tr) if tr.key && !tr.aval.shape.is_empty() => {
+            Some(&tr.aval.shape[..tr.aval.shape.len() - 1])
         }
         _ => None,
     }
@@ -530,6 +539,7 @@ pub fn part_of(of: &Tensor, part: Tensor) -> Value {
             Flavour::NumPy { .. } => NDARRAY,
             f => f,
         },
+        Tensor::Traced(t) if t.key => Flavour::Key,
         Tensor::Traced(_) => Flavour::Jax,
     };
     match flavour {

@@ -31,6 +31,9 @@ pub struct Tracer {
     /// The sharding of the value the tracer stands for (JAX's sharding in
     /// types), when its operands had one.
     pub placement: Option<Arc<Placement>>,
+    /// Whether it stands for typed PRNG keys (a concrete array's
+    /// `Flavour::Key`): its last axis holds each key's words.
+    pub key: bool,
 }
 
 #[derive(Debug)]
@@ -54,6 +57,50 @@ impl From<Array> for Tensor {
 }
 
 impl Tensor {
+    /// Whether the tensor holds typed PRNG keys (concrete or traced).
+    pub fn is_key(&self) -> bool {
+        match self {
+            Tensor::Concrete(a) => a.flavour() == arr_kernels::Flavour::Key,
+            Tensor::Traced(t) => t.key,
+        }
+    }
+
+    /// The same values marked as typed keys, or not (`key`).
+    pub fn keyed(self, key: bool) -> Tensor {
+        match self {
+            Tensor::Concrete(a) => {
+                let flavour = if key {
+                    arr_kernels::Flavour::Key
+                } else {
+                    arr_kernels::Flavour::Jax
+                };
+                Tensor::Concrete(a.with_flavour(flavour))
+            }
+            Tensor::Traced(t) if t.key == key => Tensor::Traced(t),
+            Tensor::Traced(t) => {
+                let kind = match &t.kind {
+                    TracerKind::Jvp { primal, tangent } => TracerKind::Jvp {
+                        primal: primal.clone(),
+                        tangent: tangent.clone(),
+                    },
+                    TracerKind::Batch { val, bdim } => TracerKind::Batch {
+                        val: val.clone(),
+                        bdim: *bdim,
+                    },
+                    TracerKind::Graph { var } => TracerKind::Graph { var: *var },
+                };
+                Tensor::Traced(Rc::new(Tracer {
+                    level: t.level,
+                    trace_id: t.trace_id,
+                    aval: t.aval.clone(),
+                    kind,
+                    placement: t.placement.clone(),
+                    key,
+                }))
+            }
+        }
+    }
+
     pub fn shape(&self) -> &[usize] {
         match self {
             Tensor::Concrete(a) => a.shape(),

@@ -702,6 +702,15 @@ fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
             .iter()
             .map(|(k, v)| (format!("static argument {k}"), static_text(v))),
     );
+    // Typed keys trace as keys: a program traced for them is not one for
+    // their raw words.
+    let keys: Vec<String> = (0..flat.len())
+        .filter(|&i| flat[i].is_key())
+        .map(|i| i.to_string())
+        .collect();
+    if !keys.is_empty() {
+        statics.push(("the typed key arguments".into(), keys.join(",")));
+    }
     Ok(Signature {
         avals: flat.iter().map(Tensor::aval).collect(),
         names: (0..flat.len())
@@ -769,7 +778,13 @@ fn call(
         Some(c) => c,
         None => {
             let out_tree = RefCell::new(Value::None);
+            let keys: Vec<bool> = flat.iter().map(Tensor::is_key).collect();
             let c = cache.borrow_mut().compile(sig.clone(), |ts| {
+                let ts: Vec<Tensor> = ts
+                    .into_iter()
+                    .zip(&keys)
+                    .map(|(t, &k)| t.keyed(k))
+                    .collect();
                 let (a, k) = rebuild(&split, &ts)?;
                 let out = interp.call(f, a, k)?;
                 let flat = leaves(&out)?
@@ -810,8 +825,13 @@ fn call(
         .expect("a tree per compiled signature")
         .1;
     let mut it = outs.into_iter();
-    map_leaves(tree, &mut |_| {
-        Ok(Value::Array(it.next().expect("one output per leaf")))
+    // Outputs traced as typed keys come back as typed keys.
+    map_leaves(tree, &mut |leaf| {
+        let out = it.next().expect("one output per leaf");
+        Ok(Value::Array(match leaf {
+            Value::Array(t) if t.is_key() => out.keyed(true),
+            _ => out,
+        }))
     })
 }
 

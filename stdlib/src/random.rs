@@ -222,7 +222,7 @@ fn typed(v: Value) -> Value {
 /// `v` (what split or fold_in made of `key`) as typed keys when `key` was typed.
 fn like_key(key: &Value, v: Value) -> Value {
     match key {
-        Value::Array(Tensor::Concrete(k)) if k.flavour() == Flavour::Key => typed(v),
+        Value::Array(k) if k.is_key() => typed(v),
         _ => v,
     }
 }

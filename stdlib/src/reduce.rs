@@ -105,16 +105,21 @@ pub(crate) fn register(r: &mut Registry) {
         "Number of non-zero elements over axis.",
         count_nonzero,
     );
+    // A typed key array's shape is its keys' (without the words axis).
+    fn shown_shape(x: &Tensor) -> Vec<usize> {
+        numpy::key_shape(x).unwrap_or(x.shape()).to_vec()
+    }
     r.func("size(x)", "Number of elements of an array.", |_, a| {
-        Ok(Value::Int(array_arg(&a[0])?.len() as i64))
+        Ok(Value::Int(
+            shown_shape(&array_arg(&a[0])?).iter().product::<usize>() as i64,
+        ))
     });
     r.func("ndim(x)", "Number of axes of an array.", |_, a| {
-        Ok(Value::Int(array_arg(&a[0])?.ndim() as i64))
+        Ok(Value::Int(shown_shape(&array_arg(&a[0])?).len() as i64))
     });
     r.func("shape(x)", "The shape of an array, as a tuple.", |_, a| {
         Ok(Value::tuple(
-            array_arg(&a[0])?
-                .shape()
+            shown_shape(&array_arg(&a[0])?)
                 .iter()
                 .map(|&d| Value::Int(d as i64))
                 .collect(),

@@ -63,12 +63,14 @@ pub fn wrap(level: usize, id: u64, val: Tensor, bdim: Option<usize>) -> Tensor {
         Some(bdim) => {
             let mut aval = val.aval();
             aval.shape.remove(bdim);
+            let key = val.is_key();
             Tensor::Traced(Rc::new(Tracer {
                 level,
                 trace_id: id,
                 aval,
                 kind: TracerKind::Batch { val, bdim },
                 placement: None,
+                key,
             }))
         }
     }

@@ -147,6 +147,7 @@ fn graph_tracer(
         aval,
         kind: TracerKind::Graph { var },
         placement,
+        key: false,
     }))
 }
 

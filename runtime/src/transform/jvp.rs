@@ -58,6 +58,7 @@ pub fn wrap(level: usize, id: u64, primal: Tensor, tangent: Option<Tensor>) -> T
             trace_id: id,
             aval: primal.aval(),
             placement: primal.placement(),
+            key: false,
             kind: TracerKind::Jvp {
                 primal,
                 tangent: Some(t),
@@ -113,6 +114,7 @@ pub fn stop_gradient(t: &Tensor) -> Tensor {
                 trace_id: tr.trace_id,
                 aval: tr.aval.clone(),
                 placement: None,
+                key: tr.key,
                 kind: TracerKind::Batch {
                     val: stop_gradient(val),
                     bdim: *bdim,
