@@ -139,7 +139,7 @@ fn vmap_as(
     let mut result = Vec::with_capacity(outs.len());
     for (i, o) in outs.iter().enumerate() {
         let (v, d) = split(o, guard.level);
-        result.push(match (d, out_axes(i)) {
+        let out = match (d, out_axes(i)) {
             (Some(d), Some(to)) => moveaxis(&v, d, to)?,
             (None, Some(to)) => {
                 // Not batched: the same for every example.
@@ -154,7 +154,9 @@ fn vmap_as(
                     "vmap: output {i} has out_axes None but depends on the batched inputs"
                 )))
             }
-        });
+        };
+        // Typed keys stay typed keys, batched or not.
+        result.push(if o.is_key() { out.keyed(true) } else { out });
     }
     drop(guard);
     Ok(result)
