@@ -92,7 +92,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "map=tree_map leaves=tree_leaves flatten=tree_flatten unflatten=tree_unflatten \
          structure=tree_structure all=tree_all any=tree_any reduce=tree_reduce transpose=tree_transpose \
          flatten_with_path=tree_flatten_with_path map_with_path=tree_map_with_path \
-         leaves_with_path=tree_leaves_with_path",
+         leaves_with_path=tree_leaves_with_path broadcast=_tree_broadcast",
     ),
     (
         "jax.sharding",
@@ -271,7 +271,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
-         pure_callback closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
+         pure_callback custom_gradient closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
          process_index process_count default_device default_backend block_until_ready \
          shard_map make_mesh set_mesh typeof reshard NamedSharding P=PartitionSpec \

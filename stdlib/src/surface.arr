@@ -5537,3 +5537,33 @@ def _jsp_eigh(a, b=None, lower=True, eigvals_only=False, **kwargs):
 
 def _jsp_svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
     return svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+
+def _tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """jax.tree.broadcast: prefix_tree with each of its leaves repeated over
+    the subtree of full_tree at its place."""
+    prefix = tree_leaves_with_path(prefix_tree, is_leaf=is_leaf)
+    def pick(path, _):
+        for p, v in prefix:
+            if tuple(path[:len(p)]) == tuple(p):
+                return v
+        raise ValueError("tree.broadcast: prefix_tree is not a tree prefix of full_tree")
+    return tree_map_with_path(pick, full_tree, is_leaf=is_leaf)
+
+def custom_gradient(fun):
+    """jax.custom_gradient: fun returns (value, vjp), vjp taking the output's
+    cotangent to one per argument; the result's gradient is vjp's (a
+    custom_vjp whose backward pass is the vjp fun returned)."""
+    pending = []
+    def primal(*args):
+        return fun(*args)[0]
+    def fwd(*args):
+        out, vjp = fun(*args)
+        pending.append(vjp)
+        return out, ()
+    def bwd(res, g):
+        # custom_vjp traces the backward pass right after the forward one.
+        cts = pending.pop()(g)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+    f = custom_vjp(primal)
+    f.defvjp(fwd, bwd)
+    return wraps(fun)(f)
