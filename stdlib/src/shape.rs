@@ -385,7 +385,16 @@ fn stack_arrays(arrays: Vec<Tensor>, axis: &Value) -> Result<Tensor> {
 }
 
 fn stack(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    ok(stack_arrays(array_list(&a[0])?, &a[1])?)
+    let arrays = array_list(&a[0])?;
+    // Typed keys stack into typed keys: along their keys' axes (the words
+    // axis stays last).
+    if !arrays.is_empty() && arrays.iter().all(Tensor::is_key) {
+        let rank = arrays[0].ndim() - 1;
+        let axis = normalize_axis(int_arg("axis", &a[1])?, rank + 1)?;
+        let out = stack_arrays(arrays, &Value::Int(axis as i64))?;
+        return Ok(Value::Array(out.keyed(true)));
+    }
+    ok(stack_arrays(arrays, &a[1])?)
 }
 
 fn at_least(x: Tensor, n: usize) -> Result<Tensor> {

@@ -791,7 +791,7 @@ def wbody(c):
 threefry_normal           | lambda k: random.normal(k, (3,))                                                       | (0,)      | keys
 threefry_uniform_axis1    | lambda k: random.uniform(k, (2, 2))                                                    | (1,)      | keys.T
 threefry_split_index      | lambda i: random.normal(random.split(key, 4)[i], (2,))                                 | (0,)      | arange(4)
-threefry_split            | lambda k: random.split(k, 3)                                                           | (0,)      | keys
+threefry_split            | lambda k: random.key_data(random.split(k, 3))                                          | (0,)      | keys
 threefry_fold_in          | lambda k, d: random.bits(random.fold_in(k, d), (2,))                                   | (None, 0) | key, arange(3)
 cond_batched_pred         | lambda x: cond(x[0] > 0.0, lambda y: sin(y), lambda y: y * 10.0, x)                    | (0,)      | m34
 cond_unbatched_pred       | lambda x, p: cond(p > 0.0, lambda y: sin(y), lambda y: y * 10.0, x)                    | (0, None) | m34, array(1.0)

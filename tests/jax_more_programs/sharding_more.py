@@ -35,3 +35,11 @@ print(s1.is_equivalent_to(NamedSharding(mesh, P('data')), 2), s1.is_equivalent_t
 print(NamedSharding(mesh, P()).is_equivalent_to(NamedSharding(mesh, P(None, None)), 2))
 m8 = jax.make_mesh((8,), ('x',))
 print(NamedSharding(m8, P('x')).is_equivalent_to(NamedSharding(mesh, P(('data', 'model'))), 1))
+
+# A scan keeps its operands' shardings inside the body and in its results.
+with jax.set_mesh(mesh):
+    def body(c, w):
+        print("in body", jax.typeof(c), jax.typeof(w))
+        return jax.sharding.reshard(jnp.tanh(c @ w), P('data', None)), c.sum()
+    c, s = jax.lax.scan(body, jax.device_put(jnp.ones((8, 16)), P('data', None)), jax.device_put(jnp.ones((3, 16, 16)) / 16, P(None, None, 'model')))
+    print(jax.typeof(c), jax.typeof(s))

@@ -1240,7 +1240,7 @@ pub fn while_loop(
     mut init: Vec<Tensor>,
     weak: &[bool],
 ) -> Result<Vec<Tensor>> {
-    let b = trace_carry(&mut init, weak, &[], &mut body_fn)?;
+    let (b, _) = trace_carry(&mut init, weak, &[], &[], &mut body_fn)?;
     let avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
     let c = trace(&avals, cond_fn)?;
     Ok(bind_while(c, &[], b, &[], &init)?.into_vec())
@@ -1254,12 +1254,21 @@ fn trace_carry(
     init: &mut [Tensor],
     weak: &[bool],
     extra: &[Aval],
+    extra_layouts: &[Layout],
     f: &mut dyn FnMut(Vec<Tensor>) -> Result<Vec<Tensor>>,
-) -> Result<ClosedGraph> {
+) -> Result<(ClosedGraph, Vec<Layout>)> {
     loop {
         let mut avals: Vec<Aval> = init.iter().map(Tensor::aval).collect();
         avals.extend_from_slice(extra);
-        let body = trace(&avals, &mut *f)?;
+        // The body's values carry their operands' layouts, as JAX's types do.
+        let mut layouts: Vec<Layout> = init.iter().map(Tensor::placement).collect();
+        layouts.extend_from_slice(extra_layouts);
+        let mut out_layouts = Vec::new();
+        let body = graph::trace_laid_out(&avals, &layouts, true, |ts| {
+            let outs = f(ts)?;
+            out_layouts = outs.iter().map(Tensor::placement).collect();
+            Ok(outs)
+        })?;
         let outs = body.graph.out_avals();
         let mut changed = false;
         for (i, c) in init.iter_mut().enumerate() {
@@ -1271,10 +1280,13 @@ fn trace_carry(
             }
         }
         if !changed {
-            return Ok(body);
+            return Ok((body, out_layouts));
         }
     }
 }
+
+/// A value's layout over a mesh, if it has one.
+type Layout = Option<Arc<arr_kernels::sharding::Placement>>;
 
 /// `scan(f, init, xs)` over a flat carry and flat scanned arrays: `f` maps
 /// (carry ++ x slices) to (carry ++ y slices).
@@ -1287,6 +1299,7 @@ pub fn scan(
     weak: &[bool],
 ) -> Result<Vec<Tensor>> {
     let mut slices = Vec::new();
+    let mut slice_layouts = Vec::new();
     for x in &xs {
         if x.shape().first() != Some(&length) {
             return Err(Error::shape_error(format!(
@@ -1298,13 +1311,19 @@ pub fn scan(
             shape: x.shape()[1..].into(),
             dtype: x.dtype(),
         });
+        slice_layouts.push(x.placement().map(|p| {
+            Arc::new(arr_kernels::sharding::Placement {
+                mesh: p.mesh.clone(),
+                spec: p.spec[1..].to_vec(),
+            })
+        }));
     }
-    let body = trace_carry(&mut init, weak, &slices, &mut f)?;
+    let (body, body_layouts) = trace_carry(&mut init, weak, &slices, &slice_layouts, &mut f)?;
     let n_carry = init.len();
     let mut ops = body.consts.clone();
     ops.extend(init);
     ops.extend(xs);
-    Ok(bind(
+    let outs = bind(
         &Prim::Scan {
             n_consts: body.consts.len(),
             body: GraphRef(body.graph),
@@ -1314,5 +1333,30 @@ pub fn scan(
         },
         ops,
     )?
-    .into_vec())
+    .into_vec();
+    // The outputs have the layouts the body gave them (stacked outputs
+    // unsplit along the scanned axis), as JAX's scan's types do.
+    outs.into_iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let layout = match body_layouts.get(i).cloned().flatten() {
+                Some(p) if i >= n_carry => {
+                    let mut spec = vec![Vec::new()];
+                    spec.extend(p.spec.iter().cloned());
+                    Some(arr_kernels::sharding::Placement {
+                        mesh: p.mesh.clone(),
+                        spec,
+                    })
+                }
+                Some(p) => Some((*p).clone()),
+                None => None,
+            };
+            match layout {
+                Some(p) if o.placement().as_deref() != Some(&p) && p.spec.len() == o.ndim() => {
+                    crate::prim::bind1(&Prim::ShardingConstraint(Arc::new(p)), [o])
+                }
+                _ => Ok(o),
+            }
+        })
+        .collect()
 }
