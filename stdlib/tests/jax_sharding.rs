@@ -191,7 +191,7 @@ a @ b
             float32[8@X,6@Y] 192.0
             float32[8,6] 297.6
             float32[8@X,6] True
-            ShardingTypeError: dot_general of float32[8@X,4@Y] and float32[4@Y,6]: the contracted dimension is split ('Y' and 'Y'), so the result's sharding is ambiguous; give out_sharding= or reshard an operand at test.arr:18:1
+            ShardingTypeError: Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please specify the output sharding via the `out_sharding` parameter. Got lhs_contracting_spec=('Y',) and rhs_contracting_spec=('Y',) at test.arr:18:1
                |
             18 | a @ b
                | ^^^^^

@@ -316,12 +316,26 @@ impl Cx<'_> {
         for (&i, &j) in dd.lhs_contract.iter().zip(&dd.rhs_contract) {
             let split: Vec<usize> = l[i].iter().chain(&r[j]).copied().collect();
             if split.iter().any(|&a| self.mesh.is_explicit(a)) && self.strict {
-                return Err(self.conflict(format!(
-                    "the contracted dimension is split ({} and {}), so the result's sharding \
-                     is ambiguous; give out_sharding= or reshard an operand",
-                    self.text(&l[i]),
-                    self.text(&r[j])
-                )));
+                // JAX's words (programs print them); the specs are those of
+                // every contracted dimension, as Python tuples.
+                let specs = |s: &Spec, dims: &[usize]| {
+                    let items: Vec<String> = dims.iter().map(|&d| self.text(&s[d])).collect();
+                    match &items[..] {
+                        [one] => format!("({one},)"),
+                        many => format!("({})", many.join(", ")),
+                    }
+                };
+                return Err(Error::new(
+                    ErrorKind::ShardingTypeError,
+                    format!(
+                        "Contracting dimensions are sharded and it is ambiguous how the output \
+                         should be sharded. Please specify the output sharding via the \
+                         `out_sharding` parameter. Got lhs_contracting_spec={} and \
+                         rhs_contracting_spec={}",
+                        specs(l, &dd.lhs_contract),
+                        specs(r, &dd.rhs_contract)
+                    ),
+                ));
             }
         }
         let mut out = Vec::new();
