@@ -98,7 +98,8 @@ const MODULES: &[(&str, &str, &str)] = &[
         "jax.sharding",
         "Meshes and shardings, as jax.sharding.",
         "Mesh NamedSharding PartitionSpec P AxisType set_mesh use_mesh get_abstract_mesh \
-         reshard auto_axes explicit_axes SingleDeviceSharding",
+         reshard auto_axes explicit_axes SingleDeviceSharding AbstractMesh=_sharding_AbstractMesh \
+         use_abstract_mesh=_sharding_use_abstract_mesh",
     ),
     (
         "jax.debug",

@@ -333,7 +333,11 @@ impl arr_runtime::value::Object for MeshContext {
         "MeshContext"
     }
     fn repr(&self) -> String {
-        arr_runtime::display::sharding::MeshText::describe(&*self.mesh)
+        // As JAX shows the context object (the mesh is `with ... as m`'s value).
+        format!(
+            "<jax._src.sharding_impls.set_mesh object at {:#x}>",
+            self as *const MeshContext as usize
+        )
     }
     fn attr(&self, name: &str) -> Option<Value> {
         match name {

@@ -5567,3 +5567,12 @@ def custom_gradient(fun):
     f = custom_vjp(primal)
     f.defvjp(fwd, bwd)
     return wraps(fun)(f)
+
+def _sharding_AbstractMesh(axis_sizes, axis_names, axis_types=None):
+    """jax.sharding.AbstractMesh: a mesh of axis sizes and names without
+    chosen devices; arr lays it over the first devices, as make_mesh does."""
+    return make_mesh(tuple(axis_sizes), tuple(axis_names), axis_types=axis_types)
+
+def _sharding_use_abstract_mesh(mesh):
+    """jax.sharding.use_abstract_mesh: the mesh as the context mesh for a `with` block."""
+    return use_mesh(mesh)

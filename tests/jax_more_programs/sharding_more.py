@@ -43,3 +43,13 @@ with jax.set_mesh(mesh):
         return jax.sharding.reshard(jnp.tanh(c @ w), P('data', None)), c.sum()
     c, s = jax.lax.scan(body, jax.device_put(jnp.ones((8, 16)), P('data', None)), jax.device_put(jnp.ones((3, 16, 16)) / 16, P(None, None, 'model')))
     print(jax.typeof(c), jax.typeof(s))
+
+# An abstract mesh inside jit, and set_mesh's context object as JAX prints it.
+@jax.jit
+def on_abstract(v):
+    abstract_mesh = jax.sharding.AbstractMesh((8,), ('A',), (jax.sharding.AxisType.Explicit,))
+    with jax.sharding.use_abstract_mesh(abstract_mesh):
+        return jax.reshard(v, jax.P('A', None)) * 2
+with jax.set_mesh(mesh):
+    print(jax.typeof(on_abstract(jnp.arange(32.).reshape(8, 4))))
+print(jax.set_mesh(mesh))
