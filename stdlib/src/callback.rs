@@ -11,7 +11,7 @@ use crate::Registry;
 use arr_kernels::{DType, Flavour};
 use arr_runtime::prim::type_str;
 use arr_runtime::transform::callback::{host_call, HostFun, VmapMethod};
-use arr_runtime::{numpy, Error, Interp, Key, Result, Tensor, Value};
+use arr_runtime::{numpy, Error, Interp, Result, Tensor, Value};
 use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -93,18 +93,7 @@ fn callback(
             ));
         };
         let call_args = numpy::sequence_items(&parts[0])?;
-        let call_kwargs = match &parts[1] {
-            Value::Dict(d) => d
-                .borrow()
-                .iter()
-                .map(|(k, v)| match k {
-                    Key::Str(s) => Ok((s.clone(), v.clone())),
-                    _ => Err(Error::type_error("keywords must be strings")),
-                })
-                .collect::<Result<Vec<_>>>()?,
-            _ => Vec::new(),
-        };
-        let out = interp.call(&f, call_args, call_kwargs)?;
+        let out = interp.call(&f, call_args, kwargs_of(&parts[1]))?;
         if results_in.is_empty() {
             return Ok(Vec::new());
         }

@@ -26,7 +26,6 @@ use crate::tensor::Tensor;
 use crate::transform::batch::Bdims;
 use crate::transform::jvp::Tangents;
 use crate::transform::linear::LinIn;
-use crate::transform::ops::reshape;
 use arr_kernels::Array;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -240,30 +239,13 @@ pub fn batch_debug_callback(
             .iter()
             .zip(d)
             .map(|(x, d)| match d {
-                Some(d) => example(x, *d, i),
+                Some(d) => crate::transform::ops::index_along(x, *d, i),
                 None => Ok(x.clone()),
             })
             .collect::<Result<Vec<_>>>()?;
         bind(prim, args)?;
     }
     Ok((Outs::new(), Bdims::new()))
-}
-
-/// `x[..., i, ...]` along axis `d`.
-fn example(x: &Tensor, d: usize, i: usize) -> Result<Tensor> {
-    let shape = x.shape().to_vec();
-    let mut start = vec![0; shape.len()];
-    let mut limit = shape.clone();
-    start[d] = i;
-    limit[d] = i + 1;
-    let slice = Prim::Slice {
-        start,
-        limit,
-        stride: vec![1; shape.len()],
-    };
-    let mut out_shape = shape;
-    out_shape.remove(d);
-    reshape(&super::bind1(&slice, [x.clone()])?, &out_shape)
 }
 
 /// The whole operands, called back by the mesh's first device only.

@@ -15,7 +15,7 @@
 use super::{batch, ops, top_level, TraceKind, STACK};
 use crate::error::{Error, ErrorKind, Result};
 use crate::eval::Interp;
-use crate::prim::{bind1, Prim};
+use crate::prim::Prim;
 use crate::tensor::Tensor;
 use std::rc::Rc;
 
@@ -105,7 +105,7 @@ pub fn host_call(
                                 .iter()
                                 .zip(&dims)
                                 .map(|(v, d)| match d {
-                                    Some(d) => take(v, *d, i),
+                                    Some(d) => ops::index_along(v, *d, i),
                                     None => Ok(v.clone()),
                                 })
                                 .collect::<Result<Vec<_>>>()?;
@@ -138,23 +138,6 @@ pub fn host_call(
                 .collect())
         }
     }
-}
-
-/// `x[..., i, ...]` along axis `d`.
-fn take(x: &Tensor, d: usize, i: usize) -> Result<Tensor> {
-    let shape = x.shape().to_vec();
-    let mut start = vec![0; shape.len()];
-    let mut limit = shape.clone();
-    start[d] = i;
-    limit[d] = i + 1;
-    let slice = Prim::Slice {
-        start,
-        limit,
-        stride: vec![1; shape.len()],
-    };
-    let mut out_shape = shape;
-    out_shape.remove(d);
-    ops::reshape(&bind1(&slice, [x.clone()])?, &out_shape)
 }
 
 /// The examples' results stacked along a new leading axis, result by result.

@@ -163,6 +163,23 @@ pub fn moveaxis(a: &Tensor, from: usize, to: usize) -> Result<Tensor> {
 }
 
 /// Insert an axis of length 1 at `axis`.
+/// `x[..., i, ...]` along axis `d` (one example of a batch).
+pub fn index_along(x: &Tensor, d: usize, i: usize) -> Result<Tensor> {
+    let shape = x.shape().to_vec();
+    let mut start = vec![0; shape.len()];
+    let mut limit = shape.clone();
+    start[d] = i;
+    limit[d] = i + 1;
+    let slice = Prim::Slice {
+        start,
+        limit,
+        stride: vec![1; shape.len()],
+    };
+    let mut out_shape = shape;
+    out_shape.remove(d);
+    reshape(&crate::prim::bind1(&slice, [x.clone()])?, &out_shape)
+}
+
 pub fn expand_dims(a: &Tensor, axis: usize) -> Result<Tensor> {
     let mut shape = a.shape().to_vec();
     shape.insert(axis, 1);
