@@ -26,6 +26,7 @@ pub mod plot;
 mod pystd;
 mod python;
 mod random;
+mod re;
 mod reduce;
 mod shape;
 mod sharded_jit;
@@ -217,6 +218,7 @@ pub fn register_all(interp: &mut Interp) {
     device::register(&mut r);
     debug::register(&mut r);
     callback::register(&mut r);
+    re::register(&mut r);
     table::register(&mut r);
 }
 

@@ -613,6 +613,14 @@ const MODULES: &[(&str, &str, &str)] = &[
     ),
     ("contextlib", "Context managers, as contextlib.", "nullcontext suppress contextmanager"),
     (
+        "re",
+        "Regular expressions, as re (no look-around or backreferences: they run in linear time).",
+        "compile=_re_compile search=_re_search match=_re_match fullmatch=_re_fullmatch \
+         findall=_re_findall finditer=_re_finditer sub=_re_sub subn=_re_subn split=_re_split \
+         escape=_re_escape I=_re_I IGNORECASE=_re_IGNORECASE M=_re_M MULTILINE=_re_MULTILINE \
+         S=_re_S DOTALL=_re_DOTALL X=_re_X VERBOSE=_re_VERBOSE error=ValueError",
+    ),
+    (
         "enum",
         "Enumerations, as enum.",
         "Enum=_enum_Enum IntEnum=_enum_IntEnum StrEnum=_enum_StrEnum auto=_enum_auto \
