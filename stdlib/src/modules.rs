@@ -43,7 +43,9 @@ const MODULES: &[(&str, &str, &str)] = &[
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated conv=_lax_conv \
          conv_with_general_padding=_lax_conv_with_general_padding ConvDimensionNumbers=_lax_ConvDimensionNumbers \
          reduce_window=_lax_reduce_window reduce=_lax_reduce batch_matmul=_lax_batch_matmul \
-         optimization_barrier=_lax_optimization_barrier \
+         optimization_barrier=_lax_optimization_barrier igamma=_jsp_gammainc igammac=_jsp_gammaincc \
+         betainc=_jsp_betainc polygamma=_jsp_polygamma zeta=_jsp_zeta \
+         bessel_i0e=_jsp_i0e \
          reduce_sum reduce_max reduce_min reduce_prod argmax=_lax_argmax argmin=_lax_argmin \
          sort sort_key_val=_lax_sort_key_val cumsum=_lax_cumsum cumprod=_lax_cumprod \
          cummax=_lax_cummax cummin=_lax_cummin cumlogsumexp=_lax_cumlogsumexp \

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy import special, stats, linalg
 from jax.scipy.special import logsumexp, gammaln, xlogy
+from jax import lax
 
 x = jnp.array([0.1, 0.5, 1.0, 2.5, 7.0])
 print(logsumexp(x), logsumexp(jnp.stack([x, -x]), axis=1), gammaln(x))
@@ -60,3 +61,4 @@ q, r = linalg.qr(jnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
 print(q.shape, r.shape, jnp.allclose(q @ r, jnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), atol=1e-5))
 w, v = linalg.eigh(A)
 print(w, linalg.det(A), linalg.inv(A)[0])
+print(lax.igamma(2.0, 1.5), lax.igammac(2.0, 1.5), lax.betainc(2.0, 3.0, 0.4), lax.polygamma(1.0, 2.5), lax.zeta(3.0, 1.0), lax.bessel_i0e(jnp.array([1.0, 50.0])))
