@@ -320,15 +320,33 @@ fn match_value(
     })
 }
 
-/// Every non-overlapping match, in order.
+/// Every non-overlapping match, in order, by Python's rule for empty
+/// matches: one may follow a non-empty match where it ends, but not
+/// another empty match at the same place (the regex crate's iterator
+/// skips both, so the loop is ours).
 fn all_matches(pat: &Value, string: &Rc<str>) -> Vec<Value> {
     let p = object::<PatternValue>(pat).expect("a compiled pattern");
     let offsets = Offsets::of(string);
     let n = offsets.0.len() - 1;
-    p.search
-        .captures_iter(string)
-        .map(|caps| match_value(pat, string, &offsets, &caps, 0, n))
-        .collect()
+    let mut out = Vec::new();
+    let (mut pos, mut empty_at) = (0, None);
+    while pos <= string.len() {
+        let Some(caps) = p.search.captures_at(string, pos) else {
+            break;
+        };
+        let m = caps.get(0).expect("group 0");
+        if m.start() == m.end() && empty_at == Some(m.start()) {
+            match string[pos..].chars().next() {
+                Some(c) => pos += c.len_utf8(),
+                None => break,
+            }
+            continue;
+        }
+        out.push(match_value(pat, string, &offsets, &caps, 0, n));
+        empty_at = (m.start() == m.end()).then_some(m.end());
+        pos = m.end();
+    }
+    out
 }
 
 fn text_arg(v: &Value) -> Result<Rc<str>> {
@@ -467,10 +485,12 @@ fn split(pat: &Value, string: &Rc<str>, maxsplit: i64) -> Result<Value> {
     Ok(Value::list(out))
 }
 
+/// Python's `re.escape`: a backslash before each special character.
 fn escape(text: &str) -> String {
+    const SPECIAL: &str = "()[]{}?*+-|^$\\.&~# \t\n\r\x0b\x0c";
     let mut out = String::new();
     for c in text.chars() {
-        if !(c.is_alphanumeric() || c == '_') && c.is_ascii() {
+        if SPECIAL.contains(c) {
             out.push('\\');
         }
         out.push(c);

@@ -22,3 +22,5 @@ try:
     re.compile('(')
 except re.error:
     print('error')
+print(re.escape("a.b@c! d-e/f_g:h"), re.findall("a*", "baaa"), re.split("x*", "axbc"), re.sub("", "-", "abc"))
+print(re.sub('x*', '-', 'abxd'), re.findall(r'\b\w', 'hi there you'))
