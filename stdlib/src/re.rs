@@ -6,6 +6,7 @@
 //! construct (we use the crate rather than write a backtracking engine).
 
 use crate::args::*;
+use crate::parallel::object;
 use crate::Registry;
 use arr_runtime::value::Object;
 use arr_runtime::{Error, Interp, Key, Result, Value};
@@ -31,7 +32,8 @@ struct PatternValue {
     full: Regex,
 }
 
-/// One match: the text searched and each group's span (in characters).
+/// One match: the text searched and each group's span (in bytes; shown in
+/// characters, as Python counts).
 #[derive(Debug)]
 struct MatchValue {
     string: Rc<str>,
@@ -88,10 +90,11 @@ impl Object for MatchValue {
         "Match"
     }
     fn repr(&self) -> String {
-        let (s, e) = self.spans[0].unwrap_or((0, 0));
+        let (s, e) = self.span(&Value::Int(0)).unwrap_or((0, 0));
+        let (bs, be) = self.spans[0].unwrap_or((0, 0));
         format!(
             "<re.Match object; span=({s}, {e}), match={}>",
-            arr_runtime::display::repr(&Value::str(&slice(&self.string, s, e)))
+            arr_runtime::display::repr(&Value::str(&self.string[bs..be]))
         )
     }
     fn attr(&self, name: &str) -> Option<Value> {
@@ -136,22 +139,18 @@ impl MatchValue {
 
     fn group(&self, g: &Value) -> Result<Value> {
         Ok(match self.spans[self.index(g)?] {
-            Some((s, e)) => Value::str(&slice(&self.string, s, e)),
+            Some((s, e)) => Value::str(&self.string[s..e]),
             None => Value::None,
         })
     }
 
     fn span(&self, g: &Value) -> Result<(i64, i64)> {
+        let chars = |b: usize| self.string[..b].chars().count() as i64;
         Ok(match self.spans[self.index(g)?] {
-            Some((s, e)) => (s as i64, e as i64),
+            Some((s, e)) => (chars(s), chars(e)),
             None => (-1, -1),
         })
     }
-}
-
-/// The characters s..e of a string.
-fn slice(text: &str, s: usize, e: usize) -> String {
-    text.chars().skip(s).take(e - s).collect()
 }
 
 fn group_names(re: &Regex) -> Vec<(String, usize)> {
@@ -237,13 +236,6 @@ fn pattern_of(v: &Value, flags: &Value) -> Result<Value> {
     Ok(Value::object(compile(text, flags)?))
 }
 
-fn object<T: 'static>(v: &Value) -> Option<&T> {
-    match v {
-        Value::Object(o) => o.as_any().downcast_ref::<T>(),
-        _ => None,
-    }
-}
-
 /// Byte offsets of a text's characters (and its end), for positions in characters.
 struct Offsets(Vec<usize>);
 
@@ -255,9 +247,6 @@ impl Offsets {
     }
     fn byte(&self, ch: usize) -> usize {
         self.0[ch.min(self.0.len() - 1)]
-    }
-    fn char(&self, byte: usize) -> usize {
-        self.0.partition_point(|&b| b < byte)
     }
 }
 
@@ -293,13 +282,12 @@ fn find(
     if mode != Mode::Search && whole.start() != from {
         return Ok(Value::None);
     }
-    Ok(match_value(pat, string, &offsets, &caps, pos, end))
+    Ok(match_value(pat, string, &caps, pos, end))
 }
 
 fn match_value(
     pat: &Value,
     string: &Rc<str>,
-    offsets: &Offsets,
     caps: &regex::Captures,
     pos: usize,
     endpos: usize,
@@ -308,10 +296,7 @@ fn match_value(
     Value::object(MatchValue {
         string: string.clone(),
         spans: (0..caps.len())
-            .map(|i| {
-                caps.get(i)
-                    .map(|m| (offsets.char(m.start()), offsets.char(m.end())))
-            })
+            .map(|i| caps.get(i).map(|m| (m.start(), m.end())))
             .collect(),
         names: group_names(&p.search),
         pattern: pat.clone(),
@@ -326,8 +311,7 @@ fn match_value(
 /// skips both, so the loop is ours).
 fn all_matches(pat: &Value, string: &Rc<str>) -> Vec<Value> {
     let p = object::<PatternValue>(pat).expect("a compiled pattern");
-    let offsets = Offsets::of(string);
-    let n = offsets.0.len() - 1;
+    let n = string.chars().count();
     let mut out = Vec::new();
     let (mut pos, mut empty_at) = (0, None);
     while pos <= string.len() {
@@ -342,7 +326,7 @@ fn all_matches(pat: &Value, string: &Rc<str>) -> Vec<Value> {
             }
             continue;
         }
-        out.push(match_value(pat, string, &offsets, &caps, 0, n));
+        out.push(match_value(pat, string, &caps, 0, n));
         empty_at = (m.start() == m.end()).then_some(m.end());
         pos = m.end();
     }
@@ -360,7 +344,7 @@ fn findall(pat: &Value, string: &Rc<str>) -> Result<Value> {
         .captures_len()
         - 1;
     let text = |m: &MatchValue, g: usize| match m.spans[g] {
-        Some((s, e)) => Value::str(&slice(&m.string, s, e)),
+        Some((s, e)) => Value::str(&m.string[s..e]),
         None => Value::str(""),
     };
     Ok(Value::list(
@@ -450,7 +434,7 @@ fn subn(
         }
         let mv = object::<MatchValue>(&m).expect("a match");
         let (s, e) = mv.spans[0].expect("group 0");
-        out.push_str(&slice(string, last, s));
+        out.push_str(&string[last..s]);
         let piece = match repl {
             Value::Str(t) => expand(t.as_str(), mv)?,
             f => {
@@ -462,7 +446,7 @@ fn subn(
         last = e;
         n += 1;
     }
-    out.push_str(&slice(string, last, string.chars().count()));
+    out.push_str(&string[last..]);
     Ok((out, n))
 }
 
@@ -475,13 +459,13 @@ fn split(pat: &Value, string: &Rc<str>, maxsplit: i64) -> Result<Value> {
         }
         let mv = object::<MatchValue>(m).expect("a match");
         let (s, e) = mv.spans[0].expect("group 0");
-        out.push(Value::str(&slice(string, last, s)));
+        out.push(Value::str(&string[last..s]));
         for g in 1..mv.spans.len() {
             out.push(mv.group(&Value::Int(g as i64))?);
         }
         last = e;
     }
-    out.push(Value::str(&slice(string, last, string.chars().count())));
+    out.push(Value::str(&string[last..]));
     Ok(Value::list(out))
 }
 
