@@ -471,6 +471,12 @@ impl Interp {
         bases: Vec<Value>,
         namespace: Vec<(Rc<str>, Value)>,
     ) -> Result<Value> {
+        if let Some(exc) = bases
+            .iter()
+            .find(|b| crate::exception::as_class(b).is_some())
+        {
+            return exception_class(name, &bases, exc, &namespace);
+        }
         let mut classes = Vec::new();
         let mut named_tuple = false;
         for b in bases {
@@ -1711,4 +1717,39 @@ pub fn attributes(v: &Value) -> Vec<Attribute> {
             doc: String::new(),
         })
         .collect()
+}
+
+/// `class name(Base): ...` where `Base` is an exception class: a subclass
+/// of it. Exception classes carry no attributes of their own yet, so a body
+/// beyond a docstring (methods, class attributes) is refused rather than
+/// dropped.
+fn exception_class(
+    name: &str,
+    bases: &[Value],
+    exc: &Value,
+    namespace: &[(Rc<str>, Value)],
+) -> Result<Value> {
+    let plain = |b: &Value| match b {
+        Value::Class(c) => is_object(c),
+        Value::Builtin(b) => b.name.rsplit('.').next() == Some("object"),
+        _ => false,
+    };
+    if let Some(other) = bases
+        .iter()
+        .find(|b| crate::exception::as_class(b).is_none() && !plain(b))
+    {
+        return Err(Error::type_error(format!(
+            "class {name}: an exception class derives from exception classes only, not {}",
+            other.type_name()
+        )));
+    }
+    let meta = ["__module__", "__qualname__", "__doc__", "__annotations__"];
+    if let Some((k, _)) = namespace.iter().find(|(k, _)| !meta.contains(&&**k)) {
+        return Err(Error::type_error(format!(
+            "class {name}: an exception class with its own attributes or methods ({k}) is not \
+             supported yet; define it with `pass` (or a docstring) and pass the details as its \
+             arguments"
+        )));
+    }
+    Ok(crate::exception::subclass(name, "__main__", exc).expect("an exception class"))
 }

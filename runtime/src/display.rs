@@ -1199,3 +1199,68 @@ fn group_float(s: &str) -> String {
         None => group_thousands(s),
     }
 }
+
+/// `template.format(*args, **kwargs)`: Python's replacement fields (`{}`,
+/// `{0}`, `{name}`, each with an optional `:spec`, `{{`/`}}` escapes).
+pub fn str_format(template: &str, args: &[Value], kwargs: &crate::value::Dict) -> Result<String> {
+    let mut out = String::new();
+    let mut auto = 0;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '}' => {
+                return Err(Error::value_error(
+                    "Single '}' encountered in format string",
+                ))
+            }
+            '{' => {
+                let mut field = String::new();
+                let mut closed = false;
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        closed = true;
+                        break;
+                    }
+                    field.push(c);
+                }
+                if !closed {
+                    return Err(Error::value_error(
+                        "Single '{' encountered in format string",
+                    ));
+                }
+                let (name, spec) = field.split_once(':').unwrap_or((&field, ""));
+                // As Python: a missing position is an IndexError, a
+                // missing name a KeyError.
+                let v = if name.is_empty() {
+                    auto += 1;
+                    args.get(auto - 1).cloned()
+                } else if let Ok(i) = name.parse::<usize>() {
+                    args.get(i).cloned()
+                } else {
+                    let v = kwargs.get(&crate::value::Key::Str(name.into())).cloned();
+                    v.ok_or_else(|| Error::new(crate::error::ErrorKind::KeyError, format!("'{name}'")))
+                        .map(Some)?
+                };
+                let v = v.ok_or_else(|| {
+                    Error::index_error(format!("format: no argument for field '{{{field}}}'"))
+                })?;
+                out.push_str(&if spec.is_empty() {
+                    str(&v)
+                } else {
+                    format_spec(&v, spec)?
+                });
+            }
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+

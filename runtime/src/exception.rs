@@ -308,6 +308,18 @@ pub fn class(name: &str) -> Value {
     })
 }
 
+/// `class name(base): ...` of an exception class: a new class that
+/// derives from it (caught by `except base`), raised with its kind.
+pub fn subclass(name: &str, module: &'static str, base: &Value) -> Option<Value> {
+    let kind = as_class(base)?.kind;
+    Some(Value::object(ExcClass {
+        name: Rc::from(name),
+        module,
+        base: Some(base.clone()),
+        kind,
+    }))
+}
+
 pub fn as_class(v: &Value) -> Option<&ExcClass> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<ExcClass>(),

@@ -313,6 +313,9 @@ pub fn get_index(a: &Tensor, idx: &Value) -> Result<Tensor> {
 pub fn get_index_as(a: &Tensor, idx: &Value, bounds: Bounds) -> Result<Tensor> {
     let (x, mut items) = normalize(a, idx)?;
     if bounds == Bounds::Clamp {
+        if crate::transform::checkify::index_checks() {
+            check_items(&items, x.shape())?;
+        }
         clamp_items(&mut items, x.shape())?;
     }
     check_sharded_ints(&x, &items)?;
@@ -417,6 +420,20 @@ fn clamp_items(items: &mut [Item], shape: &[usize]) -> Result<()> {
             }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// `checkify`'s index checks: each integer index (scalar or array) must
+/// lie in `-len..len` of its axis, before JAX's clamping hides it.
+fn check_items(items: &[Item], shape: &[usize]) -> Result<()> {
+    for (axis, it) in items.iter().enumerate() {
+        let ix = match it {
+            Item::Int(i) => Array::new(&[], Buffer::I64(vec![*i])).into(),
+            Item::Adv(ix) => ix.clone(),
+            _ => continue,
+        };
+        crate::transform::checkify::check_index(&ix, shape, axis)?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 mod args;
 mod callback;
+mod checkify;
 mod classes;
 mod creation;
 mod debug;
@@ -218,6 +219,7 @@ pub fn register_all(interp: &mut Interp) {
     device::register(&mut r);
     debug::register(&mut r);
     callback::register(&mut r);
+    checkify::register(&mut r);
     re::register(&mut r);
     table::register(&mut r);
 }

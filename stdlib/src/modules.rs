@@ -133,9 +133,22 @@ const MODULES: &[(&str, &str, &str)] = &[
         "create_device_mesh=_mesh_utils_create_device_mesh",
     ),
     (
+        "jax.experimental.checkify",
+        "Checks as values, as jax.experimental.checkify.",
+        "checkify=_checkify_checkify check=_checkify_check debug_check=_checkify_debug_check \
+         check_error=_checkify_check_error Error=_checkify_Error \
+         JaxRuntimeError=_checkify_JaxRuntimeError FailedCheckError=_checkify_FailedCheckError \
+         NaNError=_checkify_NaNError DivisionByZeroError=_checkify_DivisionByZeroError \
+         OOBError=_checkify_OOBError user_checks=_checkify_user_checks \
+         nan_checks=_checkify_nan_checks index_checks=_checkify_index_checks \
+         div_checks=_checkify_div_checks float_checks=_checkify_float_checks \
+         automatic_checks=_checkify_automatic_checks all_checks=_checkify_all_checks",
+    ),
+    (
         "jax.experimental",
         "Experimental APIs, as jax.experimental.",
-        "shard_map=@jax.experimental.shard_map mesh_utils=@jax.experimental.mesh_utils io_callback",
+        "shard_map=@jax.experimental.shard_map mesh_utils=@jax.experimental.mesh_utils io_callback \
+         checkify=@jax.experimental.checkify",
     ),
     (
         "jax._src.xla_bridge",

@@ -2036,65 +2036,7 @@ pub(crate) fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Dict(d) => d.borrow().clone(),
         _ => Dict::default(),
     };
-    let mut out = String::new();
-    let mut auto = 0;
-    let mut chars = template.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '{' if chars.peek() == Some(&'{') => {
-                chars.next();
-                out.push('{');
-            }
-            '}' if chars.peek() == Some(&'}') => {
-                chars.next();
-                out.push('}');
-            }
-            '}' => {
-                return Err(Error::value_error(
-                    "Single '}' encountered in format string",
-                ))
-            }
-            '{' => {
-                let mut field = String::new();
-                let mut closed = false;
-                for c in chars.by_ref() {
-                    if c == '}' {
-                        closed = true;
-                        break;
-                    }
-                    field.push(c);
-                }
-                if !closed {
-                    return Err(Error::value_error(
-                        "Single '{' encountered in format string",
-                    ));
-                }
-                let (name, spec) = field.split_once(':').unwrap_or((&field, ""));
-                // As Python: a missing position is an IndexError, a
-                // missing name a KeyError.
-                let v = if name.is_empty() {
-                    auto += 1;
-                    args.get(auto - 1).cloned()
-                } else if let Ok(i) = name.parse::<usize>() {
-                    args.get(i).cloned()
-                } else {
-                    let v = kwargs.get(&Key::Str(name.into())).cloned();
-                    v.ok_or_else(|| Error::new(ErrorKind::KeyError, format!("'{name}'")))
-                        .map(Some)?
-                };
-                let v = v.ok_or_else(|| {
-                    Error::index_error(format!("format: no argument for field '{{{field}}}'"))
-                })?;
-                out.push_str(&if spec.is_empty() {
-                    display::str(&v)
-                } else {
-                    display::format_spec(&v, spec)?
-                });
-            }
-            c => out.push(c),
-        }
-    }
-    Ok(Value::str(&out))
+    Ok(Value::str(&display::str_format(&template, &args, &kwargs)?))
 }
 
 fn set_memory_limit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -5576,3 +5576,169 @@ def _sharding_AbstractMesh(axis_sizes, axis_names, axis_types=None):
 def _sharding_use_abstract_mesh(mesh):
     """jax.sharding.use_abstract_mesh: the mesh as the context mesh for a `with` block."""
     return use_mesh(mesh)
+
+# ---------------------------------------------------------------------------
+# jax.experimental.checkify: checks as values. The trace that records them
+# and their messages are the runtime's (`_checkify_run`, `_checkify_bind`,
+# `_checkify_message`); here are JAX's API and the Error pytree.
+
+_checkify_JaxRuntimeError = type("JaxRuntimeError", (ValueError,), {})
+
+# The error categories; `errors=` takes a set of them.
+class _checkify_FailedCheckError:
+    _category = "user"
+
+class _checkify_NaNError:
+    _category = "nan"
+
+class _checkify_DivisionByZeroError:
+    _category = "div"
+
+class _checkify_OOBError:
+    _category = "index"
+
+_checkify_user_checks = frozenset([_checkify_FailedCheckError])
+_checkify_nan_checks = frozenset([_checkify_NaNError])
+_checkify_index_checks = frozenset([_checkify_OOBError])
+_checkify_div_checks = frozenset([_checkify_DivisionByZeroError])
+_checkify_float_checks = _checkify_nan_checks | _checkify_div_checks
+_checkify_automatic_checks = _checkify_float_checks | _checkify_index_checks
+_checkify_all_checks = _checkify_automatic_checks | _checkify_user_checks
+
+class _checkify_ErrorBase:
+    """The errors a checkified function met: `get()` the first one's
+    message (None if none), `throw()` it as a JaxRuntimeError. Under vmap
+    each example has its own."""
+
+    def __init__(self, records):
+        # (category, info, failed, payload): failed is a boolean array of
+        # the batch's shape (() unbatched), payload a list of arrays.
+        self._records = records
+
+    def tree_flatten(self):
+        leaves = [(r[2], r[3]) for r in self._records]
+        meta = tuple((r[0], r[1]) for r in self._records)
+        return leaves, meta
+
+    @classmethod
+    def tree_unflatten(cls, meta, leaves):
+        return cls([(m[0], m[1], l[0], l[1]) for m, l in zip(meta, leaves)])
+
+    def _batch_shape(self):
+        for r in self._records:
+            return tuple(r[2].shape)
+        return ()
+
+    def _message_at(self, r, idx):
+        payload = [p[idx] if len(idx) else p for p in r[3]]
+        return _checkify_message(r[0], r[1], payload)
+
+    def _first(self, idx):
+        for r in self._records:
+            if bool(r[2][idx] if len(idx) else r[2]):
+                return self._message_at(r, idx)
+        return None
+
+    def get(self):
+        """The message of the first failed check, or None."""
+        shape = self._batch_shape()
+        if shape == ():
+            return self._first(())
+        lines = []
+        for idx in _checkify_indices(shape):
+            m = self._first(idx)
+            if m is not None:
+                lines.append("at mapped index " + ", ".join(str(i) for i in idx) + ": " + m)
+        return "\n".join(lines) if lines else None
+
+    def get_exception(self):
+        m = self.get()
+        return None if m is None else _checkify_JaxRuntimeError(m)
+
+    def throw(self):
+        """Raise the first failure (under vmap: the last failing example's)."""
+        shape = self._batch_shape()
+        if shape == ():
+            m = self._first(())
+        else:
+            m = None
+            for r in self._records:
+                hits = [idx for idx in _checkify_indices(shape) if bool(r[2][idx])]
+                if hits:
+                    m = self._message_at(r, hits[-1])
+                    break
+        if m is not None:
+            raise _checkify_JaxRuntimeError(m)
+
+    def __str__(self):
+        return "Error(" + str(self.get()) + ")"
+
+    def __repr__(self):
+        return self.__str__()
+
+_checkify_Error = register_pytree_node_class(type("Error", (_checkify_ErrorBase,), {}))
+
+def _checkify_indices(shape):
+    """Every index of an array of this shape, in order."""
+    out = [()]
+    for n in shape:
+        out = [i + (k,) for i in out for k in range(n)]
+    return out
+
+def _checkify_categories(errors):
+    names = set()
+    for e in errors:
+        names.add(e._category)
+    return names
+
+def _checkify_checkify(f, errors=_checkify_user_checks):
+    """checkify.checkify: f returning (Error, its result). `check`s in f
+    become the Error's records instead of raising; `errors` adds
+    automatic checks (nan_checks, div_checks, index_checks)."""
+    cats = _checkify_categories(errors)
+
+    def checked(*args, **kwargs):
+        out, records = _checkify_run(f, args, kwargs, "nan" in cats, "div" in cats, "index" in cats)
+        kept = [r for r in records if r[0] in cats]
+        return _checkify_Error(kept), out
+
+    return checked
+
+def _checkify_is_scalar_pred(pred):
+    if isinstance(pred, bool):
+        return True
+    return hasattr(pred, "shape") and tuple(pred.shape) == () and str(pred.dtype) == "bool"
+
+def _checkify_check(pred, msg, *fmt_args, debug=False, **fmt_kwargs):
+    """checkify.check: add an error with msg (a format string over the
+    array arguments) if pred is False. Outside checkify a failed check
+    raises at once (eagerly) or is an error to stage (jit)."""
+    if not _checkify_is_scalar_pred(pred):
+        name = "debug_check" if debug else "check"
+        raise TypeError(f"{name} takes a scalar pred as argument, got {pred}")
+    for a in tree_leaves((fmt_args, fmt_kwargs)):
+        if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            raise TypeError("Formatting arguments to checkify.check need to be PyTrees of "
+                            f"arrays, but got {a!r} of type {type(a)}.")
+    if debug and not _checkify_active():
+        return None
+    names = tuple(fmt_kwargs.keys())
+    payload = list(fmt_args) + [fmt_kwargs[k] for k in names]
+    m = _checkify_bind("user", (msg, len(fmt_args), names), logical_not(asarray(pred)), payload)
+    if m is not None:
+        raise _checkify_JaxRuntimeError(m)
+
+def _checkify_debug_check(pred, msg, *fmt_args, **fmt_kwargs):
+    """checkify.debug_check: a check that only checkify sees (a no-op elsewhere)."""
+    _checkify_check(pred, msg, *fmt_args, debug=True, **fmt_kwargs)
+
+def _checkify_check_error(error):
+    """Raise the error's first failure; under checkify, record it instead."""
+    if not isinstance(error, _checkify_Error):
+        raise TypeError(f"check_error takes an Error as argument, got type {type(error)} instead.")
+    if not _checkify_active():
+        return error.throw()
+    for r in error._records:
+        m = _checkify_bind(r[0], r[1], r[2], r[3])
+        if m is not None:
+            raise _checkify_JaxRuntimeError(m)

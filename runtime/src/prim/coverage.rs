@@ -191,6 +191,9 @@ pub fn examples() -> Vec<Prim> {
             false,
             std::rc::Rc::new(|_, _| Ok(())),
         ),
+        Prim::Check(Arc::new(crate::transform::checkify::Check {
+            kind: crate::transform::checkify::CheckKind::Div,
+        })),
     ];
     seeds.into_iter().flat_map(every_op).collect()
 }
@@ -260,7 +263,8 @@ fn every_op(p: Prim) -> Vec<Prim> {
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
         | Prim::ShardingConstraint(_)
-        | Prim::DebugCallback(_) => vec![p],
+        | Prim::DebugCallback(_)
+        | Prim::Check(_) => vec![p],
     }
 }
 

@@ -122,7 +122,8 @@ pub fn out_layouts(
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
         | Prim::Collective(_)
-        | Prim::DebugCallback(_) => unsplit(),
+        | Prim::DebugCallback(_)
+        | Prim::Check(_) => unsplit(),
     }
 }
 

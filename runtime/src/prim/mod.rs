@@ -15,6 +15,7 @@
 //! * `dot` — dot_general;
 //! * `fused` — fused kernels and products (no transformation applies);
 //! * `debug` — debug_callback, the primitive with an effect (`jax.debug.print`);
+//! * `transform::checkify` — check (`checkify.check`);
 //! * `transform::control`, `transform::custom` — cond, while, scan, custom_vjp;
 //! * `transform::collective` — collectives and sharding constraints.
 //!
@@ -44,7 +45,7 @@ use crate::transform::batch::Bdims;
 use crate::transform::jvp::Tangents;
 use crate::transform::linear::LinIn;
 use crate::transform::{
-    self, collective, control, custom,
+    self, checkify, collective, control, custom,
     graph::{Graph, GraphRef},
     ops::add,
 };
@@ -186,6 +187,9 @@ pub enum Prim {
     /// `jax.debug.print` / `jax.debug.callback`: calls back into the
     /// interpreter with the operands' values; no outputs (`debug`).
     DebugCallback(Arc<debug::Callback>),
+    /// `checkify.check`: fails where its boolean operand is true; the other
+    /// operands are the message's payload; no outputs (`transform::checkify`).
+    Check(Arc<checkify::Check>),
 }
 
 /// Operands of one primitive application (no heap allocation for up to four).
@@ -288,6 +292,7 @@ impl Prim {
             Prim::Collective(c) => c.name(),
             Prim::ShardingConstraint(_) => "sharding_constraint",
             Prim::DebugCallback(cb) => debug::name(cb),
+            Prim::Check(_) => checkify::name(),
         }
     }
 
@@ -326,7 +331,8 @@ impl Prim {
             | Prim::FusedMatmul(_)
             | Prim::Collective(_)
             | Prim::ShardingConstraint(_)
-            | Prim::DebugCallback(_) => self.name().to_string(),
+            | Prim::DebugCallback(_)
+            | Prim::Check(_) => self.name().to_string(),
         }
     }
 
@@ -345,6 +351,7 @@ impl Prim {
             Prim::Collective(c) => c.params(),
             Prim::ShardingConstraint(p) => format!("sharding={}", p.spec_text()),
             Prim::DebugCallback(cb) => debug::params(cb),
+            Prim::Check(c) => checkify::params(c),
             Prim::Convert(d) => format!("dtype={}", d.name()),
             Prim::Reduce { axes, .. } => format!("axes={}", list(axes)),
             Prim::ArgReduce { axis, .. }
@@ -425,7 +432,7 @@ impl Prim {
     /// (a debug callback, or control flow around one): the jit passes never
     /// remove, merge or fold it.
     pub fn has_effect(&self) -> bool {
-        matches!(self, Prim::DebugCallback(_))
+        matches!(self, Prim::DebugCallback(_) | Prim::Check(_))
             || self
                 .subgraphs()
                 .iter()
@@ -486,7 +493,8 @@ impl Prim {
             | Prim::FusedMatmul(_)
             | Prim::Collective(_)
             | Prim::ShardingConstraint(_)
-            | Prim::DebugCallback(_) => Vec::new(),
+            | Prim::DebugCallback(_)
+            | Prim::Check(_) => Vec::new(),
         }
     }
 
@@ -520,7 +528,8 @@ impl Prim {
             | Prim::CustomVjp { .. }
             | Prim::Fused(_)
             | Prim::FusedMatmul(_)
-            | Prim::DebugCallback(_) => return None,
+            | Prim::DebugCallback(_)
+            | Prim::Check(_) => return None,
         })
     }
 
@@ -594,6 +603,7 @@ impl Prim {
             Prim::Collective(c) => collective::shape_collective(c, args),
             Prim::ShardingConstraint(p) => collective::shape_sharding_constraint(p, args),
             Prim::DebugCallback(_) => debug::shape_debug_callback(),
+            Prim::Check(_) => checkify::shape_check(args),
         }
     }
 
@@ -652,6 +662,7 @@ impl Prim {
             Prim::Collective(c) => collective::eval_collective(c, arrays(args)),
             Prim::ShardingConstraint(p) => collective::eval_sharding_constraint(p, &arrays(args)),
             Prim::DebugCallback(cb) => debug::eval_debug_callback(cb, args),
+            Prim::Check(c) => checkify::eval_check(c, args),
         }
     }
 }
@@ -704,6 +715,7 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
         Prim::Collective(c) => collective::jvp_collective(prim, c, p, t),
         Prim::ShardingConstraint(_) => collective::jvp_sharding_constraint(prim, p, t),
         Prim::DebugCallback(_) => debug::jvp_debug_callback(prim, p),
+        Prim::Check(_) => checkify::jvp_check(prim, p),
     }
 }
 
@@ -762,6 +774,7 @@ pub fn transpose(
         Prim::Collective(c) => collective::transpose_collective(c, cts, ins),
         Prim::ShardingConstraint(_) => collective::transpose_sharding_constraint(prim, ct(), ins),
         Prim::DebugCallback(_) => debug::transpose_debug_callback(ins),
+        Prim::Check(_) => checkify::transpose_check(ins),
     }
 }
 
@@ -826,6 +839,7 @@ pub fn batch(
         Prim::Collective(c) => collective::batch_collective(c, size, axis_name, v, d),
         Prim::ShardingConstraint(p) => collective::batch_sharding_constraint(p, size, v, d),
         Prim::DebugCallback(_) => debug::batch_debug_callback(prim, size, v, d),
+        Prim::Check(_) => checkify::batch_check(prim, size, v, d),
     }
 }
 
@@ -869,6 +883,7 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
         Prim::Collective(_) => collective::partition_collective(prim, cx, ins),
         Prim::ShardingConstraint(p) => collective::partition_sharding_constraint(cx, p, ins),
         Prim::DebugCallback(cb) => debug::partition_debug_callback(cb, cx, ins),
+        Prim::Check(_) => checkify::partition_check(),
     }
 }
 

@@ -78,6 +78,11 @@ pub fn host_call(
         (e.id, e.kind.clone())
     });
     match kind {
+        // checkify records checks only: the callback runs on the trace below.
+        TraceKind::Checkify(_) => {
+            let _below = super::below(level);
+            host_call(interp, f, args, method, batch_sizes)
+        }
         TraceKind::Graph(_) => Err(Error::new(ErrorKind::TransformError, OP_BY_OP)),
         TraceKind::Jvp => Err(Error::value_error(
             "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks \

@@ -192,7 +192,10 @@ fn lookup(name: &str) -> Option<Binding> {
                     name: Some(n),
                     ..
                 } if &**n == name => Some((i + 1, *size)),
-                TraceKind::Batch { .. } | TraceKind::Jvp | TraceKind::Graph(_) => None,
+                TraceKind::Batch { .. }
+                | TraceKind::Jvp
+                | TraceKind::Graph(_)
+                | TraceKind::Checkify(_) => None,
             })
     });
     let device = DEVICE_AXES.with(|a| {
@@ -219,7 +222,10 @@ fn bound_names() -> Vec<String> {
             .iter()
             .filter_map(|e| match &e.kind {
                 TraceKind::Batch { name: Some(n), .. } => Some(n.to_string()),
-                TraceKind::Batch { name: None, .. } | TraceKind::Jvp | TraceKind::Graph(_) => None,
+                TraceKind::Batch { name: None, .. }
+                | TraceKind::Jvp
+                | TraceKind::Graph(_)
+                | TraceKind::Checkify(_) => None,
             })
             .collect()
     });

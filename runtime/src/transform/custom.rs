@@ -101,6 +101,11 @@ pub fn custom_jvp_call(
 ) -> Result<Vec<Tensor>> {
     match top(&args)? {
         None | Some((_, _, TraceKind::Graph(_))) => f(interp, args),
+        // checkify records checks only: the rules apply on the trace below.
+        Some((level, _, TraceKind::Checkify(_))) => {
+            let _below = super::below(level);
+            custom_jvp_call(interp, f, rule, args)
+        }
         Some((level, id, TraceKind::Jvp)) => {
             let (ps, ts) = match split_jvp_args(&args, level)? {
                 (ps, Some(ts)) => (ps, ts),
@@ -163,6 +168,11 @@ pub fn custom_vjp_call(
 ) -> Result<Vec<Tensor>> {
     match top(&args)? {
         None | Some((_, _, TraceKind::Graph(_))) => f(interp, args),
+        // checkify records checks only: the rules apply on the trace below.
+        Some((level, _, TraceKind::Checkify(_))) => {
+            let _below = super::below(level);
+            custom_vjp_call(interp, f, fwd, bwd, args)
+        }
         Some((level, id, TraceKind::Jvp)) => {
             let (ps, ts) = match split_jvp_args(&args, level)? {
                 (ps, Some(ts)) => (ps, ts),

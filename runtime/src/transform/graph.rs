@@ -169,6 +169,10 @@ pub fn process(
     prim: &Prim,
     args: Args,
 ) -> Result<Outs> {
+    // A check is an effect only `checkify` turns into values.
+    if let Prim::Check(_) = prim {
+        return Err(super::checkify::not_functionalized());
+    }
     // Arithmetic on scalar constants (a power's exponent minus one, say) is
     // folded now rather than recorded; larger constant work is recorded.
     // Collectives are never folded: their values depend on the device.

@@ -24,10 +24,13 @@
 //!   `custom_vjp` leaves in reverse mode.
 //! * `collective` — collectives over named axes and sharding constraints,
 //!   with all their rules, and where axis names are bound.
+//! * `checkify` — `checkify`: a trace that records `check`s as values
+//!   (and adds automatic NaN, division and index checks).
 //! * `ops` — small tensor operations over `bind` that rules are written in.
 
 pub mod batch;
 pub mod callback;
+pub mod checkify;
 pub mod collective;
 pub mod control;
 pub mod custom;
@@ -55,6 +58,8 @@ pub enum TraceKind {
         mesh_axis: bool,
     },
     Graph(Rc<RefCell<graph::Builder>>),
+    /// `checkify`: the checks met so far (see `checkify`).
+    Checkify(Rc<RefCell<checkify::Frame>>),
 }
 
 impl TraceKind {
@@ -63,6 +68,7 @@ impl TraceKind {
             TraceKind::Jvp => "jvp",
             TraceKind::Batch { .. } => "vmap",
             TraceKind::Graph(_) => "a traced graph",
+            TraceKind::Checkify(_) => "checkify",
         }
     }
 }
@@ -185,6 +191,7 @@ pub fn process(level: usize, prim: &Prim, args: Args) -> Result<Outs> {
             batch::process(level, id, size, name.as_deref(), prim, args)
         }
         TraceKind::Graph(builder) => graph::process(level, id, &builder, prim, args),
+        TraceKind::Checkify(frame) => checkify::process(level, &frame, prim, args),
     }
 }
 
@@ -196,6 +203,22 @@ pub fn eager_constants() -> EagerConstants {
 }
 
 pub struct EagerConstants(usize);
+
+/// Until the guard drops, the innermost dynamic trace is the highest one
+/// below `level`: a dynamic trace that does not record (checkify) runs the
+/// primitives it receives there.
+pub fn below(level: usize) -> EagerConstants {
+    let lower = STACK.with(|s| {
+        s.borrow()
+            .iter()
+            .take(level - 1)
+            .enumerate()
+            .rev()
+            .find(|(_, e)| e.dynamic)
+            .map_or(0, |(i, _)| i + 1)
+    });
+    EagerConstants(DYNAMIC.with(|d| d.replace(lower)))
+}
 
 impl Drop for EagerConstants {
     fn drop(&mut self) {
