@@ -904,14 +904,15 @@ fn vmap_sharding_constraint() {
     vmaps(setup, &rows);
 }
 
-/// Debug callbacks see primal values and leave the derivative alone; under
-/// vmap they call back once per example and leave the values alone.
+/// Debug callbacks and checks see primal values and leave the derivative
+/// alone; under vmap they run once per example and leave the values alone.
 fn grads_debug_table() -> Table {
     (
         "",
         r#"
 debug_print    | lambda x: (debug_print("", x), sin(x) * x)[1]                     | (x3,)
 debug_callback | lambda x, y: (debug_callback(lambda a, b: None, x, b=y), x * y)[1] | (x3, u3)
+check          | lambda x: (_checkify_bind("nan", "sin", x < -100.0, [x]), sin(x) * x)[1] | (x3,)
 "#
         .to_string(),
     )
@@ -929,6 +930,7 @@ fn vmap_debug_table() -> Table {
         r#"
 debug_print    | lambda x: (debug_print("", x), x * 2.0)[1]                         | (1,)      | m34
 debug_callback | lambda x, y: (debug_callback(lambda a, b: None, x, y), x + y)[1]   | (0, None) | m34, x3[:1]
+check          | lambda x: (_checkify_bind("nan", "sin", x < -100.0, [x]), x * 2.0)[1] | (1,)      | m34
 "#
         .to_string(),
     )
