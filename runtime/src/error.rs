@@ -139,14 +139,16 @@ impl Error {
         self
     }
 
-    /// The name the report shows: a raised exception's class, else the kind's.
+    /// The name the report shows: a raised exception's class, else the
+    /// class it is caught as (`as_class`), else the kind's.
     pub fn type_name(&self) -> String {
+        let own = || self.class.unwrap_or(self.kind.name()).to_string();
         match self.exc.as_ref().and_then(crate::exception::as_instance) {
             Some(e) => match crate::exception::as_class(&e.class) {
                 Some(c) => c.name.to_string(),
-                None => self.kind.name().to_string(),
+                None => own(),
             },
-            None => self.kind.name().to_string(),
+            None => own(),
         }
     }
 

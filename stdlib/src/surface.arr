@@ -94,6 +94,14 @@ class ShapeDtypeStruct:
         self.dtype = _dtype_of(dtype)
         self.sharding = sharding
 
+    @classmethod
+    def like(cls, x):
+        """The shape, dtype (and mesh sharding, if any) of x."""
+        s = getattr(x, "sharding", None)
+        if type(s).__name__ != "NamedSharding":
+            s = None
+        return cls(shape(x), x.dtype if hasattr(x, "dtype") else result_type(x), s)
+
     @property
     def ndim(self):
         return len(self.shape)

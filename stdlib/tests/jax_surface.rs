@@ -679,11 +679,11 @@ jnp.finfo(jnp.int32)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.finfo(jnp.int32)
-              <stdlib>:1109:13 in __init__
+              <stdlib>:1117:13 in __init__
                 raise ValueError(f"finfo: data type {d} not inexact")
-            ValueError: finfo: data type int32 not inexact at <stdlib>:1109:13
+            ValueError: finfo: data type int32 not inexact at <stdlib>:1117:13
                  |
-            1109 |             raise ValueError(f"finfo: data type {d} not inexact")
+            1117 |             raise ValueError(f"finfo: data type {d} not inexact")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -696,11 +696,11 @@ jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
-              <stdlib>:1264:9 in rot90
+              <stdlib>:1272:9 in rot90
                 raise ValueError(f"rot90: the axes must differ, got {axes}")
-            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1264:9
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1272:9
                  |
-            1264 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+            1272 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -713,11 +713,11 @@ jnp.diagonal(jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.diagonal(jnp.arange(3))
-              <stdlib>:1281:9 in diagonal
+              <stdlib>:1289:9 in diagonal
                 raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1281:9
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1289:9
                  |
-            1281 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+            1289 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -730,11 +730,11 @@ jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
-              <stdlib>:1613:13 in choose
+              <stdlib>:1621:13 in choose
                 raise ValueError("invalid entry in choice array")
-            ValueError: invalid entry in choice array at <stdlib>:1613:13
+            ValueError: invalid entry in choice array at <stdlib>:1621:13
                  |
-            1613 |             raise ValueError("invalid entry in choice array")
+            1621 |             raise ValueError("invalid entry in choice array")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -747,11 +747,11 @@ jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
-              <stdlib>:1623:9 in put_along_axis
+              <stdlib>:1631:9 in put_along_axis
                 raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
-            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1623:9
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1631:9
                  |
-            1623 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            1631 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -764,11 +764,11 @@ jnp.delete(jnp.arange(3), 5)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.delete(jnp.arange(3), 5)
-              <stdlib>:1536:13 in delete
+              <stdlib>:1544:13 in delete
                 raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
-            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1536:13
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1544:13
                  |
-            1536 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            1544 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -781,11 +781,11 @@ jnp.compress(jnp.array([[True]]), jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.compress(jnp.array([[True]]), jnp.arange(3))
-              <stdlib>:1580:9 in compress
+              <stdlib>:1588:9 in compress
                 raise ValueError("condition must be a 1D array")
-            ValueError: condition must be a 1D array at <stdlib>:1580:9
+            ValueError: condition must be a 1D array at <stdlib>:1588:9
                  |
-            1580 |         raise ValueError("condition must be a 1D array")
+            1588 |         raise ValueError("condition must be a 1D array")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -798,11 +798,11 @@ jnp.cumulative_sum(jnp.ones((2, 2)))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.cumulative_sum(jnp.ones((2, 2)))
-              <stdlib>:1459:13 in cumulative_sum
+              <stdlib>:1467:13 in cumulative_sum
                 raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
-            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1459:13
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1467:13
                  |
-            1459 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            1467 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -815,11 +815,11 @@ jnp.gradient(jnp.array([1.0]))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.gradient(jnp.array([1.0]))
-              <stdlib>:1746:13 in gradient
+              <stdlib>:1754:13 in gradient
                 raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
-            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1746:13
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1754:13
                  |
-            1746 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            1754 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -832,11 +832,11 @@ jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
-              <stdlib>:1382:13 in average
+              <stdlib>:1390:13 in average
                 raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
-            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1382:13
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1390:13
                  |
-            1382 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            1390 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -849,11 +849,11 @@ jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
-              <stdlib>:1099:5 in can_cast
+              <stdlib>:1107:5 in can_cast
                 raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
-            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:1099:5
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:1107:5
                  |
-            1099 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            1107 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
                  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );

@@ -139,7 +139,7 @@ fn jit_composes_with_transformations_and_python_control_on_statics() {
         .run_entry("jit(lambda x: x if x > 0 else -x)(1.0)")
         .unwrap_err();
     assert!(
-        err.render().contains("ConcretizationError"),
+        err.render().contains("TracerBoolConversionError"),
         "{}",
         err.render()
     );

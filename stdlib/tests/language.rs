@@ -651,7 +651,7 @@ fn errors_name_shapes_and_lines() {
     check(
         "x = ones((3, 4))\ny = ones(5)\nz = 1 + (x + y)\n",
         expect![[r#"
-            ShapeError: cannot broadcast f32[3,4] with f32[5] at test.arr:3:10
+            ValueError: cannot broadcast f32[3,4] with f32[5] at test.arr:3:10
               |
             3 | z = 1 + (x + y)
               |          ^^^^^
@@ -815,7 +815,7 @@ fn transformation_errors_point_into_the_users_function() {
                 vmap(f)(ones(3))
               test.arr:2:8 in f
                 if x > 0:
-            ConcretizationError: this needs a concrete value, but the bool[] value here is traced inside vmap. Use where(cond, x, y) to select values, and cond(...), while_loop(...) or fori_loop(...) for control flow that depends on traced values at test.arr:2:8
+            TracerBoolConversionError: this needs a concrete value, but the bool[] value here is traced inside vmap. Use where(cond, x, y) to select values, and cond(...), while_loop(...) or fori_loop(...) for control flow that depends on traced values at test.arr:2:8
               |
             2 |     if x > 0:
               |        ^^^^^

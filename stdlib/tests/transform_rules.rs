@@ -1144,7 +1144,7 @@ vmap(f)(ones(3))
     assert_mentions(
         &msg,
         &[
-            "ConcretizationError",
+            "TracerBoolConversionError",
             "traced inside vmap",
             "where(",
             "errors.arr:2:8",

@@ -358,6 +358,8 @@ impl Kernel {
         let mut output_text = None;
         let reply = match result {
             Ok(value) => {
+                // As IPython: a cell whose last line ends in `;` shows no result.
+                let value = value.filter(|_| !ends_in_semicolon(&code));
                 if let Some(v) = value {
                     let data = display::bundle(&v);
                     output_text = data
@@ -513,9 +515,51 @@ fn display_message(data: Json, display_id: Option<String>, update: bool) -> (&'s
     (msg_type, content)
 }
 
+/// Whether the last line of code (its comment aside) ends in `;`: IPython's
+/// sign that the cell's value is not to be shown.
+fn ends_in_semicolon(code: &str) -> bool {
+    let Some(line) = code.lines().rev().find(|l| {
+        let t = l.trim();
+        !t.is_empty() && !t.starts_with('#')
+    }) else {
+        return false;
+    };
+    // Cut a trailing comment: the first `#` outside a string literal.
+    let mut quote: Option<char> = None;
+    let mut end = line.len();
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(_), '\\') if !escaped => {
+                escaped = true;
+                continue;
+            }
+            (Some(q), c) if c == q && !escaped => quote = None,
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+        escaped = false;
+    }
+    line[..end].trim_end().ends_with(';')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_semicolon_hides_the_result() {
+        assert!(ends_in_semicolon("f(1.0);"));
+        assert!(ends_in_semicolon("x = 1\nf(x);  # quiet\n\n"));
+        assert!(!ends_in_semicolon("f(1.0)"));
+        assert!(!ends_in_semicolon("print('a;')"));
+        assert!(!ends_in_semicolon("s = 'x # y;'"));
+        assert!(!ends_in_semicolon("f(x)  # a; b;"));
+    }
 
     #[test]
     fn pager_cells() {
@@ -549,3 +593,4 @@ mod tests {
         assert_eq!(is_complete("x = = 1")["status"], "invalid");
     }
 }
+
