@@ -302,6 +302,22 @@ fn plots_are_saved_and_shown_as_files_in_the_terminal() {
 }
 
 #[test]
+fn matplotlib_pyplot_draws_with_arrs_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("m.png");
+    let code = format!(
+        "import matplotlib.pyplot as plt\nimport jax.numpy as jnp\nt = jnp.linspace(0, 1, 20)\n\
+         fig, ax = plt.subplots(1, 2, figsize=(5, 2))\nax[0].plot(t, t ** 2, 'r-', label='sq', lw=2)\n\
+         ax[0].legend(loc='best')\nax[1].imshow(jnp.ones((3, 3)))\nax[1].set_title('ones')\n\
+         print(fig, repr(plt.plot(t)[0]).split(' at ')[0])\nplt.savefig({png:?})"
+    );
+    let o = run(arr().arg("-e").arg(&code));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "Figure(500x200) <matplotlib.lines.Line2D");
+    assert_eq!(png_size(&std::fs::read(&png).unwrap()), (500, 200));
+}
+
+#[test]
 fn the_number_of_devices_comes_from_the_flag_the_environment_or_set_devices() {
     let o = run(arr().args(["--devices", "3", "-e", "device_count()"]));
     assert_eq!(stdout(&o).trim(), "3", "{o:?}");

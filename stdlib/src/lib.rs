@@ -72,6 +72,11 @@ const LIBRARIES: &[(&str, &str, &str)] = &[
     ("sys", "<stdlib:sys>", include_str!("sys.arr")),
     ("inspect", "<stdlib:inspect>", include_str!("inspect.arr")),
     ("enum", "<stdlib:enum>", include_str!("enum.arr")),
+    (
+        "matplotlib",
+        "<stdlib:matplotlib>",
+        include_str!("matplotlib.arr"),
+    ),
 ];
 
 /// Prelude functions named `_random_X` become `random.X`.

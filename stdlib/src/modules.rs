@@ -636,6 +636,21 @@ const MODULES: &[(&str, &str, &str)] = &[
          S=_re_S DOTALL=_re_DOTALL X=_re_X VERBOSE=_re_VERBOSE error=ValueError",
     ),
     (
+        "matplotlib.pyplot",
+        "matplotlib's pyplot over arr's figures (styling arguments are accepted, not drawn).",
+        "plot=_plt_plot scatter=_plt_scatter hist=_plt_hist imshow=_plt_imshow \
+         title=_plt_title xlabel=_plt_xlabel ylabel=_plt_ylabel legend=_plt_legend \
+         show=_plt_show savefig=_plt_savefig figure=_plt_figure subplots=_plt_subplots \
+         subplot=_plt_subplot tight_layout=_plt_ignored grid=_plt_ignored xlim=_plt_ignored \
+         ylim=_plt_ignored colorbar=_plt_ignored close=_plt_ignored axis=_plt_ignored \
+         text=_plt_ignored xticks=_plt_ignored yticks=_plt_ignored suptitle=_plt_ignored",
+    ),
+    (
+        "matplotlib",
+        "Plots, as matplotlib (its pyplot).",
+        "pyplot=@matplotlib.pyplot use=_plt_ignored",
+    ),
+    (
         "enum",
         "Enumerations, as enum.",
         "Enum=_enum_Enum IntEnum=_enum_IntEnum StrEnum=_enum_StrEnum auto=_enum_auto \
