@@ -170,7 +170,8 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "jax.ad_checkpoint",
         "Naming values for checkpoint policies, as jax.ad_checkpoint.",
-        "checkpoint checkpoint_name checkpoint_policies=@jax.checkpoint_policies",
+        "checkpoint checkpoint_name checkpoint_policies=@jax.checkpoint_policies \
+         print_saved_residuals saved_residuals",
     ),
     (
         "jax.dtypes",

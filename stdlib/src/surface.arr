@@ -182,6 +182,12 @@ def _ckpt_save_only_these_names(*names):
 def _ckpt_save_anything_except_these_names(*names):
     return lambda prim, *_, name=None, **__: name not in names
 
+def print_saved_residuals(f, *args, **kwargs):
+    """jax.ad_checkpoint.print_saved_residuals: a line per residual that
+    reverse mode keeps (all of them in arr, which never rematerialises)."""
+    for ty, what in saved_residuals(f, *args, **kwargs):
+        print(ty + " " + what)
+
 def checkpoint_name(x, name):
     """jax.ad_checkpoint.checkpoint_name: x itself, named for a policy."""
     return x

@@ -48,6 +48,14 @@ pub(crate) fn register(r: &mut Registry) {
         vjp_,
     );
     r.func(
+        "saved_residuals(f, *args, **kwargs)",
+        "What reverse mode keeps from fun(*args) for the backward pass, as \
+         jax.ad_checkpoint.saved_residuals: a list of (type, description), each an array \
+         of an argument or one computed in the forward pass. arr keeps every residual \
+         (checkpoint policies do not rematerialise), so this lists them all.",
+        saved_residuals,
+    );
+    r.func(
         "linearize(fun, *primals)",
         "(fun(*primals), f_jvp), where f_jvp(*tangents) applies the derivative at primals.",
         linearize_,
@@ -641,6 +649,63 @@ fn vjp_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     } else {
         Value::tuple(vec![out, pullback])
     })
+}
+
+fn saved_residuals(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    let f = a[0].clone();
+    f.expect_callable()?;
+    let primals = numpy::sequence_items(&a[1])?;
+    let names: Vec<Rc<str>> = match &f {
+        Value::Function(func) => func.code.params.iter().map(|p| p.name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let (_, _, lin, d, _) = linearized(interp, &f, primals, false, "saved_residuals")?;
+    // Each flat primal leaf: its argument, and its place among that argument's leaves.
+    let mut owners = Vec::new();
+    for (i, &n) in d.counts.iter().enumerate() {
+        owners.extend((0..n).map(|k| (i, k, n)));
+    }
+    // JAX lists the arguments first, each once and as it was passed (arr
+    // may keep a reshaped view of one), then what the forward pass computed.
+    let mut from_args = Vec::new();
+    let mut computed = Vec::new();
+    for c in &lin.consts {
+        let arg = match c {
+            Tensor::Concrete(x) => d
+                .primals
+                .iter()
+                .position(|p| matches!(p, Tensor::Concrete(y) if y.same_buffer(x))),
+            Tensor::Traced(_) => None,
+        };
+        match arg {
+            Some(j) if !from_args.contains(&j) => from_args.push(j),
+            Some(_) => {}
+            None => computed.push(type_str(c.shape(), c.dtype())),
+        }
+    }
+    from_args.sort_unstable();
+    let row = |ty: String, what: String| Value::tuple(vec![Value::str(&ty), Value::str(&what)]);
+    let mut rows: Vec<Value> = from_args
+        .into_iter()
+        .map(|j| {
+            let (i, k, n) = owners[j];
+            let name = names
+                .get(i)
+                .map_or_else(|| format!("argument {i}"), |n| n.to_string());
+            let leaf = if n > 1 { format!(" (leaf {k})") } else { String::new() };
+            let p = &d.primals[j];
+            row(
+                type_str(p.shape(), p.dtype()),
+                format!("from the argument {name}{leaf}"),
+            )
+        })
+        .collect();
+    rows.extend(
+        computed
+            .into_iter()
+            .map(|ty| row(ty, "computed in the forward pass".into())),
+    );
+    Ok(Value::list(rows))
 }
 
 fn linearize_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {

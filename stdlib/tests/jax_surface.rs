@@ -1191,3 +1191,31 @@ for x in [array([0, 1, 7, -1, 255, 1 << 20, -2**31], dtype=int32), array([0, 1, 
         "#]],
     );
 }
+
+/// The residuals reverse mode keeps: the arguments (each once, as passed)
+/// first, then what the forward pass computed. arr keeps all of them, so a
+/// checkpoint policy does not shorten the list (JAX's would).
+#[test]
+fn saved_residuals() {
+    check(
+        r#"
+import jax
+from jax.ad_checkpoint import print_saved_residuals
+def g(W, x):
+    return sin(W @ x)
+def f(W1, W2, x):
+    return g(W2, g(W1, x)).sum()
+print_saved_residuals(f, ones((5, 4)), ones((3, 5)), ones(4))
+print(len(jax.ad_checkpoint.saved_residuals(lambda p: (p["a"] * p["b"]).sum(), {"a": ones(2), "b": ones(2)})))
+"#,
+        expect![[r#"
+            f32[5,4] from the argument W1
+            f32[3,5] from the argument W2
+            f32[4] from the argument x
+            f32[5] computed in the forward pass
+            f32[5,1] computed in the forward pass
+            f32[3] computed in the forward pass
+            2
+        "#]],
+    );
+}
