@@ -45,7 +45,11 @@ def branch(x):
 /// `make_jaxpr(...)(...)`. Snapshot the IR text, or the error if it fails.
 fn check(src: &str, expect: Expect) {
     let mut session = arr_testkit::session_with(PRELUDE);
-    expect.assert_eq(&arr_testkit::text_of(&mut session, src));
+    // make_jaxpr gives a ClosedJaxpr; its text is its `str`.
+    let mut lines: Vec<&str> = src.trim_end().lines().collect();
+    let last = format!("str({})", lines.pop().unwrap_or_default());
+    lines.push(&last);
+    expect.assert_eq(&arr_testkit::text_of(&mut session, &lines.join("\n")));
 }
 
 // ---------------------------------------------------------------------------

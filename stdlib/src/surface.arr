@@ -4033,6 +4033,37 @@ def register_pytree_with_keys_class(cls):
     register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
     return cls
 
+# make_jaxpr's result, as JAX's ClosedJaxpr: shown as its text (unquoted at
+# the prompt), `.jaxpr` itself, and str's methods on that text.
+
+class _jaxpr_ClosedJaxprBase:
+    def __init__(self, text):
+        self._text = text
+
+    @property
+    def jaxpr(self):
+        return self
+
+    def pretty_print(self, *args, **kwargs):
+        return self._text
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return self._text
+
+    def __contains__(self, s):
+        return s in self._text
+
+    def __eq__(self, other):
+        return str(other) == self._text
+
+    def __getattr__(self, name):
+        return getattr(self._text, name)
+
+_jaxpr_ClosedJaxpr = type("ClosedJaxpr", (_jaxpr_ClosedJaxprBase,), {})
+
 # jit(f).trace(*args): JAX's traced stage: its jaxpr, and lower() on to the
 # later stages.
 

@@ -101,7 +101,7 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "make_jaxpr(fun)",
-        "A function returning the IR (as text) that fun's computation traces to, for arguments like the given ones.",
+        "A function returning the IR that fun's computation traces to, for arguments like the given ones (a ClosedJaxpr: its text, with str's methods).",
         make_jaxpr,
     );
     r.func(
@@ -1264,7 +1264,11 @@ fn make_jaxpr(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         format!("make_jaxpr({})", func_name(&f)),
         move |interp, args, kwargs| {
             let text = jaxpr_text(interp, &f, args, kwargs)?;
-            Ok(Value::str(&text))
+            // JAX's ClosedJaxpr: shown as its text, unquoted (`surface.arr`).
+            match interp.get_global("_jaxpr_ClosedJaxpr") {
+                Some(class) => interp.call(&class, vec![Value::str(&text)], Vec::new()),
+                None => Ok(Value::str(&text)),
+            }
         },
     ))
 }
