@@ -54,7 +54,11 @@ fn parse_item(v: &Value) -> Result<Vec<Item>> {
 
 /// The integer coordinates of the true elements of a bool array, one i32 array per axis.
 fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
-    let mask = mask.concrete()?;
+    // JAX's class for a boolean mask that is not concrete (`x[x > 0]` in jit).
+    let mask = mask.concrete().map_err(|e| match e.kind {
+        crate::ErrorKind::ConcretizationError => e.as_class("NonConcreteBooleanIndexError"),
+        _ => e,
+    })?;
     let buf = mask.buffer()?;
     let Buffer::Bool(bits) = &*buf else {
         unreachable!("checked bool")

@@ -110,9 +110,10 @@ pub(crate) fn register(r: &mut Registry) {
         },
     );
     r.func(
-        "dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, frozen=False, kw_only=False)",
+        "dataclass(cls=None, *, init=True, repr=True, eq=True, order=False, frozen=False, kw_only=False, unsafe_hash=False, match_args=True, slots=False, weakref_slot=False)",
         "Add __init__, __repr__ and __eq__ to a class from its annotated fields, in order \
-         (a decorator, also with options: @dataclass(frozen=True)).",
+         (a decorator, also with options: @dataclass(frozen=True)). unsafe_hash, match_args, \
+         slots and weakref_slot are accepted: arr's objects need none of them.",
         dataclass,
     );
     r.func(

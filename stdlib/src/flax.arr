@@ -1983,6 +1983,61 @@ class _nnx_LayerNormBase(_nnx_Module):
 
 _nnx_LayerNorm = type("LayerNorm", (_nnx_LayerNormBase,), {})
 
+class _nnx_GroupNormBase(_nnx_Module):
+    def __init__(self, num_features, num_groups=32, group_size=None, *, epsilon=1e-6, dtype=None,
+                 param_dtype=float32, use_bias=True, use_scale=True, bias_init=None, scale_init=None,
+                 reduction_axes=None, axis_name=None, axis_index_groups=None, use_fast_variance=True,
+                 promote_dtype=None, rngs=None, bias_metadata={}, scale_metadata={}):
+        self.feature_axis = -1
+        if (num_groups is None and group_size is None) or (num_groups is not None and group_size is not None):
+            raise ValueError("Either `num_groups` or `group_size` should be specified. If `group_size` "
+                             "is to be specified, pass `num_groups=None` as argument to override the "
+                             "default `num_groups` value of 32.")
+        if group_size is not None:
+            if num_features % group_size != 0:
+                raise ValueError(f"Number of features ({num_features}) is not multiple of the group size ({group_size}).")
+            self.num_groups = num_features // group_size
+            self.group_size = group_size
+        else:
+            if not isinstance(num_groups, int) or num_groups <= 0 or num_features % num_groups != 0:
+                raise ValueError(f"Number of groups ({num_groups}) does not divide the number of channels ({num_features}).")
+            self.num_groups = num_groups
+            self.group_size = num_features // num_groups
+        bias_init = _init_zeros if bias_init is None else bias_init
+        scale_init = _init_ones if scale_init is None else scale_init
+        self.scale = _nnx_Param(scale_init(rngs.params(), (num_features,), param_dtype), **scale_metadata) if use_scale else None
+        self.bias = _nnx_Param(bias_init(rngs.params(), (num_features,), param_dtype), **bias_metadata) if use_bias else None
+        self.epsilon = epsilon
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.use_bias = use_bias
+        self.use_scale = use_scale
+        self.reduction_axes = reduction_axes
+        self.axis_name = axis_name
+        self.axis_index_groups = axis_index_groups
+        self.use_fast_variance = use_fast_variance
+        self.promote_dtype = _nnx_promote_dtype
+
+    def __call__(self, x, *, mask=None):
+        """Group normalization: statistics over the extra axes and each group of
+        group_size channels (all axes but the leading batch one by default)."""
+        nd = ndim(x)
+        axes = self.reduction_axes if self.reduction_axes is not None else list(range(1, nd - 1)) + [-1]
+        axes = sorted(_nnx_axes(nd, axes))
+        group_shape = tuple(shape(x)[:-1]) + (self.num_groups, self.group_size)
+        if mask is not None:
+            mask = reshape(mask, tuple(shape(mask)[:-1]) + (self.num_groups, self.group_size))
+        scale = None if self.scale is None else self.scale[...]
+        bias = None if self.bias is None else self.bias[...]
+        x, scale, bias = _nnx_promote((x, scale, bias), self.dtype)
+        mu, var = _nnx_stats(reshape(x, group_shape), list(axes[:-1]) + [-1], True,
+                             self.use_fast_variance, mask)
+        mu = repeat(mu, self.group_size, axis=1)
+        var = repeat(var, self.group_size, axis=1)
+        return _nnx_normalize(x, mu, var, scale, bias, axes[:-1], (self.feature_axis,), self.epsilon)
+
+_nnx_GroupNorm = type("GroupNorm", (_nnx_GroupNormBase,), {})
+
 class _nnx_RMSNormBase(_nnx_Module):
     def __init__(self, num_features, *, epsilon=1e-6, dtype=None, param_dtype=float32, use_scale=True,
                  scale_init=None, reduction_axes=-1, feature_axes=-1, axis_name=None, axis_index_groups=None,

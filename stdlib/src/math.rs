@@ -331,7 +331,14 @@ fn round(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let scale = Value::Float(10f64.powi(d as i32));
     let scaled = numpy::binary(BinaryOp::Mul, &Value::Array(x), &scale)?;
     let rounded = bind1(&Prim::Unary(UnaryOp::Round), vec![array_arg(&scaled)?])?;
-    numpy::binary(BinaryOp::Div, &Value::Array(rounded), &scale)
+    if numpy::is_ndarray(&scaled) {
+        return numpy::binary(BinaryOp::Div, &Value::Array(rounded), &scale);
+    }
+    // A JAX array goes back by multiplying with the reciprocal, as XLA
+    // compiles JAX's division by the constant: JAX's bits (-0.99969995,
+    // where NumPy's division gives -0.9997).
+    let inverse = Value::Float(10f64.powi(-d as i32));
+    numpy::binary(BinaryOp::Mul, &Value::Array(rounded), &inverse)
 }
 
 /// The float next to `x` towards `y` in a format whose values `enc`

@@ -165,7 +165,9 @@ const MODULES: &[(&str, &str, &str)] = &[
          dots_with_no_batch_dims_saveable=_ckpt_dots_saveable \
          save_only_these_names=_ckpt_save_only_these_names \
          save_anything_except_these_names=_ckpt_save_anything_except_these_names \
-         save_any_names_but_these=_ckpt_save_anything_except_these_names",
+         save_any_names_but_these=_ckpt_save_anything_except_these_names \
+         save_and_offload_only_these_names=_ckpt_save_and_offload_only_these_names \
+         offload_dot_with_no_batch_dims=_ckpt_offload_dot_with_no_batch_dims",
     ),
     (
         "jax.ad_checkpoint",
@@ -297,6 +299,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          numpy=@jax.numpy lax=@jax.lax random=@jax.random nn=@jax.nn \
          tree_util=@jax.tree_util tree=@jax.tree sharding=@jax.sharding debug=@jax.debug \
          errors=@jax.errors experimental=@jax.experimental distributed=@jax.distributed _src=@jax._src flatten_util=@jax.flatten_util \
+         __version__=_jax_version \
          dtypes=@jax.dtypes checkpoint_policies=@jax.checkpoint_policies scipy=@jax.scipy \
          ad_checkpoint=@jax.ad_checkpoint test_util=@jax.test_util config=_jax_config \
          debug_nans=_jax_debug_nans effects_barrier=_jax_effects_barrier linear_transpose \
@@ -415,7 +418,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
          DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
          Everything=_nnx_Everything GraphDef=_nnx_GraphDef GraphState=_nnx_GraphState \
-         Intermediate=_nnx_Intermediate LayerNorm=_nnx_LayerNorm Linear=_nnx_Linear \
+         Intermediate=_nnx_Intermediate GroupNorm=_nnx_GroupNorm LayerNorm=_nnx_LayerNorm Linear=_nnx_Linear \
          LinearGeneral=_nnx_LinearGeneral List=_nnx_List Metric=_nnx_Metric \
          MetricState=_nnx_MetricState ModelAndOptimizer=_nnx_ModelAndOptimizer Module=_nnx_Module \
          MultiHeadAttention=_nnx_MultiHeadAttention MultiMetric=_nnx_MultiMetric Not=_nnx_Not \
@@ -595,7 +598,8 @@ const MODULES: &[(&str, &str, &str)] = &[
         "operator",
         "Operators as functions, as operator.",
         "add=operator_add sub=operator_sub mul=operator_mul truediv=operator_truediv \
-         matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter=_operator_attrgetter",
+         matmul=operator_matmul neg=operator_neg getitem=operator_getitem itemgetter attrgetter=_operator_attrgetter \
+         is_=_operator_is is_not=_operator_is_not",
     ),
     ("copy", "Copies of containers and objects, as copy.", "copy=_copy_copy deepcopy=_copy_deepcopy"),
     (

@@ -188,6 +188,21 @@ def print_saved_residuals(f, *args, **kwargs):
     for ty, what in saved_residuals(f, *args, **kwargs):
         print(ty + " " + what)
 
+def _ckpt_save_and_offload_only_these_names(*, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst):
+    return lambda prim, *_, name=None, **__: name in names_which_can_be_saved or name in names_which_can_be_offloaded
+
+def _ckpt_offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    return _ckpt_dots_saveable
+
+# The JAX release whose semantics and numbers arr follows.
+_jax_version = "0.10.2"
+
+def _operator_is(a, b):
+    return a is b
+
+def _operator_is_not(a, b):
+    return a is not b
+
 def checkpoint_name(x, name):
     """jax.ad_checkpoint.checkpoint_name: x itself, named for a policy."""
     return x
