@@ -269,7 +269,8 @@ print("from", process_index(), all_processes=True)
         .collect();
     assert!(
         own.starts_with(
-            "[0, 0, 1, 1] [0, 1]\n(8, 2) NamedSharding(Mesh('batch': 4), P('batch', None))\n"
+            "[0, 0, 1, 1] [0, 1]\n(8, 2) NamedSharding(mesh=Mesh('batch': 4, axis_types=(Auto,)), \
+             spec=P('batch', None), memory_kind=device)\n"
         ),
         "{out}"
     );
@@ -341,8 +342,10 @@ params = {"w": random.normal(k1, (6, 8)), "b": arange(8).astype("bfloat16") * 0.
     let two = under_mpirun(&bin, 2, 1, &load, &[]);
     let (out, err) = text(&two);
     assert!(two.status.success(), "{err}");
-    let want = "NamedSharding(Mesh('data': 1, 'model': 2), P('data', 'model')) \
-                NamedSharding(Mesh('data': 1, 'model': 2), P('model'))\n\
+    let want = "NamedSharding(mesh=Mesh('data': 1, 'model': 2, axis_types=(Auto, Auto)), \
+                spec=P('data', 'model'), memory_kind=device) \
+                NamedSharding(mesh=Mesh('data': 1, 'model': 2, axis_types=(Auto, Auto)), \
+                spec=P('model',), memory_kind=device)\n\
                 True True True 3 12\nSingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device) bfloat16 True\n";
     assert_eq!(out, want);
     // One process with 2 devices reads the same.

@@ -261,12 +261,49 @@ const MESH_PROPERTIES: &[Property<MeshValue>] = &[
     },
 ];
 
+/// `(Explicit, Auto)`: a mesh's axis types as JAX shows them in its reprs.
+fn axis_types_text(mesh: &Mesh) -> String {
+    let names: Vec<&str> = mesh.axis_types.iter().map(|t| t.name()).collect();
+    match names.len() {
+        1 => format!("({},)", names[0]),
+        _ => format!("({})", names.join(", ")),
+    }
+}
+
+/// JAX's `str(mesh)`: `Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))`.
+pub fn mesh_str(mesh: &Mesh) -> String {
+    let axes: Vec<String> = mesh
+        .axis_names
+        .iter()
+        .zip(&mesh.shape)
+        .map(|(n, s)| format!("'{n}': {s}"))
+        .collect();
+    format!(
+        "Mesh({}, axis_types={})",
+        axes.join(", "),
+        axis_types_text(mesh)
+    )
+}
+
 impl Object for MeshValue {
     fn type_name(&self) -> &'static str {
         "Mesh"
     }
+    /// JAX's: `Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), axis_types=(Explicit, Explicit))`.
     fn repr(&self) -> String {
-        self.0.describe()
+        let tuple = |items: Vec<String>| match items.len() {
+            1 => format!("({},)", items[0]),
+            _ => format!("({})", items.join(", ")),
+        };
+        format!(
+            "Mesh(axis_sizes={}, axis_names={}, axis_types={})",
+            tuple(self.0.shape.iter().map(|s| s.to_string()).collect()),
+            tuple(self.0.axis_names.iter().map(|n| format!("'{n}'")).collect()),
+            axis_types_text(&self.0)
+        )
+    }
+    fn str(&self) -> Option<String> {
+        Some(mesh_str(&self.0))
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other
@@ -360,8 +397,13 @@ impl Object for SpecValue {
     fn type_name(&self) -> &'static str {
         "PartitionSpec"
     }
+    /// As JAX's (a tuple): one entry shows a trailing comma, `P('x',)`.
     fn repr(&self) -> String {
-        self.text()
+        let text = self.text();
+        match self.0.len() {
+            1 => format!("{},)", &text[..text.len() - 1]),
+            _ => text,
+        }
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other
@@ -436,9 +478,9 @@ impl Object for ShardingValue {
     }
     fn repr(&self) -> String {
         format!(
-            "NamedSharding({}, {})",
-            self.mesh.describe(),
-            self.spec.text()
+            "NamedSharding(mesh={}, spec={}, memory_kind=device)",
+            mesh_str(&self.mesh),
+            Object::repr(&self.spec)
         )
     }
     fn equals(&self, other: &dyn Object) -> bool {
@@ -605,8 +647,12 @@ impl Object for AxisTypeValue {
     fn type_name(&self) -> &'static str {
         "AxisType"
     }
+    /// JAX shows an axis type's repr bare (`(Explicit,)`), its str qualified.
     fn repr(&self) -> String {
-        format!("AxisType.{}", self.0.name())
+        self.0.name().to_string()
+    }
+    fn str(&self) -> Option<String> {
+        Some(format!("AxisType.{}", self.0.name()))
     }
     fn equals(&self, other: &dyn Object) -> bool {
         other.as_any().downcast_ref::<AxisTypeValue>() == Some(self)

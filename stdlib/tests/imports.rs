@@ -44,7 +44,7 @@ x = 1
 import torch
 "#,
         expect![[r#"
-            ImportError: No module named 'torch' at test.arr:3:8
+            ModuleNotFoundError: No module named 'torch' at test.arr:3:8
               |
             3 | import torch
               |        ^^^^^

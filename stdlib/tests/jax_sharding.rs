@@ -339,7 +339,8 @@ print(len([sh.device.id for sh in placed.addressable_shards]), placed.sharding.s
 "#,
         expect![[r#"
             True P(None, 'cols') (8, 2)
-            [-1.11144 -1.00559 -0.79388 -0.47633 -0.05293  0.47633  1.11144  1.8524 ]
+            [-1.11144    -1.00559    -0.79388    -0.47632998 -0.05293     0.47632998
+              1.11144     1.8524    ]
             True True 1240.0 [421. 421. 421.]
             True float32[8,2]
             8 (2, 2)
@@ -466,7 +467,7 @@ print(f"{float(loss(w1s, w2s)):.5f}", f"{float(norm(r1)):.5f}")
 "#,
         expect![[r#"
             float32[8@data,3] (6, 4) (4, 3)
-            True [ 0.60944  0.38    -0.20582]
+            True [ 0.60943997  0.38       -0.20582   ]
             float32[6,16@model] float32[16@model,3] True True
             0.51307 0.86611
         "#]],
@@ -504,7 +505,7 @@ print(typeof(params["w"]), typeof(params["b"]), round(params["w"], 5), round(par
             10 0.000249
             20 0.000052
             30 0.000051
-            float32[3] float32[] [ 2.00038 -0.99869  0.49916] 0.29998
+            float32[3] float32[] [ 2.00038    -0.99868995  0.49916   ] 0.29997998
         "#]],
     );
 }

@@ -99,10 +99,10 @@ fn layouts_follow_values() {
          print(z.sharding, z[3, 0])\n\
          print(type(shard(ones((5, 7)), m, P(None, 'model'))))",
         expect![[r#"
-            NamedSharding(Mesh('data': 4, 'model': 2), P('data', 'model'))
-            NamedSharding(Mesh('data': 4, 'model': 2), P('data', 'model')) 0.0
-            NamedSharding(Mesh('data': 4, 'model': 2), P('data'))
-            NamedSharding(Mesh('i': 4), P('i', None)) 3.0
+            NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device)
+            NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device) 0.0
+            NamedSharding(mesh=Mesh('data': 4, 'model': 2, axis_types=(Auto, Auto)), spec=P('data',), memory_kind=device)
+            NamedSharding(mesh=Mesh('i': 4, axis_types=(Auto,)), spec=P('i', None), memory_kind=device) 3.0
             f32[5,7@model]
         "#]],
     );
