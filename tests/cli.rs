@@ -313,7 +313,10 @@ fn matplotlib_pyplot_draws_with_arrs_figures() {
     );
     let o = run(arr().arg("-e").arg(&code));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), "Figure(500x200) <matplotlib.lines.Line2D");
+    assert_eq!(
+        stdout(&o).trim(),
+        "Figure(500x200) <matplotlib.lines.Line2D"
+    );
     assert_eq!(png_size(&std::fs::read(&png).unwrap()), (500, 200));
 }
 

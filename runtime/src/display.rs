@@ -1246,8 +1246,10 @@ pub fn str_format(template: &str, args: &[Value], kwargs: &crate::value::Dict) -
                     args.get(i).cloned()
                 } else {
                     let v = kwargs.get(&crate::value::Key::Str(name.into())).cloned();
-                    v.ok_or_else(|| Error::new(crate::error::ErrorKind::KeyError, format!("'{name}'")))
-                        .map(Some)?
+                    v.ok_or_else(|| {
+                        Error::new(crate::error::ErrorKind::KeyError, format!("'{name}'"))
+                    })
+                    .map(Some)?
                 };
                 let v = v.ok_or_else(|| {
                     Error::index_error(format!("format: no argument for field '{{{field}}}'"))
@@ -1263,4 +1265,3 @@ pub fn str_format(template: &str, args: &[Value], kwargs: &crate::value::Dict) -
     }
     Ok(out)
 }
-

@@ -8,8 +8,8 @@ use crate::args::*;
 use crate::Registry;
 use arr_runtime::numpy;
 use arr_runtime::prim::{bind, Prim};
-use arr_runtime::transform::checkify::{self, Check, CheckKind, Enabled};
 use arr_runtime::transform;
+use arr_runtime::transform::checkify::{self, Check, CheckKind, Enabled};
 use arr_runtime::{Error, Result, Value};
 use std::sync::Arc;
 

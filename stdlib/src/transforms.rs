@@ -692,7 +692,11 @@ fn saved_residuals(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             let name = names
                 .get(i)
                 .map_or_else(|| format!("argument {i}"), |n| n.to_string());
-            let leaf = if n > 1 { format!(" (leaf {k})") } else { String::new() };
+            let leaf = if n > 1 {
+                format!(" (leaf {k})")
+            } else {
+                String::new()
+            };
             let p = &d.primals[j];
             row(
                 type_str(p.shape(), p.dtype()),

@@ -593,4 +593,3 @@ mod tests {
         assert_eq!(is_complete("x = = 1")["status"], "invalid");
     }
 }
-

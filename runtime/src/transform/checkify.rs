@@ -132,10 +132,7 @@ pub fn eval_check(c: &Check, args: Args) -> Result<Outs> {
         .iter()
         .any(|&x| x != 0.0);
     if failed {
-        let payload: Vec<Value> = args[1..]
-            .iter()
-            .map(|t| Value::Array(t.clone()))
-            .collect();
+        let payload: Vec<Value> = args[1..].iter().map(|t| Value::Array(t.clone())).collect();
         // checkify's JaxRuntimeError is a ValueError.
         return Err(Error::new(ErrorKind::ValueError, c.message(&payload)?));
     }
@@ -298,11 +295,14 @@ fn makes_nan(prim: &Prim) -> bool {
         // which watch integers only.
         Prim::Binary(op) => matches!(
             op,
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Mod
+            BinaryOp::Add
+                | BinaryOp::Sub
+                | BinaryOp::Mul
+                | BinaryOp::Pow
+                | BinaryOp::Atan2
+                | BinaryOp::Mod
         ),
-        Prim::DotGeneral(_) | Prim::Cumulative { .. } | Prim::Pad { .. } | Prim::Fft { .. } => {
-            true
-        }
+        Prim::DotGeneral(_) | Prim::Cumulative { .. } | Prim::Pad { .. } | Prim::Fft { .. } => true,
         Prim::Reduce { op, .. } => matches!(op, ReduceOp::Sum | ReduceOp::Prod),
         _ => false,
     }
