@@ -2036,7 +2036,7 @@ pub(crate) fn str_format(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         Value::Dict(d) => d.borrow().clone(),
         _ => Dict::default(),
     };
-    Ok(Value::str(&display::str_format(&template, &args, &kwargs)?))
+    Ok(Value::str(&display::str_format(template, &args, &kwargs)?))
 }
 
 fn set_memory_limit(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -203,11 +203,14 @@ pub struct Enabled {
     pub index: bool,
 }
 
+/// A check met, with its operands (the predicate, then the payload).
+pub type Met = (Arc<Check>, Vec<Tensor>);
+
 /// The state of one `checkify` call: what it enables and the checks met.
 #[derive(Default)]
 pub struct Frame {
     pub enabled: Enabled,
-    pub checks: Vec<(Arc<Check>, Vec<Tensor>)>,
+    pub checks: Vec<Met>,
 }
 
 /// The trace's processing: record checks; run everything else on the
@@ -375,7 +378,7 @@ pub fn check_index(ix: &Tensor, shape: &[usize], axis: usize) -> Result<()> {
 pub fn run<T>(
     enabled: Enabled,
     f: impl FnOnce() -> Result<T>,
-) -> Result<(T, Vec<(Arc<Check>, Vec<Tensor>)>)> {
+) -> Result<(T, Vec<Met>)> {
     let frame = Rc::new(RefCell::new(Frame {
         enabled,
         checks: Vec::new(),
