@@ -52,13 +52,7 @@ pub(crate) fn register(r: &mut Registry) {
                 ops.push(numpy::to_tensor(&p)?);
             }
             if transform::top_level(&ops)?.is_none() {
-                let pred = ops[0].concrete()?;
-                let failed = pred
-                    .to_f64_vec()
-                    .map_err(|_| Error::deleted_array(pred))?
-                    .iter()
-                    .any(|&x| x != 0.0);
-                if !failed {
+                if !checkify::failed(&ops[0])? {
                     return Ok(Value::None);
                 }
                 let payload: Vec<Value> = ops[1..].iter().cloned().map(Value::Array).collect();

@@ -123,15 +123,19 @@ pub fn shape_check(args: &[crate::prim::Aval]) -> Result<Avals> {
     }
 }
 
-/// Not functionalized (no `checkify` around it): a failure raises now.
-pub fn eval_check(c: &Check, args: Args) -> Result<Outs> {
-    let pred = args[0].concrete()?;
-    let failed = pred
+/// Whether a concrete predicate fails anywhere.
+pub fn failed(pred: &Tensor) -> Result<bool> {
+    let pred = pred.concrete()?;
+    Ok(pred
         .to_f64_vec()
         .map_err(|_| Error::deleted_array(pred))?
         .iter()
-        .any(|&x| x != 0.0);
-    if failed {
+        .any(|&x| x != 0.0))
+}
+
+/// Not functionalized (no `checkify` around it): a failure raises now.
+pub fn eval_check(c: &Check, args: Args) -> Result<Outs> {
+    if failed(&args[0])? {
         let payload: Vec<Value> = args[1..].iter().map(|t| Value::Array(t.clone())).collect();
         // checkify's JaxRuntimeError is a ValueError.
         return Err(Error::new(ErrorKind::ValueError, c.message(&payload)?));
@@ -139,37 +143,26 @@ pub fn eval_check(c: &Check, args: Args) -> Result<Outs> {
     Ok(Outs::new())
 }
 
-/// The check applies to the primal values; it has no tangents.
+// A check is an effect on values, as a debug callback is: the same rules.
+// JVP checks the primal values (no tangents), nothing is transposed, and
+// `vmap` checks each example in order, so the first failing example is the
+// error a `checkify` outside the `vmap` reports.
+
 pub fn jvp_check(prim: &Prim, p: &[Tensor]) -> Result<(Outs, Tangents)> {
-    bind(prim, p.to_vec())?;
-    Ok((Outs::new(), Tangents::new()))
+    crate::prim::debug::jvp_debug_callback(prim, p)
 }
 
-/// Never applied to a tangent, so no operand gets a cotangent.
 pub fn transpose_check(ins: &[LinIn]) -> Result<Vec<Option<Tensor>>> {
-    Ok(vec![None; ins.len()])
+    crate::prim::debug::transpose_debug_callback(ins)
 }
 
-/// One check per example, in order: the first failing example is the
-/// error a `checkify` outside the `vmap` reports.
 pub fn batch_check(
     prim: &Prim,
     size: usize,
     v: &[Tensor],
     d: &[Option<usize>],
 ) -> Result<(Outs, Bdims)> {
-    for i in 0..size {
-        let args = v
-            .iter()
-            .zip(d)
-            .map(|(x, d)| match d {
-                Some(d) => ops::index_along(x, *d, i),
-                None => Ok(x.clone()),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        bind(prim, args)?;
-    }
-    Ok((Outs::new(), Bdims::new()))
+    crate::prim::debug::batch_debug_callback(prim, size, v, d)
 }
 
 /// Graphs never hold a check (`in_graph` refuses it), so no partitioned
@@ -375,10 +368,7 @@ pub fn check_index(ix: &Tensor, shape: &[usize], axis: usize) -> Result<()> {
 
 /// Run `f` under a new checkify trace; returns its result and the checks
 /// it met, in order.
-pub fn run<T>(
-    enabled: Enabled,
-    f: impl FnOnce() -> Result<T>,
-) -> Result<(T, Vec<Met>)> {
+pub fn run<T>(enabled: Enabled, f: impl FnOnce() -> Result<T>) -> Result<(T, Vec<Met>)> {
     let frame = Rc::new(RefCell::new(Frame {
         enabled,
         checks: Vec::new(),
