@@ -110,7 +110,8 @@ impl Session {
             &src[func.span.end as usize..e.span.end as usize],
         );
         let text = match pass {
-            None => format!("make_jaxpr({f}){rest}"),
+            // make_jaxpr gives a ClosedJaxpr: its text is its str.
+            None => format!("str(make_jaxpr({f}){rest}))"),
             Some("--kernels") => format!("jit({f}).kernels{rest}"),
             Some(p) => {
                 let inner = rest.trim_end();

@@ -134,22 +134,22 @@ print(round(pinv(M) @ M, 5), round(lstsq(M, array([1.0, 2.0, 3.0]))[0], 5))
 print(norm(array([3.0, -4.0])), norm(array([3.0, -4.0]), ord=1), round(norm(A, ord=2), 4), round(norm(A, axis=0), 5))
 "#,
         expect![[r#"
-            [[2.      0.      0.     ]
-             [1.      2.      0.     ]
-             [0.3     0.35    1.66958]]
+            [[2.         0.         0.        ]
+             [1.         2.         0.        ]
+             [0.29999998 0.35       1.66958   ]]
             [[ 0.3139  -0.12108 -0.02242]
              [-0.12108  0.26099 -0.06278]
-             [-0.02242 -0.06278  0.35874]] [ 0.54484 -0.67444  0.28251]
-            44.6 3.79773 3 [ 44.6 356.8]
-            [[14.   -5.4  -1.  ]
-             [-5.4  11.64 -2.8 ]
-             [-1.   -2.8  16.  ]]
-            [1.26795 3.      4.73205] [0.78868 0.57735 0.21132]
-            (3, 2) (2, 2) [4.28072 2.38232] True (3, 3)
-            (3, 2) (2, 2) True [3.16228 3.2249 ] (3, 3)
+             [-0.02242 -0.06278  0.35874]] [ 0.54484    -0.67443997  0.28250998]
+            44.6 3.79773 3 [ 44.600002 356.80002 ]
+            [[14.       -5.4      -1.      ]
+             [-5.4      11.639999 -2.8     ]
+             [-1.       -2.8      16.      ]]
+            [1.2679499 3.        4.73205  ] [0.78867996 0.57734996 0.21132   ]
+            (3, 2) (2, 2) [4.2807198 2.38232  ] True (3, 3)
+            (3, 2) (2, 2) True [3.1622798 3.2249   ] (3, 3)
             [[ 1.  0.]
              [-0.  1.]] [-0.07692  0.96154]
-            5.0 7.0 6.905 [4.51221 5.47723 3.2187 ]
+            5.0 7.0 6.9049997 [4.51221 5.47723 3.2187 ]
         "#]],
     );
 }
@@ -196,15 +196,15 @@ out = dot_product_attention(q, q, q, is_causal=True)
 print(out.shape, allclose(out[0, 0], q[0, 0], atol=1e-6))
 "#,
         expect![[r#"
-            [-0.14228 -0.0475   0.       0.73106] [-0.95021 -0.09516  0.       1.     ] [-0.3  -0.01  0.    1.  ] [0. 0. 0. 3.]
-            [-1.67057 -0.16731  0.       1.0507 ] [-0.95021 -0.09516  0.       1.     ] [-3.04859 -0.7444  -0.69315 -0.31326] [-1.  -0.2  0.   1. ] [-1.5     -0.07311]
-            [0. 0. 0. 1.] [-1.34164 -0.44721  0.44721  1.34164]
-            [[ 0.57203 -0.51834 -0.43   ]
-             [-0.66201 -0.49887  0.33968]
-             [ 0.41633 -0.58379  0.90205]
-             [-0.99527 -0.72329  0.07747]]
-            [[-1.70678 -1.65968]
-             [ 0.28207 -0.47861]] [-0.24424557 -0.20356806] [0.5 0.5]
+            [-0.14228    -0.0475      0.          0.73105997] [-0.95021 -0.09516  0.       1.     ] [-0.3  -0.01  0.    1.  ] [0. 0. 0. 3.]
+            [-1.67057 -0.16731  0.       1.0507 ] [-0.95021 -0.09516  0.       1.     ] [-3.04859    -0.74439996 -0.69315    -0.31326   ] [-1.  -0.2  0.   1. ] [-1.5     -0.07311]
+            [0. 0. 0. 1.] [-1.34164    -0.44720998  0.44720998  1.34164   ]
+            [[ 0.57203    -0.51834    -0.42999998]
+             [-0.66200995 -0.49887     0.33968   ]
+             [ 0.41632998 -0.58379     0.90204996]
+             [-0.99526995 -0.72328997  0.07747   ]]
+            [[-1.70678    -1.65968   ]
+             [ 0.28206998 -0.47860998]] [-0.24424557 -0.20356806] [0.5 0.5]
             [[ 1.1101   1.15615]
              [-0.36198 -0.67721]
              [ 0.33677  0.01674]] int32
@@ -679,11 +679,11 @@ jnp.finfo(jnp.int32)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.finfo(jnp.int32)
-              <stdlib>:1117:13 in __init__
+              <stdlib>:1138:13 in __init__
                 raise ValueError(f"finfo: data type {d} not inexact")
-            ValueError: finfo: data type int32 not inexact at <stdlib>:1117:13
+            ValueError: finfo: data type int32 not inexact at <stdlib>:1138:13
                  |
-            1117 |             raise ValueError(f"finfo: data type {d} not inexact")
+            1138 |             raise ValueError(f"finfo: data type {d} not inexact")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -696,11 +696,11 @@ jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.rot90(jnp.ones((2, 2)), axes=(1, 1))
-              <stdlib>:1272:9 in rot90
+              <stdlib>:1293:9 in rot90
                 raise ValueError(f"rot90: the axes must differ, got {axes}")
-            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1272:9
+            ValueError: rot90: the axes must differ, got (1, 1) at <stdlib>:1293:9
                  |
-            1272 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
+            1293 |         raise ValueError(f"rot90: the axes must differ, got {axes}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -713,11 +713,11 @@ jnp.diagonal(jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.diagonal(jnp.arange(3))
-              <stdlib>:1289:9 in diagonal
+              <stdlib>:1310:9 in diagonal
                 raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
-            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1289:9
+            ValueError: diagonal requires an array of at least two dimensions, got shape (3,) at <stdlib>:1310:9
                  |
-            1289 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
+            1310 |         raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {a.shape}")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -730,11 +730,11 @@ jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.choose(jnp.array([0, 2]), [jnp.zeros(2), jnp.ones(2)])
-              <stdlib>:1621:13 in choose
+              <stdlib>:1642:13 in choose
                 raise ValueError("invalid entry in choice array")
-            ValueError: invalid entry in choice array at <stdlib>:1621:13
+            ValueError: invalid entry in choice array at <stdlib>:1642:13
                  |
-            1621 |             raise ValueError("invalid entry in choice array")
+            1642 |             raise ValueError("invalid entry in choice array")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -747,11 +747,11 @@ jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.put_along_axis(jnp.zeros(3), jnp.array([1]), 1.0, axis=0)
-              <stdlib>:1631:9 in put_along_axis
+              <stdlib>:1652:9 in put_along_axis
                 raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
-            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1631:9
+            ValueError: jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return an updated array. at <stdlib>:1652:9
                  |
-            1631 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
+            1652 |         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are immutable. Pass inplace=False to instead return a...
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -764,11 +764,11 @@ jnp.delete(jnp.arange(3), 5)
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.delete(jnp.arange(3), 5)
-              <stdlib>:1544:13 in delete
+              <stdlib>:1565:13 in delete
                 raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
-            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1544:13
+            IndexError: delete: index 5 is out of bounds for axis 0 with size 3 at <stdlib>:1565:13
                  |
-            1544 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
+            1565 |             raise IndexError(f"delete: index {i} is out of bounds for axis {axis} with size {n}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -781,11 +781,11 @@ jnp.compress(jnp.array([[True]]), jnp.arange(3))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.compress(jnp.array([[True]]), jnp.arange(3))
-              <stdlib>:1588:9 in compress
+              <stdlib>:1609:9 in compress
                 raise ValueError("condition must be a 1D array")
-            ValueError: condition must be a 1D array at <stdlib>:1588:9
+            ValueError: condition must be a 1D array at <stdlib>:1609:9
                  |
-            1588 |         raise ValueError("condition must be a 1D array")
+            1609 |         raise ValueError("condition must be a 1D array")
                  |         ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -798,11 +798,11 @@ jnp.cumulative_sum(jnp.ones((2, 2)))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.cumulative_sum(jnp.ones((2, 2)))
-              <stdlib>:1467:13 in cumulative_sum
+              <stdlib>:1488:13 in cumulative_sum
                 raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
-            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1467:13
+            ValueError: cumulative_sum: axis must be given for arrays of more than one dimension, got shape (2, 2) at <stdlib>:1488:13
                  |
-            1467 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
+            1488 |             raise ValueError(f"cumulative_sum: axis must be given for arrays of more than one dimension, got shape {x.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -815,11 +815,11 @@ jnp.gradient(jnp.array([1.0]))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.gradient(jnp.array([1.0]))
-              <stdlib>:1754:13 in gradient
+              <stdlib>:1775:13 in gradient
                 raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
-            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1754:13
+            ValueError: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required. at <stdlib>:1775:13
                  |
-            1754 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
+            1775 |             raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) elements are required.")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -832,11 +832,11 @@ jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.average(jnp.ones((2, 3)), axis=1, weights=jnp.ones(2))
-              <stdlib>:1390:13 in average
+              <stdlib>:1411:13 in average
                 raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
-            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1390:13
+            ValueError: average: weights of shape (2,) do not match axis 1 of an array of shape (2, 3) at <stdlib>:1411:13
                  |
-            1390 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
+            1411 |             raise ValueError(f"average: weights of shape {w.shape} do not match axis {axis} of an array of shape {a.shape}")
                  |             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -849,11 +849,11 @@ jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
             Traceback (most recent call last):
               test.arr:3:1 in <module>
                 jnp.can_cast(jnp.int32, jnp.float32, casting='sometimes')
-              <stdlib>:1107:5 in can_cast
+              <stdlib>:1128:5 in can_cast
                 raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
-            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:1107:5
+            ValueError: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got 'sometimes' at <stdlib>:1128:5
                  |
-            1107 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
+            1128 |     raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe', got '{casting}'")
                  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         "#]],
     );
@@ -1083,24 +1083,24 @@ print(r(lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "SAM
 print(lax.conv_general_dilated(jnp.arange(10.)[None, None], jnp.array([[[1., 2., 3.]]]), (1,), "SAME"))
 "#,
         expect![[r#"
-            (2, 4, 4, 4) [[-0.017 -0.004  0.01   0.024  0.309]
-             [ 0.767  0.784  0.801  0.818  0.599]
-             [ 1.03   1.039  1.047  1.056  0.482]
-             [ 0.594  0.588  0.582  0.577  0.037]]
-            [[ 5.788  5.676]
-             [-4.781 -4.425]
-             [ 6.036  5.93 ]]
-            [-0.017 -0.004  0.01   0.024  0.309]
-            [-0.15   0.192 -1.236  0.618  0.679 -2.182]
-            [[422.924 376.516]
-             [447.241 384.78 ]
-             [119.635  82.799]]
-            [[0.24 0.4 ]
-             [1.04 1.2 ]
-             [1.84 2.  ]]
-            [[3.22 3.26 3.28]
-             [3.42 3.46 3.48]
-             [3.52 3.56 3.58]]
+            (2, 4, 4, 4) [[-0.017      -0.004       0.01        0.024       0.30900002]
+             [ 0.767       0.78400004  0.80100006  0.818       0.59900004]
+             [ 1.0300001   1.039       1.047       1.056       0.48200002]
+             [ 0.59400004  0.588       0.582       0.577       0.037     ]]
+            [[ 5.788      5.676    ]
+             [-4.781     -4.425    ]
+             [ 6.0360003  5.9300003]]
+            [-0.017      -0.004       0.01        0.024       0.30900002]
+            [-0.15        0.192      -1.2360001   0.61800003  0.679      -2.1820002 ]
+            [[422.924   376.51602]
+             [447.24103 384.78003]
+             [119.635    82.799  ]]
+            [[0.24000001 0.4       ]
+             [1.0400001  1.2       ]
+             [1.84       2.        ]]
+            [[3.2200003 3.2600002 3.2800002]
+             [3.42      3.4600003 3.4800003]
+             [3.5200002 3.5600002 3.5800002]]
             [[[ 3.  8. 14. 20. 26. 32. 38. 44. 50. 26.]]]
         "#]],
     );
