@@ -111,7 +111,7 @@ impl Session {
         );
         let text = match pass {
             // make_jaxpr gives a ClosedJaxpr: its text is its str.
-            None => format!("str(make_jaxpr({f}){rest}))"),
+            None => format!("str(make_jaxpr({f}){rest})"),
             Some("--kernels") => format!("jit({f}).kernels{rest}"),
             Some(p) => {
                 let inner = rest.trim_end();
