@@ -261,28 +261,30 @@ const MESH_PROPERTIES: &[Property<MeshValue>] = &[
     },
 ];
 
-/// `(Explicit, Auto)`: a mesh's axis types as JAX shows them in its reprs.
-fn axis_types_text(mesh: &Mesh) -> String {
-    let names: Vec<&str> = mesh.axis_types.iter().map(|t| t.name()).collect();
-    match names.len() {
-        1 => format!("({},)", names[0]),
-        _ => format!("({})", names.join(", ")),
+/// Python's text of a tuple of these items: `(a,)` for one, `(a, b)` else.
+fn tuple_text(items: Vec<String>) -> String {
+    match items.len() {
+        1 => format!("({},)", items[0]),
+        _ => format!("({})", items.join(", ")),
     }
 }
 
-/// JAX's `str(mesh)`: `Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))`.
-pub fn mesh_str(mesh: &Mesh) -> String {
-    let axes: Vec<String> = mesh
-        .axis_names
-        .iter()
-        .zip(&mesh.shape)
-        .map(|(n, s)| format!("'{n}': {s}"))
-        .collect();
-    format!(
-        "Mesh({}, axis_types={})",
-        axes.join(", "),
-        axis_types_text(mesh)
+/// `(Explicit, Auto)`: a mesh's axis types as JAX shows them in its reprs.
+fn axis_types_text(mesh: &Mesh) -> String {
+    tuple_text(
+        mesh.axis_types
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect(),
     )
+}
+
+/// JAX's `str(mesh)`: `describe()`'s text with the axis types,
+/// `Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))`.
+pub fn mesh_str(mesh: &Mesh) -> String {
+    let text = mesh.describe();
+    let axes = text.strip_suffix(')').unwrap_or(&text);
+    format!("{axes}, axis_types={})", axis_types_text(mesh))
 }
 
 impl Object for MeshValue {
@@ -291,14 +293,10 @@ impl Object for MeshValue {
     }
     /// JAX's: `Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), axis_types=(Explicit, Explicit))`.
     fn repr(&self) -> String {
-        let tuple = |items: Vec<String>| match items.len() {
-            1 => format!("({},)", items[0]),
-            _ => format!("({})", items.join(", ")),
-        };
         format!(
             "Mesh(axis_sizes={}, axis_names={}, axis_types={})",
-            tuple(self.0.shape.iter().map(|s| s.to_string()).collect()),
-            tuple(self.0.axis_names.iter().map(|n| format!("'{n}'")).collect()),
+            tuple_text(self.0.shape.iter().map(|s| s.to_string()).collect()),
+            tuple_text(self.0.axis_names.iter().map(|n| format!("'{n}'")).collect()),
             axis_types_text(&self.0)
         )
     }
