@@ -755,16 +755,18 @@ fn call(
     // Inside a transformation or another trace, trace through: the outer
     // interpretation sees the primitives (and an outer jit compiles them).
     // Donation is only for a call that runs the compiled program, as in JAX.
+    if jit::auto::tracing() {
+        // A region that calls a jit-compiled function stays interpreted:
+        // traced through, its body would be compiled by automatic JIT's
+        // exact pipeline, slower than jit's own program and with other
+        // bits wherever jit's pipeline reorders work (and donated arguments
+        // would not be deleted), so results would depend on the feature.
+        return Err(jit::auto::not_pure(format!(
+            "calls jit({}), which runs its own compiled program",
+            cache.borrow().name
+        )));
+    }
     if transform::top_level(&flat)?.is_some() {
-        let donates = !options.donate_argnums.is_empty() || !options.donate_argnames.is_empty();
-        if donates && jit::auto::tracing() {
-            // Compiled, the region would keep the arrays the interpreter
-            // deletes: it stays interpreted, so both agree.
-            return Err(jit::auto::not_pure(format!(
-                "calls jit({}) with donated arguments, which deletes the caller's arrays",
-                cache.borrow().name
-            )));
-        }
         return interp.call(f, args, kwargs);
     }
     for t in &flat {

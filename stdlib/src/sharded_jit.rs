@@ -206,14 +206,14 @@ fn call(
     mode: Mode,
 ) -> Result<Value> {
     let describe_only = !matches!(mode, Mode::Run { .. });
+    if arr_runtime::jit::auto::tracing() && !describe_only {
+        // As for jit: the region stays interpreted and the sharded program
+        // runs as compiled (and deletes what it donates).
+        return Err(arr_runtime::jit::auto::not_pure(
+            "calls a sharded jit, which runs its own compiled program",
+        ));
+    }
     if under_transformation(&args)? && !describe_only {
-        let donates = matches!(mode, Mode::Run { donated, .. } if donated.iter().any(|d| *d));
-        if donates && arr_runtime::jit::auto::tracing() {
-            // Compiled, the region would keep the arrays the interpreter deletes.
-            return Err(arr_runtime::jit::auto::not_pure(
-                "calls a sharded jit with donated arguments, which deletes the caller's arrays",
-            ));
-        }
         // Under a transformation the layouts do not change the values.
         return interp.call(f, args, kwargs);
     }

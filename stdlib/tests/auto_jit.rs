@@ -108,6 +108,37 @@ fn impure_functions_and_loops_stay_interpreted_and_say_why() {
 }
 
 #[test]
+fn regions_that_call_jit_functions_run_them_compiled() {
+    // Traced through, `f`'s body would be compiled by the exact pipeline:
+    // slower than jit's program, and its sum's bits could differ.
+    let src = "x = random.normal(random.key(0), (100_003,))\n\
+               f = jit(lambda x: sum(x * x) + max(x))\n\
+               for i in range(8):\n    y = f(x)\n\
+               def g(x):\n    return f(x) * 2\n\
+               for i in range(8):\n    z = g(x)\n\
+               (y, z)";
+    let mut want = None;
+    for auto in [false, true] {
+        let mut s = session();
+        s.set_auto_jit(auto);
+        let out = run(&mut s, src);
+        let got = bits(&out);
+        match &want {
+            None => want = Some(got),
+            Some(w) => assert_eq!(&got, w, "auto-JIT changed the bits"),
+        }
+        if auto {
+            let r = report(&mut s);
+            assert!(
+                r.contains("line 4: calls jit(<lambda>), which runs its own compiled program"),
+                "{r}"
+            );
+            assert!(r.contains("interpreted  function g"), "{r}");
+        }
+    }
+}
+
+#[test]
 fn value_dependent_errors_are_kept() {
     // The interpreter checks the bounds of index arrays; compiled code would
     // clamp them, so such a function stays interpreted and still raises.

@@ -92,26 +92,7 @@ fn identity<T: KFloat>(op: ReduceOp) -> f64 {
 #[inline(always)]
 fn fold<T: KFloat>(op: ReduceOp, acc: f64, xs: &[T]) -> f64 {
     match op {
-        ReduceOp::Sum | ReduceOp::Any => {
-            // 32 lanes of partial sums: four independent vector add chains,
-            // so the adds' latency overlaps; the block total joins the f64 total.
-            let mut lanes = [T::ZERO; 32];
-            let chunks = xs.chunks_exact(32);
-            let rest = chunks.remainder();
-            for c in chunks {
-                for i in 0..32 {
-                    lanes[i] = T::add(lanes[i], c[i]);
-                }
-            }
-            let mut s = 0.0;
-            for l in lanes {
-                s += l.to_f64();
-            }
-            for &x in rest {
-                s += x.to_f64();
-            }
-            acc + s
-        }
+        ReduceOp::Sum | ReduceOp::Any => acc + sum_lanes(xs, xs, |x, _| x),
         ReduceOp::Prod | ReduceOp::All => xs.iter().fold(acc, |a, &x| a * x.to_f64()),
         // 16 lanes in the register type (NaN sticks in its lane), then the
         // lanes into the accumulator: softmax's row maxima vectorise.
@@ -154,6 +135,97 @@ fn fold_blocks<T: KFloat>(op: ReduceOp, mut acc: f64, xs: &[T]) -> f64 {
         acc = fold(op, acc, b);
     }
     acc
+}
+
+/// The sum of `f(a[i], b[i])` as `fold` adds a block: 32 lanes of partial
+/// sums (four independent vector add chains, so the adds' latency
+/// overlaps), the lanes into 8 in the register type (converting all 32 to
+/// f64 one by one cost a quarter of a short kernel's time), those and the
+/// remainder in f64. `f` reads a register's value (`fold`) or computes a
+/// binary operation on two registers (`BinaryFold`), with the same result.
+#[inline(always)]
+fn sum_lanes<T: KFloat>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> f64 {
+    let mut lanes = [T::ZERO; 32];
+    let (ca, cb) = (a.chunks_exact(32), b[..a.len()].chunks_exact(32));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..32 {
+            lanes[i] = T::add(lanes[i], f(x[i], y[i]));
+        }
+    }
+    for w in [16, 8] {
+        for i in 0..w {
+            lanes[i] = T::add(lanes[i], lanes[i + w]);
+        }
+    }
+    let mut s = 0.0;
+    for l in &lanes[..8] {
+        s += l.to_f64();
+    }
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += f(x, y).to_f64();
+    }
+    s
+}
+
+/// A sum's last operation, folded as it is computed: `acc` plus the sum of
+/// `op(a[i], b[i])`, exactly as `fold` sums a register holding those
+/// values, without storing and reloading the register (a streaming sum
+/// such as `sum(x * x)` then reads its input once, at memory speed).
+struct BinaryFold<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    acc: f64,
+}
+
+impl<T: KFloat> BinaryFn<T> for BinaryFold<'_, T> {
+    type Out = f64;
+    #[inline(always)]
+    fn map<F: Fn(T, T) -> T + Copy + Send + Sync>(self, f: F) -> f64 {
+        let (a, b) = (self.a, &self.b[..self.a.len()]);
+        let mut acc = self.acc;
+        for (x, y) in a.chunks(BLOCK).zip(b.chunks(BLOCK)) {
+            acc += sum_lanes(x, y, f);
+        }
+        acc
+    }
+    #[inline(always)]
+    fn test<F: Fn(T, T) -> bool + Copy + Send + Sync>(self, f: F) -> f64 {
+        self.map(|x, y| bit(f(x, y)))
+    }
+}
+
+/// Whether `op` is a float operation of the table (not one on bools only),
+/// so `BinaryFold` can fold it.
+fn folds_directly<T: KFloat>(op: BinaryOp) -> bool {
+    struct Probe;
+    impl<T> BinaryFn<T> for Probe {
+        type Out = ();
+        fn map<F: Fn(T, T) -> T + Copy + Send + Sync>(self, _: F) {}
+        fn test<F: Fn(T, T) -> bool + Copy + Send + Sync>(self, _: F) {}
+    }
+    T::binary(op, Probe).is_some()
+}
+
+/// Per register, whether it is a sum's last binary operation that no other
+/// register, store or row value reads: `run_range_body` folds it directly
+/// and `eval_block` leaves it uncomputed.
+fn direct_sums<T: KFloat>(k: &Kernel) -> SmallVec<[bool; 64]> {
+    let mut direct: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
+    for (j, o) in k.outputs.iter().enumerate() {
+        if let (Some(ReduceOp::Sum), ScalarOp::Binary(op, _, _)) = (o.reduce, k.body[o.reg]) {
+            let read_by_body = k.body.iter().any(|b| match *b {
+                ScalarOp::Unary(_, a) => a == o.reg,
+                ScalarOp::Binary(_, a, b) => a == o.reg || b == o.reg,
+                ScalarOp::Select(c, a, b) => [c, a, b].contains(&o.reg),
+                ScalarOp::Reduced(r) => r == j,
+                ScalarOp::Load(_) | ScalarOp::Const(_) => false,
+            });
+            let outputs = k.outputs.iter().filter(|p| p.reg == o.reg).count();
+            direct[o.reg] = !read_by_body && outputs == 1 && folds_directly::<T>(op);
+        }
+    }
+    direct
 }
 
 trait NanMinMax {
@@ -405,7 +477,9 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
 /// Evaluate every register over `len` elements from flat index `start`.
 /// `regs` holds the registers one after another, `width` elements each.
 /// A contiguous load is not copied: its register reads the input's own
-/// elements. Returns, per register, the input slice it reads (if any).
+/// elements. `views` receives, per register, the input slice it reads (if
+/// any); the caller keeps it across blocks, as returning 64 slots by value
+/// copied a kilobyte a block.
 /// `stores` are the output slices of the range that begins at flat index
 /// `range_start` (read by inputs that run in place).
 #[allow(clippy::too_many_arguments)]
@@ -421,9 +495,15 @@ fn eval_block<'a, T: KFloat>(
     len: usize,
     first: bool,
     row_values: &mut [Option<f64>],
-) -> SmallVec<[Option<&'a [T]>; 64]> {
-    let mut views: SmallVec<[Option<&'a [T]>; 64]> = SmallVec::new();
+    views: &mut Vec<Option<&'a [T]>>,
+    direct: &[bool],
+) {
+    views.clear();
     for i in 0..k.body.len() {
+        if direct[i] {
+            views.push(None);
+            continue;
+        }
         let (done, rest) = regs.split_at_mut(i * width);
         let out = &mut rest[..len];
         let reg = |r: usize| views[r].unwrap_or(&done[r * width..r * width + len]);
@@ -466,7 +546,6 @@ fn eval_block<'a, T: KFloat>(
         }
         views.push(view);
     }
-    views
 }
 
 /// Run flat indices [start, end): store elementwise outputs into `stores`
@@ -538,11 +617,13 @@ fn run_range_body<T: KFloat>(
         .map(|o| o.reduce.map_or(0.0, identity::<T>))
         .collect();
     let mut pos = start;
+    let mut views = Vec::with_capacity(k.body.len());
+    let direct = direct_sums::<T>(k);
     while pos < end {
         let len = width.min(end - pos);
         // The reductions read back in this block (then the whole row).
         let mut row_values: SmallVec<[Option<f64>; 8]> = smallvec::smallvec![None; k.outputs.len()];
-        let views = eval_block(
+        eval_block(
             k,
             srcs,
             stores,
@@ -553,10 +634,22 @@ fn run_range_body<T: KFloat>(
             len,
             pos == start,
             &mut row_values,
+            &mut views,
+            &direct,
         );
         let mut s = 0;
+        let reg = |r: usize| views[r].unwrap_or(&regs[r * width..r * width + len]);
         for (j, out) in k.outputs.iter().enumerate() {
-            let r = views[out.reg].unwrap_or(&regs[out.reg * width..out.reg * width + len]);
+            if let (true, ScalarOp::Binary(op, a, b)) = (direct[out.reg], k.body[out.reg]) {
+                let fold = BinaryFold {
+                    a: reg(a),
+                    b: reg(b),
+                    acc: acc[j],
+                };
+                acc[j] = T::binary(op, fold).expect("checked by direct_sums");
+                continue;
+            }
+            let r = reg(out.reg);
             match out.reduce {
                 None => {
                     stores[s][pos - start..pos - start + len].copy_from_slice(r);
