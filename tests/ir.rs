@@ -823,6 +823,43 @@ fn pass_fuse_leaves_the_product() {
     );
 }
 
+/// GELU's derivative reads `tanh` and powers of the pre-activation: fusion
+/// leaves them as outputs of the forward kernel, kept alive for the
+/// backward pass...
+const GELU_GRAD: &str = "jit(value_and_grad(lambda h, w: sum(gelu(h) @ w)))";
+
+#[test]
+fn pass_fuse_keeps_gelus_intermediates_for_the_backward_pass() {
+    check(
+        &format!("{GELU_GRAD}.ir(ones((8, 16)), ones((16, 4)), after=\"fuse\")"),
+        expect![[r#"
+            { lambda a:f32[1,1] ; b:f32[8,16] c:f32[16,4]. let
+                d:f32[8,16] e:f32[8,16] f:f32[8,16] g:f32[8,16] h:f32[8,16] = fused[ops=17 inputs=1 outputs=5] b
+                i:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] h c
+                j:f32[] k:f32[8,4] = fused[ops=2 inputs=2 outputs=2] i a
+                l:f32[8,16] = dot_general[contract=((1,),(1,)) batch=((),())] k c
+                m:f32[8,16] = fused[ops=22 inputs=6 outputs=1] l d g f b e
+              in (j, m) }"#]],
+    );
+}
+
+/// ...and `remat` has the backward kernel compute them again from `h`,
+/// which it reads anyway: the forward kernel writes only `gelu(h)`.
+#[test]
+fn pass_remat_recomputes_them_from_the_pre_activation() {
+    check(
+        &format!("{GELU_GRAD}.ir(ones((8, 16)), ones((16, 4)), after=\"remat\")"),
+        expect![[r#"
+            { lambda a:f32[1,1] ; b:f32[8,16] c:f32[16,4]. let
+                d:f32[8,16] = fused[ops=17 inputs=1 outputs=1] b
+                e:f32[8,4] = dot_general[contract=((1,),(0,)) batch=((),())] d c
+                f:f32[] g:f32[8,4] = fused[ops=2 inputs=2 outputs=2] e a
+                h:f32[8,16] = dot_general[contract=((1,),(1,)) batch=((),())] g c
+                i:f32[8,16] = fused[ops=29 inputs=2 outputs=1] h b
+              in (f, i) }"#]],
+    );
+}
+
 /// The pass after it folds that kernel into the product.
 #[test]
 fn pass_fold_epilogues_makes_a_fused_matmul() {

@@ -401,7 +401,7 @@ fn ir_after_the_partition_stage_is_one_devices_graph() {
     let err = s
         .ir_of_call_after("f(x, w1, w2)", Some("nosuch"))
         .unwrap_err();
-    expect!["no pass named 'nosuch'; the stages of a sharded jit are: traced, partition, fold, simplify, cse, dot_transpose, dot_operands, combine_collectives, dce, fuse, fold_epilogues"].assert_eq(&err.message);
+    expect!["no pass named 'nosuch'; the stages of a sharded jit are: traced, partition, fold, simplify, cse, dot_transpose, dot_operands, combine_collectives, dce, fuse, remat, fold_epilogues"].assert_eq(&err.message);
     // An unsharded function has no partition stage.
     let err = s
         .ir_of_call_after("mlp(x, w1, w2)", Some("partition"))

@@ -151,7 +151,7 @@ fn tensor_and_data_parallel_plan_is_megatrons() {
               7. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
               8. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:25
               9. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
-            collectives send 321.0 KiB per device; inputs take 113.5 KiB, peak memory 735.5 KiB per device
+            collectives send 321.0 KiB per device; inputs take 113.5 KiB, peak memory 607.5 KiB per device
         "#]],
     );
 }
@@ -166,36 +166,36 @@ fn sequence_parallel_plan_splits_each_all_reduce_in_the_forward_pass() {
     check_plan(
         "tp+sp",
         expect![[r#"
-        sharded jit on Mesh('data': 2, 'model': 4)
-          1. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
-          2. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
-          3. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
-          4. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
-          5. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
-          6. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
-          7. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
-          8. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
-          9. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
-         10. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
-         11. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
-         12. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         13. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         14. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         15. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
-         16. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
-         17. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
-         18. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
-         19. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
-         20. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         21. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         22. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
-         23. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
-         24. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
-         25. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (scatter: updates laid out as indexed) at <setup>:31
-         26. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
-         27. psum over 'model' (4 devices) of 6 arrays (f32[], f32[64,64], f32[64], f32[64], f32[64], f32[64]): 25.5 KiB sent per device  (6 bucketed: reduce_sum over a dimension split by 'model'; dot: partial sums over the contracting dimension split by 'model') at <setup>:36, <setup>:35, <setup>:22
-        collectives send 486.5 KiB per device; inputs take 113.5 KiB, peak memory 548.7 KiB per device
-    "#]],
+            sharded jit on Mesh('data': 2, 'model': 4)
+              1. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+              2. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
+              3. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+              4. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
+              5. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:25
+              6. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:33
+              7. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+              8. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:34
+              9. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+             10. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+             11. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+             12. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             13. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             14. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             15. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+             16. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+             17. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:34
+             18. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:28
+             19. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+             20. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             21. all_gather over 'model' (4 devices) of f32[1,16,64]: 12.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             22. all_to_all over 'model' (4 devices) of f32[4,4,1,4,16]: 4.0 KiB sent per device  (dot: operands laid out differently) at <setup>:28
+             23. psum over 'model' (4 devices) of f32[4,16,64]: 24.0 KiB sent per device  (dot: partial sums over the contracting dimension split by 'model') at <setup>:34
+             24. psum_scatter over 'model' (4 devices) of f32[4,16,64]: 12.0 KiB sent per device  (a sum over 'model' laid out split by it) at <setup>:22
+             25. all_gather over 'model' (4 devices) of f32[4,4,64]: 12.0 KiB sent per device  (scatter: updates laid out as indexed) at <setup>:31
+             26. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64], f32[64,64], f32[64], f32[64,1,16], f32[3,1,16,64], f32[64], f32[64,64]): 129.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
+             27. psum over 'model' (4 devices) of 6 arrays (f32[], f32[64,64], f32[64], f32[64], f32[64], f32[64]): 25.5 KiB sent per device  (6 bucketed: reduce_sum over a dimension split by 'model'; dot: partial sums over the contracting dimension split by 'model') at <setup>:36, <setup>:35, <setup>:22
+            collectives send 486.5 KiB per device; inputs take 113.5 KiB, peak memory 420.7 KiB per device
+        "#]],
     );
 }
 
@@ -206,7 +206,7 @@ fn data_parallel_plan_is_one_bucketed_all_reduce() {
         expect![[r#"
             sharded jit on Mesh('data': 2, 'model': 4)
               1. psum over 'data' (2 devices) of 15 arrays (f32[], f32[64,64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,256], f32[256,64], f32[64], f32[64,4,16], f32[3,4,16,64], f32[64], f32[64,64]): 417.0 KiB sent per device  (15 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:36, <setup>:35, <setup>:34, <setup>:22, <setup>:28, <setup>:25, <setup>:31
-            collectives send 417.0 KiB per device; inputs take 401.5 KiB, peak memory 1.7 MiB per device
+            collectives send 417.0 KiB per device; inputs take 401.5 KiB, peak memory 1.2 MiB per device
         "#]],
     );
 }
@@ -249,7 +249,7 @@ fn fsdp_plan_gathers_each_parameter_once() {
              27. psum_scatter over 'data' (2 devices) of f32[64,256]: 32.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
              28. psum_scatter over 'data' (2 devices) of f32[64,4,16]: 8.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
              29. psum_scatter over 'data' (2 devices) of f32[3,4,16,64]: 24.0 KiB sent per device  (a sum over 'data' laid out split by it) at <setup>:40
-            collectives send 417.0 KiB per device; inputs take 201.0 KiB, peak memory 1.9 MiB per device
+            collectives send 417.0 KiB per device; inputs take 201.0 KiB, peak memory 1.4 MiB per device
         "#]],
     );
 }
@@ -263,15 +263,15 @@ fn expert_parallel_plan_sends_tokens_to_their_experts() {
         moe_session(),
         "ep",
         expect![[r#"
-        sharded jit on Mesh('data': 2, 'model': 4)
-          1. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:19
-          2. psum over 'data' (2 devices) of f32[4]: 16 B sent per device  (reduce_sum over a dimension split by 'data') at <setup>:20
-          3. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:21
-          4. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:19
-          5. all_to_all over 'data' (2 devices) of f32[2,4,32,2,10]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:18
-          6. psum over 'data' (2 devices) of 5 arrays (f32[4], f32[], f32[64,32], f32[4,32], f32[64,32]): 16.5 KiB sent per device  (5 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:20, <setup>:27, <setup>:26, <setup>:11, <setup>:24
-        collectives send 96.5 KiB per device; inputs take 137.0 KiB, peak memory 1.4 MiB per device
-    "#]],
+            sharded jit on Mesh('data': 2, 'model': 4)
+              1. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:19
+              2. psum over 'data' (2 devices) of f32[4]: 16 B sent per device  (reduce_sum over a dimension split by 'data') at <setup>:20
+              3. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:21
+              4. all_to_all over 'data' (2 devices) of f32[2,2,4,10,32]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:19
+              5. all_to_all over 'data' (2 devices) of f32[2,4,32,2,10]: 20.0 KiB sent per device  (dot: operands laid out differently) at <setup>:18
+              6. psum over 'data' (2 devices) of 5 arrays (f32[4], f32[], f32[64,32], f32[4,32], f32[64,32]): 16.5 KiB sent per device  (5 bucketed: reduce_sum over a dimension split by 'data'; dot: partial sums over the contracting dimension split by 'data'; scatter_add of updates split by 'data') at <setup>:20, <setup>:27, <setup>:26, <setup>:11, <setup>:24
+            collectives send 96.5 KiB per device; inputs take 137.0 KiB, peak memory 743.6 KiB per device
+        "#]],
     );
 }
 

@@ -15,6 +15,7 @@ pub mod fuse;
 
 pub mod partition;
 pub mod passes;
+pub mod remat;
 
 use crate::error::Result;
 use crate::prim::{type_str, Aval};

@@ -107,6 +107,13 @@ pub const FOLD_EPILOGUES_EXACT: Pass = Pass {
     run: super::fuse::fold_epilogues_exact,
 };
 
+pub const REMAT: Pass = Pass {
+    name: "remat",
+    description: "a fused kernel computes an earlier kernel's elementwise result again from \
+                  inputs it holds anyway, instead of keeping the result alive (values unchanged)",
+    run: super::remat::remat,
+};
+
 /// jit's pipeline, in order.
 pub const PIPELINE: &[Pass] = &[
     FOLD,
@@ -117,6 +124,7 @@ pub const PIPELINE: &[Pass] = &[
     COMBINE_COLLECTIVES,
     DCE,
     FUSE,
+    REMAT,
     FOLD_EPILOGUES,
 ];
 
@@ -662,7 +670,7 @@ mod tests {
     #[test]
     fn the_pipelines_passes() {
         expect_test::expect![[
-            "fold simplify cse dot_transpose dot_operands combine_collectives dce fuse fold_epilogues"
+            "fold simplify cse dot_transpose dot_operands combine_collectives dce fuse remat fold_epilogues"
         ]]
         .assert_eq(&names(PIPELINE));
         expect_test::expect![
