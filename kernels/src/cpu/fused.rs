@@ -499,8 +499,8 @@ fn eval_block<'a, T: KFloat>(
     direct: &[bool],
 ) {
     views.clear();
-    for i in 0..k.body.len() {
-        if direct[i] {
+    for (i, &skip) in direct.iter().enumerate() {
+        if skip {
             views.push(None);
             continue;
         }
