@@ -559,13 +559,14 @@ fn run_range<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
+    direct: &[bool],
 ) -> Acc {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { run_range_avx2(k, srcs, start, end, stores, regs) };
+        return unsafe { run_range_avx2(k, srcs, start, end, stores, regs, direct) };
     }
-    run_range_body(k, srcs, start, end, stores, regs)
+    run_range_body(k, srcs, start, end, stores, regs, direct)
 }
 
 /// `run_range` compiled for AVX2: the register loops run 8 floats wide
@@ -580,8 +581,9 @@ unsafe fn run_range_avx2<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
+    direct: &[bool],
 ) -> Acc {
-    run_range_body(k, srcs, start, end, stores, regs)
+    run_range_body(k, srcs, start, end, stores, regs, direct)
 }
 
 /// The reductions of one range, one per output (unused for the others):
@@ -596,6 +598,7 @@ fn run_range_body<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
+    direct: &[bool],
 ) -> Acc {
     // Small arrays get small registers: zeroing a whole block per register
     // would cost more than the work. A kernel reading row values takes its
@@ -618,7 +621,6 @@ fn run_range_body<T: KFloat>(
         .collect();
     let mut pos = start;
     let mut views = Vec::with_capacity(k.body.len());
-    let direct = direct_sums::<T>(k);
     while pos < end {
         let len = width.min(end - pos);
         // The reductions read back in this block (then the whole row).
@@ -635,7 +637,7 @@ fn run_range_body<T: KFloat>(
             pos == start,
             &mut row_values,
             &mut views,
-            &direct,
+            direct,
         );
         let mut s = 0;
         let reg = |r: usize| views[r].unwrap_or(&regs[r * width..r * width + len]);
@@ -736,6 +738,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
         .map(|_| vec![T::ZERO; outer])
         .collect();
     let threads = super::elem::threads();
+    let direct = direct_sums::<T>(k);
     // At an interrupt the remaining rows are skipped: the caller discards
     // the unfinished outputs.
     let stop = crate::interrupt::Poll::here();
@@ -780,6 +783,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
                     (r + 1) * row_len,
                     &mut views,
                     &mut regs,
+                    &direct,
                 ));
                 offset += row_len;
             }
@@ -816,7 +820,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
             let part = |(t, mut st): (usize, Vec<&mut [T]>)| {
                 let start = base + t * chunk;
                 let end = (start + chunk).min(base + row_len);
-                run_range(k, &srcs, start, end, &mut st, &mut Vec::new())
+                run_range(k, &srcs, start, end, &mut st, &mut Vec::new(), &direct)
             };
             // One chunk (a small row) runs here, without a trip through the pool.
             let partials: Vec<Acc> = if store_chunks.len() == 1 {
@@ -875,6 +879,9 @@ pub(super) struct Epilogue<'a, T: KFloat> {
     data: Vec<Data<T>>,
     /// Which inputs are read from the output store that took their buffer.
     in_store: Vec<Option<usize>>,
+    /// `direct_sums` of the kernel (an epilogue has none, but the executor
+    /// takes them).
+    direct: SmallVec<[bool; 64]>,
 }
 
 impl<'a, T: KFloat> Epilogue<'a, T> {
@@ -899,6 +906,7 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             product,
             data,
             in_store,
+            direct: direct_sums::<T>(k),
         };
         (epi, stores)
     }
@@ -929,6 +937,7 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             start + panel.len(),
             stores,
             &mut Vec::new(),
+            &self.direct,
         );
     }
 }
