@@ -8,8 +8,8 @@ mod common;
 
 use arr_kernels::cpu;
 use arr_kernels::Backend;
-use arr_kernels::{Array, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ScalarOp, UnaryOp};
-use common::{f32_array, f64_array, fresh};
+use arr_kernels::{BinaryOp, DType, Kernel, KernelInput, KernelOutput, ScalarOp, UnaryOp};
+use common::{bits, f32_array, f64_array, fresh};
 use proptest::prelude::*;
 
 /// `(x * b + y, tanh(x) - y)` over `shape`, with `b` broadcast along the
@@ -49,12 +49,6 @@ fn kernel(dtype: DType, shape: &[usize], reduce: bool) -> Kernel {
         outputs,
         reduce_axes: usize::from(reduce),
     }
-}
-
-fn bits(a: &Array) -> Vec<u64> {
-    (0..a.len())
-        .map(|i| a.get_f64(i).unwrap().to_bits())
-        .collect()
 }
 
 proptest! {

@@ -7,9 +7,9 @@ mod common;
 
 use arr_kernels::cpu::Cpu;
 use arr_kernels::{
-    Array, Backend, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp,
+    Backend, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp,
 };
-use common::{f32_array, f64_array};
+use common::{bits, f32_array, f64_array};
 
 /// `sum(op(x, y))` over the last axis; with `store`, the register of
 /// `op(x, y)` is also an output, so it must be computed and kept.
@@ -33,12 +33,6 @@ fn kernel(dtype: DType, shape: &[usize], op: BinaryOp, store: bool) -> Kernel {
         outputs,
         reduce_axes: 1,
     }
-}
-
-fn bits(a: &Array) -> Vec<u64> {
-    (0..a.len())
-        .map(|i| a.get_f64(i).unwrap().to_bits())
-        .collect()
 }
 
 #[test]

@@ -11,7 +11,7 @@ use arr_kernels::{
     Array, BinaryOp, Buffer, DType, DotDims, Kernel, KernelInput, KernelOutput, MatmulKernel,
     MatmulOperand, ScalarOp, UnaryOp,
 };
-use common::{size, Lcg};
+use common::{bits, size, Lcg};
 use proptest::prelude::*;
 
 /// Values in [-1, 1) of `dtype`.
@@ -61,12 +61,6 @@ fn epilogue(dtype: DType, shape: &[usize], bias: &[usize], product: usize) -> Ke
         ],
         reduce_axes: 0,
     }
-}
-
-fn bits(a: &Array) -> Vec<u64> {
-    (0..a.len())
-        .map(|i| a.get_f64(i).unwrap().to_bits())
-        .collect()
 }
 
 /// `batch x m x k` times `batch x k x n` (rhs stored `n x k` when

@@ -7,9 +7,9 @@ mod common;
 
 use arr_kernels::cpu::Cpu;
 use arr_kernels::{
-    Array, Backend, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
+    Backend, BinaryOp, DType, Kernel, KernelInput, KernelOutput, ReduceOp, ScalarOp, UnaryOp,
 };
-use common::{f32_array, f64_array, softmax_kernel as softmax};
+use common::{bits, f32_array, f64_array, softmax_kernel as softmax};
 
 /// Layer norm over the last axis, with a per-row value (`1/sqrt(var + eps)`)
 /// as an output, as the backward pass keeps it.
@@ -54,12 +54,6 @@ fn layer_norm(dtype: DType, shape: &[usize]) -> Kernel {
         ],
         reduce_axes: 1,
     }
-}
-
-fn bits(a: &Array) -> Vec<u64> {
-    (0..a.len())
-        .map(|i| a.get_f64(i).unwrap().to_bits())
-        .collect()
 }
 
 #[test]

@@ -154,6 +154,13 @@ pub fn same(a: &Array, b: &Array) -> bool {
         })
 }
 
+/// Every element's bits (as f64), for comparisons bit for bit.
+pub fn bits(a: &Array) -> Vec<u64> {
+    (0..a.len())
+        .map(|i| a.get_f64(i).unwrap().to_bits())
+        .collect()
+}
+
 /// Copy an array so its buffer is unshared (exercises in-place reuse).
 pub fn fresh(a: &Array) -> Array {
     Array::new(a.shape(), (*a.buffer().unwrap()).clone())
