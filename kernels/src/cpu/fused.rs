@@ -1,7 +1,8 @@
 //! The CPU executor of the kernel IR (`crate::kernel`): the iteration space
 //! is cut into blocks of `BLOCK` elements; for each block every register is
 //! computed over the whole block in a tight loop (so the per-element
-//! functions vectorise), then stored or folded into the reductions. No
+//! functions vectorise), then stored or folded into the reductions; a sum's
+//! last binary operation is folded as it is computed, never stored. No
 //! full-size intermediate exists, and blocks are spread over all cores.
 
 use super::elem::{alloc_overwrite, elems, Elem, Elems};
