@@ -65,6 +65,29 @@ pub enum ScalarOp {
     Reduced(usize),
 }
 
+impl ScalarOp {
+    /// The registers the operation reads.
+    pub fn operands(&self) -> smallvec::SmallVec<[usize; 3]> {
+        match *self {
+            ScalarOp::Load(_) | ScalarOp::Const(_) | ScalarOp::Reduced(_) => Default::default(),
+            ScalarOp::Unary(_, a) => smallvec::smallvec![a],
+            ScalarOp::Binary(_, a, b) => smallvec::smallvec![a, b],
+            ScalarOp::Select(c, a, b) => smallvec::smallvec![c, a, b],
+        }
+    }
+
+    /// The same operation reading register `f(r)` wherever it reads `r`
+    /// (what passes that move registers around renumber with).
+    pub fn map_regs(self, f: impl Fn(usize) -> usize) -> ScalarOp {
+        match self {
+            ScalarOp::Unary(u, a) => ScalarOp::Unary(u, f(a)),
+            ScalarOp::Binary(b, x, y) => ScalarOp::Binary(b, f(x), f(y)),
+            ScalarOp::Select(c, x, y) => ScalarOp::Select(f(c), f(x), f(y)),
+            op @ (ScalarOp::Load(_) | ScalarOp::Const(_) | ScalarOp::Reduced(_)) => op,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelOutput {
     pub reg: usize,

@@ -747,14 +747,6 @@ fn call(
     args: Vec<Value>,
     kwargs: Kwargs,
 ) -> Result<Value> {
-    let split = split_args(options, &args, &kwargs)?;
-    let mut flat: Vec<Tensor> = leaves(&split.dynamic)?
-        .iter()
-        .map(|v| numpy::to_tensor(v).and_then(canonical))
-        .collect::<Result<_>>()?;
-    // Inside a transformation or another trace, trace through: the outer
-    // interpretation sees the primitives (and an outer jit compiles them).
-    // Donation is only for a call that runs the compiled program, as in JAX.
     if jit::auto::tracing() {
         // A region that calls a jit-compiled function stays interpreted:
         // traced through, its body would be compiled by automatic JIT's
@@ -766,6 +758,14 @@ fn call(
             cache.borrow().name
         )));
     }
+    let split = split_args(options, &args, &kwargs)?;
+    let mut flat: Vec<Tensor> = leaves(&split.dynamic)?
+        .iter()
+        .map(|v| numpy::to_tensor(v).and_then(canonical))
+        .collect::<Result<_>>()?;
+    // Inside a transformation or another trace, trace through: the outer
+    // interpretation sees the primitives (and an outer jit compiles them).
+    // Donation is only for a call that runs the compiled program, as in JAX.
     if transform::top_level(&flat)?.is_some() {
         return interp.call(f, args, kwargs);
     }

@@ -215,13 +215,10 @@ fn direct_sums<T: KFloat>(k: &Kernel) -> SmallVec<[bool; 64]> {
     let mut direct: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
     for (j, o) in k.outputs.iter().enumerate() {
         if let (Some(ReduceOp::Sum), ScalarOp::Binary(op, _, _)) = (o.reduce, k.body[o.reg]) {
-            let read_by_body = k.body.iter().any(|b| match *b {
-                ScalarOp::Unary(_, a) => a == o.reg,
-                ScalarOp::Binary(_, a, b) => a == o.reg || b == o.reg,
-                ScalarOp::Select(c, a, b) => [c, a, b].contains(&o.reg),
-                ScalarOp::Reduced(r) => r == j,
-                ScalarOp::Load(_) | ScalarOp::Const(_) => false,
-            });
+            let read_by_body = k
+                .body
+                .iter()
+                .any(|b| b.operands().contains(&o.reg) || *b == ScalarOp::Reduced(j));
             let outputs = k.outputs.iter().filter(|p| p.reg == o.reg).count();
             direct[o.reg] = !read_by_body && outputs == 1 && folds_directly::<T>(op);
         }
@@ -880,8 +877,7 @@ pub(super) struct Epilogue<'a, T: KFloat> {
     data: Vec<Data<T>>,
     /// Which inputs are read from the output store that took their buffer.
     in_store: Vec<Option<usize>>,
-    /// `direct_sums` of the kernel (an epilogue has none, but the executor
-    /// takes them).
+    /// No register is a direct sum: an epilogue only stores.
     direct: SmallVec<[bool; 64]>,
 }
 
@@ -907,7 +903,7 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             product,
             data,
             in_store,
-            direct: direct_sums::<T>(k),
+            direct: smallvec::smallvec![false; k.body.len()],
         };
         (epi, stores)
     }

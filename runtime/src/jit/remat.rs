@@ -132,20 +132,12 @@ fn recomputable(k1: &Kernel, o: usize, k2: &Kernel, n: usize) -> Option<Vec<usiz
         if !needed[r] {
             continue;
         }
-        match k1.body[r] {
-            ScalarOp::Load(_) | ScalarOp::Const(_) => {}
-            ScalarOp::Unary(_, a) => needed[a] = true,
-            ScalarOp::Binary(_, a, b) => {
-                needed[a] = true;
-                needed[b] = true;
-            }
-            ScalarOp::Select(c, a, b) => {
-                needed[c] = true;
-                needed[a] = true;
-                needed[b] = true;
-            }
-            // A per-row value needs the whole row's reduction.
-            ScalarOp::Reduced(_) => return None,
+        // A per-row value needs the whole row's reduction.
+        if let ScalarOp::Reduced(_) = k1.body[r] {
+            return None;
+        }
+        for a in k1.body[r].operands() {
+            needed[a] = true;
         }
     }
     let regs: Vec<usize> = (0..k1.body.len()).filter(|&r| needed[r]).collect();
@@ -188,18 +180,12 @@ fn inline(
     let mut new_reg = vec![usize::MAX; k2.body.len()];
     let mut k1_reg = vec![usize::MAX; k1.body.len()];
     for (r, op) in k2.body.clone().into_iter().enumerate() {
-        let m = |x: usize| new_reg[x];
         let op = match op {
             ScalarOp::Load(i) if i == n => {
                 for &q in regs {
-                    let k = |x: usize| k1_reg[x];
                     let copied = match k1.body[q] {
                         ScalarOp::Load(j) => ScalarOp::Load(input_of(j, k2, operands)),
-                        ScalarOp::Const(c) => ScalarOp::Const(c),
-                        ScalarOp::Unary(u, a) => ScalarOp::Unary(u, k(a)),
-                        ScalarOp::Binary(b, x, y) => ScalarOp::Binary(b, k(x), k(y)),
-                        ScalarOp::Select(c, x, y) => ScalarOp::Select(k(c), k(x), k(y)),
-                        ScalarOp::Reduced(_) => unreachable!("recomputable has no row values"),
+                        op => op.map_regs(|x| k1_reg[x]),
                     };
                     k1_reg[q] = body.len();
                     body.push(copied);
@@ -208,11 +194,7 @@ fn inline(
                 continue;
             }
             ScalarOp::Load(i) => ScalarOp::Load(shift(i)),
-            ScalarOp::Const(c) => ScalarOp::Const(c),
-            ScalarOp::Unary(u, a) => ScalarOp::Unary(u, m(a)),
-            ScalarOp::Binary(b, x, y) => ScalarOp::Binary(b, m(x), m(y)),
-            ScalarOp::Select(c, x, y) => ScalarOp::Select(m(c), m(x), m(y)),
-            ScalarOp::Reduced(j) => ScalarOp::Reduced(j),
+            op => op.map_regs(|x| new_reg[x]),
         };
         new_reg[r] = body.len();
         body.push(op);
@@ -229,13 +211,7 @@ fn dedupe(k: &mut Kernel) {
     let mut body: Vec<ScalarOp> = Vec::with_capacity(k.body.len());
     let mut new_reg = vec![0; k.body.len()];
     for (r, op) in k.body.iter().enumerate() {
-        let m = |x: usize| new_reg[x];
-        let op = match *op {
-            ScalarOp::Unary(u, a) => ScalarOp::Unary(u, m(a)),
-            ScalarOp::Binary(b, x, y) => ScalarOp::Binary(b, m(x), m(y)),
-            ScalarOp::Select(c, x, y) => ScalarOp::Select(m(c), m(x), m(y)),
-            other => other,
-        };
+        let op = op.map_regs(|x| new_reg[x]);
         // Constants compare by bits: -0.0 is not 0.0, and NaN is itself.
         let same = |a: &ScalarOp| match (a, &op) {
             (ScalarOp::Const(x), ScalarOp::Const(y)) => x.to_bits() == y.to_bits(),
