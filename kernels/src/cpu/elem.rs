@@ -203,7 +203,7 @@ type Pool = Arc<Mutex<Vec<Buffer>>>;
 type PoolRef = Weak<Mutex<Vec<Buffer>>>;
 const POOL_MIN_BYTES: usize = 16 << 10;
 const POOL_MAX_BYTES: usize = 128 << 20;
-const POOL_MAX_BUFFERS: usize = 64;
+const POOL_MAX_BUFFERS: usize = 256;
 
 /// Every thread's pool, so `release_pooled_buffers` can empty them all.
 static POOLS: Mutex<Vec<PoolRef>> = Mutex::new(Vec::new());
@@ -226,8 +226,10 @@ fn with_pool<R>(f: impl FnOnce(&mut Vec<Buffer>) -> R) -> Option<R> {
         .flatten()
 }
 
+/// The bytes a buffer holds: its capacity, which a pooled buffer keeps
+/// when it is reused for a shorter array.
 fn byte_len(b: &Buffer) -> usize {
-    b.len() * b.dtype().size_bytes()
+    crate::with_buffer!(b, v => v.capacity()) * b.dtype().size_bytes()
 }
 
 /// Whether a buffer this large is worth offering to the pool (cheap check
@@ -278,22 +280,50 @@ pub fn release_pooled_buffers() {
 /// An output of `n` elements whose contents are unspecified (stale values
 /// from a recycled buffer, or zeros): only for kernels that write every element.
 pub fn alloc_overwrite<T: Elem>(n: usize) -> Vec<T> {
-    if n * std::mem::size_of::<T>() >= POOL_MIN_BYTES {
-        // Accept up to 50% slack so similar sizes share buffers.
-        let found = with_pool(|pool| {
-            pool.iter()
-                .position(|b| b.dtype() == T::DTYPE && b.len() >= n && b.len() <= n + n / 2)
-                .map(|i| pool.remove(i))
-        });
-        if let Some(mut buf) = found.flatten() {
+    let bytes = n * std::mem::size_of::<T>();
+    if bytes >= POOL_MIN_BYTES {
+        let found = with_pool(|pool| take_fit(pool, T::DTYPE, bytes))
+            .flatten()
+            .or_else(|| steal(T::DTYPE, bytes));
+        if let Some(mut buf) = found {
             if let Some(v) = T::vec_mut(&mut buf) {
                 let mut v = std::mem::take(v);
-                v.truncate(n);
+                // Within capacity: no reallocation, at most the difference written.
+                v.resize(n, T::default());
                 return v;
             }
         }
     }
     alloc(n)
+}
+
+/// The smallest pooled buffer of `dtype` that holds `bytes`, with up to
+/// 50% slack so similar sizes share buffers. By capacity: a buffer reused
+/// for a shorter array keeps its size for the next longer one.
+fn take_fit(pool: &mut Vec<Buffer>, dtype: DType, bytes: usize) -> Option<Buffer> {
+    let fits =
+        |b: &Buffer| b.dtype() == dtype && (bytes..=bytes + bytes / 2).contains(&byte_len(b));
+    let best = (0..pool.len())
+        .filter(|&i| fits(&pool[i]))
+        .min_by_key(|&i| byte_len(&pool[i]))?;
+    Some(pool.remove(best))
+}
+
+/// `take_fit` from another thread's pool (one not in use right now): an
+/// array often dies on another thread than the one that made it — a
+/// compiled step's results are made on the device workers and dropped by
+/// the caller when the next step's replace them — so those buffers would
+/// otherwise pile up in one pool while the workers allocate afresh.
+fn steal(dtype: DType, bytes: usize) -> Option<Buffer> {
+    let pools: Vec<Pool> = POOLS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    pools
+        .iter()
+        .find_map(|p| take_fit(&mut *p.try_lock().ok()?, dtype, bytes))
 }
 
 #[cfg(target_os = "linux")]

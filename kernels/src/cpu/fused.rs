@@ -12,6 +12,8 @@ use crate::ops::{BinaryFn, BinaryKernels, UnaryFn, UnaryKernels};
 use crate::{Array, BinaryOp, Buffer, DType, ReduceOp, UnaryOp};
 use rayon::prelude::*;
 use smallvec::SmallVec;
+use std::cell::Cell;
+use std::thread::LocalKey;
 
 /// Elements per block: registers of this many floats stay in L1/L2.
 const BLOCK: usize = 1024;
@@ -22,6 +24,13 @@ const PAR_MIN: usize = 1 << 15;
 pub trait KFloat: Elem + Arith + Float + UnaryKernels + BinaryKernels {
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// This thread's scratch registers of this type (`with_scratch`).
+    fn scratch() -> &'static LocalKey<Cell<Vec<Self>>>;
+}
+
+thread_local! {
+    static SCRATCH_F32: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+    static SCRATCH_F64: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
 }
 
 impl KFloat for f32 {
@@ -30,6 +39,9 @@ impl KFloat for f32 {
     }
     fn to_f64(self) -> f64 {
         self as f64
+    }
+    fn scratch() -> &'static LocalKey<Cell<Vec<f32>>> {
+        &SCRATCH_F32
     }
 }
 
@@ -40,6 +52,27 @@ impl KFloat for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn scratch() -> &'static LocalKey<Cell<Vec<f64>>> {
+        &SCRATCH_F64
+    }
+}
+
+/// Scratch registers larger than this are freed after use, not kept.
+const SCRATCH_KEEP: usize = 4 << 20;
+
+/// `f` with this thread's scratch registers: a kernel run in many small
+/// pieces (a matrix product's epilogue panel by panel, a short row split
+/// over threads) would otherwise allocate and zero its registers each
+/// time. The scratch is taken out while in use, so a nested run (a task
+/// stolen while this thread waits) starts an empty one.
+fn with_scratch<T: KFloat, R>(f: impl FnOnce(&mut Vec<T>) -> R) -> R {
+    let mut regs = T::scratch().try_with(Cell::take).unwrap_or_default();
+    let r = f(&mut regs);
+    if regs.len() * std::mem::size_of::<T>() <= SCRATCH_KEEP {
+        // Gone only while the thread exits: the scratch is freed then.
+        let _ = T::scratch().try_with(|c| c.set(regs));
+    }
+    r
 }
 
 /// Run a kernel on its inputs (in order), returning its outputs. An input
@@ -208,22 +241,48 @@ fn folds_directly<T: KFloat>(op: BinaryOp) -> bool {
     T::binary(op, Probe).is_some()
 }
 
-/// Per register, whether it is a sum's last binary operation that no other
-/// register, store or row value reads: `run_range_body` folds it directly
-/// and `eval_block` leaves it uncomputed.
-fn direct_sums<T: KFloat>(k: &Kernel) -> SmallVec<[bool; 64]> {
-    let mut direct: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
-    for (j, o) in k.outputs.iter().enumerate() {
-        if let (Some(ReduceOp::Sum), ScalarOp::Binary(op, _, _)) = (o.reduce, k.body[o.reg]) {
-            let read_by_body = k
-                .body
-                .iter()
-                .any(|b| b.operands().contains(&o.reg) || *b == ScalarOp::Reduced(j));
-            let outputs = k.outputs.iter().filter(|p| p.reg == o.reg).count();
-            direct[o.reg] = !read_by_body && outputs == 1 && folds_directly::<T>(op);
+/// How a kernel's registers are kept, worked out once per run.
+struct Layout {
+    /// Per register: a sum's last binary operation that no other register,
+    /// store or row value reads; `run_range_body` folds it directly and
+    /// `eval_block` leaves it uncomputed.
+    direct_sum: SmallVec<[bool; 64]>,
+    /// Per register: the output store it is computed straight into (and
+    /// read back from by later registers), instead of being computed into
+    /// scratch and copied there — a copy per element of every output.
+    stored: SmallVec<[Option<usize>; 64]>,
+}
+
+impl Layout {
+    /// `in_store[n]`: the store that input `n`'s buffer became, if any.
+    fn new<T: KFloat>(k: &Kernel, in_store: &[Option<usize>]) -> Layout {
+        let mut direct_sum: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
+        for (j, o) in k.outputs.iter().enumerate() {
+            if let (Some(ReduceOp::Sum), ScalarOp::Binary(op, _, _)) = (o.reduce, k.body[o.reg]) {
+                let read_by_body = k
+                    .body
+                    .iter()
+                    .any(|b| b.operands().contains(&o.reg) || *b == ScalarOp::Reduced(j));
+                let outputs = k.outputs.iter().filter(|p| p.reg == o.reg).count();
+                direct_sum[o.reg] = !read_by_body && outputs == 1 && folds_directly::<T>(op);
+            }
         }
+        let mut stored: SmallVec<[Option<usize>; 64]> = smallvec::smallvec![None; k.body.len()];
+        let stores = k.outputs.iter().filter(|o| o.reduce.is_none());
+        for (s, o) in stores.enumerate() {
+            let computed = !matches!(k.body[o.reg], ScalarOp::Load(_) | ScalarOp::Const(_));
+            // A store that took an input's buffer still holds that input's
+            // block until the input's load has copied it into a register.
+            let loaded_before = k.body.iter().enumerate().all(|(l, b)| match *b {
+                ScalarOp::Load(n) => in_store[n] != Some(s) || l < o.reg,
+                _ => true,
+            });
+            if computed && loaded_before && stored[o.reg].is_none() {
+                stored[o.reg] = Some(s);
+            }
+        }
+        Layout { direct_sum, stored }
     }
-    direct
 }
 
 trait NanMinMax {
@@ -472,12 +531,58 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
     }
 }
 
+/// An output store's slice for one range, written and read through its
+/// pointer: a register computed straight into its store is read from there
+/// by the block's later registers while other stores are written, which
+/// `&mut` slices of the same stores cannot express. Every access to the
+/// stores of a range goes through these, none through the slices they were
+/// taken from, while the range runs.
+#[derive(Clone, Copy)]
+struct Out<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T> Out<T> {
+    fn of(store: &mut [T]) -> Out<T> {
+        Out {
+            ptr: store.as_mut_ptr(),
+            len: store.len(),
+        }
+    }
+
+    /// Elements `[at, at + len)` to write.
+    ///
+    /// # Safety
+    /// No other slice of those elements may be alive while it is.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn block_mut<'b>(&self, at: usize, len: usize) -> &'b mut [T] {
+        assert!(at + len <= self.len, "a block within its store");
+        // SAFETY: in bounds (checked); exclusive by the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
+    }
+
+    /// Elements `[at, at + len)` to read.
+    ///
+    /// # Safety
+    /// Nothing may write those elements while the slice is alive.
+    unsafe fn block<'b>(&self, at: usize, len: usize) -> &'b [T] {
+        assert!(at + len <= self.len, "a block within its store");
+        // SAFETY: in bounds (checked); unwritten by the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), len) }
+    }
+}
+
+/// Per register, the elements it reads other than its own scratch: an
+/// input's (a contiguous load is not copied) or its store's. Kept by
+/// `run_range_body` across blocks, on the stack.
+type Views<'a, T> = SmallVec<[Option<&'a [T]>; 64]>;
+
 /// Evaluate every register over `len` elements from flat index `start`.
-/// `regs` holds the registers one after another, `width` elements each.
-/// A contiguous load is not copied: its register reads the input's own
-/// elements. `views` receives, per register, the input slice it reads (if
-/// any); the caller keeps it across blocks, as returning 64 slots by value
-/// copied a kilobyte a block.
+/// `regs` holds the registers one after another, `width` elements each; a
+/// register the layout stores directly is computed into its store's block
+/// instead. `views` receives, per register, the slice it is read from when
+/// that is not its scratch.
 /// `stores` are the output slices of the range that begins at flat index
 /// `range_start` (read by inputs that run in place).
 #[allow(clippy::too_many_arguments)]
@@ -485,7 +590,7 @@ fn binary<T: KFloat>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) {
 fn eval_block<'a, T: KFloat>(
     k: &Kernel,
     srcs: &[Src<'a, T>],
-    stores: &[&mut [T]],
+    stores: &[Out<T>],
     range_start: usize,
     regs: &mut [T],
     width: usize,
@@ -493,25 +598,33 @@ fn eval_block<'a, T: KFloat>(
     len: usize,
     first: bool,
     row_values: &mut [Option<f64>],
-    views: &mut Vec<Option<&'a [T]>>,
-    direct: &[bool],
+    views: &mut Views<'a, T>,
+    layout: &Layout,
 ) {
     views.clear();
-    for (i, &skip) in direct.iter().enumerate() {
-        if skip {
+    let at = start - range_start;
+    for i in 0..k.body.len() {
+        if layout.direct_sum[i] {
             views.push(None);
             continue;
         }
         let (done, rest) = regs.split_at_mut(i * width);
-        let out = &mut rest[..len];
+        let out: &mut [T] = match layout.stored[i] {
+            // SAFETY: a stored register is the only writer of its store's
+            // block, and the store's own input was loaded (copied) before
+            // (`Layout::new`); no view of this block exists yet.
+            Some(s) => unsafe { stores[s].block_mut(at, len) },
+            None => &mut rest[..len],
+        };
         let reg = |r: usize| views[r].unwrap_or(&done[r * width..r * width + len]);
         let mut view = None;
         match k.body[i] {
             ScalarOp::Load(n) => {
                 let src = srcs[n];
                 if let Some(s) = src.in_store {
-                    let at = start - range_start;
-                    out.copy_from_slice(&stores[s][at..at + len]);
+                    // SAFETY: no register writes this store's block before
+                    // this load (`Layout::new`).
+                    out.copy_from_slice(unsafe { stores[s].block(at, len) });
                 } else if k.inputs[n].is_contiguous(&k.shape) {
                     view = Some(&src.elems[start - src.base..start - src.base + len]);
                 } else {
@@ -542,6 +655,10 @@ fn eval_block<'a, T: KFloat>(
                 out.fill(T::from_f64(x));
             }
         }
+        if let Some(s) = layout.stored[i] {
+            // SAFETY: written above and by nothing else in this block.
+            view = Some(unsafe { stores[s].block(at, len) });
+        }
         views.push(view);
     }
 }
@@ -557,14 +674,14 @@ fn run_range<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-    direct: &[bool],
+    layout: &Layout,
 ) -> Acc {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { run_range_avx2(k, srcs, start, end, stores, regs, direct) };
+        return unsafe { run_range_avx2(k, srcs, start, end, stores, regs, layout) };
     }
-    run_range_body(k, srcs, start, end, stores, regs, direct)
+    run_range_body(k, srcs, start, end, stores, regs, layout)
 }
 
 /// `run_range` compiled for AVX2: the register loops run 8 floats wide
@@ -579,14 +696,14 @@ unsafe fn run_range_avx2<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-    direct: &[bool],
+    layout: &Layout,
 ) -> Acc {
-    run_range_body(k, srcs, start, end, stores, regs, direct)
+    run_range_body(k, srcs, start, end, stores, regs, layout)
 }
 
 /// The reductions of one range, one per output (unused for the others):
 /// inline, as ranges are as short as a row of 64 elements.
-type Acc = SmallVec<[f64; 4]>;
+type Acc = SmallVec<[f64; 8]>;
 
 #[inline(always)]
 fn run_range_body<T: KFloat>(
@@ -596,7 +713,7 @@ fn run_range_body<T: KFloat>(
     end: usize,
     stores: &mut [&mut [T]],
     regs: &mut Vec<T>,
-    direct: &[bool],
+    layout: &Layout,
 ) -> Acc {
     // Small arrays get small registers: zeroing a whole block per register
     // would cost more than the work. A kernel reading row values takes its
@@ -617,8 +734,9 @@ fn run_range_body<T: KFloat>(
         .iter()
         .map(|o| o.reduce.map_or(0.0, identity::<T>))
         .collect();
+    let stores: SmallVec<[Out<T>; 8]> = stores.iter_mut().map(|s| Out::of(s)).collect();
     let mut pos = start;
-    let mut views = Vec::with_capacity(k.body.len());
+    let mut views = Views::new();
     while pos < end {
         let len = width.min(end - pos);
         // The reductions read back in this block (then the whole row).
@@ -626,7 +744,7 @@ fn run_range_body<T: KFloat>(
         eval_block(
             k,
             srcs,
-            stores,
+            &stores,
             start,
             regs,
             width,
@@ -635,24 +753,29 @@ fn run_range_body<T: KFloat>(
             pos == start,
             &mut row_values,
             &mut views,
-            direct,
+            layout,
         );
         let mut s = 0;
         let reg = |r: usize| views[r].unwrap_or(&regs[r * width..r * width + len]);
         for (j, out) in k.outputs.iter().enumerate() {
-            if let (true, ScalarOp::Binary(op, a, b)) = (direct[out.reg], k.body[out.reg]) {
+            let body = k.body[out.reg];
+            if let (true, ScalarOp::Binary(op, a, b)) = (layout.direct_sum[out.reg], body) {
                 let fold = BinaryFold {
                     a: reg(a),
                     b: reg(b),
                     acc: acc[j],
                 };
-                acc[j] = T::binary(op, fold).expect("checked by direct_sums");
+                acc[j] = T::binary(op, fold).expect("checked by Layout::new");
                 continue;
             }
             let r = reg(out.reg);
             match out.reduce {
                 None => {
-                    stores[s][pos - start..pos - start + len].copy_from_slice(r);
+                    if layout.stored[out.reg] != Some(s) {
+                        // SAFETY: only this output writes store `s`, and `r`
+                        // is another register or store.
+                        unsafe { stores[s].block_mut(pos - start, len) }.copy_from_slice(r);
+                    }
                     s += 1;
                 }
                 // A row's reduction read back is its whole fold already.
@@ -736,7 +859,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
         .map(|_| vec![T::ZERO; outer])
         .collect();
     let threads = super::elem::threads();
-    let direct = direct_sums::<T>(k);
+    let layout = Layout::new::<T>(k, &in_store);
     // At an interrupt the remaining rows are skipped: the caller discards
     // the unfinished outputs.
     let stop = crate::interrupt::Poll::here();
@@ -764,27 +887,28 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
             let last = (first + per_task).min(rows);
             let mut out = Vec::new();
             let mut offset = 0;
-            let mut regs = Vec::new();
-            for r in first..last {
-                if stop.requested() {
-                    out.push(smallvec::smallvec![0.0; k.outputs.len()]);
-                    continue;
+            with_scratch(|regs| {
+                for r in first..last {
+                    if stop.requested() {
+                        out.push(smallvec::smallvec![0.0; k.outputs.len()]);
+                        continue;
+                    }
+                    let mut views: SmallVec<[&mut [T]; 8]> = st
+                        .iter_mut()
+                        .map(|s| &mut s[offset..offset + row_len])
+                        .collect();
+                    out.push(run_range(
+                        k,
+                        &srcs,
+                        r * row_len,
+                        (r + 1) * row_len,
+                        &mut views,
+                        regs,
+                        &layout,
+                    ));
+                    offset += row_len;
                 }
-                let mut views: SmallVec<[&mut [T]; 8]> = st
-                    .iter_mut()
-                    .map(|s| &mut s[offset..offset + row_len])
-                    .collect();
-                out.push(run_range(
-                    k,
-                    &srcs,
-                    r * row_len,
-                    (r + 1) * row_len,
-                    &mut views,
-                    &mut regs,
-                    &direct,
-                ));
-                offset += row_len;
-            }
+            });
             out
         };
         let partials: Vec<Vec<Acc>> = if store_chunks.len() == 1 {
@@ -818,7 +942,7 @@ fn run<T: KFloat>(k: &Kernel, inputs: Vec<Array>) -> Vec<Array> {
             let part = |(t, mut st): (usize, Vec<&mut [T]>)| {
                 let start = base + t * chunk;
                 let end = (start + chunk).min(base + row_len);
-                run_range(k, &srcs, start, end, &mut st, &mut Vec::new(), &direct)
+                with_scratch(|regs| run_range(k, &srcs, start, end, &mut st, regs, &layout))
             };
             // One chunk (a small row) runs here, without a trip through the pool.
             let partials: Vec<Acc> = if store_chunks.len() == 1 {
@@ -877,8 +1001,7 @@ pub(super) struct Epilogue<'a, T: KFloat> {
     data: Vec<Data<T>>,
     /// Which inputs are read from the output store that took their buffer.
     in_store: Vec<Option<usize>>,
-    /// No register is a direct sum: an epilogue only stores.
-    direct: SmallVec<[bool; 64]>,
+    layout: Layout,
 }
 
 impl<'a, T: KFloat> Epilogue<'a, T> {
@@ -902,8 +1025,8 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             k,
             product,
             data,
+            layout: Layout::new::<T>(k, &in_store),
             in_store,
-            direct: smallvec::smallvec![false; k.body.len()],
         };
         (epi, stores)
     }
@@ -927,14 +1050,16 @@ impl<'a, T: KFloat> Epilogue<'a, T> {
             base: start,
             in_store: None,
         };
-        run_range(
-            self.k,
-            &srcs,
-            start,
-            start + panel.len(),
-            stores,
-            &mut Vec::new(),
-            &self.direct,
-        );
+        with_scratch(|regs| {
+            run_range(
+                self.k,
+                &srcs,
+                start,
+                start + panel.len(),
+                stores,
+                regs,
+                &self.layout,
+            )
+        });
     }
 }
