@@ -68,3 +68,50 @@ fn stored_registers_equal_the_elementwise_results() {
         }
     }
 }
+
+/// sum(x * y) over rows (folded directly) and -y stored, with `x`'s
+/// buffer given up to the store of -y: the sum reads `x` after -y is
+/// written, so `x` must not be read from the store in place.
+#[test]
+fn sums_read_inputs_before_their_buffers_are_overwritten() {
+    use arr_kernels::ReduceOp;
+    use ScalarOp::*;
+    let shape = [3, 1000];
+    let k = Kernel {
+        shape: shape.to_vec(),
+        dtype: DType::F32,
+        inputs: vec![KernelInput::broadcast(DType::F32, &shape, &shape); 2],
+        body: vec![
+            Load(0),
+            Load(1),
+            Binary(BinaryOp::Mul, 0, 1),
+            Unary(UnaryOp::Neg, 1),
+        ],
+        outputs: vec![
+            KernelOutput {
+                reg: 2,
+                reduce: Some(ReduceOp::Sum),
+            },
+            store(3),
+        ],
+        reduce_axes: 1,
+    };
+    let (x, y) = (f32_array(&shape, 1), f32_array(&shape, 2));
+    let out = Cpu.run_kernel(&k, vec![f32_array(&shape, 1), y.clone()]);
+    for r in 0..3 {
+        let want: f64 = (0..1000)
+            .map(|i| {
+                (x.get_f64(r * 1000 + i).unwrap() as f32 * y.get_f64(r * 1000 + i).unwrap() as f32)
+                    as f64
+            })
+            .sum();
+        let got = out[0].get_f64(r).unwrap();
+        assert!(
+            (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "row {r}: {got} vs {want}"
+        );
+    }
+    for i in 0..3000 {
+        assert_eq!(out[1].get_f64(i).unwrap(), -y.get_f64(i).unwrap());
+    }
+}

@@ -251,6 +251,11 @@ struct Layout {
     /// read back from by later registers), instead of being computed into
     /// scratch and copied there — a copy per element of every output.
     stored: SmallVec<[Option<usize>; 64]>,
+    /// Per register: a load of an input whose buffer became a store, read
+    /// from that store in place because nothing writes the store's block
+    /// before the load's last reader (otherwise the block is copied into
+    /// the register first).
+    in_place: SmallVec<[bool; 64]>,
 }
 
 impl Layout {
@@ -281,7 +286,28 @@ impl Layout {
                 stored[o.reg] = Some(s);
             }
         }
-        Layout { direct_sum, stored }
+        let mut in_place: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
+        for (l, b) in k.body.iter().enumerate() {
+            let ScalarOp::Load(n) = *b else { continue };
+            let Some(s) = in_store[n] else { continue };
+            let writer = stored.iter().position(|&t| t == Some(s));
+            let read_before_written = k
+                .body
+                .iter()
+                .enumerate()
+                .all(|(i, b)| !b.operands().contains(&l) || writer.is_none_or(|w| i < w));
+            // Outputs, and the direct sums, are read after every register
+            // is computed.
+            let output = k.outputs.iter().any(|o| o.reg == l);
+            let summed =
+                (0..k.body.len()).any(|i| direct_sum[i] && k.body[i].operands().contains(&l));
+            in_place[l] = read_before_written && !output && !summed;
+        }
+        Layout {
+            direct_sum,
+            stored,
+            in_place,
+        }
     }
 }
 
@@ -623,8 +649,14 @@ fn eval_block<'a, T: KFloat>(
                 let src = srcs[n];
                 if let Some(s) = src.in_store {
                     // SAFETY: no register writes this store's block before
-                    // this load (`Layout::new`).
-                    out.copy_from_slice(unsafe { stores[s].block(at, len) });
+                    // this load (`Layout::new`), nor, when it is read in
+                    // place, before the load's last reader.
+                    let block = unsafe { stores[s].block(at, len) };
+                    if layout.in_place[i] {
+                        view = Some(block);
+                    } else {
+                        out.copy_from_slice(block);
+                    }
                 } else if k.inputs[n].is_contiguous(&k.shape) {
                     view = Some(&src.elems[start - src.base..start - src.base + len]);
                 } else {
@@ -726,7 +758,8 @@ fn run_range_body<T: KFloat>(
     // Every register is written before it is read (constants at the
     // range's first block), so the scratch needs no clearing.
     if regs.len() < width * k.body.len() {
-        regs.resize(width * k.body.len(), T::ZERO);
+        // Fresh rather than grown: growing copies the stale registers.
+        *regs = vec![T::ZERO; width * k.body.len()];
     }
     let regs = &mut regs[..width * k.body.len()];
     let mut acc: Acc = k
