@@ -3,10 +3,8 @@
 //! medians and ratios. Performance claims come from here, never from tests.
 //!
 //! Usage: `bench/run.sh` (builds release, finds a Python with NumPy), or
-//! `target/release/arr-bench [--repeat N] [--python PATH] [--only ID,ID...]`
-//! (`--only` times just those rows and their anchors, and skips the memory table;
-//! `--device opencl,cuda` chooses the GPU devices of the device table, every
-//! device found by default).
+//! `target/release/arr-bench [--repeat N] [--python PATH] [--only ID,ID...]
+//! [--tsizes B,T,D,H,L,V] [--device opencl,cuda]` (`--help` says what each does).
 
 use arr_kernels::Backend as _;
 use arr_runtime::Session;
@@ -370,26 +368,45 @@ fn cpu_model() -> String {
     )
 }
 
+/// arr's workloads beside their anchors (NumPy, CPython, JAX) measured in
+/// the same run, as ratios.
+#[derive(clap::Parser)]
+#[command(name = "arr-bench", about)]
+struct Args {
+    /// Calls per workload; medians are reported.
+    #[arg(long, default_value_t = 7)]
+    repeat: usize,
+    /// The Python with NumPy and JAX that runs the anchors (default:
+    /// $ARR_PYTHON, else python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// Only these rows (ids, comma-separated) and their anchors; skips the
+    /// memory table.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// The transformer's sizes B,T,D,H,L,V for w10-w13 (default: $TSIZES,
+    /// else 8,64,128,4,2,256).
+    #[arg(long)]
+    tsizes: Option<String>,
+    /// The GPU devices of the device table (opencl,cuda); every device
+    /// found by default.
+    #[arg(long)]
+    device: Option<String>,
+}
+
 fn main() {
     // Before any thread starts.
     arr_kernels::prepare_process();
-    let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
-    let repeat: usize = flag("--repeat").and_then(|r| r.parse().ok()).unwrap_or(7);
-    let python = flag("--python")
+    let args = <Args as clap::Parser>::parse();
+    let repeat = args.repeat;
+    let python = args
+        .python
         .or_else(|| std::env::var("ARR_PYTHON").ok())
         .unwrap_or_else(|| "python3".into());
-
-    let only: Vec<String> = flag("--only")
-        .map(|s| s.split(',').map(str::to_string).collect())
-        .unwrap_or_default();
+    let only = args.only;
     let wanted = |id: &str| only.is_empty() || only.iter().any(|o| o == id);
-    let tsizes = flag("--tsizes")
+    let tsizes = args
+        .tsizes
         .or_else(|| std::env::var("TSIZES").ok())
         .unwrap_or_else(|| "8,64,128,4,2,256".into());
     let tsizes = Sizes::parse(&tsizes).unwrap_or_else(|e| {
@@ -735,7 +752,7 @@ fn main() {
             r.floor
         );
     }
-    print_devices(&source, &rows, &anchors, flag("--device"), repeat, &wanted);
+    print_devices(&source, &rows, &anchors, args.device, repeat, &wanted);
     if wanted("w11") {
         print_w11_collectives(&source, &anchors);
     }
