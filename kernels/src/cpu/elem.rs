@@ -261,16 +261,20 @@ pub(crate) fn recycle(buf: &mut Buffer) {
     drop(evicted);
 }
 
-/// Free the pooled buffers of every thread (for measurements of peak
-/// memory, which must see every buffer a computation needs).
-pub fn release_pooled_buffers() {
-    let all: Vec<Pool> = POOLS
+/// Every live thread's pool (taken out of the registry's lock).
+fn all_pools() -> Vec<Pool> {
+    POOLS
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .iter()
         .filter_map(Weak::upgrade)
-        .collect();
-    for pool in all {
+        .collect()
+}
+
+/// Free the pooled buffers of every thread (for measurements of peak
+/// memory, which must see every buffer a computation needs).
+pub fn release_pooled_buffers() {
+    for pool in all_pools() {
         // Taken under the lock, freed after it.
         let freed = std::mem::take(&mut *pool.lock().unwrap_or_else(|p| p.into_inner()));
         drop(freed);
@@ -315,13 +319,7 @@ fn take_fit(pool: &mut Vec<Buffer>, dtype: DType, bytes: usize) -> Option<Buffer
 /// the caller when the next step's replace them — so those buffers would
 /// otherwise pile up in one pool while the workers allocate afresh.
 fn steal(dtype: DType, bytes: usize) -> Option<Buffer> {
-    let pools: Vec<Pool> = POOLS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
-    pools
+    all_pools()
         .iter()
         .find_map(|p| take_fit(&mut *p.try_lock().ok()?, dtype, bytes))
 }
