@@ -1,9 +1,10 @@
 //! The CPU executor of the kernel IR (`crate::kernel`): the iteration space
 //! is cut into blocks of `BLOCK` elements; for each block every register is
 //! computed over the whole block in a tight loop (so the per-element
-//! functions vectorise), then stored or folded into the reductions; a sum's
-//! last binary operation is folded as it is computed, never stored. No
-//! full-size intermediate exists, and blocks are spread over all cores.
+//! functions vectorise), then folded into the reductions; an output is
+//! computed straight into its store, and a sum's last binary operation is
+//! folded as it is computed, never stored (`Layout`). No full-size
+//! intermediate exists, and blocks are spread over all cores.
 
 use super::elem::{alloc_overwrite, elems, Elem, Elems};
 use super::scalar::{Arith, Float};
