@@ -638,8 +638,9 @@ fn eval_block<'a, T: KFloat>(
         let (done, rest) = regs.split_at_mut(i * width);
         let out: &mut [T] = match layout.stored[i] {
             // SAFETY: a stored register is the only writer of its store's
-            // block, and the store's own input was loaded (copied) before
-            // (`Layout::new`); no view of this block exists yet.
+            // block, and the store's own input was loaded before it: copied,
+            // or read in place by registers that all come before this one
+            // (`Layout::new`), so no view of this block is read from here on.
             Some(s) => unsafe { stores[s].block_mut(at, len) },
             None => &mut rest[..len],
         };
