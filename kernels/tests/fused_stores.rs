@@ -3,7 +3,9 @@
 //! (fresh, or the buffer of an input nothing else holds) and whatever the
 //! order of the loads and the stored operations in the body — including a
 //! store that took the buffer of an input loaded only after the register
-//! stored there is computed.
+//! stored there is computed. Kernels larger than the private caches stream
+//! their stores (non-temporal copies from scratch, rows starting at
+//! unaligned addresses): the same results.
 
 mod common;
 
@@ -36,7 +38,11 @@ fn kernel(shape: &[usize]) -> Kernel {
 
 #[test]
 fn stored_registers_equal_the_elementwise_results() {
-    for shape in [vec![1], vec![7, 3], vec![1000], vec![3, 1025], vec![70_001]] {
+    let streamed = [vec![2_100_003], vec![3, 700_001]];
+    for shape in [vec![1], vec![7, 3], vec![1000], vec![3, 1025], vec![70_001]]
+        .into_iter()
+        .chain(streamed)
+    {
         let (x, y) = (f32_array(&shape, 1), f32_array(&shape, 2));
         let n: usize = shape.iter().product();
         let want = |i: usize| {
@@ -71,12 +77,19 @@ fn stored_registers_equal_the_elementwise_results() {
 
 /// sum(x * y) over rows (folded directly) and -y stored, with `x`'s
 /// buffer given up to the store of -y: the sum reads `x` after -y is
-/// written, so `x` must not be read from the store in place.
+/// written, so `x` must not be read from the store in place. The long rows
+/// stream, each row's store starting at an address that is not aligned.
 #[test]
 fn sums_read_inputs_before_their_buffers_are_overwritten() {
+    for cols in [1000, 700_001] {
+        sum_and_store(cols);
+    }
+}
+
+fn sum_and_store(cols: usize) {
     use arr_kernels::ReduceOp;
     use ScalarOp::*;
-    let shape = [3, 1000];
+    let shape = [3, cols];
     let k = Kernel {
         shape: shape.to_vec(),
         dtype: DType::F32,
@@ -99,9 +112,9 @@ fn sums_read_inputs_before_their_buffers_are_overwritten() {
     let (x, y) = (f32_array(&shape, 1), f32_array(&shape, 2));
     let out = Cpu.run_kernel(&k, vec![f32_array(&shape, 1), y.clone()]);
     for r in 0..3 {
-        let want: f64 = (0..1000)
+        let want: f64 = (0..cols)
             .map(|i| {
-                (x.get_f64(r * 1000 + i).unwrap() as f32 * y.get_f64(r * 1000 + i).unwrap() as f32)
+                (x.get_f64(r * cols + i).unwrap() as f32 * y.get_f64(r * cols + i).unwrap() as f32)
                     as f64
             })
             .sum();
@@ -111,7 +124,7 @@ fn sums_read_inputs_before_their_buffers_are_overwritten() {
             "row {r}: {got} vs {want}"
         );
     }
-    for i in 0..3000 {
+    for i in 0..3 * cols {
         assert_eq!(out[1].get_f64(i).unwrap(), -y.get_f64(i).unwrap());
     }
 }

@@ -2,7 +2,8 @@
 //! is cut into blocks of `BLOCK` elements; for each block every register is
 //! computed over the whole block in a tight loop (so the per-element
 //! functions vectorise), then folded into the reductions; an output is
-//! computed straight into its store, and a sum's last binary operation is
+//! computed straight into its store (a kernel larger than the private
+//! caches streams its stores instead), and a sum's last binary operation is
 //! folded as it is computed, never stored (`Layout`). No full-size
 //! intermediate exists, and blocks are spread over all cores.
 
@@ -20,6 +21,8 @@ use std::thread::LocalKey;
 const BLOCK: usize = 1024;
 /// Below this many elements, one thread does all the work.
 const PAR_MIN: usize = 1 << 15;
+/// From this many bytes per store, a kernel streams (`Layout::stream`).
+const STREAM_MIN: usize = 8 << 20;
 
 /// The register types.
 pub trait KFloat: Elem + Arith + Float + UnaryKernels + BinaryKernels {
@@ -257,11 +260,23 @@ struct Layout {
     /// before the load's last reader (otherwise the block is copied into
     /// the register first).
     in_place: SmallVec<[bool; 64]>,
+    /// The stores are larger than the cores' private caches together: no
+    /// block of them is still cached when it is read again, so each output
+    /// block is computed into scratch and copied to its store with
+    /// non-temporal stores (which skip reading each line of the store
+    /// before overwriting it: a third of the memory traffic of a streaming
+    /// kernel), and the next block of each contiguous input is prefetched
+    /// while this one is computed (a block's loads come in a burst, which
+    /// the hardware prefetcher alone does not overlap with the arithmetic).
+    stream: bool,
 }
 
 impl Layout {
     /// `in_store[n]`: the store that input `n`'s buffer became, if any.
     fn new<T: KFloat>(k: &Kernel, in_store: &[Option<usize>]) -> Layout {
+        let n: usize = k.shape.iter().product();
+        let stream = cfg!(target_arch = "x86_64")
+            && n.saturating_mul(std::mem::size_of::<T>()) >= STREAM_MIN;
         let mut direct_sum: SmallVec<[bool; 64]> = smallvec::smallvec![false; k.body.len()];
         for (j, o) in k.outputs.iter().enumerate() {
             if let (Some(ReduceOp::Sum), ScalarOp::Binary(op, _, _)) = (o.reduce, k.body[o.reg]) {
@@ -283,7 +298,7 @@ impl Layout {
                 ScalarOp::Load(n) => in_store[n] != Some(s) || l < o.reg,
                 _ => true,
             });
-            if computed && loaded_before && stored[o.reg].is_none() {
+            if computed && loaded_before && stored[o.reg].is_none() && !stream {
                 stored[o.reg] = Some(s);
             }
         }
@@ -308,6 +323,7 @@ impl Layout {
             direct_sum,
             stored,
             in_place,
+            stream,
         }
     }
 }
@@ -660,7 +676,12 @@ fn eval_block<'a, T: KFloat>(
                         out.copy_from_slice(block);
                     }
                 } else if k.inputs[n].is_contiguous(&k.shape) {
-                    view = Some(&src.elems[start - src.base..start - src.base + len]);
+                    let from = start - src.base;
+                    if layout.stream {
+                        let next = (from + len).min(src.elems.len());
+                        prefetch(&src.elems[next..(next + len).min(src.elems.len())]);
+                    }
+                    view = Some(&src.elems[from..from + len]);
                 } else {
                     load(k, n, src, start, out)
                 }
@@ -809,7 +830,12 @@ fn run_range_body<T: KFloat>(
                     if layout.stored[out.reg] != Some(s) {
                         // SAFETY: only this output writes store `s`, and `r`
                         // is another register or store.
-                        unsafe { stores[s].block_mut(pos - start, len) }.copy_from_slice(r);
+                        let block = unsafe { stores[s].block_mut(pos - start, len) };
+                        if layout.stream {
+                            stream_copy(block, r);
+                        } else {
+                            block.copy_from_slice(r);
+                        }
                     }
                     s += 1;
                 }
@@ -824,7 +850,63 @@ fn run_range_body<T: KFloat>(
         }
         pos += len;
     }
+    #[cfg(target_arch = "x86_64")]
+    if layout.stream {
+        // SAFETY: SSE is part of x86-64. The fence orders the non-temporal
+        // stores before whatever tells another thread that this range is done.
+        unsafe { std::arch::x86_64::_mm_sfence() };
+    }
     acc
+}
+
+/// Ask for the cache lines of `next` ahead of their use.
+#[inline(always)]
+fn prefetch<T>(next: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = next.as_ptr().cast::<i8>();
+        for off in (0..std::mem::size_of_val(next)).step_by(64) {
+            // SAFETY: a prefetch never faults, and the address is within `next`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off)) };
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)` with non-temporal stores where the CPU has
+/// them (`Layout::stream`): the lines go to memory without being read into
+/// the cache first. The caller fences before the results are shared.
+#[inline(always)]
+fn stream_copy<T: Copy>(dst: &mut [T], src: &[T]) {
+    assert_eq!(dst.len(), src.len(), "a block of the same length");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let bytes = std::mem::size_of_val(src);
+        let (d, s) = (dst.as_mut_ptr().cast::<u8>(), src.as_ptr().cast::<u8>());
+        // The stream stores need 16-byte alignment: elements before the
+        // first aligned address (a whole number of them, as `T`'s size
+        // divides 16) and after the last whole 16 bytes are copied plainly.
+        let head = d.align_offset(16).min(bytes);
+        let body = (bytes - head) / 16 * 16;
+        // SAFETY: every offset is within both slices (`head + body <= bytes`),
+        // which do not overlap (one is borrowed mutably); the stream stores'
+        // addresses are 16-byte aligned; SSE2 is part of x86-64.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s, d, head);
+            for off in (head..head + body).step_by(16) {
+                let v = _mm_loadu_si128(s.add(off).cast::<__m128i>());
+                _mm_stream_si128(d.add(off).cast::<__m128i>(), v);
+            }
+            std::ptr::copy_nonoverlapping(
+                s.add(head + body),
+                d.add(head + body),
+                bytes - head - body,
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
 }
 
 /// The output stores of a kernel and the inputs as its registers read them.
