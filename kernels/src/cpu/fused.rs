@@ -871,6 +871,8 @@ fn prefetch<T>(next: &[T]) {
             unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off)) };
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = next;
 }
 
 /// `dst.copy_from_slice(src)` with non-temporal stores where the CPU has
