@@ -343,16 +343,21 @@ impl Sizes {
     }
 }
 
-/// The CPU's model name and the vector features the kernels use.
-fn cpu_model() -> String {
+/// A reader of the first CPU's `/proc/cpuinfo` fields ("" where absent).
+fn cpuinfo() -> impl Fn(&str) -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
+    move |name: &str| {
         info.lines()
             .find(|l| l.starts_with(name))
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_default()
-    };
+    }
+}
+
+/// The CPU's model name and the vector features the kernels use.
+fn cpu_model() -> String {
+    let field = cpuinfo();
     let flags = field("flags");
     let has: Vec<&str> = ["avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"]
         .into_iter()
@@ -371,17 +376,11 @@ fn cpu_model() -> String {
 /// The float32 FMA peak of the machine in GFLOP/s, with how it was worked
 /// out: cores × vector lanes (16 with AVX-512, 8 with AVX2 and FMA, else 4)
 /// × 2 FMA pipes (what the x86-64 server cores we run on have) × 2 flops
-/// × the clock `/proc/cpuinfo` reports. A floor for the products' rows, not
-/// a measurement: a core may clock lower under wide vector loads.
+/// × the nominal clock `/proc/cpuinfo` reports. An estimate for the
+/// products' rows, not a measurement: a core may clock higher (turbo) or
+/// lower (under wide vector loads).
 fn fma_peak() -> (f64, String) {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        info.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-            .unwrap_or_default()
-    };
+    let field = cpuinfo();
     let flags = field("flags");
     let has = |f: &str| flags.split_whitespace().any(|x| x == f);
     let lanes = if has("avx512f") {
