@@ -611,6 +611,7 @@ fn sin_graph(decl_b: Aval) -> Graph {
             line: None,
         }],
         outvars: vec![Atom::Var(1)],
+        weak_outs: Vec::new(),
     }
 }
 

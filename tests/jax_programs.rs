@@ -80,3 +80,36 @@ fn jax_programs_print_jaxs_numbers() {
         regressions.join("\n  ")
     );
 }
+
+/// Programs whose output must equal JAX's character for character, not
+/// only in its numbers: what the checker ignores (`weak_type=True` in
+/// reprs, dtypes, tracer types) is what they are about.
+const EXACT: &[&str] = &["weak_types"];
+
+#[test]
+fn exact_programs_print_what_jax_prints() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/jax_more_programs");
+    for name in EXACT {
+        let out = Command::new(env!("CARGO_BIN_EXE_arr"))
+            .arg("run")
+            .arg(dir.join(format!("{name}.py")))
+            .output()
+            .expect("arr runs");
+        let expected = std::fs::read_to_string(dir.join(format!("{name}.expected")))
+            .expect("the program's expected output");
+        let got = String::from_utf8_lossy(&out.stdout);
+        let diff: Vec<String> = expected
+            .lines()
+            .zip(got.lines().chain(std::iter::repeat("<missing>")))
+            .enumerate()
+            .filter(|(_, (e, g))| e != g)
+            .map(|(i, (e, g))| format!("line {}:\n  JAX: {e}\n  arr: {g}", i + 1))
+            .collect();
+        assert!(
+            diff.is_empty() && got.lines().count() == expected.lines().count(),
+            "{name}: arr's output differs from JAX's:\n{}\nstderr:\n{}",
+            diff.join("\n"),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

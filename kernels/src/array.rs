@@ -285,6 +285,10 @@ struct ArrayInner {
     donated: bool,
     /// Whose rules the language applies to this handle (see `Flavour`).
     flavour: Flavour,
+    /// JAX's weak type: the array stands for a Python scalar (`jnp.asarray(2.0)`,
+    /// `grad` at `3.0`), so its dtype gives way to the other operand's in
+    /// promotion. A tag of the handle, like the flavour; the language sets it.
+    weak: bool,
     /// Which device holds which block (`None`: an ordinary host array).
     /// Each device's resident bytes count its block while the array lives.
     placement: Option<Arc<Placement>>,
@@ -342,6 +346,7 @@ impl Array {
                 pinned: false,
                 donated: false,
                 flavour: Flavour::Jax,
+                weak: false,
                 placement,
                 shards,
                 gpu: RwLock::new(None),
@@ -736,7 +741,9 @@ impl Array {
             Err(d) => return Array::deleted_of(self.shape(), self.dtype(), d.why),
         };
         let mut a = Array::from_arc(self.shape(), buf);
-        Arc::get_mut(&mut a.inner).expect("just made").pinned = true;
+        let inner = Arc::get_mut(&mut a.inner).expect("just made");
+        inner.pinned = true;
+        inner.weak = self.inner.weak;
         a
     }
 
@@ -763,6 +770,26 @@ impl Array {
         a
     }
 
+    /// Whether the array is weakly typed (see `ArrayInner::weak`).
+    pub fn is_weak(&self) -> bool {
+        self.inner.weak
+    }
+
+    /// A handle of the same elements, weakly typed or not. Sharded arrays
+    /// and NumPy's are never weak (a placement is not re-made for a tag).
+    pub fn with_weak(&self, weak: bool) -> Array {
+        if self.inner.weak == weak
+            || (weak && (self.placement().is_some() || self.inner.flavour != Flavour::Jax))
+        {
+            return self.clone();
+        }
+        let mut a = self.reshape(self.shape());
+        if let Some(inner) = Arc::get_mut(&mut a.inner) {
+            inner.weak = weak;
+        }
+        a
+    }
+
     /// Whether this array holds a donated buffer (`donate`'s result): a
     /// kernel that may overwrite one of its inputs picks such a one first,
     /// so results land where the caller gave memory, as JAX's aliasing does.
@@ -776,7 +803,7 @@ impl Array {
         self.check_live()?;
         Ok(match self.placement() {
             Some(p) => self.with_placement(p.clone()),
-            None => self.reshape(self.shape()),
+            None => self.reshape(self.shape()).with_weak(self.inner.weak),
         })
     }
 

@@ -133,6 +133,10 @@ pub fn repr(v: &Value) -> String {
         Value::Str(s) => py_str_repr(s),
         Value::Array(a) => array_repr(a),
         Value::Object(o) => o.repr(),
+        // A NumPy dtype object (`x.dtype`): `dtype('float32')`; ml_dtypes'
+        // bfloat16 prints without quotes, as NumPy shows it.
+        Value::DType(DType::BF16) => "dtype(bfloat16)".into(),
+        Value::DType(d) => format!("dtype('{}')", d.name()),
         _ => str(v),
     }
 }
@@ -426,7 +430,8 @@ pub fn jax_repr(t: &Tensor) -> String {
     if default_dtype {
         return format!("{prefix}{body})");
     }
-    let dtype = format!("dtype={}", a.dtype());
+    let weak = if a.is_weak() { ", weak_type=True" } else { "" };
+    let dtype = format!("dtype={}{weak}", a.dtype());
     let last_line = body.len() - body.rfind('\n').map_or(0, |i| i + 1) + prefix.len() + 1;
     let sep = if last_line + dtype.len() + 1 > 75 {
         " ".repeat(prefix.len())

@@ -232,6 +232,7 @@ fn check_sharded_ints(x: &Tensor, items: &[Item]) -> Result<()> {
                         dtype: x.dtype(),
                         placement: Some(p.clone()),
                         key: false,
+                        weak: false,
                     }
                     .text()
                 ),

@@ -85,6 +85,8 @@ enum Kind {
 
 fn kind_of(v: &Value) -> Result<Kind> {
     Ok(match v {
+        Value::Array(a) if a.is_weak() && a.dtype().is_float() => Kind::WeakFloat,
+        Value::Array(a) if a.is_weak() && a.dtype().is_int() => Kind::WeakInt,
         Value::Array(a) => Kind::Strong(a.dtype()),
         Value::Bool(_) => Kind::Strong(DType::Bool),
         Value::Int(_) => Kind::WeakInt,
@@ -101,19 +103,29 @@ fn kind_of(v: &Value) -> Result<Kind> {
 
 /// The common dtype of operands, with Python scalars weakly typed.
 pub fn result_dtype(values: &[&Value]) -> Result<DType> {
+    Ok(result_type(values)?.0)
+}
+
+/// The common dtype of operands and whether it is weak (JAX's lattice: the
+/// result is weak when no strong operand's dtype decides it, as in
+/// `arange(3) * 1.0` or `asarray(2.0) + 1`).
+pub fn result_type(values: &[&Value]) -> Result<(DType, bool)> {
+    let weak = |t: &Tensor| t.is_weak();
     // The common case, an array with an array or a Python scalar, without allocating.
     if let [a, b] = values {
         match (a, b) {
-            (Value::Array(x), Value::Array(y)) if x.dtype() == y.dtype() => return Ok(x.dtype()),
+            (Value::Array(x), Value::Array(y)) if x.dtype() == y.dtype() => {
+                return Ok((x.dtype(), weak(x) && weak(y)))
+            }
             (Value::Array(x), Value::Float(_)) | (Value::Float(_), Value::Array(x))
                 if x.dtype().is_inexact() =>
             {
-                return Ok(x.dtype())
+                return Ok((x.dtype(), weak(x)))
             }
             (Value::Array(x), Value::Int(_)) | (Value::Int(_), Value::Array(x))
                 if x.dtype() != DType::Bool =>
             {
-                return Ok(x.dtype())
+                return Ok((x.dtype(), weak(x)))
             }
             _ => {}
         }
@@ -133,11 +145,11 @@ pub fn result_dtype(values: &[&Value]) -> Result<DType> {
     let any_float = kinds.contains(&Kind::WeakFloat);
     let any_int = kinds.contains(&Kind::WeakInt);
     Ok(match strong {
-        Some(d) if any_float && !d.is_inexact() => DEFAULT_FLOAT,
-        Some(DType::Bool) if any_int => DEFAULT_INT,
-        Some(d) => d,
-        None if any_float => DEFAULT_FLOAT,
-        None => DEFAULT_INT,
+        Some(d) if any_float && !d.is_inexact() => (DEFAULT_FLOAT, true),
+        Some(DType::Bool) if any_int => (DEFAULT_INT, true),
+        Some(d) => (d, false),
+        None if any_float => (DEFAULT_FLOAT, true),
+        None => (DEFAULT_INT, true),
     })
 }
 
@@ -220,14 +232,15 @@ pub fn to_tensor(v: &Value) -> Result<Tensor> {
     let a = match v {
         Value::Array(a) => return Ok(a.clone()),
         Value::Bool(b) => Array::new(&[], Buffer::Bool(vec![*b])),
+        // Python numbers are weakly typed (`jnp.asarray(2.0)`, a jit argument).
         Value::Int(i) => {
             if *i > i32::MAX as i64 || *i < i32::MIN as i64 {
                 Array::new(&[], Buffer::I64(vec![*i]))
             } else {
-                Array::new(&[], Buffer::I32(vec![*i as i32]))
+                Array::new(&[], Buffer::I32(vec![*i as i32])).with_weak(true)
             }
         }
-        Value::Float(f) => Array::new(&[], Buffer::F32(vec![*f as f32])),
+        Value::Float(f) => Array::new(&[], Buffer::F32(vec![*f as f32])).with_weak(true),
         Value::List(_) | Value::Tuple(_) => return nested_to_array(v),
         // An iterator's remaining items (`sum(x * x for x in gen)`).
         Value::Object(o) if o.as_any().is::<crate::eval::IterValue>() => {
@@ -272,7 +285,8 @@ pub fn to_array_as(v: &Value, dtype: DType) -> Result<Tensor> {
         // Each number of a list converts once, to `dtype` (a float64 list
         // keeps its digits, a float16 one rounds once).
         Value::List(_) | Value::Tuple(_) => nested_to_array_as(v, Some(dtype)),
-        _ => convert(to_tensor(v)?, dtype),
+        // A dtype asked for is a strong type (`jnp.float32(x)`, `astype`).
+        _ => Ok(convert(to_tensor(v)?, dtype)?.weakened(false)),
     }
 }
 
@@ -433,8 +447,11 @@ pub fn convert(a: Tensor, dtype: DType) -> Result<Tensor> {
 
 /// Arrays of the common dtype of `values` (weak scalars adopt it).
 pub fn promote(values: &[&Value]) -> Result<Vec<Tensor>> {
-    let dtype = result_dtype(values)?;
-    values.iter().map(|v| to_array_as(v, dtype)).collect()
+    let (dtype, weak) = result_type(values)?;
+    values
+        .iter()
+        .map(|v| Ok(to_array_as(v, dtype)?.weakened(weak)))
+        .collect()
 }
 
 /// Whether `v` is a NumPy array (see `Flavour`).
@@ -577,7 +594,7 @@ pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
 }
 
 fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
-    let mut dtype = result_dtype(&[&a, &b])?;
+    let (mut dtype, weak) = result_type(&[&a, &b])?;
     if op == BinaryOp::Div && !dtype.is_inexact() {
         dtype = DEFAULT_FLOAT;
     }
@@ -599,11 +616,13 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     }
     if let (BinaryOp::Pow, Value::Int(n)) = (op, &b) {
         if dtype.is_inexact() || *n >= 0 {
-            return Ok(Value::Array(integer_pow(into_array_as(a, dtype)?, *n)?));
+            let x = into_array_as(a, dtype)?.weakened(weak);
+            return Ok(Value::Array(integer_pow(x, *n)?));
         }
     }
-    let x = into_array_as(a, dtype)?;
-    let y = into_array_as(b, dtype)?;
+    // Operands converted for the operation are as weak as its result.
+    let x = into_array_as(a, dtype)?.weakened(weak);
+    let y = into_array_as(b, dtype)?.weakened(weak);
     Ok(Value::Array(bind1(
         &Prim::Binary(op),
         smallvec::smallvec![x, y],
@@ -616,7 +635,7 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
 fn integer_pow(x: Tensor, n: i64) -> Result<Tensor> {
     let mul = |a: Tensor, b: Tensor| bind1(&Prim::Binary(BinaryOp::Mul), smallvec::smallvec![a, b]);
     let one = || -> Result<Tensor> {
-        let unit = to_array_as(&Value::Int(1), x.dtype())?;
+        let unit = to_array_as(&Value::Int(1), x.dtype())?.weakened(x.is_weak());
         broadcast_to(unit, x.shape())
     };
     if n == 0 {
@@ -660,7 +679,8 @@ pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
     let a = if a.dtype().is_inexact() {
         a
     } else {
-        convert(a, DEFAULT_FLOAT)?
+        let weak = a.is_weak();
+        convert(a, DEFAULT_FLOAT)?.weakened(weak)
     };
     Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
 }

@@ -974,6 +974,8 @@ pub struct ArrayTypeValue {
     pub placement: Option<Arc<Placement>>,
     /// Typed PRNG keys (`key<fry>[3]`): `shape` is the keys' shape.
     pub key: bool,
+    /// Weakly typed (`~float32[]`, JAX's `weak_type`).
+    pub weak: bool,
 }
 
 impl ArrayTypeValue {
@@ -985,6 +987,7 @@ impl ArrayTypeValue {
             dtype: t.dtype(),
             placement: t.placement(),
             key: key.is_some(),
+            weak: t.is_weak(),
         }
     }
 
@@ -1014,7 +1017,8 @@ impl ArrayTypeValue {
         } else {
             self.dtype.name()
         };
-        format!("{dtype}[{}]", dims.join(","))
+        let weak = if self.weak { "~" } else { "" };
+        format!("{weak}{dtype}[{}]", dims.join(","))
     }
 }
 

@@ -34,6 +34,8 @@ pub struct Tracer {
     /// Whether it stands for typed PRNG keys (a concrete array's
     /// `Flavour::Key`): its last axis holds each key's words.
     pub key: bool,
+    /// Whether it stands for a weakly typed value (`Array::is_weak`).
+    pub weak: bool,
 }
 
 #[derive(Debug)]
@@ -77,27 +79,26 @@ impl Tensor {
                 Tensor::Concrete(a.with_flavour(flavour))
             }
             Tensor::Traced(t) if t.key == key => Tensor::Traced(t),
-            Tensor::Traced(t) => {
-                let kind = match &t.kind {
-                    TracerKind::Jvp { primal, tangent } => TracerKind::Jvp {
-                        primal: primal.clone(),
-                        tangent: tangent.clone(),
-                    },
-                    TracerKind::Batch { val, bdim } => TracerKind::Batch {
-                        val: val.clone(),
-                        bdim: *bdim,
-                    },
-                    TracerKind::Graph { var } => TracerKind::Graph { var: *var },
-                };
-                Tensor::Traced(Rc::new(Tracer {
-                    level: t.level,
-                    trace_id: t.trace_id,
-                    aval: t.aval.clone(),
-                    kind,
-                    placement: t.placement.clone(),
-                    key,
-                }))
-            }
+            Tensor::Traced(t) => Tensor::Traced(retag(&t, key, t.weak)),
+        }
+    }
+
+    /// Whether the value is weakly typed (JAX's `weak_type`), concrete or traced.
+    pub fn is_weak(&self) -> bool {
+        match self {
+            Tensor::Concrete(a) => a.is_weak(),
+            Tensor::Traced(t) => t.weak,
+        }
+    }
+
+    /// The same value, weakly typed or not (`weak` is ignored for values
+    /// that cannot be weak: typed keys, sharded and NumPy arrays).
+    pub fn weakened(self, weak: bool) -> Tensor {
+        match self {
+            Tensor::Concrete(a) if a.is_weak() == weak => Tensor::Concrete(a),
+            Tensor::Concrete(a) => Tensor::Concrete(a.with_weak(weak)),
+            Tensor::Traced(t) if t.weak == weak || (weak && t.key) => Tensor::Traced(t),
+            Tensor::Traced(t) => Tensor::Traced(retag(&t, t.key, weak)),
         }
     }
 
@@ -176,6 +177,30 @@ impl Tensor {
             _ => false,
         }
     }
+}
+
+/// A tracer like `t` with other tags: the same trace, type and contents.
+fn retag(t: &Tracer, key: bool, weak: bool) -> Rc<Tracer> {
+    let kind = match &t.kind {
+        TracerKind::Jvp { primal, tangent } => TracerKind::Jvp {
+            primal: primal.clone(),
+            tangent: tangent.clone(),
+        },
+        TracerKind::Batch { val, bdim } => TracerKind::Batch {
+            val: val.clone(),
+            bdim: *bdim,
+        },
+        TracerKind::Graph { var } => TracerKind::Graph { var: *var },
+    };
+    Rc::new(Tracer {
+        level: t.level,
+        trace_id: t.trace_id,
+        aval: t.aval.clone(),
+        kind,
+        placement: t.placement.clone(),
+        key,
+        weak,
+    })
 }
 
 fn concretization_error(aval: &Aval, inside: &str) -> Error {

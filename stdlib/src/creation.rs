@@ -159,7 +159,7 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let out = asarray(interp, a)?;
     match (src, &out) {
         (Some(x), Value::Array(Tensor::Concrete(y))) if x.same(y) => {
-            Ok(Value::Array(Tensor::from(x.handle()?)))
+            Ok(Value::Array(Tensor::from(x.handle()?.with_weak(x.is_weak()))))
         }
         _ => Ok(out),
     }
@@ -203,7 +203,7 @@ fn asarray(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::List(_) | Value::Tuple(_) => {
                 ok(numpy::to_array_as(&a[0], d)?)
             }
-            _ => ok(numpy::convert(array_arg(&a[0])?, d)?),
+            _ => ok(numpy::convert(array_arg(&a[0])?, d)?.weakened(false)),
         },
         None => ok(array_arg(&a[0])?),
     }
@@ -260,33 +260,39 @@ fn ones(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn full(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let dtype = match dtype_arg(&a[2])? {
-        Some(d) => d,
-        None => numpy::result_dtype(&[&a[1]])?,
+    let (dtype, weak) = match dtype_arg(&a[2])? {
+        Some(d) => (d, false),
+        None => numpy::result_type(&[&a[1]])?,
     };
-    ok(filled(&parse_shape(&a[0])?, &a[1], dtype)?)
+    ok(filled(&parse_shape(&a[0])?, &a[1], dtype)?.weakened(weak))
 }
 
 fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
+    let given = dtype_arg(&a[1])?;
+    let dtype = given.unwrap_or(x.dtype());
     check_alloc(x.shape(), dtype)?;
-    ok(laid_out_like(&x, Array::zeros(dtype, x.shape()).into())?)
+    let weak = given.is_none() && x.is_weak();
+    ok(laid_out_like(&x, Tensor::from(Array::zeros(dtype, x.shape())).weakened(weak))?)
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    let dtype = dtype_arg(&a[1])?.unwrap_or(x.dtype());
+    let given = dtype_arg(&a[1])?;
+    let dtype = given.unwrap_or(x.dtype());
+    let weak = given.is_none() && x.is_weak();
     ok(laid_out_like(
         &x,
-        filled(x.shape(), &Value::Int(1), dtype)?,
+        filled(x.shape(), &Value::Int(1), dtype)?.weakened(weak),
     )?)
 }
 
 fn full_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = array_arg(&a[0])?;
-    let dtype = dtype_arg(&a[2])?.unwrap_or(x.dtype());
-    ok(laid_out_like(&x, filled(x.shape(), &a[1], dtype)?)?)
+    let given = dtype_arg(&a[2])?;
+    let dtype = given.unwrap_or(x.dtype());
+    let weak = given.is_none() && x.is_weak();
+    ok(laid_out_like(&x, filled(x.shape(), &a[1], dtype)?.weakened(weak))?)
 }
 
 /// `out` (made in `x`'s shape) laid out over the mesh as `x` is, as JAX's
@@ -426,7 +432,7 @@ fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn astype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let d = dtype_arg(&a[1])?.ok_or_else(|| Error::type_error("astype needs a dtype"))?;
-    ok(numpy::convert(array_arg(&a[0])?, d)?)
+    ok(numpy::convert(array_arg(&a[0])?, d)?.weakened(false))
 }
 
 fn item(_: &mut Interp, a: Vec<Value>) -> Result<Value> {

@@ -711,6 +711,15 @@ fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
     if !keys.is_empty() {
         statics.push(("the typed key arguments".into(), keys.join(",")));
     }
+    // So are weakly typed ones (Python numbers): `f(2.0)` and `f(x)` of a
+    // float32 `x` promote differently inside.
+    let weak: Vec<String> = (0..flat.len())
+        .filter(|&i| flat[i].is_weak())
+        .map(|i| i.to_string())
+        .collect();
+    if !weak.is_empty() {
+        statics.push(("the weakly typed arguments".into(), weak.join(",")));
+    }
     Ok(Signature {
         avals: flat.iter().map(Tensor::aval).collect(),
         names: (0..flat.len())
@@ -781,11 +790,12 @@ fn call(
         None => {
             let out_tree = RefCell::new(Value::None);
             let keys: Vec<bool> = flat.iter().map(Tensor::is_key).collect();
+            let weak: Vec<bool> = flat.iter().map(Tensor::is_weak).collect();
             let c = cache.borrow_mut().compile(sig.clone(), |ts| {
                 let ts: Vec<Tensor> = ts
                     .into_iter()
-                    .zip(&keys)
-                    .map(|(t, &k)| t.keyed(k))
+                    .zip(keys.iter().zip(&weak))
+                    .map(|(t, (&k, &w))| t.keyed(k).weakened(w))
                     .collect();
                 let (a, k) = rebuild(&split, &ts)?;
                 let out = interp.call(f, a, k)?;

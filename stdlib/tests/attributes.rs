@@ -85,6 +85,7 @@ fn arrays_list_every_property_and_their_methods() {
             "ndim",
             "size",
             "dtype",
+            "weak_type",
             "T",
             "real",
             "imag",

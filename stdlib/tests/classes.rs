@@ -250,7 +250,7 @@ print(type(e).__name__, e.pos, e.vel)
              [ 3.  5.]] [-3. -5.]
             tanh [-0.6000001 -1.       ] 2
             1.0 0.5 3.0 [1, 3]
-            [Array(1., dtype=float32)] Opt(lr=Array(2., dtype=float32), steps=5)
+            [Array(1., dtype=float32, weak_type=True)] Opt(lr=Array(2., dtype=float32, weak_type=True), steps=5)
             State(pos=Array([2., 4.], dtype=float32), vel=Array([1., 1.], dtype=float32))
             [0.5 1. ]
             State(pos=Array([0.5, 0.5], dtype=float32), vel=Array([1., 2.], dtype=float32))

@@ -378,9 +378,9 @@ print(jnp.dtype("float32") == jnp.float32, jnp.dtype(jnp.int32), jnp.dtype(x))
             [0.        2.5244129 2.7278922 0.42336  ] [ 2.5244129  2.7278922  0.42336   -2.2704074]
             [0.        1.6829419 1.8185948 0.28224  ]
             (3, 2) float32 () 0
-            0.5 (Array(0.5, dtype=float32), Array(1., dtype=float32))
-            (Array(5., dtype=float32), Array(0., dtype=float32))
-            (Array([3., 3.], dtype=float32), Array(0., dtype=float32))
+            0.5 (Array(0.5, dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
+            (Array(5., dtype=float32, weak_type=True), Array(0., dtype=float32, weak_type=True))
+            (Array([3., 3.], dtype=float32), Array(0., dtype=float32, weak_type=True))
             1 3 True False
             2 6 4 (4,)
             True int32 float32
@@ -485,7 +485,7 @@ print(jnp.trim_zeros(jnp.array([0, 0, 1, 0, 2, 0])), jnp.trim_zeros(jnp.array([0
 "#,
         expect![[r#"
             [3.] (1, 3) [(1, 1, 1), (1, 2, 1), (2, 3, 1), (1, 2, 3, 4)]
-            [Array([1], dtype=int32), Array([2, 3], dtype=int32)] [[5]]
+            [Array([1], dtype=int32, weak_type=True), Array([2, 3], dtype=int32)] [[5]]
             [[0 1 2]
              [0 1 2]] [[1. 1. 1.]
              [2. 2. 2.]]

@@ -93,6 +93,12 @@ pub const ARRAY_PROPERTIES: &[Property<Tensor>] = &[
         },
     },
     Property {
+        name: "weak_type",
+        doc: "Whether the array is weakly typed (it stands for a Python number: \
+              its dtype gives way to the other operand's in promotion).",
+        get: |a| Ok(Value::Bool(a.is_weak())),
+    },
+    Property {
         name: "T",
         doc: "The array with its dimensions reversed.",
         get: |a| {
@@ -231,6 +237,22 @@ pub const DTYPE_PROPERTIES: &[Property<DType>] = &[
         name: "itemsize",
         doc: "The bytes of one element.",
         get: |d| Ok(Value::Int(d.size_bytes() as i64)),
+    },
+    Property {
+        name: "kind",
+        doc: "NumPy's character of the type's kind: 'b' bool, 'i' signed and 'u' \
+              unsigned integer, 'f' float, 'c' complex ('V' for bfloat16, as ml_dtypes).",
+        get: |d| {
+            use arr_kernels::DType::*;
+            Ok(Value::str(match d {
+                Bool => "b",
+                U8 | U16 | U32 => "u",
+                I8 | I16 | I32 | I64 => "i",
+                BF16 => "V",
+                F16 | F32 | F64 => "f",
+                C64 => "c",
+            }))
+        },
     },
 ];
 

@@ -50,7 +50,8 @@ type Cell = Rc<RefCell<Option<Value>>>;
 /// Arrays are described by type in signatures and by identity in guards.
 #[derive(Clone)]
 enum Part {
-    Type(Aval),
+    /// An array's type, and whether it is weakly typed.
+    Type(Aval, bool),
     Same(Array),
     None,
     Bool(bool),
@@ -83,7 +84,7 @@ impl PartialEq for Part {
     fn eq(&self, other: &Part) -> bool {
         use Part::*;
         match (self, other) {
-            (Type(a), Type(b)) => a == b,
+            (Type(a, x), Type(b, y)) => a == b && x == y,
             (Same(a), Same(b)) => a.same(b),
             (None, None) | (Ellipsis, Ellipsis) | (Unset, Unset) => true,
             (Bool(a), Bool(b)) => a == b,
@@ -134,7 +135,7 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
             // interpreter does; it stays interpreted.
             (_, Tensor::Concrete(a)) if a.flavour() == arr_kernels::Flavour::Key => return false,
             (Arrays::Traced, _) | (Arrays::ByType, Tensor::Concrete(_)) => {
-                parts.push(Part::Type(t.aval()));
+                parts.push(Part::Type(t.aval(), t.is_weak()));
                 leaves.push(t.clone());
             }
             (Arrays::ByIdentity, Tensor::Concrete(a)) => parts.push(Part::Same(a.clone())),
@@ -172,6 +173,14 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
         Value::BoundMethod(_) | Value::Slice(_) => return false,
     }
     true
+}
+
+/// Tracers weakly typed as the arrays they stand for were (`weak`).
+fn weakened(ts: Vec<Tensor>, weak: &[bool]) -> Vec<Tensor> {
+    ts.into_iter()
+        .zip(weak)
+        .map(|(t, &w)| t.weakened(w))
+        .collect()
 }
 
 /// A copy of `v` whose arrays are the next items of `leaves`, with new lists
@@ -722,8 +731,9 @@ pub fn call(
     let start = Instant::now();
     let template = RefCell::new(Value::None);
     interp.auto.start(state);
+    let weak: Vec<bool> = leaves.iter().map(Tensor::is_weak).collect();
     let result = compile_with(EXACT_PIPELINE, &avals, |ts| {
-        let mut it = ts.into_iter();
+        let mut it = weakened(ts, &weak).into_iter();
         let a: Vec<Value> = args.iter().map(|v| rebuild(v, &mut it)).collect();
         let kw: Kwargs = kwargs
             .iter()
@@ -1068,8 +1078,9 @@ pub fn compile_loop(
     body: impl FnOnce(Vec<Value>) -> Result<Vec<Option<Value>>>,
 ) -> Result<Compiled> {
     let avals: Vec<Aval> = carry.leaves.iter().map(Tensor::aval).collect();
+    let weak: Vec<bool> = carry.leaves.iter().map(Tensor::is_weak).collect();
     compile_with(EXACT_PIPELINE, &avals, |ts| {
-        let mut it = ts.into_iter();
+        let mut it = weakened(ts, &weak).into_iter();
         let values: Vec<Value> = carried_values
             .iter()
             .map(|v| rebuild(v.as_ref().expect("set"), &mut it))

@@ -590,6 +590,7 @@ fn fuse_with(g: &Graph, fuse_reductions: bool, min_elements: usize) -> Graph {
         invars: g.invars.clone(),
         eqns,
         outvars: g.outvars.clone(),
+        weak_outs: g.weak_outs.clone(),
     }
 }
 
@@ -688,6 +689,7 @@ fn fold_epilogues_with(g: &Graph, min_elements: usize) -> Graph {
         invars: g.invars.clone(),
         eqns: fold_into_products(g, g.eqns.clone(), &outputs, min_elements),
         outvars: g.outvars.clone(),
+        weak_outs: g.weak_outs.clone(),
     }
 }
 

@@ -48,7 +48,8 @@ pub struct Compiled {
 
 impl Compiled {
     pub fn run(&self, args: Vec<Tensor>) -> Result<Vec<Tensor>> {
-        exec::run(&self.graph, &self.last_use, &self.consts, args)
+        let outs = exec::run(&self.graph, &self.last_use, &self.consts, args)?;
+        Ok(mark_weak(outs, &self.traced.weak_outs))
     }
 
     /// Where each variable of `graph` is read for the last time (for
@@ -56,6 +57,18 @@ impl Compiled {
     pub fn last_use(&self) -> &[usize] {
         &self.last_use
     }
+}
+
+/// Outputs weakly typed where the traced function gave them so (`weak`:
+/// one flag an output; empty for none).
+pub fn mark_weak(outs: Vec<Tensor>, weak: &[bool]) -> Vec<Tensor> {
+    if weak.is_empty() {
+        return outs;
+    }
+    outs.into_iter()
+        .enumerate()
+        .map(|(i, o)| o.weakened(weak.get(i) == Some(&true)))
+        .collect()
 }
 
 /// One compile: why it happened, how long it took, how much it removed.

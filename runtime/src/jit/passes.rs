@@ -190,6 +190,7 @@ impl Subst {
             invars: g.invars.clone(),
             eqns,
             outvars: g.outvars.iter().map(|a| self.atom(a)).collect(),
+            weak_outs: g.weak_outs.clone(),
         }
     }
 }
@@ -386,6 +387,7 @@ pub fn dot_transpose(g: &Graph) -> Graph {
         invars: g.invars.clone(),
         eqns,
         outvars: g.outvars.clone(),
+        weak_outs: g.weak_outs.clone(),
     }
 }
 

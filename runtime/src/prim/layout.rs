@@ -259,6 +259,7 @@ impl Cx<'_> {
                     dtype: a.dtype,
                     placement: p.clone(),
                     key: false,
+                    weak: false,
                 }
                 .text()
             })

@@ -1069,10 +1069,11 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
     if let Prim::Collective(c) = prim {
         return collective::bind_collective(prim, c, args);
     }
+    let weak = weak_outputs(prim, &args);
     if let Some(level) = transform::top_level(&args)? {
-        return transform::process(level, prim, args);
+        return Ok(weak.mark(transform::process(level, prim, args)?));
     }
-    let outs = eval_concrete(prim, args)?;
+    let outs = weak.mark(eval_concrete(prim, args)?);
     // A kernel that saw the interrupt stopped early: its outputs are
     // unfinished and must not reach a variable.
     check_interrupt()?;
@@ -1080,6 +1081,85 @@ pub fn bind(prim: &Prim, args: impl IntoArgs) -> Result<Outs> {
         check_nans(prim, &outs)?;
     }
     Ok(outs)
+}
+
+/// Which outputs of one application are weakly typed (JAX's `weak_type`).
+enum WeakOuts {
+    None,
+    All,
+    Each(SmallVec<[bool; 4]>),
+}
+
+impl WeakOuts {
+    fn mark(self, outs: Outs) -> Outs {
+        match self {
+            WeakOuts::None => outs,
+            WeakOuts::All => outs.into_iter().map(|o| o.weakened(true)).collect(),
+            WeakOuts::Each(w) => outs
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| o.weakened(w.get(i) == Some(&true)))
+                .collect(),
+        }
+    }
+}
+
+/// JAX's weak-type rule of each primitive: an elementwise result, a product
+/// or a selection is weak when every operand that gives it its values is
+/// (`x * 2.0` of a weak `x`), movement keeps its operand's, a loop's
+/// outputs are its body's; conversions, reductions (as `jnp.sum` gives
+/// them), random bits and index results are strong.
+fn weak_outputs(prim: &Prim, args: &[Tensor]) -> WeakOuts {
+    let all = |ts: &[Tensor]| {
+        if !ts.is_empty() && ts.iter().all(Tensor::is_weak) {
+            WeakOuts::All
+        } else {
+            WeakOuts::None
+        }
+    };
+    // A loop's outputs are as its body gives them (its carry began so).
+    let body = |g: &GraphRef| {
+        if g.weak_outs.contains(&true) {
+            WeakOuts::Each(g.weak_outs.iter().copied().collect())
+        } else {
+            WeakOuts::None
+        }
+    };
+    match prim {
+        Prim::Unary(_) | Prim::Binary(_) | Prim::DotGeneral(_) | Prim::Concatenate { .. } => {
+            all(args)
+        }
+        Prim::Select => all(args.get(1..).unwrap_or(&[])),
+        Prim::Pad { .. } => all(args),
+        Prim::Transpose(_)
+        | Prim::BroadcastInDim { .. }
+        | Prim::Reshape(_)
+        | Prim::Slice { .. }
+        | Prim::Rev(_)
+        | Prim::Gather { .. }
+        | Prim::Sort { .. }
+        | Prim::ShardingConstraint(_) => all(args.get(..1).unwrap_or(&[])),
+        Prim::Scatter { .. } => match args {
+            [x, _, u, ..] if x.is_weak() && u.is_weak() => WeakOuts::All,
+            _ => WeakOuts::None,
+        },
+        Prim::While { body: b, .. } | Prim::Scan { body: b, .. } => body(b),
+        Prim::Convert(_)
+        | Prim::Reduce { .. }
+        | Prim::ArgReduce { .. }
+        | Prim::Cumulative { .. }
+        | Prim::Iota { .. }
+        | Prim::Fft { .. }
+        | Prim::Argsort { .. }
+        | Prim::Threefry2x32
+        | Prim::Cond { .. }
+        | Prim::CustomVjp { .. }
+        | Prim::Fused(_)
+        | Prim::FusedMatmul(_)
+        | Prim::Collective(_)
+        | Prim::DebugCallback(_)
+        | Prim::Check(_) => WeakOuts::None,
+    }
 }
 
 // JAX's `jax_debug_nans`: while set, every operation run eagerly checks

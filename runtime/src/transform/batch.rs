@@ -63,7 +63,7 @@ pub fn wrap(level: usize, id: u64, val: Tensor, bdim: Option<usize>) -> Tensor {
         Some(bdim) => {
             let mut aval = val.aval();
             aval.shape.remove(bdim);
-            let key = val.is_key();
+            let (key, weak) = (val.is_key(), val.is_weak());
             Tensor::Traced(Rc::new(Tracer {
                 level,
                 trace_id: id,
@@ -71,6 +71,7 @@ pub fn wrap(level: usize, id: u64, val: Tensor, bdim: Option<usize>) -> Tensor {
                 kind: TracerKind::Batch { val, bdim },
                 placement: None,
                 key,
+                weak,
             }))
         }
     }

@@ -1264,7 +1264,13 @@ fn trace_carry(
         let mut layouts: Vec<Layout> = init.iter().map(Tensor::placement).collect();
         layouts.extend_from_slice(extra_layouts);
         let mut out_layouts = Vec::new();
+        let weak_in: Vec<bool> = init.iter().map(Tensor::is_weak).collect();
         let body = graph::trace_laid_out(&avals, &layouts, true, |ts| {
+            let ts = ts
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| t.weakened(weak_in.get(i) == Some(&true)))
+                .collect();
             let outs = f(ts)?;
             out_layouts = outs.iter().map(Tensor::placement).collect();
             Ok(outs)
@@ -1275,6 +1281,12 @@ fn trace_carry(
             if let Some(o) = outs.get(i) {
                 if weak.get(i) == Some(&true) && o.dtype != c.dtype() && o.shape[..] == *c.shape() {
                     *c = convert(c, o.dtype)?;
+                    changed = true;
+                }
+                // A weak carry the body makes strong starts strong (JAX
+                // promotes the initial value the same way).
+                if c.is_weak() && body.graph.weak_outs.get(i) != Some(&true) {
+                    *c = c.clone().weakened(false);
                     changed = true;
                 }
             }

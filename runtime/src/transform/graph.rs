@@ -23,6 +23,9 @@ pub struct Graph {
     pub invars: Vec<usize>,
     pub eqns: Vec<Eqn>,
     pub outvars: Vec<Atom>,
+    /// Which outputs the traced function gave weakly typed (JAX's
+    /// `weak_type`; empty: none), for whoever runs the graph to restore.
+    pub weak_outs: Vec<bool>,
 }
 
 /// An operand: a variable, or a literal 0-d constant.
@@ -148,6 +151,7 @@ fn graph_tracer(
         kind: TracerKind::Graph { var },
         placement,
         key: false,
+        weak: false,
     }))
 }
 
@@ -390,11 +394,17 @@ pub fn trace_laid_out(
     let b = std::mem::take(&mut *b);
     let mut invars: Vec<usize> = b.consts.iter().map(|(_, v)| *v).collect();
     invars.extend(arg_vars);
+    let weak_outs = if outs.iter().any(Tensor::is_weak) {
+        outs.iter().map(Tensor::is_weak).collect()
+    } else {
+        Vec::new()
+    };
     let graph = Graph {
         types: b.types,
         invars,
         eqns: b.eqns,
         outvars,
+        weak_outs,
     };
     if let Err(e) = crate::prim::check_interrupt() {
         let n = graph.eqns.len();

@@ -59,6 +59,7 @@ pub fn wrap(level: usize, id: u64, primal: Tensor, tangent: Option<Tensor>) -> T
             aval: primal.aval(),
             placement: primal.placement(),
             key: false,
+            weak: primal.is_weak(),
             kind: TracerKind::Jvp {
                 primal,
                 tangent: Some(t),
@@ -115,6 +116,7 @@ pub fn stop_gradient(t: &Tensor) -> Tensor {
                 aval: tr.aval.clone(),
                 placement: None,
                 key: tr.key,
+                weak: tr.weak,
                 kind: TracerKind::Batch {
                     val: stop_gradient(val),
                     bdim: *bdim,

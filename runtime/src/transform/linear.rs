@@ -27,6 +27,9 @@ pub struct LinearFn {
     pub active: Vec<bool>,
     pub in_avals: Vec<Aval>,
     pub out_avals: Vec<Aval>,
+    /// Which primal inputs were weakly typed: their cotangents are too, as
+    /// a cotangent has its primal's type (`grad(f)(3.0)` is weak).
+    pub in_weak: Vec<bool>,
 }
 
 /// Evaluate `f` at `primals` and return its outputs and its linearization.
@@ -36,6 +39,7 @@ pub fn linearize(
 ) -> Result<(Vec<Tensor>, LinearFn)> {
     let active: Vec<bool> = primals.iter().map(|p| p.dtype().is_inexact()).collect();
     let in_avals: Vec<Aval> = primals.iter().map(Tensor::aval).collect();
+    let in_weak: Vec<bool> = primals.iter().map(Tensor::is_weak).collect();
     let tangent_avals: Vec<Aval> = in_avals
         .iter()
         .zip(&active)
@@ -67,6 +71,7 @@ pub fn linearize(
             active,
             in_avals,
             out_avals,
+            in_weak,
         },
     ))
 }
@@ -82,12 +87,14 @@ impl LinearFn {
         self.in_avals
             .iter()
             .zip(&self.active)
-            .map(|(aval, &a)| {
+            .zip(&self.in_weak)
+            .map(|((aval, &a), &weak)| {
                 let ct = if a { linear.next().flatten() } else { None };
-                match ct {
-                    Some(ct) => Ok(ct),
-                    None => zeros(&aval.shape, aval.dtype),
-                }
+                let ct = match ct {
+                    Some(ct) => ct,
+                    None => zeros(&aval.shape, aval.dtype)?,
+                };
+                Ok(ct.weakened(weak))
             })
             .collect()
     }
