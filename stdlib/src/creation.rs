@@ -158,9 +158,9 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     };
     let out = asarray(interp, a)?;
     match (src, &out) {
-        (Some(x), Value::Array(Tensor::Concrete(y))) if x.same(y) => {
-            Ok(Value::Array(Tensor::from(x.handle()?.with_weak(x.is_weak()))))
-        }
+        (Some(x), Value::Array(Tensor::Concrete(y))) if x.same(y) => Ok(Value::Array(
+            Tensor::from(x.handle()?.with_weak(x.is_weak())),
+        )),
         _ => Ok(out),
     }
 }
@@ -273,7 +273,10 @@ fn zeros_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let dtype = given.unwrap_or(x.dtype());
     check_alloc(x.shape(), dtype)?;
     let weak = given.is_none() && x.is_weak();
-    ok(laid_out_like(&x, Tensor::from(Array::zeros(dtype, x.shape())).weakened(weak))?)
+    ok(laid_out_like(
+        &x,
+        Tensor::from(Array::zeros(dtype, x.shape())).weakened(weak),
+    )?)
 }
 
 fn ones_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
@@ -292,7 +295,10 @@ fn full_like(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let given = dtype_arg(&a[2])?;
     let dtype = given.unwrap_or(x.dtype());
     let weak = given.is_none() && x.is_weak();
-    ok(laid_out_like(&x, filled(x.shape(), &a[1], dtype)?.weakened(weak))?)
+    ok(laid_out_like(
+        &x,
+        filled(x.shape(), &a[1], dtype)?.weakened(weak),
+    )?)
 }
 
 /// `out` (made in `x`'s shape) laid out over the mesh as `x` is, as JAX's

@@ -44,3 +44,7 @@ show(jax.lax.scan(lambda c, x: (c + x, x), 0.0, jnp.ones(2))[0])
 print(jax.tree.map(lambda x: x * 2, {"a": 1.0, "b": jnp.ones(())}))
 show(jax.vmap(lambda x: x * 2)(jnp.arange(3.0)))
 show(jax.random.uniform(jax.random.key(0)) * 2.0)
+# A cond's output is weak where every branch gives it weak.
+show(jax.lax.cond(True, lambda: 1.0, lambda: 2.0), jax.lax.cond(True, lambda x: x, lambda x: x * 2, 3.0))
+show(jax.lax.cond(True, lambda x: x, lambda x: jnp.ones(()), 3.0), jax.lax.switch(1, [lambda x: x, lambda x: x + 1], 3.0))
+show(jax.lax.while_loop(lambda c: c < 3, lambda c: c + 1, 0))

@@ -1117,14 +1117,9 @@ fn weak_outputs(prim: &Prim, args: &[Tensor]) -> WeakOuts {
             WeakOuts::None
         }
     };
-    // A loop's outputs are as its body gives them (its carry began so).
-    let body = |g: &GraphRef| {
-        if g.weak_outs.contains(&true) {
-            WeakOuts::Each(g.weak_outs.iter().copied().collect())
-        } else {
-            WeakOuts::None
-        }
-    };
+    // A loop's outputs are as its body gives them (its carry began so);
+    // marked either way, as a concrete loop or branch may run on weaker values.
+    let body = |g: &GraphRef| WeakOuts::Each(g.weak_outs.iter().copied().collect());
     match prim {
         Prim::Unary(_) | Prim::Binary(_) | Prim::DotGeneral(_) | Prim::Concatenate { .. } => {
             all(args)
@@ -1144,6 +1139,15 @@ fn weak_outputs(prim: &Prim, args: &[Tensor]) -> WeakOuts {
             _ => WeakOuts::None,
         },
         Prim::While { body: b, .. } | Prim::Scan { body: b, .. } => body(b),
+        // A cond's output is weak where every branch gives it weak.
+        Prim::Cond { branches } => {
+            let n = branches.iter().map(|b| b.outvars.len()).max().unwrap_or(0);
+            WeakOuts::Each(
+                (0..n)
+                    .map(|i| branches.iter().all(|b| b.weak_outs.get(i) == Some(&true)))
+                    .collect(),
+            )
+        }
         Prim::Convert(_)
         | Prim::Reduce { .. }
         | Prim::ArgReduce { .. }
@@ -1152,7 +1156,6 @@ fn weak_outputs(prim: &Prim, args: &[Tensor]) -> WeakOuts {
         | Prim::Fft { .. }
         | Prim::Argsort { .. }
         | Prim::Threefry2x32
-        | Prim::Cond { .. }
         | Prim::CustomVjp { .. }
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)

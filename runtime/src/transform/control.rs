@@ -1215,9 +1215,19 @@ pub fn cond(
     operands: Vec<Tensor>,
 ) -> Result<Vec<Tensor>> {
     let avals: Vec<Aval> = operands.iter().map(Tensor::aval).collect();
+    // The branches see the operands' weak types (what their outputs'
+    // weak types, and so the cond's, follow from).
+    let weak: Vec<bool> = operands.iter().map(Tensor::is_weak).collect();
     let closed = branches
         .into_iter()
-        .map(|b| trace(&avals, b))
+        .map(|b| {
+            trace(&avals, |ts| {
+                b(ts.into_iter()
+                    .zip(&weak)
+                    .map(|(t, &w)| t.weakened(w))
+                    .collect())
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let index = if index.dtype() == DType::Bool {
         convert(&index, DType::I32)?
