@@ -179,6 +179,19 @@ impl Tensor {
     }
 }
 
+/// `ts`, each weakly typed or not as `flags` says (past its end: strong).
+pub fn weakened_each<'a, I: IntoIterator<Item = Tensor>>(
+    ts: I,
+    flags: &'a [bool],
+) -> impl Iterator<Item = Tensor> + 'a
+where
+    I::IntoIter: 'a,
+{
+    ts.into_iter()
+        .enumerate()
+        .map(|(i, t)| t.weakened(flags.get(i) == Some(&true)))
+}
+
 /// A tracer like `t` with other tags: the same trace, type and contents.
 fn retag(t: &Tracer, key: bool, weak: bool) -> Rc<Tracer> {
     let kind = match &t.kind {

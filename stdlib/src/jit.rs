@@ -703,22 +703,21 @@ fn signature(split: &Split, flat: &[Tensor]) -> Result<Signature> {
             .map(|(k, v)| (format!("static argument {k}"), static_text(v))),
     );
     // Typed keys trace as keys: a program traced for them is not one for
-    // their raw words.
-    let keys: Vec<String> = (0..flat.len())
-        .filter(|&i| flat[i].is_key())
-        .map(|i| i.to_string())
-        .collect();
-    if !keys.is_empty() {
-        statics.push(("the typed key arguments".into(), keys.join(",")));
-    }
-    // So are weakly typed ones (Python numbers): `f(2.0)` and `f(x)` of a
-    // float32 `x` promote differently inside.
-    let weak: Vec<String> = (0..flat.len())
-        .filter(|&i| flat[i].is_weak())
-        .map(|i| i.to_string())
-        .collect();
-    if !weak.is_empty() {
-        statics.push(("the weakly typed arguments".into(), weak.join(",")));
+    // their raw words. So are weakly typed arguments (Python numbers):
+    // `f(2.0)` and `f(x)` of a float32 `x` promote differently inside.
+    type Tag = fn(&Tensor) -> bool;
+    let tagged: [(&str, Tag); 2] = [
+        ("the typed key arguments", Tensor::is_key),
+        ("the weakly typed arguments", Tensor::is_weak),
+    ];
+    for (what, has) in tagged {
+        let at: Vec<String> = (0..flat.len())
+            .filter(|&i| has(&flat[i]))
+            .map(|i| i.to_string())
+            .collect();
+        if !at.is_empty() {
+            statics.push((what.into(), at.join(",")));
+        }
     }
     Ok(Signature {
         avals: flat.iter().map(Tensor::aval).collect(),

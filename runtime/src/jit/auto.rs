@@ -175,14 +175,6 @@ fn describe(v: &Value, arrays: Arrays, parts: &mut Vec<Part>, leaves: &mut Vec<T
     true
 }
 
-/// Tracers weakly typed as the arrays they stand for were (`weak`).
-fn weakened(ts: Vec<Tensor>, weak: &[bool]) -> Vec<Tensor> {
-    ts.into_iter()
-        .zip(weak)
-        .map(|(t, &w)| t.weakened(w))
-        .collect()
-}
-
 /// A copy of `v` whose arrays are the next items of `leaves`, with new lists
 /// and dicts (so the original containers are never touched).
 fn rebuild(v: &Value, leaves: &mut impl Iterator<Item = Tensor>) -> Value {
@@ -733,7 +725,7 @@ pub fn call(
     interp.auto.start(state);
     let weak: Vec<bool> = leaves.iter().map(Tensor::is_weak).collect();
     let result = compile_with(EXACT_PIPELINE, &avals, |ts| {
-        let mut it = weakened(ts, &weak).into_iter();
+        let mut it = crate::tensor::weakened_each(ts, &weak);
         let a: Vec<Value> = args.iter().map(|v| rebuild(v, &mut it)).collect();
         let kw: Kwargs = kwargs
             .iter()
@@ -1080,7 +1072,7 @@ pub fn compile_loop(
     let avals: Vec<Aval> = carry.leaves.iter().map(Tensor::aval).collect();
     let weak: Vec<bool> = carry.leaves.iter().map(Tensor::is_weak).collect();
     compile_with(EXACT_PIPELINE, &avals, |ts| {
-        let mut it = weakened(ts, &weak).into_iter();
+        let mut it = crate::tensor::weakened_each(ts, &weak);
         let values: Vec<Value> = carried_values
             .iter()
             .map(|v| rebuild(v.as_ref().expect("set"), &mut it))

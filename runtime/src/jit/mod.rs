@@ -65,10 +65,7 @@ pub fn mark_weak(outs: Vec<Tensor>, weak: &[bool]) -> Vec<Tensor> {
     if weak.is_empty() {
         return outs;
     }
-    outs.into_iter()
-        .enumerate()
-        .map(|(i, o)| o.weakened(weak.get(i) == Some(&true)))
-        .collect()
+    crate::tensor::weakened_each(outs, weak).collect()
 }
 
 /// One compile: why it happened, how long it took, how much it removed.

@@ -1095,11 +1095,7 @@ impl WeakOuts {
         match self {
             WeakOuts::None => outs,
             WeakOuts::All => outs.into_iter().map(|o| o.weakened(true)).collect(),
-            WeakOuts::Each(w) => outs
-                .into_iter()
-                .enumerate()
-                .map(|(i, o)| o.weakened(w.get(i) == Some(&true)))
-                .collect(),
+            WeakOuts::Each(w) => crate::tensor::weakened_each(outs, &w).collect(),
         }
     }
 }

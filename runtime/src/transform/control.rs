@@ -1222,10 +1222,7 @@ pub fn cond(
         .into_iter()
         .map(|b| {
             trace(&avals, |ts| {
-                b(ts.into_iter()
-                    .zip(&weak)
-                    .map(|(t, &w)| t.weakened(w))
-                    .collect())
+                b(crate::tensor::weakened_each(ts, &weak).collect())
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -1276,12 +1273,7 @@ fn trace_carry(
         let mut out_layouts = Vec::new();
         let weak_in: Vec<bool> = init.iter().map(Tensor::is_weak).collect();
         let body = graph::trace_laid_out(&avals, &layouts, true, |ts| {
-            let ts = ts
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| t.weakened(weak_in.get(i) == Some(&true)))
-                .collect();
-            let outs = f(ts)?;
+            let outs = f(crate::tensor::weakened_each(ts, &weak_in).collect())?;
             out_layouts = outs.iter().map(Tensor::placement).collect();
             Ok(outs)
         })?;
