@@ -198,6 +198,11 @@ fn call(
         "min" => Op::Min,
         _ => Op::Max,
     };
+    if op == Op::Div && !array.dtype().is_inexact() {
+        // JAX divides with true division: an integer array comes back float.
+        let x = crate::numpy::convert(array.clone(), crate::numpy::DEFAULT_FLOAT)?;
+        return Ok(Value::Array(update(&x, index, op, &args[0], mode)?));
+    }
     Ok(Value::Array(update(array, index, op, &args[0], mode)?))
 }
 

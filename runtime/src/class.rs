@@ -790,6 +790,8 @@ impl Interp {
         match name {
             "__name__" | "__qualname__" => return Ok(Value::str(&c.name)),
             "__doc__" => return Ok(c.doc.as_deref().map_or(Value::None, Value::str)),
+            // Classes are defined by the program (the library's show as its).
+            "__module__" if c.lookup("__module__").is_none() => return Ok(Value::str("__main__")),
             "__mro__" => {
                 let mut mro = c.mro();
                 if !is_object(c) {

@@ -19,6 +19,12 @@ pub enum Var {
     Cell(u32),
     /// A module-level name (interned id), falling back to the builtins.
     Global(u32),
+    /// A module-level name of the standard library's own code: it lives
+    /// among the builtins (the library's namespace), so that a program's
+    /// globals never shadow what the library calls (`shape = (28, 28)` in a
+    /// script must not break `nnx.BatchNorm`), as Python modules keep their
+    /// own globals.
+    Builtin(u32),
 }
 
 #[derive(Debug)]

@@ -519,6 +519,9 @@ struct Lower<'a> {
     /// While lowering a method: its class name and first parameter, which
     /// a bare `super()` passes (Python finds them in the frame).
     method_of: Option<(String, String)>,
+    /// Compiling the standard library's own source: its module-level
+    /// names are `Var::Builtin`.
+    library: bool,
 }
 
 fn syntax_error(file: &Rc<SourceFile>, span: Span, msg: &str) -> Error {
@@ -546,6 +549,7 @@ pub fn compile_module(
         stack: Vec::new(),
         loop_depth: vec![0],
         method_of: None,
+        library: crate::transform::graph::is_stdlib_source(&file.name),
     };
     lower.stack.push(FnCtx {
         is_module: true,
@@ -585,7 +589,11 @@ impl Lower<'_> {
                 return Var::Local(i);
             }
         }
-        Var::Global(self.interner.intern(name))
+        let id = self.interner.intern(name);
+        match self.library {
+            true => Var::Builtin(id),
+            false => Var::Global(id),
+        }
     }
 
     /// Names that enclosing function scopes can provide to a new inner scope.

@@ -948,6 +948,21 @@ fn collect_shown(shape: &[usize], axis: usize, offset: usize, out: &mut Vec<usiz
     }
 }
 
+/// The number a 0-d concrete array holds, for formatting without a spec:
+/// NumPy's and JAX's `__format__` format it as the Python number
+/// (`f"{jnp.float32(0.1)}"` is `0.10000000149011612`), where `str` shows
+/// the array's own shortest digits.
+pub fn scalar_to_format(v: &Value) -> Option<Value> {
+    match v {
+        Value::Array(t @ crate::Tensor::Concrete(a))
+            if a.shape().is_empty() && crate::numpy::key_shape(t).is_none() =>
+        {
+            crate::numpy::item(t).ok()
+        }
+        _ => None,
+    }
+}
+
 /// Python's format mini-language for one value: `[[fill]align][sign][width][,][.precision][type]`.
 pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
     let bad = || {
@@ -996,6 +1011,9 @@ pub fn format_spec(v: &Value, spec: &str) -> Result<String> {
     let ty = chars.get(i).copied();
     if i + usize::from(ty.is_some()) != chars.len() {
         return Err(bad());
+    }
+    if let (Value::Array(_), true) = (v, spec.is_empty()) {
+        return Ok(str(&scalar_to_format(v).unwrap_or_else(|| v.clone())));
     }
     if let Value::Array(a) = v {
         // NumPy formats only one-element arrays with a spec (a TypeError else).
@@ -1260,7 +1278,7 @@ pub fn str_format(template: &str, args: &[Value], kwargs: &crate::value::Dict) -
                     Error::index_error(format!("format: no argument for field '{{{field}}}'"))
                 })?;
                 out.push_str(&if spec.is_empty() {
-                    str(&v)
+                    str(&scalar_to_format(&v).unwrap_or(v))
                 } else {
                     format_spec(&v, spec)?
                 });

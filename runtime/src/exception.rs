@@ -201,6 +201,68 @@ const STANDARD: &[(&str, &str, ErrorKind, &str)] = &[
         ErrorKind::TabError,
         "builtins",
     ),
+    // The warning categories (`warnings.warn(msg, DeprecationWarning)`).
+    ("Warning", "Exception", ErrorKind::RuntimeError, "builtins"),
+    (
+        "UserWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "DeprecationWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "PendingDeprecationWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "FutureWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "RuntimeWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "SyntaxWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "ImportWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "UnicodeWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "BytesWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
+    (
+        "ResourceWarning",
+        "Warning",
+        ErrorKind::RuntimeError,
+        "builtins",
+    ),
     // JAX's classes, with their bases as in `jax.errors`.
     (
         "JAXTypeError",

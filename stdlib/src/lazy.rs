@@ -87,13 +87,13 @@ pub fn chunks(source: &str) -> Vec<Chunk<'_>> {
 }
 
 /// Load `source` (whose errors name it `file`) into `s`: its functions as
-/// lazy globals, the rest (run as one script in which each function's lines
+/// lazy builtins, the rest (run as one script in which each function's lines
 /// are blank, so that line numbers stay those of the file) at once. Every
 /// function is defined before the rest runs: a top-level assignment must not
 /// read a name that a later `def` of the same source redefines (none does).
 pub fn load(s: &mut arr_runtime::Session, file: &'static str, source: &'static str) -> Result<()> {
     let chunks = chunks(source);
-    let eager = eager_script(file, chunks, |name, stub| s.interp.set_global(name, stub));
+    let eager = eager_script(file, chunks, |name, stub| s.interp.set_builtin(name, stub));
     s.run_script(file, &eager)
 }
 
@@ -205,8 +205,8 @@ pub fn function(file: &'static str, name: &str, chunk: Chunk<'static>) -> Value 
     stub
 }
 
-/// Run the definition and take the function it bound out of the globals
-/// (where a module-level `def` puts it), leaving the user's namespace as it was.
+/// Run the definition and take the function it bound (the library's
+/// module-level names are builtins: `Var::Builtin`), leaving the stub in place.
 fn compile(interp: &mut Interp, file: &str, name: &str, text: &str) -> Result<Value> {
     let f = run_taking(interp, file, text, &[name])?.pop().flatten();
     f.ok_or_else(|| {
@@ -218,8 +218,8 @@ fn compile(interp: &mut Interp, file: &str, name: &str, text: &str) -> Result<Va
 }
 
 /// Run `text` (stdlib source, named `file`) at the top level and take the
-/// values it bound to `names` out of the globals, putting back what the
-/// user's globals held under those names.
+/// values it bound to `names` out of the builtins (where the library's own
+/// code binds its module-level names), putting back what they held.
 fn run_taking(
     interp: &mut Interp,
     file: &str,
@@ -243,16 +243,16 @@ fn run_taking(
         .collect();
     let before: Vec<Option<Value>> = ids
         .iter()
-        .map(|&id| interp.globals.get(id).cloned().flatten())
+        .map(|&id| interp.builtins.get(id).cloned().flatten())
         .collect();
     let ran = interp.exec_nested(&code);
     let taken = ids
         .iter()
-        .map(|&id| interp.globals.get_mut(id).and_then(Option::take))
+        .map(|&id| interp.builtins.get_mut(id).and_then(Option::take))
         .collect();
     for (name, v) in names.iter().zip(before) {
         if let Some(v) = v {
-            interp.set_global(name, v);
+            interp.set_builtin(name, v);
         }
     }
     ran.map(|()| taken)

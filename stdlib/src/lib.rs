@@ -241,23 +241,19 @@ pub fn session() -> Session {
         SURFACE,
     )
     .unwrap_or_else(|e| panic!("the surface failed to load:\n{e}"));
-    // Prelude definitions are builtins: users may shadow them, `help` lists them.
-    let names: Vec<(usize, Value)> = s
-        .interp
-        .globals
-        .iter_mut()
-        .enumerate()
-        .filter_map(|(i, v)| v.take().map(|v| (i, v)))
-        .collect();
+    // Prelude definitions are builtins (the library's code binds its names
+    // there, `Var::Builtin`): users may shadow them, `help` lists them.
     let mut random_members = Vec::new();
-    for (id, v) in names {
-        let name = s.interp.interner.name(id as u32).to_string();
+    for (id, v) in s.interp.builtins.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let name = s.interp.interner.name(id as u32);
         if let Some(short) = name.strip_prefix(RANDOM_PREFIX) {
             random_members.push((short.to_string(), v.clone()));
         }
-        s.interp.set_builtin(&name, v.clone());
-        if PRELUDE_METHODS.contains(&name.as_str()) {
-            s.interp.add_method("array", &name, v);
+    }
+    for name in PRELUDE_METHODS {
+        if let Ok(v) = builtin_named(&s.interp, name) {
+            s.interp.add_method("array", name, v);
         }
     }
     extend_module(&mut s.interp, "random", random_members);

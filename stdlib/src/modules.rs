@@ -2,9 +2,10 @@
 //! `functools`, ... as tables over arr's builtins, so a JAX program's
 //! `import` lines work unmodified while `.arr` scripts keep the short names.
 //!
-//! A namespace holds the same values as the globals (`jnp.sum is sum`): it
-//! is a view, not a second implementation. (numpy's functions are the one
-//! exception: the same functions, returning NumPy arrays.) Each row below lists a module's
+//! A namespace holds the same values as the globals (`jnp.arange is arange`):
+//! it is a view, not a second implementation. (The exceptions: numpy's
+//! functions are the same functions returning NumPy arrays, and jax.numpy's
+//! refuse Python lists where JAX does, `ARRAYLIKE`.) Each row below lists a module's
 //! members as words: `name` is the builtin `name`, `name=other` the builtin
 //! `other` (`other` may be `module.member` of a builtin module, such as
 //! `random.normal`), `name=@dotted.module` another namespace of this table,
@@ -55,7 +56,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          eq=equal ne=not_equal lt=less le=less_equal gt=greater ge=greater_equal bitwise_and=bitwise_and bitwise_or bitwise_xor bitwise_not=invert \
          shift_left=left_shift shift_right_logical=_lax_shift_right_logical shift_right_arithmetic=right_shift population_count clz \
          nextafter clamp=_lax_clamp convert_element_type=_lax_convert_element_type broadcast=_lax_broadcast broadcast_in_dim=_lax_broadcast_in_dim reshape squeeze \
-         expand_dims transpose rev=_lax_rev pad concatenate iota broadcasted_iota=_lax_broadcasted_iota full full_like \
+         expand_dims transpose rev=_lax_rev pad=_lax_pad concatenate iota broadcasted_iota=_lax_broadcasted_iota full full_like \
          collapse=_lax_collapse tie_in=_lax_tie_in complex real imag conj with_sharding_constraint \
          pcast pvary",
     ),
@@ -710,7 +711,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "warnings",
         "Warnings, as warnings: printed on stderr.",
-        "warn=_warnings_warn filterwarnings=_warnings_filterwarnings simplefilter=_warnings_filterwarnings \
+        "warn=_warnings_warn filterwarnings=_warnings_filterwarnings simplefilter=_warnings_simplefilter \
          catch_warnings=nullcontext",
     ),
     ("pprint", "Printing values, as pprint.", "pprint=print pp=print"),
@@ -790,6 +791,10 @@ pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
             .into_iter()
             .filter_map(|(n, v)| match (v?, numpy) {
                 (Value::Builtin(b), true) => Some((n, returning_ndarrays(&b))),
+                (v, _) if name == "jax.numpy" => {
+                    let v = refusing_lists(&n, v);
+                    Some((n, v))
+                }
                 (v, _) => Some((n, v)),
             })
             .collect();
@@ -818,11 +823,102 @@ fn returning_ndarrays(b: &Builtin) -> Value {
     }))
 }
 
+/// jax.numpy's functions that refuse a Python list or tuple where they take
+/// an array (JAX's `check_arraylike`; arr's own functions, and NumPy's, take
+/// lists), with the positional arguments they check: `name` the first,
+/// `name:1` the first two, `name:*` all. Measured against JAX 0.10.2 by
+/// calling each member with a list at position 0, then at position 1.
+const ARRAYLIKE: &str = "\
+    abs absolute all amax amin angle any append arccos arccosh arcsin arcsinh arctan arctanh \
+    argmax argmin argpartition argsort argwhere around array_split astype bincount bitwise_count \
+    bitwise_not broadcast_to cbrt ceil clip conj conjugate copy cos cosh count_nonzero cumprod \
+    cumsum cumulative_sum deg2rad degrees diag diagflat diagonal diff ediff1d empty_like exp exp2 \
+    expand_dims expm1 fabs flatnonzero flip fliplr flipud floor frexp hsplit i0 imag invert \
+    isfinite isinf isnan isneginf isposinf log log10 log1p log2 logical_not max mean median \
+    min modf nan_to_num nanargmax nanargmin nancumsum nanmax nanmean nanmin nanstd nansum nanvar \
+    nonzero ones_like pad partition polyder positive prod ptp rad2deg radians ravel real \
+    reciprocal reshape resize rint roll roots rot90 round sign signbit sin sinc sinh sort split \
+    sqrt square squeeze std sum tan tanh tile trace transpose tril trim_zeros triu trunc unique \
+    unravel_index unwrap vander var vsplit zeros_like negative \
+    add:1 allclose:1 arctan2:1 bitwise_and:1 bitwise_or:1 bitwise_xor:1 compress:1 convolve:1 \
+    copysign:1 corrcoef:1 correlate:1 cov:1 cross:1 delete:1 digitize:1 divide:1 divmod:1 dot:1 \
+    equal:1 extract:1 float_power:1 floor_divide:1 fmax:1 fmin:1 fmod:1 full_like:1 gcd:1 \
+    greater:1 greater_equal:1 heaviside:1 histogram:1 histogram_bin_edges:1 hypot:1 inner:1 \
+    intersect1d:1 isclose:1 isin:1 kron:1 lcm:1 ldexp:1 left_shift:1 less:1 less_equal:1 \
+    linspace:1 logaddexp:1 logaddexp2:1 logical_and:1 logical_or:1 logical_xor:1 matmul:1 \
+    maximum:1 minimum:1 mod:1 multiply:1 nanpercentile:1 nanquantile:1 nextafter:1 not_equal:1 \
+    outer:1 percentile:1 polyval:1 power:1 quantile:1 remainder:1 repeat:1 right_shift:1 \
+    searchsorted:1 setdiff1d:1 setxor1d:1 subtract:1 take:1 take_along_axis:1 tensordot:1 \
+    trapezoid:1 true_divide:1 union1d:1 vdot:1 where:2 \
+    atleast_1d:* atleast_2d:* atleast_3d:* broadcast_arrays:* meshgrid:*";
+
+/// jax.numpy's view of `v`: where ARRAYLIKE lists the member, the same
+/// function behind JAX's check that its array arguments are not lists.
+fn refusing_lists(member: &str, v: Value) -> Value {
+    let Some(last) = ARRAYLIKE.split_whitespace().find_map(|w| {
+        let (name, last) = w.split_once(':').unwrap_or((w, "0"));
+        (name == member).then(|| last.parse::<usize>().unwrap_or(usize::MAX))
+    }) else {
+        return v;
+    };
+    let (signature, doc) = match &v {
+        Value::Builtin(b) => (b.signature.clone(), b.doc.clone()),
+        _ => (format!("{member}(*args, **kwargs)"), String::new()),
+    };
+    let inner = v.clone();
+    let name: Rc<str> = Rc::from(member);
+    let check = move |args: &[Value]| -> arr_runtime::Result<()> {
+        match args
+            .iter()
+            .take(last.saturating_add(1))
+            .position(|a| matches!(a, Value::List(_) | Value::Tuple(_)))
+        {
+            Some(i) => Err(arr_runtime::Error::type_error(format!(
+                "{name} requires ndarray or scalar arguments, got <class '{}'> at position {i}.",
+                args[i].type_name()
+            ))),
+            None => Ok(()),
+        }
+    };
+    let mut wrapper = Builtin::new("f(*args, **kwargs)", &doc, move |i, a| {
+        let mut a = a.into_iter();
+        let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
+            unreachable!("bound as (*args, **kwargs)")
+        };
+        check(&args)?;
+        let kwargs = kwargs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match k {
+                arr_runtime::value::Key::Str(k) => Some((k.clone(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        i.call(&inner, args.to_vec(), kwargs)
+    });
+    wrapper.name = Rc::from(member);
+    wrapper.signature = signature;
+    if let Value::Builtin(b) = &v {
+        wrapper.effect = b.effect;
+    }
+    Value::Builtin(Rc::new(wrapper))
+}
+
 /// The members of one row, each with its value or None where arr lacks it.
 fn members(interp: &Interp, spec: &str) -> Vec<(String, Option<Value>)> {
     let mut out = Vec::new();
     for word in spec.split_whitespace() {
         if let Some(module) = word.strip_prefix('*') {
+            // numpy takes jax.numpy's table rather than its values: jax.numpy's
+            // functions refuse lists (`refusing_lists`), NumPy's take them.
+            if module == "jax.numpy" {
+                out.extend(
+                    members(interp, NUMPY)
+                        .into_iter()
+                        .filter(|(_, v)| v.is_some()),
+                );
+                continue;
+            }
             match lookup(interp, module) {
                 Some(Value::Module(m)) => {
                     out.extend(m.attrs.iter().map(|(k, v)| (k.clone(), Some(v.clone()))))

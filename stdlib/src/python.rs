@@ -1303,6 +1303,7 @@ pub(crate) fn type_matches(x: &Value, t: &Value) -> Result<bool> {
         "_np_asarray" | "_np_array" => numpy::is_ndarray(x),
         "range" => matches!(x, Value::Range(..)),
         "slice" => matches!(x, Value::Slice(..)),
+        "dtype" => matches!(x, Value::DType(_)),
         "set" | "frozenset" => set::as_set(x).is_some(),
         // The sharding types (`isinstance(s, P)`), by the objects' type names.
         "P" | "PartitionSpec" => matches!(x, Value::Object(o) if o.type_name() == "PartitionSpec"),

@@ -127,15 +127,27 @@ pub(crate) fn register(r: &mut Registry) {
     });
 }
 
-/// Sums of bools and small ints accumulate in int32, as JAX.
+/// Sums and products of bools and small ints accumulate in int32 (uint32
+/// for unsigned ones), as JAX.
 fn sum_input(v: &Value, dtype: &Value) -> Result<Tensor> {
+    let x = scan_input(v, dtype)?;
+    Ok(match x.dtype() {
+        DType::I8 | DType::I16 if matches!(dtype, Value::None) => {
+            numpy::convert(x, numpy::DEFAULT_INT)?
+        }
+        DType::U8 | DType::U16 if matches!(dtype, Value::None) => numpy::convert(x, DType::U32)?,
+        _ => x,
+    })
+}
+
+/// Cumulative sums and products keep small ints; bools count in int32, as JAX.
+fn scan_input(v: &Value, dtype: &Value) -> Result<Tensor> {
     let x = array_arg(v)?;
-    let x = match dtype_arg(dtype)? {
+    Ok(match dtype_arg(dtype)? {
         Some(d) => numpy::convert(x, d)?,
         None if x.dtype() == DType::Bool => numpy::convert(x, numpy::DEFAULT_INT)?,
         None => x,
-    };
-    Ok(x)
+    })
 }
 
 /// A user class's iterable instance (a deque, a Counter) as the list of its
@@ -389,7 +401,7 @@ fn arg_reduce(op: ArgReduceOp, a: &[Value]) -> Result<Value> {
 }
 
 fn scan(op: ScanOp, a: &[Value]) -> Result<Value> {
-    let (x, axis) = flatten_or_axis(sum_input(&a[0], &a[2])?, &a[1])?;
+    let (x, axis) = flatten_or_axis(scan_input(&a[0], &a[2])?, &a[1])?;
     ok(bind1(
         &Prim::Cumulative {
             op,

@@ -2065,6 +2065,43 @@ def _lax_rev(operand, dimensions):
     """lax.rev: operand reversed along dimensions."""
     return flip(operand, tuple(dimensions))
 
+def _lax_pad(operand, padding_value, padding_config):
+    """lax.pad: padding_value around and between the elements of operand; padding_config
+    holds (low, high, interior) per axis, where a negative low or high removes elements."""
+    x = asarray(operand)
+    config = [tuple(c) for c in padding_config]
+    if len(config) != x.ndim:
+        raise ValueError(f"pad: padding_config has {len(config)} entries for an operand of shape {x.shape}")
+    value = asarray(padding_value).astype(x.dtype)
+    for axis in range(x.ndim):
+        if len(config[axis]) != 3:
+            raise ValueError(f"pad: each padding_config entry is (low, high, interior), got {config[axis]}")
+        low, high, interior = config[axis]
+        if interior < 0:
+            raise ValueError(f"pad: interior padding must be non-negative, got {interior}")
+        n = x.shape[axis]
+        if interior > 0 and n > 1:
+            # Each element followed by `interior` fills, the last fills dropped.
+            fills = _with_len(value, x, axis, n * interior)
+            spread = list(x.shape)
+            spread[axis] = n
+            spread.insert(axis + 1, interior)
+            both = concatenate([expand_dims(x, axis + 1), reshape(fills, tuple(spread))], axis=axis + 1)
+            shape = list(x.shape)
+            shape[axis] = n * (interior + 1)
+            x = _along(reshape(both, tuple(shape)), axis, 0, n + (n - 1) * interior)
+        n = x.shape[axis]
+        if low + n + high < 0:
+            raise ValueError(f"pad: padding_config {config[axis]} leaves a negative size on axis {axis} of {x.shape}")
+        x = _along(x, axis, _max2(-low, 0), n - _max2(-high, 0)) if low < 0 or high < 0 else x
+        parts = [x]
+        if low > 0:
+            parts.insert(0, _with_len(value, x, axis, low))
+        if high > 0:
+            parts.append(_with_len(value, x, axis, high))
+        x = concatenate(parts, axis=axis) if len(parts) > 1 else x
+    return x
+
 def _lax_slice(operand, start_indices, limit_indices, strides=None):
     """lax.slice: operand[start:limit:stride] on every axis."""
     x = asarray(operand)
@@ -2826,8 +2863,9 @@ def assert_array_almost_equal(x, y, decimal=6, err_msg="", verbose=True):
 # More of jax.numpy and jax.lax
 
 def convolve(a, v, mode="full"):
-    """The discrete linear convolution of 1-d a and v (mode 'full', 'same' or 'valid'), as jnp.convolve."""
-    a, v = asarray(a), asarray(v)
+    """The discrete linear convolution of 1-d a and v (mode 'full', 'same' or 'valid'), as jnp.convolve
+    (integers are convolved as floats, as JAX's)."""
+    a, v = _inexact(a), _inexact(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError(f"convolve: a and v must be 1-d, got shapes {a.shape} and {v.shape}")
     n, m = a.shape[0], v.shape[0]

@@ -268,11 +268,14 @@ pub(crate) fn register(r: &mut Registry) {
         "_warnings_warn(message, category=None, stacklevel=1)",
         "Print the warning on stderr, as Python does (`UserWarning: message`).",
         |_, a| {
-            let category = match &a[1] {
-                Value::None => "UserWarning".to_string(),
-                Value::Class(c) => c.name.to_string(),
-                other => arr_runtime::display::repr(other),
-            };
+            let category = warning_category(&a[1]);
+            let ignored = IGNORED_WARNINGS.with(|w| {
+                let w = w.borrow();
+                w.iter().any(|c| c == "Warning" || *c == category)
+            });
+            if ignored {
+                return Ok(Value::None);
+            }
             let message = match &a[0] {
                 Value::Str(s) => s.to_string(),
                 other => arr_runtime::display::str(other),
@@ -283,9 +286,48 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "_warnings_filterwarnings(action, message='', category=None, module='', lineno=0, append=False)",
-        "Accepted (warnings are always printed).",
-        |_, _| Ok(Value::None),
+        "Ignore the warnings of a category (all, without one) after `'ignore'`; print them again after another action.",
+        |_, a| filter_warnings(&a[0], &a[2]),
     );
+    r.func(
+        "_warnings_simplefilter(action, category=None, lineno=0, append=False)",
+        "Ignore the warnings of a category (all, without one) after `'ignore'`; print them again after another action.",
+        |_, a| filter_warnings(&a[0], &a[1]),
+    );
+}
+
+thread_local! {
+    /// The warning categories `warnings.filterwarnings('ignore', ...)` silenced
+    /// (`Warning`: all of them).
+    static IGNORED_WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A warning category's name (`UserWarning` when None).
+fn warning_category(v: &Value) -> String {
+    match v {
+        Value::None => "UserWarning".to_string(),
+        Value::Class(c) => c.name.to_string(),
+        other => match arr_runtime::exception::as_class(other) {
+            Some(c) => c.name.to_string(),
+            None => arr_runtime::display::str(other),
+        },
+    }
+}
+
+fn filter_warnings(action: &Value, category: &Value) -> Result<Value> {
+    let category = match category {
+        Value::None => "Warning".to_string(),
+        c => warning_category(c),
+    };
+    let ignore = matches!(action, Value::Str(s) if s.as_str() == "ignore");
+    IGNORED_WARNINGS.with(|w| {
+        let mut w = w.borrow_mut();
+        w.retain(|c| *c != category);
+        if ignore {
+            w.push(category);
+        }
+    });
+    Ok(Value::None)
 }
 
 /// The text of a path argument: a string, or a `pathlib.Path`.

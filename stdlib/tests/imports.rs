@@ -16,7 +16,7 @@ from jax import grad, jit as compile, lax, random
 from jax.sharding import NamedSharding, PartitionSpec as P
 import numpy as np, math
 from functools import partial
-print(jax.numpy is jnp, jnp.sum is sum, lax.fori_loop is fori_loop, P is PartitionSpec)
+print(jax.numpy is jnp, jnp.arange is arange, lax.fori_loop is fori_loop, P is PartitionSpec)
 print(jnp.array([1.0, 2.0]) * 2, compile(grad(lambda x: x ** 3))(2.0))
 print(jax.random.normal(random.key(0), (2,)).shape, jax.tree.leaves({"b": 1, "a": (2, 3)}))
 print(math.sqrt(2.0), math.floor(-2.5), math.pi == np.pi, math.gcd(12, 18))

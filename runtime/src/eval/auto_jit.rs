@@ -21,6 +21,8 @@ impl Interp {
                 let v = self.globals.get(id).and_then(Option::as_ref);
                 self.auto.read_global(id, v)
             }
+            // The library binds its names once, when it loads: no guard.
+            Var::Builtin(_) => Ok(()),
         }
     }
 
@@ -29,6 +31,7 @@ impl Interp {
             Var::Local(i) => f.locals[i as usize].clone(),
             Var::Cell(i) => f.cells[i as usize].borrow().clone(),
             Var::Global(id) => self.globals.get(id as usize).cloned().flatten(),
+            Var::Builtin(id) => self.builtins.get(id as usize).cloned().flatten(),
         }
     }
 
@@ -42,6 +45,13 @@ impl Interp {
                     self.globals.resize(id + 1, None);
                 }
                 self.globals[id] = v;
+            }
+            Var::Builtin(id) => {
+                let id = id as usize;
+                if self.builtins.len() <= id {
+                    self.builtins.resize(id + 1, None);
+                }
+                self.builtins[id] = v;
             }
         }
     }

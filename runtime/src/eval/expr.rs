@@ -98,6 +98,10 @@ impl Interp {
                 }
                 Err(name_error(name))
             }
+            Var::Builtin(id) => match self.builtins.get(id as usize) {
+                Some(Some(v)) => Ok(v.clone()),
+                _ => Err(name_error(name)),
+            },
         }
     }
 
@@ -205,7 +209,10 @@ impl Interp {
                             let text = match spec {
                                 Some(spec) => display::format_spec(&v, spec)
                                     .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                None => self.str_of(&v)?,
+                                None => match display::scalar_to_format(&v) {
+                                    Some(x) => display::str(&x),
+                                    None => self.str_of(&v)?,
+                                },
                             };
                             s.push_str(&text);
                         }

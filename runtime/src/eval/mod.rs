@@ -309,6 +309,10 @@ impl Interp {
 
     pub fn set_builtin(&mut self, name: &str, value: Value) {
         let id = self.interner.intern(name) as usize;
+        self.store_builtin(id, value);
+    }
+
+    fn store_builtin(&mut self, id: usize, value: Value) {
         if self.builtins.len() <= id {
             self.builtins.resize(id + 1, None);
         }

@@ -13,6 +13,11 @@ use crate::numpy;
 use crate::value::Value;
 use arr_kernels::Flavour;
 
+/// JAX's error for `x[i] = v` on one of its arrays (word for word).
+const JAX_IMMUTABLE: &str = "JAX arrays are immutable and do not support in-place item \
+    assignment. Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: \
+    https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html";
+
 impl Interp {
     pub(super) fn exec_block(&mut self, stmts: &[Stmt], f: &mut Frame) -> Result<Flow> {
         for s in stmts {
@@ -405,6 +410,11 @@ impl Interp {
                     *slot = None;
                 }
             }
+            Target::Var(Var::Builtin(id), _) => {
+                if let Some(slot) = self.builtins.get_mut(*id as usize) {
+                    *slot = None;
+                }
+            }
             _ => {}
         }
     }
@@ -417,10 +427,11 @@ impl Interp {
                     Var::Local(i) => f.locals[*i as usize].is_some(),
                     Var::Cell(i) => f.cells[*i as usize].borrow().is_some(),
                     Var::Global(id) => matches!(self.globals.get(*id as usize), Some(Some(_))),
+                    Var::Builtin(id) => matches!(self.builtins.get(*id as usize), Some(Some(_))),
                 };
                 if !bound {
                     let err = match var {
-                        Var::Global(_) => Error::new(
+                        Var::Global(_) | Var::Builtin(_) => Error::new(
                             ErrorKind::NameError,
                             format!("name '{name}' is not defined"),
                         ),
@@ -492,6 +503,7 @@ impl Interp {
                 }
                 self.store_global(*id as usize, v)
             }
+            Target::Var(Var::Builtin(id), _) => self.store_builtin(*id as usize, v),
             _ => return self.assign_complex(t, v, f),
         }
         Ok(())
@@ -576,6 +588,16 @@ impl Interp {
                             return Err(
                                 Error::value_error("assignment destination is read-only").at(loc)
                             );
+                        }
+                        // `x[i] = v` is arr's convenience; a program that
+                        // imported JAX gets JAX's immutability error (its
+                        // documentation catches it), NumPy arrays stay mutable.
+                        // (The standard library's own code keeps the convenience.)
+                        if self.jax_rules
+                            && !matches!(flavour, Flavour::NumPy { .. })
+                            && !crate::transform::graph::is_stdlib_source(&f.file.name)
+                        {
+                            return Err(Error::type_error(JAX_IMMUTABLE).at(loc));
                         }
                         let updated = index::set_index(a, &idx, &v).map_err(|e| e.at(loc))?;
                         let updated = numpy::with_flavour(Value::Array(updated), flavour);

@@ -197,9 +197,10 @@ pub fn jvp_unary(
             let d = div(&unary(UnaryOp::Conj, x)?, &safe)?;
             map(tx, |t| unary(UnaryOp::Real, &mul(t, &d)?))?
         }
+        // JAX's rule: t where x >= 0, else -t (so d|x|/dx is 1 at 0).
         UnaryOp::Abs => {
-            let s = u(UnaryOp::Sign)?;
-            map(tx, |t| mul(t, &s))?
+            let up = binary(BinaryOp::Ge, x, &lit(0.0, x))?;
+            map(tx, |t| select(&up, t, &neg(t)?))?
         }
         // Piecewise constant, or bool results: the tangent is zero.
         UnaryOp::Sign
