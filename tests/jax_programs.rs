@@ -87,6 +87,7 @@ fn jax_programs_print_jaxs_numbers() {
 const EXACT: &[&str] = &[
     "weak_types",
     "sharp_bits",
+    "api_modes",
     "collections_builtins",
     "enum_generics",
     "generators",

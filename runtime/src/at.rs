@@ -210,6 +210,12 @@ fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
     bind1(&Prim::Binary(op), vec![a, b])
 }
 
+/// `x.at[idx].get(mode='fill', fill_value=fill)`: out of range, the fill
+/// value (None: JAX's default for the dtype); `jnp.take`'s default mode.
+pub fn get_filled(a: &Tensor, index: &Value, fill: Value) -> Result<Tensor> {
+    get(a, index, Mode::Drop, Some(fill))
+}
+
 /// `x.at[idx].get(mode=..., fill_value=...)`.
 fn get(a: &Tensor, index: &Value, mode: Mode, fill: Option<Value>) -> Result<Tensor> {
     if mode == Mode::Checked {

@@ -42,7 +42,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          psum pmean pmax pmin all_gather psum_scatter all_to_all ppermute axis_index axis_size \
          pshuffle pbroadcast \
          stop_gradient top_k rsqrt integer_pow dot dot_general conv_general_dilated conv=_lax_conv \
-         conv_with_general_padding=_lax_conv_with_general_padding ConvDimensionNumbers=_lax_ConvDimensionNumbers \
+         conv_with_general_padding=_lax_conv_with_general_padding ConvDimensionNumbers=_lax_ConvDimensionNumbers conv_dimension_numbers=_lax_conv_dimension_numbers \
          reduce_window=_lax_reduce_window reduce=_lax_reduce batch_matmul=_lax_batch_matmul \
          optimization_barrier=_lax_optimization_barrier igamma=_jsp_gammainc igammac=_jsp_gammaincc \
          betainc=_jsp_betainc polygamma=_jsp_polygamma zeta=_jsp_zeta \
@@ -334,7 +334,10 @@ const MODULES: &[(&str, &str, &str)] = &[
          tree_where=_optax_tree_where tree_update_moment=_optax_tree_update_moment \
          tree_update_moment_per_elem_norm=_optax_tree_update_moment_per_elem_norm \
          tree_update_infinity_moment=_optax_tree_update_infinity_moment \
-         tree_bias_correction=_optax_tree_bias_correction",
+         tree_bias_correction=_optax_tree_bias_correction \
+         tree_l1_norm=_optax_tree_l1_norm tree_l2_norm=_optax_tree_l2_norm \
+         tree_linf_norm=_optax_tree_linf_norm tree_get=_optax_tree_get tree_set=_optax_tree_set \
+         tree_get_all_with_path=_optax_tree_get_all_with_path NamedTupleKey=_optax_NamedTupleKey",
     ),
     (
         "optax.schedules",
@@ -349,6 +352,10 @@ const MODULES: &[(&str, &str, &str)] = &[
          warmup_constant_schedule=_optax_warmup_constant_schedule \
          warmup_cosine_decay_schedule=_optax_warmup_cosine_decay_schedule \
          warmup_exponential_decay_schedule=_optax_warmup_exponential_decay_schedule \
+         sgdr_schedule=_optax_sgdr_schedule \
+         cosine_onecycle_schedule=_optax_cosine_onecycle_schedule \
+         linear_onecycle_schedule=_optax_linear_onecycle_schedule \
+         piecewise_interpolate_schedule=_optax_piecewise_interpolate_schedule \
          inject_hyperparams=_optax_inject_hyperparams \
          InjectHyperparamsState=_optax_InjectHyperparamsState \
          InjectStatefulHyperparamsState=_optax_InjectStatefulHyperparamsState \
@@ -364,7 +371,14 @@ const MODULES: &[(&str, &str, &str)] = &[
          softmax_cross_entropy=_optax_softmax_cross_entropy \
          softmax_cross_entropy_with_integer_labels=_optax_softmax_cross_entropy_with_integer_labels \
          safe_softmax_cross_entropy=_optax_safe_softmax_cross_entropy \
-         sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy",
+         sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy \
+         kl_divergence=_optax_kl_divergence \
+         kl_divergence_with_log_targets=_optax_kl_divergence_with_log_targets \
+         convex_kl_divergence=_optax_convex_kl_divergence \
+         generalized_kl_divergence=_optax_generalized_kl_divergence \
+         hinge_loss=_optax_hinge_loss perceptron_loss=_optax_perceptron_loss \
+         sigmoid_focal_loss=_optax_sigmoid_focal_loss smooth_labels=_optax_smooth_labels \
+         poly_loss_cross_entropy=_optax_poly_loss_cross_entropy",
     ),
     (
         "flax.nnx.initializers",
@@ -404,7 +418,7 @@ const MODULES: &[(&str, &str, &str)] = &[
         "The object graph of modules and variables, as flax.nnx.graph.",
         "Key=_nnx_graph_Key flatten=_nnx_graph_flatten unflatten=_nnx_merge split=_nnx_split \
          merge=_nnx_merge state=_nnx_state update=_nnx_update graphdef=_nnx_graphdef \
-         iter_graph=_nnx_iter_graph clone=_nnx_clone",
+         iter_graph=_nnx_iter_graph_public clone=_nnx_clone",
     ),
     (
         "flax.nnx",
@@ -435,7 +449,7 @@ const MODULES: &[(&str, &str, &str)] = &[
          graphdef=_nnx_graphdef jit=_nnx_jit make_attention_mask=_nnx_make_attention_mask \
          make_causal_mask=_nnx_make_causal_mask merge=_nnx_merge remat=_nnx_remat split=_nnx_split \
          state=_nnx_state static=_nnx_static update=_nnx_update value_and_grad=_nnx_value_and_grad \
-         variables=_nnx_variables pure=_nnx_to_pure_dict iter_graph=_nnx_iter_graph \
+         variables=_nnx_variables pure=_nnx_to_pure_dict iter_graph=_nnx_iter_graph_public \
          to_flat_state=_nnx_to_flat_state from_flat_state=_nnx_from_flat_state relu relu6 sigmoid \
          log_sigmoid softplus soft_sign silu swish gelu elu celu selu leaky_relu hard_tanh \
          hard_sigmoid hard_silu hard_swish glu tanh logsumexp softmax log_softmax one_hot \
@@ -541,6 +555,27 @@ const MODULES: &[(&str, &str, &str)] = &[
          softmax_cross_entropy_with_integer_labels=_optax_softmax_cross_entropy_with_integer_labels \
          safe_softmax_cross_entropy=_optax_safe_softmax_cross_entropy \
          sigmoid_binary_cross_entropy=_optax_sigmoid_binary_cross_entropy \
+         kl_divergence=_optax_kl_divergence convex_kl_divergence=_optax_convex_kl_divergence \
+         generalized_kl_divergence=_optax_generalized_kl_divergence \
+         hinge_loss=_optax_hinge_loss sigmoid_focal_loss=_optax_sigmoid_focal_loss \
+         smooth_labels=_optax_smooth_labels \
+         sgdr_schedule=_optax_sgdr_schedule \
+         cosine_onecycle_schedule=_optax_cosine_onecycle_schedule \
+         linear_onecycle_schedule=_optax_linear_onecycle_schedule \
+         piecewise_interpolate_schedule=_optax_piecewise_interpolate_schedule \
+         radam=_optax_radam yogi=_optax_yogi adadelta=_optax_adadelta novograd=_optax_novograd \
+         sm3=_optax_sm3 fromage=_optax_fromage lars=_optax_lars adan=_optax_adan \
+         scale_by_radam=_optax_scale_by_radam scale_by_yogi=_optax_scale_by_yogi \
+         scale_by_adadelta=_optax_scale_by_adadelta scale_by_novograd=_optax_scale_by_novograd \
+         scale_by_adan=_optax_scale_by_adan scale_by_sm3=_optax_scale_by_sm3 \
+         ScaleByAdaDeltaState=_optax_ScaleByAdaDeltaState ScaleByAdanState=_optax_ScaleByAdanState \
+         ScaleByNovogradState=_optax_ScaleByNovogradState ScaleBySM3State=_optax_ScaleBySM3State \
+         multi_transform=_optax_partition MultiTransformState=_optax_PartitionState \
+         partition=_optax_partition PartitionState=_optax_PartitionState \
+         apply_if_finite=_optax_apply_if_finite ApplyIfFiniteState=_optax_ApplyIfFiniteState \
+         zero_nans=_optax_zero_nans ZeroNansState=_optax_ZeroNansState \
+         lookahead=_optax_lookahead LookaheadState=_optax_LookaheadState \
+         LookaheadParams=_optax_LookaheadParams \
          Params=_typing_Any OptState=_typing_Any Updates=_typing_Any \
          Schedule=_typing_Callable ScalarOrSchedule=_typing_Any \
          TransformInitFn=_typing_Callable TransformUpdateFn=_typing_Callable \
@@ -747,7 +782,7 @@ const NUMPY: &str = "\
     broadcast_to broadcast_arrays broadcast_shapes atleast_1d atleast_2d atleast_3d \
     concatenate concat=concatenate stack hstack vstack dstack column_stack split array_split hsplit vsplit \
     tile repeat flip fliplr flipud roll rot90 pad insert delete append resize trim_zeros \
-    take take_along_axis put_along_axis diag_indices tril_indices triu_indices where select piecewise choose compress extract nonzero \
+    take take_along_axis put_along_axis diag_indices tril_indices triu_indices where select piecewise vectorize choose compress extract nonzero \
     argwhere flatnonzero unique searchsorted digitize sort argsort lexsort partition argpartition \
     sum prod mean median average var std min max amin=min amax=max ptp argmin argmax all any \
     cumsum cumprod cumulative_sum nancumsum nansum nanmean nanmax nanmin nanstd nanvar \

@@ -26,13 +26,21 @@ def logaddexp(a, b):
     m = maximum(a, b)
     return m + log1p(exp(-abs(a - b)))
 
-def logsumexp(x, axis=None, keepdims=False):
+# `where` under another name, for functions whose `where=` parameter hides it.
+_where = where
+
+def logsumexp(x, axis=None, keepdims=False, b=None, return_sign=False, where=None):
     """log(sum(exp(x))) along axis, shifted by the maximum for stability.
-    Its derivative is the softmax (a custom_jvp rule), exact also where x is -inf."""
+    Its derivative is the softmax (a custom_jvp rule), exact also where x is -inf.
+    b scales each exp(x) (log|sum(b exp(x))|, with its sign when return_sign);
+    where= keeps only some elements."""
+    if b is not None or return_sign or where is not None:
+        return _logsumexp_scaled(x, axis, keepdims, b, return_sign, where)
+
     @custom_jvp
     def lse(x):
         m = stop_gradient(max(x, axis=axis, keepdims=True))
-        m = where(isfinite(m), m, 0.0)
+        m = _where(isfinite(m), m, 0.0)
         return log(sum(exp(x - m), axis=axis, keepdims=True)) + m
 
     @lse.defjvp
@@ -46,6 +54,30 @@ def logsumexp(x, axis=None, keepdims=False):
     if keepdims:
         return out
     return squeeze(out, axis=axis)
+
+def _logsumexp_scaled(x, axis, keepdims, b, return_sign, where_):
+    """logsumexp with scale factors b, a sign, or a mask, as jax.nn.logsumexp."""
+    x = asarray(x)
+    if not (x.dtype == float16 or x.dtype == bfloat16 or x.dtype == float32 or x.dtype == float64 or x.dtype == complex64):
+        x = x.astype(float32)
+    if b is not None:
+        b = asarray(b)
+        x = where(b != 0, x, -inf)
+    m = max(x, axis=axis, keepdims=True, where=where_, initial=-inf)
+    m = stop_gradient(where(isfinite(m), m, 0.0))
+    e = exp(x - m)
+    if b is not None:
+        e = e * b
+    s = sum(e, axis=axis, keepdims=keepdims, where=where_)
+    sgn = sign(s)
+    if return_sign or x.dtype != complex64:
+        s = abs(s)
+    out = log(s) + (m if keepdims else squeeze(m, axis=axis) if axis is not None else reshape(m, ()))
+    if return_sign:
+        return (out, stop_gradient(sgn))
+    if b is not None and x.dtype != complex64:
+        out = where(sgn < 0, nan, out)
+    return out
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along axis, shifted by the maximum for stability.

@@ -9,7 +9,7 @@ use arr_runtime::numpy::{self, normalize_axis, ty};
 use arr_runtime::prim::{bind1, check_alloc, Prim};
 use arr_runtime::value::SliceValue;
 use arr_runtime::Tensor;
-use arr_runtime::{display, Error, Interp, NativeFn, Result, Value};
+use arr_runtime::{display, Error, ErrorKind, Interp, NativeFn, Result, Value};
 use std::rc::Rc;
 
 pub(crate) fn register(r: &mut Registry) {
@@ -88,8 +88,11 @@ pub(crate) fn register(r: &mut Registry) {
             roll,
         ),
         (
-            "take(x, indices, axis=None)",
-            "Elements at indices along axis (of the flattened array if None).",
+            "take(x, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None)",
+            "Elements at indices along axis (of the flattened array if None). mode: 'fill' (JAX's \
+             default in a program that imports jax: an index out of range gives fill_value, NaN for \
+             floats), 'clip' (clamped), 'wrap' (modulo the axis); arr's default wraps negative \
+             indices once and clamps.",
             take,
         ),
         (
@@ -164,8 +167,8 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.method(
         "array",
-        "take(self, indices, axis=None)",
-        "Elements at indices along axis.",
+        "take(self, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None)",
+        "Elements at indices along axis (see `take` for mode).",
         take,
     );
     r.method(
@@ -572,7 +575,7 @@ fn roll(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     ok(numpy::reshape(rolled, &shape)?)
 }
 
-fn take(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
+fn take(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let (x, axis) = flatten_or_axis(array_arg(&a[0])?, &a[2])?;
     let idx = array_arg(&a[1])?;
     if !idx.dtype().is_int() {
@@ -581,9 +584,62 @@ fn take(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ty(&idx)
         )));
     }
-    // Negative indices count from the end; the rest is clamped by the gather.
     let n = Value::Int(x.shape()[axis] as i64);
-    let idx_v = Value::Array(idx);
+    let mode = match &a[4] {
+        Value::None if interp.jax_rules => "fill",
+        Value::None => "",
+        Value::Str(s) => s.as_str(),
+        other => {
+            return Err(Error::type_error(format!(
+                "take: mode must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let idx_v = Value::Array(idx.clone());
+    match mode {
+        // JAX's modes: out of range, the fill value (negative indices
+        // counted from the end first); clamped; modulo the axis.
+        "fill" => {
+            let all = Value::Slice(Rc::new(SliceValue {
+                start: None,
+                stop: None,
+                step: None,
+            }));
+            let mut index = vec![all; axis];
+            index.push(idx_v);
+            let got = arr_runtime::at::get_filled(&x, &Value::tuple(index), a[7].clone())?;
+            return ok(got);
+        }
+        "clip" => {
+            let lo = numpy::binary(arr_kernels::BinaryOp::Max, &idx_v, &Value::Int(0))?;
+            return ok(bind1(
+                &Prim::Gather { axis, batch: 0 },
+                vec![x, array_arg(&lo)?],
+            )?);
+        }
+        "wrap" => {
+            let m = numpy::binary(arr_kernels::BinaryOp::Mod, &idx_v, &n)?;
+            return ok(bind1(
+                &Prim::Gather { axis, batch: 0 },
+                vec![x, array_arg(&m)?],
+            )?);
+        }
+        "" => {}
+        "raise" => {
+            return Err(Error::new(
+                ErrorKind::RuntimeError,
+                "The 'raise' mode to jnp.take is not supported.",
+            )
+            .as_class("NotImplementedError"))
+        }
+        other => {
+            return Err(Error::value_error(format!(
+                "Invalid mode '{other}' for np.take"
+            )))
+        }
+    }
+    // Negative indices count from the end; the rest is clamped by the gather.
     let neg = numpy::binary(arr_kernels::BinaryOp::Lt, &idx_v, &Value::Int(0))?;
     let wrapped = numpy::binary(arr_kernels::BinaryOp::Add, &idx_v, &n)?;
     let fixed = bind1(

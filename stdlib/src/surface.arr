@@ -2663,7 +2663,10 @@ def qr(a, mode="reduced"):
         alpha = where(x[..., 0] >= 0, -nx, nx)
         u = x.at[..., 0].add(-alpha)
         nu = sqrt(sum(u * u, axis=-1, keepdims=True))
-        u = u / where(nu > 0, nu, 1.0)
+        # A column already zero below the diagonal is left as it is (LAPACK's
+        # reflector is then the identity, so R's diagonal keeps its sign).
+        reflect = sum(x[..., 1:] * x[..., 1:], axis=-1, keepdims=True) > 0
+        u = where(reflect, u / where(nu > 0, nu, 1.0), 0.0)
         r = r.at[..., k:, :].add(-2 * u[..., :, None] * sum(u[..., :, None] * r[..., k:, :], axis=-2, keepdims=True))
         q = q.at[..., :, k:].add(-2 * sum(q[..., :, k:] * u[..., None, :], axis=-1, keepdims=True) * u[..., None, :])
     k = min(m, n)
@@ -3309,6 +3312,67 @@ def _lax_conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilati
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, precision=precision, preferred_element_type=preferred_element_type)
 
 _lax_ConvDimensionNumbers = namedtuple("ConvDimensionNumbers", "lhs_spec rhs_spec out_spec")
+
+def _lax_conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers):
+    """lax.conv_dimension_numbers: dimension_numbers (None, layout strings such as
+    ('NHWC', 'HWIO', 'NHWC'), or axis numbers) as a ConvDimensionNumbers of axis numbers."""
+    if isinstance(dimension_numbers, _lax_ConvDimensionNumbers):
+        return dimension_numbers
+    nd = len(lhs_shape)
+    if len(rhs_shape) != nd:
+        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got {len(lhs_shape)} and {len(rhs_shape)}.")
+    lhs, rhs, out = _conv_specs(dimension_numbers, nd)
+    return _lax_ConvDimensionNumbers(lhs, rhs, out)
+
+def _vectorize_signature(signature):
+    """The core axis names of each input and output of a gufunc signature
+    such as '(n),(n)->()': ([('n',), ('n',)], [()])."""
+    def parse(side):
+        side = side.replace(" ", "")
+        if side == "":
+            return []
+        out = []
+        for part in side[1:-1].split("),("):
+            out.append(tuple(n for n in part.split(",") if n))
+        return out
+    if "->" not in signature:
+        raise ValueError(f"not a valid gufunc signature: {signature}")
+    ins, outs = signature.split("->")
+    return parse(ins), parse(outs)
+
+def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
+    """pyfunc mapped over the leading (loop) axes of its array arguments broadcast
+    together, as jnp.vectorize (one vmap); signature ('(n),(n)->()') names each
+    argument's trailing core axes, which pyfunc sees whole. Arguments in excluded
+    (positions or keyword names) and keyword arguments pass through unchanged."""
+    cores = None if signature is None else _vectorize_signature(signature)[0]
+
+    def wrapped(*args, **kwargs):
+        mapped = [i for i in range(len(args)) if i not in excluded]
+        arrays = [asarray(args[i]) for i in mapped]
+        if cores is not None and len(cores) != len(arrays):
+            raise TypeError(f"wrong number of positional arguments: expected {len(cores)}, got {len(arrays)}")
+        ncore = [0] * len(arrays) if cores is None else [len(c) for c in cores]
+        for a, k in zip(arrays, ncore):
+            if a.ndim < k:
+                raise ValueError(f"input with shape {a.shape} does not have enough dimensions for its core dimensions (signature {signature})")
+        loops = [a.shape[:a.ndim - k] for a, k in zip(arrays, ncore)]
+        loop = broadcast_shapes(*loops) if loops else ()
+        if loop == ():
+            return pyfunc(*args, **kwargs)
+        n = math_prod(loop)
+        flat = [reshape(broadcast_to(a, loop + a.shape[a.ndim - k:]), (n,) + a.shape[a.ndim - k:])
+                for a, k in zip(arrays, ncore)]
+
+        def one(*vals):
+            full = list(args)
+            for i, v in zip(mapped, vals):
+                full[i] = v
+            return pyfunc(*full, **kwargs)
+
+        out = vmap(one)(*flat)
+        return tree_map(lambda r: reshape(r, loop + r.shape[1:]), out)
+    return wrapped
 
 def _lax_reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None):
     """lax.reduce_window: computation folded over every window (sum, max, min and product directly; any other binary function pairwise), the padding filled with init_value."""

@@ -24,15 +24,16 @@ type Kwargs = Vec<(Rc<str>, Value)>;
 
 pub(crate) fn register(r: &mut Registry) {
     r.func(
-        "grad(fun, argnums=0, has_aux=False, holomorphic=False)",
+        "grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=())",
         "The gradient of fun (which returns a scalar) with respect to argument argnums \
          (an int, or a tuple of ints for a tuple of gradients). With has_aux, fun returns \
          (value, aux) and the gradient function returns (grad, aux). With holomorphic, \
-         fun maps complex inputs to a complex output and grad is its complex derivative.",
+         fun maps complex inputs to a complex output and grad is its complex derivative. \
+         allow_int and reduce_axes are accepted; integer arguments still have no gradient.",
         |_, a| make_grad(a, false),
     );
     r.func(
-        "value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False)",
+        "value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=())",
         "Like grad, but the function returns (value, grad) (or ((value, aux), grad) with has_aux).",
         |_, a| make_grad(a, true),
     );
@@ -61,12 +62,12 @@ pub(crate) fn register(r: &mut Registry) {
         linearize_,
     );
     r.func(
-        "jacfwd(fun, argnums=0, has_aux=False, holomorphic=False)",
+        "jacfwd(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False)",
         "The Jacobian of fun by forward mode (a jvp per input element, batched by vmap).",
         |_, a| make_jacobian(a, Mode::Fwd),
     );
     r.func(
-        "jacrev(fun, argnums=0, has_aux=False, holomorphic=False)",
+        "jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False)",
         "The Jacobian of fun by reverse mode (a vjp per output element, batched by vmap).",
         |_, a| make_jacobian(a, Mode::Rev),
     );
@@ -1789,11 +1790,12 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         let lo32 = i32::try_from(lo).map_err(|_| int32_bound("lower", lo))?;
         i32::try_from(hi).map_err(|_| int32_bound("upper", hi))?;
         let n = (hi - lo).max(0) as usize;
-        let mut flat = vec![ops::scalar(lo32 as f64, DType::I32)];
+        // The index is as weak as the lower bound (a Python int: weak), as JAX's.
+        let mut flat = vec![ops::scalar(lo32 as f64, DType::I32).weakened(true)];
         flat.extend(flatten(init)?);
         let template = Value::tuple(vec![Value::Int(0), init.clone()]);
         let shape = RefCell::new(None);
-        let one = ops::scalar(1.0, DType::I32);
+        let one = ops::scalar(1.0, DType::I32).weakened(true);
         let outs = control::scan(
             |ts| {
                 // ts: i, then the carry's leaves.
@@ -1812,13 +1814,15 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             Vec::new(),
             n,
             false,
-            &[vec![false], weak_leaves(init)?].concat(),
+            &[vec![true], weak_leaves(init)?].concat(),
         )?;
         check_structure("fori_loop: body_fun", init, &shape)?;
         return unflatten(init, &outs[1..]);
     }
     // Traced bounds: a while loop over (i, upper, val).
-    let lo = ops::convert(&numpy::to_tensor(lower)?, DType::I32)?;
+    let lower = numpy::to_tensor(lower)?;
+    let lower_weak = lower.is_weak();
+    let lo = ops::convert(&lower, DType::I32)?.weakened(lower_weak);
     let hi = ops::convert(&numpy::to_tensor(upper)?, DType::I32)?;
     let mut flat = vec![lo, hi];
     flat.extend(flatten(init)?);
@@ -1845,14 +1849,14 @@ fn fori_loop_(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
                 "fori_loop body_fun",
             )?;
             let mut out = vec![
-                ops::add(&ts[0], &ops::scalar(1.0, DType::I32))?,
+                ops::add(&ts[0], &ops::scalar(1.0, DType::I32).weakened(true))?,
                 ts[1].clone(),
             ];
             out.extend(val);
             Ok(out)
         },
         flat,
-        &[vec![false, false], weak_leaves(init)?].concat(),
+        &[vec![lower_weak, false], weak_leaves(init)?].concat(),
     )?;
     check_structure("fori_loop: body_fun", init, &shape)?;
     unflatten(init, &outs[2..])
