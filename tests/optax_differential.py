@@ -3,7 +3,8 @@ an optax user writes it, runs under arr (the binary given as argv[1]) and
 under Python with jax and optax. Each optimiser, combinator and schedule
 trains a small pytree of parameters for 20 steps; every parameter after
 every step must agree to 1e-6 (relative and absolute), and the lines that
-describe the states (types, dtypes, shapes) must be the same text. Prints
+describe the states (types, dtypes, shapes) must be the same text. Losses,
+schedules and tree utilities are compared on a few inputs each. Prints
 one line per mismatch and exits non-zero if there is any."""
 import os
 import re
@@ -41,9 +42,12 @@ def describe(tree):
     return jax.tree.map(lambda x: (str(jnp.asarray(x).dtype), jnp.shape(x)), tree)
 
 
-def run(name, opt, steps=20, jit=False):
+def run(name, opt, steps=20, jit=False, hook=None):
     def step(params, state, i):
-        updates, state = opt.update(grad_fn(params, i), state, params)
+        g = grad_fn(params, i)
+        if hook is not None:
+            g = hook(g, i)
+        updates, state = opt.update(g, state, params)
         return optax.apply_updates(params, updates), state
 
     step = jax.jit(step) if jit else step
@@ -112,6 +116,66 @@ ms = run("multisteps", optax.MultiSteps(optax.adam(0.05), every_k_schedule=3), j
 print("S multisteps", optax.MultiSteps(optax.sgd(0.1), 2).has_updated(ms))
 run("multisteps_gt", optax.MultiSteps(optax.sgd(0.1, momentum=0.9), every_k_schedule=4).gradient_transformation(), jit=True)
 run("multisteps_sum", optax.MultiSteps(optax.sgd(0.1), every_k_schedule=lambda step: 2, use_grad_mean=False), jit=True)
+# radam's rectification term subtracts two numbers near 2 / (1 - b2): run
+# eagerly with b2 = 0.999 it magnifies the last bit of b2 ** count, which JAX
+# computes with lax.integer_pow for a concrete count (arr with pow), so the
+# default settings are compared under jit, where both use pow.
+run("radam", optax.radam(0.05), jit=True)
+run("radam_nesterov", optax.radam(0.05, b2=0.9, eps_root=1e-8, threshold=4.5, nesterov=True))
+run("radam_b2", optax.radam(0.05, b2=0.99), steps=12)
+run("yogi", optax.yogi(0.05))
+run("yogi_jit", optax.yogi(0.05, b1=0.5, b2=0.99, eps=1e-4), jit=True)
+run("adadelta", optax.adadelta(0.5))
+run("adadelta_default", optax.adadelta())
+run("adadelta_wd", optax.adadelta(0.5, rho=0.5, eps=1e-4, weight_decay=0.1, weight_decay_mask=mask))
+run("novograd", optax.novograd(0.05))
+run("novograd_wd", optax.novograd(0.05, b1=0.5, b2=0.5, weight_decay=0.01), jit=True)
+run("sm3", optax.sm3(0.1))
+run("sm3_jit", optax.sm3(0.1, momentum=0.5), jit=True)
+run("fromage", optax.fromage(0.05))
+run("fromage_schedule", optax.fromage(optax.linear_schedule(0.1, 0.01, 10)))
+run("lars", optax.lars(0.5, weight_decay=0.01))
+run("lars_masks", optax.lars(0.5, weight_decay=0.01, weight_decay_mask=mask, trust_ratio_mask=mask_fn, momentum=0.5, nesterov=True), jit=True)
+run("adan", optax.adan(0.05))
+run("adan_wd", optax.adan(0.05, b1=0.9, b2=0.8, b3=0.95, weight_decay=0.01, mask=mask), jit=True)
+run("scale_by_pieces", optax.chain(optax.scale_by_adan(), optax.scale_by_yogi(), optax.scale(-0.01)))
+run("scale_by_pieces2", optax.chain(optax.scale_by_adadelta(rho=0.5), optax.scale_by_novograd(b1=0.5), optax.scale_by_radam(b2=0.9), optax.scale(-0.01)))
+run("scale_by_sm3", optax.chain(optax.scale_by_sm3(b1=0.5, b2=0.9), optax.scale(-0.05)))
+labels_tree = {"w": "adam", "b": "sgd"}
+run("multi_transform", optax.multi_transform({"adam": optax.adam(0.05), "sgd": optax.sgd(0.1, momentum=0.9)}, labels_tree))
+run("multi_transform_fn", optax.multi_transform({"big": optax.yogi(0.05), "small": optax.set_to_zero()}, lambda p: jax.tree.map(lambda x: "big" if x.ndim > 1 else "small", p)), jit=True)
+run("partition", optax.partition({"adam": optax.adan(0.05), "sgd": optax.lars(0.1)}, labels_tree))
+print("S multi_transform_state", optax.MultiTransformState.__name__, optax.MultiTransformState._fields, optax.multi_transform is optax.partition)
+
+
+def nan_grads(g, i):
+    return {"w": g["w"], "b": jnp.where((jnp.arange(3) == i % 3) & (i % 4 == 1), jnp.nan, g["b"])}
+
+
+finite = run("apply_if_finite", optax.apply_if_finite(optax.adam(0.05), 2), hook=nan_grads)
+print("P apply_if_finite_state 0", [int(finite.notfinite_count), bool(finite.last_finite), int(finite.total_notfinite)])
+finite = run("apply_if_finite_jit", optax.apply_if_finite(optax.sgd(0.1, momentum=0.5), 3), hook=nan_grads, jit=True)
+print("P apply_if_finite_state 1", [int(finite.notfinite_count), bool(finite.last_finite), int(finite.total_notfinite)])
+zeroed = run("zeroed_grads", optax.chain(optax.zero_nans(), optax.adam(0.05)), hook=nan_grads)
+print("S zeroed_grads_state", type(zeroed[0]).__name__, [bool(x) for x in jax.tree.leaves(zeroed[0].found_nan)])
+finite_opt = optax.apply_if_finite(optax.sgd(0.1), 2)
+finite = finite_opt.init(init_params())
+for i in range(5):
+    updates, finite = finite_opt.update(jax.tree.map(lambda x: x * jnp.inf, init_params()), finite)
+    print("P apply_if_finite_always", i, [int(finite.notfinite_count), int(finite.last_finite), int(finite.total_notfinite)],
+          [int(jnp.all(jnp.isfinite(u))) for u in jax.tree.leaves(updates)], [int(jnp.all(u == 0)) for u in jax.tree.leaves(updates)])
+
+for name, opt in [("lookahead", optax.lookahead(optax.adam(0.05), sync_period=3, slow_step_size=0.5)),
+                  ("lookahead_reset", optax.lookahead(optax.sgd(0.1, momentum=0.9), 4, 0.3, reset_state=True))]:
+    params = optax.LookaheadParams.init_synced(init_params())
+    state = opt.init(params)
+    print("S", name, "init", describe(state), type(params).__name__)
+    for i in range(20):
+        updates, state = opt.update(grad_fn(params.fast, i), state, params)
+        params = optax.apply_updates(params, updates)
+        show(name + "_fast", i, params.fast)
+        show(name + "_slow", i, params.slow)
+    print("S", name, "final", describe(state), type(params).__name__)
 run("scale_by_schedule", optax.chain(optax.scale_by_schedule(optax.exponential_decay(-0.1, 4, 0.5)), optax.identity()))
 inject = run("inject", optax.inject_hyperparams(optax.adam)(learning_rate=optax.linear_schedule(0.1, 0.01, 10), b1=0.8))
 print("P inject_hyperparams 0", [float(v) for k, v in sorted(inject.hyperparams.items())])
@@ -135,6 +199,16 @@ schedules = {
     "join": optax.join_schedules([optax.constant_schedule(0.1), optax.linear_schedule(0.1, 0.0, 10)], [5]),
     "warmup_constant": optax.warmup_constant_schedule(0.0, 0.1, 8),
     "warmup_exponential": optax.warmup_exponential_decay_schedule(0.0, 0.1, 4, 3, 0.8),
+    "sgdr": optax.sgdr_schedule([dict(init_value=0.0, peak_value=0.1, warmup_steps=2, decay_steps=8, end_value=0.01),
+                                 dict(init_value=0.01, peak_value=0.05, warmup_steps=0, decay_steps=6),
+                                 dict(init_value=0.0, peak_value=0.02, warmup_steps=3, decay_steps=10, end_value=0.001)]),
+    "cosine_onecycle": optax.cosine_onecycle_schedule(20, 0.1),
+    "cosine_onecycle_args": optax.schedules.cosine_onecycle_schedule(15, 0.2, pct_start=0.4, div_factor=10.0, final_div_factor=100.0),
+    "linear_onecycle": optax.linear_onecycle_schedule(20, 0.1),
+    "linear_onecycle_args": optax.schedules.linear_onecycle_schedule(16, 0.3, pct_start=0.2, pct_final=0.6, div_factor=5.0, final_div_factor=50.0),
+    "interpolate_linear": optax.piecewise_interpolate_schedule("linear", 0.1, {3: 2.0, 8: 0.5, 15: 0.1}),
+    "interpolate_cosine": optax.schedules.piecewise_interpolate_schedule("cosine", 0.1, {4: 0.5, 10: 3.0}),
+    "interpolate_empty": optax.piecewise_interpolate_schedule("linear", 0.1),
 }
 for name, sched in schedules.items():
     print("P", "schedule_" + name, 0, [float(sched(jnp.array(i, jnp.int32))) for i in range(25)], [float(sched(i)) for i in (0, 7, 30)])
@@ -155,6 +229,51 @@ print("P losses 1", optax.l2_loss(preds, targets).ravel().tolist(), optax.square
 print("P losses 2", optax.huber_loss(preds * 3, targets).ravel().tolist(), optax.losses.cosine_similarity(preds, targets).tolist(),
       optax.log_cosh(preds, targets).ravel().tolist())
 print("P losses 3", jax.grad(lambda l: optax.softmax_cross_entropy_with_integer_labels(l, ints).mean())(logits).ravel().tolist())
+log_probs = jax.nn.log_softmax(logits)
+probs = jax.nn.softmax(logits * 1.5 + 0.1)
+soft = jnp.array([[0.2, 0.3, 0.5], [0.0, 1.0, 0.0], [0.1, 0.0, 0.9], [1 / 3, 1 / 3, 1 / 3]])
+keep = jnp.array([[True, True, False], [True, False, True], [True, True, True], [False, True, True]])
+print("P losses 4", optax.kl_divergence(log_probs, soft).tolist(), optax.losses.kl_divergence(log_probs, soft, axis=0).tolist(),
+      optax.losses.kl_divergence(log_probs, soft, where=keep).tolist(), float(optax.kl_divergence(log_probs, soft, axis=None)))
+print("P losses 5", optax.losses.kl_divergence_with_log_targets(log_probs, jnp.log(probs)).tolist(),
+      optax.losses.kl_divergence_with_log_targets(log_probs, jnp.log(probs), axis=0, where=keep).tolist())
+print("P losses 6", optax.losses.convex_kl_divergence(log_probs, soft * 1.2).tolist(), optax.losses.convex_kl_divergence(log_probs, soft, where=keep).tolist(),
+      optax.generalized_kl_divergence(log_probs, soft).tolist())
+print("P losses 7", optax.hinge_loss(logits, 2 * labels - 1).ravel().tolist(), optax.losses.hinge_loss(logits[0], jnp.array([1.0, -1.0, 1.0])).tolist(),
+      optax.losses.perceptron_loss(logits, 2 * labels - 1).ravel().tolist())
+print("P losses 8", optax.sigmoid_focal_loss(logits * 3, labels).ravel().tolist(), optax.losses.sigmoid_focal_loss(logits, soft, alpha=0.25, gamma=1.5).ravel().tolist(),
+      optax.losses.sigmoid_focal_loss(logits, labels, gamma=0.0).ravel().tolist())
+print("P losses 9", jax.grad(lambda l: optax.sigmoid_focal_loss(l, labels, alpha=0.5).sum())(logits + 0.1).ravel().tolist())
+print("P losses 10", optax.smooth_labels(labels, 0.1).ravel().tolist(), optax.losses.smooth_labels(labels, 0.2, axis=0).ravel().tolist(),
+      optax.losses.smooth_labels(labels, 0.3, where=keep).ravel().tolist(), optax.losses.smooth_labels(labels, 0.1, axis=(0, 1)).ravel().tolist())
+print("P losses 11", optax.losses.poly_loss_cross_entropy(logits, labels).tolist(), optax.losses.poly_loss_cross_entropy(logits, soft, epsilon=-0.5, axis=0).tolist(),
+      optax.losses.poly_loss_cross_entropy(logits, soft, where=keep).tolist())
+print("P losses 12", jax.grad(lambda l: optax.losses.poly_loss_cross_entropy(l, soft).sum())(logits).ravel().tolist())
+tree = {"w": jnp.arange(6.0).reshape(2, 3) - 2, "b": jnp.array([0.5, -1.5])}
+print("P tree_utils 0", [float(optax.tree_utils.tree_l2_norm(tree)), float(optax.tree_utils.tree_l2_norm(tree, squared=True)),
+                         float(optax.tree_utils.tree_l1_norm(tree)), float(optax.tree_utils.tree_linf_norm(tree))])
+chained = optax.chain(optax.adam(0.1), optax.add_decayed_weights(0.1)).init(tree)
+print("P tree_utils 1", optax.tree_utils.tree_get(chained, "count").tolist(), optax.tree_utils.tree_get(chained, "nu")["b"].tolist(),
+      optax.tree_utils.tree_get(chained, "missing", 7))
+print("S tree_utils 2", type(optax.tree_utils.tree_get(chained, "ScaleByAdamState")).__name__,
+      [str(path) for path, _ in optax.tree_utils.tree_get_all_with_path(chained, "count")])
+replaced = optax.tree_utils.tree_set(chained, count=jnp.array(5))
+print("P tree_utils 3", optax.tree_utils.tree_get(replaced, "count").tolist(), optax.tree_utils.tree_get(replaced, "mu")["w"].ravel().tolist())
+replaced = optax.tree_utils.tree_set(chained, lambda path, v: True, mu={"w": jnp.ones((2, 3)), "b": jnp.ones(2)})
+print("P tree_utils 4", optax.tree_utils.tree_get(replaced, "mu")["b"].tolist(), optax.tree_utils.tree_get(replaced, "nu")["b"].tolist())
+injected = optax.inject_hyperparams(optax.adam)(learning_rate=0.1).init(tree)
+print("P tree_utils 5", float(optax.tree_utils.tree_get(injected, "learning_rate")),
+      float(optax.tree_utils.tree_get(optax.tree_utils.tree_set(injected, learning_rate=jnp.array(0.5)), "learning_rate")))
+states = (optax.adam(0.1).init(tree), optax.sgd(0.1, momentum=0.9).init(tree), optax.adam(0.1).init(tree))
+print("P tree_utils 6", optax.tree_utils.tree_get(states, "trace", filtering=lambda path, v: True)["b"].tolist(),
+      len(optax.tree_utils.tree_get_all_with_path(states, "count")),
+      len(optax.tree_utils.tree_get_all_with_path(states, "count", lambda path, v: path[0].idx == 2)))
+for bad_call in (lambda: optax.tree_utils.tree_get(states, "count"), lambda: optax.tree_utils.tree_set(states, nope=1)):
+    try:
+        bad_call()
+        print("S tree_utils error none")
+    except KeyError:
+        print("S tree_utils error KeyError")
 print("P norms 0", [float(optax.global_norm(init_params())), float(optax.tree.norm(init_params())), float(optax.tree.norm(init_params(), ord=1)), float(optax.tree.norm(init_params(), ord="inf"))])
 print("S counts", optax.adam(0.1).init(init_params())[0].count.dtype, optax.tree.zeros_like(init_params())["w"].dtype)
 '''

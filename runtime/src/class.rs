@@ -535,10 +535,10 @@ impl Interp {
     ) -> Result<Value> {
         if let Some(fields) = class.fields() {
             let items = self.bind_fields(class, &fields, args, kwargs)?;
-            return Ok(Value::Instance(Rc::new(Instance::new(
-                class.clone(),
-                Some(Rc::new(items)),
-            ))));
+            let new = Rc::new(Instance::new(class.clone(), Some(Rc::new(items))));
+            // A named tuple registered as a pytree node flattens its own way.
+            self.reflatten(&new)?;
+            return Ok(Value::Instance(new));
         }
         let new = Rc::new(Instance::new(class.clone(), None));
         let inst = Value::Instance(new.clone());
@@ -1439,6 +1439,25 @@ pub fn node_child_keys(i: &Instance) -> Result<Vec<ChildKey>> {
 pub fn rebuild_node(template: &Rc<Instance>, children: Vec<Value>) -> Result<Value> {
     let class = template.class.clone();
     Ok(match class.pytree() {
+        // A named tuple's items are fixed when it is made, so no pending
+        // instance can take over what its unflatten returns: one child per
+        // field is taken as the fields (what `tuple(q)` flattens to).
+        Some(Pytree::Custom { .. })
+            if class.fields().is_some_and(|f| f.len() == children.len()) =>
+        {
+            let aux = template
+                .node
+                .borrow()
+                .as_ref()
+                .map_or(Value::None, |n| n.aux.clone());
+            let new = Instance::new(class, Some(Rc::new(children.clone())));
+            *new.node.borrow_mut() = Some(Node {
+                children,
+                aux,
+                pending: false,
+            });
+            Value::Instance(Rc::new(new))
+        }
         Some(Pytree::Custom { .. }) => {
             let aux = match &*template.node.borrow() {
                 Some(n) => n.aux.clone(),

@@ -425,15 +425,29 @@ pub fn jax_repr(t: &Tensor) -> String {
         write_axis(a, &buf, &fmt, 0, 0, summarise, layout, &mut out);
         out
     };
-    // JAX's rule: the dtype follows on the last line, after spaces as wide
-    // as `Array(` when the line would be too long.
     if default_dtype {
         return format!("{prefix}{body})");
     }
     let weak = if a.is_weak() { ", weak_type=True" } else { "" };
     let dtype = format!("dtype={}{weak}", a.dtype());
-    let last_line = body.len() - body.rfind('\n').map_or(0, |i| i + 1) + prefix.len() + 1;
-    let sep = if last_line + dtype.len() + 1 > 75 {
+    let after_newline = body.len() - body.rfind('\n').map_or(0, |i| i + 1);
+    let width = print_options().linewidth;
+    if matches!(a.flavour(), arr_kernels::Flavour::NumPy { .. }) {
+        // NumPy's rule: the dtype goes on a line of its own when the last
+        // line (with `array(` on the first, and its comma) would be too long.
+        let last = after_newline + 1 + if body.contains('\n') { 0 } else { prefix.len() };
+        let sep = if last + dtype.len() + 2 > width {
+            format!("\n{}", " ".repeat(prefix.len()))
+        } else {
+            " ".into()
+        };
+        return format!("{prefix}{body},{sep}{dtype})");
+    }
+    // JAX's rule, word for word: it measures the text without its prefix,
+    // `len(s) - s.rfind('\n') + 1`, and then puts the dtype after spaces as
+    // wide as `Array(` on the same line.
+    let last = after_newline + 2;
+    let sep = if last + dtype.len() + 2 > width {
         " ".repeat(prefix.len())
     } else {
         " ".into()
@@ -813,6 +827,10 @@ impl ElementFormat {
                 precision,
                 pad_right: right,
             };
+        }
+        // NumPy writes True as ' True' in arrays: always as wide as False.
+        if dtype == DType::Bool && !shape.is_empty() {
+            width = width.max(5);
         }
         fmt.width = width;
         fmt

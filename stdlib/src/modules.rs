@@ -287,10 +287,41 @@ const MODULES: &[(&str, &str, &str)] = &[
         "special=@jax.scipy.special stats=@jax.scipy.stats linalg=@jax.scipy.linalg",
     ),
     (
+        "jax.example_libraries.optimizers",
+        "JAX's example optimizers, as jax.example_libraries.optimizers: (init, update, get_params) triples over pytrees.",
+        "optimizer=_jopt_optimizer Optimizer=_jopt_Optimizer OptimizerState=_jopt_OptimizerState \
+         sgd=_jopt_sgd momentum=_jopt_momentum nesterov=_jopt_nesterov adagrad=_jopt_adagrad \
+         rmsprop=_jopt_rmsprop rmsprop_momentum=_jopt_rmsprop_momentum adam=_jopt_adam adamax=_jopt_adamax sm3=_jopt_sm3 \
+         constant=_jopt_constant exponential_decay=_jopt_exponential_decay inverse_time_decay=_jopt_inverse_time_decay \
+         polynomial_decay=_jopt_polynomial_decay piecewise_constant=_jopt_piecewise_constant make_schedule=_jopt_make_schedule \
+         l2_norm=_jopt_l2_norm clip_grads=_jopt_clip_grads JoinPoint=_jopt_JoinPoint \
+         unpack_optimizer_state=_jopt_unpack_optimizer_state pack_optimizer_state=_jopt_pack_optimizer_state",
+    ),
+    (
+        "jax.example_libraries.stax",
+        "JAX's example neural-network layers, as jax.example_libraries.stax: (init_fun, apply_fun) pairs.",
+        "Dense=_stax_Dense GeneralConv=_stax_GeneralConv Conv=_stax_Conv GeneralConvTranspose=_stax_GeneralConvTranspose \
+         Conv1DTranspose=_stax_Conv1DTranspose ConvTranspose=_stax_ConvTranspose BatchNorm=_stax_BatchNorm \
+         elementwise=_stax_elementwise Tanh=_stax_Tanh Relu=_stax_Relu Exp=_stax_Exp LogSoftmax=_stax_LogSoftmax \
+         Softmax=_stax_Softmax Softplus=_stax_Softplus Sigmoid=_stax_Sigmoid Elu=_stax_Elu LeakyRelu=_stax_LeakyRelu \
+         Selu=_stax_Selu Gelu=_stax_Gelu MaxPool=_stax_MaxPool SumPool=_stax_SumPool AvgPool=_stax_AvgPool \
+         Flatten=_stax_Flatten Identity=_stax_Identity FanOut=_stax_FanOut FanInSum=_stax_FanInSum \
+         FanInConcat=_stax_FanInConcat Dropout=_stax_Dropout serial=_stax_serial parallel=_stax_parallel \
+         shape_dependent=_stax_shape_dependent relu log_softmax logsoftmax=log_softmax softmax softplus sigmoid \
+         elu leaky_relu selu gelu standardize glorot_normal glorot=glorot_normal normal=_init_normal randn=_init_normal \
+         ones=_init_ones zeros=_init_zeros",
+    ),
+    (
+        "jax.example_libraries",
+        "JAX's example libraries, as jax.example_libraries: optimizers and stax.",
+        "optimizers=@jax.example_libraries.optimizers stax=@jax.example_libraries.stax",
+    ),
+    (
         "jax",
         "JAX's API on arr: transformations, devices, sharding and the namespaces under jax.",
         "grad value_and_grad jit vmap pmap jvp vjp linearize jacfwd jacrev jacobian hessian \
          make_jaxpr custom_jvp custom_vjp checkpoint remat eval_shape ShapeDtypeStruct \
+         example_libraries=@jax.example_libraries \
          pure_callback custom_gradient closure_convert named_call=_jax_named_call named_scope=_jax_named_scope ensure_compile_time_eval=_jax_ensure_compile_time_eval disable_jit=_jax_disable_jit \
          device_put device_get devices local_devices device_count local_device_count \
          process_index process_count default_device default_backend block_until_ready \
@@ -429,7 +460,8 @@ const MODULES: &[(&str, &str, &str)] = &[
          get_logical_axis_rules=_nnx_get_logical_axis_rules get_partition_spec=_nnx_get_partition_spec \
          get_named_sharding=_nnx_get_named_sharding to_pure_dict=_nnx_to_pure_dict replace_by_pure_dict=_nnx_replace_by_pure_dict \
          restore_int_paths=_nnx_restore_int_paths eval_shape=_nnx_eval_shape vmap=_nnx_vmap scan=_nnx_scan Carry=_nnx_Carry split_rngs=_nnx_split_rngs restore_rngs=_nnx_restore_rngs \
-         Conv=_nnx_Conv avg_pool=_nnx_avg_pool max_pool=_nnx_max_pool min_pool=_nnx_min_pool pool=_nnx_pool Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
+         Conv=_nnx_Conv ConvTranspose=_nnx_ConvTranspose InstanceNorm=_nnx_InstanceNorm LSTMCell=_nnx_LSTMCell \
+         GRUCell=_nnx_GRUCell SimpleCell=_nnx_SimpleCell RNN=_nnx_RNN RNNCellBase=_nnx_RNNCellBase avg_pool=_nnx_avg_pool max_pool=_nnx_max_pool min_pool=_nnx_min_pool pool=_nnx_pool Accuracy=_nnx_Accuracy All=_nnx_All Any=_nnx_Any Average=_nnx_Average \
          BatchNorm=_nnx_BatchNorm BatchStat=_nnx_BatchStat Cache=_nnx_Cache Dict=_nnx_Dict \
          DiffState=_nnx_DiffState Dropout=_nnx_Dropout Einsum=_nnx_Einsum Embed=_nnx_Embed \
          Everything=_nnx_Everything GraphDef=_nnx_GraphDef GraphState=_nnx_GraphState \

@@ -33,6 +33,24 @@ _optax_InjectHyperparamsState = namedtuple("InjectHyperparamsState", "count hype
 _optax_InjectStatefulHyperparamsState = namedtuple("InjectStatefulHyperparamsState", "count hyperparams hyperparams_states inner_state")
 _optax_WrappedScheduleState = namedtuple("WrappedScheduleState", "count")
 _optax_MultiStepsState = namedtuple("MultiStepsState", "mini_step gradient_step inner_opt_state acc_grads skip_state", defaults=((),))
+_optax_ScaleByAdaDeltaState = namedtuple("ScaleByAdaDeltaState", "e_g e_x")
+_optax_ScaleByAdanState = namedtuple("ScaleByAdanState", "m v n g t")
+_optax_ScaleByNovogradState = namedtuple("ScaleByNovogradState", "count mu nu")
+_optax_ScaleBySM3State = namedtuple("ScaleBySM3State", "mu nu")
+_optax_PartitionState = namedtuple("PartitionState", "inner_states")
+_optax_ApplyIfFiniteState = namedtuple("ApplyIfFiniteState", "notfinite_count last_finite total_notfinite inner_state")
+_optax_ZeroNansState = namedtuple("ZeroNansState", "found_nan")
+_optax_LookaheadState = namedtuple("LookaheadState", "fast_state steps_since_sync")
+
+class _optax_LookaheadParamsBase(namedtuple("LookaheadParams", "fast slow")):
+    """Lookahead's parameters: the fast (inner) and the slow (averaged) weights."""
+
+    @classmethod
+    def init_synced(cls, params):
+        """LookaheadParams with params as both the fast and the slow weights."""
+        return cls(slow=params, fast=params)
+
+_optax_LookaheadParams = type("LookaheadParams", (_optax_LookaheadParamsBase,), {})
 
 class _optax_MultiStepsBase:
     """Gradient accumulation (optax.MultiSteps): the methods, each a lazily
@@ -207,6 +225,151 @@ def _optax_tree_bias_correction(moment, decay, count):
 def _optax_canonicalize_dtype(dtype):
     """A dtype argument, None kept."""
     return None if dtype is None else _dtype_of(dtype)
+
+def _optax_tree_l1_norm(tree, *, ord=1, squared=False):
+    """tree_norm(tree, ord=1) (optax.tree_utils' deprecated name)."""
+    return _optax_tree_norm(tree, ord=ord, squared=squared)
+
+def _optax_tree_l2_norm(tree, *, ord=2, squared=False):
+    """tree_norm(tree, ord=2) (optax.tree_utils' deprecated name)."""
+    return _optax_tree_norm(tree, ord=ord, squared=squared)
+
+def _optax_tree_linf_norm(tree, *, ord="inf", squared=False):
+    """tree_norm(tree, ord='inf') (optax.tree_utils' deprecated name)."""
+    return _optax_tree_norm(tree, ord=ord, squared=squared)
+
+class _optax_NamedTupleKeyBase:
+    """A key path entry of a named tuple's field: its type's name and the field's."""
+
+    def __str__(self):
+        return f"{self.tuple_name}.{self.name}"
+
+_optax_NamedTupleKey = dataclass(frozen=True)(type("NamedTupleKey", (_optax_NamedTupleKeyBase,), {"__annotations__": {"tuple_name": str, "name": str}}))
+
+def _optax_is_named_tuple(x):
+    """Whether x is a named tuple."""
+    return isinstance(x, tuple) and hasattr(x, "_fields") and hasattr(x, "__class__") and hasattr(x.__class__, "__name__")
+
+def _optax_node_has_keys(node, keys):
+    """Whether node is a named tuple with one of keys as a field or as its name, or a dict with one of keys."""
+    if _optax_is_named_tuple(node) and any([key in node._fields for key in keys]):
+        return True
+    if _optax_is_named_tuple(node) and (node.__class__.__name__ in keys):
+        return True
+    if isinstance(node, dict) and any([key in node for key in keys]):
+        return True
+    return False
+
+def _optax_tree_leaves_with_named_tuple_path(tree, is_leaf=None):
+    """tree_leaves_with_path with NamedTupleKey entries for the fields of named tuples."""
+    is_leaf_ = is_leaf if is_leaf else (lambda _: False)
+    leaves_with_path = tree_leaves_with_path(tree, is_leaf=lambda x: is_leaf_(x) or _optax_is_named_tuple(x))
+    out = []
+    for path, node in leaves_with_path:
+        if is_leaf_(node) or not _optax_is_named_tuple(node):
+            out.append((path, node))
+        else:
+            for field in node._fields:
+                for child_path, child_value in _optax_tree_leaves_with_named_tuple_path(getattr(node, field), is_leaf):
+                    out.append(((*path, _optax_NamedTupleKey(node.__class__.__name__, field), *child_path), child_value))
+    return out
+
+def _optax_flatten_to_key(path, node, key):
+    """(path, value) of node's key (the node itself if key is its name)."""
+    if _optax_is_named_tuple(node):
+        if key == node.__class__.__name__:
+            return path, node
+        return (*path, _optax_NamedTupleKey(node.__class__.__name__, key)), getattr(node, key)
+    if isinstance(node, dict) and key in node:
+        return (*path, DictKey(key)), node[key]
+    return path, node
+
+def _optax_get_children_with_path(path, node):
+    """(path, child) for each field of a named tuple or each item of a dict."""
+    if _optax_is_named_tuple(node):
+        return [((*path, _optax_NamedTupleKey(node.__class__.__name__, field)), getattr(node, field)) for field in node._fields]
+    if isinstance(node, dict):
+        return [((*path, DictKey(key)), value) for key, value in node.items()]
+    raise ValueError(f"Subtree must be a dict or a NamedTuple. Got {type(node)}")
+
+def _optax_set_children(node, children_with_keys):
+    """A copy of a named tuple or dict with its children replaced."""
+    if _optax_is_named_tuple(node):
+        return node._replace(**children_with_keys)
+    if isinstance(node, dict):
+        return children_with_keys
+    raise ValueError(f"Subtree must be a dict or a NamedTuple. Got {type(node)}")
+
+def _optax_get_key(key):
+    """A key path entry as the key, field name or index it stands for."""
+    kind = type(key).__name__
+    if kind == "DictKey":
+        if isinstance(key.key, (str, int)):
+            return key.key
+        raise KeyError("Hashable keys not supported")
+    if kind == "FlattenedIndexKey":
+        return key.key
+    if kind in ("GetAttrKey", "NamedTupleKey"):
+        return key.name
+    if kind == "SequenceKey":
+        return key.idx
+    raise KeyError(f"Tree key '{key}' of type '{type(key)}' not valid.")
+
+def _optax_tree_get_all_with_path_rec(tree, key):
+    """Every (path, value) of tree under key (a dict key, a named tuple's field or name)."""
+    has_key = lambda node: _optax_node_has_keys(node, (key,))
+    subtrees_with_path = [(path, sub) for path, sub in _optax_tree_leaves_with_named_tuple_path(tree, is_leaf=has_key) if has_key(sub)]
+    found = [_optax_flatten_to_key(path, sub, key) for path, sub in subtrees_with_path]
+    for path, sub in subtrees_with_path:
+        for child_path, child in _optax_get_children_with_path(path, sub):
+            found += [((*child_path, *new_path), new_value) for new_path, new_value in _optax_tree_get_all_with_path_rec(child, key)]
+    return found
+
+def _optax_tree_get_all_with_path(tree, key, filtering=None):
+    """Every (path, value) of tree under key (a dict key, a named tuple's field or name), optionally filtered by filtering(path, value)."""
+    found = _optax_tree_get_all_with_path_rec(tree, key)
+    if filtering:
+        found = [(path, value) for path, value in found if filtering(path, value)]
+    return found
+
+def _optax_tree_get(tree, key, default=None, filtering=None):
+    """The one value of tree under key (a dict key, a named tuple's field or name), or default."""
+    found = _optax_tree_get_all_with_path(tree, key, filtering=filtering)
+    if len(found) > 1:
+        raise KeyError(f"Found multiple values for '{key}' in {tree}.")
+    if not found:
+        return default
+    return found[0][1]
+
+def _optax_tree_set(tree, filtering=None, **kwargs):
+    """A copy of tree with the values under each keyword's key replaced by its value."""
+    for key in kwargs:
+        if not _optax_tree_get_all_with_path(tree, key, filtering):
+            if filtering:
+                raise KeyError(f"Found no values matching '{key}' given the filtering operation in {tree}")
+            raise KeyError(f"Found no values matching '{key}' in {tree}")
+    keys = tuple(kwargs.keys())
+    has_any_key = lambda node: _optax_node_has_keys(node, keys)
+
+    def _replace(path, node):
+        if has_any_key(node):
+            if _optax_is_named_tuple(node) and node.__class__.__name__ in kwargs and (filtering is None or filtering(path, node)):
+                return kwargs[node.__class__.__name__]
+            new_children_with_keys = {}
+            for child_path, child in _optax_get_children_with_path(path, node):
+                key = _optax_get_key(child_path[-1])
+                if key in kwargs and (filtering is None or filtering(child_path, child)):
+                    new_children_with_keys[key] = kwargs[key]
+                elif isinstance(child, (dict, list, tuple)):
+                    new_children_with_keys[key] = _replace(child_path, child)
+                else:
+                    new_children_with_keys[key] = child
+            return _optax_set_children(node, new_children_with_keys)
+        return node
+
+    _, treedef = tree_flatten(tree, is_leaf=has_any_key)
+    leaves_with_path = _optax_tree_leaves_with_named_tuple_path(tree, is_leaf=has_any_key)
+    return tree_unflatten(treedef, [_replace(path, node) for path, node in leaves_with_path])
 
 # ---------------------------------------------------------------------------
 # base: transformations, apply_updates, chain
@@ -599,6 +762,196 @@ def _optax_add_decayed_weights(weight_decay=0.0, mask=None):
         return _optax_masked(_optax_GradientTransformation(init_fn, update_fn), mask)
     return _optax_GradientTransformation(init_fn, update_fn)
 
+def _optax_scale_by_radam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, threshold=5.0, *, nesterov=False):
+    """RAdam's rescaling: Adam rectified by the variance of its adaptive step (plain momentum while that is undefined)."""
+    ro_inf = 2.0 / (1.0 - b2) - 1.0
+
+    def _radam_update(ro, mu_hat, nu_hat):
+        r = sqrt((ro - 4.0) * (ro - 2.0) * ro_inf / ((ro_inf - 4.0) * (ro_inf - 2.0) * ro))
+        return tree_map(lambda m, v: r.astype(m.dtype) * m / (sqrt(v + eps_root) + eps), mu_hat, nu_hat)
+
+    def init_fn(params):
+        mu = _optax_tree_zeros_like(params)
+        nu = _optax_tree_zeros_like(params)
+        return _optax_ScaleByAdamState(count=zeros([], int32), mu=mu, nu=nu)
+
+    def update_fn(updates, state, params=None):
+        mu = _optax_tree_update_moment(updates, state.mu, b1, 1)
+        nu = _optax_tree_update_moment_per_elem_norm(updates, state.nu, b2, 2)
+        count_inc = _optax_safe_increment(state.count)
+        b2t = b2 ** count_inc
+        ro = ro_inf - 2 * count_inc * b2t / (1 - b2t)
+        if nesterov:
+            mu_hat = tree_map(
+                lambda m, g: b1 * m + (1 - b1) * g,
+                _optax_tree_bias_correction(mu, b1, _optax_safe_increment(count_inc)),
+                _optax_tree_bias_correction(updates, b1, count_inc))
+        else:
+            mu_hat = _optax_tree_bias_correction(mu, b1, count_inc)
+        nu_hat = _optax_tree_bias_correction(nu, b2, count_inc)
+        updates = tree_map(lambda t, f: where(ro >= threshold, t, f), _radam_update(ro, mu_hat, nu_hat), mu_hat)
+        return updates, _optax_ScaleByAdamState(count=count_inc, mu=mu, nu=nu)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_scale_by_yogi(b1=0.9, b2=0.999, eps=1e-3, eps_root=0.0, initial_accumulator_value=1e-6):
+    """Yogi's rescaling: Adam with an additive, sign-controlled second-moment update."""
+    def init_fn(params):
+        mu = _optax_tree_full_like(params, initial_accumulator_value)
+        nu = _optax_tree_full_like(params, initial_accumulator_value)
+        return _optax_ScaleByAdamState(count=zeros([], int32), mu=mu, nu=nu)
+
+    def update_fn(updates, state, params=None):
+        mu = _optax_tree_update_moment(updates, state.mu, b1, 1)
+        nu = tree_map(lambda g, v: v - (1 - b2) * sign(v - _optax_abs_sq(g)) * _optax_abs_sq(g), updates, state.nu)
+        count_inc = _optax_safe_increment(state.count)
+        mu_hat = _optax_tree_bias_correction(mu, b1, count_inc)
+        nu_hat = _optax_tree_bias_correction(nu, b2, count_inc)
+        updates = tree_map(lambda m, v: None if m is None else m / (sqrt(v + eps_root) + eps), mu_hat, nu_hat, is_leaf=_optax_is_none)
+        return updates, _optax_ScaleByAdamState(count=count_inc, mu=mu, nu=nu)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_scale_by_adadelta(rho=0.9, eps=1e-6):
+    """AdaDelta's rescaling: the root of the mean squared past updates over the root of the mean squared gradients."""
+    def init_fn(params):
+        e_g = _optax_tree_zeros_like(params)
+        e_x = _optax_tree_zeros_like(params)
+        return _optax_ScaleByAdaDeltaState(e_g=e_g, e_x=e_x)
+
+    def update_fn(updates, state, params=None):
+        e_g = _optax_tree_update_moment(updates, state.e_g, rho, 2)
+        updates = tree_map(lambda g, cur_e_g, prev_e_x: sqrt(prev_e_x + eps) / sqrt(cur_e_g + eps) * g, updates, e_g, state.e_x)
+        e_x = _optax_tree_update_moment(updates, state.e_x, rho, 2)
+        return updates, _optax_ScaleByAdaDeltaState(e_g=e_g, e_x=e_x)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_scale_by_adan(b1=0.98, b2=0.92, b3=0.99, eps=1e-8, eps_root=0.0):
+    """Adan's rescaling: Nesterov-style moments of the gradient and of its change between steps."""
+    def init_fn(params):
+        return _optax_ScaleByAdanState(
+            m=_optax_tree_zeros_like(params),
+            v=_optax_tree_zeros_like(params),
+            n=_optax_tree_zeros_like(params),
+            g=_optax_tree_zeros_like(params),
+            t=zeros([], int32))
+
+    def update_fn(updates, state, params=None):
+        g = updates
+        diff = _optax_tree_where(state.t == 0, _optax_tree_zeros_like(g), _optax_tree_sub(g, state.g))
+        m = _optax_tree_update_moment(g, state.m, b1, 1)
+        v = _optax_tree_update_moment(diff, state.v, b2, 1)
+        sq = _optax_tree_add_scale(g, 1 - b2, diff)
+        n = _optax_tree_update_moment_per_elem_norm(sq, state.n, b3, 2)
+        t = _optax_safe_increment(state.t)
+        m_hat = _optax_tree_bias_correction(m, b1, t)
+        v_hat = _optax_tree_bias_correction(v, b2, t)
+        n_hat = _optax_tree_bias_correction(n, b3, t)
+        u = _optax_tree_add_scale(m_hat, 1 - b2, v_hat)
+        denom = tree_map(lambda n_hat: sqrt(n_hat + eps_root) + eps, n_hat)
+        u = _optax_tree_div(u, denom)
+        return u, _optax_ScaleByAdanState(m=m, v=v, n=n, g=g, t=t)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_scale_by_novograd(b1=0.9, b2=0.25, eps=1e-8, eps_root=0.0, weight_decay=0.0, mu_dtype=None):
+    """NovoGrad's rescaling: each layer's gradient over the root of a moving average of its squared norm, plus weight decay, with momentum."""
+    mu_dtype = _optax_canonicalize_dtype(mu_dtype)
+
+    def init_fn(params):
+        mu = _optax_tree_zeros_like(params, dtype=mu_dtype)
+        nu = tree_map(lambda p: asarray(0.0, dtype=p.dtype), params)
+        return _optax_ScaleByNovogradState(count=zeros([], int32), mu=mu, nu=nu)
+
+    def nu_addition(grads):
+        return norm(grads) ** 2
+
+    def mu_addition(grads, params, nu):
+        return grads / (sqrt(nu + eps_root) + eps) + weight_decay * params
+
+    def init_nu(grads, nu):
+        return tree_map(lambda g, n: nu_addition(g).astype(n.dtype), grads, nu)
+
+    def update_nu(grads, nu):
+        return _optax_tree_update_moment(tree_map(nu_addition, grads), nu, b2, 1)
+
+    def init_mu(grads, params, mu, nu):
+        return tree_map(mu_addition, grads, params, nu)
+
+    def update_mu(grads, params, mu, nu):
+        updates = tree_map(mu_addition, grads, params, nu)
+        return tree_map(lambda m, u: None if m is None else b1 * m + u, mu, updates, is_leaf=_optax_is_none)
+
+    def update_fn(updates, state, params):
+        count_inc = _optax_safe_increment(state.count)
+        nu = cond(count_inc == 1, lambda ops: init_nu(*ops), lambda ops: update_nu(*ops), (updates, state.nu))
+        mu = cond(count_inc == 1, lambda ops: init_mu(*ops), lambda ops: update_mu(*ops), (updates, params, state.mu, nu))
+        mu = _optax_tree_cast(mu, mu_dtype)
+        return mu, _optax_ScaleByNovogradState(count=count_inc, mu=mu, nu=nu)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_reject_complex(params):
+    """Raise ValueError if a leaf of params is complex."""
+    if any([iscomplexobj(x) for x in tree_leaves(params)]):
+        raise ValueError("This transformation does not support complex parameters.")
+
+def _optax_scale_by_sm3(b1=0.9, b2=1.0, eps=1e-8):
+    """SM3's rescaling: Adagrad with accumulators kept per row, column, ... (the cover of each axis), with momentum."""
+    def zeros_for_dim(p):
+        return [zeros((p.shape[i],), dtype=p.dtype) for i in range(p.ndim)]
+
+    def init_fn(params):
+        _optax_reject_complex(params)
+        mu = tree_map(zeros_for_dim, params)
+        nu = _optax_tree_zeros_like(params)
+        return _optax_ScaleBySM3State(mu, nu)
+
+    def _expanded_shape(shape, axis):
+        rank = len(shape)
+        return [1] * axis + [shape[axis]] + [1] * (rank - axis - 1)
+
+    def _new_accum(g, v):
+        coeffs = (1.0 - b2 if b2 != 1.0 else 1.0, b2)
+        if g.ndim < 2:
+            return coeffs[0] * g ** 2 + coeffs[1] * v[0]
+        return coeffs[0] * g ** 2 + coeffs[1] * functools_reduce(minimum, v)
+
+    def other_axes(idx, ndim):
+        return tuple(list(range(idx)) + list(range(idx + 1, ndim)))
+
+    def _new_mu(g, i):
+        if g.ndim < 2:
+            return g
+        return max(g, axis=other_axes(i, g.ndim))
+
+    def update_fn(updates, state, params=None):
+        def f(g, v):
+            return [reshape(v[i], _expanded_shape(g.shape, i)) for i in range(g.ndim)]
+
+        mu = tree_map(f, updates, state.mu)
+        accum = tree_map(_new_accum, updates, mu)
+        accum_inv_sqrt = tree_map(lambda t: where(t > 0, rsqrt(t + eps), 0.0), accum)
+        up = tree_map(lambda g, a: g * a, updates, accum_inv_sqrt)
+        nu = _optax_tree_update_moment(up, state.nu, b1, 1)
+        mu = tree_map(lambda g: [_new_mu(g, i) for i in range(g.ndim)], accum)
+        return nu, _optax_ScaleBySM3State(mu=mu, nu=nu)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_zero_nans():
+    """The transformation that replaces NaNs in the updates by 0 (its state says, per leaf, whether it found any)."""
+    def init_fn(params):
+        return _optax_ZeroNansState(found_nan=tree_map(lambda p: array(False, dtype=bool_), params))
+
+    def update_fn(updates, opt_state, params=None):
+        opt_state = _optax_ZeroNansState(found_nan=tree_map(lambda p: any(isnan(p)), updates))
+        updates = tree_map(lambda p: where(isnan(p), zeros_like(p), p), updates)
+        return updates, opt_state
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
 # ---------------------------------------------------------------------------
 # clipping
 
@@ -692,6 +1045,93 @@ def _optax_masked(inner, mask, *, mask_compatible_extra_args=False):
         return new_updates, _optax_MaskedState(inner_state=new_inner_state)
 
     return _optax_GradientTransformationExtraArgs(init_fn, update_fn)
+
+def _optax_partition(transforms, param_labels, *, mask_compatible_extra_args=False):
+    """Each transformation of the dict transforms applied to the parameters with its key as label (param_labels: a tree, or a function of the parameters)."""
+    transforms = {k: _optax_with_extra_args_support(v) for k, v in transforms.items()}
+
+    def make_mask(labels, group):
+        return tree_map(lambda label: label == group, labels)
+
+    def init_fn(params):
+        labels = param_labels(params) if callable(param_labels) else param_labels
+        label_set = set(tree_leaves(labels))
+        if not label_set.issubset(transforms.keys()):
+            raise ValueError(f"Some parameters have no corresponding transformation.\nParameter labels: {list(sorted(label_set))} \nTransforms keys: {list(sorted(transforms.keys()))} \n")
+        inner_states = {group: _optax_masked(tx, make_mask(labels, group), mask_compatible_extra_args=mask_compatible_extra_args).init(params) for group, tx in transforms.items()}
+        return _optax_PartitionState(inner_states)
+
+    def update_fn(updates, state, params=None, **extra_args):
+        labels = param_labels(updates) if callable(param_labels) else param_labels
+        new_inner_state = {}
+        for group, tx in transforms.items():
+            masked_tx = _optax_masked(tx, make_mask(labels, group), mask_compatible_extra_args=mask_compatible_extra_args)
+            updates, new_inner_state[group] = masked_tx.update(updates, state.inner_states[group], params, **extra_args)
+        return updates, _optax_PartitionState(new_inner_state)
+
+    return _optax_GradientTransformationExtraArgs(init_fn, update_fn)
+
+def _optax_apply_if_finite(inner, max_consecutive_errors):
+    """inner's update if the updates are finite, else zero updates and inner's state kept (unless more than max_consecutive_errors in a row)."""
+    inner = _optax_with_extra_args_support(inner)
+
+    def init_fn(params):
+        return _optax_ApplyIfFiniteState(
+            notfinite_count=zeros([], int32),
+            last_finite=array(True, bool_),
+            total_notfinite=zeros([], int32),
+            inner_state=inner.init(params))
+
+    def update_fn(updates, state, params=None, **extra_args):
+        inner_state = state.inner_state
+        flat_updates = tree_flatten(updates)[0]
+        is_finite = all(array([all(isfinite(p)) for p in flat_updates]))
+        notfinite_count = where(is_finite, zeros([], int32), _optax_safe_increment(state.notfinite_count))
+
+        def do_update(_):
+            return inner.update(updates, inner_state, params, **extra_args)
+
+        def reject_update(_):
+            return _optax_tree_zeros_like(updates), inner_state
+
+        updates, new_inner_state = cond(logical_or(is_finite, notfinite_count > max_consecutive_errors), do_update, reject_update, None)
+        return updates, _optax_ApplyIfFiniteState(
+            notfinite_count=notfinite_count,
+            last_finite=is_finite,
+            total_notfinite=where(is_finite, state.total_notfinite, _optax_safe_increment(state.total_notfinite)),
+            inner_state=new_inner_state)
+
+    return _optax_GradientTransformationExtraArgs(init_fn, update_fn)
+
+def _optax_lookahead(fast_optimizer, sync_period, slow_step_size, reset_state=False):
+    """Lookahead: fast_optimizer on params.fast; every sync_period steps params.slow moves slow_step_size towards it and params.fast restarts there."""
+    if sync_period < 1:
+        raise ValueError("Synchronization period must be >= 1.")
+
+    def init_fn(params):
+        fast_params = getattr(params, "fast", None)
+        if fast_params is None:
+            fast_params = params
+        return _optax_LookaheadState(fast_state=fast_optimizer.init(fast_params), steps_since_sync=zeros((), dtype=int32))
+
+    def update_fn(updates, state, params):
+        updates, fast_state = fast_optimizer.update(updates, state.fast_state, params.fast)
+        sync_next = state.steps_since_sync == sync_period - 1
+        updates = _optax_lookahead_update(updates, sync_next, params, slow_step_size)
+        if reset_state:
+            initial_state = fast_optimizer.init(params.fast)
+            fast_state = tree_map(lambda current, init: (1 - sync_next) * current + sync_next * init, fast_state, initial_state)
+        steps_since_sync = (state.steps_since_sync + 1) % sync_period
+        return updates, _optax_LookaheadState(fast_state, steps_since_sync)
+
+    return _optax_GradientTransformation(init_fn, update_fn)
+
+def _optax_lookahead_update(updates, sync_next, params, slow_step_size):
+    """Lookahead's updates of the fast and the slow weights for one step."""
+    last_difference = tree_map(lambda f, u, s: f + u - s, params.fast, updates, params.slow)
+    slow_updates = tree_map(lambda diff: slow_step_size * sync_next * diff, last_difference)
+    fast_updates = tree_map(lambda up, diff: up - sync_next * (1 - slow_step_size) * diff, updates, last_difference)
+    return _optax_LookaheadParams(fast=fast_updates, slow=slow_updates)
 
 def _optax_multi_steps_setup(self, opt, every_k_schedule, use_grad_mean, should_skip_update_fn, accumulator_dtype):
     """MultiSteps.__init__."""
@@ -1065,6 +1505,62 @@ def _optax_adafactor(learning_rate=None, min_dim_size_to_factor=128, decay_rate=
     tx.append(_optax_scale(-1))
     return _optax_chain(*tx)
 
+def _optax_radam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, threshold=5.0, *, nesterov=False):
+    """RAdam: Adam with a rectified adaptive learning rate."""
+    return _optax_chain(
+        _optax_scale_by_radam(b1=b1, b2=b2, eps=eps, eps_root=eps_root, threshold=threshold, nesterov=nesterov),
+        _optax_scale_by_learning_rate(learning_rate))
+
+def _optax_yogi(learning_rate, b1=0.9, b2=0.999, eps=1e-3):
+    """Yogi: Adam with additive second-moment updates."""
+    return _optax_chain(_optax_scale_by_yogi(b1=b1, b2=b2, eps=eps), _optax_scale_by_learning_rate(learning_rate))
+
+def _optax_adadelta(learning_rate=None, rho=0.9, eps=1e-6, weight_decay=0.0, weight_decay_mask=None):
+    """AdaDelta, with optional weight decay."""
+    return _optax_chain(
+        _optax_add_decayed_weights(weight_decay, mask=weight_decay_mask),
+        _optax_scale_by_adadelta(rho=rho, eps=eps),
+        _optax_scale_by_learning_rate(learning_rate))
+
+def _optax_novograd(learning_rate, b1=0.9, b2=0.25, eps=1e-6, eps_root=0.0, weight_decay=0.0):
+    """NovoGrad: layer-wise normalised gradients with weight decay and momentum."""
+    return _optax_chain(
+        _optax_scale_by_novograd(b1=b1, b2=b2, eps=eps, eps_root=eps_root, weight_decay=weight_decay),
+        _optax_scale_by_learning_rate(learning_rate))
+
+def _optax_sm3(learning_rate, momentum=0.9):
+    """SM3: memory-efficient Adagrad (accumulators per axis), with momentum."""
+    return _optax_chain(_optax_scale_by_sm3(momentum), _optax_scale(-learning_rate))
+
+def _optax_fromage(learning_rate, min_norm=1e-6):
+    """Fromage: updates scaled by the trust ratio, shrinking the weights by 1 / sqrt(1 + lr**2)."""
+    if not callable(learning_rate):
+        mult = 1 / (1 + learning_rate ** 2) ** 0.5
+        return _optax_chain(
+            _optax_scale_by_trust_ratio(min_norm),
+            _optax_scale_by_learning_rate(learning_rate * mult),
+            _optax_add_decayed_weights(mult - 1))
+    mult_lr = lambda count: 1 / (1 + learning_rate(count) ** 2) ** 0.5
+    return _optax_chain(
+        _optax_scale_by_trust_ratio(min_norm),
+        _optax_scale_by_learning_rate(lambda c: mult_lr(c) * learning_rate(c)),
+        _optax_add_decayed_weights(lambda c: mult_lr(c) - 1))
+
+def _optax_lars(learning_rate, weight_decay=0.0, weight_decay_mask=True, trust_coefficient=0.001, eps=0.0, trust_ratio_mask=True, momentum=0.9, nesterov=False):
+    """LARS: SGD with momentum, each layer's update scaled by its trust ratio."""
+    return _optax_chain(
+        _optax_add_decayed_weights(weight_decay, mask=weight_decay_mask),
+        _optax_masked(inner=_optax_scale_by_trust_ratio(trust_coefficient=trust_coefficient, eps=eps), mask=trust_ratio_mask),
+        _optax_scale_by_learning_rate(learning_rate),
+        _optax_trace(decay=momentum, nesterov=nesterov))
+
+def _optax_adan(learning_rate, b1=0.98, b2=0.92, b3=0.99, eps=1e-8, eps_root=1e-8, weight_decay=0.0, mask=None):
+    """Adan: adaptive Nesterov momentum, with decoupled weight decay."""
+    return _optax_chain(
+        _optax_scale_by_adan(b1=b1, b2=b2, b3=b3, eps=eps, eps_root=eps_root),
+        _optax_add_decayed_weights(weight_decay, mask),
+        _optax_scale_by_learning_rate(learning_rate))
+
 # ---------------------------------------------------------------------------
 # schedules
 
@@ -1173,6 +1669,68 @@ def _optax_warmup_exponential_decay_schedule(init_value, peak_value, warmup_step
     ]
     return _optax_join_schedules(schedules, [warmup_steps])
 
+def _optax_linear_interpolate(start, end, pct):
+    """start + (end - start) * pct."""
+    return (end - start) * pct + start
+
+def _optax_cosine_interpolate(start, end, pct):
+    """From start (pct 0) to end (pct 1) along a half cosine."""
+    return end + (start - end) / 2.0 * (cos(pi * pct) + 1)
+
+def _optax_piecewise_interpolate_schedule(interpolate_type, init_value, boundaries_and_scales=None):
+    """init_value times the scales of the boundaries passed, interpolated ('linear' or 'cosine') between boundaries."""
+    if interpolate_type == "linear":
+        interpolate_fn = _optax_linear_interpolate
+    elif interpolate_type == "cosine":
+        interpolate_fn = _optax_cosine_interpolate
+    else:
+        raise ValueError("`interpolate_type` must be either 'cosine' or 'linear'")
+    if boundaries_and_scales:
+        boundaries, scales = zip(*sorted(boundaries_and_scales.items()))
+        if not all(scale >= 0.0 for scale in scales):
+            raise ValueError("`piecewise_interpolate_schedule` expects non-negative scale factors")
+    else:
+        boundaries, scales = (), ()
+
+    def schedule(count):
+        bounds = stack((0,) + tuple(boundaries))
+        values = cumprod(stack((init_value,) + tuple(scales)))
+        interval_sizes = maximum(bounds[1:] - bounds[:-1], 1)
+        indicator = logical_and(bounds[:-1] <= count, count < bounds[1:])
+        pct = (count - bounds[:-1]) / interval_sizes
+        interp_vals = interpolate_fn(values[:-1], values[1:], pct)
+        return indicator.dot(interp_vals) + (bounds[-1] <= count) * values[-1]
+
+    return schedule
+
+def _optax_linear_onecycle_schedule(transition_steps, peak_value, pct_start=0.3, pct_final=0.85, div_factor=25.0, final_div_factor=1e4):
+    """One cycle: linear up from peak_value / div_factor to peak_value, back down, then down to a final_div_factor-th of the start."""
+    if transition_steps <= 0:
+        raise ValueError("A linear onecycle schedule was set with a non-positive `transition_steps`")
+    return _optax_piecewise_interpolate_schedule("linear", peak_value / div_factor, {
+        int(pct_start * transition_steps): div_factor,
+        int(pct_final * transition_steps): 1.0 / div_factor,
+        transition_steps: 1.0 / final_div_factor})
+
+def _optax_cosine_onecycle_schedule(transition_steps, peak_value, pct_start=0.3, div_factor=25.0, final_div_factor=1e4):
+    """One cycle: cosine up from peak_value / div_factor to peak_value, then cosine down to a final_div_factor-th of the start."""
+    if transition_steps <= 0:
+        raise ValueError("A linear onecycle schedule was set with a non-positive `transition_steps`")
+    return _optax_piecewise_interpolate_schedule("cosine", peak_value / div_factor, {
+        int(pct_start * transition_steps): div_factor,
+        int(transition_steps): 1.0 / (div_factor * final_div_factor)})
+
+def _optax_sgdr_schedule(cosine_kwargs):
+    """SGDR: warm restarts, one warmup_cosine_decay_schedule (given by its keyword arguments) after another."""
+    boundaries = []
+    schedules = []
+    step = 0
+    for kwargs in cosine_kwargs:
+        schedules += [_optax_warmup_cosine_decay_schedule(**kwargs)]
+        boundaries += [step + kwargs["decay_steps"]]
+        step += kwargs["decay_steps"]
+    return _optax_join_schedules(schedules, boundaries[:-1])
+
 # ---------------------------------------------------------------------------
 # losses
 
@@ -1251,3 +1809,92 @@ def _optax_log_cosh(predictions, targets=None):
     """log(cosh(predictions - targets)), elementwise."""
     errors = (predictions - targets) if targets is not None else predictions
     return logaddexp(errors, -errors) - log(2.0).astype(errors.dtype)
+
+def _optax_check_subdtype(x, subdtype):
+    """Raise TypeError unless x's dtype is a subdtype of subdtype."""
+    dtype = result_type(x)
+    if not issubdtype(dtype, subdtype):
+        raise TypeError(f"Expected the input to have a dtype that is a subdtype of {subdtype}, got {dtype} instead")
+
+def _optax_check_shapes_equal(a, b):
+    """Raise ValueError unless a and b have the same shape."""
+    if shape(a) != shape(b):
+        raise ValueError(f"Shape mismatch: got {shape(a)} and {shape(b)}.")
+
+def _optax_hinge_loss(predictor_outputs, targets):
+    """max(0, 1 - predictor_outputs * targets), for targets in {-1, 1}."""
+    return maximum(0, 1 - predictor_outputs * targets)
+
+def _optax_perceptron_loss(predictor_outputs, targets):
+    """max(0, -predictor_outputs * targets), for targets in {-1, 1}."""
+    _optax_check_shapes_equal(predictor_outputs, targets)
+    return maximum(0, -predictor_outputs * targets)
+
+def _optax_kl_divergence(log_predictions, targets, axis=-1, where=None):
+    """sum(targets * (log(targets) - log_predictions)) over axis (0 log 0 = 0)."""
+    _optax_check_subdtype(log_predictions, floating)
+    _optax_check_subdtype(targets, floating)
+    loss = targets * (_where(targets == 0, 0, log(targets)) - log_predictions)
+    return sum(loss, axis=axis, where=where)
+
+def _optax_kl_divergence_with_log_targets(log_predictions, log_targets, axis=-1, where=None):
+    """sum(exp(log_targets) * (log_targets - log_predictions)) over axis."""
+    _optax_check_subdtype(log_predictions, floating)
+    _optax_check_subdtype(log_targets, floating)
+    loss = exp(log_targets) * (log_targets - log_predictions)
+    return sum(loss, axis=axis, where=where)
+
+def _optax_generalized_kl_divergence(log_predictions, targets, axis=-1, where=None):
+    """kl_divergence plus sum(exp(log_predictions) - targets): the KL divergence of unnormalised measures."""
+    x = _optax_kl_divergence(log_predictions, targets, axis=axis, where=where)
+    y = sum(exp(log_predictions) - targets, axis=axis, where=where)
+    return x + y
+
+def _optax_convex_kl_divergence(log_predictions, targets, axis=-1, where=None):
+    """generalized_kl_divergence's deprecated name."""
+    return _optax_generalized_kl_divergence(log_predictions, targets, axis=axis, where=where)
+
+def _optax_sigmoid_focal_loss(logits, labels, *, alpha=None, gamma=2.0):
+    """The sigmoid binary cross-entropy weighted by (1 - p_t)**gamma (and alpha for the positives), elementwise."""
+    _optax_check_subdtype(logits, floating)
+    labels = asarray(labels).astype(logits.dtype)
+    ce_loss = _optax_sigmoid_binary_cross_entropy(logits, labels)
+    log_p = log_sigmoid(logits)
+    log_q = log_sigmoid(-logits)
+    log_one_minus_p_t = logsumexp(stack([log_p, log_q], axis=-1), axis=-1, b=stack([1 - labels, labels], axis=-1))
+    focal_weight = exp(gamma * log_one_minus_p_t)
+    loss = ce_loss * focal_weight
+    if alpha is None:
+        return loss
+    return (alpha * labels + (1.0 - alpha) * (1.0 - labels)) * loss
+
+def _optax_softmax_where(x, axis, where_):
+    """softmax over axis (0 outside where_, as jax.nn.softmax's where=)."""
+    if where_ is None:
+        return softmax(x, axis=axis)
+    m = max(_where(where_, x, -inf), axis=axis, keepdims=True)
+    unnormalized = exp(x - stop_gradient(m))
+    result = unnormalized / sum(unnormalized, axis=axis, where=where_, keepdims=True)
+    return _where(where_, result, 0.0)
+
+def _optax_poly_loss_cross_entropy(logits, labels, *, epsilon=2.0, axis=-1, where=None):
+    """PolyLoss: softmax_cross_entropy + epsilon * sum(labels * (1 - softmax(logits)))."""
+    _optax_check_subdtype(logits, floating)
+    _optax_check_subdtype(labels, floating)
+    p = _optax_softmax_where(logits, axis, where)
+    one_minus_pt = sum(labels * (1 - p), axis=axis, where=where)
+    cross_entropy = _optax_softmax_cross_entropy(logits=logits, labels=labels, axis=axis, where=where)
+    return cross_entropy + epsilon * one_minus_pt
+
+def _optax_smooth_labels(labels, alpha, *, axis=-1, where=None):
+    """(1 - alpha) * labels + alpha / num_categories (the categories along axis, or those of where)."""
+    _optax_check_subdtype(labels, floating)
+    if where is None:
+        if axis is None:
+            num_categories = size(labels)
+        else:
+            axes = (axis,) if isinstance(axis, int) else tuple(axis)
+            num_categories = functools_reduce(operator_mul, [shape(labels)[a] for a in axes], 1)
+    else:
+        num_categories = sum(where, axis, keepdims=True)
+    return (1.0 - alpha) * labels + alpha / num_categories

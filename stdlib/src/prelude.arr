@@ -21,10 +21,23 @@ def softplus(x):
     """log(1 + exp(x)), computed stably."""
     return logaddexp(x, 0.0)
 
+@custom_jvp
 def logaddexp(a, b):
-    """log(exp(a) + exp(b)) without overflow."""
+    """log(exp(a) + exp(b)) without overflow. Its derivative is JAX's rule
+    (each input weighted by exp(input - output): 1/2 each where they tie)."""
     m = maximum(a, b)
-    return m + log1p(exp(-abs(a - b)))
+    delta = a - b
+    # Infinities of the same sign (and NaNs) give a + b, as JAX's.
+    return _where(isnan(delta), a + b, m + log1p(exp(-abs(delta))))
+
+@logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    a, b = primals
+    ta, tb = tangents
+    out = logaddexp(a, b)
+    # Infinities as 0 inside the weights, as JAX's (exp(inf - inf) is no weight).
+    fin = lambda v: _where(isinf(v), 0.0, v)
+    return out, ta * exp(fin(a) - fin(out)) + tb * exp(fin(b) - fin(out))
 
 # `where` under another name, for functions whose `where=` parameter hides it.
 _where = where
@@ -148,7 +161,8 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     if num == 0:
         out = zeros((0,))
     elif div > 0:
-        step = arange(num, dtype=float32) / div
+        # Times the reciprocal, as XLA computes JAX's iota / div: the same bits.
+        step = arange(num, dtype=float32) * (1.0 / div)
         out = start * (1.0 - step) + stop * step
         if endpoint:
             out[-1] = stop

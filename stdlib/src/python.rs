@@ -360,7 +360,7 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.mutating_method(
         "dict",
-        "pop(self, key, default=None)",
+        "pop(self, key, default=...)",
         "Remove key and return its value (or default).",
         dict_pop,
     );
@@ -1665,7 +1665,8 @@ fn dict_pop(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let k = a[1].to_key()?;
     match the_dict(&a[0]).borrow_mut().shift_remove(&k) {
         Some(v) => Ok(v),
-        None if !matches!(a[2], Value::None) => Ok(a[2].clone()),
+        // `...` stands for "no default" (`d.pop(k, None)` returns None).
+        None if !matches!(a[2], Value::Ellipsis) => Ok(a[2].clone()),
         None => Err(exception::key_error(&a[1])),
     }
 }

@@ -761,7 +761,7 @@ fn errors_name_shapes_and_lines() {
 #[test]
 fn numpy_and_jax_module_aliases() {
     check(
-        "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.exp is exp)\n",
+        "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.arange is arange)\n",
         expect![[r#"
             3.0 float32 float32 True
         "#]],
