@@ -614,10 +614,21 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     {
         dtype = DEFAULT_INT;
     }
-    if let (BinaryOp::Pow, Value::Int(n)) = (op, &b) {
-        if dtype.is_inexact() || *n >= 0 {
+    // A Python int exponent, or a concrete integer scalar (JAX's `power`
+    // takes `operator.index` of one), is an integer power.
+    let exponent = match (op, &b) {
+        (BinaryOp::Pow, Value::Int(n)) => Some(*n),
+        (BinaryOp::Pow, Value::Array(t @ Tensor::Concrete(c)))
+            if c.shape().is_empty() && c.dtype().is_int() =>
+        {
+            item(t)?.as_int()
+        }
+        _ => None,
+    };
+    if let Some(n) = exponent {
+        if dtype.is_inexact() || n >= 0 {
             let x = into_array_as(a, dtype)?.weakened(weak);
-            return Ok(Value::Array(integer_pow(x, *n)?));
+            return Ok(Value::Array(integer_pow(x, n)?));
         }
     }
     // Operands converted for the operation are as weak as its result.

@@ -9,7 +9,9 @@
 # name), so `jax.jit`, `jax.grad`, `jax.tree.map` take modules as they are,
 # as Flax 0.12's pytree modules. `nnx.split` / `nnx.state` walk the object
 # graph (a variable reached twice, a tied weight, is one entry) into `State`s
-# keyed by path; `nnx.merge` copies the graph and sets the values back.
+# keyed by path (with the arrays objects hold outside variables); `nnx.merge`
+# copies the graph's structure and puts the states' variables in it (the
+# merged module shares them with the states, as in Flax 0.12).
 # `nnx.jit` runs the function under `jit` and copies the state the function
 # left in its module arguments back into the caller's objects, so updates
 # made inside (an optimiser step, a counter) persist, as in Flax.
@@ -224,8 +226,6 @@ def _nnx_is_data(value):
     values (containers included) are static unless marked."""
     return isinstance(value, (array, _nnx_PytreeBase))
 
-def _nnx_Dict(*args, **kwargs):
-    return dict(*args, **kwargs)
 
 # ---- sharding metadata ----
 
@@ -338,14 +338,14 @@ class _nnx_ModuleBase(_nnx_Pytree):
     """The base of layers and of a user's models (nnx.Module)."""
 
     def iter_modules(self):
-        return [(p, m) for p, m in _nnx_iter_graph(self) if isinstance(m, _nnx_ModuleBase)]
+        return _nnx_iter_modules(self)
 
     def iter_children(self):
         return [(k, v) for k, v in _nnx_attributes(self) if isinstance(v, _nnx_ModuleBase)]
 
     def set_attributes(self, *filters, raise_if_not_found=True, **attributes):
         found = set()
-        for _, m in self.iter_modules():
+        for _, m in _nnx_modules_preorder(self):
             for name, value in attributes.items():
                 if name in vars(m):
                     setattr(m, name, value)
@@ -447,33 +447,112 @@ class _nnx_ListBase(_nnx_Module):
         return iter([getattr(self, str(k)) for k in range(self._length)])
 
     def __repr__(self):
-        return "List([" + ", ".join(repr(x) for x in self) + "])"
+        return _nnx_object_repr(self, "")
 
 _nnx_List = type("List", (_nnx_ListBase,), {})
 
+class _nnx_DictBase(_nnx_Module):
+    """A dict that is part of a module's state (nnx.Dict): its entries are
+    attributes (keys are names), so functions among them stay static
+    structure."""
+
+    def __init__(self, *args, **kwargs):
+        for name, value in dict(*args, **kwargs).items():
+            setattr(self, name, value)
+
+    def _keys(self):
+        return [k for k in vars(self) if not k.startswith("__")]
+
+    def __getitem__(self, key):
+        if isinstance(key, str) and key in self._keys():
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __setitem__(self, key, value):
+        setattr(self, key, value)
+
+    def __delitem__(self, key):
+        if key not in self._keys():
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __contains__(self, key):
+        return key in self._keys()
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self):
+        return len(self._keys())
+
+    def __hash__(self):
+        return id(self)
+
+    def keys(self):
+        return self._keys()
+
+    def values(self):
+        return [getattr(self, k) for k in self._keys()]
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in self._keys()]
+
+    def get(self, key, default=None):
+        return getattr(self, key) if key in self._keys() else default
+
+    def pop(self, key, *default):
+        if key in self._keys():
+            value = getattr(self, key)
+            delattr(self, key)
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def update(self, *args, **kwargs):
+        for name, value in dict(*args, **kwargs).items():
+            setattr(self, name, value)
+
+_nnx_Dict = type("Dict", (_nnx_DictBase,), {})
+
 
 def _nnx_attributes(node):
-    """The attributes of an object in name order (lists by index)."""
+    """The attributes of an object in name order (lists by index); the
+    library's own bookkeeping (`__pytree_data__`, `__captures__`) left out."""
     if isinstance(node, _nnx_ListBase):
         return [(k, node[k]) for k in range(len(node))]
-    return [(k, getattr(node, k)) for k in sorted(vars(node))]
+    return [(k, getattr(node, k)) for k in sorted(vars(node)) if not k.startswith("__")]
+
+def _nnx_sorted_keys(keys):
+    """Keys in Flax's order: numbers first (by value), then the rest by name."""
+    return sorted(keys, key=lambda k: (0, k, "") if isinstance(k, int) else (1, 0, str(k)))
+
+def _nnx_is_namedtuple(value):
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 def _nnx_children(value):
     """(key, child) pairs of a node of the object graph: an object's
-    attributes, a list's or tuple's items, a dict's entries by key."""
+    attributes, a State's entries, a named tuple's fields, a list's or
+    tuple's items, a dict's entries by key."""
     if isinstance(value, _nnx_VariableBase):
         return []
+    if isinstance(value, _nnx_StateBase):
+        mapping = value._mapping
+        return [(k, mapping[k]) for k in _nnx_sorted_keys(mapping.keys())]
     if isinstance(value, _nnx_PytreeBase):
         return _nnx_attributes(value)
+    if _nnx_is_namedtuple(value):
+        return [(f, getattr(value, f)) for f in type(value)._fields]
     if isinstance(value, (list, tuple)):
         return list(enumerate(value))
     if isinstance(value, dict):
-        return [(k, value[k]) for k in sorted(value.keys())]
+        return [(k, value[k]) for k in _nnx_sorted_keys(value.keys())]
     return []
 
 def _nnx_iter_graph(node):
     """(path, value) of every object and variable reachable from node, each
-    once (the first path that reaches it), parents first."""
+    once (the first path that reaches it), parents first (the library's own
+    walk; nnx.iter_graph is _nnx_iter_graph_public)."""
     seen = set()
     out = []
     def walk(path, value):
@@ -488,8 +567,67 @@ def _nnx_iter_graph(node):
     walk((), node)
     return out
 
+def _nnx_iter_graph_public(node, *, graph=None):
+    """nnx.iter_graph: (path, value) of every node and leaf under node, static
+    values included, each node once, children before their parent (Flax's
+    stack walk: None and () count as nodes without children)."""
+    visited = set()
+    out = []
+    stack = [((), node, False)]
+    while stack:
+        path, value, traversed = stack.pop()
+        is_node = value is None or isinstance(value, (_nnx_PytreeBase, list, tuple, dict))
+        if traversed or not is_node:
+            out.append((path, value))
+            continue
+        if id(value) in visited:
+            continue
+        visited.add(id(value))
+        if isinstance(value, _nnx_VariableBase):
+            out.append((path, value))
+            continue
+        stack.append((path, value, True))
+        children = [] if value is None else _nnx_children(value)
+        if isinstance(value, _nnx_ListBase):
+            children = children + [("_length", len(value))]
+        for k, child in reversed(children):
+            stack.append((path + (k,), child, False))
+    return out
+
 def _nnx_variables_of(node):
-    return [(p, v) for p, v in _nnx_iter_graph(node) if isinstance(v, _nnx_VariableBase)]
+    """(path, leaf) of node's state, in path order: each variable once, and
+    the arrays its objects hold outside variables (data, as Flax 0.12 takes
+    them), and what an attribute marked with nnx.data holds."""
+    seen = set()
+    out = []
+    def walk(path, value):
+        if isinstance(value, _nnx_VariableBase):
+            if id(value) not in seen:
+                seen.add(id(value))
+                out.append((path, value))
+            return
+        if isinstance(value, array):
+            out.append((path, value))
+            return
+        if not isinstance(value, (_nnx_PytreeBase, list, tuple, dict)):
+            return
+        if isinstance(value, (_nnx_PytreeBase, list, dict)):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+        marks = {}
+        if isinstance(value, _nnx_PytreeBase) and not isinstance(value, (_nnx_StateBase, _nnx_ListBase)):
+            marks = vars(value).get("__pytree_data__", {})
+        for k, child in _nnx_children(value):
+            mark = marks.get(k, None)
+            if mark is False:
+                continue
+            if mark is True and isinstance(child, (bool, int, float)):
+                out.append((path + (k,), child))
+                continue
+            walk(path + (k,), child)
+    walk((), node)
+    return out
 
 # ---- filters ----
 
@@ -656,7 +794,7 @@ _nnx_GraphState = _nnx_State
 
 def _nnx_flat(mapping, path):
     out = []
-    for k in sorted(mapping.keys()):
+    for k in _nnx_sorted_keys(mapping.keys()):
         v = mapping[k]
         if isinstance(v, dict):
             out.extend(_nnx_flat(v, path + (k,)))
@@ -737,15 +875,63 @@ def _nnx_pop(node, *filters):
 @register_static
 class _nnx_GraphDefBase:
     """The structure of an object graph (nnx.GraphDef): a copy of it, whose
-    variables `merge` fills from states."""
+    variables `merge` fills from states. Two compare equal when their
+    graphs have the same structure (types, attribute names, static values,
+    variable types and metadata, sharing), as Flax's."""
 
     def __init__(self, template):
         self.template = template
+        self._signature = None
+
+    def signature(self):
+        if self._signature is None:
+            self._signature = _nnx_graph_signature(self.template)
+        return self._signature
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        return isinstance(other, _nnx_GraphDefBase) and self.signature() == other.signature()
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.signature())
 
     def __repr__(self):
         return f"GraphDef({type(self.template).__name__})"
 
 _nnx_GraphDef = type("GraphDef", (_nnx_GraphDefBase,), {})
+
+def _nnx_hashable(x):
+    """x if it can be hashed (a static value of a graph), else its text."""
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return ("unhashable", type(x).__name__, repr(x))
+
+def _nnx_graph_signature(node):
+    """A hashable description of the structure of the graph under node: what
+    makes two GraphDefs equal."""
+    index = {}
+    def sig(value):
+        if isinstance(value, (_nnx_PytreeBase, list, dict)):
+            if id(value) in index:
+                return ("ref", index[id(value)])
+            index[id(value)] = len(index)
+        if isinstance(value, _nnx_VariableBase):
+            meta = tuple((k, _nnx_hashable(m)) for k, m in value._var_metadata.items())
+            return ("variable", type(value).__name__, meta)
+        if isinstance(value, array):
+            return ("array",)
+        if isinstance(value, _nnx_PytreeBase):
+            return ("object", type(value).__name__, tuple((k, sig(v)) for k, v in _nnx_children(value)))
+        if isinstance(value, (list, tuple, dict)):
+            return (type(value).__name__, tuple((k, sig(v)) for k, v in _nnx_children(value)))
+        return ("static", _nnx_hashable(value))
+    return sig(node)
 
 def _nnx_graphdef(node):
     return _nnx_GraphDef(_copy_deepcopy(node))
@@ -758,33 +944,127 @@ def _nnx_split(node, *filters):
         states = _nnx_state_split(flat, filters, False)
     return (_nnx_graphdef(node),) + tuple(states)
 
-def _nnx_merge(graphdef, state=None, *states):
-    node = _copy_deepcopy(graphdef.template)
+def _nnx_flat_of(s):
+    if isinstance(s, _nnx_StateBase):
+        return s.flat_state()
+    if isinstance(s, dict):
+        return _nnx_flat(s, ())
+    return list(s)
+
+def _nnx_merge(graphdef, state=None, *states, copy=False):
+    """nnx.merge: a new graph of graphdef's structure holding the variables
+    of the states themselves (copies of them with copy=True), as Flax 0.12:
+    the merged module and the states share their variables."""
     all_states = ([] if state is None else [state]) + list(states)
-    _nnx_transform_update(node, *all_states)
+    if copy:
+        return _nnx_merge_copy(graphdef, *all_states)
+    node = _copy_deepcopy(graphdef.template)
+    here = {p: v for p, v in _nnx_variables_of(node)}
+    swap = {}
+    rest = []
+    for s in all_states:
+        for path, v in _nnx_flat_of(s):
+            old = here.get(path, None)
+            if isinstance(v, _nnx_VariableBase) and isinstance(old, _nnx_VariableBase):
+                swap[id(old)] = v
+            else:
+                rest.append((path, v))
+    if swap:
+        node = _nnx_swap_variables(node, swap, set())
+    _nnx_update(node, rest)
+    for _, obj in _nnx_iter_graph(node):
+        if not isinstance(obj, _nnx_VariableBase):
+            _nnx_sort_attributes(obj)
     return node
 
+def _nnx_merge_copy(graphdef, *states):
+    """A new graph of graphdef's structure with its own variables holding
+    the states' values (what the library's transforms rebuild modules with)."""
+    node = _copy_deepcopy(graphdef.template)
+    _nnx_transform_update(node, *states)
+    return node
+
+def _nnx_rebuilt_tuple(old, items):
+    if all(a is b for a, b in zip(items, old)):
+        return old
+    return type(old)(*items) if _nnx_is_namedtuple(old) else tuple(items)
+
+def _nnx_swap_variables(value, swap, seen):
+    """value with every variable whose id is in swap replaced by swap's
+    (objects, lists and dicts changed in place; tuples rebuilt)."""
+    if isinstance(value, _nnx_VariableBase):
+        return swap.get(id(value), value)
+    if isinstance(value, tuple):
+        return _nnx_rebuilt_tuple(value, [_nnx_swap_variables(x, swap, seen) for x in value])
+    if not isinstance(value, (_nnx_PytreeBase, list, dict)):
+        return value
+    if id(value) in seen:
+        return value
+    seen.add(id(value))
+    if isinstance(value, _nnx_StateBase):
+        _nnx_swap_variables(value._mapping, swap, seen)
+    elif isinstance(value, list):
+        for i in range(len(value)):
+            new = _nnx_swap_variables(value[i], swap, seen)
+            if new is not value[i]:
+                value[i] = new
+    elif isinstance(value, dict):
+        for k in list(value.keys()):
+            new = _nnx_swap_variables(value[k], swap, seen)
+            if new is not value[k]:
+                value[k] = new
+    else:
+        for k, v in list(vars(value).items()):
+            new = _nnx_swap_variables(v, swap, seen)
+            if new is not v:
+                _object_setattr(value, k, new)
+    return value
+
 def _nnx_update(node, *states):
-    """Set the variables of node at the paths of states to their values."""
+    """Set the variables of node at the paths of states to their values
+    (other leaves, and paths node lacks, are set as they are)."""
     here = {p: v for p, v in _nnx_variables_of(node)}
     for s in states:
-        flat = s.flat_state() if isinstance(s, _nnx_StateBase) else _nnx_flat(s, ())
-        for path, v in flat:
-            new = v.value if isinstance(v, _nnx_VariableBase) else v
-            if path in here:
-                here[path].value = new
+        for path, v in _nnx_flat_of(s):
+            mine = here.get(path, None)
+            if isinstance(mine, _nnx_VariableBase):
+                mine.value = v.value if isinstance(v, _nnx_VariableBase) else v
             else:
                 _nnx_set_path(node, path, v)
 
 def _nnx_set_path(node, path, v):
-    for k in path[:-1]:
-        node = node[k] if isinstance(node, (list, dict, _nnx_ListBase)) else getattr(node, k)
-    if isinstance(node, (list, dict)):
-        node[path[-1]] = v
+    """Set what node holds at path to v; returns node (a tuple on the way is
+    rebuilt and set back into its parent; missing dict levels are made)."""
+    if not path:
+        return v
+    k, last = path[0], len(path) == 1
+    if isinstance(node, tuple):
+        items = list(node)
+        items[k] = _nnx_set_path(items[k], path[1:], v)
+        return _nnx_rebuilt_tuple(node, items)
+    container = node._mapping if isinstance(node, _nnx_StateBase) else node
+    if isinstance(container, dict):
+        present = k in container
+        child = None if last else (container[k] if present else {})
+    elif isinstance(container, (list, _nnx_ListBase)):
+        present = True
+        child = None if last else container[k]
     else:
-        setattr(node, path[-1], v)
+        present = True
+        child = None if last else getattr(container, k)
+    new = _nnx_set_path(child, path[1:], v)
+    if last or not present or new is not child:
+        if isinstance(container, (list, dict, _nnx_ListBase)):
+            container[k] = new
+        else:
+            setattr(container, k, new)
+    return node
 
-def _nnx_clone(node):
+def _nnx_clone(node, variables=True, *, arrays=False, graph=None):
+    """nnx.clone: a deep copy (new objects and variables, the same arrays);
+    variables=False shares the variables."""
+    if not variables:
+        return _nnx_recursive_map(lambda path, m: m, node)
     node = _copy_deepcopy(node)
     _nnx_transform_update(node)
     return node
@@ -880,6 +1160,35 @@ def _nnx_transform_update(node, *states):
 def _nnx_holds_objects(x):
     return any(isinstance(v, _nnx_PytreeBase) for v in tree_leaves(x, is_leaf=lambda v: isinstance(v, _nnx_PytreeBase)))
 
+def _nnx_shared_paths(node):
+    """(path, first path) of each object or variable reached again under
+    node (what a pytree walk would copy apart)."""
+    first = {}
+    shared = []
+    def walk(path, value):
+        if isinstance(value, (_nnx_PytreeBase, list, dict)):
+            if id(value) in first:
+                shared.append((path, first[id(value)]))
+                return
+            first[id(value)] = path
+        if isinstance(value, _nnx_VariableBase):
+            return
+        if isinstance(value, (_nnx_PytreeBase, list, tuple, dict)):
+            for k, child in _nnx_children(value):
+                walk(path + (k,), child)
+    walk((), node)
+    return shared
+
+def _nnx_get_path(node, path):
+    for k in path:
+        if isinstance(node, _nnx_StateBase):
+            node = node._mapping[k]
+        elif isinstance(node, (list, tuple, dict, _nnx_ListBase)):
+            node = node[k]
+        else:
+            node = getattr(node, k)
+    return node
+
 def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
              donate_argnames=None, in_shardings=None, out_shardings=None, **kwargs):
     """jax.jit for functions of modules: what the function does to the
@@ -890,7 +1199,22 @@ def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argn
                        in_shardings=in_shardings, out_shardings=out_shardings, **kwargs)
     statics = () if static_argnums is None else ((static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums))
 
+    # The caller's arguments while a call runs: a trace (which runs pure)
+    # looks at what objects and variables they share.
+    calling = [None]
+
     def pure(*args, **kw):
+        shared = []
+        if calling[0] is not None:
+            given, given_kw = calling[0]
+            shared = _nnx_shared_paths([[None if i in statics else a for i, a in enumerate(given)], given_kw])
+        if shared:
+            # What the arguments share (tied layers, a model its optimizer
+            # holds too), which the pytree walk copied apart, is one again.
+            args = list(args)
+            root = [args, kw]
+            for path, first in shared:
+                _nnx_set_path(root, path, _nnx_get_path(root, first))
         out = fun(*args, **kw)
         moved = [a if (i not in statics and _nnx_holds_objects(a)) else None for i, a in enumerate(args)]
         moved_kw = {k: (v if _nnx_holds_objects(v) else None) for k, v in kw.items()}
@@ -912,7 +1236,11 @@ def _nnx_jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argn
     compiled = jit(pure, **jit_kwargs)
 
     def wrapped(*args, **kw):
-        out, moved, moved_kw = compiled(*args, **kw)
+        calling[0] = (args, kw)
+        try:
+            out, moved, moved_kw = compiled(*args, **kw)
+        finally:
+            calling[0] = None
         seen = set()
         for a, b in zip(args, moved):
             if b is not None:
@@ -1086,7 +1414,7 @@ def _nnx_capture(fn, *var_types, init=None, method_outputs=None):
         if init is not None:
             for path, v in _nnx_flat(init._mapping if isinstance(init, _nnx_StateBase) else init, ()):
                 by_path.setdefault(path[:-1], {})[path[-1]] = v
-        modules = _nnx_iter_modules(module)
+        modules = _nnx_modules_preorder(module)
         for path, m in modules:
             buffers = {t: {} for t in var_types}
             for name, v in by_path.get(path, {}).items():
@@ -1105,7 +1433,7 @@ def _nnx_capture(fn, *var_types, init=None, method_outputs=None):
                 else:
                     setattr(cls, name, method)
         flat = []
-        for path, m in _nnx_iter_modules(module):
+        for path, m in _nnx_modules_preorder(module):
             if "__captures__" in vars(m):
                 for var in m.__captures__:
                     if type(var) in var_types:
@@ -1159,8 +1487,13 @@ def _nnx_cached_partial(f, *cached_args):
     return partial(f, *cached_args)
 
 def _nnx_iter_modules(node, *, graph=None):
-    """nnx.iter_modules: (path, module) of every module under node, itself included."""
-    return node.iter_modules()
+    """nnx.iter_modules: (path, module) of every module under node, itself
+    included, submodules before the modules holding them (Flax's order)."""
+    return [(p, m) for p, m in _nnx_iter_graph_public(node) if isinstance(m, _nnx_ModuleBase)]
+
+def _nnx_modules_preorder(node):
+    """(path, module) of every module under node, parents first."""
+    return [(p, m) for p, m in _nnx_iter_graph(node) if isinstance(m, _nnx_ModuleBase)]
 
 def _nnx_iter_children(node, *, graph=None):
     """nnx.iter_children: (name, module) of node's direct submodules."""
@@ -1281,7 +1614,7 @@ def _nnx_lift(x):
     return x, None
 
 def _nnx_lower(x, graphdef):
-    return x if graphdef is None else _nnx_merge(graphdef, x)
+    return x if graphdef is None else _nnx_merge_copy(graphdef, x)
 
 def _nnx_lift_out(out):
     """An output (an object, or a tuple or list of outputs) as pure values
@@ -1345,7 +1678,7 @@ def _nnx_vmap(f=None, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None, 
         shapes = []
 
         def pure(*parts):
-            given = [x if plan is None else _nnx_merge(plan[0], *x) for x, plan in zip(parts, plans)]
+            given = [x if plan is None else _nnx_merge_copy(plan[0], *x) for x, plan in zip(parts, plans)]
             value, how = _nnx_lift_out(f(*given))
             shapes.append(how)
             states = tuple(None if plan is None else tuple(_nnx_split(g, *plan[1])[1:])
@@ -1544,7 +1877,7 @@ def _nnx_grad_transform(f, argnums, has_aux, with_value, holomorphic=False, allo
         def pure(diff):
             new_args = list(args)
             for (n, graphdef, rest), d in zip(plans, diff):
-                new_args[n] = d if graphdef is None else _nnx_merge(graphdef, d, rest)
+                new_args[n] = d if graphdef is None else _nnx_merge_copy(graphdef, d, rest)
             out = f(*new_args, **kwargs)
             value, aux = out if has_aux else (out, None)
             states = [None if graphdef is None else _nnx_state(new_args[n]) for (n, graphdef, _) in plans]
@@ -2471,6 +2804,394 @@ class _nnx_ConvBase(_nnx_Module):
 
 _nnx_Conv = type("Conv", (_nnx_ConvBase,), {})
 
+def _nnx_conv_transpose_padding(k, s, padding):
+    """jax.lax's padding of a transposed convolution's dimension (kernel k,
+    stride s) for the forward convolution's 'SAME' or 'VALID'."""
+    if padding == "SAME":
+        pad_len = k + s - 2
+        pad_a = k - 1 if s > k - 1 else -((-pad_len) // 2)
+    elif padding == "VALID":
+        pad_len = k + s - 2 + max(k - s, 0)
+        pad_a = k - 1
+    else:
+        raise ValueError(f"Invalid padding mode: {padding}")
+    return (pad_a, pad_len - pad_a)
+
+def _nnx_conv_transpose(lhs, rhs, strides, padding, rhs_dilation, transpose_kernel):
+    """lax.conv_transpose with channels-last operands (NH..C, H..IO): a
+    convolution of the input dilated by the strides."""
+    nd = ndim(lhs)
+    lhs_spec = (0, nd - 1) + tuple(range(1, nd - 1))
+    rhs_spec = (nd - 1, nd - 2) + tuple(range(0, nd - 2))
+    k_sdims = shape(rhs)[: nd - 2]
+    if isinstance(padding, str):
+        effective = [(k - 1) * d + 1 for k, d in zip(k_sdims, rhs_dilation)]
+        pads = [_nnx_conv_transpose_padding(k, s, padding) for k, s in zip(effective, strides)]
+    else:
+        pads = [tuple(p) for p in padding]
+    if transpose_kernel:
+        rhs = flip(rhs, axis=tuple(range(nd - 2)))
+        rhs = swapaxes(rhs, nd - 1, nd - 2)
+    return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, lhs_dilation=tuple(strides),
+                                rhs_dilation=tuple(rhs_dilation), dimension_numbers=(lhs_spec, rhs_spec, lhs_spec))
+
+class _nnx_ConvTransposeBase(_nnx_Module):
+    def __init__(self, in_features, out_features, kernel_size, strides=None, *, padding="SAME",
+                 kernel_dilation=None, use_bias=True, mask=None, dtype=None, param_dtype=float32,
+                 precision=None, kernel_init=None, bias_init=None, transpose_kernel=False,
+                 promote_dtype=None, preferred_element_type=None, rngs=None,
+                 kernel_metadata={}, bias_metadata={}):
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.kernel_size = kernel_size
+        self.in_features = in_features
+        self.out_features = out_features
+        self.strides = strides
+        self.padding = padding
+        self.kernel_dilation = kernel_dilation
+        self.use_bias = use_bias
+        self.mask = mask
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.precision = precision
+        self.transpose_kernel = transpose_kernel
+        self.promote_dtype = _nnx_promote_dtype
+        self.preferred_element_type = preferred_element_type
+        if transpose_kernel:
+            kernel_shape = kernel_size + (out_features, in_features)
+        else:
+            kernel_shape = kernel_size + (in_features, out_features)
+        self.kernel_shape = kernel_shape
+        self.kernel = _nnx_Param(kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata)
+        if use_bias:
+            self.bias = _nnx_Param(bias_init(rngs.params(), (out_features,), param_dtype), **bias_metadata)
+        else:
+            self.bias = None
+
+    def __call__(self, inputs):
+        k = self.kernel_size
+        def each(v):
+            v = 1 if v is None else v
+            return (v,) * len(k) if isinstance(v, int) else tuple(v)
+        batch_dims = ndim(inputs) - (len(k) + 1)
+        if batch_dims != 1:
+            batch_shape = tuple(shape(inputs)[:batch_dims])
+            inputs = reshape(inputs, (-1,) + tuple(shape(inputs)[batch_dims:]))
+        strides = each(self.strides)
+        kernel_dilation = each(self.kernel_dilation)
+        if self.mask is not None and tuple(shape(self.mask)) != tuple(self.kernel_shape):
+            raise ValueError(f"Mask needs to have the same shape as weights. Shapes are: {tuple(shape(self.mask))}, {self.kernel_shape}")
+        kernel = self.kernel[...]
+        if self.mask is not None:
+            kernel = kernel * self.mask
+        padding = _nnx_canonical_padding(self.padding, len(k))
+        if padding == "CIRCULAR":
+            padding = "VALID"
+        bias = None if self.bias is None else self.bias[...]
+        inputs, kernel, bias = _nnx_promote((inputs, kernel, bias), self.dtype)
+        y = _nnx_conv_transpose(inputs, kernel, strides, padding, kernel_dilation, self.transpose_kernel)
+        if self.padding == "CIRCULAR":
+            scaled = [xd * s for xd, s in zip(shape(inputs)[1:-1], strides)]
+            diffs = [(-(yd - xd)) % (2 * xd) for yd, xd in zip(shape(y)[1:-1], scaled)]
+            if self.transpose_kernel:
+                total = [(d // 2, (d + 1) // 2) for d in diffs]
+            else:
+                total = [((d + 1) // 2, d // 2) for d in diffs]
+            y = pad(y, [(0, 0)] + total + [(0, 0)])
+            for i in range(1, ndim(y) - 1):
+                ys = tuple(shape(y))
+                y = reshape(y, ys[:i] + (-1, scaled[i - 1]) + ys[i + 1:])
+                y = y.sum(axis=i)
+        if bias is not None:
+            y = y + reshape(bias, (1,) * (ndim(y) - 1) + (-1,))
+        if batch_dims != 1:
+            y = reshape(y, batch_shape + tuple(shape(y)[1:]))
+        return y
+
+_nnx_ConvTranspose = type("ConvTranspose", (_nnx_ConvTransposeBase,), {})
+
+class _nnx_InstanceNormBase(_nnx_Module):
+    def __init__(self, num_features, *, epsilon=1e-6, dtype=None, param_dtype=float32, use_bias=True,
+                 use_scale=True, bias_init=None, scale_init=None, feature_axes=-1, axis_name=None,
+                 axis_index_groups=None, use_fast_variance=True, promote_dtype=None, rngs=None,
+                 bias_metadata={}, scale_metadata={}):
+        bias_init = _init_zeros if bias_init is None else bias_init
+        scale_init = _init_ones if scale_init is None else scale_init
+        self.scale = _nnx_Param(scale_init(rngs.params(), (num_features,), param_dtype), **scale_metadata) if use_scale else None
+        self.bias = _nnx_Param(bias_init(rngs.params(), (num_features,), param_dtype), **bias_metadata) if use_bias else None
+        self.num_features = num_features
+        self.epsilon = epsilon
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.use_bias = use_bias
+        self.use_scale = use_scale
+        self.feature_axes = feature_axes
+        self.axis_name = axis_name
+        self.axis_index_groups = axis_index_groups
+        self.use_fast_variance = use_fast_variance
+        self.promote_dtype = _nnx_promote_dtype
+
+    def __call__(self, x, *, mask=None):
+        """Instance normalization: statistics of each example and feature over
+        the other axes (all but the leading batch axis and the features)."""
+        feature_axes = _nnx_axes(ndim(x), self.feature_axes)
+        if 0 in feature_axes:
+            raise ValueError("The channel axes cannot include the leading dimension as this is assumed to be the batch axis.")
+        reduction_axes = tuple(i for i in range(1, ndim(x)) if i not in feature_axes)
+        scale = None if self.scale is None else self.scale[...]
+        bias = None if self.bias is None else self.bias[...]
+        x, scale, bias = _nnx_promote((x, scale, bias), self.dtype)
+        mu, var = _nnx_stats(x, reduction_axes, True, self.use_fast_variance, mask)
+        return _nnx_normalize(x, mu, var, scale, bias, reduction_axes, feature_axes, self.epsilon)
+
+_nnx_InstanceNorm = type("InstanceNorm", (_nnx_InstanceNormBase,), {})
+
+# ---- recurrent layers ----
+
+def _nnx_modified_orthogonal(key, shape, dtype=float32):
+    """Flax's modified_orthogonal: an orthogonal matrix made in float32, then cast."""
+    return _init_orthogonal()(key, shape).astype(dtype)
+
+def _nnx_carry_stream(rngs, default):
+    if rngs is None:
+        rngs = default
+    if isinstance(rngs, _nnx_RngsBase):
+        rngs = rngs.carry
+    if rngs is None:
+        raise ValueError("RNGs must be provided to initialize the cell carry.")
+    return rngs
+
+class _nnx_RNNCellBaseBase(_nnx_Module):
+    """The base of recurrent cells (nnx.RNNCellBase): call(carry, x) gives
+    (new carry, output)."""
+
+    def _carry_init(self, carry_init):
+        if self.carry_init is None and carry_init is None:
+            return _init_zeros
+        return self.carry_init if carry_init is None else carry_init
+
+    @property
+    def num_feature_axes(self):
+        return 1
+
+_nnx_RNNCellBase = type("RNNCellBase", (_nnx_RNNCellBaseBase,), {})
+
+class _nnx_LSTMCellBase(_nnx_RNNCellBase):
+    def __init__(self, in_features, hidden_features, *, gate_fn=None, activation_fn=None, kernel_init=None,
+                 recurrent_kernel_init=None, bias_init=None, dtype=None, param_dtype=float32, carry_init=None,
+                 promote_dtype=None, keep_rngs=False, rngs=None, kernel_metadata={},
+                 recurrent_kernel_metadata={}, bias_metadata={}):
+        self.in_features = in_features
+        self.hidden_features = hidden_features
+        self.gate_fn = sigmoid if gate_fn is None else gate_fn
+        self.activation_fn = tanh if activation_fn is None else activation_fn
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.promote_dtype = _nnx_promote_dtype
+        self.rngs = rngs.carry.fork() if keep_rngs else None
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        recurrent_kernel_init = _nnx_modified_orthogonal if recurrent_kernel_init is None else recurrent_kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        def dense_i():
+            return _nnx_Linear(in_features, hidden_features, use_bias=False, kernel_init=kernel_init, dtype=dtype,
+                               param_dtype=param_dtype, rngs=rngs, kernel_metadata=kernel_metadata)
+        def dense_h():
+            return _nnx_Linear(hidden_features, hidden_features, use_bias=True, kernel_init=recurrent_kernel_init,
+                               bias_init=bias_init, dtype=dtype, param_dtype=param_dtype, rngs=rngs,
+                               kernel_metadata=recurrent_kernel_metadata, bias_metadata=bias_metadata)
+        self.ii = dense_i()
+        self.if_ = dense_i()
+        self.ig = dense_i()
+        self.io = dense_i()
+        self.hi = dense_h()
+        self.hf = dense_h()
+        self.hg = dense_h()
+        self.ho = dense_h()
+        self.carry_init = carry_init
+
+    def __call__(self, carry, inputs):
+        c, h = carry
+        i = self.gate_fn(self.ii(inputs) + self.hi(h))
+        f = self.gate_fn(self.if_(inputs) + self.hf(h))
+        g = self.activation_fn(self.ig(inputs) + self.hg(h))
+        o = self.gate_fn(self.io(inputs) + self.ho(h))
+        new_c = f * c + i * g
+        new_h = o * self.activation_fn(new_c)
+        return (new_c, new_h), new_h
+
+    def initialize_carry(self, input_shape, rngs=None, carry_init=None):
+        rngs = _nnx_carry_stream(rngs, self.rngs)
+        init = self._carry_init(carry_init)
+        mem_shape = tuple(input_shape[:-1]) + (self.hidden_features,)
+        c = init(rngs(), mem_shape, self.param_dtype)
+        h = init(rngs(), mem_shape, self.param_dtype)
+        return (c, h)
+
+_nnx_LSTMCell = type("LSTMCell", (_nnx_LSTMCellBase,), {})
+
+class _nnx_SimpleCellBase(_nnx_RNNCellBase):
+    def __init__(self, in_features, hidden_features, *, dtype=float32, param_dtype=float32, carry_init=None,
+                 residual=False, activation_fn=None, kernel_init=None, recurrent_kernel_init=None,
+                 bias_init=None, promote_dtype=None, keep_rngs=False, rngs=None, kernel_metadata={},
+                 recurrent_kernel_metadata={}, bias_metadata={}):
+        self.in_features = in_features
+        self.hidden_features = hidden_features
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.residual = residual
+        self.activation_fn = tanh if activation_fn is None else activation_fn
+        self.promote_dtype = _nnx_promote_dtype
+        self.rngs = rngs.carry.fork() if keep_rngs else None
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        recurrent_kernel_init = _init_orthogonal() if recurrent_kernel_init is None else recurrent_kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.dense_h = _nnx_Linear(hidden_features, hidden_features, use_bias=False, dtype=dtype,
+                                   param_dtype=param_dtype, kernel_init=recurrent_kernel_init, rngs=rngs,
+                                   kernel_metadata=recurrent_kernel_metadata)
+        self.dense_i = _nnx_Linear(in_features, hidden_features, use_bias=True, dtype=dtype,
+                                   param_dtype=param_dtype, kernel_init=kernel_init, bias_init=bias_init,
+                                   rngs=rngs, kernel_metadata=kernel_metadata, bias_metadata=bias_metadata)
+        self.carry_init = carry_init
+
+    def __call__(self, carry, inputs):
+        new_carry = self.dense_i(inputs) + self.dense_h(carry)
+        if self.residual:
+            new_carry = new_carry + carry
+        new_carry = self.activation_fn(new_carry)
+        return new_carry, new_carry
+
+    def initialize_carry(self, input_shape, rngs=None, carry_init=None):
+        rngs = _nnx_carry_stream(rngs, self.rngs)
+        mem_shape = tuple(input_shape[:-1]) + (self.hidden_features,)
+        return self._carry_init(carry_init)(rngs(), mem_shape, self.param_dtype)
+
+_nnx_SimpleCell = type("SimpleCell", (_nnx_SimpleCellBase,), {})
+
+class _nnx_GRUCellBase(_nnx_RNNCellBase):
+    def __init__(self, in_features, hidden_features, *, gate_fn=None, activation_fn=None, kernel_init=None,
+                 recurrent_kernel_init=None, bias_init=None, dtype=None, param_dtype=float32, carry_init=None,
+                 promote_dtype=None, keep_rngs=False, rngs=None, kernel_metadata={},
+                 recurrent_kernel_metadata={}, bias_metadata={}):
+        self.in_features = in_features
+        self.hidden_features = hidden_features
+        self.gate_fn = sigmoid if gate_fn is None else gate_fn
+        self.activation_fn = tanh if activation_fn is None else activation_fn
+        self.dtype = dtype
+        self.param_dtype = param_dtype
+        self.promote_dtype = _nnx_promote_dtype
+        self.rngs = rngs.carry.fork() if keep_rngs else None
+        kernel_init = _nnx_default_kernel_init if kernel_init is None else kernel_init
+        recurrent_kernel_init = _init_orthogonal() if recurrent_kernel_init is None else recurrent_kernel_init
+        bias_init = _init_zeros if bias_init is None else bias_init
+        self.dense_i = _nnx_Linear(in_features, 3 * hidden_features, use_bias=True, kernel_init=kernel_init,
+                                   bias_init=bias_init, dtype=dtype, param_dtype=param_dtype, rngs=rngs,
+                                   kernel_metadata=kernel_metadata, bias_metadata=bias_metadata)
+        self.dense_h = _nnx_Linear(hidden_features, 3 * hidden_features, use_bias=False,
+                                   kernel_init=recurrent_kernel_init, dtype=dtype, param_dtype=param_dtype,
+                                   rngs=rngs, kernel_metadata=recurrent_kernel_metadata)
+        self.carry_init = carry_init
+
+    def __call__(self, carry, inputs):
+        h = carry
+        xi_r, xi_z, xi_n = split(self.dense_i(inputs), 3, axis=-1)
+        hh_r, hh_z, hh_n = split(self.dense_h(h), 3, axis=-1)
+        r = self.gate_fn(xi_r + hh_r)
+        z = self.gate_fn(xi_z + hh_z)
+        n = self.activation_fn(xi_n + r * hh_n)
+        new_h = (1.0 - z) * n + z * h
+        return new_h, new_h
+
+    def initialize_carry(self, input_shape, rngs=None, carry_init=None):
+        rngs = _nnx_carry_stream(rngs, self.rngs)
+        mem_shape = tuple(input_shape[:-1]) + (self.hidden_features,)
+        return self._carry_init(carry_init)(rngs(), mem_shape, self.param_dtype)
+
+_nnx_GRUCell = type("GRUCell", (_nnx_GRUCellBase,), {})
+
+def _nnx_flip_sequences(inputs, seq_lengths, num_batch_dims, time_major):
+    """Flip sequences along the time axis, each within its length (padding
+    stays at the end), as Flax's flip_sequences."""
+    time_axis = 0 if time_major else num_batch_dims
+    max_steps = shape(inputs)[time_axis]
+    if seq_lengths is None:
+        return flip(inputs, axis=time_axis)
+    seq_lengths = expand_dims(seq_lengths, axis=time_axis)
+    idxs = arange(max_steps - 1, -1, -1)
+    if time_major:
+        idxs = reshape(idxs, [max_steps] + [1] * num_batch_dims)
+    else:
+        idxs = reshape(idxs, [1] * num_batch_dims + [max_steps])
+    idxs = (idxs + seq_lengths) % max_steps
+    idxs = reshape(idxs, list(shape(idxs)) + [1] * (ndim(inputs) - ndim(idxs)))
+    return take_along_axis(inputs, idxs, axis=time_axis)
+
+class _nnx_RNNBase(_nnx_Module):
+    """nnx.RNN: a cell applied over the time axis of a sequence (a scan)."""
+
+    def __init__(self, cell, *, time_major=False, return_carry=False, reverse=False, keep_order=False,
+                 unroll=1, state_axes=None, broadcast_rngs=None, rngs=True):
+        self.cell = cell
+        self.time_major = time_major
+        self.return_carry = return_carry
+        self.reverse = reverse
+        self.keep_order = keep_order
+        self.unroll = unroll
+        if rngs is True:
+            self.rngs = _nnx_RngStream(0, tag="carry")
+        elif isinstance(rngs, _nnx_RngsBase):
+            self.rngs = rngs.carry.fork()
+        elif rngs is False:
+            self.rngs = None
+        else:
+            raise ValueError(f"Expected rngs to be a jax.Array, int, Rngs, or bool. Got {type(rngs)}.")
+        self.state_axes = state_axes or _nnx_StateAxes({Ellipsis: _nnx_Carry})
+        self.broadcast_rngs = broadcast_rngs
+
+    def __call__(self, inputs, *, initial_carry=None, seq_lengths=None, return_carry=None, time_major=None,
+                 reverse=None, keep_order=None, rngs=None):
+        return_carry = self.return_carry if return_carry is None else return_carry
+        time_major = self.time_major if time_major is None else time_major
+        reverse = self.reverse if reverse is None else reverse
+        keep_order = self.keep_order if keep_order is None else keep_order
+        nd = ndim(inputs)
+        nfa = self.cell.num_feature_axes
+        time_axis = 0 if time_major else nd - (nfa + 1)
+        if time_axis < 0:
+            time_axis = time_axis + nd
+        in_shape = tuple(shape(inputs))
+        batch_dims = in_shape[1:-nfa] if time_major else in_shape[:time_axis]
+        if reverse:
+            inputs = _nnx_flip_sequences(inputs, seq_lengths, len(batch_dims), time_major)
+        if rngs is None:
+            rngs = self.rngs
+        if isinstance(rngs, _nnx_RngsBase):
+            rngs = rngs.carry.fork()
+        if initial_carry is None:
+            carry = self.cell.initialize_carry(in_shape[:time_axis] + in_shape[time_axis + 1:], rngs)
+        else:
+            carry = initial_carry
+        slice_carry = seq_lengths is not None and return_carry
+        cell = self.cell
+        def body(c, x):
+            c, y = cell(c, x)
+            return c, ((c, y) if slice_carry else y)
+        carry, out = scan(body, carry, moveaxis(inputs, time_axis, 0))
+        if slice_carry:
+            carries, outputs = out
+            last = seq_lengths - 1
+            carry = tree_map(lambda x: x[last, arange(shape(x)[1])], carries)
+        else:
+            outputs = out
+        outputs = tree_map(lambda y: moveaxis(y, 0, time_axis), outputs)
+        if reverse and keep_order:
+            outputs = _nnx_flip_sequences(outputs, seq_lengths, len(batch_dims), time_major)
+        if return_carry:
+            return carry, outputs
+        return outputs
+
+_nnx_RNN = type("RNN", (_nnx_RNNBase,), {})
+
 def _nnx_pool(inputs, init, reduce_fn, window_shape, strides, padding):
     """flax's pool: reduce_window over the spatial axes (between the batch
     axes and the features)."""
@@ -2506,24 +3227,122 @@ def _nnx_min_pool(inputs, window_shape, strides=None, padding="VALID"):
 
 # ---- optimiser ----
 
+def _nnx_opt_metadata(var):
+    metadata = var.get_metadata()
+    if "optimizer_sharding" in metadata:
+        metadata["out_sharding"] = metadata.pop("optimizer_sharding")
+    return metadata
+
+def _nnx_mirrors(x, params):
+    """Whether x (a part of an optax state) has the structure of the
+    parameters' dict (the moments of Adam...): made from the parameters."""
+    if not isinstance(x, dict) or not isinstance(params, dict) or not params:
+        return False
+    if set(x.keys()) != set(params.keys()):
+        return False
+    for k, p in params.items():
+        if isinstance(p, dict):
+            if not _nnx_mirrors(x[k], p):
+                return False
+        elif isinstance(x[k], dict):
+            return False
+    return True
+
+def _nnx_to_opt_state(tree, params, param_vars):
+    """An optax state with its arrays in variables, as Flax's to_opt_state:
+    the parts made from the parameters a State of OptVariables (with the
+    parameters' metadata), the other arrays OptArrays."""
+    def mirror(x, vars_):
+        out = {}
+        for k in x:
+            v, pv = x[k], vars_[k]
+            if isinstance(pv, dict):
+                out[k] = mirror(v, pv)
+            elif isinstance(pv, _nnx_VariableBase) and v is not None:
+                # (a MaskedNode too, where optax.masked leaves a parameter out)
+                out[k] = _nnx_OptVariable(v, **_nnx_opt_metadata(pv))
+            elif isinstance(v, array):
+                out[k] = _nnx_OptArray(v)
+            else:
+                out[k] = v
+        return out
+    def wrap(x):
+        if _nnx_mirrors(x, params):
+            return _nnx_State(mirror(x, param_vars))
+        if isinstance(x, array):
+            return _nnx_OptArray(x)
+        if _nnx_is_namedtuple(x):
+            return type(x)(*[wrap(i) for i in x])
+        if isinstance(x, tuple):
+            return tuple(wrap(i) for i in x)
+        if isinstance(x, list):
+            return [wrap(i) for i in x]
+        if isinstance(x, dict):
+            return {k: wrap(v) for k, v in x.items()}
+        return x
+    return wrap(tree)
+
+def _nnx_opt_pure(x):
+    """An optimizer's state as optax made it: its variables' values, its
+    States as dicts."""
+    if isinstance(x, _nnx_VariableBase):
+        return x.value
+    if isinstance(x, _nnx_StateBase):
+        return _nnx_opt_pure(x._mapping)
+    if _nnx_is_namedtuple(x):
+        return type(x)(*[_nnx_opt_pure(i) for i in x])
+    if isinstance(x, tuple):
+        return tuple(_nnx_opt_pure(i) for i in x)
+    if isinstance(x, list):
+        return [_nnx_opt_pure(i) for i in x]
+    if isinstance(x, dict):
+        return {k: _nnx_opt_pure(v) for k, v in x.items()}
+    return x
+
+def _nnx_opt_assign(old, new):
+    """Put the new optax state's values in the old state's variables (in
+    place, as Flax's nnx.update of opt_state); returns the state."""
+    if isinstance(old, _nnx_VariableBase):
+        old.value = new
+        return old
+    if isinstance(old, _nnx_StateBase):
+        _nnx_opt_assign(old._mapping, new)
+        return old
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        return _nnx_rebuilt_tuple(old, [_nnx_opt_assign(o, n) for o, n in zip(old, new)])
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i in range(len(old)):
+            old[i] = _nnx_opt_assign(old[i], new[i])
+        return old
+    if isinstance(old, dict) and isinstance(new, dict) and set(old.keys()) == set(new.keys()):
+        for k in new:
+            old[k] = _nnx_opt_assign(old[k], new[k])
+        return old
+    return new
+
 class _nnx_OptimizerBase(_nnx_Pytree):
     """An optax transformation and its state for a model's variables of
-    `wrt` (nnx.Optimizer): `update(model, grads)` steps the model."""
+    `wrt` (nnx.Optimizer): `update(model, grads)` steps the model. The optax
+    state's arrays live in variables (OptArray, OptVariable), as Flax's."""
 
     def __init__(self, model, tx, *, wrt=None, graph=None):
         if wrt is None:
             raise TypeError("Missing required argument `wrt`. As of Flax 0.11.0 the `wrt` argument is required, e.g. `wrt=nnx.Param`.")
+        self.graph = graph
         self.step = _nnx_OptState(asarray(0, dtype=uint32))
         self.tx = tx
-        self.opt_state = tx.init(_nnx_to_pure_dict(_nnx_state(model, wrt)))
+        param_vars = _nnx_state(model, wrt)._mapping
+        params = _nnx_pure(param_vars)
+        self.opt_state = _nnx_to_opt_state(tx.init(params), params, param_vars)
         self.wrt = wrt
 
     def update(self, model, grads, **kwargs):
         params = _nnx_to_pure_dict(_nnx_state(model, self.wrt))
         grads = _nnx_to_pure_dict(_nnx_state(grads, self.wrt) if isinstance(grads, _nnx_StateBase) else grads)
-        updates, self.opt_state = self.tx.update(grads, self.opt_state, params, **kwargs)
+        updates, new_opt_state = self.tx.update(grads, _nnx_opt_pure(self.opt_state), params, **kwargs)
         new_params = tree_map(lambda p, u: asarray(p + u).astype(asarray(p).dtype), params, updates)
         _nnx_update(model, new_params)
+        self.opt_state = _nnx_opt_assign(self.opt_state, new_opt_state)
         self.step[...] = self.step[...] + 1
         return updates
 
@@ -2651,13 +3470,35 @@ def _nnx_collect_stats(node, stats_of):
                 stats[kind] = (old[0] + sb[0], old[1] + sb[1])
     return stats
 
-def _nnx_module_value_repr(v, stats_of, seen):
+def _nnx_module_value_repr(v, stats_of, seen, abstract=True):
+    """An attribute's value as Flax writes it in a module's repr: arrays (in
+    variables too) of more than one element by shape and dtype (abstract),
+    containers as Python writes them (a named tuple as a tuple), classes by
+    name; modules, nnx.List and nnx.Dict by their own repr, which shows the
+    values they hold in full."""
     if isinstance(v, _nnx_VariableBase):
-        return _nnx_variable_repr(v, True)
-    if isinstance(v, _nnx_PytreeBase) and not isinstance(v, _nnx_StateBase):
+        return _nnx_variable_repr(v, abstract)
+    if isinstance(v, _nnx_StateBase):
+        return "State(" + _nnx_mapping_repr(v._mapping, "", abstract) + ")"
+    if isinstance(v, _nnx_PytreeBase):
         return _nnx_object_text(v, stats_of, seen)
-    if isinstance(v, array) and len(v.shape) > 0:
-        return _nnx_abstract_array_repr(v)
+    if isinstance(v, array):
+        if abstract and math_prod(v.shape) > 1:
+            return _nnx_abstract_array_repr(v)
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_nnx_module_value_repr(x, stats_of, seen, abstract) for x in v) + "]"
+    if isinstance(v, tuple):
+        if len(v) == 1:
+            return "(" + _nnx_module_value_repr(v[0], stats_of, seen, abstract) + ",)"
+        return "(" + ", ".join(_nnx_module_value_repr(x, stats_of, seen, abstract) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: " + _nnx_module_value_repr(x, stats_of, seen, abstract) for k, x in v.items()) + "}"
+    if isinstance(v, dtype):
+        # Flax shows a dtype given as `jnp.float32` (a scalar type) by name.
+        return str(v)
+    if isinstance(v, type):
+        return v.__name__
     if type(v).__name__ == "function":
         return _nnx_function_repr(v)
     return repr(v)
@@ -2693,11 +3534,17 @@ def _nnx_object_text(obj, stats_of, seen):
             total = (sum(sb[0] for sb in stats.values()), sum(sb[1] for sb in stats.values()))
             comment = comment + f", Total: {_nnx_size_repr(total)}"
     if isinstance(obj, _nnx_ListBase):
-        # Flax writes a List as a list of its items, without a size comment.
-        items = [_nnx_indent(_nnx_module_value_repr(x, stats_of, seen), "  ") for x in obj]
+        # Flax writes a List as a list of its items, without a size comment
+        # (and its values in full).
+        items = [_nnx_indent(_nnx_module_value_repr(x, stats_of, seen, False), "  ") for x in obj]
         if not items:
             return "List([])"
         return "List([\n  " + ",\n  ".join(items) + "\n])"
+    if isinstance(obj, _nnx_DictBase):
+        items = [f"{k!r}: " + _nnx_indent(_nnx_module_value_repr(x, stats_of, seen, False), "  ") for k, x in obj.items()]
+        if not items:
+            return "Dict({})"
+        return "Dict({\n  " + ",\n  ".join(items) + "\n})"
     items = [(k, v) for k, v in vars(obj).items() if not k.startswith("_")]
     if not items:
         return type(obj).__name__ + "()" + comment
@@ -2715,8 +3562,11 @@ def _nnx_variable_repr(var, abstract=False):
     v = var.value
     sb = _nnx_size_bytes(v)
     head = type(var).__name__ + "(" + (f" # {_nnx_size_repr(sb)}" if sb[0] else "")
-    if abstract and isinstance(v, array) and len(v.shape) > 0:
+    if abstract and isinstance(v, array) and math_prod(v.shape) > 1:
         text = _nnx_abstract_array_repr(v)
+    elif isinstance(v, tuple):
+        # (a named tuple as a tuple: optax's MaskedNode() is `()`)
+        text = _nnx_module_value_repr(v, {}, set(), False)
     else:
         text = repr(v)
     lines = [head, "  value=" + _nnx_indent(text, "  ")]
@@ -2725,16 +3575,18 @@ def _nnx_variable_repr(var, abstract=False):
         lines.append(f"  {k}={m!r}")
     return "\n".join(lines) + "\n)"
 
-def _nnx_mapping_repr(mapping, pad):
+def _nnx_mapping_repr(mapping, pad, abstract=False):
     if not mapping:
         return "{}"
     parts = []
     for k in mapping:
         v = mapping[k]
         if isinstance(v, dict):
-            text = _nnx_mapping_repr(v, "  ")
+            text = _nnx_mapping_repr(v, "  ", abstract)
         elif isinstance(v, _nnx_VariableBase):
-            text = _nnx_indent(_nnx_variable_repr(v), "  ")
+            text = _nnx_indent(_nnx_variable_repr(v, abstract), "  ")
+        elif abstract and isinstance(v, array) and math_prod(v.shape) > 1:
+            text = _nnx_abstract_array_repr(v)
         else:
             text = _nnx_indent(repr(v), "  ")
         parts.append(f"  {k!r}: {text}")

@@ -584,6 +584,11 @@ fn take(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ty(&idx)
         )));
     }
+    if x.shape()[axis] == 0 && idx.len() != 0 {
+        return Err(Error::index_error(
+            "Cannot do a non-empty jnp.take() from an empty axis.",
+        ));
+    }
     let n = Value::Int(x.shape()[axis] as i64);
     let mode = match &a[4] {
         Value::None if interp.jax_rules => "fill",

@@ -2073,6 +2073,8 @@ def _lax_pad(operand, padding_value, padding_config):
     if len(config) != x.ndim:
         raise ValueError(f"pad: padding_config has {len(config)} entries for an operand of shape {x.shape}")
     value = asarray(padding_value).astype(x.dtype)
+    if value.ndim != 0:
+        raise TypeError(f"pad: padding_value must be a scalar, got shape {value.shape}")
     for axis in range(x.ndim):
         if len(config[axis]) != 3:
             raise ValueError(f"pad: each padding_config entry is (low, high, interior), got {config[axis]}")
