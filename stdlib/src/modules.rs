@@ -947,12 +947,21 @@ fn refusing_lists(member: &str, v: Value) -> Value {
             None => Ok(()),
         }
     };
+    // Python's builtins of the same names (`round`, `abs`, `max`) return
+    // Python numbers for Python numbers; jax.numpy's return arrays.
+    let scalar_first = !matches!(member, "linspace");
     let mut wrapper = Builtin::new("f(*args, **kwargs)", &doc, move |i, a| {
         let mut a = a.into_iter();
         let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
             unreachable!("bound as (*args, **kwargs)")
         };
         check(&args)?;
+        let mut args = args.to_vec();
+        if let (true, Some(first @ (Value::Int(_) | Value::Float(_) | Value::Bool(_)))) =
+            (scalar_first, args.first())
+        {
+            args[0] = Value::Array(numpy::to_tensor(first)?);
+        }
         let kwargs = kwargs
             .borrow()
             .iter()
@@ -961,7 +970,7 @@ fn refusing_lists(member: &str, v: Value) -> Value {
                 _ => None,
             })
             .collect();
-        i.call(&inner, args.to_vec(), kwargs)
+        i.call(&inner, args, kwargs)
     });
     wrapper.name = Rc::from(member);
     wrapper.signature = signature;

@@ -130,16 +130,14 @@ pub(crate) fn register(r: &mut Registry) {
     );
     r.func(
         "device_get(x)",
-        "x (an array or a pytree of arrays) gathered to the host: whole arrays, no longer \
-         laid out over devices.",
+        "x (an array or a pytree of arrays) gathered to the host as NumPy arrays, as \
+         JAX's: whole, no longer laid out over devices.",
         |_, a| {
             map_leaves(&a[0], &mut |leaf| match leaf {
                 Value::Array(t) => {
                     let a = t.concrete()?;
-                    Ok(Value::Array(Tensor::from(Array::from_arc(
-                        a.shape(),
-                        a.buffer()?,
-                    ))))
+                    let host = Value::Array(Tensor::from(Array::from_arc(a.shape(), a.buffer()?)));
+                    Ok(numpy::with_flavour(host, numpy::NDARRAY))
                 }
                 other => Ok(other.clone()),
             })
