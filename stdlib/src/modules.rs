@@ -279,12 +279,18 @@ const MODULES: &[(&str, &str, &str)] = &[
         "Linear algebra with SciPy's conventions, as jax.scipy.linalg.",
         "solve_triangular=_jsp_solve_triangular cholesky=_jsp_cholesky cho_factor=_jsp_cho_factor \
          cho_solve=_jsp_cho_solve expm=_jsp_expm block_diag=_jsp_block_diag toeplitz=_jsp_toeplitz \
-         qr=_jsp_qr solve=_jsp_solve eigh=_jsp_eigh svd=_jsp_svd inv det",
+         qr=_jsp_qr solve=_jsp_solve eigh=_jsp_eigh svd=_jsp_svd inv det \
+         lu=_jsp_lu lu_factor=_jsp_lu_factor lu_solve=_jsp_lu_solve",
+    ),
+    (
+        "jax.scipy.optimize",
+        "Minimisation (BFGS) with SciPy's conventions, as jax.scipy.optimize.",
+        "minimize=_jsp_minimize OptimizeResults=_jsp_OptimizeResults line_search=_jsp_line_search",
     ),
     (
         "jax.scipy",
-        "SciPy's API on arr arrays, as jax.scipy: special functions, distributions, linear algebra.",
-        "special=@jax.scipy.special stats=@jax.scipy.stats linalg=@jax.scipy.linalg",
+        "SciPy's API on arr arrays, as jax.scipy: special functions, distributions, linear algebra, optimisation.",
+        "special=@jax.scipy.special stats=@jax.scipy.stats linalg=@jax.scipy.linalg optimize=@jax.scipy.optimize",
     ),
     (
         "jax.example_libraries.optimizers",

@@ -6391,3 +6391,359 @@ def _stax_shape_dependent(make_layer):
     """stax.shape_dependent: the layer make_layer(input_shape), made when the shape is known."""
     return ((lambda rng, input_shape: make_layer(input_shape)[0](rng, input_shape)),
             (lambda params, inputs, **kwargs: make_layer(inputs.shape)[1](params, inputs, **kwargs)))
+
+# jax.scipy.optimize: BFGS and L-BFGS over a strong-Wolfe line search, and
+# jax.scipy.linalg's LU factorisation (lu, lu_factor, lu_solve)
+
+_jsp_OptimizeResults = namedtuple("OptimizeResults", "x success status fun jac hess_inv nfev njev nit")
+_jsp_LineSearchResults = namedtuple("_LineSearchResults", "failed nit nfev ngev k a_k f_k g_k status")
+_jsp_ZoomState = namedtuple("_ZoomState", "done failed j a_lo phi_lo dphi_lo a_hi phi_hi dphi_hi a_rec phi_rec a_star phi_star dphi_star g_star nfev ngev")
+_jsp_LineSearchState = namedtuple("_LineSearchState", "done failed i a_i1 phi_i1 dphi_i1 nfev ngev a_star phi_star dphi_star g_star")
+_jsp_BFGSState = namedtuple("_BFGSResults", "converged failed k nfev ngev nhev x_k f_k g_k H_k old_old_fval status line_search_status")
+_jsp_LBFGSState = namedtuple("LBFGSResults", "converged failed k nfev ngev x_k f_k g_k s_history y_history rho_history gamma status ls_status")
+
+def _jsp_norm(x, ord=None):
+    """norm(x, ord), for the optimizers whose option named norm hides it."""
+    return norm(x, ord=ord)
+
+def _jsp_select(state, bit, new):
+    """state with each field named in new replaced by new's value where bit holds."""
+    return state._replace(**{k: where(bit, v, getattr(state, k)) for k, v in new.items()})
+
+def _jsp_cubicmin(a, fa, fpa, b, fb, c, fc):
+    """The minimiser of the cubic through (a, fa) with slope fpa at a, (b, fb) and (c, fc)."""
+    dtype = result_type(a, fa, fpa, b, fb, c, fc)
+    db, dc = b - a, c - a
+    denom = (db * dc) ** 2 * (db - dc)
+    d1 = stack([stack([dc ** 2, -db ** 2]), stack([-dc ** 3, db ** 3])]).astype(dtype)
+    d2 = stack([fb - fa - fpa * db, fc - fa - fpa * dc]).astype(dtype)
+    coef = dot(d1, d2) / denom
+    A, B = coef[0], coef[1]
+    return a + (-B + sqrt(B * B - 3. * A * fpa)) / (3. * A)
+
+def _jsp_quadmin(a, fa, fpa, b, fb):
+    """The minimiser of the parabola through (a, fa) with slope fpa at a and (b, fb)."""
+    db = b - a
+    B = (fb - fa - fpa * db) / (db ** 2)
+    return a - fpa / (2. * B)
+
+def _jsp_zoom(phi_dphi, wolfe_one, wolfe_two, a_lo, phi_lo, dphi_lo, a_hi, phi_hi, dphi_hi, g_0, pass_through):
+    """Zoom into [a_lo, a_hi] for a step with the strong Wolfe conditions
+    (Nocedal and Wright's algorithm 3.6): cubic, else quadratic, else
+    bisection steps, at most 30 of them."""
+    state = _jsp_ZoomState(done=False, failed=False, j=0, a_lo=a_lo, phi_lo=phi_lo, dphi_lo=dphi_lo,
+                           a_hi=a_hi, phi_hi=phi_hi, dphi_hi=dphi_hi, a_rec=(a_lo + a_hi) / 2.,
+                           phi_rec=(phi_lo + phi_hi) / 2., a_star=1., phi_star=phi_lo, dphi_star=dphi_lo,
+                           g_star=g_0, nfev=0, ngev=0)
+    def body(s):
+        dalpha = s.a_hi - s.a_lo
+        lo, hi = minimum(s.a_hi, s.a_lo), maximum(s.a_hi, s.a_lo)
+        cchk, qchk = 0.2 * dalpha, 0.1 * dalpha
+        threshold = 1e-5 if finfo(asarray(dalpha).dtype).bits < 64 else 1e-10
+        s = s._replace(failed=s.failed | (dalpha <= threshold))
+        a_cubic = _jsp_cubicmin(s.a_lo, s.phi_lo, s.dphi_lo, s.a_hi, s.phi_hi, s.a_rec, s.phi_rec)
+        use_cubic = (s.j > 0) & (a_cubic > lo + cchk) & (a_cubic < hi - cchk)
+        a_quad = _jsp_quadmin(s.a_lo, s.phi_lo, s.dphi_lo, s.a_hi, s.phi_hi)
+        use_quad = (~use_cubic) & (a_quad > lo + qchk) & (a_quad < hi - qchk)
+        use_bisection = (~use_cubic) & (~use_quad)
+        a_j = where(use_cubic, a_cubic, s.a_rec)
+        a_j = where(use_quad, a_quad, a_j)
+        a_j = where(use_bisection, (s.a_lo + s.a_hi) / 2., a_j)
+        phi_j, dphi_j, g_j = phi_dphi(a_j)
+        phi_j = phi_j.astype(asarray(s.phi_lo).dtype)
+        dphi_j = dphi_j.astype(asarray(s.dphi_lo).dtype)
+        g_j = g_j.astype(asarray(s.g_star).dtype)
+        s = s._replace(nfev=s.nfev + 1, ngev=s.ngev + 1)
+        hi_to_j = wolfe_one(a_j, phi_j) | (phi_j >= s.phi_lo)
+        star_to_j = wolfe_two(dphi_j) & (~hi_to_j)
+        hi_to_lo = (dphi_j * (s.a_hi - s.a_lo) >= 0.) & (~hi_to_j) & (~star_to_j)
+        lo_to_j = (~hi_to_j) & (~star_to_j)
+        s = _jsp_select(s, hi_to_j, dict(a_hi=a_j, phi_hi=phi_j, dphi_hi=dphi_j, a_rec=s.a_hi, phi_rec=s.phi_hi))
+        s = _jsp_select(s, star_to_j, dict(a_star=a_j, phi_star=phi_j, dphi_star=dphi_j, g_star=g_j))
+        s = s._replace(done=star_to_j | s.done)
+        s = _jsp_select(s, hi_to_lo, dict(a_hi=s.a_lo, phi_hi=s.phi_lo, dphi_hi=s.dphi_lo, a_rec=s.a_hi, phi_rec=s.phi_hi))
+        s = _jsp_select(s, lo_to_j & ~hi_to_lo, dict(a_rec=s.a_lo, phi_rec=s.phi_lo))
+        s = _jsp_select(s, lo_to_j, dict(a_lo=a_j, phi_lo=phi_j, dphi_lo=dphi_j))
+        s = s._replace(j=s.j + 1)
+        return s._replace(failed=s.failed | (s.j >= 30))
+    return while_loop(lambda s: (~s.done) & (~pass_through) & (~s.failed), body, state)
+
+def _jsp_line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, c2=0.9, maxiter=20):
+    """An inexact line search along pk from xk for a step with the strong
+    Wolfe conditions (Nocedal and Wright's algorithm 3.5), as
+    jax.scipy.optimize.line_search: the first trial step from old_old_fval,
+    doubled until the minimum is bracketed, then zoomed."""
+    xk, pk = _inexact(asarray(xk)), _inexact(asarray(pk))
+    dtype = result_type(xk, pk)
+    xk, pk = xk.astype(dtype), pk.astype(dtype)
+    def phi_dphi(t):
+        t = asarray(t, dtype=pk.dtype)
+        phi, g = value_and_grad(f)(xk + t * pk)
+        return phi, real(dot(g, pk)), g
+    evaluated = old_fval is None or gfk is None
+    if evaluated:
+        phi_0, dphi_0, gfk = phi_dphi(0)
+    else:
+        phi_0, dphi_0 = old_fval, real(dot(gfk, pk))
+    if old_old_fval is not None:
+        candidate = 1.01 * 2 * (phi_0 - old_old_fval) / dphi_0
+        start_value = where(candidate > 1, 1.0, candidate)
+    else:
+        start_value = 1
+    def wolfe_one(a_i, phi_i):
+        return phi_i > phi_0 + c1 * a_i * dphi_0
+    def wolfe_two(dphi_i):
+        return abs(dphi_i) <= -c2 * dphi_0
+    state = _jsp_LineSearchState(done=asarray(False), failed=asarray(False), i=1, a_i1=0., phi_i1=phi_0,
+                                 dphi_i1=dphi_0, nfev=1 if evaluated else 0, ngev=1 if evaluated else 0,
+                                 a_star=0., phi_star=phi_0, dphi_star=dphi_0, g_star=gfk)
+    keys = ("a_star", "phi_star", "dphi_star", "g_star")
+    def body(s):
+        a_i = where(s.i == 1, start_value, s.a_i1 * 2.)
+        phi_i, dphi_i, g_i = phi_dphi(a_i)
+        s = s._replace(nfev=s.nfev + 1, ngev=s.ngev + 1)
+        star_to_zoom1 = wolfe_one(a_i, phi_i) | ((phi_i >= s.phi_i1) & (s.i > 1))
+        star_to_i = wolfe_two(dphi_i) & (~star_to_zoom1)
+        star_to_zoom2 = (dphi_i >= 0.) & (~star_to_zoom1) & (~star_to_i)
+        zoom1 = _jsp_zoom(phi_dphi, wolfe_one, wolfe_two, s.a_i1, s.phi_i1, s.dphi_i1,
+                          a_i, phi_i, dphi_i, gfk, ~star_to_zoom1)
+        s = s._replace(nfev=s.nfev + zoom1.nfev, ngev=s.ngev + zoom1.ngev)
+        zoom2 = _jsp_zoom(phi_dphi, wolfe_one, wolfe_two, a_i, phi_i, dphi_i,
+                          s.a_i1, s.phi_i1, s.dphi_i1, gfk, ~star_to_zoom2)
+        s = s._replace(nfev=s.nfev + zoom2.nfev, ngev=s.ngev + zoom2.ngev)
+        s = _jsp_select(s, star_to_zoom1, {k: getattr(zoom1, k) for k in keys})
+        s = s._replace(done=star_to_zoom1 | s.done, failed=(star_to_zoom1 & zoom1.failed) | s.failed)
+        s = _jsp_select(s, star_to_i, dict(a_star=a_i, phi_star=phi_i, dphi_star=dphi_i, g_star=g_i))
+        s = s._replace(done=star_to_i | s.done)
+        s = _jsp_select(s, star_to_zoom2, {k: getattr(zoom2, k) for k in keys})
+        s = s._replace(done=star_to_zoom2 | s.done, failed=(star_to_zoom2 & zoom2.failed) | s.failed)
+        return s._replace(i=s.i + 1, a_i1=a_i, phi_i1=phi_i, dphi_i1=dphi_i)
+    state = while_loop(lambda s: (~s.done) & (s.i <= maxiter) & (~s.failed), body, state)
+    status = where(state.failed, asarray(1), where(state.i > maxiter, asarray(3), asarray(0)))
+    # A step under 1e-8 would stall below 64 bits: it is floored (keeping its sign).
+    alpha_k = asarray(state.a_star)
+    if finfo(alpha_k.dtype).bits != 64:
+        alpha_k = where(abs(alpha_k) < 1e-8, sign(alpha_k) * 1e-8, alpha_k)
+    return _jsp_LineSearchResults(failed=state.failed | (~state.done), nit=state.i - 1, nfev=state.nfev,
+                                  ngev=state.ngev, k=state.i, a_k=alpha_k, f_k=state.phi_star,
+                                  g_k=state.g_star, status=status)
+
+def _jsp_minimize_bfgs(fun, x0, maxiter=None, norm=inf, gtol=1e-5, line_search_maxiter=10):
+    """BFGS (Nocedal and Wright's algorithm 6.1) from the identity as the
+    inverse Hessian, stopping when the gradient's norm-norm is under gtol."""
+    order = norm
+    if maxiter is None:
+        maxiter = size(x0) * 200
+    d = x0.shape[0]
+    f_0, g_0 = value_and_grad(fun)(x0)
+    state = _jsp_BFGSState(converged=_jsp_norm(g_0, ord=order) < gtol, failed=False, k=0, nfev=1, ngev=1,
+                           nhev=0, x_k=x0, f_k=f_0, g_k=g_0, H_k=eye(d, dtype=x0.dtype),
+                           old_old_fval=f_0 + _jsp_norm(g_0) / 2, status=0, line_search_status=0)
+    def body(s):
+        p_k = -dot(s.H_k, s.g_k)
+        ls = _jsp_line_search(fun, s.x_k, p_k, old_fval=s.f_k, old_old_fval=s.old_old_fval, gfk=s.g_k,
+                              maxiter=line_search_maxiter)
+        s = s._replace(nfev=s.nfev + ls.nfev, ngev=s.ngev + ls.ngev, failed=ls.failed, line_search_status=ls.status)
+        s_k = ls.a_k * p_k
+        y_k = ls.g_k - s.g_k
+        rho_k = reciprocal(dot(y_k, s_k))
+        w = eye(d, dtype=rho_k.dtype) - rho_k * (s_k[:, None] * y_k[None, :])
+        H = dot(dot(w, s.H_k), w.T) + rho_k * s_k[:, None] * s_k[None, :]
+        H = where(isfinite(rho_k), H, s.H_k)
+        return s._replace(converged=_jsp_norm(ls.g_k, ord=order) < gtol, k=s.k + 1, x_k=s.x_k + s_k,
+                          f_k=ls.f_k, g_k=ls.g_k, H_k=H, old_old_fval=s.f_k)
+    state = while_loop(lambda s: (~s.converged) & (~s.failed) & (s.k < maxiter), body, state)
+    status = where(state.converged, 0, where(state.k == maxiter, 1, where(state.failed, 2 + state.line_search_status, -1)))
+    return state._replace(status=status)
+
+def _jsp_two_loop_recursion(state):
+    """L-BFGS's search direction: minus the inverse-Hessian estimate of the
+    history times the gradient (the history's unused slots skipped)."""
+    dtype = state.rho_history.dtype
+    m = len(state.rho_history)
+    used = where(state.k < m, state.k, m)
+    q = -conj(state.g_k)
+    a_his = zeros_like(state.rho_history)
+    for i in range(m - 1, -1, -1):
+        live = i >= m - used
+        a_i = state.rho_history[i] * real(dot(conj(state.s_history[i]), q)).astype(dtype)
+        a_his = where(live, a_his.at[i].set(a_i), a_his)
+        q = where(live, q - a_i * conj(state.y_history[i]), q)
+    q = state.gamma * q
+    for i in range(m):
+        live = i >= m - used
+        b_i = state.rho_history[i] * real(dot(state.y_history[i], q)).astype(dtype)
+        q = where(live, q + (a_his[i] - b_i) * state.s_history[i], q)
+    return q
+
+def _jsp_minimize_lbfgs(fun, x0, maxiter=None, norm=inf, maxcor=10, ftol=2.220446049250313e-09, gtol=1e-05,
+                        maxfun=None, maxgrad=None, maxls=20):
+    """L-BFGS (Nocedal and Wright's algorithm 7.5) with a history of maxcor pairs."""
+    order = norm
+    d = len(x0)
+    dtype = x0.dtype
+    if maxiter is None and maxfun is None and maxgrad is None:
+        maxiter = d * 200
+    f_0, g_0 = value_and_grad(fun)(x0)
+    state = _jsp_LBFGSState(converged=asarray(False), failed=asarray(False), k=0, nfev=1, ngev=1, x_k=x0,
+                            f_k=f_0, g_k=g_0, s_history=zeros((maxcor, d), dtype=dtype),
+                            y_history=zeros((maxcor, d), dtype=dtype), rho_history=zeros((maxcor,), dtype=dtype),
+                            gamma=1., status=0, ls_status=0)
+    def roll_in(history, new):
+        return roll(history, -1, axis=0).at[-1].set(new)
+    def body(s):
+        p_k = _jsp_two_loop_recursion(s)
+        ls = _jsp_line_search(fun, s.x_k, p_k, old_fval=s.f_k, gfk=s.g_k, maxiter=maxls)
+        s_k = asarray(ls.a_k).astype(p_k.dtype) * p_k
+        y_k = ls.g_k - s.g_k
+        rho_k_inv = real(dot(y_k, s_k))
+        rho_k = reciprocal(rho_k_inv).astype(y_k.dtype)
+        gamma = rho_k_inv / real(dot(conj(y_k), y_k))
+        status = asarray(0)
+        status = where(s.f_k - ls.f_k < ftol, 4, status)
+        if maxgrad is not None:
+            status = where(s.ngev >= maxgrad, 3, status)
+        if maxfun is not None:
+            status = where(s.nfev >= maxfun, 2, status)
+        if maxiter is not None:
+            status = where(s.k >= maxiter, 1, status)
+        status = where(ls.failed, 5, status)
+        converged = _jsp_norm(ls.g_k, ord=order) < gtol
+        return s._replace(converged=converged, failed=(status > 0) & (~converged), k=s.k + 1,
+                          nfev=s.nfev + ls.nfev, ngev=s.ngev + ls.ngev, x_k=(s.x_k + s_k).astype(s.x_k.dtype),
+                          f_k=ls.f_k.astype(s.f_k.dtype), g_k=ls.g_k.astype(s.g_k.dtype),
+                          s_history=roll_in(s.s_history, s_k), y_history=roll_in(s.y_history, y_k),
+                          rho_history=roll_in(s.rho_history, rho_k), gamma=gamma.astype(s.g_k.dtype),
+                          status=where(converged, 0, status), ls_status=ls.status)
+    return while_loop(lambda s: (~s.converged) & (~s.failed), body, state)
+
+def _jsp_minimize(fun, x0, args=(), *, method, tol=None, options=None):
+    """jax.scipy.optimize.minimize: fun(x, *args) minimised from x0 by
+    method "BFGS" (or "l-bfgs-experimental-do-not-rely-on-this"), as an
+    OptimizeResults; options are the method's (maxiter, gtol, norm, ...)."""
+    if options is None:
+        options = {}
+    if not isinstance(args, tuple):
+        raise TypeError("args argument to jax.scipy.optimize.minimize must be a tuple, got {}".format(args))
+    fun_with_args = lambda x: fun(x, *args)
+    if method.lower() == "bfgs":
+        r = _jsp_minimize_bfgs(fun_with_args, x0, **options)
+        return _jsp_OptimizeResults(x=r.x_k, success=r.converged & logical_not(r.failed), status=r.status,
+                                    fun=r.f_k, jac=r.g_k, hess_inv=r.H_k, nfev=r.nfev, njev=r.ngev, nit=r.k)
+    if method.lower() == "l-bfgs-experimental-do-not-rely-on-this":
+        r = _jsp_minimize_lbfgs(fun_with_args, x0, **options)
+        return _jsp_OptimizeResults(x=r.x_k, success=r.converged & logical_not(r.failed), status=r.status,
+                                    fun=r.f_k, jac=r.g_k, hess_inv=None, nfev=r.nfev, njev=r.ngev, nit=r.k)
+    raise ValueError(f"Method {method} not recognized")
+
+def _jsp_getrf(a):
+    """The LU factorisation of a (..., m, n) with partial pivoting, as
+    LAPACK's getrf: (lu, pivots, permutation), the unit-lower L below lu's
+    diagonal and U on and above it, pivots[j] the row swapped with row j at
+    step j (the first row with the column's largest magnitude), a[perm] = L @ U."""
+    a = _inexact(asarray(a))
+    if a.ndim < 2:
+        raise ValueError(f"Argument to LU decomposition must have ndims >= 2, got shape {a.shape}")
+    m, n = a.shape[-2], a.shape[-1]
+    batch = tuple(a.shape[:-2])
+    rows = arange(m, dtype=int32)
+    perm = broadcast_to(rows, batch + (m,))
+    pivots = []
+    for j in range(min(m, n)):
+        p = (argmax(abs(a[..., j:, j]), axis=-1) + j).astype(int32)
+        pivots.append(p)
+        row_p = take_along_axis(a, broadcast_to(p[..., None, None], batch + (1, n)), axis=-2)
+        row_j = a[..., j:j + 1, :]
+        at_p = rows[:, None] == p[..., None, None]
+        a = where(rows[:, None] == j, row_p, where(at_p, row_j, a))
+        perm_p = take_along_axis(perm, p[..., None], axis=-1)
+        perm_j = perm[..., j:j + 1]
+        perm = where(rows == j, perm_p, where(rows == p[..., None], perm_j, perm))
+        if j + 1 < m:
+            pivot = a[..., j, j, None]
+            below = a[..., j + 1:, j]
+            # LAPACK scales by the pivot's reciprocal, and leaves a zero column alone.
+            safe = where(pivot == 0, ones_like(pivot), pivot)
+            below = where(pivot == 0, below, below * (1 / safe))
+            a = a.at[..., j + 1:, j].set(below)
+            if j + 1 < n:
+                a = a.at[..., j + 1:, j + 1:].add(-(below[..., :, None] * a[..., j, None, j + 1:]))
+    piv = stack(pivots, axis=-1) if pivots else zeros(batch + (0,), dtype=int32)
+    return a, piv, perm
+
+def _jsp_lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv) for lu_solve: L (unit diagonal) below lu's diagonal, U on and
+    above it, piv[j] the row swapped with row j (LAPACK's getrf, 0-based)."""
+    lu, piv, _ = _jsp_getrf(a)
+    return lu, piv
+
+def _jsp_lu(a, permute_l=False, overwrite_a=False, check_finite=True):
+    """(P, L, U) with a = P @ L @ U, partial pivoting; (P @ L, U) with permute_l."""
+    lu, _, perm = _jsp_getrf(a)
+    m, n = lu.shape[-2], lu.shape[-1]
+    k = min(m, n)
+    p = real((perm[..., None, :] == arange(m, dtype=int32)[:, None]).astype(lu.dtype))
+    l = tril(lu, -1)[..., :, :k] + eye(m, k, dtype=lu.dtype)
+    u = triu(lu)[..., :k, :]
+    if permute_l:
+        return matmul(p, l), u
+    return p, l, u
+
+def _jsp_lu_substitute(a, b, lower, unit_diagonal):
+    """x with a @ x = b for triangular a and b of shape (..., n, k), column by
+    column as BLAS's trsm: each solved row scaled by its diagonal's
+    reciprocal, then taken from the rows still to solve."""
+    n = a.shape[-1]
+    acc = [b[..., i, :] for i in range(n)]
+    rows = [None] * n
+    for i in (range(n) if lower else range(n - 1, -1, -1)):
+        x = acc[i] if unit_diagonal else acc[i] * (1 / a[..., i, i, None])
+        rows[i] = x
+        for j in (range(i + 1, n) if lower else range(i)):
+            acc[j] = acc[j] - a[..., j, i, None] * x
+    return stack(rows, axis=-2)
+
+def _jsp_lu_solve_core(lu, perm, b, trans):
+    """x with a @ x = b (trans 0), a.T @ x = b (1) or a^H @ x = b (2) for b of
+    shape (..., n, k), from a's factors (lu, perm) of the same batch shape."""
+    if trans == 0:
+        x = take_along_axis(b, broadcast_to(perm[..., :, None], perm.shape + (b.shape[-1],)), axis=-2)
+        x = _jsp_lu_substitute(lu, x, True, True)
+        return _jsp_lu_substitute(lu, x, False, False)
+    if trans in (1, 2):
+        lu_t = swapaxes(lu, -1, -2)
+        if trans == 2:
+            lu_t = conj(lu_t)
+        x = _jsp_lu_substitute(lu_t, b, True, False)
+        x = _jsp_lu_substitute(lu_t, x, False, True)
+        inverse = argsort(perm, axis=-1).astype(int32)
+        return take_along_axis(x, broadcast_to(inverse[..., :, None], inverse.shape + (x.shape[-1],)), axis=-2)
+    raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
+
+def _jsp_lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """x with a @ x = b (trans 0), a.T @ x = b (1) or a^H @ x = b (2), from
+    lu_factor(a); b of shape (n,) or (..., n, k), batches broadcast."""
+    lu, piv = lu_and_piv
+    lu, b = _inexact(asarray(lu)), asarray(b)
+    dtype = result_type(lu, b)
+    lu, b = lu.astype(dtype), b.astype(dtype)
+    piv = asarray(piv)
+    m = lu.shape[-2]
+    if lu.ndim < 2 or lu.shape[-1] != m:
+        raise ValueError(f"last two dimensions of LU decomposition must be equal, got shape {lu.shape}")
+    # The permutation of the pivots' swaps.
+    perm = broadcast_to(arange(m, dtype=int32), tuple(piv.shape[:-1]) + (m,))
+    rows = arange(m, dtype=int32)
+    for i in range(piv.shape[-1]):
+        j = piv[..., i, None].astype(int32)
+        x, y = perm[..., i:i + 1], take_along_axis(perm, j, axis=-1)
+        perm = where(rows == i, y, where(rows == j, x, perm))
+    vector = b.ndim == 1 or (lu.ndim == b.ndim + 1 and lu.shape[-1] == b.shape[-1])
+    if vector:
+        b = b[..., None]
+    batch = broadcast_shapes(tuple(lu.shape[:-2]), tuple(perm.shape[:-1]), tuple(b.shape[:-2]))
+    lu = broadcast_to(lu, batch + tuple(lu.shape[-2:]))
+    perm = broadcast_to(perm, batch + (m,))
+    b = broadcast_to(b, batch + tuple(b.shape[-2:]))
+    x = _jsp_lu_solve_core(lu, perm, b, trans)
+    return x[..., 0] if vector else x

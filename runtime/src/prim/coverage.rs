@@ -167,6 +167,12 @@ pub fn examples() -> Vec<Prim> {
             bwd: graph(),
             n_res: 0,
         },
+        Prim::CustomVjpCall {
+            f: graph(),
+            fwd: graph(),
+            bwd: graph(),
+            n_consts: [0; 3],
+        },
         Prim::Fused(Arc::new(kernel())),
         Prim::FusedMatmul(Arc::new(MatmulKernel {
             lhs: operand(),
@@ -260,6 +266,7 @@ fn every_op(p: Prim) -> Vec<Prim> {
         | Prim::While { .. }
         | Prim::Scan { .. }
         | Prim::CustomVjp { .. }
+        | Prim::CustomVjpCall { .. }
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
         | Prim::ShardingConstraint(_)

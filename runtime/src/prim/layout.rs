@@ -119,6 +119,7 @@ pub fn out_layouts(
         | Prim::While { .. }
         | Prim::Scan { .. }
         | Prim::CustomVjp { .. }
+        | Prim::CustomVjpCall { .. }
         | Prim::Fused(_)
         | Prim::FusedMatmul(_)
         | Prim::Collective(_)

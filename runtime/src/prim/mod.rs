@@ -166,6 +166,18 @@ pub enum Prim {
         bwd: GraphRef,
         n_res: usize,
     },
+    /// A `custom_vjp` function called inside another's backward pass while
+    /// that is traced (JAX's `fixed_point` example): the function, its
+    /// forward pass (outputs, then residuals) and its backward pass as
+    /// graphs, so that differentiating the backward pass (grad of grad)
+    /// runs the rule rather than the function's body. Operands: the three
+    /// graphs' constants (`n_consts`), then the arguments.
+    CustomVjpCall {
+        f: GraphRef,
+        fwd: GraphRef,
+        bwd: GraphRef,
+        n_consts: [usize; 3],
+    },
     /// A fused kernel (`arr_kernels::Kernel`): made by `jit`'s fusion pass
     /// from a run of elementwise operations and reductions; operands are the
     /// kernel's inputs. Exists only in compiled graphs, after every
@@ -287,6 +299,7 @@ impl Prim {
             Prim::While { .. } => "while",
             Prim::Scan { .. } => "scan",
             Prim::CustomVjp { .. } => "custom_vjp",
+            Prim::CustomVjpCall { .. } => "custom_vjp_call",
             Prim::Fused(_) => "fused",
             Prim::FusedMatmul(_) => "fused_matmul",
             Prim::Collective(c) => c.name(),
@@ -327,6 +340,7 @@ impl Prim {
             | Prim::While { .. }
             | Prim::Scan { .. }
             | Prim::CustomVjp { .. }
+            | Prim::CustomVjpCall { .. }
             | Prim::Fused(_)
             | Prim::FusedMatmul(_)
             | Prim::Collective(_)
@@ -400,6 +414,7 @@ impl Prim {
             }
             Prim::Cond { .. } => String::new(),
             Prim::CustomVjp { n_res, .. } => format!("n_res={n_res}"),
+            Prim::CustomVjpCall { .. } => String::new(),
             Prim::Fused(k) => format!(
                 "ops={} inputs={} outputs={}",
                 k.body.len(),
@@ -467,6 +482,16 @@ impl Prim {
             ],
             Prim::Scan { body, n_consts, .. } => vec![("body".into(), &**body, *n_consts)],
             Prim::CustomVjp { bwd, .. } => vec![("bwd".into(), &**bwd, 0)],
+            Prim::CustomVjpCall {
+                f,
+                fwd,
+                bwd,
+                n_consts,
+            } => vec![
+                ("f".into(), &**f, n_consts[0]),
+                ("fwd".into(), &**fwd, n_consts[1]),
+                ("bwd".into(), &**bwd, n_consts[2]),
+            ],
             Prim::Unary(_)
             | Prim::Binary(_)
             | Prim::Select
@@ -526,6 +551,7 @@ impl Prim {
             | Prim::While { .. }
             | Prim::Scan { .. }
             | Prim::CustomVjp { .. }
+            | Prim::CustomVjpCall { .. }
             | Prim::Fused(_)
             | Prim::FusedMatmul(_)
             | Prim::DebugCallback(_)
@@ -598,6 +624,9 @@ impl Prim {
                 ..
             } => control::shape_scan(body, *n_consts, *n_carry, *length, args),
             Prim::CustomVjp { bwd, n_res } => custom::shape_custom_vjp(bwd, *n_res, args),
+            Prim::CustomVjpCall { f, n_consts, .. } => {
+                custom::shape_custom_vjp_call(f, n_consts, args)
+            }
             Prim::Fused(k) => fused::shape_fused(k, args),
             Prim::FusedMatmul(k) => fused::shape_fused_matmul(k, args),
             Prim::Collective(c) => collective::shape_collective(c, args),
@@ -657,6 +686,9 @@ impl Prim {
                 reverse,
             } => control::eval_scan(body, *n_consts, *n_carry, *length, *reverse, args),
             Prim::CustomVjp { .. } => custom::eval_custom_vjp(),
+            Prim::CustomVjpCall { f, n_consts, .. } => {
+                custom::eval_custom_vjp_call(f, n_consts, &args)
+            }
             Prim::Fused(k) => fused::eval_fused(k, arrays(args)),
             Prim::FusedMatmul(k) => fused::eval_fused_matmul(k, arrays(args)),
             Prim::Collective(c) => collective::eval_collective(c, arrays(args)),
@@ -711,6 +743,12 @@ pub fn jvp(prim: &Prim, p: &[Tensor], t: &[Option<Tensor>]) -> Result<(Outs, Tan
             reverse,
         } => control::jvp_scan(body, *n_consts, *n_carry, *length, *reverse, p, t),
         Prim::CustomVjp { .. } => custom::jvp_custom_vjp(),
+        Prim::CustomVjpCall {
+            f,
+            fwd,
+            bwd,
+            n_consts,
+        } => custom::jvp_custom_vjp_call(f, fwd, bwd, n_consts, p, t),
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::jvp_fused(),
         Prim::Collective(c) => collective::jvp_collective(prim, c, p, t),
         Prim::ShardingConstraint(_) => collective::jvp_sharding_constraint(prim, p, t),
@@ -770,6 +808,7 @@ pub fn transpose(
             reverse,
         } => control::transpose_scan(body, *n_consts, *n_carry, *length, *reverse, cts, ins),
         Prim::CustomVjp { bwd, n_res } => custom::transpose_custom_vjp(bwd, *n_res, cts, ins),
+        Prim::CustomVjpCall { .. } => custom::transpose_custom_vjp_call(),
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::transpose_fused(),
         Prim::Collective(c) => collective::transpose_collective(c, cts, ins),
         Prim::ShardingConstraint(_) => collective::transpose_sharding_constraint(prim, ct(), ins),
@@ -835,6 +874,9 @@ pub fn batch(
             reverse,
         } => control::batch_scan(body, *n_consts, *n_carry, *length, *reverse, size, v, d),
         Prim::CustomVjp { .. } => custom::batch_custom_vjp(),
+        Prim::CustomVjpCall { f, n_consts, .. } => {
+            custom::batch_custom_vjp_call(f, n_consts, size, v, d)
+        }
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::batch_fused(),
         Prim::Collective(c) => collective::batch_collective(c, size, axis_name, v, d),
         Prim::ShardingConstraint(p) => collective::batch_sharding_constraint(p, size, v, d),
@@ -878,7 +920,9 @@ pub fn partition(prim: &Prim, cx: &Spmd, ins: Vec<Local>) -> Result<Vec<Local>> 
         Prim::Cond { .. } => control::partition_cond(prim, cx, ins),
         Prim::While { .. } => control::partition_while(prim, cx, ins),
         Prim::Scan { .. } => control::partition_scan(prim, cx, ins),
-        Prim::CustomVjp { .. } => custom::partition_custom_vjp(prim, cx, ins),
+        Prim::CustomVjp { .. } | Prim::CustomVjpCall { .. } => {
+            custom::partition_custom_vjp(prim, cx, ins)
+        }
         Prim::Fused(_) | Prim::FusedMatmul(_) => fused::partition_fused(),
         Prim::Collective(_) => collective::partition_collective(prim, cx, ins),
         Prim::ShardingConstraint(p) => collective::partition_sharding_constraint(cx, p, ins),
@@ -1158,6 +1202,7 @@ fn weak_outputs(prim: &Prim, args: &[Tensor]) -> WeakOuts {
         | Prim::Collective(_)
         | Prim::DebugCallback(_)
         | Prim::Check(_) => WeakOuts::None,
+        Prim::CustomVjpCall { f, .. } => WeakOuts::Each(f.weak_outs.iter().copied().collect()),
     }
 }
 

@@ -10,7 +10,10 @@
 //! `custom_vjp`'s backward function is traced into a graph when the
 //! function is called under differentiation, and held by the `custom_vjp`
 //! primitive, whose transpose runs it; all that primitive's rules are at
-//! the end of this file.
+//! the end of this file. A `custom_vjp` function called while such a
+//! backward function is traced is recorded whole (`custom_vjp_call`: its
+//! function, forward and backward graphs), so that differentiating the
+//! backward pass again still runs its rule.
 
 use super::batch;
 use super::graph::{self, Graph, GraphRef};
@@ -23,7 +26,118 @@ use crate::eval::Interp;
 use crate::jit::partition::{Local, Spmd};
 use crate::prim::{bind, type_str, Aval, Avals, Outs, Prim};
 use crate::tensor::Tensor;
+use std::cell::Cell;
 use std::rc::Rc;
+
+thread_local! {
+    /// While a `custom_vjp` backward function is traced: how many levels of
+    /// custom_vjp calls inside it may still be recorded with their rules
+    /// (`record_custom_vjp`); 0 elsewhere (a call then runs its function).
+    static RECORD_BUDGET: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The budget a backward pass starts with: a recorded call's function,
+/// forward and backward passes are traced when it is (JAX traces them
+/// lazily), each with one level less, so a rule that calls its own
+/// function ends, and third derivatives still see every rule.
+const RECORDED_LEVELS: usize = 4;
+
+/// Run `f` with the recording budget set to `levels`.
+fn with_budget<R>(levels: usize, f: impl FnOnce() -> R) -> R {
+    let before = RECORD_BUDGET.with(|d| d.replace(levels));
+    let r = f();
+    RECORD_BUDGET.with(|d| d.set(before));
+    r
+}
+
+/// Trace a custom_vjp's backward function `bwd` over (residuals, output
+/// cotangents), checking one cotangent of each primal's type.
+fn trace_bwd(
+    interp: &mut Interp,
+    bwd: &BwdFun,
+    res: &[Aval],
+    outs: &[Aval],
+    primals: &[Aval],
+) -> Result<graph::ClosedGraph> {
+    let mut avals: Vec<Aval> = res.to_vec();
+    avals.extend(outs.iter().cloned());
+    let n_res = res.len();
+    graph::trace(&avals, true, |xs| {
+        let cts = bwd(interp, xs[..n_res].to_vec(), xs[n_res..].to_vec())?;
+        if cts.len() != primals.len() {
+            return Err(Error::type_error(format!(
+                "custom_vjp: bwd must return one cotangent per argument ({}), got {}",
+                primals.len(),
+                cts.len()
+            )));
+        }
+        cts.iter()
+            .zip(primals)
+            .map(|(c, p)| {
+                if c.shape() != &p.shape[..] {
+                    return Err(Error::shape_error(format!(
+                        "custom_vjp: bwd returned a cotangent of type {} for an argument of type {}",
+                        type_str(c.shape(), c.dtype()),
+                        type_str(&p.shape, p.dtype)
+                    )));
+                }
+                convert(c, p.dtype)
+            })
+            .collect()
+    })
+}
+
+/// Record a custom_vjp call inside a backward function being traced: its
+/// function, forward pass and backward pass as graphs (`custom_vjp_call`).
+fn record_custom_vjp(
+    interp: &mut Interp,
+    f: Fun,
+    fwd: FwdFun,
+    bwd: BwdFun,
+    args: Vec<Tensor>,
+) -> Result<Vec<Tensor>> {
+    let avals: Vec<Aval> = args.iter().map(Tensor::aval).collect();
+    // Calls inside the three graphs are recorded too (an outer derivative
+    // may differentiate any of them), with one level less.
+    let levels = RECORD_BUDGET.with(Cell::get) - 1;
+    let f_graph = with_budget(levels, || graph::trace(&avals, true, |xs| f(interp, xs)))?;
+    let n_out = f_graph.graph.outvars.len();
+    let fwd_graph = with_budget(levels, || {
+        graph::trace(&avals, true, |xs| {
+            let (mut outs, res) = fwd(interp, xs)?;
+            outs.extend(res);
+            Ok(outs)
+        })
+    })?;
+    let fwd_outs = fwd_graph.graph.out_avals();
+    if fwd_outs.len() < n_out || fwd_outs[..n_out] != f_graph.graph.out_avals()[..] {
+        return Err(Error::type_error(
+            "custom_vjp: fwd must return (outputs, residuals) with the function's output types",
+        ));
+    }
+    let bwd_graph = with_budget(levels, || {
+        trace_bwd(interp, &bwd, &fwd_outs[n_out..], &fwd_outs[..n_out], &avals)
+    })?;
+    let n_consts = [
+        f_graph.consts.len(),
+        fwd_graph.consts.len(),
+        bwd_graph.consts.len(),
+    ];
+    let mut operands = f_graph.consts;
+    operands.extend(fwd_graph.consts);
+    operands.extend(bwd_graph.consts);
+    operands.extend(args);
+    Ok(bind(
+        &Prim::CustomVjpCall {
+            f: GraphRef(f_graph.graph),
+            fwd: GraphRef(fwd_graph.graph),
+            bwd: GraphRef(bwd_graph.graph),
+            n_consts,
+        },
+        operands,
+    )?
+    .into_vec())
+}
 
 /// A function over flat tensors.
 pub type Fun = Rc<dyn Fn(&mut Interp, Vec<Tensor>) -> Result<Vec<Tensor>>>;
@@ -167,6 +281,9 @@ pub fn custom_vjp_call(
     args: Vec<Tensor>,
 ) -> Result<Vec<Tensor>> {
     match top(&args)? {
+        Some((_, _, TraceKind::Graph(_))) if RECORD_BUDGET.with(Cell::get) > 0 => {
+            record_custom_vjp(interp, f, fwd, bwd, args)
+        }
         None | Some((_, _, TraceKind::Graph(_))) => f(interp, args),
         // checkify records checks only: the rules apply on the trace below.
         Some((level, _, TraceKind::Checkify(_))) => {
@@ -180,31 +297,10 @@ pub fn custom_vjp_call(
             };
             let (outs, res) = fwd(interp, ps.clone())?;
             // The backward pass as a graph over (residuals, output cotangents).
-            let mut avals: Vec<Aval> = res.iter().map(Tensor::aval).collect();
-            avals.extend(outs.iter().map(|o| Aval {
-                shape: o.shape().into(),
-                dtype: o.dtype(),
-            }));
+            let avals = |ts: &[Tensor]| ts.iter().map(Tensor::aval).collect::<Vec<_>>();
             let n_res = res.len();
-            let closed = graph::trace(&avals, true, |xs| {
-                let cts = bwd(interp, xs[..n_res].to_vec(), xs[n_res..].to_vec())?;
-                if cts.len() != ps.len() {
-                    return Err(Error::type_error(format!(
-                        "custom_vjp: bwd must return one cotangent per argument ({}), got {}",
-                        ps.len(),
-                        cts.len()
-                    )));
-                }
-                cts.iter().zip(&ps).map(|(c, p)| {
-                    if c.shape() != p.shape() {
-                        return Err(Error::shape_error(format!(
-                            "custom_vjp: bwd returned a cotangent of type {} for an argument of type {}",
-                            type_str(c.shape(), c.dtype()),
-                            type_str(p.shape(), p.dtype())
-                        )));
-                    }
-                    convert(c, p.dtype())
-                }).collect()
+            let closed = with_budget(RECORDED_LEVELS, || {
+                trace_bwd(interp, &bwd, &avals(&res), &avals(&outs), &avals(&ps))
             })?;
             let k = closed.consts.len();
             let mut operands = closed.consts;
@@ -337,6 +433,101 @@ pub fn transpose_custom_vjp(
             .map(|(c, x)| matches!(x, LinIn::Linear(_)).then_some(c)),
     );
     Ok(out)
+}
+
+/// `custom_vjp_call`'s operands: the function's constants, then the arguments.
+fn f_operands(n_consts: &[usize; 3], args: &[Tensor]) -> Vec<Tensor> {
+    let skip: usize = n_consts.iter().sum();
+    let mut xs = args[..n_consts[0]].to_vec();
+    xs.extend_from_slice(&args[skip..]);
+    xs
+}
+
+pub fn shape_custom_vjp_call(f: &Graph, n_consts: &[usize; 3], args: &[Aval]) -> Result<Avals> {
+    let skip: usize = n_consts.iter().sum();
+    let ins = f.in_avals();
+    if args.len() < skip
+        || args.len() - skip + n_consts[0] != ins.len()
+        || args[skip..] != ins[n_consts[0]..]
+    {
+        return Err(Error::type_error(
+            "custom_vjp_call: operands do not match the function's graph",
+        ));
+    }
+    Ok(f.out_avals().into_iter().collect())
+}
+
+pub fn eval_custom_vjp_call(f: &Graph, n_consts: &[usize; 3], args: &[Tensor]) -> Result<Outs> {
+    Ok(graph::eval(f, &f_operands(n_consts, args))?.into())
+}
+
+/// Forward mode of a recorded custom_vjp call: its forward pass on the
+/// primals, and the `custom_vjp` primitive (its backward pass) on the tangents.
+pub fn jvp_custom_vjp_call(
+    f: &Graph,
+    fwd: &GraphRef,
+    bwd: &GraphRef,
+    n_consts: &[usize; 3],
+    p: &[Tensor],
+    t: &[Option<Tensor>],
+) -> Result<(Outs, Tangents)> {
+    let skip: usize = n_consts.iter().sum();
+    if t[..skip].iter().any(Option::is_some) {
+        return Err(Error::new(
+            ErrorKind::TransformError,
+            "custom_vjp: the function closes over a value being differentiated; pass it as \
+             an argument instead (as jax.closure_convert does)",
+        ));
+    }
+    let (fc, wc) = (n_consts[0], n_consts[1]);
+    let mut fwd_in = p[fc..fc + wc].to_vec();
+    fwd_in.extend_from_slice(&p[skip..]);
+    let mut outs = graph::eval(fwd, &fwd_in)?;
+    let res = outs.split_off(f.outvars.len());
+    let mut operands = p[fc + wc..skip].to_vec();
+    let n_res = operands.len() + res.len();
+    operands.extend(res);
+    for (x, tx) in p[skip..].iter().zip(&t[skip..]) {
+        operands.push(jvp::instantiate(tx, x)?);
+    }
+    let touts = bind(
+        &Prim::CustomVjp {
+            bwd: bwd.clone(),
+            n_res,
+        },
+        operands,
+    )?;
+    Ok((outs.into(), touts.into_iter().map(Some).collect()))
+}
+
+pub fn transpose_custom_vjp_call() -> Result<Vec<Option<Tensor>>> {
+    Err(Error::new(
+        ErrorKind::TransformError,
+        "custom_vjp_call is not linear: only its tangent (custom_vjp) is transposed",
+    ))
+}
+
+/// Under `vmap`, the recorded function runs batched (its rule is not kept).
+pub fn batch_custom_vjp_call(
+    f: &Graph,
+    n_consts: &[usize; 3],
+    size: usize,
+    v: &[Tensor],
+    d: &[Option<usize>],
+) -> Result<(Outs, batch::Bdims)> {
+    let mut vals = f_operands(n_consts, v);
+    let dims = f_operands_dims(n_consts, d);
+    let in_axes = front_all(&mut vals, &dims)?;
+    let outs = batch::vmap(|w| graph::eval(f, &w), vals, &in_axes, size, |_| Some(0))?;
+    let n = outs.len();
+    Ok((outs.into(), vec![Some(0); n]))
+}
+
+fn f_operands_dims(n_consts: &[usize; 3], d: &[Option<usize>]) -> Vec<Option<usize>> {
+    let skip: usize = n_consts.iter().sum();
+    let mut out = d[..n_consts[0]].to_vec();
+    out.extend_from_slice(&d[skip..]);
+    out
 }
 
 pub fn batch_custom_vjp() -> Result<(Outs, batch::Bdims)> {
