@@ -827,9 +827,18 @@ fn vmap_of_grad_table() -> Table {
 def while_jvp(n, x):
     f = lambda y: while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, sin(c[1])), (0, y))[1]
     return jvp(f, (x,), (ones(3),))[1]
+@custom_vjp
+def csin(x):
+    return sin(x)
+@custom_vjp
+def ccos(x):
+    return cos(x)
+csin.defvjp(lambda x: (csin(x), x), lambda x, g: (g * ccos(x),))
+ccos.defvjp(lambda x: (ccos(x), x), lambda x, g: (-g * csin(x),))
 "#,
         r#"
 grad_sum_sin                     | grad(lambda x: sum(sin(x) * x))                                                   | (0,)      | m34
+grad_grad_custom_vjp             | grad(lambda x: sum(grad(lambda y: sum(csin(y)))(x)))                              | (0,)      | m34
 grad_slice_step                  | grad(lambda x: sum(x[::2] ** 2))                                                  | (1,)      | m34
 grad_gather                      | grad(lambda x: sum(x[array([0, 0, 2])] ** 2))                                     | (0,)      | m34
 grad_matmul                      | grad(lambda w, x: sum((x @ w) ** 2))                                              | (None, 0) | m34, stack([m23, -m23])
@@ -992,6 +1001,12 @@ const NOT_DIFFERENTIATED: &[(&str, &str)] = &[
         "custom_vjp",
         "reverse mode makes it (the tangent of a custom_vjp function) and only \
          transposes it; forward mode through it is an error",
+    ),
+    (
+        "custom_vjp_call",
+        "a custom_vjp function called in another's backward pass; check_grads compares \
+         reverse mode with forward mode, which custom_vjp refuses (grad of grad through it \
+         is checked against JAX by tests/jax_more_programs/custom_vjp_nested.py)",
     ),
     (
         "fused",
