@@ -55,6 +55,11 @@ const SURFACE: &str = include_str!("surface.arr");
 /// table's rows for the module and its submodules are made then.
 const LIBRARIES: &[(&str, &str, &str)] = &[
     ("optax", "<stdlib:optax>", include_str!("optax.arr")),
+    (
+        "jax.example_libraries",
+        "<stdlib:example_libraries>",
+        include_str!("example_libraries.arr"),
+    ),
     ("flax", "<stdlib:flax>", include_str!("flax.arr")),
     ("pathlib", "<stdlib:pathlib>", include_str!("pathlib.arr")),
     ("orbax", "<stdlib:orbax>", include_str!("orbax.arr")),
@@ -293,10 +298,15 @@ pub fn session() -> Session {
     s
 }
 
-/// The library (of `LIBRARIES`) a dotted module name belongs to.
+/// The library (of `LIBRARIES`) a dotted module name belongs to: the one
+/// named by the module or by a prefix of it (`jax.example_libraries.stax`).
 fn library_of(module: &str) -> Option<&'static str> {
-    let top = module.split('.').next().unwrap_or(module);
-    LIBRARIES.iter().map(|l| l.0).find(|&l| l == top)
+    LIBRARIES.iter().map(|l| l.0).find(|&l| {
+        module == l
+            || module
+                .strip_prefix(l)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
 fn is_library(module: &str) -> bool {

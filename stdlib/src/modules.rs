@@ -956,7 +956,13 @@ fn refusing_lists(member: &str, v: Value) -> Value {
     // Python's builtins of the same names (`round`, `abs`, `max`) return
     // Python numbers for Python numbers; jax.numpy's return arrays.
     let scalar_first = !matches!(member, "linspace");
-    let mut wrapper = Builtin::new("f(*args, **kwargs)", &doc, move |i, a| {
+    // Every wrapper binds `(*args, **kwargs)`: parsed once, not per member
+    // (start-up makes a wrapper for each checked member).
+    thread_local! {
+        static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
+    }
+    let (params, defaults) = ANY_ARGS.with(|b| (b.params.clone(), b.defaults.clone()));
+    let func = move |i: &mut Interp, a: Vec<Value>| {
         let mut a = a.into_iter();
         let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
             unreachable!("bound as (*args, **kwargs)")
@@ -977,13 +983,20 @@ fn refusing_lists(member: &str, v: Value) -> Value {
             })
             .collect();
         i.call(&inner, args, kwargs)
-    });
-    wrapper.name = Rc::from(member);
-    wrapper.signature = signature;
-    if let Value::Builtin(b) = &v {
-        wrapper.effect = b.effect;
-    }
-    Value::Builtin(Rc::new(wrapper))
+    };
+    let effect = match &v {
+        Value::Builtin(b) => b.effect,
+        _ => Default::default(),
+    };
+    Value::Builtin(Rc::new(Builtin {
+        name: Rc::from(member),
+        signature,
+        doc,
+        params,
+        defaults,
+        func: Rc::new(func),
+        effect,
+    }))
 }
 
 /// The members of one row, each with its value or None where arr lacks it.

@@ -73,8 +73,16 @@ impl Interp {
     /// Run the loader of the library that `path` belongs to, if it has one
     /// that has not run yet.
     pub fn load_library(&mut self, path: &str) -> Result<()> {
-        let top = path.split('.').next().unwrap_or(path);
-        match self.module_loaders.remove(top) {
+        // A library is named by its top module (`optax`) or by a dotted
+        // prefix of the path (`jax.example_libraries`).
+        let prefixes = path
+            .match_indices('.')
+            .map(|(i, _)| &path[..i])
+            .chain(std::iter::once(path));
+        let found = prefixes
+            .map(str::to_string)
+            .find(|p| self.module_loaders.contains_key(p.as_str()));
+        match found.and_then(|p| self.module_loaders.remove(p.as_str())) {
             Some(loader) => loader(self),
             None => Ok(()),
         }
