@@ -584,7 +584,7 @@ fn take(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
             ty(&idx)
         )));
     }
-    if x.shape()[axis] == 0 && idx.len() != 0 {
+    if x.shape()[axis] == 0 && !idx.is_empty() {
         return Err(Error::index_error(
             "Cannot do a non-empty jnp.take() from an empty axis.",
         ));
