@@ -828,7 +828,7 @@ const NUMPY: &str = "\
     histogram histogram_bin_edges bincount interp diff ediff1d gradient trapezoid convolve \
     correlate polyval polyfit polyder roots vander cov corrcoef \
     isin setdiff1d intersect1d union1d setxor1d unravel_index ravel_multi_index \
-    modf frexp ldexp unwrap fromfunction block bitwise_count \
+    modf frexp ldexp unwrap fromfunction block bitwise_count unpackbits packbits \
     dot vdot inner outer matmul tensordot einsum kron cross trace isscalar \
     abs absolute=abs fabs sign negative positive add subtract multiply divide true_divide \
     floor_divide mod remainder fmod divmod power float_power square sqrt cbrt reciprocal \

@@ -1289,6 +1289,7 @@ def _optax_bind_arguments(f, args, kwargs):
         return dict(kwargs)
     bound = {}
     positional = []
+    order = []
     keyword_only = False
     for part in text[text.find("(") + 1:text.rfind(")")].split(","):
         part = part.strip()
@@ -1299,6 +1300,7 @@ def _optax_bind_arguments(f, args, kwargs):
             continue
         eq = part.find("=")
         name = (part if eq < 0 else part[:eq]).split(":")[0].strip()
+        order.append(name)
         if not keyword_only:
             positional.append(name)
         if eq >= 0:
@@ -1310,7 +1312,10 @@ def _optax_bind_arguments(f, args, kwargs):
     for name, value in zip(positional, args):
         bound[name] = value
     bound.update(kwargs)
-    return bound
+    # In the signature's order, as optax's hyperparams dict is.
+    ordered = {n: bound[n] for n in order if n in bound}
+    ordered.update({n: v for n, v in bound.items() if n not in ordered})
+    return ordered
 
 def _optax_literal(text):
     """The value of a literal default (a number, True, False, None or a string),

@@ -6262,3 +6262,55 @@ def _jsp_lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     b = broadcast_to(b, batch + tuple(b.shape[-2:]))
     x = _jsp_lu_solve_core(lu, perm, b, trans)
     return x[..., 0] if vector else x
+
+# ---- bits of uint8 arrays ----
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of a uint8 array, 8 per element along axis (of the flattened
+    array if None), most significant first unless bitorder='little'."""
+    a = asarray(a)
+    if a.dtype != uint8:
+        raise TypeError(f"Expected an input array of unsigned byte data type, got {a.dtype}")
+    if bitorder not in ("big", "little"):
+        raise ValueError("bitorder must be either 'little' or 'big'")
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    axis = axis + a.ndim if axis < 0 else axis
+    shifts = arange(7, -1, -1) if bitorder == "big" else arange(8)
+    bits = (expand_dims(a, axis + 1) >> shifts.astype(uint8).reshape((8,) + (1,) * (a.ndim - axis - 1))) & 1
+    shape = a.shape[:axis] + (a.shape[axis] * 8,) + a.shape[axis + 1:]
+    out = reshape(bits.astype(uint8), shape)
+    if count is not None:
+        n = shape[axis]
+        keep = count if count >= 0 else n + count
+        if keep <= n:
+            out = _along(out, axis, 0, _max2(keep, 0))
+        else:
+            out = _pad_pairs_axis(out, axis, keep - n)
+    return out
+
+def _pad_pairs_axis(x, axis, n):
+    """x with n zeros after its end along axis."""
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (0, n)
+    return pad(x, widths)
+
+def packbits(a, axis=None, bitorder="big"):
+    """Groups of 8 bits (nonzero: 1) of a bool or integer array packed into
+    uint8 along axis (of the flattened array if None), padded with zeros."""
+    a = asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    axis = axis + a.ndim if axis < 0 else axis
+    n = a.shape[axis]
+    bits = (a != 0).astype(uint8)
+    if n % 8:
+        bits = _pad_pairs_axis(bits, axis, 8 - n % 8)
+    groups = bits.shape[axis] // 8
+    bits = reshape(bits, bits.shape[:axis] + (groups, 8) + bits.shape[axis + 1:])
+    shifts = arange(7, -1, -1) if bitorder == "big" else arange(8)
+    weights = (ones(8, dtype=uint8) << shifts.astype(uint8)).reshape((8,) + (1,) * (bits.ndim - axis - 2))
+    return sum(bits * weights, axis=axis + 1, dtype=uint8)
+
