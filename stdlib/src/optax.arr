@@ -219,7 +219,9 @@ def _optax_tree_update_infinity_moment(updates, moments, decay, eps):
 
 def _optax_tree_bias_correction(moment, decay, count):
     """moment / (1 - decay**count), leafwise."""
-    bias_correction_ = 1 - decay ** count
+    # optax jits this function, so JAX computes decay**count with pow, not
+    # with the multiplications of an integer power (a concrete count's, eagerly).
+    bias_correction_ = 1 - decay ** asarray(count).astype(float32)
     return tree_map(lambda t: t / bias_correction_.astype(t.dtype), moment)
 
 def _optax_canonicalize_dtype(dtype):

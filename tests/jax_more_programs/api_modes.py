@@ -36,3 +36,17 @@ print(r)
 print(repr(lax.fori_loop(0, 4, lambda i, c: c + i, 0)))
 print(repr(lax.fori_loop(0, 4, lambda i, c: c + i, 0.5)))
 print(repr(lax.fori_loop(0, 3, lambda i, c: c + i, jnp.int32(1))))
+
+import numpy as np
+import optax
+bits = np.unpackbits(np.array([[2, 255], [7, 128]], dtype=np.uint8), axis=-1)
+print(bits.shape, bits[1], np.packbits(np.array([1, 0, 1, 1, 0, 0, 0, 1, 1])))
+print(jnp.unpackbits(jnp.array([3], dtype=jnp.uint8), bitorder="little"))
+state = optax.inject_hyperparams(optax.adam)(learning_rate=0.1, b1=0.9).init({"w": jnp.ones(2)})
+print(list(state.hyperparams))
+params = {"w": jnp.array([0.1, 0.3])}
+opt = optax.adam(0.05)
+st = opt.init(params)
+for _ in range(3):
+    updates, st = opt.update(params, st, params)
+print(updates["w"])
