@@ -98,10 +98,25 @@ impl Interp {
                 }
                 Err(name_error(name))
             }
-            Var::Builtin(id) => match self.builtins.get(id as usize) {
-                Some(Some(v)) => Ok(v.clone()),
-                _ => Err(name_error(name)),
-            },
+            Var::Builtin(id) => self.load_builtin(id as usize, name),
+        }
+    }
+
+    /// A name of the library's own code (`Var::Builtin`), out of the hot path.
+    #[inline(never)]
+    fn load_builtin(&self, id: usize, name: &str) -> Result<Value> {
+        match self.builtins.get(id) {
+            Some(Some(v)) => Ok(v.clone()),
+            _ => Err(name_error(name)),
+        }
+    }
+
+    /// `f"{v}"`: a 0-d array as the Python number it holds, else `str(v)`.
+    #[inline(never)]
+    fn format_plain(&mut self, v: &Value) -> Result<String> {
+        match display::scalar_to_format(v) {
+            Some(x) => Ok(display::str(&x)),
+            None => self.str_of(v),
         }
     }
 
@@ -209,10 +224,7 @@ impl Interp {
                             let text = match spec {
                                 Some(spec) => display::format_spec(&v, spec)
                                     .map_err(|err| err.at(|| f.loc(expr.span)))?,
-                                None => match display::scalar_to_format(&v) {
-                                    Some(x) => display::str(&x),
-                                    None => self.str_of(&v)?,
-                                },
+                                None => self.format_plain(&v)?,
                             };
                             s.push_str(&text);
                         }

@@ -503,7 +503,6 @@ impl Interp {
                 }
                 self.store_global(*id as usize, v)
             }
-            Target::Var(Var::Builtin(id), _) => self.store_builtin(*id as usize, v),
             _ => return self.assign_complex(t, v, f),
         }
         Ok(())
@@ -512,6 +511,9 @@ impl Interp {
     #[inline(never)]
     fn assign_complex(&mut self, t: &Target, v: Value, f: &mut Frame) -> Result<()> {
         match t {
+            // The library's module-level names: bound when it loads, out of
+            // the loops' way.
+            Target::Var(Var::Builtin(id), _) => self.store_builtin(*id as usize, v),
             Target::Var(..) => return self.assign(t, v, f),
             Target::Unpack(targets, star, span) => {
                 let items: Vec<Value> = self.items(&v).map_err(|e| e.at(|| f.loc(*span)))?;
