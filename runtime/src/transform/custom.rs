@@ -435,8 +435,9 @@ pub fn transpose_custom_vjp(
     Ok(out)
 }
 
-/// `custom_vjp_call`'s operands: the function's constants, then the arguments.
-fn f_operands(n_consts: &[usize; 3], args: &[Tensor]) -> Vec<Tensor> {
+/// Of `custom_vjp_call`'s operands (or their batch dims), the function's
+/// own: its constants, then the arguments.
+fn f_operands<T: Clone>(n_consts: &[usize; 3], args: &[T]) -> Vec<T> {
     let skip: usize = n_consts.iter().sum();
     let mut xs = args[..n_consts[0]].to_vec();
     xs.extend_from_slice(&args[skip..]);
@@ -516,18 +517,11 @@ pub fn batch_custom_vjp_call(
     d: &[Option<usize>],
 ) -> Result<(Outs, batch::Bdims)> {
     let mut vals = f_operands(n_consts, v);
-    let dims = f_operands_dims(n_consts, d);
+    let dims = f_operands(n_consts, d);
     let in_axes = front_all(&mut vals, &dims)?;
     let outs = batch::vmap(|w| graph::eval(f, &w), vals, &in_axes, size, |_| Some(0))?;
     let n = outs.len();
     Ok((outs.into(), vec![Some(0); n]))
-}
-
-fn f_operands_dims(n_consts: &[usize; 3], d: &[Option<usize>]) -> Vec<Option<usize>> {
-    let skip: usize = n_consts.iter().sum();
-    let mut out = d[..n_consts[0]].to_vec();
-    out.extend_from_slice(&d[skip..]);
-    out
 }
 
 pub fn batch_custom_vjp() -> Result<(Outs, batch::Bdims)> {
