@@ -9,7 +9,7 @@
 //! so that `highlight` can colour any text and the parser sees every token.
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_while, take_while1, take_while_m_n};
+use nom::bytes::complete::{take_while, take_while1, take_while_m_n};
 use nom::character::complete::{char, one_of, satisfy};
 use nom::combinator::{opt, recognize};
 use nom::{IResult, Parser};
@@ -149,11 +149,15 @@ fn name(input: &str) -> IResult<&str, &str> {
 }
 
 fn operator(input: &str) -> IResult<&str, &'static str> {
-    for &op in OPERATORS {
-        let result: IResult<&str, &str> = tag(op).parse(input);
-        if let Ok((rest, _)) = result {
-            return Ok((rest, op));
-        }
+    // The first byte picks the candidates: a prefix test of all 47 (nom's
+    // `tag` in a loop) was a fifth of lexing, and start-up lexes the library.
+    let bytes = input.as_bytes();
+    let first = *bytes.first().unwrap_or(&0);
+    if let Some(&op) = OPERATORS
+        .iter()
+        .find(|op| op.as_bytes()[0] == first && bytes.starts_with(op.as_bytes()))
+    {
+        return Ok((&input[op.len()..], op));
     }
     Err(nom::Err::Error(nom::error::Error::new(
         input,
@@ -441,7 +445,11 @@ impl<'a> Lexer<'a> {
             self.string(0, false, false);
         } else if let Ok((_, word)) = name(rest) {
             self.pos += word.len();
-            let kind = match KEYWORDS.iter().find(|&&k| k == word) {
+            let first = word.as_bytes()[0];
+            let kind = match KEYWORDS
+                .iter()
+                .find(|&&k| k.as_bytes()[0] == first && k == word)
+            {
                 Some(&keyword) => TokenKind::Keyword(keyword),
                 None => TokenKind::Name(word.to_string()),
             };

@@ -99,6 +99,161 @@ impl Builtin {
 type Signature = (String, Vec<ParamSpec>, Vec<Option<Value>>);
 
 fn parse_signature(sig: &str) -> std::result::Result<Signature, String> {
+    match parse_simple_signature(sig) {
+        Some(parsed) => Ok(parsed),
+        None => parse_signature_with_parser(sig),
+    }
+}
+
+/// A signature whose parameters are names with literal defaults (numbers,
+/// plain strings, None, True, False, `...`), `*`, `*args` and `**kwargs`:
+/// almost every builtin's. Start-up registers thousands of builtins, and the
+/// language's parser took a tenth of it; anything else (a tuple default, an
+/// escape, `/`) returns None and goes to the parser, which is the reference
+/// (`signature_paths_agree` checks every builtin against it).
+fn parse_simple_signature(sig: &str) -> Option<Signature> {
+    let (name, rest) = sig.split_once('(')?;
+    let inner = rest.strip_suffix(')')?;
+    let valid_name = |n: &str| {
+        n.chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_alphabetic())
+            && n.chars().all(|c| c == '_' || c.is_alphanumeric())
+            && !arr_lang::KEYWORDS.contains(&n)
+    };
+    if !valid_name(name) {
+        return None;
+    }
+    // Split at commas outside quotes; brackets, escapes and `/` go to the parser.
+    let mut pieces = Vec::new();
+    let (mut quote, mut start) = (None, 0);
+    for (i, c) in inner.char_indices() {
+        match (quote, c) {
+            (_, '\\') => return None,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | ')' | '[' | ']' | '{' | '}' | '/' | ':' | '#') => return None,
+            (None, ',') => {
+                pieces.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    pieces.push(&inner[start..]);
+    if pieces.last().is_some_and(|p| p.trim().is_empty()) {
+        pieces.pop();
+    }
+    let (mut params, mut defaults) = (Vec::new(), Vec::new());
+    let mut keyword_only = false;
+    for piece in pieces {
+        let piece = piece.trim();
+        let (head, default) = match piece.split_once('=') {
+            Some((h, d)) => (h.trim(), Some(simple_literal(d.trim())?)),
+            None => (piece, None),
+        };
+        let (kind, pname) = if let Some(n) = head.strip_prefix("**") {
+            (ParamKind::VarKwargs, n)
+        } else if let Some(n) = head.strip_prefix('*') {
+            keyword_only = true;
+            if n.is_empty() {
+                if default.is_some() {
+                    return None;
+                }
+                continue;
+            }
+            (ParamKind::VarArgs, n)
+        } else if keyword_only {
+            (ParamKind::KeywordOnly, head)
+        } else {
+            (ParamKind::Normal, head)
+        };
+        if !valid_name(pname)
+            || (default.is_some() && kind != ParamKind::Normal && kind != ParamKind::KeywordOnly)
+        {
+            return None;
+        }
+        params.push(ParamSpec {
+            name: Rc::from(pname),
+            kind,
+            has_default: default.is_some(),
+        });
+        defaults.push(default);
+    }
+    Some((name.to_string(), params, defaults))
+}
+
+/// The value of a default the fast path reads: None for anything else.
+fn simple_literal(text: &str) -> Option<Value> {
+    let digits = |t: &str| {
+        t.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
+            && !t.contains(['_', 'x', 'X', 'o', 'O', 'b', 'B', 'j', 'J'])
+    };
+    Some(match text {
+        "None" => Value::None,
+        "True" => Value::Bool(true),
+        "False" => Value::Bool(false),
+        "..." => Value::Ellipsis,
+        t if t.len() >= 2
+            && (t.starts_with('\'') && t.ends_with('\'')
+                || t.starts_with('"') && t.ends_with('"')) =>
+        {
+            Value::str(&t[1..t.len() - 1])
+        }
+        t => {
+            let (negative, body) = match t.strip_prefix('-') {
+                Some(b) => (true, b.trim_start()),
+                None => (false, t),
+            };
+            if !digits(body)
+                || (body.len() > 1
+                    && body.starts_with('0')
+                    && !body[1..].starts_with(['.', 'e', 'E']))
+            {
+                return None;
+            }
+            if let Ok(i) = body.parse::<i64>() {
+                Value::Int(if negative { -i } else { i })
+            } else if body.contains(['.', 'e', 'E']) {
+                let f = body.parse::<f64>().ok()?;
+                Value::Float(if negative { -f } else { f })
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// Whether the fast path reads `sig` as the parser does (or leaves it to
+/// the parser): the test of every registered builtin's signature.
+#[doc(hidden)]
+pub fn signature_paths_agree(sig: &str) -> bool {
+    let Some(fast) = parse_simple_signature(sig) else {
+        return true;
+    };
+    let Ok(slow) = parse_signature_with_parser(sig) else {
+        return false;
+    };
+    let shape = |(name, params, defaults): &Signature| {
+        format!(
+            "{name} {:?} {:?}",
+            params
+                .iter()
+                .map(|p| (p.name.to_string(), p.kind, p.has_default))
+                .collect::<Vec<_>>(),
+            defaults
+        )
+    };
+    shape(&fast) == shape(&slow)
+}
+
+fn parse_signature_with_parser(sig: &str) -> std::result::Result<Signature, String> {
     let src = format!("def {sig}: pass");
     let file = SourceFile::new("<signature>", src);
     let module = arr_lang::parse(&file).map_err(|d| {

@@ -43,10 +43,14 @@ pub fn chunks(source: &str) -> Vec<Chunk<'_>> {
     };
     let mut bounds: Vec<usize> = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let after_decorator = bounds
-            .last()
-            .is_some_and(|&b| lines[b..i].iter().all(|d| d.starts_with('@')));
-        if starts_statement(l) && !after_decorator {
+        // Only lines that could start a statement look back (a look-back
+        // from every line would be quadratic in a long class).
+        let after_decorator = || {
+            bounds
+                .last()
+                .is_some_and(|&b| lines[b..i].iter().all(|d| d.starts_with('@')))
+        };
+        if starts_statement(l) && !after_decorator() {
             bounds.push(i);
         }
     }

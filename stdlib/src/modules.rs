@@ -13,6 +13,7 @@
 //! before the rows that name them with `@`.
 
 use arr_runtime::{numpy, Builtin, Interp, Value};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// (dotted name, documentation, members).
@@ -928,10 +929,17 @@ const ARRAYLIKE: &str = "\
 /// jax.numpy's view of `v`: where ARRAYLIKE lists the member, the same
 /// function behind JAX's check that its array arguments are not lists.
 fn refusing_lists(member: &str, v: Value) -> Value {
-    let Some(last) = ARRAYLIKE.split_whitespace().find_map(|w| {
-        let (name, last) = w.split_once(':').unwrap_or((w, "0"));
-        (name == member).then(|| last.parse::<usize>().unwrap_or(usize::MAX))
-    }) else {
+    // The table as a map, made once: start-up asks it for every member.
+    thread_local! {
+        static CHECKED: HashMap<&'static str, usize> = ARRAYLIKE
+            .split_whitespace()
+            .map(|w| {
+                let (name, last) = w.split_once(':').unwrap_or((w, "0"));
+                (name, last.parse::<usize>().unwrap_or(usize::MAX))
+            })
+            .collect();
+    }
+    let Some(last) = CHECKED.with(|c| c.get(member).copied()) else {
         return v;
     };
     let (signature, doc) = match &v {

@@ -118,3 +118,44 @@ fn arrays_list_every_property_and_their_methods() {
         .collect();
     assert_eq!(names, ["why", "ir", "lower", "trace", "kernels"]);
 }
+
+/// Builtins' signatures are read by a fast path at start-up; the language's
+/// parser is the reference. Every builtin, method and module member agrees.
+#[test]
+fn every_builtin_signature_reads_as_the_parser_reads_it() {
+    use arr_runtime::Value;
+    let s = arr_stdlib::session();
+    let mut signatures: Vec<String> = Vec::new();
+    let mut add = |v: &Value| {
+        if let Value::Builtin(b) = v {
+            signatures.push(b.signature.clone());
+        }
+    };
+    s.interp.builtins.iter().flatten().for_each(&mut add);
+    s.interp.methods.values().for_each(&mut add);
+    for m in s.interp.modules.values() {
+        if let Value::Module(m) = m {
+            m.attrs.values().for_each(&mut add);
+        }
+    }
+    assert!(signatures.len() > 1000, "{} signatures", signatures.len());
+    let disagree: Vec<&String> = signatures
+        .iter()
+        .filter(|sig| !arr_runtime::builtin::signature_paths_agree(sig))
+        .collect();
+    assert!(disagree.is_empty(), "{disagree:?}");
+    // Hostile and unusual forms: each either reads the same or goes to the parser.
+    for sig in [
+        "f(a, b=1, *args, c=None, **kw)",
+        "f(x, sep=',', end='\\n')",
+        "f(a=-1.5e-3, b=0, c=00, d=1_000, e=0x10, f=(1, 2), g='a=b')",
+        "f(*, key=None)",
+        "f(a, /, b)",
+        "f(a=..., b=True, c=False, d=\"x(y)\")",
+        "f(a=1e400, b=-0.0, c=9223372036854775808)",
+        "f()",
+        "f(a,)",
+    ] {
+        assert!(arr_runtime::builtin::signature_paths_agree(sig), "{sig}");
+    }
+}
