@@ -93,6 +93,7 @@ const EXACT: &[&str] = &[
     "generators",
     "init_subclass_abc",
     "re_module",
+    "edge_values",
 ];
 
 #[test]

@@ -271,7 +271,16 @@ impl Backend for Dispatch<'_> {
     }
     fn binary(&self, op: BinaryOp, a: Array, b: Array) -> Array {
         match narrow_of([&a, &b]) {
-            Some(h) => self.narrow(self.0.binary(op, self.widen(&a), self.widen(&b)), h),
+            Some(h) => {
+                // Unsigned operands floor as they truncate, and i32's x / 0
+                // (-1) wraps to the unsigned x // 0 (the all-ones maximum);
+                // i32's floor division would adjust it for the sign.
+                let op = match (op, h) {
+                    (BinaryOp::FloorDiv, DType::U8 | DType::U16) => BinaryOp::Div,
+                    _ => op,
+                };
+                self.narrow(self.0.binary(op, self.widen(&a), self.widen(&b)), h)
+            }
             None => self.computing([&a, &b]).binary(op, a, b),
         }
     }

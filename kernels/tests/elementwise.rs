@@ -196,8 +196,10 @@ fn integer_division_semantics() {
             let fdiv = i32_op(BinaryOp::FloorDiv, x, y);
             let md = i32_op(BinaryOp::Mod, x, y);
             if y == 0 {
-                // x % 0 is 0, as NumPy and jnp.remainder; x / 0 is XLA's -1.
-                assert_eq!((div, fdiv, md), (-1, -1, 0));
+                // x % 0 is 0, as NumPy and jnp.remainder; x / 0 is XLA's -1;
+                // x // 0 is jnp.floor_divide's (-1 adjusted by the sign test).
+                let floor = if x == 0 { -1 } else { -2 };
+                assert_eq!((div, fdiv, md), (-1, floor, 0));
                 continue;
             }
             assert_eq!(div, x / y, "{x} / {y}");

@@ -77,12 +77,19 @@ fn call_back(
     let mut operands = Args::new();
     let mut is_array = Vec::new();
     for leaf in leaves(&tree)? {
-        if let Value::Array(t) = leaf {
-            operands.push(t);
-            is_array.push(true);
-        } else {
-            is_array.push(false);
+        match leaf {
+            Value::Array(t) => operands.push(t),
+            // Python numbers are values as JAX sees them (its callbacks take
+            // every leaf that has a shape): weak 0-d arrays.
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
+                operands.push(arr_runtime::numpy::to_tensor(&leaf)?)
+            }
+            _ => {
+                is_array.push(false);
+                continue;
+            }
         }
+        is_array.push(true);
     }
     // The template keeps no tracer alive: array leaves are placeholders.
     let template = map_leaves(&tree, &mut |leaf| {

@@ -60,14 +60,23 @@ class _nnx_VariableBase(_nnx_Pytree):
 
     __array_attribute__ = "value"
 
-    def __init__(self, value, *, eager_sharding=None, **metadata):
+    def __init__(self, value, *, eager_sharding=None, hijax=False, ref=False, **metadata):
         if isinstance(value, (_nnx_VariableBase, _nnx_VariableMetadataBase)):
             metadata = {**value.get_metadata(), **metadata}
             value = value.raw_value
+        # Flax 0.12's flags: hijax and ref variables are not modelled (always
+        # False); eager_sharding is kept where it is False (repr shows it).
+        metadata.pop("hijax", None)
+        metadata.pop("ref", None)
+        inherited = metadata.pop("eager_sharding", None)
+        if eager_sharding is None:
+            eager_sharding = inherited
         for old in ("sharding", "sharding_names"):
             if old in metadata:
                 metadata["out_sharding"] = metadata.pop(old)
         eager = _nnx_eager_sharding[-1] if eager_sharding is None else eager_sharding
+        if not eager:
+            metadata["eager_sharding"] = False
         if eager and metadata.get("out_sharding", None) and isinstance(value, array):
             value = _nnx_shard_value(value, metadata["out_sharding"], metadata.get("sharding_rules", None), metadata.get("mesh", None))
         self.value = value
@@ -88,8 +97,9 @@ class _nnx_VariableBase(_nnx_Pytree):
             self.value = self.value.at[index].set(new)
 
     def __getattr__(self, name):
-        if name in self._var_metadata:
-            return self._var_metadata[name]
+        metadata = self.get_metadata()
+        if name in metadata:
+            return metadata[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def get_value(self):
@@ -99,7 +109,9 @@ class _nnx_VariableBase(_nnx_Pytree):
         self.value = value
 
     def get_metadata(self):
-        return dict(self._var_metadata)
+        metadata = dict(self._var_metadata)
+        eager = metadata.pop("eager_sharding", True)
+        return {**metadata, "hijax": False, "ref": False, "eager_sharding": eager}
 
     def replace(self, value=None, **metadata):
         return type(self)(self.value if value is None else value, **{**self._var_metadata, **metadata})
@@ -3419,6 +3431,81 @@ class _nnx_MultiMetricBase(_nnx_MetricBase):
         return {name: getattr(self, name).compute() for name in self._metric_names}
 
 _nnx_MultiMetric = type("MultiMetric", (_nnx_MultiMetricBase,), {})
+
+class _nnx_WelfordBase(_nnx_MetricBase):
+    """nnx.metrics.Welford: the mean and variance of a stream of values
+    (Welford's update, as Flax: batch means and variances merged)."""
+    def __init__(self, argname="values"):
+        self.argname = argname
+        self.count = _nnx_MetricState(asarray(0, dtype=int32))
+        self.mean = _nnx_MetricState(asarray(0, dtype=float32))
+        self.m2 = _nnx_MetricState(asarray(0, dtype=float32))
+
+    def reset(self):
+        self.count[...] = asarray(0, dtype=uint32)
+        self.mean[...] = asarray(0, dtype=float32)
+        self.m2[...] = asarray(0, dtype=float32)
+
+    def update(self, **kwargs):
+        if self.argname not in kwargs:
+            raise TypeError(f"Expected keyword argument '{self.argname}'")
+        values = kwargs[self.argname]
+        scalar = isinstance(values, (int, float))
+        count = 1 if scalar else values.size
+        original_count = self.count[...]
+        self.count[...] += count
+        delta = (values if scalar else values.mean()) - self.mean[...]
+        self.mean[...] += delta * count / self.count[...]
+        m2 = 0.0 if scalar else values.var() * count
+        self.m2[...] += m2 + delta * delta * count * original_count / self.count[...]
+
+    def compute(self):
+        variance = self.m2[...] / self.count[...]
+        standard_deviation = variance ** 0.5
+        sem = standard_deviation / (self.count[...] ** 0.5)
+        return _nnx_Statistics(mean=self.mean[...], standard_error_of_mean=sem,
+                               standard_deviation=standard_deviation)
+
+_nnx_Welford = type("Welford", (_nnx_WelfordBase,), {})
+
+# ---- flax.struct ----
+
+def _struct_field(pytree_node=True, *, metadata=None, **kwargs):
+    """flax.struct.field: a dataclass field; pytree_node=False makes it static."""
+    return field(metadata={**({} if metadata is None else metadata), "pytree_node": pytree_node},
+                 **kwargs)
+
+def _struct_dataclass(clz=None, **kwargs):
+    """flax.struct.dataclass: a frozen dataclass registered as a pytree node
+    (fields with pytree_node=False are its static part), with `.replace`."""
+    if clz is None:
+        return partial(_struct_dataclass, **kwargs)
+    if "_flax_dataclass" in clz.__dict__:
+        return clz
+    if "frozen" not in kwargs:
+        kwargs["frozen"] = True
+    data_clz = dataclass(clz, **kwargs)
+    data_fields = [f.name for f in fields(data_clz) if f.metadata.get("pytree_node", True)]
+    meta_fields = [f.name for f in fields(data_clz) if not f.metadata.get("pytree_node", True)]
+    data_clz.replace = _struct_replace
+    register_dataclass(data_clz, data_fields, meta_fields)
+    data_clz._flax_dataclass = True
+    return data_clz
+
+def _struct_replace(self, **updates):
+    return replace(self, **updates)
+
+class _struct_PyTreeNodeBase:
+    """flax.struct.PyTreeNode: each subclass is a flax.struct.dataclass."""
+    def __init_subclass__(cls, **kwargs):
+        if "_struct_abstract" not in cls.__dict__:
+            _struct_dataclass(cls, **kwargs)
+
+_struct_PyTreeNode = type("PyTreeNode", (_struct_PyTreeNodeBase,), {"_struct_abstract": True})
+
+# What nnx.metrics.Welford computes (a flax.struct.dataclass, as in Flax).
+_nnx_Statistics = _struct_dataclass(type("Statistics", (), {"__annotations__": {
+    "mean": object, "standard_error_of_mean": object, "standard_deviation": object}}))
 _nnx_Metric = type("Metric", (_nnx_MetricBase,), {})
 
 # ---- text ----

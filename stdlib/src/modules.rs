@@ -426,12 +426,14 @@ const MODULES: &[(&str, &str, &str)] = &[
          variance_scaling=_init_variance_scaling lecun_normal lecun_uniform \
          glorot_normal glorot_uniform xavier_normal=glorot_normal xavier_uniform=glorot_uniform \
          he_normal he_uniform kaiming_normal=he_normal kaiming_uniform=he_uniform \
-         orthogonal=_init_orthogonal zeros_init=_nnx_zeros_init ones_init=_nnx_ones_init",
+         orthogonal=_init_orthogonal delta_orthogonal=_init_delta_orthogonal \
+         zeros_init=_nnx_zeros_init ones_init=_nnx_ones_init",
     ),
     (
         "flax.nnx.metrics",
         "Metrics accumulated over steps, as flax.nnx.metrics.",
-        "Metric=_nnx_Metric Average=_nnx_Average Accuracy=_nnx_Accuracy MultiMetric=_nnx_MultiMetric",
+        "Metric=_nnx_Metric Average=_nnx_Average Accuracy=_nnx_Accuracy MultiMetric=_nnx_MultiMetric \
+         Welford=_nnx_Welford Statistics=_nnx_Statistics",
     ),
     (
         "flax.nnx.filterlib",
@@ -523,7 +525,13 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "flax",
         "Flax, as flax: its NNX API, flax.training and flax.traverse_util.",
-        "nnx=@flax.nnx training=@flax.training traverse_util=@flax.traverse_util",
+        "nnx=@flax.nnx training=@flax.training traverse_util=@flax.traverse_util \
+         struct=@flax.struct",
+    ),
+    (
+        "flax.struct",
+        "Frozen dataclasses that are pytrees, as flax.struct.",
+        "dataclass=_struct_dataclass field=_struct_field PyTreeNode=_struct_PyTreeNode",
     ),
     (
         "optax",
@@ -680,7 +688,8 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "dataclasses",
         "Classes of fields, as dataclasses.",
-        "dataclass field replace fields asdict astuple is_dataclass",
+        "dataclass field replace fields asdict astuple is_dataclass \
+         FrozenInstanceError=AttributeError",
     ),
     (
         "typing",

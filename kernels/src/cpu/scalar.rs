@@ -101,11 +101,13 @@ macro_rules! signed_int {
                     a.wrapping_div(b)
                 }
             }
-            /// Flooring (Python `//`); x // 0 = -1 like `div`.
+            /// Flooring (Python `//`). x // 0 is jnp.floor_divide's: XLA's
+            /// quotient -1, less one where the signs differ and XLA's
+            /// remainder (x % 0 = x) is not 0: -1 for 0 // 0, else -2.
             #[inline(always)]
             fn floor_div(a: $t, b: $t) -> $t {
                 if b == 0 {
-                    return -1;
+                    return if a == 0 { -1 } else { -2 };
                 }
                 let q = a.wrapping_div(b);
                 if a.wrapping_rem(b) != 0 && ((a < 0) != (b < 0)) {

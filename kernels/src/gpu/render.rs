@@ -401,7 +401,7 @@ fn helpers(d: Dialect, t: DType) -> String {
 {f} int a_isfinite(T x) {{ return 1; }}
 {f} T a_div(T a, T b) {{ return b == 0 ? (T)-1 : b == -1 ? (T)((UT)0 - (UT)a) : a / b; }}
 {f} T a_rem(T a, T b) {{ return b == -1 ? 0 : a % b; }}
-{f} T a_floordiv(T a, T b) {{ if (b == 0) return -1; T q = a_div(a, b); T r = a_rem(a, b); return (r != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }}
+{f} T a_floordiv(T a, T b) {{ if (b == 0) return a == 0 ? -1 : -2; T q = a_div(a, b); T r = a_rem(a, b); return (r != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }}
 {f} T a_mod(T a, T b) {{ if (b == 0) return 0; T r = a_rem(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? (T)((UT)r + (UT)b) : r; }}
 {f} T a_max(T a, T b) {{ return a > b ? a : b; }}
 {f} T a_min(T a, T b) {{ return a < b ? a : b; }}
