@@ -94,6 +94,7 @@ const EXACT: &[&str] = &[
     "init_subclass_abc",
     "re_module",
     "edge_values",
+    "x64_truncation",
 ];
 
 #[test]

@@ -10,6 +10,7 @@ use crate::value::Value;
 use arr_kernels::{
     broadcast_shapes, Array, BinaryOp, Buffer, DType, DotDims, Flavour, ReduceOp, UnaryOp,
 };
+use std::cell::Cell;
 
 /// The default float and int dtypes, as JAX without x64.
 pub const DEFAULT_FLOAT: DType = DType::F32;
@@ -588,13 +589,56 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
 /// a NumPy array.
 pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     if ndarray_operands(&[&a, &b]) {
-        return Ok(with_flavour(binary_arrays(op, a, b)?, NDARRAY));
+        return Ok(with_flavour(binary_arrays(op, a, b, false)?, NDARRAY));
     }
-    binary_arrays(op, a, b)
+    binary_arrays(op, a, b, jax_32bit())
 }
 
-fn binary_arrays(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
+thread_local! {
+    /// The interpreter of this thread runs a JAX program (`Interp::jax_rules`,
+    /// mirrored here for the operators, which have no interpreter at hand).
+    static JAX_DTYPES: Cell<bool> = const { Cell::new(false) };
+    /// `jax.config.update("jax_enable_x64", True)`, or JAX_ENABLE_X64=1.
+    static X64: Cell<bool> = Cell::new(
+        std::env::var("JAX_ENABLE_X64").is_ok_and(|v| matches!(v.trim(), "1" | "true" | "True")),
+    );
+}
+
+/// Whether this thread's program follows JAX's dtype rules (it imported jax).
+pub fn follow_jax_dtypes(on: bool) {
+    JAX_DTYPES.with(|j| j.set(on));
+}
+
+/// Set jax_enable_x64.
+pub fn set_x64(on: bool) {
+    X64.with(|x| x.set(on));
+}
+
+/// Whether jax_enable_x64 is on.
+pub fn x64() -> bool {
+    X64.with(|x| x.get())
+}
+
+/// Whether JAX's 32-bit rule holds: a JAX program without x64, where no JAX
+/// array is 64-bit (a 64-bit result type is truncated, as JAX canonicalises).
+pub fn jax_32bit() -> bool {
+    JAX_DTYPES.with(|j| j.get()) && !X64.with(|x| x.get())
+}
+
+/// The 32-bit dtype JAX uses for `d` without x64.
+pub fn x32_of(d: DType) -> DType {
+    match d {
+        DType::F64 => DType::F32,
+        DType::I64 => DType::I32,
+        other => other,
+    }
+}
+
+fn binary_arrays(op: BinaryOp, a: Value, b: Value, x32: bool) -> Result<Value> {
     let (mut dtype, weak) = result_type(&[&a, &b])?;
+    if x32 {
+        dtype = x32_of(dtype);
+    }
     if op == BinaryOp::Div && !dtype.is_inexact() {
         dtype = DEFAULT_FLOAT;
     }

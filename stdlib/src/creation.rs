@@ -169,13 +169,14 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// comes back whole, without its layout (as `np.asarray(jax_array)` does).
 /// `array`/`asarray` (jnp's too): of a NumPy array, a JAX array, whose
 /// 64-bit dtypes become 32-bit unless `dtype` asks otherwise (JAX's
-/// canonical dtypes, as `jnp.asarray(np.arange(3))` gives int32).
+/// canonical dtypes, as `jnp.asarray(np.arange(3))` gives int32), unless
+/// jax_enable_x64 is on.
 fn from_numpy(
     f: fn(&mut Interp, Vec<Value>) -> Result<Value>,
     interp: &mut Interp,
     mut a: Vec<Value>,
 ) -> Result<Value> {
-    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) {
+    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) && !numpy::x64() {
         let d = array_arg(&a[0])?.dtype();
         a[1] = Value::DType(match d {
             DType::I64 => DType::I32,
@@ -436,8 +437,13 @@ fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     )?)
 }
 
-fn astype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let d = dtype_arg(&a[1])?.ok_or_else(|| Error::type_error("astype needs a dtype"))?;
+fn astype(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
+    // A JAX array without x64 takes a 64-bit dtype as JAX does (truncated).
+    let dtype = match interp.jax_rules && numpy::jax_32bit() && !numpy::is_ndarray(&a[0]) {
+        true => crate::modules::x32_dtype(interp, Some("astype"), &a[1])?,
+        false => a[1].clone(),
+    };
+    let d = dtype_arg(&dtype)?.ok_or_else(|| Error::type_error("astype needs a dtype"))?;
     ok(numpy::convert(array_arg(&a[0])?, d)?.weakened(false))
 }
 

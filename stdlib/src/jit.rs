@@ -50,6 +50,15 @@ pub(crate) fn register(r: &mut Registry) {
             )))
         },
     );
+    r.effect_func(
+        "_set_x64(on)",
+        "Set jax_enable_x64: jax.numpy keeps 64-bit dtypes a JAX program asks for \
+         (without it, JAX truncates them to 32 bits).",
+        |_, a| {
+            arr_runtime::numpy::set_x64(a[0].truthy()?);
+            Ok(Value::None)
+        },
+    );
     r.func(
         "_jax_disable_jit(disable=True)",
         "jax.disable_jit: a context manager inside which jitted functions run op by op.",
@@ -734,7 +743,7 @@ pub(crate) fn canonical(t: Tensor) -> Result<Tensor> {
     let Tensor::Concrete(a) = &t else {
         return Ok(t);
     };
-    if !matches!(a.flavour(), arr_kernels::Flavour::NumPy { .. }) {
+    if !matches!(a.flavour(), arr_kernels::Flavour::NumPy { .. }) || numpy::x64() {
         return Ok(t);
     }
     let to = match a.dtype() {

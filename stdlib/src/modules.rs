@@ -874,8 +874,8 @@ pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
             .into_iter()
             .filter_map(|(n, v)| match (v?, numpy) {
                 (Value::Builtin(b), true) => Some((n, returning_ndarrays(&b))),
-                (v, _) if name == "jax.numpy" => {
-                    let v = refusing_lists(&n, v);
+                (v, _) if name == "jax.numpy" || name == "jax.random" => {
+                    let v = jax_numpy_view(name, &n, v);
                     Some((n, v))
                 }
                 (v, _) => Some((n, v)),
@@ -935,9 +935,13 @@ const ARRAYLIKE: &str = "\
     trapezoid:1 true_divide:1 union1d:1 vdot:1 where:2 \
     atleast_1d:* atleast_2d:* atleast_3d:* broadcast_arrays:* meshgrid:*";
 
-/// jax.numpy's view of `v`: where ARRAYLIKE lists the member, the same
-/// function behind JAX's check that its array arguments are not lists.
-fn refusing_lists(member: &str, v: Value) -> Value {
+/// jax.numpy's view of `v`: the same function behind JAX's argument rules.
+/// Where ARRAYLIKE lists the member, JAX's check that its array arguments
+/// are not lists; in a JAX program without `jax_enable_x64`, JAX's 32-bit
+/// dtypes (`numpy::jax_32bit`): a 64-bit dtype argument is truncated with JAX's
+/// warning, NumPy's 64-bit arrays come in as 32-bit ones, and no 64-bit
+/// array comes out.
+fn jax_numpy_view(module: &str, member: &str, v: Value) -> Value {
     // The table as a map, made once: start-up asks it for every member.
     thread_local! {
         static CHECKED: HashMap<&'static str, usize> = ARRAYLIKE
@@ -948,16 +952,33 @@ fn refusing_lists(member: &str, v: Value) -> Value {
             })
             .collect();
     }
-    let Some(last) = CHECKED.with(|c| c.get(member).copied()) else {
-        return v;
-    };
-    let (signature, doc) = match &v {
-        Value::Builtin(b) => (b.signature.clone(), b.doc.clone()),
-        _ => (format!("{member}(*args, **kwargs)"), String::new()),
+    let numpy = module == "jax.numpy";
+    let checked = CHECKED.with(|c| c.get(member).copied()).filter(|_| numpy);
+    let (signature, doc, dtype_at) = match &v {
+        Value::Builtin(b) => (
+            b.signature.clone(),
+            b.doc.clone(),
+            b.params
+                .iter()
+                .take_while(|p| p.kind == arr_lang::ast::ParamKind::Normal)
+                .position(|p| &*p.name == "dtype"),
+        ),
+        Value::Native(n) => {
+            let written = n.attrs.borrow().iter().find_map(|(k, a)| match a {
+                Value::Str(s) if k == "__signature__" => Some(s.to_string()),
+                _ => None,
+            });
+            let signature = written.unwrap_or_else(|| format!("{member}(*args, **kwargs)"));
+            let dtype_at = positional_dtype(&signature);
+            (signature, String::new(), dtype_at)
+        }
+        _ if checked.is_some() => (format!("{member}(*args, **kwargs)"), String::new(), None),
+        _ => return v,
     };
     let inner = v.clone();
     let name: Rc<str> = Rc::from(member);
     let check = move |args: &[Value]| -> arr_runtime::Result<()> {
+        let Some(last) = checked else { return Ok(()) };
         match args
             .iter()
             .take(last.saturating_add(1))
@@ -972,9 +993,11 @@ fn refusing_lists(member: &str, v: Value) -> Value {
     };
     // Python's builtins of the same names (`round`, `abs`, `max`) return
     // Python numbers for Python numbers; jax.numpy's return arrays.
-    let scalar_first = !matches!(member, "linspace");
+    let scalar_first = checked.is_some() && !matches!(member, "linspace");
+    // JAX's warning names jax.numpy's function (`requested in zeros`).
+    let label: Option<Rc<str>> = numpy.then(|| Rc::from(member));
     // Every wrapper binds `(*args, **kwargs)`: parsed once, not per member
-    // (start-up makes a wrapper for each checked member).
+    // (start-up makes a wrapper for each member).
     thread_local! {
         static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
     }
@@ -991,7 +1014,7 @@ fn refusing_lists(member: &str, v: Value) -> Value {
         {
             args[0] = Value::Array(numpy::to_tensor(first)?);
         }
-        let kwargs = kwargs
+        let mut kwargs: Vec<(Rc<str>, Value)> = kwargs
             .borrow()
             .iter()
             .filter_map(|(k, v)| match k {
@@ -999,14 +1022,39 @@ fn refusing_lists(member: &str, v: Value) -> Value {
                 _ => None,
             })
             .collect();
-        i.call(&inner, args, kwargs)
+        let x32 = i.jax_rules && numpy::jax_32bit();
+        if x32 {
+            for arg in args.iter_mut() {
+                *arg = x32_array(std::mem::replace(arg, Value::None))?;
+            }
+            if let Some(d) = dtype_at.and_then(|k| args.get_mut(k)) {
+                *d = x32_dtype(i, label.as_deref(), d)?;
+            }
+            for (k, v) in kwargs.iter_mut() {
+                if &**k == "dtype" {
+                    *v = x32_dtype(i, label.as_deref(), v)?;
+                }
+            }
+        }
+        let out = i.call(&inner, args, kwargs)?;
+        if x32 {
+            x32_result(out)
+        } else {
+            Ok(out)
+        }
     };
     let effect = match &v {
         Value::Builtin(b) => b.effect,
         _ => Default::default(),
     };
+    // The builtin's own name where only dtypes are followed: `isinstance`
+    // reads it (`jnp.ndarray` is `asarray`, the type of JAX arrays).
+    let name = match (&v, checked) {
+        (Value::Builtin(b), None) => b.name.clone(),
+        _ => Rc::from(member),
+    };
     Value::Builtin(Rc::new(Builtin {
-        name: Rc::from(member),
+        name,
         signature,
         doc,
         params,
@@ -1016,13 +1064,92 @@ fn refusing_lists(member: &str, v: Value) -> Value {
     }))
 }
 
+/// Where `dtype` stands among a signature's positional parameters.
+fn positional_dtype(signature: &str) -> Option<usize> {
+    let inner = signature.split_once('(')?.1;
+    inner
+        .split(',')
+        .map(|p| p.split('=').next().unwrap_or("").trim())
+        .take_while(|p| !p.starts_with('*') && !p.starts_with(')'))
+        .position(|p| p == "dtype")
+}
+
+thread_local! {
+    /// The truncation warnings already shown (Python shows each once).
+    static WARNED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A `dtype=` argument of a jax.numpy function without x64: a 64-bit one is
+/// its 32-bit dtype, with JAX's warning.
+pub(crate) fn x32_dtype(
+    interp: &mut Interp,
+    function: Option<&str>,
+    v: &Value,
+) -> arr_runtime::Result<Value> {
+    let Ok(Some(d)) = crate::args::dtype_arg(v) else {
+        return Ok(v.clone());
+    };
+    let narrow = numpy::x32_of(d);
+    if narrow == d {
+        return Ok(v.clone());
+    }
+    let message = format!(
+        "UserWarning: Explicitly requested dtype {}{} is not available, \
+         and will be truncated to dtype {}. To enable more dtypes, set the jax_enable_x64 \
+         configuration option or the JAX_ENABLE_X64 shell environment variable. See \
+         https://github.com/jax-ml/jax#current-gotchas for more.\n",
+        d.name(),
+        function.map_or(String::new(), |f| format!(" requested in {f}")),
+        narrow.name()
+    );
+    let first = WARNED.with(|w| {
+        let mut w = w.borrow_mut();
+        let first = !w.contains(&message);
+        if first {
+            w.push(message.clone());
+        }
+        first
+    });
+    if first && !crate::system::warning_ignored("UserWarning") {
+        interp.emit(arr_runtime::output::RichOutput::Stderr(message));
+    }
+    Ok(Value::DType(narrow))
+}
+
+/// A 64-bit array as the 32-bit one JAX would make of it.
+fn x32_array(v: Value) -> arr_runtime::Result<Value> {
+    match v {
+        Value::Array(t) if numpy::x32_of(t.dtype()) != t.dtype() => {
+            let narrow = numpy::x32_of(t.dtype());
+            Ok(Value::Array(numpy::convert(t, narrow)?))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A result without 64-bit arrays (an array, or a tuple or list of them).
+fn x32_result(v: Value) -> arr_runtime::Result<Value> {
+    match v {
+        Value::Tuple(items) if items.iter().any(|x| matches!(x, Value::Array(_))) => {
+            Ok(Value::tuple(
+                items
+                    .iter()
+                    .cloned()
+                    .map(x32_array)
+                    .collect::<arr_runtime::Result<_>>()?,
+            ))
+        }
+        other => x32_array(other),
+    }
+}
+
 /// The members of one row, each with its value or None where arr lacks it.
 fn members(interp: &Interp, spec: &str) -> Vec<(String, Option<Value>)> {
     let mut out = Vec::new();
     for word in spec.split_whitespace() {
         if let Some(module) = word.strip_prefix('*') {
             // numpy takes jax.numpy's table rather than its values: jax.numpy's
-            // functions refuse lists (`refusing_lists`), NumPy's take them.
+            // functions refuse lists (`jax_numpy_view`), NumPy's take them.
             if module == "jax.numpy" {
                 out.extend(
                     members(interp, NUMPY)

@@ -4071,8 +4071,9 @@ class _JaxConfig:
             _set_debug_nans(value)
         elif name == "jax_disable_jit":
             _jax_disable_jit(value).__enter__()
-        elif name == "jax_enable_x64" and value:
-            _stream_write(2, "arr: jax_enable_x64 is accepted, but arrays stay 32-bit by default\n")
+        elif name == "jax_enable_x64":
+            # 64-bit dtypes asked for are kept; arr's defaults stay 32-bit.
+            _set_x64(bool(value))
         elif name == "jax_num_cpu_devices" and value > device_count():
             raise RuntimeError(f"jax_num_cpu_devices: arr has {device_count()} devices (ARR_DEVICES sets the number at start-up)")
         self._values[name] = value

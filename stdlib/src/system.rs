@@ -269,11 +269,7 @@ pub(crate) fn register(r: &mut Registry) {
         "Print the warning on stderr, as Python does (`UserWarning: message`).",
         |_, a| {
             let category = warning_category(&a[1]);
-            let ignored = IGNORED_WARNINGS.with(|w| {
-                let w = w.borrow();
-                w.iter().any(|c| c == "Warning" || *c == category)
-            });
-            if ignored {
+            if warning_ignored(&category) {
                 return Ok(Value::None);
             }
             let message = match &a[0] {
@@ -300,6 +296,14 @@ thread_local! {
     /// The warning categories `warnings.filterwarnings('ignore', ...)` silenced
     /// (`Warning`: all of them).
     static IGNORED_WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether `warnings.filterwarnings('ignore', ...)` silenced `category`.
+pub(crate) fn warning_ignored(category: &str) -> bool {
+    IGNORED_WARNINGS.with(|w| {
+        let w = w.borrow();
+        w.iter().any(|c| c == "Warning" || c == category)
+    })
 }
 
 /// A warning category's name (`UserWarning` when None).

@@ -26,6 +26,7 @@ impl Interp {
     fn module(&mut self, path: &str) -> Result<Value> {
         if path == "jax" || path.starts_with("jax.") {
             self.jax_rules = true;
+            crate::numpy::follow_jax_dtypes(true);
         }
         if !self.modules.contains_key(path) {
             self.load_library(path)?;

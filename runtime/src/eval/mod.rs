@@ -205,6 +205,7 @@ impl Interp {
     }
 
     pub fn new() -> Interp {
+        crate::numpy::follow_jax_dtypes(false);
         Interp {
             interner: Interner::default(),
             globals: Vec::new(),
