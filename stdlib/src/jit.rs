@@ -59,6 +59,9 @@ pub(crate) fn register(r: &mut Registry) {
             Ok(Value::None)
         },
     );
+    r.func("_x64_enabled()", "Whether jax_enable_x64 is on.", |_, _| {
+        Ok(Value::Bool(arr_runtime::numpy::x64()))
+    });
     r.func(
         "_jax_disable_jit(disable=True)",
         "jax.disable_jit: a context manager inside which jitted functions run op by op.",

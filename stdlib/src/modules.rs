@@ -5,7 +5,9 @@
 //! A namespace holds the same values as the globals (`jnp.arange is arange`):
 //! it is a view, not a second implementation. (The exceptions: numpy's
 //! functions are the same functions returning NumPy arrays, and jax.numpy's
-//! refuse Python lists where JAX does, `ARRAYLIKE`.) Each row below lists a module's
+//! and jax.random's are the same functions behind JAX's argument rules:
+//! lists refused where JAX does, `ARRAYLIKE`, and 64-bit dtypes truncated
+//! without x64, so `jnp.arange is arange` is False.) Each row below lists a module's
 //! members as words: `name` is the builtin `name`, `name=other` the builtin
 //! `other` (`other` may be `module.member` of a builtin module, such as
 //! `random.normal`), `name=@dotted.module` another namespace of this table,

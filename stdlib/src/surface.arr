@@ -1087,8 +1087,8 @@ def result_type(*args):
     return asarray(acc).dtype
 
 def promote_types(a, b):
-    """The dtype that two dtypes promote to."""
-    return result_type(dtype(a), dtype(b))
+    """The dtype that two dtypes promote to (64-bit kept, as JAX's)."""
+    return _promote_types_x64(dtype(a), dtype(b))
 
 # What each dtype casts to without loss ("safe"), and within its kind ("same_kind").
 _SAFE_CASTS = {
@@ -6315,3 +6315,12 @@ def packbits(a, axis=None, bitorder="big"):
     weights = (ones(8, dtype=uint8) << shifts.astype(uint8)).reshape((8,) + (1,) * (bits.ndim - axis - 2))
     return sum(bits * weights, axis=axis + 1, dtype=uint8)
 
+def _promote_types_x64(a, b):
+    """result_type of two dtypes with 64-bit dtypes kept: JAX's promote_types
+    does not truncate them without jax_enable_x64 (its result_type does)."""
+    was = _x64_enabled()
+    _set_x64(True)
+    try:
+        return result_type(a, b)
+    finally:
+        _set_x64(was)

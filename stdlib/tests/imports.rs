@@ -27,7 +27,7 @@ def f():
 print(f())
 "#,
         expect![[r#"
-            True True True True
+            True False True True
             [2. 4.] 12.0
             (2,) [2, 3, 1]
             1.4142135623730951 -3 True 6
