@@ -178,11 +178,7 @@ fn from_numpy(
 ) -> Result<Value> {
     if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) && !numpy::x64() {
         let d = array_arg(&a[0])?.dtype();
-        a[1] = Value::DType(match d {
-            DType::I64 => DType::I32,
-            DType::F64 => DType::F32,
-            d => d,
-        });
+        a[1] = Value::DType(numpy::x32_of(d));
     }
     Ok(numpy::with_flavour(f(interp, a)?, Flavour::Jax))
 }

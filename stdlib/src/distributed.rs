@@ -251,7 +251,7 @@ fn from_callback(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
         })?;
         // JAX's dtypes: NumPy's 64-bit data becomes 32-bit; every block
         // has the first one's (or the one asked for).
-        let own = numpy_to_jax_dtype(x.dtype());
+        let own = arr_runtime::numpy::x32_of(x.dtype());
         let want_dtype = dtype.or(shards.first().map(Array::dtype)).unwrap_or(own);
         if own != want_dtype {
             return Err(Error::value_error(match dtype {
@@ -291,15 +291,6 @@ fn from_callback(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     Ok(Value::Array(Tensor::from(Array::from_shards(
         &global, placement, shards,
     ))))
-}
-
-/// The dtype JAX gives data of `d` (64-bit types are 32-bit without x64).
-fn numpy_to_jax_dtype(d: DType) -> DType {
-    match d {
-        DType::I64 => DType::I32,
-        DType::F64 => DType::F32,
-        other => other,
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -7,7 +7,6 @@ use crate::args::*;
 use crate::transforms::func_name;
 use crate::tree::{leaves, map_leaves, structure};
 use crate::Registry;
-use arr_kernels::DType;
 use arr_runtime::jit::{self, Cache, Signature};
 use arr_runtime::prim::Prim;
 use arr_runtime::transform;
@@ -749,11 +748,7 @@ pub(crate) fn canonical(t: Tensor) -> Result<Tensor> {
     if !matches!(a.flavour(), arr_kernels::Flavour::NumPy { .. }) || numpy::x64() {
         return Ok(t);
     }
-    let to = match a.dtype() {
-        DType::F64 => DType::F32,
-        DType::I64 => DType::I32,
-        _ => return Ok(t),
-    };
+    let to = numpy::x32_of(a.dtype());
     numpy::convert(t, to)
 }
 
