@@ -95,6 +95,7 @@ const EXACT: &[&str] = &[
     "re_module",
     "edge_values",
     "x64_truncation",
+    "numpy_defaults",
 ];
 
 #[test]

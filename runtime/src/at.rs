@@ -200,7 +200,7 @@ fn call(
     };
     if op == Op::Div && !array.dtype().is_inexact() {
         // JAX divides with true division: an integer array comes back float.
-        let x = crate::numpy::convert(array.clone(), crate::numpy::DEFAULT_FLOAT)?;
+        let x = crate::numpy::convert(array.clone(), crate::numpy::default_float())?;
         return Ok(Value::Array(update(&x, index, op, &args[0], mode)?));
     }
     Ok(Value::Array(update(array, index, op, &args[0], mode)?))

@@ -12,9 +12,59 @@ use arr_kernels::{
 };
 use std::cell::Cell;
 
-/// The default float and int dtypes, as JAX without x64.
-pub const DEFAULT_FLOAT: DType = DType::F32;
-pub const DEFAULT_INT: DType = DType::I32;
+thread_local! {
+    /// NumPy's function or method running on this thread (`numpy_defaults`).
+    static NUMPY_DEFAULTS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The float dtype of Python floats and of results that become float:
+/// float32, as JAX without x64 (and arr's own names); float64 in NumPy's
+/// functions and methods and on NumPy's arrays, and in a JAX program with
+/// `jax_enable_x64`.
+pub fn default_float() -> DType {
+    if wide_defaults() {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// The integer dtype of Python ints: int32 or int64, as `default_float`.
+pub fn default_int() -> DType {
+    if wide_defaults() {
+        DType::I64
+    } else {
+        DType::I32
+    }
+}
+
+fn wide_defaults() -> bool {
+    in_numpy() || (JAX_DTYPES.with(Cell::get) && x64())
+}
+
+/// Whether one of NumPy's functions or methods is running (`numpy_defaults`):
+/// its arrays keep NumPy's dtypes, also where they pass through jax.numpy's
+/// rules (`asarray` of a float64 array inside `np.var`).
+pub fn in_numpy() -> bool {
+    NUMPY_DEFAULTS.with(Cell::get)
+}
+
+/// While the returned guard lives, this thread's defaults are NumPy's
+/// 64-bit ones (`on`) or JAX's 32-bit ones; the previous state comes back
+/// when it drops (also on an error's early return).
+#[must_use]
+pub fn numpy_defaults(on: bool) -> DefaultsScope {
+    DefaultsScope(NUMPY_DEFAULTS.with(|c| c.replace(on)))
+}
+
+/// See `numpy_defaults`.
+pub struct DefaultsScope(bool);
+
+impl Drop for DefaultsScope {
+    fn drop(&mut self) {
+        NUMPY_DEFAULTS.with(|c| c.set(self.0));
+    }
+}
 
 pub fn ty(a: &Tensor) -> String {
     type_str(a.shape(), a.dtype())
@@ -146,11 +196,11 @@ pub fn result_type(values: &[&Value]) -> Result<(DType, bool)> {
     let any_float = kinds.contains(&Kind::WeakFloat);
     let any_int = kinds.contains(&Kind::WeakInt);
     Ok(match strong {
-        Some(d) if any_float && !d.is_inexact() => (DEFAULT_FLOAT, true),
-        Some(DType::Bool) if any_int => (DEFAULT_INT, true),
+        Some(d) if any_float && !d.is_inexact() => (default_float(), true),
+        Some(DType::Bool) if any_int => (default_int(), true),
         Some(d) => (d, false),
-        None if any_float => (DEFAULT_FLOAT, true),
-        None => (DEFAULT_INT, true),
+        None if any_float => (default_float(), true),
+        None => (default_int(), true),
     })
 }
 
@@ -237,9 +287,14 @@ pub fn to_tensor(v: &Value) -> Result<Tensor> {
         Value::Int(i) => {
             if *i > i32::MAX as i64 || *i < i32::MIN as i64 {
                 Array::new(&[], Buffer::I64(vec![*i]))
+            } else if default_int() == DType::I64 {
+                Array::new(&[], Buffer::I64(vec![*i])).with_weak(true)
             } else {
                 Array::new(&[], Buffer::I32(vec![*i as i32])).with_weak(true)
             }
+        }
+        Value::Float(f) if default_float() == DType::F64 => {
+            Array::new(&[], Buffer::F64(vec![*f])).with_weak(true)
         }
         Value::Float(f) => Array::new(&[], Buffer::F32(vec![*f as f32])).with_weak(true),
         Value::List(_) | Value::Tuple(_) => return nested_to_array(v),
@@ -303,7 +358,7 @@ fn nested_to_array_as(v: &Value, dtype: Option<DType>) -> Result<Tensor> {
     let refs: Vec<&Value> = leaves.iter().collect();
     let dtype = match dtype {
         Some(d) => d,
-        None if leaves.is_empty() => DEFAULT_FLOAT,
+        None if leaves.is_empty() => default_float(),
         None if leaves.iter().all(|l| matches!(l, Value::Bool(_))) => DType::Bool,
         // Python ints beyond int32 make an int64 list, as one such int does.
         None => match result_dtype(&refs)? {
@@ -589,9 +644,12 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> Result<Value> {
 /// a NumPy array.
 pub fn binary_owned(op: BinaryOp, a: Value, b: Value) -> Result<Value> {
     if ndarray_operands(&[&a, &b]) {
+        let _numpy = numpy_defaults(true);
         return Ok(with_flavour(binary_arrays(op, a, b, false)?, NDARRAY));
     }
-    binary_arrays(op, a, b, jax_32bit())
+    // Inside NumPy's functions (`numpy_defaults`), their intermediates
+    // follow NumPy's dtypes too.
+    binary_arrays(op, a, b, jax_32bit() && !in_numpy())
 }
 
 thread_local! {
@@ -640,10 +698,10 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value, x32: bool) -> Result<Value> {
         dtype = x32_of(dtype);
     }
     if op == BinaryOp::Div && !dtype.is_inexact() {
-        dtype = DEFAULT_FLOAT;
+        dtype = default_float();
     }
     if matches!(op, BinaryOp::Atan2) && !dtype.is_float() {
-        dtype = DEFAULT_FLOAT;
+        dtype = default_float();
     }
     // Arithmetic on bools counts in integers, as NumPy does.
     if dtype == DType::Bool
@@ -656,7 +714,7 @@ fn binary_arrays(op: BinaryOp, a: Value, b: Value, x32: bool) -> Result<Value> {
                 | BinaryOp::ShiftRight
         )
     {
-        dtype = DEFAULT_INT;
+        dtype = default_int();
     }
     // A Python int exponent, or a concrete integer scalar (JAX's `power`
     // takes `operator.index` of one), is an integer power.
@@ -735,7 +793,7 @@ pub fn unary_float(op: UnaryOp, v: &Value) -> Result<Value> {
         a
     } else {
         let weak = a.is_weak();
-        convert(a, DEFAULT_FLOAT)?.weakened(weak)
+        convert(a, default_float())?.weakened(weak)
     };
     Ok(Value::Array(bind1(&Prim::Unary(op), vec![a])?))
 }

@@ -16,7 +16,7 @@ pub fn float_arg(v: &Value) -> Result<Tensor> {
     if a.dtype().is_inexact() {
         Ok(a)
     } else {
-        numpy::convert(a, numpy::DEFAULT_FLOAT)
+        numpy::convert(a, numpy::default_float())
     }
 }
 
@@ -74,8 +74,8 @@ pub fn dtype_arg(v: &Value) -> Result<Option<DType>> {
             DType::from_name(s).ok_or_else(|| Error::type_error(format!("unknown dtype '{s}'")))?,
         ),
         Value::Builtin(b) => Some(match &*b.name {
-            "float" => numpy::DEFAULT_FLOAT,
-            "int" => numpy::DEFAULT_INT,
+            "float" => numpy::default_float(),
+            "int" => numpy::default_int(),
             "bool" => DType::Bool,
             "complex" => DType::C64,
             other => return Err(Error::type_error(format!("{other} is not a dtype"))),

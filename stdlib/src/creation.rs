@@ -170,13 +170,14 @@ fn array(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
 /// `array`/`asarray` (jnp's too): of a NumPy array, a JAX array, whose
 /// 64-bit dtypes become 32-bit unless `dtype` asks otherwise (JAX's
 /// canonical dtypes, as `jnp.asarray(np.arange(3))` gives int32), unless
-/// jax_enable_x64 is on.
+/// jax_enable_x64 is on or NumPy's own function calls it.
 fn from_numpy(
     f: fn(&mut Interp, Vec<Value>) -> Result<Value>,
     interp: &mut Interp,
     mut a: Vec<Value>,
 ) -> Result<Value> {
-    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) && !numpy::x64() {
+    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) && !numpy::x64() && !numpy::in_numpy()
+    {
         let d = array_arg(&a[0])?.dtype();
         a[1] = Value::DType(numpy::x32_of(d));
     }
@@ -245,14 +246,14 @@ fn dtype(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn zeros(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::default_float());
     let shape = parse_shape(&a[0])?;
     check_alloc(&shape, dtype)?;
     ok(Array::zeros(dtype, &shape).into())
 }
 
 fn ones(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    let dtype = dtype_arg(&a[1])?.unwrap_or(numpy::default_float());
     ok(filled(&parse_shape(&a[0])?, &Value::Int(1), dtype)?)
 }
 
@@ -324,8 +325,8 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
     let dtype = match dtype_arg(&a[3])? {
         Some(d) => d,
-        None if all_int => numpy::DEFAULT_INT,
-        None => numpy::DEFAULT_FLOAT,
+        None if all_int => numpy::default_int(),
+        None => numpy::default_float(),
     };
     let (x0, x1, dx) = (
         f64_arg("start", &start)?,
@@ -400,7 +401,7 @@ fn eye(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let n = int_arg("N", &a[0])?.max(0) as usize;
     let m = opt_int_arg("M", &a[1])?.map_or(n, |m| m.max(0) as usize);
     let k = int_arg("k", &a[2])?;
-    let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::DEFAULT_FLOAT);
+    let dtype = dtype_arg(&a[3])?.unwrap_or(numpy::default_float());
     check_alloc(&[n, m], dtype)?;
     check_alloc(&[n, m], DType::F64)?;
     let mut vals = vec![0.0f64; n * m];
@@ -424,7 +425,7 @@ fn identity(i: &mut Interp, a: Vec<Value>) -> Result<Value> {
 }
 
 fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
-    let dtype = dtype_arg(&a[0])?.unwrap_or(numpy::DEFAULT_INT);
+    let dtype = dtype_arg(&a[0])?.unwrap_or(numpy::default_int());
     let shape = parse_shape(&a[1])?;
     let dim = numpy::normalize_axis(int_arg("dimension", &a[2])?, shape.len())?;
     ok(bind1(
@@ -435,7 +436,11 @@ fn iota(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
 
 fn astype(interp: &mut Interp, a: Vec<Value>) -> Result<Value> {
     // A JAX array without x64 takes a 64-bit dtype as JAX does (truncated).
-    let dtype = match interp.jax_rules && numpy::jax_32bit() && !numpy::is_ndarray(&a[0]) {
+    let dtype = match interp.jax_rules
+        && numpy::jax_32bit()
+        && !numpy::is_ndarray(&a[0])
+        && !numpy::in_numpy()
+    {
         true => crate::modules::x32_dtype(interp, Some("astype"), &a[1])?,
         false => a[1].clone(),
     };

@@ -4,7 +4,8 @@
 //!
 //! A namespace holds the same values as the globals (`jnp.arange is arange`):
 //! it is a view, not a second implementation. (The exceptions: numpy's
-//! functions are the same functions returning NumPy arrays, and jax.numpy's
+//! functions are the same functions with NumPy's 64-bit default dtypes,
+//! returning NumPy arrays, and jax.numpy's
 //! and jax.random's are the same functions behind JAX's argument rules:
 //! lists refused where JAX does, `ARRAYLIKE`, and 64-bit dtypes truncated
 //! without x64, so `jnp.arange is arange` is False.) Each row below lists a module's
@@ -863,7 +864,7 @@ const NUMPY: &str = "\
 /// numpy: the same functions, its own submodules.
 const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
-    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array \
+    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array linspace=_np_linspace \
     errstate=_np_errstate seterr=_np_seterr geterr=_np_geterr";
 
 /// Build the namespaces of the table that `wanted` picks and make them
@@ -875,7 +876,10 @@ pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
         let members = members(interp, spec)
             .into_iter()
             .filter_map(|(n, v)| match (v?, numpy) {
-                (Value::Builtin(b), true) => Some((n, returning_ndarrays(&b))),
+                (v, true) => {
+                    let v = numpy_view(&n, v);
+                    Some((n, v))
+                }
                 (v, _) if name == "jax.numpy" || name == "jax.random" => {
                     let v = jax_numpy_view(name, &n, v);
                     Some((n, v))
@@ -887,7 +891,53 @@ pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
     }
 }
 
-/// numpy's view of a builtin: the same function, whose arrays come back as
+/// numpy's view of a member: its function behind NumPy's rules (a builtin
+/// as `returning_ndarrays`; a function written in arr the same way, called
+/// through the interpreter); constants, dtypes and classes as they are.
+fn numpy_view(member: &str, v: Value) -> Value {
+    let signature = match &v {
+        Value::Builtin(b) => return returning_ndarrays(b),
+        Value::Function(_) => arr_runtime::display::repr(&v)
+            .trim_start_matches("<function ")
+            .trim_end_matches('>')
+            .to_string(),
+        Value::Native(_) => format!("{member}(*args, **kwargs)"),
+        _ => return v,
+    };
+    // Bound as `(*args, **kwargs)`, parsed once (start-up makes a view per member).
+    thread_local! {
+        static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
+    }
+    let (params, defaults) = ANY_ARGS.with(|b| (b.params.clone(), b.defaults.clone()));
+    let inner = v.clone();
+    let call = move |i: &mut Interp, a: Vec<Value>| {
+        let mut a = a.into_iter();
+        let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
+            unreachable!("bound as (*args, **kwargs)")
+        };
+        let kwargs: Vec<(Rc<str>, Value)> = kwargs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match k {
+                arr_runtime::value::Key::Str(k) => Some((k.clone(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        i.call(&inner, args.to_vec(), kwargs)
+    };
+    returning_ndarrays(&Builtin {
+        name: Rc::from(member),
+        signature,
+        doc: String::new(),
+        params,
+        defaults,
+        func: Rc::new(call),
+        effect: Default::default(),
+    })
+}
+
+/// numpy's view of a builtin: the same function, with NumPy's 64-bit
+/// default dtypes (`numpy::numpy_defaults`), whose arrays come back as
 /// NumPy arrays (`np.sum(x)` of a JAX array is an ndarray, as in NumPy).
 /// The one exception to "a namespace holds the globals' values".
 fn returning_ndarrays(b: &Builtin) -> Value {
@@ -902,6 +952,7 @@ fn returning_ndarrays(b: &Builtin) -> Value {
         // inside jit) it computes at once, as NumPy would.
         func: Rc::new(move |i, a| {
             let _eager = arr_runtime::transform::eager_constants();
+            let _defaults = numpy::numpy_defaults(true);
             Ok(numpy::with_flavour(inner(i, a)?, numpy::NDARRAY))
         }),
         effect: b.effect,
@@ -1038,7 +1089,11 @@ fn jax_numpy_view(module: &str, member: &str, v: Value) -> Value {
                 }
             }
         }
-        let out = i.call(&inner, args, kwargs)?;
+        // JAX's defaults, also inside a NumPy function's callback.
+        let out = {
+            let _defaults = numpy::numpy_defaults(false);
+            i.call(&inner, args, kwargs)?
+        };
         if x32 {
             x32_result(out)
         } else {

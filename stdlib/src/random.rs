@@ -341,7 +341,7 @@ fn bits(_: &mut Interp, args: Vec<Value>) -> Result<Value> {
 /// A float `dtype=` argument (None means float32).
 fn float_dtype(fname: &str, v: &Value) -> Result<DType> {
     match dtype_arg(v)? {
-        None => Ok(numpy::DEFAULT_FLOAT),
+        None => Ok(numpy::default_float()),
         Some(d) if d.is_float() => Ok(d),
         Some(d) => Err(Error::type_error(format!(
             "random.{fname}: dtype must be a float dtype, got {d}"
@@ -625,7 +625,7 @@ fn randint_array(
 
 fn int_dtype(fname: &str, v: &Value) -> Result<DType> {
     match dtype_arg(v)? {
-        None => Ok(numpy::DEFAULT_INT),
+        None => Ok(numpy::default_int()),
         Some(d) if d.is_int() => Ok(d),
         Some(d) => Err(Error::type_error(format!(
             "random.{fname}: dtype must be an integer dtype, got {d}"
@@ -778,7 +778,7 @@ fn choice(interp: &mut Interp, args: Vec<Value>) -> Result<Value> {
         out_shape.extend_from_slice(&a.shape()[1..]);
     }
     if n_draws == 0 {
-        let dtype = arr.as_ref().map_or(numpy::DEFAULT_INT, |a| a.dtype());
+        let dtype = arr.as_ref().map_or(numpy::default_int(), |a| a.dtype());
         return Ok(Value::Array(Array::zeros(dtype, &out_shape).into()));
     }
     if n == 0 {

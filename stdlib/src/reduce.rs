@@ -133,7 +133,7 @@ fn sum_input(v: &Value, dtype: &Value) -> Result<Tensor> {
     let x = scan_input(v, dtype)?;
     Ok(match x.dtype() {
         DType::I8 | DType::I16 if matches!(dtype, Value::None) => {
-            numpy::convert(x, numpy::DEFAULT_INT)?
+            numpy::convert(x, numpy::default_int())?
         }
         DType::U8 | DType::U16 if matches!(dtype, Value::None) => numpy::convert(x, DType::U32)?,
         _ => x,
@@ -145,7 +145,7 @@ fn scan_input(v: &Value, dtype: &Value) -> Result<Tensor> {
     let x = array_arg(v)?;
     Ok(match dtype_arg(dtype)? {
         Some(d) => numpy::convert(x, d)?,
-        None if x.dtype() == DType::Bool => numpy::convert(x, numpy::DEFAULT_INT)?,
+        None if x.dtype() == DType::Bool => numpy::convert(x, numpy::default_int())?,
         None => x,
     })
 }
@@ -421,6 +421,6 @@ fn lax_cumulative(op: ScanOp, a: &[Value]) -> Result<Value> {
 
 fn count_nonzero(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
     let x = numpy::convert(array_arg(&a[0])?, DType::Bool)?;
-    let x = numpy::convert(x, numpy::DEFAULT_INT)?;
+    let x = numpy::convert(x, numpy::default_int())?;
     ok(numpy::reduce(ReduceOp::Sum, x, &a[1], a[2].truthy()?)?)
 }

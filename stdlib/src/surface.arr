@@ -6324,3 +6324,34 @@ def _promote_types_x64(a, b):
         return result_type(a, b)
     finally:
         _set_x64(was)
+
+def _np_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """num evenly spaced values from start to stop, as numpy.linspace computes
+    them (start + arange(num) * step in the operands' float type, the last
+    value set to stop; jax.numpy's differs in its last bits)."""
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    start, stop = asarray(start), asarray(stop)
+    dt = result_type(start, stop, float(num))
+    delta = (stop - start).astype(dt)
+    y = arange(num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        if any(step == 0):
+            y = y / div * delta
+        else:
+            y = y * step
+    else:
+        step = nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y[-1] = stop
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        if issubdtype(dtype, integer):
+            y = floor(y)
+        y = y.astype(dtype)
+    return (y, step) if retstep else y

@@ -266,7 +266,15 @@ impl DiffArgs {
         let mut counts = Vec::new();
         let mut primals = Vec::new();
         for &i in &argnums {
-            let ts = flatten(&args[i])?;
+            let mut ts = flatten(&args[i])?;
+            // A JAX program without x64 differentiates NumPy's float64
+            // arrays as float32 ones, as JAX's canonical dtypes (and jit).
+            if numpy::jax_32bit() {
+                ts = ts
+                    .into_iter()
+                    .map(crate::jit::canonical)
+                    .collect::<Result<_>>()?;
+            }
             counts.push(ts.len());
             primals.extend(ts);
         }

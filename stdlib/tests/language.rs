@@ -763,7 +763,7 @@ fn numpy_and_jax_module_aliases() {
     check(
         "print(jnp.sum(jnp.ones(3)), np.zeros((2,)).dtype, jnp.float32, jnp.arange is arange)\n",
         expect![[r#"
-            3.0 float32 float32 False
+            3.0 float64 float32 False
         "#]],
     );
 }

@@ -58,7 +58,9 @@ impl Interp {
                 let mut all = Vec::with_capacity(args.len() + 1);
                 all.push(recv.clone());
                 all.extend(args);
-                // A NumPy array's methods give NumPy arrays (`n.sum()`).
+                // A NumPy array's methods give NumPy arrays (`n.sum()`),
+                // with NumPy's 64-bit defaults (`n.mean()` of ints is float64).
+                let _numpy = numpy::is_ndarray(recv).then(|| numpy::numpy_defaults(true));
                 Ok(numpy::like_operand(recv, self.call(method, all, kwargs)?))
             }
             Value::Class(c) => match self.method_of(fv, "__call__") {
