@@ -696,8 +696,11 @@ fn eval_block<'a, T: KFloat>(
             ScalarOp::Binary(op, a, b) => binary(op, reg(a), reg(b), out),
             ScalarOp::Select(c, a, b) => {
                 let (c, a, b) = (reg(c), reg(a), reg(b));
-                for j in 0..len {
-                    out[j] = if c[j] != T::ZERO { a[j] } else { b[j] };
+                // Zipped slices, not indices: without bounds checks the
+                // loop becomes compares and blends (it ran one branch per
+                // element, a causal mask's select in every attention).
+                for (o, ((&c, &a), &b)) in out.iter_mut().zip(c.iter().zip(a).zip(b)) {
+                    *o = if c != T::ZERO { a } else { b };
                 }
             }
             // The block is the whole row (`run_range_body`), so the
