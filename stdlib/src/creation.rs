@@ -176,7 +176,10 @@ fn from_numpy(
     interp: &mut Interp,
     mut a: Vec<Value>,
 ) -> Result<Value> {
-    if numpy::is_ndarray(&a[0]) && matches!(a[1], Value::None) && !numpy::x64() && !numpy::in_numpy()
+    if numpy::is_ndarray(&a[0])
+        && matches!(a[1], Value::None)
+        && !numpy::x64()
+        && !numpy::in_numpy()
     {
         let d = array_arg(&a[0])?.dtype();
         a[1] = Value::DType(numpy::x32_of(d));
@@ -381,15 +384,33 @@ fn arange(_: &mut Interp, a: Vec<Value>) -> Result<Value> {
         usize::MAX
     };
     check_alloc(&[n], dtype)?;
-    // As NumPy: each value computed in float64, then converted.
-    let value = |k: usize| x0 + k as f64 * dx;
+    // As NumPy's fill (which jax.numpy calls for these arguments): the
+    // first two values are `start` and `start + step` in the result's type,
+    // and value k is `first + k * (second - first)` computed in that type.
+    fn fill<
+        T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+    >(
+        n: usize,
+        first: T,
+        second: T,
+        index: impl Fn(usize) -> T,
+    ) -> Vec<T> {
+        let delta = second - first;
+        (0..n)
+            .map(|k| match k {
+                0 => first,
+                1 => second,
+                _ => first + index(k) * delta,
+            })
+            .collect()
+    }
     let buffer = match dtype {
-        DType::F32 => Buffer::F32((0..n).map(|k| value(k) as f32).collect()),
-        DType::F64 => Buffer::F64((0..n).map(value).collect()),
+        DType::F32 => Buffer::F32(fill(n, x0 as f32, (x0 + dx) as f32, |k| k as f32)),
+        DType::F64 => Buffer::F64(fill(n, x0, x0 + dx, |k| k as f64)),
         _ => {
             check_alloc(&[n], DType::F64)?;
             return ok(numpy::convert(
-                Array::new(&[n], Buffer::F64((0..n).map(value).collect())).into(),
+                Array::new(&[n], Buffer::F64(fill(n, x0, x0 + dx, |k| k as f64))).into(),
                 dtype,
             )?);
         }

@@ -646,7 +646,7 @@ const MODULES: &[(&str, &str, &str)] = &[
     (
         "numpy.linalg",
         "Linear algebra, as numpy.linalg.",
-        "norm inv solve det slogdet cholesky eigh eigvalsh svd qr pinv matrix_rank matrix_power \
+        "norm inv solve det=_np_det slogdet cholesky eigh eigvalsh svd qr pinv matrix_rank matrix_power \
          lstsq eig eigvals multi_dot",
     ),
     (
@@ -864,7 +864,7 @@ const NUMPY: &str = "\
 /// numpy: the same functions, its own submodules.
 const NUMPY_ONLY: &str = "\
     *jax.numpy random=@numpy.random testing=@numpy.testing linalg=@numpy.linalg \
-    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array linspace=_np_linspace \
+    fft=@numpy.fft ndarray=_np_asarray asarray=_np_asarray array=_np_array linspace=_np_linspace histogram=_np_histogram \
     errstate=_np_errstate seterr=_np_seterr geterr=_np_geterr";
 
 /// Build the namespaces of the table that `wanted` picks and make them

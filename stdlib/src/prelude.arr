@@ -162,12 +162,12 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
         out = zeros((0,))
     elif div > 0:
         # Times the reciprocal, as XLA computes JAX's iota / div: the same bits.
-        step = arange(num, dtype=float32) * (1.0 / div)
+        step = arange(num, dtype=result_type(start, stop, 1.0)) * (1.0 / div)
         out = start * (1.0 - step) + stop * step
         if endpoint:
             out[-1] = stop
     else:
-        out = full((num,), start, dtype=float32)
+        out = full((num,), start, dtype=result_type(start, stop, 1.0))
     if dtype is not None:
         out = out.astype(dtype)
     return out

@@ -318,7 +318,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """The edges of histogram's bins."""
     a = asarray(a)
-    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    dtype = a.dtype if a.dtype in (float32, float64) else result_type(a.dtype, 1.0)
     if not isinstance(bins, int):
         return asarray(bins).astype(dtype)
     if range is None:
@@ -2520,15 +2520,15 @@ def _lu(a):
         a = _swap_rows(a, k, p)
         parity = where(p != k, -parity, parity)
         if k + 1 < n:
-            f = a[..., k + 1:, k] / a[..., k, k][..., None]
+            f = _pivot_div(a[..., k + 1:, k], a[..., k, k][..., None])
             a = a.at[..., k + 1:, k + 1:].add(-f[..., :, None] * a[..., k, None, k + 1:])
             a = a.at[..., k + 1:, k].set(f)
     return a, parity
 
 def det(a):
     """The determinant."""
-    lu, parity = _lu(_square(a, "det"))
-    return parity * prod(einsum("...ii->...i", lu), axis=-1)
+    # As jax.numpy's: products of entries for 2x2 and 3x3, else from slogdet.
+    return _det_jax(_square(a, "det"))
 
 def slogdet(a):
     """(sign, log|det|) of the determinant."""
@@ -2625,7 +2625,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         raise ValueError(f"svd: expected a matrix (or a batch of them), got shape {a.shape}")
     if a.dtype == complex64:
         raise TypeError("svd: complex matrices are not supported yet (got complex64)")
-    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    dtype = a.dtype if a.dtype in (float32, float64) else result_type(a.dtype, 1.0)
     x = a.astype(float64)
     m, n = x.shape[-2], x.shape[-1]
     wide = m < n
@@ -2655,7 +2655,7 @@ def qr(a, mode="reduced"):
         raise TypeError("qr: complex matrices are not supported yet (got complex64)")
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got '{mode}'")
-    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    dtype = a.dtype if a.dtype in (float32, float64) else result_type(a.dtype, 1.0)
     r = a.astype(float64)
     m, n = r.shape[-2], r.shape[-1]
     q = broadcast_to(eye(m, dtype=float64), r.shape[:-2] + (m, m))
@@ -2684,7 +2684,7 @@ def _eps(dtype):
 def pinv(a, rtol=None, hermitian=False):
     """The Moore-Penrose pseudo-inverse, from the SVD (small singular values dropped)."""
     a = asarray(a)
-    dtype = a.dtype if a.dtype in (float32, float64) else float32
+    dtype = a.dtype if a.dtype in (float32, float64) else result_type(a.dtype, 1.0)
     u, s, vh = svd(a, full_matrices=False)
     m, n = a.shape[-2], a.shape[-1]
     rtol = 10 * _max2(m, n) * _eps(dtype) if rtol is None else rtol
@@ -6355,3 +6355,41 @@ def _np_linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, 
             y = floor(y)
         y = y.astype(dtype)
     return (y, step) if retstep else y
+
+def _det_jax(a):
+    """det as jax.numpy computes it: the cofactor products for 2x2 and 3x3
+    matrices, sign * exp(logdet) of the LU factors for larger ones."""
+    n = a.shape[-1]
+    if n == 2:
+        return a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    if n == 3:
+        return (a[..., 0, 0] * a[..., 1, 1] * a[..., 2, 2] +
+                a[..., 0, 1] * a[..., 1, 2] * a[..., 2, 0] +
+                a[..., 0, 2] * a[..., 1, 0] * a[..., 2, 1] -
+                a[..., 0, 2] * a[..., 1, 1] * a[..., 2, 0] -
+                a[..., 0, 0] * a[..., 1, 2] * a[..., 2, 1] -
+                a[..., 0, 1] * a[..., 1, 0] * a[..., 2, 2])
+    return _det_lu(a)
+
+def _det_lu(a):
+    """sign * exp(logdet) of the LU factors (NumPy's det at every size)."""
+    sign, logdet = slogdet(a)
+    return sign * exp(logdet)
+
+def _np_det(a):
+    """The determinant, as numpy.linalg.det computes it (from slogdet)."""
+    return _det_lu(_square(a, "det"))
+
+def _pivot_div(x, p):
+    """x / p, and 0 where the pivot p is 0 (its column is all zeros under
+    partial pivoting: LAPACK's getrf skips it, and a singular matrix's
+    determinant is 0 rather than NaN)."""
+    nonzero = p != 0
+    return where(nonzero, x / where(nonzero, p, 1), 0)
+
+def _np_histogram(a, bins=10, range=None, weights=None, density=None):
+    """(counts, edges), as numpy.histogram: int64 counts without weights or density."""
+    counts, edges = histogram(a, bins, range, weights, density)
+    if weights is None and not density:
+        counts = counts.astype(int64)
+    return counts, edges
