@@ -904,26 +904,11 @@ fn numpy_view(member: &str, v: Value) -> Value {
         Value::Native(_) => format!("{member}(*args, **kwargs)"),
         _ => return v,
     };
-    // Bound as `(*args, **kwargs)`, parsed once (start-up makes a view per member).
-    thread_local! {
-        static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
-    }
-    let (params, defaults) = ANY_ARGS.with(|b| (b.params.clone(), b.defaults.clone()));
+    let (params, defaults) = any_args();
     let inner = v.clone();
     let call = move |i: &mut Interp, a: Vec<Value>| {
-        let mut a = a.into_iter();
-        let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
-            unreachable!("bound as (*args, **kwargs)")
-        };
-        let kwargs: Vec<(Rc<str>, Value)> = kwargs
-            .borrow()
-            .iter()
-            .filter_map(|(k, v)| match k {
-                arr_runtime::value::Key::Str(k) => Some((k.clone(), v.clone())),
-                _ => None,
-            })
-            .collect();
-        i.call(&inner, args.to_vec(), kwargs)
+        let (args, kwargs) = split_any_args(a);
+        i.call(&inner, args, kwargs)
     };
     returning_ndarrays(&Builtin {
         name: Rc::from(member),
@@ -1049,32 +1034,15 @@ fn jax_numpy_view(module: &str, member: &str, v: Value) -> Value {
     let scalar_first = checked.is_some() && !matches!(member, "linspace");
     // JAX's warning names jax.numpy's function (`requested in zeros`).
     let label: Option<Rc<str>> = numpy.then(|| Rc::from(member));
-    // Every wrapper binds `(*args, **kwargs)`: parsed once, not per member
-    // (start-up makes a wrapper for each member).
-    thread_local! {
-        static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
-    }
-    let (params, defaults) = ANY_ARGS.with(|b| (b.params.clone(), b.defaults.clone()));
+    let (params, defaults) = any_args();
     let func = move |i: &mut Interp, a: Vec<Value>| {
-        let mut a = a.into_iter();
-        let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
-            unreachable!("bound as (*args, **kwargs)")
-        };
+        let (mut args, mut kwargs) = split_any_args(a);
         check(&args)?;
-        let mut args = args.to_vec();
         if let (true, Some(first @ (Value::Int(_) | Value::Float(_) | Value::Bool(_)))) =
             (scalar_first, args.first())
         {
             args[0] = Value::Array(numpy::to_tensor(first)?);
         }
-        let mut kwargs: Vec<(Rc<str>, Value)> = kwargs
-            .borrow()
-            .iter()
-            .filter_map(|(k, v)| match k {
-                arr_runtime::value::Key::Str(k) => Some((k.clone(), v.clone())),
-                _ => None,
-            })
-            .collect();
         let x32 = i.jax_rules && numpy::jax_32bit();
         if x32 {
             for arg in args.iter_mut() {
@@ -1119,6 +1087,33 @@ fn jax_numpy_view(module: &str, member: &str, v: Value) -> Value {
         func: Rc::new(func),
         effect,
     }))
+}
+
+/// The parameters of a wrapper that binds `(*args, **kwargs)`: parsed once,
+/// not per member (start-up makes a wrapper for each member).
+fn any_args() -> (Vec<arr_runtime::code::ParamSpec>, Vec<Option<Value>>) {
+    thread_local! {
+        static ANY_ARGS: Builtin = Builtin::new("f(*args, **kwargs)", "", |_, _| Ok(Value::None));
+    }
+    ANY_ARGS.with(|b| (b.params.clone(), b.defaults.clone()))
+}
+
+/// A `(*args, **kwargs)` wrapper's bound arguments as positional arguments
+/// and keywords, ready for `Interp::call`.
+fn split_any_args(a: Vec<Value>) -> (Vec<Value>, Vec<(Rc<str>, Value)>) {
+    let mut a = a.into_iter();
+    let (Some(Value::Tuple(args)), Some(Value::Dict(kwargs))) = (a.next(), a.next()) else {
+        unreachable!("bound as (*args, **kwargs)")
+    };
+    let kwargs = kwargs
+        .borrow()
+        .iter()
+        .filter_map(|(k, v)| match k {
+            arr_runtime::value::Key::Str(k) => Some((k.clone(), v.clone())),
+            _ => None,
+        })
+        .collect();
+    (args.to_vec(), kwargs)
 }
 
 /// Where `dtype` stands among a signature's positional parameters.
