@@ -895,13 +895,13 @@ pub(crate) fn register(interp: &mut Interp, wanted: &dyn Fn(&str) -> bool) {
 /// as `returning_ndarrays`; a function written in arr the same way, called
 /// through the interpreter); constants, dtypes and classes as they are.
 fn numpy_view(member: &str, v: Value) -> Value {
-    let signature = match &v {
+    let (signature, doc) = match &v {
         Value::Builtin(b) => return returning_ndarrays(b),
-        Value::Function(_) => arr_runtime::display::repr(&v)
-            .trim_start_matches("<function ")
-            .trim_end_matches('>')
-            .to_string(),
-        Value::Native(_) => format!("{member}(*args, **kwargs)"),
+        Value::Function(f) => (
+            f.code.signature.clone(),
+            f.code.doc.clone().unwrap_or_default(),
+        ),
+        Value::Native(_) => (format!("{member}(*args, **kwargs)"), String::new()),
         _ => return v,
     };
     let (params, defaults) = any_args();
@@ -913,7 +913,7 @@ fn numpy_view(member: &str, v: Value) -> Value {
     returning_ndarrays(&Builtin {
         name: Rc::from(member),
         signature,
-        doc: String::new(),
+        doc,
         params,
         defaults,
         func: Rc::new(call),
